@@ -1,0 +1,97 @@
+import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+
+export type Params = Record<string, DuckDBValue>;
+export type Row = Record<string, unknown>;
+
+/** The repository's sql/ folder, found from this file whether it runs from src/ or dist/. */
+export const SQL_DIR = fileURLToPath(new URL('../../sql/', import.meta.url));
+
+const cache = new Map<string, string>();
+
+/** Reads `sql/<name>.sql` once. Names are repository-relative, e.g. `marts/safety_scores`. */
+export function sqlText(name: string): string {
+  let text = cache.get(name);
+  if (text === undefined) {
+    text = readFileSync(join(SQL_DIR, `${name}.sql`), 'utf8');
+    cache.set(name, text);
+  }
+  return text;
+}
+
+/** Binds only the parameters a statement names, so one params object can serve many files. */
+export function paramsFor(sql: string, params: Params = {}): Params | undefined {
+  const used: Params = {};
+  let any = false;
+  for (const match of sql.matchAll(/\$([a-z_][a-z0-9_]*)/gi)) {
+    const key = match[1] as string;
+    if (!(key in params)) throw new Error(`SQL parameter $${key} has no value`);
+    used[key] = params[key] as DuckDBValue;
+    any = true;
+  }
+  return any ? used : undefined;
+}
+
+/** Runs one statement with bound parameters and returns JSON-safe row objects. */
+export async function query(conn: DuckDBConnection, sql: string, params?: Params): Promise<Row[]> {
+  const reader = await conn.runAndReadAll(stripComments(sql), paramsFor(stripComments(sql), params));
+  return reader.getRowObjectsJson() as Row[];
+}
+
+/** Runs one statement for its effect. */
+export async function run(conn: DuckDBConnection, sql: string, params?: Params): Promise<void> {
+  const text = stripComments(sql);
+  await conn.run(text, paramsFor(text, params));
+}
+
+/** Runs `sql/<name>.sql` and returns its rows. */
+export async function queryFile(conn: DuckDBConnection, name: string, params?: Params): Promise<Row[]> {
+  return query(conn, sqlText(name), params);
+}
+
+/** Runs `sql/<name>.sql` for its effect. */
+export async function runFile(conn: DuckDBConnection, name: string, params?: Params): Promise<void> {
+  await run(conn, sqlText(name), params);
+}
+
+/**
+ * Materialises a model (a file holding one SELECT) as a temp table named after it.
+ * The model file stays a plain query, so analysts can run it unchanged on Parquet exports.
+ */
+export async function materialize(
+  conn: DuckDBConnection,
+  name: string,
+  params?: Params,
+  table = name.split('/').pop() as string,
+): Promise<void> {
+  await run(conn, `create or replace temp table ${quoteIdent(table)} as\n${sqlText(name)}`, params);
+}
+
+/** Runs a file of several statements separated by semicolons (schema files; no parameters). */
+export async function runScript(conn: DuckDBConnection, name: string): Promise<void> {
+  for (const statement of splitStatements(sqlText(name))) await conn.run(statement);
+}
+
+export function splitStatements(text: string): string[] {
+  return stripComments(text)
+    .split(/;\s*(?:\n|$)/)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+/** Drops `--` line comments so a `$word` in a comment is never taken for a parameter. */
+function stripComments(sql: string): string {
+  return sql.replace(/--[^\n]*/g, '');
+}
+
+/** The one way an identifier that cannot be bound enters SQL text. */
+export function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** A string literal for the few places DuckDB takes no parameter (ATTACH paths, COPY targets). */
+export function quoteLiteral(value: string): string {
+  return `'${value.replaceAll("'", "''")}'`;
+}
