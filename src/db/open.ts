@@ -27,7 +27,7 @@ const LOCK_ERROR = /Could not set lock|Conflicting lock/i;
  */
 export async function openDatabase(path: string, options: OpenOptions = {}): Promise<Database> {
   if (path !== ':memory:' && !options.readOnly) mkdirSync(dirname(path), { recursive: true });
-  const settings: Record<string, string> = { TimeZone: 'UTC' };
+  const settings: Record<string, string> = {};
   if (options.readOnly) settings['access_mode'] = 'READ_ONLY';
   if (options.memoryLimit) settings['memory_limit'] = options.memoryLimit;
   if (options.threads) settings['threads'] = String(options.threads);
@@ -36,6 +36,8 @@ export async function openDatabase(path: string, options: OpenOptions = {}): Pro
     try {
       const instance = await DuckDBInstance.create(path, settings);
       const connection = await instance.connect();
+      // ICU is built in but loads on first use; the zone is set once it is there.
+      await connection.run("set TimeZone = 'UTC'");
       return {
         instance,
         connection,

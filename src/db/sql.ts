@@ -69,9 +69,9 @@ export async function materialize(
   await run(conn, `create or replace temp table ${quoteIdent(table)} as\n${sqlText(name)}`, params);
 }
 
-/** Runs a file of several statements separated by semicolons (schema files; no parameters). */
-export async function runScript(conn: DuckDBConnection, name: string): Promise<void> {
-  for (const statement of splitStatements(sqlText(name))) await conn.run(statement);
+/** Runs a file of several statements separated by semicolons, binding what each one names. */
+export async function runScript(conn: DuckDBConnection, name: string, params?: Params): Promise<void> {
+  for (const statement of splitStatements(sqlText(name))) await conn.run(statement, paramsFor(statement, params));
 }
 
 export function splitStatements(text: string): string[] {

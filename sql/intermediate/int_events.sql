@@ -1,0 +1,62 @@
+-- grain: one row per delivered event of a loadable record
+-- reads: int_trip_records
+-- Marks each event with its quarantine reason (decisions 3), first match wins; NULL keeps it.
+-- A missing description gets the event type's wording from the interface.
+with records as (
+    select app_id, trip_id, platform_user_id_text, line_no, events
+    from int_trip_records
+    where reason is null and not superseded_in_file
+),
+
+delivered as (
+    select
+        app_id,
+        trip_id,
+        platform_user_id_text::bigint as user_id,
+        line_no,
+        unnest(events) as e,
+        generate_subscripts(events, 1) as event_index
+    from records
+),
+
+typed as (
+    select
+        app_id,
+        trip_id,
+        user_id,
+        line_no,
+        event_index,
+        e.type as type,
+        parse_instant(e.startTime) as started_at,
+        parse_instant(e.endTime) as ended_at,
+        e.startPoint.lat as start_lat,
+        e.startPoint.lng as start_lng,
+        e.endPoint.lat as end_lat,
+        e.endPoint.lng as end_lng,
+        e.description as description,
+        to_json(e)::varchar as raw
+    from delivered
+)
+
+select
+    *,
+    case
+        when started_at is null or ended_at is null
+            or start_lat is null or start_lng is null or end_lat is null or end_lng is null then 'invalid_event'
+        when type is null or type not in (
+            'brake', 'throttle', 'corner_left', 'corner_right', 'speeding',
+            'phone_call', 'phone_usage', 'night_driving', 'tired_driving') then 'unknown_event_type'
+        when ended_at < started_at then 'event_time_inverted'
+    end as reason,
+    coalesce(description, case type
+        when 'brake' then 'Hard braking'
+        when 'throttle' then 'Hard acceleration'
+        when 'corner_left' then 'Sharp turn, left'
+        when 'corner_right' then 'Sharp turn, right'
+        when 'speeding' then 'Speeding'
+        when 'phone_call' then 'Phone call while driving'
+        when 'phone_usage' then 'Phone usage while driving'
+        when 'night_driving' then 'Night driving'
+        when 'tired_driving' then 'Fatigued driving'
+    end) as description_or_default
+from typed

@@ -1,0 +1,61 @@
+-- grain: one row per parsed record of one input file
+-- reads: stg_trip_records, apps
+-- Decides, per record, the first quarantine reason (decisions 3, "Validation"), or none.
+-- Within one file the last line of a tripId wins; earlier ones are marked superseded_in_file.
+with fields as (
+    select
+        line_no,
+        raw,
+        is_json,
+        is_object,
+        json_string(app_id_json) as app_id,
+        platform_user_id_json::varchar as platform_user_id_text,
+        json_string(org_user_id_json) as org_user_id,
+        json_string(trip_id_json) as trip_id,
+        coalesce(json_string(device_id_json), '') as device_id,
+        json_string(os_json) as os,
+        case when coordinate_json is null or coordinate_json::varchar = 'null' then 'WGS84'
+             else json_string(coordinate_json) end as coordinate,
+        coalesce(json_bool(is_auto_start_json), false) as is_auto_start,
+        coalesce(json_bool(is_auto_end_json), false) as is_auto_end,
+        parse_instant(coalesce(json_string(start_time_json), start_time_json::varchar)) as started_at,
+        parse_instant(coalesce(json_string(end_time_json), end_time_json::varchar)) as ended_at,
+        json_string(start_poi_json) as start_poi,
+        json_string(end_poi_json) as end_poi,
+        coalesce(points, []) as points,
+        coalesce(events, []) as events
+    from stg_trip_records
+),
+
+reasons as (
+    select
+        f.*,
+        case
+            when not is_json then 'invalid_json'
+            when not is_object then 'not_an_object'
+            when f.app_id is null or f.app_id = '' then 'missing_app_id'
+            when a.app_id is null then 'unknown_app'
+            when not coalesce(regexp_full_match(platform_user_id_text, '[1-9][0-9]{0,15}'), false)
+                or platform_user_id_text::hugeint >= 9007199254740992 then 'invalid_platform_user_id'
+            when org_user_id is null or org_user_id = '' then 'missing_org_user_id'
+            when trip_id is null or trip_id = '' then 'missing_trip_id'
+            when os is null or os not in ('android', 'ios') then 'invalid_os'
+            when coordinate is null or coordinate not in ('WGS84', 'GCJ02') then 'invalid_coordinate'
+            when started_at is null then 'invalid_start_time'
+            when ended_at is null then 'invalid_end_time'
+        end as reason,
+        a.time_zone
+    from fields as f
+    left join apps as a on a.app_id = f.app_id
+),
+
+final as (
+    select
+        *,
+        reason is null
+            and row_number() over (partition by reason is null, app_id, trip_id order by line_no desc) > 1
+            as superseded_in_file
+    from reasons
+)
+
+select * from final

@@ -1,0 +1,11 @@
+-- One row per counted thing of the staged file: (section, reason, n). Feeds the load report.
+select 'records' as section, coalesce(reason, case when superseded_in_file then 'superseded_in_file' else 'loaded' end) as reason, count(*) as n
+from int_trip_records group by all
+union all
+select 'points', coalesce(drop_reason, 'kept'), count(*) from int_points group by all
+union all
+select 'events', coalesce(reason, 'loaded'), count(*) from int_events group by all
+union all
+select 'status', case when is_normal then 'normal' else abnormal_reason end, count(*) from int_trips group by all
+union all
+select 'replaced', 'replaced', count(*) from replaced_trips

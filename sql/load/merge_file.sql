@@ -1,0 +1,56 @@
+-- Merges one staged file (int_trips, int_events, int_trip_records, int_points) into the warehouse.
+-- Runs inside the file's transaction. params: $version, $batch_id, $source_file, $loaded_at
+-- A re-sent trip replaces the earlier one whole (decisions 3): its row and its events.
+
+-- the user-days whose statistics change: where the new trips start, and where replaced ones did
+create or replace temp table scope_user_days as
+select distinct app_id, user_id, trip_date from int_trips
+union
+select t.app_id, t.user_id, t.trip_date
+from trips as t
+semi join int_trips as n on n.app_id = t.app_id and n.trip_id = t.trip_id;
+
+create or replace temp table replaced_trips as
+select t.app_id, t.trip_id
+from trips as t
+semi join int_trips as n on n.app_id = t.app_id and n.trip_id = t.trip_id;
+
+delete from trip_events as e using int_trips as n
+where e.app_id = n.app_id and e.trip_id = n.trip_id;
+
+delete from trips as t using int_trips as n
+where t.app_id = n.app_id and t.trip_id = n.trip_id;
+
+insert into trips by name select * from int_trips;
+
+insert into trip_events by name
+select
+    app_id, trip_id, user_id, event_index, type, started_at, ended_at,
+    start_lat, start_lng, end_lat, end_lng,
+    description_or_default as description,
+    $version as version
+from int_events
+where reason is null;
+
+insert into quarantine by name
+select
+    $batch_id as batch_id, $source_file as source_file, line_no, 'record' as kind, reason,
+    app_id, trip_id, raw, $loaded_at as quarantined_at
+from int_trip_records
+where reason is not null;
+
+insert into quarantine by name
+select
+    $batch_id as batch_id, $source_file as source_file, line_no, 'event' as kind, reason,
+    app_id, trip_id, raw, $loaded_at as quarantined_at
+from int_events
+where reason is not null;
+
+insert into point_drops
+select $batch_id, drop_reason, count(*)
+from int_points
+where drop_reason is not null
+group by drop_reason;
+
+delete from stats_daily as s using scope_user_days as d
+where s.app_id = d.app_id and s.user_id = d.user_id and s.stat_date = d.trip_date;

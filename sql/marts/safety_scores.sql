@@ -1,0 +1,100 @@
+-- grain: one row per app, user and interval (30, 90) with at least one normal trip in the window
+-- reads: trips, apps
+-- params: $as_of DATE (the evaluation date D), $evaluated_at TIMESTAMPTZ
+-- Window (decisions 7): normal trips starting from local (D - interval) 00:00:00 up to, not
+-- including, local D 00:00:00 in the app's zone. T is the trips' summed duration in seconds.
+with windows as (
+    select
+        a.app_id,
+        i.interval_days,
+        ($as_of - i.interval_days)::timestamp as window_start_local,
+        $as_of::timestamp - interval 1 second as window_end_local,
+        timezone(a.time_zone, ($as_of - i.interval_days)::timestamp) as window_start,
+        timezone(a.time_zone, $as_of::timestamp) as window_end
+    from apps as a
+    cross join (select unnest([30, 90]) as interval_days) as i
+),
+
+window_trips as (
+    select w.interval_days, w.window_start, w.window_end, w.window_start_local, w.window_end_local, t.*
+    from windows as w
+    join trips as t
+        on t.app_id = w.app_id
+        and t.started_at >= w.window_start
+        and t.started_at < w.window_end
+    where t.is_normal
+),
+
+factors as (
+    select
+        app_id,
+        user_id,
+        interval_days,
+        arg_max(org_user_id, started_at) as org_user_id,
+        any_value(window_start) as window_start,
+        any_value(window_end) as window_end,
+        any_value(window_start_local) as window_start_local,
+        any_value(window_end_local) as window_end_local,
+        count(*)::integer as count_trips,
+        sum(elapsed_seconds) as total_seconds,
+        sum(mileage_m)::bigint as mileage_m,
+        sum(count_events)::bigint as count_events,
+        share(sum(distracted_seconds), sum(elapsed_seconds)) as distracted_driving,
+        share(sum(evening_rush_seconds), sum(elapsed_seconds)) as evening_rush_hour,
+        share(sum(acc_over_1_seconds), sum(driving_seconds)) as acclong_abs_1,
+        share(sum(weekday_seconds), sum(elapsed_seconds)) as weekday_driving,
+        share(sum(low_speed_seconds), sum(driving_seconds)) as low_speed,
+        share(sum(count_events) * 100.0, sum(mileage_m) / 1000.0) as events_per_100km
+    from window_trips
+    group by app_id, user_id, interval_days
+),
+
+scored as (
+    select
+        *,
+        ss_pcf(distracted_driving, evening_rush_hour, acclong_abs_1, weekday_driving, low_speed, events_per_100km) as pcf,
+        ss_score(ss_pcf(distracted_driving, evening_rush_hour, acclong_abs_1, weekday_driving, low_speed, events_per_100km)) as raw_score,
+        distracted_driving * ln(20.0) as log_distracted,
+        evening_rush_hour * ln(2.0) as log_rush,
+        acclong_abs_1 * ln(8.0) as log_acc,
+        weekday_driving * ln(1.2) as log_weekday,
+        low_speed * ln(1.5) as log_low_speed,
+        events_per_100km * ln(1.05) as log_events
+    from factors
+),
+
+final as (
+    select
+        app_id,
+        user_id,
+        org_user_id,
+        $as_of::date as evaluation_date,
+        interval_days,
+        $evaluated_at::timestamptz as evaluated_at,
+        window_start,
+        window_end,
+        window_start_local,
+        window_end_local,
+        count_trips,
+        total_seconds,
+        mileage_m,
+        count_events,
+        distracted_driving,
+        evening_rush_hour,
+        acclong_abs_1,
+        weekday_driving,
+        low_speed,
+        events_per_100km,
+        pcf,
+        round(raw_score, 2) as safety_score,
+        ss_lost(log_distracted, log_distracted + log_rush + log_acc + log_weekday + log_low_speed + log_events, raw_score) as lost_distracted_driving,
+        ss_lost(log_rush, log_distracted + log_rush + log_acc + log_weekday + log_low_speed + log_events, raw_score) as lost_evening_rush_hour,
+        ss_lost(log_acc, log_distracted + log_rush + log_acc + log_weekday + log_low_speed + log_events, raw_score) as lost_acclong_abs_1,
+        ss_lost(log_weekday, log_distracted + log_rush + log_acc + log_weekday + log_low_speed + log_events, raw_score) as lost_weekday_driving,
+        ss_lost(log_low_speed, log_distracted + log_rush + log_acc + log_weekday + log_low_speed + log_events, raw_score) as lost_low_speed,
+        ss_lost(log_events, log_distracted + log_rush + log_acc + log_weekday + log_low_speed + log_events, raw_score) as lost_events,
+        safety_score_model_version() as model_version
+    from scored
+)
+
+select * from final

@@ -1,0 +1,114 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { writeFileAtomic, withFileLock } from '../fsutil.js';
+import { hashSecret, newSecret } from '../secrets.js';
+import { isValidZone } from '../time.js';
+
+/**
+ * A tenant (integrator). The AppSecret is kept in clear because the webhook deliverer must sign
+ * with it; API keys are kept only as SHA-256 hashes (at most two valid at once, for rotation).
+ */
+export interface App {
+  appId: string;
+  name: string;
+  timeZone: string;
+  createdAt: string;
+  apiKeys: { hash: string; createdAt: string }[];
+  appSecret: string;
+  webhookUrl: string | null;
+}
+
+export interface NewAppCredentials {
+  appId: string;
+  apiKey: string;
+  appSecret: string;
+}
+
+interface AppsFile {
+  version: 1;
+  apps: App[];
+}
+
+/**
+ * The apps file (data/apps.json) is written only by the operator CLI, under a lock, by atomic
+ * rename; every other process only reads it.
+ */
+export class AppStore {
+  constructor(private readonly file: string) {}
+
+  list(): App[] {
+    if (!existsSync(this.file)) return [];
+    const parsed = JSON.parse(readFileSync(this.file, 'utf8')) as AppsFile;
+    return parsed.apps;
+  }
+
+  get(appId: string): App | null {
+    return this.list().find((app) => app.appId === appId) ?? null;
+  }
+
+  async add(input: { name: string; timeZone?: string; webhookUrl?: string | null }): Promise<NewAppCredentials> {
+    const timeZone = input.timeZone ?? 'UTC';
+    if (!input.name.trim()) throw new Error('--name must not be empty');
+    if (!isValidZone(timeZone)) throw new Error(`--time-zone '${timeZone}' is not an IANA time zone`);
+    const webhookUrl = input.webhookUrl ? validateWebhookUrl(input.webhookUrl) : null;
+    const apiKey = newSecret('dk_');
+    const appSecret = newSecret('ds_');
+    const appId = `app_${randomBytes(8).toString('hex')}`;
+    const now = new Date().toISOString();
+    await this.mutate((apps) => {
+      apps.push({ appId, name: input.name.trim(), timeZone, createdAt: now, apiKeys: [{ hash: hashSecret(apiKey), createdAt: now }], appSecret, webhookUrl });
+    });
+    return { appId, apiKey, appSecret };
+  }
+
+  /** Issues a new key; the newest previous key stays valid so integrators can switch without downtime. */
+  async rotateKey(appId: string): Promise<{ appId: string; apiKey: string }> {
+    const apiKey = newSecret('dk_');
+    await this.mutate((apps) => {
+      const app = findOrThrow(apps, appId);
+      app.apiKeys = [{ hash: hashSecret(apiKey), createdAt: new Date().toISOString() }, ...app.apiKeys].slice(0, 2);
+    });
+    return { appId, apiKey };
+  }
+
+  async setWebhook(appId: string, url: string | null): Promise<App> {
+    const webhookUrl = url ? validateWebhookUrl(url) : null;
+    let updated: App | undefined;
+    await this.mutate((apps) => {
+      updated = findOrThrow(apps, appId);
+      updated.webhookUrl = webhookUrl;
+    });
+    return updated as App;
+  }
+
+  private async mutate(change: (apps: App[]) => void): Promise<void> {
+    await withFileLock(`${this.file}.lock`, () => {
+      const apps = this.list();
+      change(apps);
+      const body: AppsFile = { version: 1, apps };
+      writeFileAtomic(this.file, `${JSON.stringify(body, null, 2)}\n`);
+    });
+  }
+}
+
+function findOrThrow(apps: App[], appId: string): App {
+  const app = apps.find((a) => a.appId === appId);
+  if (!app) throw new Error(`no app with appId '${appId}'`);
+  return app;
+}
+
+/** https only; plain http is stored for loopback hosts (the deliverer decides whether to use it). */
+export function validateWebhookUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`--webhook-url '${raw}' is not a URL`);
+  }
+  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) || url.hostname.startsWith('127.');
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw new Error(`--webhook-url must be https (plain http only for loopback hosts), got '${raw}'`);
+  }
+  if (url.username || url.password) throw new Error('--webhook-url must not carry credentials');
+  return url.toString();
+}

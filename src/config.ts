@@ -1,0 +1,60 @@
+import { resolve, join } from 'node:path';
+
+/** Where every file of the service lives; see README "Data layout". */
+export interface Paths {
+  dataDir: string;
+  appsFile: string;
+  landingDir: string;
+  warehouseFile: string;
+  pointsDir: string;
+  publishedDir: string;
+  manifestFile: string;
+  passportFile: string;
+  deletionsDir: string;
+  exportsDir: string;
+}
+
+/** `--data-dir`, else `DRIVING_DATA_DIR`, else `./data`. */
+export function resolveDataDir(flag?: string): string {
+  return resolve(flag ?? process.env['DRIVING_DATA_DIR'] ?? 'data');
+}
+
+export function pathsFor(dataDir: string): Paths {
+  return {
+    dataDir,
+    appsFile: join(dataDir, 'apps.json'),
+    landingDir: join(dataDir, 'landing'),
+    warehouseFile: join(dataDir, 'warehouse', 'warehouse.duckdb'),
+    pointsDir: join(dataDir, 'warehouse', 'points'),
+    publishedDir: join(dataDir, 'published'),
+    manifestFile: join(dataDir, 'published', 'manifest.json'),
+    passportFile: join(dataDir, 'passport', 'passport.duckdb'),
+    deletionsDir: join(dataDir, 'requests', 'deletions'),
+    exportsDir: join(dataDir, 'exports'),
+  };
+}
+
+/** Settings of the batch jobs, read once from the environment with defaults. */
+export interface JobSettings {
+  /** Days of raw points kept after their trip's date (decisions: only needed to derive metrics). */
+  pointsRetentionDays: number;
+  /** DuckDB memory limit for jobs; larger loads spill to disk instead of growing RSS. */
+  memoryLimit: string;
+  /** How long a publish waits for API readers to release the standby slot. */
+  publishLockWaitMs: number;
+}
+
+export function jobSettings(env: NodeJS.ProcessEnv = process.env): JobSettings {
+  return {
+    pointsRetentionDays: positiveInt(env['DRIVING_POINTS_RETENTION_DAYS'], 30, 'DRIVING_POINTS_RETENTION_DAYS'),
+    memoryLimit: env['DRIVING_MEMORY_LIMIT'] ?? '3GB',
+    publishLockWaitMs: positiveInt(env['DRIVING_PUBLISH_LOCK_WAIT_MS'], 30_000, 'DRIVING_PUBLISH_LOCK_WAIT_MS'),
+  };
+}
+
+function positiveInt(raw: string | undefined, fallback: number, name: string): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got '${raw}'`);
+  return value;
+}

@@ -1,0 +1,76 @@
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, basename, join } from 'node:path';
+
+/**
+ * Writes a file so that readers see either the old or the new content, never a torn one:
+ * write a sibling temp file, fsync it, rename over the target, fsync the directory.
+ */
+export function writeFileAtomic(path: string, content: string | Uint8Array): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now()}.tmp`);
+  try {
+    const fd = openSync(tmp, 'w', 0o600);
+    try {
+      writeFileSync(fd, content);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+    fsyncDir(dirname(path));
+  } catch (error) {
+    rmSync(tmp, { force: true });
+    throw error;
+  }
+}
+
+export function fsyncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Runs `fn` holding an exclusive lock file (O_EXCL). A lock left by a dead process is taken over.
+ * Used for the small JSON stores that the operator's CLI edits.
+ */
+export async function withFileLock<T>(lockPath: string, fn: () => Promise<T> | T, waitMs = 10_000): Promise<T> {
+  mkdirSync(dirname(lockPath), { recursive: true });
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      const fd = openSync(lockPath, 'wx');
+      writeFileSync(fd, String(process.pid));
+      closeSync(fd);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (lockHolderIsDead(lockPath)) {
+        rmSync(lockPath, { force: true });
+        continue;
+      }
+      if (Date.now() > deadline) throw new Error(`${lockPath} is held by another process`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    rmSync(lockPath, { force: true });
+  }
+}
+
+function lockHolderIsDead(lockPath: string): boolean {
+  try {
+    const pid = Number(readFileSync(lockPath, 'utf8').trim());
+    if (!Number.isInteger(pid) || pid <= 0) return true;
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ESRCH' || code === 'ENOENT';
+  }
+}

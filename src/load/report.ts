@@ -1,0 +1,66 @@
+/** What loading one file did; summed over files into the load report. */
+export interface FileReport {
+  file: string;
+  skipped: boolean;
+  version: number | null;
+  records: Record<string, number>;
+  points: Record<string, number>;
+  events: Record<string, number>;
+  status: Record<string, number>;
+  replaced: number;
+}
+
+export interface LoadTotals {
+  files: number;
+  filesSkipped: number;
+  recordsRead: number;
+  tripsLoaded: number;
+  tripsReplaced: number;
+  tripsAbnormal: Record<string, number>;
+  rejected: Record<string, number>;
+  pointsRead: number;
+  pointsKept: number;
+  pointsDropped: Record<string, number>;
+  eventsLoaded: number;
+  eventsQuarantined: Record<string, number>;
+}
+
+const NOT_REJECTED = new Set(['loaded', 'superseded_in_file']);
+
+export function emptyFileReport(file: string, skipped: boolean): FileReport {
+  return { file, skipped, version: null, records: {}, points: {}, events: {}, status: {}, replaced: 0 };
+}
+
+export function totals(files: FileReport[]): LoadTotals {
+  const t: LoadTotals = {
+    files: files.length, filesSkipped: 0, recordsRead: 0, tripsLoaded: 0, tripsReplaced: 0, tripsAbnormal: {},
+    rejected: {}, pointsRead: 0, pointsKept: 0, pointsDropped: {}, eventsLoaded: 0, eventsQuarantined: {},
+  };
+  for (const f of files) {
+    if (f.skipped) t.filesSkipped++;
+    for (const [reason, n] of Object.entries(f.records)) {
+      t.recordsRead += n;
+      if (!NOT_REJECTED.has(reason)) add(t.rejected, reason, n);
+    }
+    // a tripId repeated inside one file: the earlier line is replaced by the later one
+    t.tripsReplaced += f.replaced + (f.records['superseded_in_file'] ?? 0);
+    for (const [status, n] of Object.entries(f.status)) {
+      t.tripsLoaded += n;
+      if (status !== 'normal') add(t.tripsAbnormal, status, n);
+    }
+    for (const [reason, n] of Object.entries(f.points)) {
+      t.pointsRead += n;
+      if (reason === 'kept') t.pointsKept += n;
+      else add(t.pointsDropped, reason, n);
+    }
+    for (const [reason, n] of Object.entries(f.events)) {
+      if (reason === 'loaded') t.eventsLoaded += n;
+      else add(t.eventsQuarantined, reason, n);
+    }
+  }
+  return t;
+}
+
+function add(target: Record<string, number>, key: string, n: number): void {
+  target[key] = (target[key] ?? 0) + n;
+}

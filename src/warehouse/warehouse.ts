@@ -1,0 +1,86 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { openDatabase, type Database } from '../db/open.js';
+import { installMacros } from '../db/macros.js';
+import { query, run, runScript } from '../db/sql.js';
+import type { App } from '../apps/store.js';
+import { randomUUID } from 'node:crypto';
+
+export interface Warehouse {
+  db: Database;
+  conn: DuckDBConnection;
+  close(): void;
+}
+
+/**
+ * Opens the warehouse read-write (waiting a while if another job holds it), creates the schema,
+ * installs the model macros and mirrors the apps file into the `apps` table the models join.
+ */
+export async function openWarehouse(
+  file: string,
+  apps: App[],
+  options: { memoryLimit?: string; lockWaitMs?: number } = {},
+): Promise<Warehouse> {
+  const db = await openDatabase(file, { lockWaitMs: options.lockWaitMs ?? 60_000, memoryLimit: options.memoryLimit });
+  const conn = db.connection;
+  try {
+    await runScript(conn, 'warehouse/schema');
+    await installMacros(conn);
+    await run(conn, "insert into meta values ('warehouse_id', $id) on conflict do nothing", { id: randomUUID() });
+    await run(conn, "insert into meta values ('version', '0') on conflict do nothing");
+    await syncApps(conn, apps);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return { db, conn, close: () => db.close() };
+}
+
+async function syncApps(conn: DuckDBConnection, apps: App[]): Promise<void> {
+  await run(conn, 'begin transaction');
+  try {
+    await run(conn, 'delete from apps');
+    for (const app of apps) {
+      await run(conn, 'insert into apps values ($app_id, $name, $time_zone)', {
+        app_id: app.appId,
+        name: app.name,
+        time_zone: app.timeZone,
+      });
+    }
+    await run(conn, 'commit');
+  } catch (error) {
+    await run(conn, 'rollback');
+    throw error;
+  }
+}
+
+export async function warehouseVersion(conn: DuckDBConnection): Promise<number> {
+  const rows = await query(conn, "select value::bigint as v from meta where key = 'version'");
+  return Number(rows[0]?.['v'] ?? 0);
+}
+
+export async function warehouseId(conn: DuckDBConnection): Promise<string> {
+  const rows = await query(conn, "select value from meta where key = 'warehouse_id'");
+  return String(rows[0]?.['value']);
+}
+
+export async function setWarehouseVersion(conn: DuckDBConnection, version: number): Promise<void> {
+  await run(conn, "update meta set value = $v::varchar where key = 'version'", { v: version });
+}
+
+/** Runs `fn` in one transaction: everything it writes lands together or not at all. */
+export async function inTransaction<T>(conn: DuckDBConnection, fn: () => Promise<T>): Promise<T> {
+  await run(conn, 'begin transaction');
+  try {
+    const result = await fn();
+    await run(conn, 'commit');
+    return result;
+  } catch (error) {
+    await run(conn, 'rollback').catch(() => undefined);
+    throw error;
+  }
+}
+
+export async function nextBatchId(conn: DuckDBConnection): Promise<number> {
+  const rows = await query(conn, 'select coalesce(max(batch_id), 0) + 1 as id from batches');
+  return Number(rows[0]?.['id'] ?? 1);
+}
