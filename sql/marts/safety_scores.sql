@@ -7,10 +7,10 @@ with windows as (
     select
         a.app_id,
         i.interval_days,
-        ($as_of - i.interval_days)::timestamp as window_start_local,
-        $as_of::timestamp - interval 1 second as window_end_local,
-        timezone(a.time_zone, ($as_of - i.interval_days)::timestamp) as window_start,
-        timezone(a.time_zone, $as_of::timestamp) as window_end
+        ($as_of::date - i.interval_days)::timestamp as window_start_local,
+        $as_of::date::timestamp - interval 1 second as window_end_local,
+        timezone(a.time_zone, ($as_of::date - i.interval_days)::timestamp) as window_start,
+        timezone(a.time_zone, $as_of::date::timestamp) as window_end
     from apps as a
     cross join (select unnest([30, 90]) as interval_days) as i
 ),

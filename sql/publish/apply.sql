@@ -1,0 +1,68 @@
+-- Brings the attached standby slot from version $since to the warehouse's version $version.
+-- Cost follows what changed since $since (rows carry the version that wrote them), not history.
+-- params: $since BIGINT, $version BIGINT, $now TIMESTAMPTZ
+
+create or replace temp table changed_trips as
+select app_id, trip_id from trips where version > $since;
+
+create or replace temp table changed_days as
+select app_id, user_id, stat_date from stats_daily where version > $since;
+
+create or replace temp table changed_score_runs as
+select distinct app_id, evaluation_date from score_runs where version > $since;
+
+create or replace temp table purged as
+select distinct app_id, user_id from purged_users where version > $since;
+
+delete from slot.trips as s using changed_trips as c
+where s.app_id = c.app_id and s.trip_id = c.trip_id;
+
+delete from slot.trip_events as s using changed_trips as c
+where s.app_id = c.app_id and s.trip_id = c.trip_id;
+
+delete from slot.stats_daily as s using changed_days as c
+where s.app_id = c.app_id and s.user_id = c.user_id and s.stat_date = c.stat_date;
+
+delete from slot.safety_scores as s using changed_score_runs as c
+where s.app_id = c.app_id and s.evaluation_date = c.evaluation_date;
+
+delete from slot.trips as s using purged as p where s.app_id = p.app_id and s.user_id = p.user_id;
+delete from slot.trip_events as s using purged as p where s.app_id = p.app_id and s.user_id = p.user_id;
+delete from slot.stats_daily as s using purged as p where s.app_id = p.app_id and s.user_id = p.user_id;
+delete from slot.safety_scores as s using purged as p where s.app_id = p.app_id and s.user_id = p.user_id;
+
+insert into slot.trips by name
+select
+    app_id, trip_id, user_id, org_user_id, device_id, os, coordinate, is_auto_start, is_auto_end,
+    started_at, ended_at, trip_date, start_lat, start_lng, end_lat, end_lng, start_poi, end_poi,
+    status, abnormal_reason, is_normal, mileage_m, duration_s, avg_speed_kmh, max_speed_kmh,
+    count_events, score, energy_g, model_version, version
+from trips
+where version > $since;
+
+insert into slot.trip_events by name select * from trip_events where version > $since;
+
+insert into slot.stats_daily by name select * from stats_daily where version > $since;
+
+insert into slot.safety_scores by name
+select
+    app_id, user_id, org_user_id, evaluation_date, interval_days, evaluated_at,
+    window_start_local, window_end_local, count_trips, distracted_driving, evening_rush_hour,
+    acclong_abs_1, weekday_driving, low_speed, events_per_100km, safety_score, model_version, version
+from safety_scores
+where version > $since;
+
+-- The API answers with the newest score not after today. Per user and interval, keep that one and
+-- any later (back-filled ahead) ones; older rows can never be the answer again.
+delete from slot.safety_scores as s using (
+    select x.app_id, x.user_id, x.interval_days, max(x.evaluation_date) as keep_from
+    from slot.safety_scores as x
+    join apps as a on a.app_id = x.app_id
+    where x.evaluation_date <= timezone(a.time_zone, $now::timestamptz)::date
+        and x.user_id in (select user_id from safety_scores where version > $since)
+    group by x.app_id, x.user_id, x.interval_days
+) as k
+where s.app_id = k.app_id and s.user_id = k.user_id and s.interval_days = k.interval_days
+    and s.evaluation_date < k.keep_from;
+
+insert or replace into slot.meta values ('version', $version::varchar);

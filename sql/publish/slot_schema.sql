@@ -1,0 +1,87 @@
+-- A published slot: what the API reads, read-only. Two slots (a, b) take turns: a publish brings
+-- the standby slot up to the warehouse's version in one transaction, then the manifest switches.
+-- Every lookup the API makes is by platform user id (unique across apps), hence one ART index per
+-- table on user_id.
+create table if not exists meta (key varchar primary key, value varchar not null);
+
+create table if not exists trips (
+    app_id varchar not null,
+    trip_id varchar not null,
+    user_id bigint not null,
+    org_user_id varchar not null,
+    device_id varchar not null,
+    os varchar not null,
+    coordinate varchar not null,
+    is_auto_start boolean not null,
+    is_auto_end boolean not null,
+    started_at timestamptz not null,
+    ended_at timestamptz not null,
+    trip_date date not null,
+    start_lat double, start_lng double, end_lat double, end_lng double,
+    start_poi varchar, end_poi varchar,
+    status varchar not null,
+    abnormal_reason varchar not null,
+    is_normal boolean not null,
+    mileage_m bigint not null,
+    duration_s bigint not null,
+    avg_speed_kmh double not null,
+    max_speed_kmh double not null,
+    count_events integer not null,
+    score double not null,
+    energy_g bigint not null,
+    model_version varchar not null,
+    version bigint not null
+);
+create index if not exists trips_user_id on trips (user_id);
+
+create table if not exists trip_events (
+    app_id varchar not null,
+    trip_id varchar not null,
+    user_id bigint not null,
+    event_index integer not null,
+    type varchar not null,
+    started_at timestamptz not null,
+    ended_at timestamptz not null,
+    start_lat double not null, start_lng double not null,
+    end_lat double not null, end_lng double not null,
+    description varchar not null,
+    version bigint not null
+);
+create index if not exists trip_events_user_id on trip_events (user_id);
+
+create table if not exists stats_daily (
+    app_id varchar not null,
+    user_id bigint not null,
+    stat_date date not null,
+    count_trips integer not null,
+    mileage_m bigint not null,
+    duration_s bigint not null,
+    count_events bigint not null,
+    max_speed_kmh double not null,
+    score_x_mileage double not null,
+    score_sum double not null,
+    version bigint not null
+);
+create index if not exists stats_daily_user_id on stats_daily (user_id);
+
+create table if not exists safety_scores (
+    app_id varchar not null,
+    user_id bigint not null,
+    org_user_id varchar not null,
+    evaluation_date date not null,
+    interval_days integer not null,
+    evaluated_at timestamptz not null,
+    window_start_local timestamp not null,
+    window_end_local timestamp not null,
+    count_trips integer not null,
+    distracted_driving double not null,
+    evening_rush_hour double not null,
+    acclong_abs_1 double not null,
+    weekday_driving double not null,
+    low_speed double not null,
+    events_per_100km double not null,
+    safety_score double not null,
+    model_version varchar not null,
+    version bigint not null
+);
+create index if not exists safety_scores_user_id on safety_scores (user_id);

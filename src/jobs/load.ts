@@ -1,0 +1,75 @@
+import { pathsFor, jobSettings } from '../config.js';
+import { AppStore } from '../apps/store.js';
+import { openWarehouse } from '../warehouse/warehouse.js';
+import { loadFile } from '../load/load-file.js';
+import { archiveLanded, expandInputs, landingFiles, InputError } from '../load/landing.js';
+import { prunePoints } from '../load/retention.js';
+import { totals, type FileReport, type LoadTotals } from '../load/report.js';
+import { publish, type PublishResult } from '../publish/publish.js';
+import { silent, type Progress } from '../progress.js';
+import { todayIn } from '../time.js';
+
+export interface LoadOptions {
+  dataDir: string;
+  inputs?: string[];
+  now?: Date;
+  progress?: Progress;
+}
+
+export interface LoadResult {
+  files: FileReport[];
+  totals: LoadTotals;
+  publish: PublishResult;
+  pointsPartitionsRemoved: string[];
+  seconds: number;
+}
+
+/**
+ * The load job: every input file (default: what is new in the landing area) is validated, derived
+ * and merged in its own transaction; then old raw points are pruned and the result is published.
+ * Publishing runs even when no file was new, which repairs a publish an earlier run did not finish.
+ */
+export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const started = Date.now();
+  const now = options.now ?? new Date();
+  const progress = options.progress ?? silent;
+  const paths = pathsFor(options.dataDir);
+  const settings = jobSettings();
+  const apps = new AppStore(paths.appsFile).list();
+  if (apps.length === 0) throw new InputError(`no apps in ${paths.appsFile}: create one with 'node jobs/apps.js add --name NAME'`);
+  const fromLanding = options.inputs === undefined || options.inputs.length === 0;
+  const files = fromLanding ? landingFiles(paths.landingDir) : expandInputs(options.inputs ?? []);
+  progress(`load: ${files.length} file(s) ${fromLanding ? `from ${paths.landingDir}` : 'given'}`);
+
+  const wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: settings.memoryLimit });
+  try {
+    const reports: FileReport[] = [];
+    for (const [index, file] of files.entries()) {
+      const t0 = Date.now();
+      const report = await loadFile(wh, file, { pointsDir: paths.pointsDir, now });
+      reports.push(report);
+      if (fromLanding) archiveLanded(paths.landingDir, file, now.toISOString().slice(0, 10));
+      const summary = report.skipped ? 'already loaded, skipped' : describe(report);
+      progress(`load: [${index + 1}/${files.length}] ${file}: ${summary} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+    }
+    const removed = prunePoints(paths.pointsDir, settings.pointsRetentionDays, todayIn('UTC', now));
+    if (removed.length > 0) progress(`load: pruned raw points of ${removed.length} day(s) older than ${settings.pointsRetentionDays} days`);
+    progress('load: publishing');
+    const published = await publish(wh, {
+      publishedDir: paths.publishedDir,
+      manifestFile: paths.manifestFile,
+      lockWaitMs: settings.publishLockWaitMs,
+      now,
+    });
+    progress(`load: publish ${published.published ? published.detail : published.detail}`);
+    return { files: reports, totals: totals(reports), publish: published, pointsPartitionsRemoved: removed, seconds: (Date.now() - started) / 1000 };
+  } finally {
+    wh.close();
+  }
+}
+
+function describe(report: FileReport): string {
+  const t = totals([report]);
+  const rejected = Object.values(t.rejected).reduce((a, b) => a + b, 0);
+  return `${t.tripsLoaded} trips (${t.tripsReplaced} replaced), ${rejected} rejected, ${t.pointsKept}/${t.pointsRead} points kept`;
+}

@@ -1,0 +1,71 @@
+import { pathsFor, jobSettings } from '../config.js';
+import { AppStore } from '../apps/store.js';
+import { openWarehouse } from '../warehouse/warehouse.js';
+import { scoreDate, type ScoreDateResult } from '../score/score-date.js';
+import { publish, type PublishResult } from '../publish/publish.js';
+import { InputError } from '../load/landing.js';
+import { silent, type Progress } from '../progress.js';
+import { datesBetween, isDate, todayIn } from '../time.js';
+
+export interface ScoreOptions {
+  dataDir: string;
+  /** One evaluation date for every app; default: today in each app's own zone. */
+  date?: string;
+  from?: string;
+  to?: string;
+  now?: Date;
+  progress?: Progress;
+}
+
+export interface ScoreResult {
+  runs: ScoreDateResult[];
+  publish: PublishResult;
+  seconds: number;
+}
+
+/** The nightly job: scores as of a date (or a range, to backfill), then publishes once. */
+export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
+  const started = Date.now();
+  const now = options.now ?? new Date();
+  const progress = options.progress ?? silent;
+  const paths = pathsFor(options.dataDir);
+  const apps = new AppStore(paths.appsFile).list();
+  if (apps.length === 0) throw new InputError(`no apps in ${paths.appsFile}: create one with 'node jobs/apps.js add --name NAME'`);
+  const plan = planDates(options, apps.map((a) => ({ appId: a.appId, today: todayIn(a.timeZone, now) })));
+
+  const wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: jobSettings().memoryLimit });
+  try {
+    const runs: ScoreDateResult[] = [];
+    for (const [index, item] of plan.entries()) {
+      const result = await scoreDate(wh, item.appId, item.date, now);
+      runs.push(result);
+      progress(`score: [${index + 1}/${plan.length}] ${item.appId} as of ${item.date}: ${result.users} user(s) scored`);
+    }
+    progress('score: publishing');
+    const published = await publish(wh, {
+      publishedDir: paths.publishedDir,
+      manifestFile: paths.manifestFile,
+      lockWaitMs: jobSettings().publishLockWaitMs,
+      now,
+    });
+    progress(`score: publish ${published.detail}`);
+    return { runs, publish: published, seconds: (Date.now() - started) / 1000 };
+  } finally {
+    wh.close();
+  }
+}
+
+function planDates(options: ScoreOptions, apps: { appId: string; today: string }[]): { appId: string; date: string }[] {
+  for (const [flag, value] of [['--date', options.date], ['--from', options.from], ['--to', options.to]] as const) {
+    if (value !== undefined && !isDate(value)) throw new InputError(`${flag} must be a date YYYY-MM-DD, got '${value}'`);
+  }
+  if ((options.from === undefined) !== (options.to === undefined)) throw new InputError('--from and --to go together');
+  if (options.date !== undefined && options.from !== undefined) throw new InputError('give --date or --from/--to, not both');
+  if (options.from !== undefined && options.to !== undefined) {
+    if (options.to < options.from) throw new InputError('--to must not be before --from');
+    const dates = datesBetween(options.from, options.to);
+    if (dates.length > 3660) throw new InputError('--from/--to covers more than 3660 days');
+    return dates.flatMap((date) => apps.map((a) => ({ appId: a.appId, date })));
+  }
+  return apps.map((a) => ({ appId: a.appId, date: options.date ?? a.today }));
+}

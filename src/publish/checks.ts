@@ -1,0 +1,37 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { SQL_DIR, query, sqlText } from '../db/sql.js';
+
+export interface CheckFailure {
+  check: string;
+  rows: Record<string, unknown>[];
+}
+
+/** The invariants in sql/checks: each is a query that must return no rows. */
+export function checkNames(): string[] {
+  return readdirSync(join(SQL_DIR, 'checks'))
+    .filter((f) => f.endsWith('.sql'))
+    .map((f) => `checks/${f.slice(0, -4)}`)
+    .sort();
+}
+
+/**
+ * Runs every check against the connection's current database. `since` limits each check to rows
+ * written after that version (0 = everything), so a publish checks what it changes.
+ */
+export async function runChecks(conn: DuckDBConnection, since: number): Promise<CheckFailure[]> {
+  const failures: CheckFailure[] = [];
+  for (const name of checkNames()) {
+    const rows = await query(conn, `select * from (${sqlText(name)}) limit 5`, { since });
+    if (rows.length > 0) failures.push({ check: name, rows });
+  }
+  return failures;
+}
+
+export class CheckFailedError extends Error {
+  constructor(readonly failures: CheckFailure[]) {
+    super(`checks failed: ${failures.map((f) => `${f.check} (e.g. ${JSON.stringify(f.rows[0])})`).join('; ')}`);
+    this.name = 'CheckFailedError';
+  }
+}

@@ -1,0 +1,28 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../fsutil.js';
+
+export type Slot = 'a' | 'b';
+
+/** The pointer the API follows: which slot file is current and what it holds. */
+export interface Manifest {
+  slot: Slot;
+  file: string;
+  version: number;
+  warehouseId: string;
+  publishedAt: string;
+}
+
+export function readManifest(file: string): Manifest | null {
+  if (!existsSync(file)) return null;
+  return JSON.parse(readFileSync(file, 'utf8')) as Manifest;
+}
+
+/** Switches readers to a new slot in one rename. */
+export function writeManifest(file: string, manifest: Manifest): void {
+  writeFileAtomic(file, `${JSON.stringify(manifest, null, 2)}\n`);
+}
+
+export function slotFile(publishedDir: string, slot: Slot): string {
+  return join(publishedDir, `slot-${slot}.duckdb`);
+}

@@ -1,0 +1,122 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { mkdirSync } from 'node:fs';
+import { basename } from 'node:path';
+import type { Warehouse } from '../warehouse/warehouse.js';
+import { warehouseId, warehouseVersion, inTransaction } from '../warehouse/warehouse.js';
+import { query, quoteIdent, quoteLiteral, run, runScript } from '../db/sql.js';
+import { CheckFailedError, runChecks } from './checks.js';
+import { readManifest, slotFile, writeManifest, type Slot } from './manifest.js';
+
+export interface PublishOptions {
+  publishedDir: string;
+  manifestFile: string;
+  lockWaitMs: number;
+  now: Date;
+}
+
+export interface PublishResult {
+  published: boolean;
+  slot: Slot | null;
+  fromVersion: number;
+  version: number;
+  rowsApplied: number;
+  detail: string;
+}
+
+/**
+ * Publishes the warehouse's current version: brings the standby slot up to date in one
+ * transaction, runs the checks inside it (a failing check rolls everything back), then switches
+ * the manifest. The current slot is never written, so readers never see a half-done publish, and a
+ * job killed anywhere leaves the last good slot served; the next run finishes the work.
+ */
+export async function publish(wh: Warehouse, options: PublishOptions): Promise<PublishResult> {
+  const conn = wh.conn;
+  const version = await warehouseVersion(conn);
+  const whId = await warehouseId(conn);
+  const current = readManifest(options.manifestFile);
+  if (current && current.version === version && current.warehouseId === whId) {
+    return { published: false, slot: current.slot, fromVersion: version, version, rowsApplied: 0, detail: 'already published' };
+  }
+  const target: Slot = current?.slot === 'a' ? 'b' : 'a';
+  const file = slotFile(options.publishedDir, target);
+  mkdirSync(options.publishedDir, { recursive: true });
+  await attachWithRetry(conn, file, options.lockWaitMs);
+  try {
+    const since = await prepareSlot(conn, whId, version);
+    const home = await currentDatabase(conn);
+    const rowsApplied = await inTransaction(conn, async () => {
+      await runScript(conn, 'publish/apply', { since, version, now: options.now.toISOString() });
+      await run(conn, 'use slot');
+      try {
+        const failures = await runChecks(conn, since);
+        if (failures.length > 0) throw new CheckFailedError(failures);
+      } finally {
+        await run(conn, `use ${quoteIdent(home)}`);
+      }
+      return changedRows(conn);
+    });
+    await run(conn, 'checkpoint slot');
+    await run(conn, 'detach slot');
+    writeManifest(options.manifestFile, {
+      slot: target,
+      file: basename(file),
+      version,
+      warehouseId: whId,
+      publishedAt: options.now.toISOString(),
+    });
+    return { published: true, slot: target, fromVersion: since, version, rowsApplied, detail: `slot ${target} now at version ${version}` };
+  } catch (error) {
+    await run(conn, 'detach database if exists slot').catch(() => undefined);
+    throw error;
+  }
+}
+
+/** A slot that belongs to another warehouse, or claims a future version, is rebuilt from zero. */
+async function prepareSlot(conn: DuckDBConnection, whId: string, version: number): Promise<number> {
+  const home = await currentDatabase(conn);
+  await run(conn, 'use slot');
+  try {
+    await runScript(conn, 'publish/slot_schema');
+    const meta = await query(conn, "select key, value from meta where key in ('version', 'warehouse_id')");
+    const slotVersion = Number(meta.find((r) => r['key'] === 'version')?.['value'] ?? 0);
+    const slotWarehouse = meta.find((r) => r['key'] === 'warehouse_id')?.['value'];
+    if (slotWarehouse === whId && slotVersion <= version) return slotVersion;
+    for (const table of ['trips', 'trip_events', 'stats_daily', 'safety_scores']) await run(conn, `delete from ${quoteIdent(table)}`);
+    await run(conn, "insert or replace into meta values ('version', '0')");
+    await run(conn, "insert or replace into meta values ('warehouse_id', $id)", { id: whId });
+    return 0;
+  } finally {
+    await run(conn, `use ${quoteIdent(home)}`);
+  }
+}
+
+/** The API may still be draining the standby slot after the last switch: wait for it to let go. */
+async function attachWithRetry(conn: DuckDBConnection, file: string, waitMs: number): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      await run(conn, `attach ${quoteLiteral(file)} as slot`);
+      return;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (!/lock/i.test(message) || Date.now() > deadline) {
+        throw new Error(`cannot open standby slot ${file} for writing: ${message.split('\n')[0]}`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
+async function currentDatabase(conn: DuckDBConnection): Promise<string> {
+  const rows = await query(conn, 'select current_database() as db');
+  return String(rows[0]?.['db']);
+}
+
+/** Rows this publish copied: trips, user-days and score runs written since the slot's version. */
+async function changedRows(conn: DuckDBConnection): Promise<number> {
+  const rows = await query(
+    conn,
+    'select (select count(*) from changed_trips) + (select count(*) from changed_days) + (select count(*) from changed_score_runs) as n',
+  );
+  return Number(rows[0]?.['n'] ?? 0);
+}

@@ -1,0 +1,33 @@
+import type { Warehouse } from '../warehouse/warehouse.js';
+import { inTransaction, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
+import { query, run, runScript, sqlText } from '../db/sql.js';
+
+export interface ScoreDateResult {
+  appId: string;
+  date: string;
+  users: number;
+  version: number;
+}
+
+/**
+ * Computes one app's 30- and 90-day safety scores as of `date` with sql/marts/safety_scores.sql
+ * and replaces that date's scores in one transaction (so re-running a date recomputes it).
+ */
+export async function scoreDate(wh: Warehouse, appId: string, date: string, evaluatedAt: Date): Promise<ScoreDateResult> {
+  const conn = wh.conn;
+  const version = (await warehouseVersion(conn)) + 1;
+  const params = { app_id: appId, as_of: date, evaluated_at: evaluatedAt.toISOString(), version };
+  await run(
+    conn,
+    `create or replace temp table scored_today as
+     select * from (${sqlText('marts/safety_scores')}) where app_id = $app_id`,
+    params,
+  );
+  await inTransaction(conn, async () => {
+    await runScript(conn, 'score/replace_scores', params);
+    await setWarehouseVersion(conn, version);
+  });
+  const rows = await query(conn, 'select count(distinct user_id) as n from scored_today');
+  await run(conn, 'drop table scored_today');
+  return { appId, date, users: Number(rows[0]?.['n'] ?? 0), version };
+}
