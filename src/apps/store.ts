@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileAtomic, withFileLock } from '../fsutil.js';
 import { hashSecret, newSecret } from '../secrets.js';
 import { isValidZone } from '../time.js';
+import { InputError } from '../errors.js';
 
 /**
  * A tenant (integrator). The AppSecret is kept in clear because the webhook deliverer must sign
@@ -48,8 +49,8 @@ export class AppStore {
 
   async add(input: { name: string; timeZone?: string; webhookUrl?: string | null }): Promise<NewAppCredentials> {
     const timeZone = input.timeZone ?? 'UTC';
-    if (!input.name.trim()) throw new Error('--name must not be empty');
-    if (!isValidZone(timeZone)) throw new Error(`--time-zone '${timeZone}' is not an IANA time zone`);
+    if (!input.name.trim()) throw new InputError('--name must not be empty');
+    if (!isValidZone(timeZone)) throw new InputError(`--time-zone '${timeZone}' is not an IANA time zone`);
     const webhookUrl = input.webhookUrl ? validateWebhookUrl(input.webhookUrl) : null;
     const apiKey = newSecret('dk_');
     const appSecret = newSecret('ds_');
@@ -93,7 +94,7 @@ export class AppStore {
 
 function findOrThrow(apps: App[], appId: string): App {
   const app = apps.find((a) => a.appId === appId);
-  if (!app) throw new Error(`no app with appId '${appId}'`);
+  if (!app) throw new InputError(`no app with appId '${appId}'`);
   return app;
 }
 
@@ -103,12 +104,12 @@ export function validateWebhookUrl(raw: string): string {
   try {
     url = new URL(raw);
   } catch {
-    throw new Error(`--webhook-url '${raw}' is not a URL`);
+    throw new InputError(`--webhook-url '${raw}' is not a URL`);
   }
   const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) || url.hostname.startsWith('127.');
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
-    throw new Error(`--webhook-url must be https (plain http only for loopback hosts), got '${raw}'`);
+    throw new InputError(`--webhook-url must be https (plain http only for loopback hosts), got '${raw}'`);
   }
-  if (url.username || url.password) throw new Error('--webhook-url must not carry credentials');
+  if (url.username || url.password) throw new InputError('--webhook-url must not carry credentials');
   return url.toString();
 }

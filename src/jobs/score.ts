@@ -3,7 +3,7 @@ import { AppStore } from '../apps/store.js';
 import { openWarehouse } from '../warehouse/warehouse.js';
 import { scoreDate, type ScoreDateResult } from '../score/score-date.js';
 import { publish, type PublishResult } from '../publish/publish.js';
-import { InputError } from '../load/landing.js';
+import { InputError } from '../errors.js';
 import { silent, type Progress } from '../progress.js';
 import { datesBetween, isDate, todayIn } from '../time.js';
 

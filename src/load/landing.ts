@@ -1,3 +1,4 @@
+import { InputError } from '../errors.js';
 import { existsSync, mkdirSync, readdirSync, renameSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 
@@ -31,8 +32,4 @@ export function archiveLanded(landingDir: string, path: string, day: string): vo
   const dir = join(landingDir, 'loaded', day);
   mkdirSync(dir, { recursive: true });
   renameSync(path, join(dir, basename(path)));
-}
-
-export class InputError extends Error {
-  override name = 'InputError';
 }

@@ -1,0 +1,42 @@
+#!/usr/bin/env node
+// The operator's tool for tenants: add an app, list apps, rotate an API key, set the webhook URL.
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { runJob } from '../dist/cli.js';
+import { resolveDataDir, pathsFor } from '../dist/config.js';
+import { AppStore } from '../dist/apps/store.js';
+
+const store = (argv) => new AppStore(pathsFor(resolveDataDir(argv.dataDir)).appsFile);
+const common = (y) =>
+  y.option('data-dir', { type: 'string', describe: 'data folder (env DRIVING_DATA_DIR, default ./data)' })
+    .option('json', { type: 'boolean', default: false, describe: 'machine-readable output' });
+// what `list` shows: never a key hash or the secret
+const publicView = (app) => ({ appId: app.appId, name: app.name, timeZone: app.timeZone, webhookUrl: app.webhookUrl, apiKeys: app.apiKeys.length, createdAt: app.createdAt });
+
+await yargs(hideBin(process.argv))
+  .scriptName('apps')
+  .command('add', 'create an app; prints its appId, API key and AppSecret once', (y) => common(y)
+    .option('name', { type: 'string', demandOption: true })
+    .option('time-zone', { type: 'string', default: 'UTC', describe: 'IANA zone for days, weeks, rush hour' })
+    .option('webhook-url', { type: 'string' }),
+  (argv) => runJob('apps add', argv.json, async () => {
+    const created = await store(argv).add({ name: argv.name, timeZone: argv.timeZone, webhookUrl: argv.webhookUrl });
+    return { result: created, summary: `created ${created.appId}\n  apiKey:    ${created.apiKey}\n  appSecret: ${created.appSecret}\n  (shown once: store them now)` };
+  }))
+  .command('list', 'list apps', common, (argv) => runJob('apps list', argv.json, async () => {
+    const apps = store(argv).list().map(publicView);
+    return { result: { apps }, summary: `${apps.length} app(s)\n${apps.map((a) => `  ${a.appId}  ${a.name}  ${a.timeZone}  webhook=${a.webhookUrl ?? '-'}`).join('\n')}` };
+  }))
+  .command('rotate-key <appId>', 'issue a new API key; the previous one stays valid until the next rotation', common,
+    (argv) => runJob('apps rotate-key', argv.json, async () => {
+      const rotated = await store(argv).rotateKey(argv.appId);
+      return { result: rotated, summary: `new apiKey for ${rotated.appId}: ${rotated.apiKey} (shown once; the previous key stays valid until the next rotation)` };
+    }))
+  .command('set-webhook <appId> [url]', 'set (or, without url, clear) the webhook URL', common,
+    (argv) => runJob('apps set-webhook', argv.json, async () => {
+      const app = await store(argv).setWebhook(argv.appId, argv.url ?? null);
+      return { result: publicView(app), summary: `${app.appId} webhook ${app.webhookUrl ?? 'cleared'}` };
+    }))
+  .demandCommand(1)
+  .strict()
+  .parseAsync();

@@ -1,0 +1,33 @@
+import { DatabaseBusyError } from './db/open.js';
+import { InputError } from './errors.js';
+import { CheckFailedError } from './publish/checks.js';
+
+export interface JobOutcome<T> {
+  result: T;
+  /** The one line every job ends with. */
+  summary: string;
+}
+
+/**
+ * Runs a job the same way for every entry point: progress on stderr, then either the one-line
+ * summary or (with --json) the result as JSON on stdout; exit code 0, or 2 for bad input,
+ * 3 when another process holds a database, 4 when a check stopped a publish, 1 otherwise.
+ */
+export async function runJob<T>(name: string, json: boolean, job: () => Promise<JobOutcome<T>>): Promise<void> {
+  try {
+    const { result, summary } = await job();
+    process.stdout.write(json ? `${JSON.stringify({ ok: true, job: name, ...asObject(result) }, null, 2)}\n` : `${name}: ${summary}\n`);
+    process.exitCode = 0;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const code = error instanceof InputError ? 2 : error instanceof DatabaseBusyError ? 3 : error instanceof CheckFailedError ? 4 : 1;
+    if (json) process.stdout.write(`${JSON.stringify({ ok: false, job: name, error: message }, null, 2)}\n`);
+    process.stderr.write(`${name}: failed: ${message}\n`);
+    if (code === 1 && error instanceof Error && process.env['DRIVING_DEBUG']) process.stderr.write(`${error.stack}\n`);
+    process.exitCode = code;
+  }
+}
+
+function asObject(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : { result: value };
+}

@@ -1,0 +1,25 @@
+import type { LoadResult } from './load.js';
+import type { ScoreResult } from './score.js';
+import type { PublishResult } from '../publish/publish.js';
+
+const sum = (values: Record<string, number>): number => Object.values(values).reduce((a, b) => a + b, 0);
+
+export function publishSummary(p: PublishResult): string {
+  return p.published ? `published version ${p.version} (slot ${p.slot})` : `version ${p.version} already published`;
+}
+
+export function loadSummary(r: LoadResult): string {
+  const t = r.totals;
+  return (
+    `${t.files - t.filesSkipped} file(s) loaded, ${t.filesSkipped} skipped; ${t.tripsLoaded} trips (${t.tripsReplaced} replaced, ` +
+    `${sum(t.tripsAbnormal)} abnormal), ${sum(t.rejected)} records rejected, ${sum(t.pointsDropped)} points dropped, ` +
+    `${sum(t.eventsQuarantined)} events quarantined; ${publishSummary(r.publish)} in ${r.seconds.toFixed(1)} s`
+  );
+}
+
+export function scoreSummary(r: ScoreResult): string {
+  const dates = [...new Set(r.runs.map((x) => x.date))].sort();
+  const range = dates.length <= 1 ? (dates[0] ?? 'no date') : `${dates[0]}..${dates[dates.length - 1]}`;
+  const users = r.runs.reduce((a, x) => a + x.users, 0);
+  return `${r.runs.length} run(s) as of ${range}, ${users} user score(s); ${publishSummary(r.publish)} in ${r.seconds.toFixed(1)} s`;
+}
