@@ -1,0 +1,55 @@
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { dirname, join, basename } from 'node:path';
+import type { Warehouse } from '../warehouse/warehouse.js';
+import { quoteIdent, quoteLiteral, query, run } from '../db/sql.js';
+
+/** Each exported table, and the column it is partitioned by besides app_id. */
+export const EXPORTS = [
+  { table: 'apps', partition: null, by: null },
+  { table: 'trips', partition: 'trip_month', by: "strftime(trip_date, '%Y-%m')" },
+  { table: 'trip_events', partition: 'event_month', by: "strftime(timezone('UTC', started_at), '%Y-%m')" },
+  { table: 'stats_daily', partition: 'stat_month', by: "strftime(stat_date, '%Y-%m')" },
+  { table: 'safety_scores', partition: 'evaluation_month', by: "strftime(evaluation_date, '%Y-%m')" },
+] as const;
+
+export interface ExportResult {
+  out: string;
+  tables: Record<string, number>;
+}
+
+/**
+ * Writes Hive-partitioned Parquet (app_id=…/<month>=…/) of the warehouse's served tables into a
+ * fresh folder beside `out`, then swaps it in, so a reader never sees half an export.
+ */
+export async function exportParquet(wh: Warehouse, out: string): Promise<ExportResult> {
+  const staging = join(dirname(out), `.${basename(out)}.tmp-${process.pid}`);
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging, { recursive: true });
+  const tables: Record<string, number> = {};
+  for (const { table, partition, by } of EXPORTS) {
+    const rows = await query(wh.conn, `select count(*) as n from ${quoteIdent(table)}`);
+    tables[table] = Number(rows[0]?.['n'] ?? 0);
+    if (partition === null || by === null) {
+      await run(wh.conn, `copy ${quoteIdent(table)} to ${quoteLiteral(join(staging, `${table}.parquet`))} (format parquet)`);
+      continue;
+    }
+    const target = join(staging, table);
+    // Ordered by user and time, so a reader filtering on a user prunes row groups by their min/max.
+    await run(
+      wh.conn,
+      `copy (select *, ${by} as ${quoteIdent(partition)} from ${quoteIdent(table)} order by app_id, user_id) ` +
+        `to ${quoteLiteral(target)} (format parquet, compression zstd, partition_by (app_id, ${quoteIdent(partition)}), overwrite_or_ignore true)`,
+    );
+    if (tables[table] === 0) {
+      // keep the schema readable for analysts even when there is nothing to export yet
+      const empty = join(target, 'app_id=_', `${partition}=_`);
+      mkdirSync(empty, { recursive: true });
+      await run(wh.conn, `copy (select * exclude (app_id) from ${quoteIdent(table)} limit 0) to ${quoteLiteral(join(empty, 'empty.parquet'))} (format parquet)`);
+    }
+  }
+  const previous = `${staging}.old`;
+  if (existsSync(out)) renameSync(out, previous);
+  renameSync(staging, out);
+  rmSync(previous, { recursive: true, force: true });
+  return { out, tables };
+}
