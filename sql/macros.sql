@@ -1,18 +1,25 @@
 -- Helpers used by the models. Loaded into every connection that runs sql/ (jobs and analysts).
 
--- An instant from a JSON scalar's text: epoch milliseconds, or ISO 8601 that carries an offset.
--- A string without an offset is ambiguous and yields NULL.
-create or replace macro parse_instant(s) as
+-- An instant from ISO 8601 text that carries an offset; a string without one is ambiguous: NULL.
+create or replace macro parse_iso_instant(s) as
     case
-        when s is null then null
-        when regexp_full_match(s, '-?[0-9]{1,15}') then to_timestamp(s::bigint / 1000.0)
         when regexp_full_match(s, '[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?([zZ]|[+-][0-9]{2}(:?[0-9]{2})?)')
             then try_cast(s as timestamptz)
     end;
 
--- A point's time: almost always epoch milliseconds, so try the cheap cast first.
-create or replace macro parse_point_instant(s) as
-    coalesce(to_timestamp(try_cast(s as bigint) / 1000.0), parse_instant(s));
+-- A record's time (startTime, endTime), strict: a JSON number is epoch milliseconds, a JSON string
+-- must be ISO 8601 with an offset.
+create or replace macro parse_json_instant(j) as
+    case
+        when j is null then null
+        when json_type(j) in ('BIGINT', 'UBIGINT', 'DOUBLE') then to_timestamp(j::varchar::double / 1000.0)
+        when json_type(j) = 'VARCHAR' then parse_iso_instant(json_extract_string(j, '$'))
+    end;
+
+-- A time inside points and events, lenient (docs/decisions.md): epoch milliseconds as a number or
+-- numeric text, or ISO 8601 with an offset. Points are almost always epoch ms: the cheap cast first.
+create or replace macro parse_instant(s) as
+    coalesce(to_timestamp(try_cast(s as double) / 1000.0), parse_iso_instant(s));
 
 -- The text of a JSON string value; NULL when the value is absent or not a string.
 create or replace macro json_string(j) as

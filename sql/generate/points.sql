@@ -49,5 +49,5 @@ select
                else v * (1 + 0.06 * (gen_rnd(trip_key, 'v', i) - 0.5)) end, 2) as speed,
     round(((h % 360) + 360) % 360, 1) as heading,
     round(3 + 12 * pow(gen_rnd(trip_key, 'accuracy', i), 2), 1) as accuracy,
-    i >= gap_from and i < gap_from + gap_len as in_gap
+    gap_from >= 0 and i >= gap_from and i < gap_from + gap_len as in_gap
 from placed

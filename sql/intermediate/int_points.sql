@@ -24,7 +24,7 @@ typed as (
         app_id,
         trip_id,
         point_index,
-        parse_point_instant(p.t) as t,
+        parse_instant(p.t) as t,
         p.lat as lat,
         p.lng as lng,
         p.speed as speed,

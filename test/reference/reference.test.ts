@@ -1,3 +1,4 @@
+/// <reference types="node" />
 // Checks the independent reference implementation against hand-computed expectations
 // (test/fixtures/reference/edge-cases.expected.json; arithmetic in edge-cases.notes.md).
 import { readFileSync } from 'node:fs';

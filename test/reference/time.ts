@@ -27,6 +27,24 @@ export function parseTimeMs(value: unknown): number | null {
   return null;
 }
 
+const NUMERIC = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/;
+
+/**
+ * Product decision (docs/decisions.md, "Lenient nested values"): inside points and events a number
+ * may arrive as a numeric string ("5", "1781510400000"); record-level fields stay strict.
+ */
+export function lenientNumber(value: unknown): number | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value === 'string' && NUMERIC.test(value.trim())) return Number(value.trim());
+  return null;
+}
+
+/** A point or event time: epoch ms as a number or numeric string, or ISO 8601 with an offset. */
+export function parseNestedTimeMs(value: unknown): number | null {
+  const n = typeof value === 'string' ? lenientNumber(value) : null;
+  return n !== null ? n : parseTimeMs(value);
+}
+
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 
 /** Validates a calendar date 'YYYY-MM-DD' (throws otherwise) and returns it. */

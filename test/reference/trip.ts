@@ -9,6 +9,8 @@ import {
   localMidnightMs,
   overlapSeconds,
   parseTimeMs,
+  parseNestedTimeMs,
+  lenientNumber,
   roundHalfAwayFromZero,
 } from './time.js';
 
@@ -155,9 +157,11 @@ export function filterPoints(
       increment(dropped, 'non_finite');
       continue;
     }
-    const t = parseTimeMs(raw.t);
-    const { lat, lng, speed } = raw;
-    if (t === null || !isFiniteNumber(lat) || !isFiniteNumber(lng) || !isFiniteNumber(speed)) {
+    const t = parseNestedTimeMs(raw.t);
+    const lat = lenientNumber(raw.lat);
+    const lng = lenientNumber(raw.lng);
+    const speed = lenientNumber(raw.speed);
+    if (t === null || lat === null || lng === null || speed === null) {
       increment(dropped, 'non_finite');
       continue;
     }
@@ -189,14 +193,14 @@ export function filterEvents(rawEvents: unknown): { events: ValidEvent[]; quaran
   const quarantined: Record<string, number> = {};
   const list: unknown[] = Array.isArray(rawEvents) ? rawEvents : [];
   const events: ValidEvent[] = [];
-  const isPoint = (p: unknown): boolean => isObject(p) && isFiniteNumber(p.lat) && isFiniteNumber(p.lng);
+  const isPoint = (p: unknown): boolean => isObject(p) && lenientNumber(p.lat) !== null && lenientNumber(p.lng) !== null;
   for (const raw of list) {
     if (!isObject(raw)) {
       increment(quarantined, 'invalid_event');
       continue;
     }
-    const s = parseTimeMs(raw.startTime);
-    const e = parseTimeMs(raw.endTime);
+    const s = parseNestedTimeMs(raw.startTime);
+    const e = parseNestedTimeMs(raw.endTime);
     if (s === null || e === null || !isPoint(raw.startPoint) || !isPoint(raw.endPoint)) {
       increment(quarantined, 'invalid_event');
       continue;
