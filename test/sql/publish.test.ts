@@ -1,0 +1,64 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { runLoad } from '../../src/jobs/load.js';
+import { openDatabase } from '../../src/db/open.js';
+import { run } from '../../src/db/sql.js';
+import { manifestOf, publishedRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
+import { tripRecord } from '../helpers/trips.js';
+import { slotFile } from '../../src/publish/manifest.js';
+
+let ws: Workspace;
+beforeEach(async () => {
+  ws = await workspace('UTC');
+});
+afterEach(() => ws.cleanup());
+const now = new Date('2026-11-21T08:00:00Z');
+
+const trip = (id: string, day: string) => tripRecord({ appId: ws.appId, tripId: id, start: `${day}T08:00:00Z`, seconds: 600 });
+
+describe('publish', () => {
+  it('alternates slots and copies only what changed since the standby slot was last written', async () => {
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', '2026-11-18'), trip('b', '2026-11-18')])], now });
+    expect(manifestOf(ws.paths)?.slot).toBe('a');
+    const second = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '2.ndjson'), [trip('c', '2026-11-19')])], now });
+    // slot b is new: it is built from zero once
+    expect(second.publish).toMatchObject({ slot: 'b', fromVersion: 0, version: 2 });
+    const third = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '3.ndjson'), [trip('d', '2026-11-20')])], now });
+    // slot a was at version 1: it receives versions 2 and 3 only (trips c, d and their two days)
+    expect(third.publish).toMatchObject({ slot: 'a', fromVersion: 1, version: 3, rowsApplied: 4 });
+    const trips = await publishedRows(ws.paths, 'trips', 'trip_id');
+    expect(trips.map((t) => t['trip_id'])).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('refuses to publish when a check fails and keeps serving the last good slot', async () => {
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', '2026-11-18')])], now });
+    const good = manifestOf(ws.paths);
+    // corrupt the warehouse: a statistics row that disagrees with its trips, at a new version
+    const db = await openDatabase(ws.paths.warehouseFile);
+    await run(db.connection, "update stats_daily set mileage_m = mileage_m + 1, version = 2");
+    await run(db.connection, "update meta set value = '2' where key = 'version'");
+    db.close();
+    await expect(runLoad({ dataDir: ws.dir, inputs: [], now })).rejects.toThrow(/checks\/stats_match_trips/);
+    expect(manifestOf(ws.paths)).toEqual(good);
+  });
+
+  it('waits for a reader to let go of the standby slot, and gives up with a clear error', async () => {
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', '2026-11-18')])], now });
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '2.ndjson'), [trip('b', '2026-11-18')])], now });
+    expect(manifestOf(ws.paths)?.slot).toBe('b');
+    // an API that has not yet closed slot a (the standby now) holds a read lock on it
+    const { spawn } = await import('node:child_process');
+    const holder = spawn(process.execPath, ['-e', `
+      const { DuckDBInstance } = await import('@duckdb/node-api');
+      const i = await DuckDBInstance.create(${JSON.stringify(slotFile(ws.paths.publishedDir, 'a'))}, { access_mode: 'READ_ONLY' });
+      await i.connect(); console.log('holding'); setTimeout(() => process.exit(0), Number(process.argv[1]));`, '1500'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve) => holder.stdout.on('data', () => resolve()));
+    process.env['DRIVING_PUBLISH_LOCK_WAIT_MS'] = '10000';
+    try {
+      const result = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '3.ndjson'), [trip('c', '2026-11-18')])], now });
+      expect(result.publish).toMatchObject({ published: true, slot: 'a' });
+    } finally {
+      delete process.env['DRIVING_PUBLISH_LOCK_WAIT_MS'];
+    }
+  });
+});

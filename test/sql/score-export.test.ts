@@ -1,0 +1,107 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { runLoad } from '../../src/jobs/load.js';
+import { runScore } from '../../src/jobs/score.js';
+import { runExport } from '../../src/jobs/export.js';
+import { runSqlOnExport } from '../../src/jobs/sql.js';
+import { openDatabase } from '../../src/db/open.js';
+import { installMacros } from '../../src/db/macros.js';
+import { query } from '../../src/db/sql.js';
+import { publishedRows, warehouseRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
+import { tripRecord } from '../helpers/trips.js';
+
+let ws: Workspace;
+const now = new Date('2026-11-21T03:00:00Z');
+const SQL = (name: string) => join(import.meta.dirname, '..', '..', 'sql', `${name}.sql`);
+
+beforeAll(async () => {
+  ws = await workspace('America/New_York');
+  const records = [];
+  for (let day = 1; day <= 20; day++) {
+    const date = `2026-11-${String(day).padStart(2, '0')}`;
+    for (const [user, hour] of [[1, '07'], [2, '17'], [3, '23']] as const) {
+      records.push(tripRecord({
+        appId: ws.appId, tripId: `u${user}-${date}`, userId: 500 + user, orgUserId: `driver-${user}`,
+        start: `${date}T${hour}:30:00-05:00`, seconds: 900 + day * 10,
+        speed: (i) => (i % 40 < 10 ? 4 : 15 + (i % 7)),
+        events: day % 3 === 0 ? [{ type: 'phone_usage', from: 60, to: 200 }, { type: 'brake', from: 300, to: 302 }] : [],
+      }));
+    }
+  }
+  await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'nov.ndjson'), records)], now });
+  await runScore({ dataDir: ws.dir, from: '2026-11-19', to: '2026-11-21', now });
+});
+afterAll(() => ws.cleanup());
+
+describe('score job', () => {
+  it('scores every user with trips in the window, for both intervals, and serves the latest not after today', async () => {
+    const stored = await warehouseRows(ws.paths, 'select evaluation_date, interval_days, count(*)::int as n from safety_scores group by all order by all');
+    expect(stored).toEqual([
+      { evaluation_date: '2026-11-19', interval_days: 30, n: 3 }, { evaluation_date: '2026-11-19', interval_days: 90, n: 3 },
+      { evaluation_date: '2026-11-20', interval_days: 30, n: 3 }, { evaluation_date: '2026-11-20', interval_days: 90, n: 3 },
+      { evaluation_date: '2026-11-21', interval_days: 30, n: 3 }, { evaluation_date: '2026-11-21', interval_days: 90, n: 3 },
+    ]);
+    // today in New York is 2026-11-20 at 03:00Z: the 21st is ahead and stays; the 19th can never be the answer again
+    const served = await publishedRows(ws.paths, 'safety_scores', 'user_id, interval_days, evaluation_date');
+    expect([...new Set(served.map((r) => r['evaluation_date']))].sort()).toEqual(['2026-11-20', '2026-11-21']);
+  });
+
+  it('gives the same scores when a date is scored again', async () => {
+    const cols = 'user_id, interval_days, evaluation_date, safety_score, count_trips, distracted_driving, low_speed, acclong_abs_1';
+    const before = await warehouseRows(ws.paths, `select ${cols} from safety_scores order by all`);
+    await runScore({ dataDir: ws.dir, date: '2026-11-20', now });
+    expect(await warehouseRows(ws.paths, `select ${cols} from safety_scores order by all`)).toEqual(before);
+  });
+
+  it('keeps the model version, the factors and each factor’s cost in points with every score', async () => {
+    const rows = await warehouseRows(ws.paths, "select * from safety_scores where evaluation_date = '2026-11-21'");
+    for (const row of rows) {
+      expect(row['model_version']).toBe('safety-score/1');
+      const lost = ['lost_distracted_driving', 'lost_evening_rush_hour', 'lost_acclong_abs_1', 'lost_weekday_driving', 'lost_low_speed', 'lost_events']
+        .reduce((sum, c) => sum + Number(row[c]), 0);
+      expect(lost).toBeCloseTo(100 - Number(row['safety_score']), 1);
+    }
+    // driver-2 drives 17:30-17:45 New York time every day: all of it is evening rush hour
+    const rush = rows.find((r) => r['org_user_id'] === 'driver-2' && r['interval_days'] === 30)!;
+    expect(Number(rush['evening_rush_hour'])).toBe(1);
+  });
+});
+
+describe('safety-score model', () => {
+  it('falls when any one risk factor rises, all else equal', async () => {
+    const db = await openDatabase(':memory:');
+    await installMacros(db.connection);
+    const base = { d: 0.02, r: 0.2, a: 0.1, w: 0.7, l: 0.3, e: 3 };
+    const score = async (f: typeof base) =>
+      Number((await query(db.connection, 'select ss_score(ss_pcf($d, $r, $a, $w, $l, $e)) as s', f))[0]?.['s']);
+    const reference = await score(base);
+    for (const key of Object.keys(base) as (keyof typeof base)[]) {
+      expect(await score({ ...base, [key]: base[key] + 0.05 }), key).toBeLessThan(reference);
+    }
+    expect(await score({ d: 0, r: 0, a: 0, w: 0, l: 0, e: 0 })).toBe(100);
+    db.close();
+  });
+});
+
+describe('Parquet export', () => {
+  it('gives analysts the same numbers as the warehouse when sql/ runs on it', async () => {
+    const out = join(ws.dir, 'export-test');
+    const exported = await runExport({ dataDir: ws.dir, out });
+    expect(exported.tables['trips']).toBe(60);
+
+    const scores = await runSqlOnExport({
+      parquet: out, file: SQL('marts/safety_scores'), params: ['as_of=2026-11-21', 'evaluated_at=2026-11-21T03:00:00Z'],
+    });
+    const fromWarehouse = await warehouseRows(ws.paths,
+      "select * exclude (version, evaluated_at) from safety_scores where evaluation_date = '2026-11-21' order by user_id, interval_days");
+    const sorted = scores.map(({ evaluated_at: _, ...rest }) => rest)
+      .sort((a, b) => Number(a['user_id']) - Number(b['user_id']) || Number(a['interval_days']) - Number(b['interval_days']));
+    expect(sorted).toEqual(fromWarehouse);
+
+    const stats = await runSqlOnExport({ parquet: out, file: SQL('marts/stats_daily'), params: ['version=0'] });
+    const statsWarehouse = await warehouseRows(ws.paths, 'select * exclude (version) from stats_daily order by user_id, stat_date');
+    expect(stats.map(({ version: _, ...rest }) => rest)
+      .sort((a, b) => Number(a['user_id']) - Number(b['user_id']) || String(a['stat_date']).localeCompare(String(b['stat_date']))))
+      .toEqual(statsWarehouse);
+  });
+});
