@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+// Generates realistic, deterministic trip records for an app's users (who become real accounts).
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { runJob } from '../dist/cli.js';
+import { resolveDataDir } from '../dist/config.js';
+import { runGenerate } from '../dist/jobs/generate.js';
+import { stderrProgress } from '../dist/progress.js';
+
+const argv = yargs(hideBin(process.argv))
+  .scriptName('generate')
+  .usage('$0 --users N --days D [--out DIR] [--seed S] [--format ndjson|parquet] [--bad-records]')
+  .option('out', { type: 'string', describe: 'folder to write (default: the landing area, so load.js picks it up)' })
+  .option('users', { type: 'number', default: 50 })
+  .option('days', { type: 'number', default: 30, describe: 'days of trips, ending yesterday (app zone) unless --end-date' })
+  .option('end-date', { type: 'string', describe: 'last day YYYY-MM-DD' })
+  .option('seed', { type: 'number', default: 42, describe: 'same seed, same bytes' })
+  .option('format', { choices: ['ndjson', 'parquet'], default: 'ndjson' })
+  .option('bad-records', { type: 'boolean', default: false, describe: 'also write malformed lines of every kind' })
+  .option('app-id', { type: 'string', describe: 'which app (default: the only one)' })
+  .option('data-dir', { type: 'string', describe: 'data folder (env DRIVING_DATA_DIR, default ./data)' })
+  .option('json', { type: 'boolean', default: false })
+  .strict()
+  .parseSync();
+
+await runJob('generate', argv.json, async () => {
+  const result = await runGenerate({
+    dataDir: resolveDataDir(argv.dataDir), out: argv.out, users: argv.users, days: argv.days, endDate: argv.endDate,
+    seed: argv.seed, format: argv.format, badRecords: argv.badRecords, appId: argv.appId, progress: stderrProgress,
+  });
+  return {
+    result,
+    summary: `${result.files.length} file(s) in ${result.out}: ${result.trips} trips, ${result.points} points, ${result.events} events, ${result.abnormalTrips} abnormal, ${result.badLines} bad line(s)`,
+  };
+});

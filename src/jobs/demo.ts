@@ -1,0 +1,115 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathsFor } from '../config.js';
+import { AppStore } from '../apps/store.js';
+import { writeFileAtomic } from '../fsutil.js';
+import { runGenerate } from './generate.js';
+import { runLoad, type LoadResult } from './load.js';
+import { runScore, type ScoreResult } from './score.js';
+import { openDatabase } from '../db/open.js';
+import { query } from '../db/sql.js';
+import { readManifest } from '../publish/manifest.js';
+import { silent, type Progress } from '../progress.js';
+
+export interface DemoOptions {
+  dataDir: string;
+  users?: number;
+  days?: number;
+  progress?: Progress;
+}
+
+export interface DemoResult {
+  appId: string;
+  apiKey: string;
+  credentialsFile: string;
+  generated: boolean;
+  load: LoadResult;
+  score: ScoreResult;
+  published: PublishedSummary;
+}
+
+export interface PublishedSummary {
+  slot: string;
+  version: number;
+  trips: number;
+  normalTrips: number;
+  users: number;
+  firstDay: string | null;
+  lastDay: string | null;
+  scores: number;
+  meanSafetyScore30: number | null;
+  sampleUsers: string[];
+}
+
+const DEMO_NAME = 'Demo Fleet';
+
+/**
+ * `npm start`: a demo app (created once; its credentials kept in <data-dir>/demo-credentials.json
+ * because a key is shown only once), 50 users x 30 days of trips, load, tonight's score, publish.
+ * Running it again reuses everything and only catches up.
+ */
+export async function runDemo(options: DemoOptions): Promise<DemoResult> {
+  const progress = options.progress ?? silent;
+  const paths = pathsFor(options.dataDir);
+  const credentialsFile = join(options.dataDir, 'demo-credentials.json');
+  const store = new AppStore(paths.appsFile);
+  let credentials = existsSync(credentialsFile)
+    ? (JSON.parse(readFileSync(credentialsFile, 'utf8')) as { appId: string; apiKey: string; appSecret: string })
+    : null;
+  if (!credentials || !store.get(credentials.appId)) {
+    credentials = await store.add({ name: DEMO_NAME, timeZone: 'Europe/Berlin' });
+    writeFileAtomic(credentialsFile, `${JSON.stringify(credentials, null, 2)}\n`);
+    progress(`demo: created app ${credentials.appId} (credentials in ${credentialsFile})`);
+  }
+  const alreadyLoaded = readManifest(paths.manifestFile) !== null;
+  if (!alreadyLoaded) {
+    await runGenerate({ dataDir: options.dataDir, appId: credentials.appId, users: options.users ?? 50, days: options.days ?? 30, progress });
+  }
+  const load = await runLoad({ dataDir: options.dataDir, progress });
+  const score = await runScore({ dataDir: options.dataDir, progress });
+  return {
+    appId: credentials.appId,
+    apiKey: credentials.apiKey,
+    credentialsFile,
+    generated: !alreadyLoaded,
+    load,
+    score,
+    published: await summarizePublished(paths.manifestFile, paths.publishedDir, credentials.appId),
+  };
+}
+
+/** What the API will serve, read from the published slot the way the API will read it. */
+export async function summarizePublished(manifestFile: string, publishedDir: string, appId: string): Promise<PublishedSummary> {
+  const manifest = readManifest(manifestFile);
+  if (!manifest) throw new Error('nothing published');
+  const db = await openDatabase(join(publishedDir, manifest.file), { readOnly: true });
+  try {
+    const [row = {}] = await query(
+      db.connection,
+      `select
+         (select count(*) from trips where app_id = $app) as trips,
+         (select count(*) from trips where app_id = $app and is_normal) as normal_trips,
+         (select count(distinct user_id) from trips where app_id = $app) as users,
+         (select min(trip_date)::varchar from trips where app_id = $app) as first_day,
+         (select max(trip_date)::varchar from trips where app_id = $app) as last_day,
+         (select count(*) from safety_scores where app_id = $app) as scores,
+         (select round(avg(safety_score), 2) from safety_scores where app_id = $app and interval_days = 30) as mean30`,
+      { app: appId },
+    );
+    const sample = await query(db.connection, 'select distinct org_user_id from trips where app_id = $app order by 1 limit 3', { app: appId });
+    return {
+      slot: manifest.slot,
+      version: manifest.version,
+      trips: Number(row['trips']),
+      normalTrips: Number(row['normal_trips']),
+      users: Number(row['users']),
+      firstDay: (row['first_day'] as string | null) ?? null,
+      lastDay: (row['last_day'] as string | null) ?? null,
+      scores: Number(row['scores']),
+      meanSafetyScore30: row['mean30'] === null ? null : Number(row['mean30']),
+      sampleUsers: sample.map((r) => String(r['org_user_id'])),
+    };
+  } finally {
+    db.close();
+  }
+}
