@@ -24,16 +24,16 @@ phone_calls as (
 intervals (trip_no, type, i_start, i_end, detail) as (
     select trip_no, 'brake', leg_start + leg_points - 4, leg_start + leg_points - 1, 0
     from legs
-    where k < n_legs - 1 and exit_cap < 100 and gen_rnd(trip_key, 'brake', k) < 0.08 + 0.30 * style
+    where k < n_legs - 1 and exit_cap < 100 and gen_rnd(trip_key, 'brake', k) < 0.03 + 0.15 * style
     union all
     select trip_no, 'throttle', leg_start + stop_s, leg_start + stop_s + 3, 0
     from legs
-    where (k = 0 or stop_s > 0) and gen_rnd(trip_key, 'throttle', k) < 0.05 + 0.25 * style
+    where (k = 0 or stop_s > 0) and gen_rnd(trip_key, 'throttle', k) < 0.03 + 0.15 * style
     union all
     select trip_no, case when turn < 0 then 'corner_left' else 'corner_right' end,
         leg_start + stop_s, leg_start + stop_s + 4, 0
     from legs
-    where is_big_turn and gen_rnd(trip_key, 'corner', k) < 0.20 + 0.40 * style
+    where is_big_turn and gen_rnd(trip_key, 'corner', k) < 0.05 + 0.25 * style
     union all
     select trip_no, 'speeding', leg_start + leg_points // 4, leg_start + (3 * leg_points) // 4,
         case when on_highway then 120 else 50 end

@@ -16,7 +16,7 @@ kinds as (
         is_highway
             and k >= floor(n_legs * (0.2 + 0.15 * gen_rnd(trip_key, 'hw_from', 0)))
             and k < ceil(n_legs * (0.65 + 0.2 * gen_rnd(trip_key, 'hw_to', 0))) as on_highway,
-        gen_rnd(trip_key, 'speeding', k) < 0.03 + 0.12 * style as is_speeding,
+        gen_rnd(trip_key, 'speeding', k) < 0.01 + 0.08 * style as is_speeding,
         gen_rnd(trip_key, 'vmax', k) as u_vmax,
         gen_rnd(trip_key, 'stop', k) as u_stop,
         gen_rnd(trip_key, 'turn', k) as u_turn,

@@ -1,4 +1,5 @@
 -- grain: one row per generated point (1 Hz), including those hidden by a GPS gap
+-- Stored in trip_no order, so a range of trips reads only its own row groups.
 -- params: none (reads gen_legs)
 -- Speed follows a trapezoid per leg (stop, accelerate, cruise, slow for the next stop or turn);
 -- the position integrates the true speed along the heading, so lat/lng move consistently.
@@ -51,3 +52,4 @@ select
     round(3 + 12 * pow(gen_rnd(trip_key, 'accuracy', i), 2), 1) as accuracy,
     gap_from >= 0 and i >= gap_from and i < gap_from + gap_len as in_gap
 from placed
+order by trip_no, i

@@ -1,5 +1,6 @@
--- grain: one row per generated trip record, in the delivered shape (camelCase fields)
--- params: $app_id VARCHAR, $time_zone VARCHAR
+-- grain: one row per trip record of a range of trips, in the delivered shape (camelCase fields)
+-- params: $first_trip_no BIGINT, $last_trip_no BIGINT, $app_id VARCHAR, $time_zone VARCHAR
+-- Built one range (a local day) at a time: the table stays small and every write reads only it.
 -- startTime/endTime are JSON scalars: an ISO string with the zone's offset, or (time_as_epoch)
 -- epoch milliseconds. Points hidden by a GPS gap are left out.
 create or replace temp table gen_records as
@@ -9,7 +10,7 @@ with point_lists as (
         list({'t': t, 'lat': lat, 'lng': lng, 'speed': speed, 'heading': heading, 'accuracy': accuracy}
              order by i) as points
     from gen_points
-    where not in_gap
+    where trip_no between $first_trip_no::bigint and $last_trip_no::bigint and not in_gap
     group by trip_no
 ),
 
@@ -20,15 +21,13 @@ event_lists as (
               'startPoint': start_point, 'endPoint': end_point, 'description': description}
              order by i_start, type) as events
     from gen_events
+    where trip_no between $first_trip_no::bigint and $last_trip_no::bigint
     group by trip_no
 )
 
 select
-    t.trip_day,
     t.start_ms,
     t.end_ms,
-    t.is_bad_source,
-    t.abnormal_kind,
     $app_id::varchar as appId,
     t.platform_user_id as platformUserId,
     t.org_user_id as orgUserId,
@@ -47,4 +46,4 @@ select
 from gen_trips as t
 join point_lists as p using (trip_no)
 left join event_lists as e using (trip_no)
-order by t.trip_day, t.start_ms, t.trip_id
+where t.trip_no between $first_trip_no::bigint and $last_trip_no::bigint

@@ -1,9 +1,11 @@
 -- grain: one row: what the day files hold (bad-source trips go to bad-records.ndjson only)
--- params: none (reads gen_records)
+-- params: none (reads gen_trips, gen_points, gen_events)
+with main_trips as (
+    select trip_no, abnormal_kind from gen_trips where not is_bad_source
+)
+
 select
-    count(*) as trips,
-    coalesce(sum(len(points)), 0) as points,
-    coalesce(sum(len(events)), 0) as events,
-    count(*) filter (where abnormal_kind is not null) as abnormal_trips
-from gen_records
-where not is_bad_source
+    (select count(*) from main_trips) as trips,
+    (select count(*) from gen_points join main_trips using (trip_no) where not in_gap) as points,
+    (select count(*) from gen_events join main_trips using (trip_no)) as events,
+    (select count(*) from main_trips where abnormal_kind is not null) as abnormal_trips

@@ -87,12 +87,13 @@ final as (
         not is_bad_source and gen_rnd(trip_key, 'epoch', 0) < 0.10 as time_as_epoch,
         gen_rnd(trip_key, 'auto_start', 0) < 0.80 as is_auto_start,
         gen_rnd(trip_key, 'auto_end', 0) < 0.85 as is_auto_end,
-        row_number() over (partition by user_idx, trip_day order by start_sec) as day_trip_no
+        row_number() over (partition by user_idx, trip_day order by start_sec, slot_no) as day_trip_no
     from timed
 )
 
 select
-    row_number() over (order by user_idx, trip_day, start_sec) as trip_no,
+    -- day-major, bad-source trips last: one day's trips are one range of trip_no
+    row_number() over (order by is_bad_source, trip_day, start_sec, user_idx, slot_no) as trip_no,
     *,
     ceil(n_points / leg_len)::integer as n_legs,
     case when abnormal_kind = 'time_inverted' then end_ms - 30000

@@ -1,14 +1,8 @@
 -- grain: one row per delivered event of a loadable record
--- reads: int_trip_records
+-- reads: int_loadable_records
 -- Marks each event with its quarantine reason (decisions 3), first match wins; NULL keeps it.
 -- A missing description gets the event type's wording from the interface.
-with records as (
-    select app_id, trip_id, platform_user_id_text, line_no, events
-    from int_trip_records
-    where reason is null and not superseded_in_file
-),
-
-delivered as (
+with delivered as (
     select
         app_id,
         trip_id,
@@ -16,7 +10,7 @@ delivered as (
         line_no,
         unnest(events) as e,
         generate_subscripts(events, 1) as event_index
-    from records
+    from int_loadable_records
 ),
 
 typed as (

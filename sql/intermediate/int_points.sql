@@ -1,14 +1,8 @@
 -- grain: one row per delivered point of a loadable record
--- reads: int_trip_records
+-- reads: int_loadable_records
 -- Marks each point with the reason it is dropped (decisions 3), first match wins; NULL keeps it.
 -- Of points sharing a time, the first delivered is kept.
-with records as (
-    select app_id, trip_id, started_at, ended_at, points
-    from int_trip_records
-    where reason is null and not superseded_in_file
-),
-
-delivered as (
+with delivered as (
     select
         app_id,
         trip_id,
@@ -16,7 +10,7 @@ delivered as (
         ended_at,
         unnest(points) as p,
         generate_subscripts(points, 1) as point_index
-    from records
+    from int_loadable_records
 ),
 
 typed as (

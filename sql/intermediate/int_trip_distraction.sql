@@ -1,5 +1,5 @@
 -- grain: one row per loadable trip with at least one phone event overlapping it
--- reads: int_events, int_trip_records
+-- reads: int_events, int_loadable_records
 -- Seconds covered by the union of the trip's phone_call and phone_usage intervals, clipped to the
 -- trip (decisions 7, distractedDriving): overlapping events count once.
 with clipped as (
@@ -9,9 +9,8 @@ with clipped as (
         greatest(e.started_at, r.started_at) as from_at,
         least(e.ended_at, r.ended_at) as to_at
     from int_events as e
-    join int_trip_records as r
+    join int_loadable_records as r
         on r.app_id = e.app_id and r.trip_id = e.trip_id
-        and r.reason is null and not r.superseded_in_file
     where e.reason is null and e.type in ('phone_call', 'phone_usage')
 ),
 

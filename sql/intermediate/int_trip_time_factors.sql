@@ -1,12 +1,12 @@
 -- grain: one row per loadable trip whose end is after its start
--- reads: int_trip_records (with the app's time_zone)
+-- reads: int_loadable_records (with the app's time_zone)
 -- Seconds of [start, end) inside 17:00-20:00 local time on every local day the trip touches, and
 -- on local Monday to Friday (decisions 7). Local bounds become instants through the zone, so a DST
 -- day is 23 or 25 hours long and no hour is assumed to be 3600 s of wall clock.
 with trips as (
     select app_id, trip_id, started_at, ended_at, time_zone
-    from int_trip_records
-    where reason is null and not superseded_in_file and ended_at > started_at
+    from int_loadable_records
+    where ended_at > started_at
 ),
 
 days as (

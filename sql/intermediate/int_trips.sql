@@ -1,14 +1,10 @@
 -- grain: one row per trip loaded from one input file (the last line of each tripId)
--- reads: int_trip_records, int_trip_point_metrics, int_events, int_trip_distraction,
+-- reads: int_loadable_records, int_trip_point_metrics, int_events, int_trip_distraction,
 --        int_trip_time_factors
 -- params: $loaded_at TIMESTAMPTZ, $source_file VARCHAR, $file_key VARCHAR, $batch_id BIGINT,
 --         $version BIGINT
 -- Derives the trip fields of decisions 4 and the status of decisions 3 (first rule that matches).
-with records as (
-    select * from int_trip_records where reason is null and not superseded_in_file
-),
-
-event_totals as (
+with event_totals as (
     select
         app_id,
         trip_id,
@@ -52,7 +48,7 @@ joined as (
         coalesce(f.evening_rush_seconds, 0) as evening_rush_seconds,
         coalesce(f.weekday_seconds, 0) as weekday_seconds,
         r.line_no
-    from records as r
+    from int_loadable_records as r
     left join int_trip_point_metrics as m on m.app_id = r.app_id and m.trip_id = r.trip_id
     left join event_totals as e on e.app_id = r.app_id and e.trip_id = r.trip_id
     left join int_trip_distraction as d on d.app_id = r.app_id and d.trip_id = r.trip_id

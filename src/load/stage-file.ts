@@ -4,6 +4,7 @@ import { materialize, quoteIdent } from '../db/sql.js';
 /** The models that turn one input file into loadable rows, in dependency order. */
 const DERIVE = [
   'intermediate/int_trip_records',
+  'intermediate/int_loadable_records',
   'intermediate/int_points',
   'intermediate/int_point_intervals',
   'intermediate/int_trip_point_metrics',
