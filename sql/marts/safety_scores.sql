@@ -54,12 +54,12 @@ scored as (
         *,
         ss_pcf(distracted_driving, evening_rush_hour, acclong_abs_1, weekday_driving, low_speed, events_per_100km) as pcf,
         ss_score(ss_pcf(distracted_driving, evening_rush_hour, acclong_abs_1, weekday_driving, low_speed, events_per_100km)) as raw_score,
-        distracted_driving * ln(20.0) as log_distracted,
-        evening_rush_hour * ln(2.0) as log_rush,
-        acclong_abs_1 * ln(8.0) as log_acc,
-        weekday_driving * ln(1.2) as log_weekday,
-        low_speed * ln(1.5) as log_low_speed,
-        events_per_100km * ln(1.05) as log_events
+        ss_log_distracted(distracted_driving) as log_distracted,
+        ss_log_evening_rush(evening_rush_hour) as log_rush,
+        ss_log_acclong(acclong_abs_1) as log_acc,
+        ss_log_weekday(weekday_driving) as log_weekday,
+        ss_log_low_speed(low_speed) as log_low_speed,
+        ss_log_events(events_per_100km) as log_events
     from factors
 ),
 

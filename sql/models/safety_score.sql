@@ -1,13 +1,21 @@
 -- Safety score model, version safety-score/1 (docs/models.md).
 -- Same form as Tesla's published Safety Score: factors map to a predicted collision frequency
---   PCF = 0.682 * 20^distracted * 2^eveningRush * 8^acclongAbs1 * 1.2^weekday * 1.5^lowSpeed * 1.05^eventsPer100km
+--   PCF = 0.682 * 20^distracted * 1.5^eveningRush * 4^acclongAbs1 * 1.2^weekday * 1.5^lowSpeed * 1.01^eventsPer100km
 -- and the score is clamp(115.38 - 22.3 * PCF, 0, 100). Every base is > 1, so the score falls
--- whenever a risk factor rises and the others stay.
+-- whenever a risk factor rises and the others stay. The bases live only here: one macro each
+-- gives a factor's log-multiplier, which both the PCF and the contributions use.
 create or replace macro safety_score_model_version() as 'safety-score/1';
 
+create or replace macro ss_log_distracted(share) as share * ln(20.0);
+create or replace macro ss_log_evening_rush(share) as share * ln(1.5);
+create or replace macro ss_log_acclong(share) as share * ln(4.0);
+create or replace macro ss_log_weekday(share) as share * ln(1.2);
+create or replace macro ss_log_low_speed(share) as share * ln(1.5);
+create or replace macro ss_log_events(per_100km) as per_100km * ln(1.01);
+
 create or replace macro ss_pcf(distracted, rush, acc, weekday, low_speed, events_per_100km) as
-    0.682 * pow(20.0, distracted) * pow(2.0, rush) * pow(8.0, acc)
-          * pow(1.2, weekday) * pow(1.5, low_speed) * pow(1.05, events_per_100km);
+    0.682 * exp(ss_log_distracted(distracted) + ss_log_evening_rush(rush) + ss_log_acclong(acc)
+        + ss_log_weekday(weekday) + ss_log_low_speed(low_speed) + ss_log_events(events_per_100km));
 
 create or replace macro ss_score(pcf) as greatest(0.0, least(100.0, 115.38 - 22.3 * pcf));
 

@@ -8,12 +8,13 @@ import { writeBadRecords } from './bad-records.js';
 import { checkOptions } from './check-options.js';
 import { cityCentre } from './city.js';
 import type { GenerateOptions, GenerateSummary, TripRecord } from './types.js';
+import { buildRecords, tripRanges } from './records.js';
 import { writeDayFiles } from './write-days.js';
 
 export type { GeneratedUser, GenerateOptions, GenerateSummary } from './types.js';
 
 /** Tables built in order; each file reads the ones before it. */
-const STEPS = ['users', 'trips', 'legs', 'points', 'events', 'records'] as const;
+const STEPS = ['users', 'trips', 'legs', 'points', 'events'] as const;
 
 /**
  * Generates realistic trip records (decisions 3) for users over local days, set-based in DuckDB:
@@ -52,13 +53,8 @@ export async function generateTrips(options: GenerateOptions): Promise<GenerateS
       progress(`built ${step}`);
     }
     const days = datesBetween(addDays(options.endDate, 1 - options.days), options.endDate);
-    const files = await writeDayFiles(conn, {
-      outDir,
-      days,
-      format: options.format,
-      timeZone: options.timeZone,
-      onProgress: progress,
-    });
+    const ranges = await tripRanges(conn);
+    const files = await writeDayFiles(conn, { ...options, outDir, days, ranges, onProgress: progress });
     const [totals = {}] = await queryFile(conn, 'generate/summary');
     const summary: GenerateSummary = {
       files,
@@ -73,6 +69,7 @@ export async function generateTrips(options: GenerateOptions): Promise<GenerateS
     };
     if (!options.badRecords) return summary;
 
+    await buildRecords(conn, ranges.get(null), options);
     const sources = await queryFile(conn, 'generate/bad_sources');
     const bad = writeBadRecords(outDir, sources.map((row) => JSON.parse(String(row['line'])) as TripRecord));
     progress(`wrote ${bad.path}`);
