@@ -20,6 +20,7 @@ export interface PublishResult {
   fromVersion: number;
   version: number;
   rowsApplied: number;
+  seconds: number;
   detail: string;
 }
 
@@ -31,11 +32,12 @@ export interface PublishResult {
  */
 export async function publish(wh: Warehouse, options: PublishOptions): Promise<PublishResult> {
   const conn = wh.conn;
+  const started = performance.now();
   const version = await warehouseVersion(conn);
   const whId = await warehouseId(conn);
   const current = readManifest(options.manifestFile);
   if (current && current.version === version && current.warehouseId === whId) {
-    return { published: false, slot: current.slot, fromVersion: version, version, rowsApplied: 0, detail: 'already published' };
+    return { published: false, slot: current.slot, fromVersion: version, version, rowsApplied: 0, seconds: 0, detail: 'already published' };
   }
   const target: Slot = current?.slot === 'a' ? 'b' : 'a';
   const file = slotFile(options.publishedDir, target);
@@ -64,7 +66,8 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
       warehouseId: whId,
       publishedAt: options.now.toISOString(),
     });
-    return { published: true, slot: target, fromVersion: since, version, rowsApplied, detail: `slot ${target} now at version ${version}` };
+    const seconds = (performance.now() - started) / 1000;
+    return { published: true, slot: target, fromVersion: since, version, rowsApplied, seconds, detail: `slot ${target} now at version ${version} (${rowsApplied} rows in ${seconds.toFixed(2)} s)` };
   } catch (error) {
     await run(conn, 'detach database if exists slot').catch(() => undefined);
     throw error;
