@@ -25,7 +25,7 @@ export function sqlText(name: string): string {
 export function paramsFor(sql: string, params: Params = {}): Params | undefined {
   const used: Params = {};
   let any = false;
-  for (const match of sql.matchAll(/\$([a-z_][a-z0-9_]*)/gi)) {
+  for (const match of outsideQuotes(sql).matchAll(/\$([a-z_][a-z0-9_]*)/gi)) {
     const key = match[1] as string;
     if (!(key in params)) throw new Error(`SQL parameter $${key} has no value`);
     used[key] = params[key] as DuckDBValue;
@@ -81,9 +81,51 @@ export function splitStatements(text: string): string[] {
     .filter((s) => s.length > 0);
 }
 
-/** Drops `--` line comments so a `$word` in a comment is never taken for a parameter. */
-function stripComments(sql: string): string {
-  return sql.replace(/--[^\n]*/g, '');
+/**
+ * Drops `--` line comments (so a `$word` in a comment is never taken for a parameter), leaving
+ * quoted text alone: a path such as '/tmp/a--b' stays whole.
+ */
+export function stripComments(sql: string): string {
+  let out = '';
+  for (let i = 0; i < sql.length; i++) {
+    const ch = sql[i] as string;
+    if (ch === "'" || ch === '"') {
+      const end = closingQuote(sql, i);
+      out += sql.slice(i, end + 1);
+      i = end;
+    } else if (ch === '-' && sql[i + 1] === '-') {
+      while (i < sql.length && sql[i] !== '\n') i++;
+      out += '\n';
+    } else out += ch;
+  }
+  return out;
+}
+
+/** The text with quoted strings and identifiers blanked out, for finding `$name` parameters. */
+function outsideQuotes(sql: string): string {
+  let out = '';
+  for (let i = 0; i < sql.length; i++) {
+    const ch = sql[i] as string;
+    if (ch === "'" || ch === '"') {
+      const end = closingQuote(sql, i);
+      out += ' ';
+      i = end;
+    } else out += ch;
+  }
+  return out;
+}
+
+/** Index of the quote closing the one at `start` (a doubled quote is an escaped one). */
+function closingQuote(sql: string, start: number): number {
+  const quote = sql[start];
+  let i = start + 1;
+  while (i < sql.length) {
+    if (sql[i] === quote) {
+      if (sql[i + 1] === quote) i += 2;
+      else return i;
+    } else i++;
+  }
+  return sql.length - 1;
 }
 
 /** The one way an identifier that cannot be bound enters SQL text. */
