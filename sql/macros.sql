@@ -1,7 +1,7 @@
 -- Helpers used by the models. Loaded into every connection that runs sql/ (jobs and analysts).
 
 -- An instant from ISO 8601 text that carries an offset; a string without one is ambiguous: NULL.
-create or replace macro parse_iso_instant(s) as
+create or replace temp macro parse_iso_instant(s) as
     case
         when regexp_full_match(s, '[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?([zZ]|[+-][0-9]{2}(:?[0-9]{2})?)')
             then try_cast(s as timestamptz)
@@ -9,7 +9,7 @@ create or replace macro parse_iso_instant(s) as
 
 -- A record's time (startTime, endTime), strict: a JSON number is epoch milliseconds, a JSON string
 -- must be ISO 8601 with an offset.
-create or replace macro parse_json_instant(j) as
+create or replace temp macro parse_json_instant(j) as
     case
         when j is null then null
         when json_type(j) in ('BIGINT', 'UBIGINT', 'DOUBLE') then to_timestamp(j::varchar::double / 1000.0)
@@ -18,26 +18,26 @@ create or replace macro parse_json_instant(j) as
 
 -- A time inside points and events, lenient (docs/decisions.md): epoch milliseconds as a number or
 -- numeric text, or ISO 8601 with an offset. Points are almost always epoch ms: the cheap cast first.
-create or replace macro parse_instant(s) as
+create or replace temp macro parse_instant(s) as
     coalesce(to_timestamp(try_cast(s as double) / 1000.0), parse_iso_instant(s));
 
 -- The text of a JSON string value; NULL when the value is absent or not a string.
-create or replace macro json_string(j) as
+create or replace temp macro json_string(j) as
     case when j is not null and json_type(j) = 'VARCHAR' then json_extract_string(j, '$') end;
 
 -- A JSON boolean; NULL when absent or not a boolean.
-create or replace macro json_bool(j) as
+create or replace temp macro json_bool(j) as
     case when j is not null and json_type(j) = 'BOOLEAN' then j::varchar = 'true' end;
 
 -- Great-circle distance in metres (decisions 4: haversine, R = 6,371,008.8 m).
-create or replace macro haversine_m(lat1, lng1, lat2, lng2) as
+create or replace temp macro haversine_m(lat1, lng1, lat2, lng2) as
     2 * 6371008.8 * asin(sqrt(
         pow(sin(radians(lat2 - lat1) / 2), 2)
         + cos(radians(lat1)) * cos(radians(lat2)) * pow(sin(radians(lng2 - lng1) / 2), 2)));
 
 -- Seconds two instant ranges [a1, a2) and [b1, b2) share.
-create or replace macro overlap_seconds(a1, a2, b1, b2) as
+create or replace temp macro overlap_seconds(a1, a2, b1, b2) as
     greatest(0, epoch(least(a2, b2)) - epoch(greatest(a1, b1)));
 
-create or replace macro share(numerator, denominator) as
+create or replace temp macro share(numerator, denominator) as
     case when coalesce(denominator, 0) = 0 then 0 else numerator / denominator end;

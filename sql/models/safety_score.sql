@@ -4,22 +4,22 @@
 -- and the score is clamp(115.38 - 22.3 * PCF, 0, 100). Every base is > 1, so the score falls
 -- whenever a risk factor rises and the others stay. The bases live only here: one macro each
 -- gives a factor's log-multiplier, which both the PCF and the contributions use.
-create or replace macro safety_score_model_version() as 'safety-score/1';
+create or replace temp macro safety_score_model_version() as 'safety-score/1';
 
-create or replace macro ss_log_distracted(share) as share * ln(20.0);
-create or replace macro ss_log_evening_rush(share) as share * ln(1.5);
-create or replace macro ss_log_acclong(share) as share * ln(4.0);
-create or replace macro ss_log_weekday(share) as share * ln(1.2);
-create or replace macro ss_log_low_speed(share) as share * ln(1.5);
-create or replace macro ss_log_events(per_100km) as per_100km * ln(1.01);
+create or replace temp macro ss_log_distracted(share) as share * ln(20.0);
+create or replace temp macro ss_log_evening_rush(share) as share * ln(1.5);
+create or replace temp macro ss_log_acclong(share) as share * ln(4.0);
+create or replace temp macro ss_log_weekday(share) as share * ln(1.2);
+create or replace temp macro ss_log_low_speed(share) as share * ln(1.5);
+create or replace temp macro ss_log_events(per_100km) as per_100km * ln(1.01);
 
-create or replace macro ss_pcf(distracted, rush, acc, weekday, low_speed, events_per_100km) as
+create or replace temp macro ss_pcf(distracted, rush, acc, weekday, low_speed, events_per_100km) as
     0.682 * exp(ss_log_distracted(distracted) + ss_log_evening_rush(rush) + ss_log_acclong(acc)
         + ss_log_weekday(weekday) + ss_log_low_speed(low_speed) + ss_log_events(events_per_100km));
 
-create or replace macro ss_score(pcf) as greatest(0.0, least(100.0, 115.38 - 22.3 * pcf));
+create or replace temp macro ss_score(pcf) as greatest(0.0, least(100.0, 115.38 - 22.3 * pcf));
 
 -- Points of score a factor cost: the score's loss from a perfect 100, split in proportion to each
 -- factor's log-multiplier (the PCF is a product, so logs add).
-create or replace macro ss_lost(log_multiplier, total_log, safety_score) as
+create or replace temp macro ss_lost(log_multiplier, total_log, safety_score) as
     case when total_log <= 0 then 0.0 else (100.0 - safety_score) * log_multiplier / total_log end;

@@ -2,9 +2,9 @@
 -- score = 100 * exp(-0.25 * risk / sqrt(max(km, 1))), risk = sum of the weights of the trip's events.
 -- 100 with no events; the square root makes a long trip's few events weigh less per km without
 -- ever letting distance erase them.
-create or replace macro trip_score_model_version() as 'trip-score/1';
+create or replace temp macro trip_score_model_version() as 'trip-score/1';
 
-create or replace macro trip_event_weight(event_type) as
+create or replace temp macro trip_event_weight(event_type) as
     case event_type
         when 'brake' then 1.0
         when 'throttle' then 0.8
@@ -18,5 +18,5 @@ create or replace macro trip_event_weight(event_type) as
         else 0.0
     end;
 
-create or replace macro trip_score(risk, mileage_m) as
+create or replace temp macro trip_score(risk, mileage_m) as
     round(100 * exp(-0.25 * coalesce(risk, 0) / sqrt(greatest(mileage_m / 1000.0, 1))), 2);

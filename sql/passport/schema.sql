@@ -17,3 +17,6 @@ create table if not exists tokens (
     issued_at timestamptz not null,
     expires_at timestamptz not null
 );
+
+create index if not exists accounts_app_org on accounts (org_user_id);
+create index if not exists tokens_user on tokens (platform_user_id);

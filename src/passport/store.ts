@@ -3,6 +3,7 @@ import { listValue } from '@duckdb/node-api';
 import { openDatabase, type Database } from '../db/open.js';
 import { query, run, runScript } from '../db/sql.js';
 import { inTransaction } from '../warehouse/warehouse.js';
+import { hashSecret, newSecret } from '../secrets.js';
 
 /** Platform user ids: random (not sequential, so they reveal nothing), positive, below 2^53. */
 export function newPlatformUserId(): number {
@@ -24,10 +25,11 @@ export class PassportStore {
   }
 
   /** The active account of each user, creating the missing ones. */
-  async ensureAccounts(appId: string, orgUserIds: string[], now = new Date()): Promise<Map<string, number>> {
+  async ensureAccounts(appId: string, orgUserIds: string[], now = new Date(), ownTransaction = true): Promise<Map<string, number>> {
     const conn = this.db.connection;
     const result = new Map<string, number>();
-    await inTransaction(conn, async () => {
+    const inTx = ownTransaction ? (fn: () => Promise<void>) => inTransaction(conn, fn) : (fn: () => Promise<void>) => fn();
+    await inTx(async () => {
       const existing = await query(
         conn,
         'select org_user_id, platform_user_id from accounts where app_id = $app_id and deleted_at is null and list_contains($ids, org_user_id)',
@@ -44,6 +46,46 @@ export class PassportStore {
       }
     });
     return result;
+  }
+
+  /** The active account's platform user id, or null (never registered, or deleted). */
+  async activeAccount(appId: string, orgUserId: string): Promise<number | null> {
+    const rows = await query(
+      this.db.connection,
+      'select platform_user_id from accounts where org_user_id = $org and app_id = $app and deleted_at is null',
+      { org: orgUserId, app: appId },
+    );
+    return rows.length > 0 ? Number(rows[0]?.['platform_user_id']) : null;
+  }
+
+  /**
+   * Operation 5: the active account (created when there is none) gets a new token valid for
+   * `validMs`. Only the token's hash is stored.
+   */
+  async issueToken(appId: string, orgUserId: string, now: Date, validMs: number): Promise<{ token: string; platformUserId: number }> {
+    const token = newSecret('pt_');
+    let platformUserId = 0;
+    await inTransaction(this.db.connection, async () => {
+      platformUserId = (await this.ensureAccounts(appId, [orgUserId], now, false)).get(orgUserId) as number;
+      await run(this.db.connection, 'insert into tokens values ($hash, $app, $user, $now, $expires)', {
+        hash: hashSecret(token), app: appId, user: platformUserId, now: now.toISOString(), expires: new Date(now.getTime() + validMs).toISOString(),
+      });
+    });
+    return { token, platformUserId };
+  }
+
+  /** Operation 6: the holder of a valid token of this app, or null (unknown, expired, revoked). */
+  async tokenHolder(appId: string, token: string, now: Date): Promise<{ platformUserId: number; orgUserId: string } | null> {
+    const rows = await query(
+      this.db.connection,
+      `select a.platform_user_id, a.org_user_id
+       from tokens as t join accounts as a on a.platform_user_id = t.platform_user_id
+       where t.token_hash = $hash and t.app_id = $app and a.app_id = $app
+         and a.deleted_at is null and t.expires_at > $now::timestamptz`,
+      { hash: hashSecret(token), app: appId, now: now.toISOString() },
+    );
+    const row = rows[0];
+    return row ? { platformUserId: Number(row['platform_user_id']), orgUserId: String(row['org_user_id']) } : null;
   }
 
   close(): void {

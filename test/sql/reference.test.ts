@@ -9,6 +9,7 @@ import { runLoad } from '../../src/jobs/load.js';
 import { runScore } from '../../src/jobs/score.js';
 import { openDatabase } from '../../src/db/open.js';
 import { query, sqlText } from '../../src/db/sql.js';
+import { installMacros } from '../../src/db/macros.js';
 import { referenceTrip, type RefTrip } from '../reference/trip.js';
 import { referenceFactors } from '../reference/factors.js';
 import { referenceStatistics } from '../reference/statistics.js';
@@ -128,6 +129,7 @@ describe('period statistics (SQL) equal the reference', () => {
         .map((t) => ({ ...t, score: Number(sqlTrips.get(t.tripId)!['score']) }));
       const ref = referenceStatistics(userTrips, ZONE, statCase.type, statCase.startDate, statCase.endDate);
       const db = await openDatabase(ws.paths.warehouseFile, { readOnly: true });
+      await installMacros(db.connection);
       try {
         const rows = await query(db.connection, sqlText('marts/statistics_periods'), {
           app_id: ws.appId, user_id: userTrips[0]!.platformUserId, period: statCase.type,

@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+// The HTTP API: serves the published snapshot read-only and owns the passport store.
+import './threadpool.js';
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { resolveDataDir } from '../dist/config.js';
+import { createApi } from '../dist/api/server.js';
+
+const argv = yargs(hideBin(process.argv))
+  .scriptName('serve')
+  .option('port', { type: 'number', default: Number(process.env.PORT ?? 8080) })
+  .option('host', { type: 'string', default: process.env.HOST ?? '127.0.0.1' })
+  .option('data-dir', { type: 'string', describe: 'data folder (env DRIVING_DATA_DIR, default ./data)' })
+  .option('connections', { type: 'number', default: 4, describe: 'DuckDB connections to the snapshot' })
+  .option('log', { type: 'boolean', default: true, describe: 'one JSON log line per request' })
+  .strict()
+  .parseSync();
+
+try {
+  const api = await createApi({ dataDir: resolveDataDir(argv.dataDir), logger: argv.log, connections: argv.connections });
+  const address = await api.app.listen({ port: argv.port, host: argv.host });
+  process.stderr.write(`serve: listening on ${address}\n`);
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.once(signal, () => {
+      api.close().then(() => process.exit(0), () => process.exit(1));
+    });
+  }
+} catch (error) {
+  process.stderr.write(`serve: failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,77 @@
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import type { ApiContext } from './context.js';
+import { ApiError, ERRORS } from './errors.js';
+import { tripRoutes } from './routes/trips.js';
+import { statisticsRoutes } from './routes/statistics.js';
+import { passportRoutes } from './routes/passport.js';
+import { openApiDocument, type RouteDoc } from './openapi.js';
+
+export interface AppOptions {
+  logger?: boolean;
+}
+
+/**
+ * The HTTP layer: thin routes over the published snapshot and the passport store. Every /v1
+ * operation needs `Authorization: Bearer <apiKey>`; every failure is an ErrorResult.
+ */
+export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInstance {
+  const app = Fastify({
+    logger: options.logger ? { redact: ['req.headers.authorization'], serializers: { req: (req) => ({ method: req.method, url: redactToken(req.url) }) } } : false,
+    genReqId: () => randomUUID(),
+    bodyLimit: 8 * 1024 * 1024,
+    ajv: { customOptions: { coerceTypes: true, removeAdditional: false, allErrors: false } },
+  });
+  const routes: RouteDoc[] = [];
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith('/v1/')) routes.push({ method: String(route.method), url: route.url, schema: (route.schema ?? {}) as Record<string, unknown> });
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+    if (!request.url.startsWith('/v1/') || request.url === '/v1/openapi.json') return;
+    const header = request.headers.authorization ?? '';
+    const match = /^Bearer\s+(\S+)$/i.exec(header);
+    const tenant = match ? ctx.apps.byApiKey(match[1] as string) : null;
+    if (!tenant) throw new ApiError('unauthorized', 'Authorization: expected "Bearer <apiKey>" with a valid API key');
+    request.tenant = tenant;
+  });
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    const body = (name: keyof typeof ERRORS, message: string) => ({ code: ERRORS[name].code, error: name, message, requestId: request.id });
+    if (error instanceof ApiError) return reply.status(error.status).send(body(error.error, error.message));
+    if (error.validation) return reply.status(400).send(body('invalid_parameter', validationMessage(error)));
+    if (error.statusCode === 413) return reply.status(413).send(body('payload_too_large', 'body: too large'));
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return reply.status(400).send(body('invalid_parameter', `request: ${error.message}`));
+    request.log.error({ err: error }, 'internal error');
+    return reply.status(500).send(body('internal_error', 'internal error; quote the requestId when reporting it'));
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).send({ code: ERRORS.route_not_found.code, error: 'route_not_found', message: `no route ${request.method} ${redactToken(request.url.split('?')[0] ?? '')}`, requestId: request.id }),
+  );
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_request, reply) => {
+    const manifest = ctx.snapshots.manifest;
+    if (!manifest) return reply.status(503).send({ status: 'not_ready' });
+    return { status: 'ready', snapshot: `${manifest.slot}@${manifest.version}`, publishedAt: manifest.publishedAt, ageSeconds: Math.round((ctx.now().getTime() - Date.parse(manifest.publishedAt)) / 1000) };
+  });
+  tripRoutes(app, ctx);
+  statisticsRoutes(app, ctx);
+  passportRoutes(app, ctx);
+  app.get('/v1/openapi.json', async () => openApiDocument(routes));
+  return app;
+}
+
+/** Names the parameter that failed: `limit: must be <= 100`. */
+function validationMessage(error: FastifyError): string {
+  const first = error.validation?.[0];
+  if (!first) return error.message;
+  const missing = (first.params as { missingProperty?: string; additionalProperty?: string } | undefined);
+  const name = missing?.missingProperty ?? missing?.additionalProperty ?? first.instancePath.replace(/^\//, '') ?? error.validationContext;
+  const what = missing?.additionalProperty ? 'is not a parameter of this operation' : first.message ?? 'is invalid';
+  return `${name || error.validationContext}: ${what}`;
+}
+
+/** Tokens travel in paths (operation 6); they never reach a log line. */
+function redactToken(url: string): string {
+  return url.replace(/^\/v1\/token\/[^/?]+/, '/v1/token/[redacted]');
+}

@@ -1,0 +1,34 @@
+import { existsSync, statSync } from 'node:fs';
+import { AppStore, type App } from '../apps/store.js';
+import { hashSecret, hashesEqual } from '../secrets.js';
+
+/**
+ * The apps file as the API sees it: re-read when it changes on disk (the operator's CLI writes it
+ * by rename), so a rotated key or a new app works without a restart.
+ */
+export class AppsCache {
+  private apps: App[] = [];
+  private stamp = '';
+
+  constructor(private readonly file: string) {}
+
+  /** The app whose API key this is. Every stored hash is compared, in constant time. */
+  byApiKey(apiKey: string): App | null {
+    this.reloadIfChanged();
+    const presented = hashSecret(apiKey);
+    let found: App | null = null;
+    for (const app of this.apps) {
+      for (const key of app.apiKeys) if (hashesEqual(presented, key.hash)) found = app;
+    }
+    return found;
+  }
+
+  private reloadIfChanged(): void {
+    if (!existsSync(this.file)) return;
+    const s = statSync(this.file);
+    const stamp = `${s.mtimeMs}:${s.size}:${s.ino}`;
+    if (stamp === this.stamp) return;
+    this.apps = new AppStore(this.file).list();
+    this.stamp = stamp;
+  }
+}

@@ -1,0 +1,51 @@
+import 'fastify';
+import type { App } from '../apps/store.js';
+import type { PassportStore } from '../passport/store.js';
+import type { AppsCache } from './apps-cache.js';
+import type { CursorCodec } from './cursor.js';
+import type { SnapshotFollower, Snapshot } from './snapshot.js';
+import { ApiError } from './errors.js';
+import type { Scope } from './repository.js';
+
+/** What the routes need; built once by the server (tests build it with their own clock). */
+export interface ApiContext {
+  apps: AppsCache;
+  passport: PassportStore;
+  snapshots: SnapshotFollower;
+  cursors: CursorCodec;
+  now: () => Date;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    tenant: App;
+  }
+  interface FastifySchema {
+    /** One line for the OpenAPI document. */
+    summary?: string;
+  }
+}
+
+/** The calling app's current account for `orgUserId`, or a 404 (another app's user does not exist). */
+export async function scopeFor(ctx: ApiContext, tenant: App, orgUserId: string): Promise<Scope & { orgUserId: string }> {
+  const userId = await ctx.passport.activeAccount(tenant.appId, orgUserId);
+  if (userId === null) throw new ApiError('user_not_found', `org_user_id: no user '${orgUserId}'`);
+  return { appId: tenant.appId, userId, zone: tenant.timeZone, orgUserId };
+}
+
+/** Runs a read on the current snapshot; 503 before the first publish. */
+export async function onSnapshot<T>(ctx: ApiContext, fn: (s: Snapshot) => Promise<T>): Promise<T> {
+  const result = await ctx.snapshots.use(fn);
+  if (result === null) throw new ApiError('not_ready', 'no data has been published yet');
+  return result.value;
+}
+
+export const round = (value: unknown, places: number): number => {
+  const f = 10 ** places;
+  return Math.round(Number(value) * f) / f;
+};
+
+export const point = (lat: unknown, lng: unknown): { lng: number; lat: number } => ({
+  lng: lng === null || lng === undefined ? 0 : Number(lng),
+  lat: lat === null || lat === undefined ? 0 : Number(lat),
+});

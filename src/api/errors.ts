@@ -1,0 +1,31 @@
+/** The ErrorResult of decisions 10: `{code, error, message, requestId}`. */
+export const ERRORS = {
+  invalid_parameter: { status: 400, code: 40001 },
+  unauthorized: { status: 401, code: 40101 },
+  user_not_found: { status: 404, code: 40401 },
+  trip_not_found: { status: 404, code: 40402 },
+  score_not_available: { status: 404, code: 40403 },
+  token_not_found: { status: 404, code: 40404 },
+  route_not_found: { status: 404, code: 40405 },
+  payload_too_large: { status: 413, code: 41301 },
+  not_ready: { status: 503, code: 50301 },
+  internal_error: { status: 500, code: 50001 },
+} as const;
+
+export type ErrorName = keyof typeof ERRORS;
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: number;
+
+  constructor(
+    readonly error: ErrorName,
+    message: string,
+  ) {
+    super(message);
+    this.status = ERRORS[error].status;
+    this.code = ERRORS[error].code;
+  }
+}
+
+export const invalid = (parameter: string, why: string): ApiError => new ApiError('invalid_parameter', `${parameter}: ${why}`);

@@ -1,0 +1,33 @@
+import { DateTime } from 'luxon';
+import { invalid } from './errors.js';
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const LOCAL = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
+
+/**
+ * A query time (decisions 2): `YYYY-MM-DD` (start: 00:00:00; end: the end of that day),
+ * `YYYY-MM-DD HH:MM:SS` in the app's zone, or ISO 8601 with an offset. Returns an instant.
+ */
+export function parseQueryTime(parameter: string, value: string, zone: string, bound: 'start' | 'end'): Date {
+  let dt: DateTime;
+  if (DATE_ONLY.test(value)) {
+    dt = DateTime.fromISO(value, { zone });
+    if (bound === 'end') dt = dt.plus({ days: 1 }).minus({ milliseconds: 1 });
+  } else if (LOCAL.test(value)) {
+    dt = DateTime.fromFormat(value, 'yyyy-MM-dd HH:mm:ss', { zone });
+  } else if (/[zZ]|[+-]\d{2}:?\d{2}$/.test(value) && value.includes('T')) {
+    dt = DateTime.fromISO(value, { setZone: true });
+  } else {
+    throw invalid(parameter, `'${value}' is not YYYY-MM-DD, 'YYYY-MM-DD HH:MM:SS' or ISO 8601 with an offset`);
+  }
+  if (!dt.isValid) throw invalid(parameter, `'${value}' is not a valid time`);
+  return dt.toJSDate();
+}
+
+/** A calendar date parameter `YYYY-MM-DD`. */
+export function parseQueryDate(parameter: string, value: string): string {
+  if (!DATE_ONLY.test(value) || !DateTime.fromISO(value, { zone: 'UTC' }).isValid) {
+    throw invalid(parameter, `'${value}' is not a date YYYY-MM-DD`);
+  }
+  return value;
+}

@@ -1,0 +1,49 @@
+import type { FastifyInstance } from 'fastify';
+import type { ApiContext } from '../context.js';
+import { ApiError } from '../errors.js';
+import { errorResponses, OrgUserParams } from '../schemas.js';
+
+export const TOKEN_VALIDITY_MS = 7 * 24 * 3600 * 1000;
+
+/** Operations 5 and 6: issue a passport token (creating the account), resolve a token's holder. */
+export function passportRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  app.post<{ Params: { org_user_id: string } }>(
+    '/v1/org-user/:org_user_id/token',
+    {
+      schema: {
+        summary: 'Issue a 7-day passport token; creates the account when there is none',
+        params: OrgUserParams,
+        response: {
+          200: {
+            type: 'object', required: ['code', 'message', 'token', 'platformUserId'],
+            properties: { code: { type: 'integer' }, message: { type: 'string' }, token: { type: 'string' }, platformUserId: { type: 'integer' } },
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const issued = await ctx.passport.issueToken(request.tenant.appId, request.params.org_user_id, ctx.now(), TOKEN_VALIDITY_MS);
+      return { code: 0, message: 'success', token: issued.token, platformUserId: issued.platformUserId };
+    },
+  );
+
+  app.get<{ Params: { token: string } }>(
+    '/v1/token/:token',
+    {
+      schema: {
+        summary: "The holder of a valid passport token of the calling app",
+        params: { type: 'object', required: ['token'], properties: { token: { type: 'string', minLength: 1, maxLength: 200 } } },
+        response: {
+          200: { type: 'object', required: ['platformUserId', 'orgUserId'], properties: { platformUserId: { type: 'integer' }, orgUserId: { type: 'string' } } },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const holder = await ctx.passport.tokenHolder(request.tenant.appId, request.params.token, ctx.now());
+      if (!holder) throw new ApiError('token_not_found', 'token: unknown, expired or revoked');
+      return holder;
+    },
+  );
+}

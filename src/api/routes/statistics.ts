@@ -1,0 +1,109 @@
+import type { FastifyInstance } from 'fastify';
+import { DateTime } from 'luxon';
+import { type ApiContext, onSnapshot, round, scopeFor } from '../context.js';
+import { ApiError, invalid } from '../errors.js';
+import { parseQueryDate } from '../query-time.js';
+import { latestScore, statistics } from '../repository.js';
+import { errorResponses, identity, OrgUserParams } from '../schemas.js';
+import { todayIn } from '../../time.js';
+
+const MAX_DAYS = { day: 366, week: 1100, month: 1100 } as const;
+
+/** Operations 3 and 4: statistics per day/week/month, and the latest safety score. */
+export function statisticsRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  app.get<{ Params: { org_user_id: string }; Querystring: { type?: 'day' | 'week' | 'month'; startTime: string; endTime: string } }>(
+    '/v1/org-user/:org_user_id/statistics',
+    {
+      schema: {
+        summary: 'Trip statistics per day, ISO week or month (dense, clipped to the range)',
+        params: OrgUserParams,
+        querystring: {
+          type: 'object', required: ['startTime', 'endTime'], additionalProperties: false,
+          properties: { type: { type: 'string', enum: ['day', 'week', 'month'], default: 'day' }, startTime: { type: 'string', maxLength: 10 }, endTime: { type: 'string', maxLength: 10 } },
+        },
+        response: {
+          200: {
+            type: 'object', required: ['appId', 'userId', 'orgUserId', 'statistics'],
+            properties: {
+              ...identity,
+              statistics: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  required: ['startTime', 'endTime', 'mileageInMeters', 'eventCount', 'avgSpeedInKmh', 'maxSpeedInKmh', 'durationInSeconds', 'score'],
+                  properties: {
+                    startTime: { type: 'string' }, endTime: { type: 'string' }, mileageInMeters: { type: 'integer' }, eventCount: { type: 'integer' },
+                    avgSpeedInKmh: { type: 'number' }, maxSpeedInKmh: { type: 'number' }, durationInSeconds: { type: 'integer' }, score: { type: 'number' },
+                  },
+                },
+              },
+            },
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const type = request.query.type ?? 'day';
+      const start = parseQueryDate('startTime', request.query.startTime);
+      const end = parseQueryDate('endTime', request.query.endTime);
+      if (end < start) throw invalid('endTime', 'must not be before startTime');
+      const days = DateTime.fromISO(end).diff(DateTime.fromISO(start), 'days').days + 1;
+      if (days > MAX_DAYS[type]) throw invalid('endTime', `the range is ${days} days; at most ${MAX_DAYS[type]} for type=${type}`);
+      const scope = await scopeFor(ctx, request.tenant, request.params.org_user_id);
+      const rows = await onSnapshot(ctx, (s) => statistics(s, scope, type, start, end));
+      return {
+        appId: scope.appId, userId: scope.userId, orgUserId: scope.orgUserId,
+        statistics: rows.map((r) => ({
+          startTime: `${r['period_start']} 00:00:00`, endTime: `${r['period_end']} 23:59:59`,
+          mileageInMeters: Number(r['mileage_m']), eventCount: Number(r['count_events']),
+          avgSpeedInKmh: round(r['avg_speed_kmh'], 2), maxSpeedInKmh: round(r['max_speed_kmh'], 2),
+          durationInSeconds: Number(r['duration_s']), score: round(r['score'], 2),
+        })),
+      };
+    },
+  );
+
+  app.get<{ Params: { org_user_id: string }; Querystring: { interval: number } }>(
+    '/v1/org-user/:org_user_id/safety-score',
+    {
+      schema: {
+        summary: 'The latest daily safety score (30 or 90 days) with its factors',
+        params: OrgUserParams,
+        querystring: { type: 'object', required: ['interval'], additionalProperties: false, properties: { interval: { type: 'integer', enum: [30, 90] } } },
+        response: {
+          200: {
+            type: 'object', required: ['appId', 'userId', 'orgUserId', 'score'],
+            properties: {
+              ...identity,
+              score: {
+                type: 'object', required: ['evaluationTime', 'startTime', 'endTime', 'safetyScore'],
+                properties: {
+                  evaluationTime: { type: 'string' }, startTime: { type: 'string' }, endTime: { type: 'string' }, safetyScore: { type: 'number' },
+                  tripCount: { type: 'integer' }, distractedDriving: { type: 'number' }, eveningRushHour: { type: 'number' },
+                  acclongAbs1: { type: 'number' }, weekdayDriving: { type: 'number' }, lowSpeed: { type: 'number' },
+                },
+              },
+            },
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const scope = await scopeFor(ctx, request.tenant, request.params.org_user_id);
+      const today = todayIn(scope.zone, ctx.now());
+      const row = await onSnapshot(ctx, (s) => latestScore(s, scope, request.query.interval, today));
+      if (!row) throw new ApiError('score_not_available', `no ${request.query.interval}-day score for '${scope.orgUserId}' yet`);
+      return {
+        appId: scope.appId, userId: scope.userId, orgUserId: scope.orgUserId,
+        score: {
+          evaluationTime: row['evaluation_time'], startTime: row['start_time'], endTime: row['end_time'],
+          safetyScore: round(row['safety_score'], 2), tripCount: row['count_trips'],
+          distractedDriving: round(row['distracted_driving'], 4), eveningRushHour: round(row['evening_rush_hour'], 4),
+          acclongAbs1: round(row['acclong_abs_1'], 4), weekdayDriving: round(row['weekday_driving'], 4), lowSpeed: round(row['low_speed'], 4),
+        },
+      };
+    },
+  );
+}

@@ -1,0 +1,89 @@
+import type { FastifyInstance } from 'fastify';
+import { createHash } from 'node:crypto';
+import { type ApiContext, onSnapshot, point, round, scopeFor } from '../context.js';
+import { ApiError, invalid } from '../errors.js';
+import { parseQueryTime } from '../query-time.js';
+import { tripDetail, tripPage } from '../repository.js';
+import { errorResponses, identity, OrgUserParams, TripBrief, TripDetail } from '../schemas.js';
+import type { Row } from '../../db/sql.js';
+
+const FAR_PAST = new Date('1970-01-01T00:00:00Z');
+const FAR_FUTURE = new Date('9999-12-31T23:59:59Z');
+const FIRST_PAGE = { afterUs: '9223372036854775807', afterTrip: '' };
+
+const brief = (r: Row) => ({
+  tripId: r['trip_id'], deviceId: r['device_id'], status: r['status'], eventCount: r['count_events'],
+  score: round(r['score'], 2), energy: Number(r['energy_g']), mileageInMeters: Number(r['mileage_m']),
+  durationInSeconds: Number(r['duration_s']), startTime: r['start_time'], endTime: r['end_time'],
+  startPoint: point(r['start_lat'], r['start_lng']), endPoint: point(r['end_lat'], r['end_lng']),
+  ...(r['start_poi'] == null ? {} : { startPoi: r['start_poi'] }),
+  ...(r['end_poi'] == null ? {} : { endPoi: r['end_poi'] }),
+});
+
+/** Operations 1 and 2: trip list (keyset paging, newest first) and trip detail with events. */
+export function tripRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  app.get<{ Params: { org_user_id: string }; Querystring: { nextCursor?: string; limit?: number; startTime?: string; endTime?: string } }>(
+    '/v1/org-user/:org_user_id/trips',
+    {
+      schema: {
+        summary: 'List trips, newest first',
+        params: OrgUserParams,
+        querystring: {
+          type: 'object', additionalProperties: false,
+          properties: {
+            nextCursor: { type: 'string', maxLength: 1000 }, limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+            startTime: { type: 'string', maxLength: 40 }, endTime: { type: 'string', maxLength: 40 },
+          },
+        },
+        response: {
+          200: { type: 'object', required: ['appId', 'userId', 'orgUserId', 'trips'], properties: { ...identity, nextCursor: { type: 'string' }, trips: { type: 'array', items: TripBrief } } },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const zone = request.tenant.timeZone;
+      const from = q.startTime ? parseQueryTime('startTime', q.startTime, zone, 'start') : FAR_PAST;
+      const to = q.endTime ? parseQueryTime('endTime', q.endTime, zone, 'end') : FAR_FUTURE;
+      if (to < from) throw invalid('endTime', 'must not be before startTime');
+      const scope = await scopeFor(ctx, request.tenant, request.params.org_user_id);
+      const filters = createHash('sha256').update(JSON.stringify([scope.appId, scope.userId, from.toISOString(), to.toISOString()])).digest('base64url');
+      const after = q.nextCursor ? ctx.cursors.decode(q.nextCursor, filters) : { startedUs: FIRST_PAGE.afterUs, tripId: FIRST_PAGE.afterTrip };
+      const limit = q.limit ?? 20;
+      const rows = await onSnapshot(ctx, (s) => tripPage(s, scope, { from, to, afterUs: after.startedUs, afterTrip: after.tripId, limit: limit + 1 }));
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
+      const nextCursor = rows.length > limit && last ? ctx.cursors.encode({ startedUs: String(last['started_us']), tripId: String(last['trip_id']) }, filters) : undefined;
+      return { appId: scope.appId, userId: scope.userId, orgUserId: scope.orgUserId, ...(nextCursor ? { nextCursor } : {}), trips: page.map(brief) };
+    },
+  );
+
+  app.get<{ Params: { org_user_id: string; trip_id: string } }>(
+    '/v1/org-user/:org_user_id/trip/:trip_id',
+    {
+      schema: {
+        summary: 'One trip with its dangerous-driving events',
+        params: { type: 'object', required: ['org_user_id', 'trip_id'], properties: { ...OrgUserParams.properties, trip_id: { type: 'string', minLength: 1, maxLength: 256 } } },
+        response: { 200: { type: 'object', required: ['appId', 'userId', 'orgUserId', 'trip'], properties: { ...identity, trip: TripDetail } }, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const scope = await scopeFor(ctx, request.tenant, request.params.org_user_id);
+      const found = await onSnapshot(ctx, (s) => tripDetail(s, scope, request.params.trip_id));
+      if (!found) throw new ApiError('trip_not_found', `trip_id: no trip '${request.params.trip_id}' for this user`);
+      const t = found.trip;
+      return {
+        appId: scope.appId, userId: scope.userId, orgUserId: scope.orgUserId,
+        trip: {
+          ...brief(t), abnormalReason: t['abnormal_reason'], os: t['os'], avgSpeedInKmh: round(t['avg_speed_kmh'], 2),
+          maxSpeedInKmh: round(t['max_speed_kmh'], 2), coordinate: t['coordinate'], isAutoStart: t['is_auto_start'], isAutoEnd: t['is_auto_end'],
+          events: found.events.map((e) => ({
+            startPoint: point(e['start_lat'], e['start_lng']), endPoint: point(e['end_lat'], e['end_lng']),
+            type: e['type'], startTime: e['start_time'], endTime: e['end_time'], description: e['description'],
+          })),
+        },
+      };
+    },
+  );
+}

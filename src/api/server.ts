@@ -1,0 +1,57 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { pathsFor } from '../config.js';
+import { writeFileAtomic } from '../fsutil.js';
+import { PassportStore } from '../passport/store.js';
+import { AppsCache } from './apps-cache.js';
+import { buildApp } from './app.js';
+import type { ApiContext } from './context.js';
+import { CursorCodec } from './cursor.js';
+import { SnapshotFollower } from './snapshot.js';
+
+export interface ServerOptions {
+  dataDir: string;
+  logger?: boolean;
+  connections?: number;
+  pollMs?: number;
+  now?: () => Date;
+}
+
+/** Opens what the API owns (passport store) and follows what it reads (published snapshots). */
+export async function createApi(options: ServerOptions): Promise<{ app: FastifyInstance; ctx: ApiContext; close(): Promise<void> }> {
+  const paths = pathsFor(options.dataDir);
+  const passport = await PassportStore.open(paths.passportFile);
+  const snapshots = new SnapshotFollower(paths.publishedDir, paths.manifestFile, {
+    connections: options.connections ?? 4,
+    pollMs: options.pollMs ?? 250,
+  });
+  await snapshots.start();
+  const ctx: ApiContext = {
+    apps: new AppsCache(paths.appsFile),
+    passport,
+    snapshots,
+    cursors: new CursorCodec(cursorKey(join(dirname(paths.passportFile), 'cursor.key'))),
+    now: options.now ?? (() => new Date()),
+  };
+  const app = buildApp(ctx, { logger: options.logger });
+  return {
+    app,
+    ctx,
+    async close() {
+      await app.close();
+      snapshots.stop();
+      passport.close();
+    },
+  };
+}
+
+/** The key cursors are signed with: made once, kept beside the passport store. */
+function cursorKey(file: string): Buffer {
+  if (!existsSync(file)) {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileAtomic(file, randomBytes(32).toString('hex'));
+  }
+  return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
+}

@@ -1,0 +1,123 @@
+import { DuckDBInstance } from '@duckdb/node-api';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConnectionPool } from '../db/pool.js';
+import type { Params, Row } from '../db/sql.js';
+import type { Manifest } from '../publish/manifest.js';
+
+/** One published slot, opened read-only, with its own connections. */
+export class Snapshot {
+  private inFlight = 0;
+  private retired = false;
+
+  private constructor(
+    readonly manifest: Manifest,
+    private readonly instance: DuckDBInstance,
+    private readonly pool: ConnectionPool,
+  ) {}
+
+  static async open(publishedDir: string, manifest: Manifest, connections: number): Promise<Snapshot> {
+    // a new instance every time: the client's cache would hand back the previous file's instance
+    const instance = await DuckDBInstance.create(join(publishedDir, manifest.file), { access_mode: 'READ_ONLY' });
+    const pool = await ConnectionPool.open(instance, connections);
+    const snapshot = new Snapshot(manifest, instance, pool);
+    // warm: load the user_id indexes and the first blocks before the first request needs them
+    for (const table of ['trips', 'trip_events', 'stats_daily', 'safety_scores']) {
+      await pool.query(`select count(*) from ${table} where user_id = 0`);
+    }
+    return snapshot;
+  }
+
+  query(sql: string, params?: Params): Promise<Row[]> {
+    return this.pool.query(sql, params);
+  }
+
+  enter(): void {
+    this.inFlight++;
+  }
+
+  leave(): void {
+    this.inFlight--;
+    if (this.retired && this.inFlight === 0) this.close();
+  }
+
+  /** No new requests; closed (and the file released for the next publish) once the last one ends. */
+  retire(): void {
+    this.retired = true;
+    if (this.inFlight === 0) this.close();
+  }
+
+  private close(): void {
+    this.pool.close();
+    this.instance.closeSync();
+  }
+}
+
+/**
+ * Follows published/manifest.json: when it names a new slot, opens that slot read-only, warms it,
+ * switches new requests to it, and closes the old one when its last request has finished. A
+ * request keeps the snapshot it started with, so no response mixes two publishes.
+ */
+export class SnapshotFollower {
+  private current: Snapshot | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private switching: Promise<void> | null = null;
+  private lastManifestText = '';
+
+  constructor(
+    private readonly publishedDir: string,
+    private readonly manifestFile: string,
+    private readonly options: { connections: number; pollMs: number; onSwitch?: (m: Manifest) => void; onError?: (e: unknown) => void },
+  ) {}
+
+  async start(): Promise<void> {
+    await this.refresh();
+    this.timer = setInterval(() => {
+      this.refresh().catch((error) => this.options.onError?.(error));
+    }, this.options.pollMs);
+    this.timer.unref();
+  }
+
+  /** Runs `fn` on the current snapshot, or returns null when nothing is published yet. */
+  async use<T>(fn: (snapshot: Snapshot) => Promise<T>): Promise<{ value: T } | null> {
+    const snapshot = this.current;
+    if (!snapshot) return null;
+    snapshot.enter();
+    try {
+      return { value: await fn(snapshot) };
+    } finally {
+      snapshot.leave();
+    }
+  }
+
+  get manifest(): Manifest | null {
+    return this.current?.manifest ?? null;
+  }
+
+  /** Checks the manifest once (the poller calls this; tests may too). */
+  refresh(): Promise<void> {
+    this.switching ??= this.switchIfChanged().finally(() => {
+      this.switching = null;
+    });
+    return this.switching;
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.current?.retire();
+    this.current = null;
+  }
+
+  private async switchIfChanged(): Promise<void> {
+    if (!existsSync(this.manifestFile)) return;
+    const text = readFileSync(this.manifestFile, 'utf8');
+    if (text === this.lastManifestText) return;
+    const manifest = JSON.parse(text) as Manifest;
+    const next = await Snapshot.open(this.publishedDir, manifest, this.options.connections);
+    const previous = this.current;
+    this.current = next;
+    this.lastManifestText = text;
+    previous?.retire();
+    this.options.onSwitch?.(manifest);
+  }
+}

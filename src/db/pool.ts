@@ -1,0 +1,56 @@
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { query, type Params, type Row } from './sql.js';
+import { installMacros } from './macros.js';
+
+/**
+ * A fixed set of connections to one instance. A DuckDB connection runs one query at a time (two
+ * prepared statements at once on one connection have crashed the process), so each query borrows
+ * a connection and waits in line when all are busy.
+ */
+export class ConnectionPool {
+  private readonly idle: DuckDBConnection[] = [];
+  private readonly waiting: ((conn: DuckDBConnection) => void)[] = [];
+  private closed = false;
+
+  private constructor(private readonly all: DuckDBConnection[]) {
+    this.idle.push(...all);
+  }
+
+  static async open(instance: DuckDBInstance, size: number): Promise<ConnectionPool> {
+    const connections: DuckDBConnection[] = [];
+    for (let i = 0; i < size; i++) {
+      const conn = await instance.connect();
+      await conn.run("set TimeZone = 'UTC'");
+      await installMacros(conn);
+      connections.push(conn);
+    }
+    return new ConnectionPool(connections);
+  }
+
+  async query(sql: string, params?: Params): Promise<Row[]> {
+    const conn = await this.borrow();
+    try {
+      return await query(conn, sql, params);
+    } finally {
+      this.giveBack(conn);
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const conn of this.all) conn.closeSync();
+  }
+
+  private borrow(): Promise<DuckDBConnection> {
+    if (this.closed) return Promise.reject(new Error('connection pool is closed'));
+    const conn = this.idle.pop();
+    if (conn) return Promise.resolve(conn);
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private giveBack(conn: DuckDBConnection): void {
+    const next = this.waiting.shift();
+    if (next) next(conn);
+    else this.idle.push(conn);
+  }
+}
