@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { AppStore } from '../../src/apps/store.js';
+import { createApi } from '../../src/api/server.js';
+import { runLoad } from '../../src/jobs/load.js';
+import { runScore } from '../../src/jobs/score.js';
+import { PassportStore } from '../../src/passport/store.js';
+import { workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
+import { tripRecord } from '../helpers/trips.js';
+
+let ws: Workspace;
+let api: Awaited<ReturnType<typeof createApi>>;
+let key: string;
+let otherKey: string;
+let userId: number;
+let clock = new Date('2026-11-21T09:00:00Z');
+
+const get = (url: string, apiKey = key) => api.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${apiKey}` } });
+
+beforeAll(async () => {
+  ws = await workspace('Europe/Berlin');
+  const store = new AppStore(ws.paths.appsFile);
+  key = (await store.rotateKey(ws.appId)).apiKey;
+  otherKey = (await store.add({ name: 'other', timeZone: 'UTC' })).apiKey;
+  const passport = await PassportStore.open(ws.paths.passportFile);
+  userId = (await passport.ensureAccounts(ws.appId, ['driver-1'])).get('driver-1') as number;
+  passport.close();
+  const trips = Array.from({ length: 45 }, (_, i) => tripRecord({
+    appId: ws.appId, tripId: `trip-${String(i).padStart(2, '0')}`, userId, orgUserId: 'driver-1',
+    start: `2026-11-${String(1 + Math.floor(i / 3)).padStart(2, '0')}T0${7 + (i % 3)}:00:00+01:00`, seconds: 600,
+    events: i % 5 === 0 ? [{ type: 'brake', from: 100, to: 103 }] : [],
+  }));
+  await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'trips.ndjson'), trips)], now: clock });
+  await runScore({ dataDir: ws.dir, date: '2026-11-21', now: clock });
+  api = await createApi({ dataDir: ws.dir, now: () => clock, pollMs: 50 });
+});
+afterAll(async () => {
+  await api.close();
+  ws.cleanup();
+});
+
+describe('trip list (operation 1)', () => {
+  it('pages through every trip newest first with a cursor, then stops', async () => {
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const res = await get(`/v1/org-user/driver-1/trips?limit=20${cursor ? `&nextCursor=${cursor}` : ''}`);
+      expect(res.statusCode).toBe(200);
+      const body = res.json();
+      expect(body).toMatchObject({ appId: ws.appId, userId, orgUserId: 'driver-1' });
+      seen.push(...body.trips.map((t: { tripId: string }) => t.tripId));
+      cursor = body.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(Array.from({ length: 45 }, (_, i) => `trip-${String(44 - i).padStart(2, '0')}`));
+  });
+
+  it('shows local times, endTime, coordinates and the required fields', async () => {
+    const body = (await get('/v1/org-user/driver-1/trips?limit=1')).json();
+    expect(body.trips[0]).toMatchObject({ tripId: 'trip-44', startTime: '2026-11-15 09:00:00', endTime: '2026-11-15 09:10:00', status: 'normal', durationInSeconds: 600 });
+    expect(body.trips[0].startPoint).toEqual({ lng: 13.4, lat: 52.5 });
+  });
+
+  it('filters by start time with date-only bounds, both inclusive', async () => {
+    const body = (await get('/v1/org-user/driver-1/trips?startTime=2026-11-02&endTime=2026-11-02')).json();
+    expect(body.trips.map((t: { tripId: string }) => t.tripId)).toEqual(['trip-05', 'trip-04', 'trip-03']);
+    expect(body.nextCursor).toBeUndefined();
+  });
+
+  it('answers 400 naming the parameter for bad limits, times and cursors', async () => {
+    for (const [query, name] of [['limit=0', 'limit'], ['limit=101', 'limit'], ['limit=x', 'limit'], ['startTime=yesterday', 'startTime'],
+      ['startTime=2026-11-05&endTime=2026-11-01', 'endTime'], ['nextCursor=forged.sig', 'nextCursor'], ['color=red', 'color']] as const) {
+      const res = await get(`/v1/org-user/driver-1/trips?${query}`);
+      expect(res.statusCode, query).toBe(400);
+      expect(res.json()).toMatchObject({ code: 40001, error: 'invalid_parameter' });
+      expect(res.json().message.startsWith(`${name}:`), res.json().message).toBe(true);
+    }
+    const first = (await get('/v1/org-user/driver-1/trips?limit=5')).json();
+    const mismatched = await get(`/v1/org-user/driver-1/trips?limit=5&startTime=2026-11-02&nextCursor=${first.nextCursor}`);
+    expect(mismatched.statusCode).toBe(400);
+  });
+});
+
+describe('trip detail, statistics, score (operations 2-4)', () => {
+  it('shows a trip with its events; an unknown trip is a 404', async () => {
+    const body = (await get('/v1/org-user/driver-1/trip/trip-00')).json();
+    expect(body.trip).toMatchObject({ tripId: 'trip-00', os: 'android', coordinate: 'WGS84', isAutoStart: false, abnormalReason: '' });
+    expect(body.trip.events).toEqual([expect.objectContaining({ type: 'brake', description: 'Hard braking', startTime: '2026-11-01 07:01:40' })]);
+    expect((await get('/v1/org-user/driver-1/trip/nope')).json()).toMatchObject({ error: 'trip_not_found' });
+  });
+
+  it('gives dense, clipped periods whose sums equal the listed trips', async () => {
+    const body = (await get('/v1/org-user/driver-1/statistics?type=week&startTime=2026-11-01&endTime=2026-11-30')).json();
+    expect(body.statistics.map((s: { startTime: string }) => s.startTime)).toEqual([
+      '2026-11-01 00:00:00', '2026-11-02 00:00:00', '2026-11-09 00:00:00', '2026-11-16 00:00:00', '2026-11-23 00:00:00', '2026-11-30 00:00:00',
+    ]);
+    const total = body.statistics.reduce((a: number, s: { durationInSeconds: number }) => a + s.durationInSeconds, 0);
+    expect(total).toBe(45 * 600);
+    expect(body.statistics[5]).toMatchObject({ endTime: '2026-11-30 23:59:59', mileageInMeters: 0, score: 0 });
+    expect((await get('/v1/org-user/driver-1/statistics?startTime=2026-01-01&endTime=2027-01-02')).statusCode).toBe(400);
+    expect((await get('/v1/org-user/driver-1/statistics?endTime=2026-01-02')).json().message).toMatch(/^startTime:/);
+  });
+
+  it('returns the latest score not after today with its factors; interval must be 30 or 90', async () => {
+    const body = (await get('/v1/org-user/driver-1/safety-score?interval=30')).json();
+    expect(body.score).toMatchObject({ startTime: '2026-10-22 00:00:00', endTime: '2026-11-20 23:59:59', tripCount: 45 });
+    expect(body.score.safetyScore).toBeGreaterThan(0);
+    expect((await get('/v1/org-user/driver-1/safety-score?interval=7')).json().message).toMatch(/^interval:/);
+  });
+});
+
+describe('passport and tenancy (operations 5, 6)', () => {
+  it('issues tokens that resolve to their holder until they expire', async () => {
+    const issued = (await api.app.inject({ method: 'POST', url: '/v1/org-user/driver-1/token', headers: { authorization: `Bearer ${key}` } })).json();
+    expect(issued).toMatchObject({ code: 0, message: 'success', platformUserId: userId });
+    expect((await get(`/v1/token/${issued.token}`)).json()).toEqual({ platformUserId: userId, orgUserId: 'driver-1' });
+    expect((await get(`/v1/token/${issued.token}`, otherKey)).statusCode).toBe(404);
+    const saved = clock;
+    clock = new Date(saved.getTime() + 7 * 24 * 3600 * 1000 + 1000);
+    try {
+      expect((await get(`/v1/token/${issued.token}`)).json()).toMatchObject({ error: 'token_not_found' });
+    } finally {
+      clock = saved;
+    }
+  });
+
+  it('creates an account for a new user on operation 5', async () => {
+    const issued = (await api.app.inject({ method: 'POST', url: '/v1/org-user/newcomer/token', headers: { authorization: `Bearer ${key}` } })).json();
+    expect(issued.platformUserId).toBeGreaterThan(0);
+    expect(issued.platformUserId).toBeLessThan(2 ** 53);
+    expect((await get('/v1/org-user/newcomer/trips')).json().trips).toEqual([]);
+  });
+
+  it('hides another app’s users (404, never 403) and refuses calls without a valid key', async () => {
+    expect((await get('/v1/org-user/driver-1/trips', otherKey)).json()).toMatchObject({ code: 40401, error: 'user_not_found' });
+    expect((await get('/v1/org-user/driver-1/trips', 'dk_wrong')).statusCode).toBe(401);
+    const res = await api.app.inject({ method: 'GET', url: '/v1/org-user/driver-1/trips' });
+    expect(res.statusCode).toBe(401);
+    expect(res.headers['x-request-id']).toBe(res.json().requestId);
+  });
+
+  it('answers unknown routes with route_not_found and documents itself', async () => {
+    expect((await get('/v1/nowhere')).json()).toMatchObject({ error: 'route_not_found' });
+    const doc = (await api.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/org-user/{org_user_id}/trips', '/v1/token/{token}']));
+  });
+});
