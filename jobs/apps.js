@@ -2,7 +2,7 @@
 // The operator's tool for tenants: add an app, list apps, rotate an API key, set the webhook URL.
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { runJob } from '../dist/cli.js';
+import { runJob, usageFailure } from '../dist/cli.js';
 import { resolveDataDir, pathsFor } from '../dist/config.js';
 import { AppStore } from '../dist/apps/store.js';
 
@@ -39,4 +39,5 @@ await yargs(hideBin(process.argv))
     }))
   .demandCommand(1)
   .strict()
+  .fail(usageFailure('apps'))
   .parseAsync();

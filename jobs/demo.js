@@ -2,7 +2,7 @@
 // `npm start`: the whole pipeline on an embedded default (demo app, 50 users x 30 days, load, score).
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { runJob } from '../dist/cli.js';
+import { runJob, usageFailure } from '../dist/cli.js';
 import { resolveDataDir } from '../dist/config.js';
 import { runDemo } from '../dist/jobs/demo.js';
 import { stderrProgress } from '../dist/progress.js';
@@ -14,6 +14,7 @@ const argv = yargs(hideBin(process.argv))
   .option('data-dir', { type: 'string', describe: 'data folder (env DRIVING_DATA_DIR, default ./data)' })
   .option('json', { type: 'boolean', default: false })
   .strict()
+  .fail(usageFailure('demo'))
   .parseSync();
 
 await runJob('demo', argv.json, async () => {

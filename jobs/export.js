@@ -2,7 +2,7 @@
 // Writes the warehouse as Hive-partitioned Parquet for analysts.
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { runJob } from '../dist/cli.js';
+import { runJob, usageFailure } from '../dist/cli.js';
 import { resolveDataDir } from '../dist/config.js';
 import { runExport } from '../dist/jobs/export.js';
 import { stderrProgress } from '../dist/progress.js';
@@ -14,6 +14,7 @@ const argv = yargs(hideBin(process.argv))
   .option('data-dir', { type: 'string', describe: 'data folder (env DRIVING_DATA_DIR, default ./data)' })
   .option('json', { type: 'boolean', default: false })
   .strict()
+  .fail(usageFailure('export'))
   .parseSync();
 
 await runJob('export', argv.json, async () => {

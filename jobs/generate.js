@@ -2,7 +2,7 @@
 // Generates realistic, deterministic trip records for an app's users (who become real accounts).
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { runJob } from '../dist/cli.js';
+import { runJob, usageFailure } from '../dist/cli.js';
 import { resolveDataDir } from '../dist/config.js';
 import { runGenerate } from '../dist/jobs/generate.js';
 import { stderrProgress } from '../dist/progress.js';
@@ -21,6 +21,7 @@ const argv = yargs(hideBin(process.argv))
   .option('data-dir', { type: 'string', describe: 'data folder (env DRIVING_DATA_DIR, default ./data)' })
   .option('json', { type: 'boolean', default: false })
   .strict()
+  .fail(usageFailure('generate'))
   .parseSync();
 
 await runJob('generate', argv.json, async () => {

@@ -2,7 +2,7 @@
 // Loads trip files (NDJSON, gzipped NDJSON, Parquet) into the warehouse and publishes.
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { runJob } from '../dist/cli.js';
+import { runJob, usageFailure } from '../dist/cli.js';
 import { resolveDataDir } from '../dist/config.js';
 import { runLoad } from '../dist/jobs/load.js';
 import { stderrProgress } from '../dist/progress.js';
@@ -15,9 +15,11 @@ const argv = yargs(hideBin(process.argv))
   .option('data-dir', { type: 'string', describe: 'data folder (env DRIVING_DATA_DIR, default ./data)' })
   .option('json', { type: 'boolean', default: false, describe: 'print the load report as JSON' })
   .strict()
+  .fail(usageFailure('load'))
   .parseSync();
 
 await runJob('load', argv.json, async () => {
   const result = await runLoad({ dataDir: resolveDataDir(argv.dataDir), inputs: argv.input, progress: stderrProgress });
-  return { result, summary: loadSummary(result) };
+  // files that could not be read are set aside with their reason; the rest is loaded and published
+  return { result, summary: loadSummary(result), exitCode: result.totals.filesFailed > 0 ? 2 : 0 };
 });

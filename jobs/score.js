@@ -2,7 +2,7 @@
 // Computes the 30- and 90-day safety scores as of a date (or a range of dates) and publishes.
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { runJob } from '../dist/cli.js';
+import { runJob, usageFailure } from '../dist/cli.js';
 import { resolveDataDir } from '../dist/config.js';
 import { runScore } from '../dist/jobs/score.js';
 import { stderrProgress } from '../dist/progress.js';
@@ -17,6 +17,7 @@ const argv = yargs(hideBin(process.argv))
   .option('data-dir', { type: 'string', describe: 'data folder (env DRIVING_DATA_DIR, default ./data)' })
   .option('json', { type: 'boolean', default: false, describe: 'print the result as JSON' })
   .strict()
+  .fail(usageFailure('score'))
   .parseSync();
 
 await runJob('score', argv.json, async () => {

@@ -14,6 +14,7 @@ const argv = yargs(hideBin(process.argv))
   .option('connections', { type: 'number', default: 4, describe: 'DuckDB connections to the snapshot' })
   .option('log', { type: 'boolean', default: true, describe: 'one JSON log line per request' })
   .strict()
+  .fail(usageFailure('serve'))
   .parseSync();
 
 try {

@@ -2,7 +2,7 @@
 // Runs a file from sql/ on a Parquet export: the analysts' way to get the warehouse's numbers.
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { runJob } from '../dist/cli.js';
+import { runJob, usageFailure } from '../dist/cli.js';
 import { runSqlOnExport } from '../dist/jobs/sql.js';
 
 const argv = yargs(hideBin(process.argv))
@@ -13,6 +13,7 @@ const argv = yargs(hideBin(process.argv))
   .option('param', { type: 'string', array: true, default: [], describe: 'name=value, bound as $name' })
   .option('json', { type: 'boolean', default: false, describe: 'rows as JSON (default: CSV)' })
   .strict()
+  .fail(usageFailure('sql'))
   .parseSync();
 
 await runJob('sql', argv.json, async () => {

@@ -7,19 +7,23 @@ create or replace temp macro parse_iso_instant(s) as
             then try_cast(s as timestamptz)
     end;
 
+-- Epoch milliseconds to an instant; NULL outside years 1970-5000 (NaN, 1e20) instead of an error.
+create or replace temp macro epoch_ms_instant(ms) as
+    case when isfinite(ms) and ms between 0 and 95617584000000 then to_timestamp(ms / 1000.0) end;
+
 -- A record's time (startTime, endTime), strict: a JSON number is epoch milliseconds, a JSON string
 -- must be ISO 8601 with an offset.
 create or replace temp macro parse_json_instant(j) as
     case
         when j is null then null
-        when json_type(j) in ('BIGINT', 'UBIGINT', 'DOUBLE') then to_timestamp(j::varchar::double / 1000.0)
+        when json_type(j) in ('BIGINT', 'UBIGINT', 'DOUBLE') then epoch_ms_instant(try_cast(j::varchar as double))
         when json_type(j) = 'VARCHAR' then parse_iso_instant(json_extract_string(j, '$'))
     end;
 
 -- A time inside points and events, lenient (docs/decisions.md): epoch milliseconds as a number or
 -- numeric text, or ISO 8601 with an offset. Points are almost always epoch ms: the cheap cast first.
 create or replace temp macro parse_instant(s) as
-    coalesce(to_timestamp(try_cast(s as double) / 1000.0), parse_iso_instant(s));
+    coalesce(epoch_ms_instant(try_cast(s as double)), parse_iso_instant(s));
 
 -- The text of a JSON string value; NULL when the value is absent or not a string.
 create or replace temp macro json_string(j) as

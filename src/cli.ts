@@ -6,6 +6,8 @@ export interface JobOutcome<T> {
   result: T;
   /** The one line every job ends with. */
   summary: string;
+  /** Non-zero when the job finished but not everything succeeded (e.g. a file could not be read). */
+  exitCode?: number;
 }
 
 /**
@@ -15,9 +17,9 @@ export interface JobOutcome<T> {
  */
 export async function runJob<T>(name: string, json: boolean, job: () => Promise<JobOutcome<T>>): Promise<void> {
   try {
-    const { result, summary } = await job();
-    process.stdout.write(json ? `${JSON.stringify({ ok: true, job: name, ...asObject(result) }, null, 2)}\n` : `${name}: ${summary}\n`);
-    process.exitCode = 0;
+    const { result, summary, exitCode = 0 } = await job();
+    process.stdout.write(json ? `${JSON.stringify({ ok: exitCode === 0, job: name, ...asObject(result) }, null, 2)}\n` : `${name}: ${summary}\n`);
+    process.exitCode = exitCode;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     const code = error instanceof InputError ? 2 : error instanceof DatabaseBusyError ? 3 : error instanceof CheckFailedError ? 4 : 1;
@@ -30,4 +32,12 @@ export async function runJob<T>(name: string, json: boolean, job: () => Promise<
 
 function asObject(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : { result: value };
+}
+
+/** For yargs' `.fail()`: a wrong flag or value is bad input (exit 2), said in one line. */
+export function usageFailure(name: string): (message: string | undefined, error: Error | undefined) => never {
+  return (message, error) => {
+    process.stderr.write(`${name}: ${message ?? error?.message ?? 'invalid arguments'} (see --help)\n`);
+    process.exit(2);
+  };
 }

@@ -1,3 +1,4 @@
+import { InputError } from './errors.js';
 import { resolve, join } from 'node:path';
 
 /** Where every file of the service lives; see README "Data layout". */
@@ -55,6 +56,6 @@ export function jobSettings(env: NodeJS.ProcessEnv = process.env): JobSettings {
 function positiveInt(raw: string | undefined, fallback: number, name: string): number {
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got '${raw}'`);
+  if (!Number.isInteger(value) || value < 0) throw new InputError(`${name} must be a non-negative integer, got '${raw}'`);
   return value;
 }

@@ -5,11 +5,11 @@ import { dirname, basename, join } from 'node:path';
  * Writes a file so that readers see either the old or the new content, never a torn one:
  * write a sibling temp file, fsync it, rename over the target, fsync the directory.
  */
-export function writeFileAtomic(path: string, content: string | Uint8Array): void {
+export function writeFileAtomic(path: string, content: string | Uint8Array, mode = 0o600): void {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now()}.tmp`);
   try {
-    const fd = openSync(tmp, 'w', 0o600);
+    const fd = openSync(tmp, 'w', mode);
     try {
       writeFileSync(fd, content);
       fsyncSync(fd);

@@ -18,7 +18,8 @@ days as (
         time_zone,
         unnest(generate_series(
             timezone(time_zone, started_at)::date::timestamp,
-            timezone(time_zone, ended_at)::date::timestamp,
+            -- at most a year of days: a record claiming to last centuries must not stall the load
+            least(timezone(time_zone, ended_at)::date, timezone(time_zone, started_at)::date + 366)::timestamp,
             interval 1 day
         )) as local_day
     from trips

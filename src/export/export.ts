@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { InputError } from '../errors.js';
 import { dirname, join, basename } from 'node:path';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { quoteIdent, quoteLiteral, query, run } from '../db/sql.js';
@@ -12,6 +13,9 @@ export const EXPORTS = [
   { table: 'safety_scores', partition: 'evaluation_month', by: "strftime(evaluation_date, '%Y-%m')" },
 ] as const;
 
+/** Marks a folder as an export, the only kind of folder a new export may replace. */
+const MARKER = '.driving-export';
+
 export interface ExportResult {
   out: string;
   tables: Record<string, number>;
@@ -22,6 +26,9 @@ export interface ExportResult {
  * fresh folder beside `out`, then swaps it in, so a reader never sees half an export.
  */
 export async function exportParquet(wh: Warehouse, out: string): Promise<ExportResult> {
+  if (existsSync(out) && readdirSync(out).length > 0 && !existsSync(join(out, MARKER))) {
+    throw new InputError(`--out ${out}: exists and is not an earlier export; refusing to replace it`);
+  }
   const staging = join(dirname(out), `.${basename(out)}.tmp-${process.pid}`);
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
@@ -47,6 +54,7 @@ export async function exportParquet(wh: Warehouse, out: string): Promise<ExportR
       await run(wh.conn, `copy (select * exclude (app_id) from ${quoteIdent(table)} limit 0) to ${quoteLiteral(join(empty, 'empty.parquet'))} (format parquet)`);
     }
   }
+  writeFileSync(join(staging, MARKER), `written by jobs/export.js at ${new Date().toISOString()}\n`);
   const previous = `${staging}.old`;
   if (existsSync(out)) renameSync(out, previous);
   renameSync(staging, out);

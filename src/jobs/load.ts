@@ -2,10 +2,10 @@ import { pathsFor, jobSettings } from '../config.js';
 import { AppStore } from '../apps/store.js';
 import { openWarehouse } from '../warehouse/warehouse.js';
 import { loadFile } from '../load/load-file.js';
-import { archiveLanded, expandInputs, landingFiles } from '../load/landing.js';
+import { expandInputs, landingFiles, moveLanded } from '../load/landing.js';
 import { InputError } from '../errors.js';
-import { prunePoints } from '../load/retention.js';
-import { totals, type FileReport, type LoadTotals } from '../load/report.js';
+import { pruneLandingArchive, prunePoints } from '../load/retention.js';
+import { emptyFileReport, totals, type FileReport, type LoadTotals } from '../load/report.js';
 import { publish, type PublishResult } from '../publish/publish.js';
 import { silent, type Progress } from '../progress.js';
 import { todayIn } from '../time.js';
@@ -47,14 +47,24 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     const reports: FileReport[] = [];
     for (const [index, file] of files.entries()) {
       const t0 = Date.now();
-      const report = await loadFile(wh, file, { pointsDir: paths.pointsDir, now });
+      const day = now.toISOString().slice(0, 10);
+      let report: FileReport;
+      try {
+        report = await loadFile(wh, file, { pointsDir: paths.pointsDir, now });
+        if (fromLanding) moveLanded(paths.landingDir, file, day, 'loaded');
+      } catch (error) {
+        // One unreadable file must not hold up the others: it is set aside with its reason.
+        report = { ...emptyFileReport(file, false), failed: firstLine(error) };
+        if (fromLanding) moveLanded(paths.landingDir, file, day, 'failed', report.failed);
+      }
       reports.push(report);
-      if (fromLanding) archiveLanded(paths.landingDir, file, now.toISOString().slice(0, 10));
-      const summary = report.skipped ? 'already loaded, skipped' : describe(report);
+      const summary = report.failed ? `FAILED: ${report.failed}` : report.skipped ? 'already loaded, skipped' : describe(report);
       progress(`load: [${index + 1}/${files.length}] ${file}: ${summary} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
     }
     const removed = prunePoints(paths.pointsDir, settings.pointsRetentionDays, todayIn('UTC', now));
     if (removed.length > 0) progress(`load: pruned raw points of ${removed.length} day(s) older than ${settings.pointsRetentionDays} days`);
+    const archived = pruneLandingArchive(paths.landingDir, settings.pointsRetentionDays, todayIn('UTC', now));
+    if (archived.length > 0) progress(`load: pruned ${archived.length} landing archive folder(s)`);
     progress('load: publishing');
     const published = await publish(wh, {
       publishedDir: paths.publishedDir,
@@ -67,6 +77,12 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   } finally {
     wh.close();
   }
+}
+
+/** DuckDB's first line says what went wrong; the rest (reader settings, SQL) is for developers. */
+function firstLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return (message.split('\n')[0] ?? message).slice(0, 300);
 }
 
 function describe(report: FileReport): string {

@@ -11,7 +11,7 @@ export function publishSummary(p: PublishResult): string {
 export function loadSummary(r: LoadResult): string {
   const t = r.totals;
   return (
-    `${t.files - t.filesSkipped} file(s) loaded, ${t.filesSkipped} skipped; ${t.tripsLoaded} trips (${t.tripsReplaced} replaced, ` +
+    `${t.files - t.filesSkipped - t.filesFailed} file(s) loaded, ${t.filesSkipped} skipped, ${t.filesFailed} failed; ${t.tripsLoaded} trips (${t.tripsReplaced} replaced, ` +
     `${sum(t.tripsAbnormal)} abnormal), ${sum(t.rejected)} records rejected, ${sum(t.pointsDropped)} points dropped, ` +
     `${sum(t.eventsQuarantined)} events quarantined; ${publishSummary(r.publish)} in ${r.seconds.toFixed(1)} s`
   );

@@ -24,6 +24,15 @@ export async function loadFile(wh: Warehouse, path: string, ctx: LoadFileContext
   if (seen.length > 0) return emptyFileReport(source, true);
 
   const conn = wh.conn;
+  try {
+    return await stageAndMerge(wh, source, key, ctx);
+  } finally {
+    await dropStaged(conn);
+  }
+}
+
+async function stageAndMerge(wh: Warehouse, source: string, key: string, ctx: LoadFileContext): Promise<FileReport> {
+  const conn = wh.conn;
   await stageFile(conn, source);
   const version = (await warehouseVersion(conn)) + 1;
   const batchId = await nextBatchId(conn);
@@ -59,6 +68,5 @@ export async function loadFile(wh: Warehouse, path: string, ctx: LoadFileContext
     });
     await setWarehouseVersion(conn, version);
   });
-  await dropStaged(conn);
   return report;
 }

@@ -2,6 +2,8 @@
 export interface FileReport {
   file: string;
   skipped: boolean;
+  /** Why the file could not be loaded at all (unreadable, not NDJSON/Parquet, too long a line). */
+  failed?: string;
   version: number | null;
   records: Record<string, number>;
   points: Record<string, number>;
@@ -13,6 +15,7 @@ export interface FileReport {
 export interface LoadTotals {
   files: number;
   filesSkipped: number;
+  filesFailed: number;
   recordsRead: number;
   tripsLoaded: number;
   tripsReplaced: number;
@@ -33,11 +36,12 @@ export function emptyFileReport(file: string, skipped: boolean): FileReport {
 
 export function totals(files: FileReport[]): LoadTotals {
   const t: LoadTotals = {
-    files: files.length, filesSkipped: 0, recordsRead: 0, tripsLoaded: 0, tripsReplaced: 0, tripsAbnormal: {},
+    files: files.length, filesSkipped: 0, filesFailed: 0, recordsRead: 0, tripsLoaded: 0, tripsReplaced: 0, tripsAbnormal: {},
     rejected: {}, pointsRead: 0, pointsKept: 0, pointsDropped: {}, eventsLoaded: 0, eventsQuarantined: {},
   };
   for (const f of files) {
     if (f.skipped) t.filesSkipped++;
+    if (f.failed) t.filesFailed++;
     for (const [reason, n] of Object.entries(f.records)) {
       t.recordsRead += n;
       if (!NOT_REJECTED.has(reason)) add(t.rejected, reason, n);

@@ -19,3 +19,20 @@ export function prunePoints(pointsDir: string, retentionDays: number, today: str
   }
   return removed.sort();
 }
+
+/** Drops landing-area archives (`loaded/<day>`, `failed/<day>`) older than the retention. */
+export function pruneLandingArchive(landingDir: string, retentionDays: number, today: string): string[] {
+  const oldestKept = addDays(today, -retentionDays);
+  const removed: string[] = [];
+  for (const outcome of ['loaded', 'failed']) {
+    const dir = join(landingDir, outcome);
+    if (!existsSync(dir)) continue;
+    for (const day of readdirSync(dir)) {
+      if (/^\d{4}-\d{2}-\d{2}$/.test(day) && day < oldestKept) {
+        rmSync(join(dir, day), { recursive: true, force: true });
+        removed.push(`${outcome}/${day}`);
+      }
+    }
+  }
+  return removed.sort();
+}

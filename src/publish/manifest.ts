@@ -20,7 +20,8 @@ export function readManifest(file: string): Manifest | null {
 
 /** Switches readers to a new slot in one rename. */
 export function writeManifest(file: string, manifest: Manifest): void {
-  writeFileAtomic(file, `${JSON.stringify(manifest, null, 2)}\n`);
+  // readable by an API running as another user, like the slot files it points to
+  writeFileAtomic(file, `${JSON.stringify(manifest, null, 2)}\n`, 0o644);
 }
 
 export function slotFile(publishedDir: string, slot: Slot): string {

@@ -158,3 +158,31 @@ describe('load: replacement and idempotency', () => {
     expect(second.totals.files).toBe(0);
   });
 });
+
+describe('load: files that cannot be read', () => {
+  it('sets an unreadable landing file aside with its reason and loads the others', async () => {
+    const { writeFileSync, mkdirSync, readdirSync, readFileSync } = await import('node:fs');
+    mkdirSync(ws.paths.landingDir, { recursive: true });
+    writeFileSync(join(ws.paths.landingDir, 'a-bad.ndjson'), Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d, 0x0a]));
+    writeNdjson(join(ws.paths.landingDir, 'b-good.ndjson'), [tripRecord({ appId: ws.appId, tripId: 'g-1', start: '2026-11-20T08:00:00+01:00', seconds: 600 })]);
+    const result = await runLoad({ dataDir: ws.dir, now });
+    expect(result.totals.filesFailed).toBe(1);
+    expect(result.totals.tripsLoaded).toBe(1);
+    expect(result.files[0]?.failed).toMatch(/CSV Error|unicode/i);
+    expect(result.publish.published).toBe(true);
+    const failedDir = join(ws.paths.landingDir, 'failed', '2026-11-21');
+    expect(readdirSync(failedDir).sort()).toEqual(['a-bad.ndjson', 'a-bad.ndjson.reason.txt']);
+    expect(readFileSync(join(failedDir, 'a-bad.ndjson.reason.txt'), 'utf8')).toMatch(/Error/);
+  });
+
+  it('quarantines absurd epoch times instead of failing the file', async () => {
+    const record = tripRecord({ appId: ws.appId, tripId: 'e-1', start: '2026-11-20T08:00:00+01:00', seconds: 120 });
+    const points = (record['points'] as { t: unknown }[]).slice();
+    points[3] = { ...points[3], t: 'NaN' };
+    points[4] = { ...points[4], t: 1e20 };
+    const file = writeNdjson(join(ws.dir, 'in', 'epoch.ndjson'), [{ ...record, points }, { ...record, tripId: 'e-2', startTime: 1e20 }]);
+    const result = await runLoad({ dataDir: ws.dir, inputs: [file], now });
+    expect(result.totals.rejected).toEqual({ invalid_start_time: 1 });
+    expect(result.totals.pointsDropped).toEqual({ non_finite: 2 });
+  });
+});

@@ -98,6 +98,14 @@ describe('Parquet export', () => {
       .sort((a, b) => Number(a['user_id']) - Number(b['user_id']) || Number(a['interval_days']) - Number(b['interval_days']));
     expect(sorted).toEqual(fromWarehouse);
 
+    const { mkdirSync, writeFileSync, readFileSync } = await import('node:fs');
+    const foreign = join(ws.dir, 'not-an-export');
+    mkdirSync(foreign);
+    writeFileSync(join(foreign, 'precious.txt'), 'keep');
+    await expect(runExport({ dataDir: ws.dir, out: foreign })).rejects.toThrow(/not an earlier export/);
+    expect(readFileSync(join(foreign, 'precious.txt'), 'utf8')).toBe('keep');
+    await runExport({ dataDir: ws.dir, out }); // an earlier export is replaced
+
     const stats = await runSqlOnExport({ parquet: out, file: SQL('marts/stats_daily'), params: ['version=0'] });
     const statsWarehouse = await warehouseRows(ws.paths, 'select * exclude (version) from stats_daily order by user_id, stat_date');
     expect(stats.map(({ version: _, ...rest }) => rest)
