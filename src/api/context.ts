@@ -13,6 +13,7 @@ export interface ApiContext {
   passport: PassportStore;
   snapshots: SnapshotFollower;
   cursors: CursorCodec;
+  deletionsDir: string;
   now: () => Date;
 }
 

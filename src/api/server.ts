@@ -33,6 +33,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
     passport,
     snapshots,
     cursors: new CursorCodec(cursorKey(join(dirname(paths.passportFile), 'cursor.key'))),
+    deletionsDir: paths.deletionsDir,
     now: options.now ?? (() => new Date()),
   };
   const app = buildApp(ctx, { logger: options.logger });

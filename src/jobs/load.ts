@@ -7,6 +7,7 @@ import { InputError } from '../errors.js';
 import { pruneLandingArchive, prunePoints } from '../load/retention.js';
 import { emptyFileReport, totals, type FileReport, type LoadTotals } from '../load/report.js';
 import { publish, type PublishResult } from '../publish/publish.js';
+import { purgeDeletedUsers, type PurgeResult } from '../purge/purge.js';
 import { silent, type Progress } from '../progress.js';
 import { todayIn } from '../time.js';
 
@@ -22,6 +23,7 @@ export interface LoadResult {
   totals: LoadTotals;
   publish: PublishResult;
   pointsPartitionsRemoved: string[];
+  purged: PurgeResult;
   seconds: number;
 }
 
@@ -65,6 +67,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     if (removed.length > 0) progress(`load: pruned raw points of ${removed.length} day(s) older than ${settings.pointsRetentionDays} days`);
     const archived = pruneLandingArchive(paths.landingDir, settings.pointsRetentionDays, todayIn('UTC', now));
     if (archived.length > 0) progress(`load: pruned ${archived.length} landing archive folder(s)`);
+    const purged = await purgeDeletedUsers(wh, paths.deletionsDir, paths.pointsDir, now);
+    if (purged.users > 0) progress(`load: purged ${purged.users} deleted account(s): ${purged.trips} trips, ${purged.pointFilesRewritten} points file(s) rewritten`);
     progress('load: publishing');
     const published = await publish(wh, {
       publishedDir: paths.publishedDir,
@@ -73,7 +77,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       now,
     });
     progress(`load: publish ${published.published ? published.detail : published.detail}`);
-    return { files: reports, totals: totals(reports), publish: published, pointsPartitionsRemoved: removed, seconds: (Date.now() - started) / 1000 };
+    return { files: reports, totals: totals(reports), publish: published, pointsPartitionsRemoved: removed, purged, seconds: (Date.now() - started) / 1000 };
   } finally {
     wh.close();
   }

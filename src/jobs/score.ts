@@ -3,6 +3,7 @@ import { AppStore } from '../apps/store.js';
 import { openWarehouse } from '../warehouse/warehouse.js';
 import { scoreDate, type ScoreDateResult } from '../score/score-date.js';
 import { publish, type PublishResult } from '../publish/publish.js';
+import { purgeDeletedUsers, type PurgeResult } from '../purge/purge.js';
 import { InputError } from '../errors.js';
 import { silent, type Progress } from '../progress.js';
 import { datesBetween, isDate, todayIn } from '../time.js';
@@ -19,6 +20,7 @@ export interface ScoreOptions {
 
 export interface ScoreResult {
   runs: ScoreDateResult[];
+  purged: PurgeResult;
   publish: PublishResult;
   seconds: number;
 }
@@ -41,6 +43,8 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
       runs.push(result);
       progress(`score: [${index + 1}/${plan.length}] ${item.appId} as of ${item.date}: ${result.users} user(s) scored`);
     }
+    const purged = await purgeDeletedUsers(wh, paths.deletionsDir, paths.pointsDir, now);
+    if (purged.users > 0) progress(`score: purged ${purged.users} deleted account(s): ${purged.trips} trips, ${purged.pointFilesRewritten} points file(s) rewritten`);
     progress('score: publishing');
     const published = await publish(wh, {
       publishedDir: paths.publishedDir,
@@ -49,7 +53,7 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
       now,
     });
     progress(`score: publish ${published.detail}`);
-    return { runs, publish: published, seconds: (Date.now() - started) / 1000 };
+    return { runs, purged, publish: published, seconds: (Date.now() - started) / 1000 };
   } finally {
     wh.close();
   }

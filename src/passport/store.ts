@@ -88,6 +88,14 @@ export class PassportStore {
     return row ? { platformUserId: Number(row['platform_user_id']), orgUserId: String(row['org_user_id']) } : null;
   }
 
+  /** Deletes the active account: its tokens stop resolving at once (they join on an active account). */
+  async deleteAccount(appId: string, orgUserId: string, now: Date): Promise<number | null> {
+    const userId = await this.activeAccount(appId, orgUserId);
+    if (userId === null) return null;
+    await run(this.db.connection, 'update accounts set deleted_at = $now where platform_user_id = $id', { now: now.toISOString(), id: userId });
+    return userId;
+  }
+
   close(): void {
     this.db.close();
   }

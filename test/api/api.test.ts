@@ -144,3 +144,35 @@ describe('passport and tenancy (operations 5, 6)', () => {
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/org-user/{org_user_id}/trips', '/v1/token/{token}']));
   });
 });
+
+describe('account deletion', () => {
+  it('stops tokens and data at once, purges on the next job run, and a new token makes a new account', async () => {
+    const auth = { authorization: `Bearer ${key}` };
+    const issued = (await api.app.inject({ method: 'POST', url: '/v1/org-user/leaver/token', headers: auth })).json();
+    const trips = [tripRecord({ appId: ws.appId, tripId: 'leaver-1', userId: issued.platformUserId, orgUserId: 'leaver', start: '2026-11-10T08:00:00+01:00', seconds: 600 })];
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'leaver.ndjson'), trips)], now: clock });
+    await api.ctx.snapshots.refresh();
+    expect((await get('/v1/org-user/leaver/trips')).json().trips).toHaveLength(1);
+
+    const deleted = await api.app.inject({ method: 'DELETE', url: '/v1/org-user/leaver', headers: auth });
+    expect(deleted.json()).toMatchObject({ code: 0, platformUserId: issued.platformUserId });
+    expect((await get('/v1/org-user/leaver/trips')).json()).toMatchObject({ error: 'user_not_found' });
+    expect((await get(`/v1/token/${issued.token}`)).statusCode).toBe(404);
+    expect((await api.app.inject({ method: 'DELETE', url: '/v1/org-user/leaver', headers: auth })).statusCode).toBe(404);
+
+    const purged = await runLoad({ dataDir: ws.dir, inputs: [], now: clock });
+    expect(purged.purged).toMatchObject({ users: 1, trips: 1, pointFilesRewritten: 1 });
+    const { warehouseRows, publishedRows } = await import('../helpers/workspace.js');
+    expect(await warehouseRows(ws.paths, "select * from trips where org_user_id = 'leaver'")).toEqual([]);
+    expect((await publishedRows(ws.paths, 'trips', 'trip_id')).filter((t) => t['org_user_id'] === 'leaver')).toEqual([]);
+    const { openDatabase } = await import('../../src/db/open.js');
+    const { query } = await import('../../src/db/sql.js');
+    const db = await openDatabase(':memory:');
+    const left = await query(db.connection, "select count(*)::int as n from read_parquet($g) where trip_id = 'leaver-1'", { g: join(ws.paths.pointsDir, '**', '*.parquet') });
+    db.close();
+    expect(left[0]?.['n']).toBe(0);
+
+    const again = (await api.app.inject({ method: 'POST', url: '/v1/org-user/leaver/token', headers: auth })).json();
+    expect(again.platformUserId).not.toBe(issued.platformUserId);
+  });
+});

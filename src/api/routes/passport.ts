@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ApiContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { errorResponses, OrgUserParams } from '../schemas.js';
+import { writeDeletionRequest } from '../../purge/requests.js';
 
 export const TOKEN_VALIDITY_MS = 7 * 24 * 3600 * 1000;
 
@@ -25,6 +26,28 @@ export function passportRoutes(app: FastifyInstance, ctx: ApiContext): void {
     async (request) => {
       const issued = await ctx.passport.issueToken(request.tenant.appId, request.params.org_user_id, ctx.now(), TOKEN_VALIDITY_MS);
       return { code: 0, message: 'success', token: issued.token, platformUserId: issued.platformUserId };
+    },
+  );
+
+  app.delete<{ Params: { org_user_id: string } }>(
+    '/v1/org-user/:org_user_id',
+    {
+      schema: {
+        summary: 'Delete the account: tokens stop working and its data stops being served at once; the next job run purges the data',
+        params: OrgUserParams,
+        response: {
+          200: { type: 'object', required: ['code', 'message', 'platformUserId'], properties: { code: { type: 'integer' }, message: { type: 'string' }, platformUserId: { type: 'integer' } } },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const now = ctx.now();
+      const userId = await ctx.passport.deleteAccount(request.tenant.appId, request.params.org_user_id, now);
+      if (userId === null) throw new ApiError('user_not_found', `org_user_id: no user '${request.params.org_user_id}'`);
+      // the jobs own the warehouse: they learn of the deletion through this file (decisions 12)
+      writeDeletionRequest(ctx.deletionsDir, { appId: request.tenant.appId, platformUserId: userId, orgUserId: request.params.org_user_id, requestedAt: now.toISOString() });
+      return { code: 0, message: 'success', platformUserId: userId };
     },
   );
 

@@ -1,0 +1,13 @@
+-- reads: purge_requests, purged_trips (sql/purge/purged_trips.sql)
+-- Removes every row of the users in `purge_requests` (app_id, user_id, org_user_id, requested_at)
+-- from the warehouse, and records them so the next publish removes them from the slots too.
+-- params: $version BIGINT, $now TIMESTAMPTZ
+
+delete from trips as t using purge_requests as p where t.app_id = p.app_id and t.user_id = p.user_id;
+delete from trip_events as t using purge_requests as p where t.app_id = p.app_id and t.user_id = p.user_id;
+delete from stats_daily as t using purge_requests as p where t.app_id = p.app_id and t.user_id = p.user_id;
+delete from safety_scores as t using purge_requests as p where t.app_id = p.app_id and t.user_id = p.user_id;
+delete from quarantine as q using purged_trips as p where q.app_id = p.app_id and q.trip_id = p.trip_id;
+
+insert into purged_users
+select app_id, user_id, org_user_id, requested_at, $now, $version from purge_requests;
