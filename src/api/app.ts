@@ -5,6 +5,7 @@ import { ApiError, ERRORS } from './errors.js';
 import { tripRoutes } from './routes/trips.js';
 import { statisticsRoutes } from './routes/statistics.js';
 import { passportRoutes } from './routes/passport.js';
+import { sdkRoutes } from './routes/sdk.js';
 import { openApiDocument, type RouteDoc } from './openapi.js';
 
 export interface AppOptions {
@@ -28,7 +29,8 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
-    if (!request.url.startsWith('/v1/') || request.url === '/v1/openapi.json') return;
+    // the SDK route authenticates with a passport token instead of an API key
+    if (!request.url.startsWith('/v1/') || request.url === '/v1/openapi.json' || request.url.startsWith('/v1/sdk/')) return;
     const header = request.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     const tenant = match ? ctx.apps.byApiKey(match[1] as string) : null;
@@ -57,6 +59,7 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
   tripRoutes(app, ctx);
   statisticsRoutes(app, ctx);
   passportRoutes(app, ctx);
+  sdkRoutes(app, ctx);
   app.get('/v1/openapi.json', async () => openApiDocument(routes));
   return app;
 }

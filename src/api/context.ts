@@ -14,6 +14,7 @@ export interface ApiContext {
   snapshots: SnapshotFollower;
   cursors: CursorCodec;
   deletionsDir: string;
+  landingDir: string;
   now: () => Date;
 }
 

@@ -34,6 +34,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
     snapshots,
     cursors: new CursorCodec(cursorKey(join(dirname(paths.passportFile), 'cursor.key'))),
     deletionsDir: paths.deletionsDir,
+    landingDir: paths.landingDir,
     now: options.now ?? (() => new Date()),
   };
   const app = buildApp(ctx, { logger: options.logger });

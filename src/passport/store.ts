@@ -88,6 +88,19 @@ export class PassportStore {
     return row ? { platformUserId: Number(row['platform_user_id']), orgUserId: String(row['org_user_id']) } : null;
   }
 
+  /** The app and holder of a valid token, whichever app issued it (the SDK presents only the token). */
+  async tokenOwner(token: string, now: Date): Promise<{ appId: string; platformUserId: number; orgUserId: string } | null> {
+    const rows = await query(
+      this.db.connection,
+      `select a.app_id, a.platform_user_id, a.org_user_id
+       from tokens as t join accounts as a on a.platform_user_id = t.platform_user_id and a.app_id = t.app_id
+       where t.token_hash = $hash and a.deleted_at is null and t.expires_at > $now::timestamptz`,
+      { hash: hashSecret(token), now: now.toISOString() },
+    );
+    const row = rows[0];
+    return row ? { appId: String(row['app_id']), platformUserId: Number(row['platform_user_id']), orgUserId: String(row['org_user_id']) } : null;
+  }
+
   /** Deletes the active account: its tokens stop resolving at once (they join on an active account). */
   async deleteAccount(appId: string, orgUserId: string, now: Date): Promise<number | null> {
     const userId = await this.activeAccount(appId, orgUserId);

@@ -176,3 +176,34 @@ describe('account deletion', () => {
     expect(again.platformUserId).not.toBe(issued.platformUserId);
   });
 });
+
+describe('SDK upload (decisions 9)', () => {
+  it('lands valid records durably with the identity of the token, answers per record, and the load picks them up', async () => {
+    const issued = (await api.app.inject({ method: 'POST', url: '/v1/org-user/sdk-user/token', headers: { authorization: `Bearer ${key}` } })).json();
+    const good = tripRecord({ appId: 'ignored', tripId: 'sdk-1', userId: 1, orgUserId: 'spoofed', start: '2026-11-20T08:00:00+01:00', seconds: 600 });
+    const res = await api.app.inject({
+      method: 'POST', url: '/v1/sdk/trips', headers: { authorization: `Bearer ${issued.token}` },
+      payload: [good, { ...good, tripId: 'sdk-2', os: 'windows' }, { ...good, tripId: 'sdk-3', startTime: '2026-11-20T08:00:00' }],
+    });
+    expect(res.statusCode).toBe(202);
+    expect(res.json()).toMatchObject({ accepted: 1, rejected: [{ index: 1, tripId: 'sdk-2', reason: 'invalid_os' }, { index: 2, reason: 'invalid_start_time' }] });
+    const { readdirSync } = await import('node:fs');
+    expect(readdirSync(ws.paths.landingDir).filter((n) => n.startsWith('sdk-'))).toHaveLength(1);
+
+    const loaded = await runLoad({ dataDir: ws.dir, now: clock });
+    expect(loaded.totals.tripsLoaded).toBe(1);
+    await api.ctx.snapshots.refresh();
+    const trips = (await get('/v1/org-user/sdk-user/trips')).json();
+    expect(trips).toMatchObject({ userId: issued.platformUserId, trips: [{ tripId: 'sdk-1' }] });
+  });
+
+  it('refuses an API key, a bad token, an empty or oversized upload', async () => {
+    const post = (auth: string, payload: unknown) => api.app.inject({ method: 'POST', url: '/v1/sdk/trips', headers: { authorization: `Bearer ${auth}` }, payload: payload as object });
+    expect((await post(key, {})).statusCode).toBe(401);
+    expect((await post('pt_nope', {})).statusCode).toBe(401);
+    const issued = (await api.app.inject({ method: 'POST', url: '/v1/org-user/sdk-user/token', headers: { authorization: `Bearer ${key}` } })).json();
+    expect((await post(issued.token, [])).json().message).toMatch(/^body:/);
+    expect((await post(issued.token, [{ tripId: 'x' }])).statusCode).toBe(400);
+    expect((await post(issued.token, Array.from({ length: 501 }, () => ({})))).statusCode).toBe(400);
+  });
+});

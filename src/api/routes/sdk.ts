@@ -1,0 +1,71 @@
+import type { FastifyInstance } from 'fastify';
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { ApiContext } from '../context.js';
+import { ApiError, invalid } from '../errors.js';
+import { errorResponses } from '../schemas.js';
+import { uploadRejection } from '../upload-check.js';
+import { fsyncDir } from '../../fsutil.js';
+
+export const MAX_RECORDS_PER_UPLOAD = 500;
+
+/** decisions 9: the SDK uploads trips with its passport token; 202 once they are durably landed. */
+export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  app.post<{ Body: unknown }>(
+    '/v1/sdk/trips',
+    {
+      schema: {
+        summary: 'SDK upload: one trip record or an array, with Authorization: Bearer <passport token>',
+        response: {
+          202: {
+            type: 'object', required: ['code', 'message', 'accepted', 'rejected'],
+            properties: {
+              code: { type: 'integer' }, message: { type: 'string' }, accepted: { type: 'integer' },
+              rejected: { type: 'array', items: { type: 'object', properties: { index: { type: 'integer' }, tripId: { type: 'string' }, reason: { type: 'string' } } } },
+            },
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
+      const owner = match ? await ctx.passport.tokenOwner(match[1] as string, ctx.now()) : null;
+      if (!owner) throw new ApiError('unauthorized', 'Authorization: expected "Bearer <passport token>" with a valid token');
+      const records = Array.isArray(request.body) ? request.body : [request.body];
+      if (records.length === 0) throw invalid('body', 'no trip records');
+      if (records.length > MAX_RECORDS_PER_UPLOAD) throw invalid('body', `at most ${MAX_RECORDS_PER_UPLOAD} records per upload, got ${records.length}`);
+      const rejected: { index: number; tripId?: string; reason: string }[] = [];
+      const lines: string[] = [];
+      records.forEach((record, index) => {
+        const reason = uploadRejection(record);
+        const tripId = (record as Record<string, unknown> | null)?.['tripId'];
+        if (reason) rejected.push({ index, ...(typeof tripId === 'string' ? { tripId } : {}), reason });
+        // identity comes from the token, whatever the body says
+        else lines.push(JSON.stringify({ ...(record as object), appId: owner.appId, platformUserId: owner.platformUserId, orgUserId: owner.orgUserId }));
+      });
+      if (lines.length === 0) {
+        throw invalid('body', `no valid record: ${rejected.map((r) => `[${r.index}] ${r.reason}`).join(', ')}`);
+      }
+      landDurably(ctx.landingDir, `${lines.join('\n')}\n`);
+      return reply.status(202).send({ code: 0, message: 'accepted', accepted: lines.length, rejected });
+    },
+  );
+}
+
+/** Write aside, fsync, rename, fsync the folder: once we answer 202 the records survive a crash. */
+function landDurably(landingDir: string, content: string): void {
+  mkdirSync(landingDir, { recursive: true });
+  const name = `sdk-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID()}.ndjson`;
+  const tmp = join(landingDir, `.${name}.tmp`);
+  const fd = openSync(tmp, 'w', 0o600);
+  try {
+    writeSync(fd, content);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, join(landingDir, name));
+  fsyncDir(landingDir);
+}
