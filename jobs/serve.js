@@ -5,6 +5,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { resolveDataDir } from '../dist/config.js';
 import { createApi } from '../dist/api/server.js';
+import { usageFailure } from '../dist/cli.js';
 
 const argv = yargs(hideBin(process.argv))
   .scriptName('serve')

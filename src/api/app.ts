@@ -1,4 +1,4 @@
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { ApiContext } from './context.js';
 import { ApiError, ERRORS } from './errors.js';
@@ -18,7 +18,10 @@ export interface AppOptions {
  */
 export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInstance {
   const app = Fastify({
-    logger: options.logger ? { redact: ['req.headers.authorization'], serializers: { req: (req) => ({ method: req.method, url: redactToken(req.url) }) } } : false,
+    logger: options.logger ? { level: 'info' } : false,
+    // one line per request, written below once the status is known; Fastify's own two lines
+    // would log the URL before we could redact a token in it
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
     bodyLimit: 8 * 1024 * 1024,
     ajv: { customOptions: { coerceTypes: true, removeAdditional: false, allErrors: false } },
@@ -36,6 +39,12 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
     const tenant = match ? ctx.apps.byApiKey(match[1] as string) : null;
     if (!tenant) throw new ApiError('unauthorized', 'Authorization: expected "Bearer <apiKey>" with a valid API key');
     request.tenant = tenant;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info({
+      requestId: request.id, method: request.method, url: redactToken(request.url), status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10, appId: request.tenant?.appId,
+    }, 'request');
   });
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     const body = (name: keyof typeof ERRORS, message: string) => ({ code: ERRORS[name].code, error: name, message, requestId: request.id });
