@@ -1,11 +1,14 @@
 #!/usr/bin/env node
 // `npm start`: the whole pipeline on an embedded default (demo app, 50 users x 30 days, load, score).
+import './threadpool.js';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { runJob, usageFailure } from '../dist/cli.js';
 import { resolveDataDir } from '../dist/config.js';
 import { runDemo } from '../dist/jobs/demo.js';
 import { stderrProgress } from '../dist/progress.js';
+import { createApi } from '../dist/api/server.js';
+import { demoCurlExamples } from '../dist/jobs/demo-examples.js';
 
 const argv = yargs(hideBin(process.argv))
   .scriptName('demo')
@@ -13,12 +16,16 @@ const argv = yargs(hideBin(process.argv))
   .option('days', { type: 'number', default: 30 })
   .option('data-dir', { type: 'string', describe: 'data folder (env DRIVING_DATA_DIR, default ./data)' })
   .option('json', { type: 'boolean', default: false })
+  .option('serve', { type: 'boolean', default: true, describe: 'serve the API afterwards (--no-serve to stop after publishing)' })
+  .option('port', { type: 'number', default: 8080 })
+  .option('host', { type: 'string', default: '127.0.0.1' })
   .strict()
   .fail(usageFailure('demo'))
   .parseSync();
 
+let demo;
 await runJob('demo', argv.json, async () => {
-  const r = await runDemo({ dataDir: resolveDataDir(argv.dataDir), users: argv.users, days: argv.days, progress: stderrProgress });
+  const r = (demo = await runDemo({ dataDir: resolveDataDir(argv.dataDir), users: argv.users, days: argv.days, progress: stderrProgress }));
   const p = r.published;
   const lines = [
     `published version ${p.version} (slot ${p.slot}) for app ${r.appId}`,
@@ -27,8 +34,13 @@ await runJob('demo', argv.json, async () => {
     `  load:    ${r.load.totals.pointsKept} points in ${r.load.seconds.toFixed(1)} s; score in ${r.score.seconds.toFixed(1)} s`,
     `  users:   ${p.sampleUsers.join(', ')} ...`,
     `  API key: ${r.apiKey} (kept in ${r.credentialsFile})`,
-    '  The HTTP API that serves this snapshot arrives with the API issue; explore it now with:',
-    `    node jobs/export.js && node jobs/sql.js --parquet data/exports --file sql/marts/safety_scores.sql --param as_of=<date> --param evaluated_at=<iso time>`,
   ];
   return { result: r, summary: lines.join('\n') };
 });
+
+if (argv.serve && process.exitCode === 0 && demo) {
+  const api = await createApi({ dataDir: resolveDataDir(argv.dataDir), logger: false });
+  const address = await api.app.listen({ port: argv.port, host: argv.host });
+  process.stdout.write(`\nserving on ${address} (Ctrl-C to stop). Try:\n${demoCurlExamples(address, demo.apiKey, demo.published.sampleUsers[0] ?? 'driver-00001').join('\n')}\n`);
+  for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => api.close().then(() => process.exit(0)));
+}
