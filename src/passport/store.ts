@@ -4,6 +4,7 @@ import { openDatabase, type Database } from '../db/open.js';
 import { query, run, runScript } from '../db/sql.js';
 import { inTransaction } from '../warehouse/warehouse.js';
 import { hashSecret, newSecret } from '../secrets.js';
+import { SerialQueue } from '../db/serial.js';
 
 /** Platform user ids: random (not sequential, so they reveal nothing), positive, below 2^53. */
 export function newPlatformUserId(): number {
@@ -16,6 +17,10 @@ export function newPlatformUserId(): number {
  * only when the API is not running (DuckDB would refuse the second writer anyway).
  */
 export class PassportStore {
+  private readonly queue = new SerialQueue();
+  /** Active accounts by app and org user id; exact because this process is the only writer. */
+  private readonly active = new Map<string, number | null>();
+
   private constructor(private readonly db: Database) {}
 
   static async open(file: string): Promise<PassportStore> {
@@ -25,7 +30,11 @@ export class PassportStore {
   }
 
   /** The active account of each user, creating the missing ones. */
-  async ensureAccounts(appId: string, orgUserIds: string[], now = new Date(), ownTransaction = true): Promise<Map<string, number>> {
+  ensureAccounts(appId: string, orgUserIds: string[], now = new Date()): Promise<Map<string, number>> {
+    return this.queue.run(() => this.ensureAccountsNow(appId, orgUserIds, now, true));
+  }
+
+  private async ensureAccountsNow(appId: string, orgUserIds: string[], now: Date, ownTransaction: boolean): Promise<Map<string, number>> {
     const conn = this.db.connection;
     const result = new Map<string, number>();
     const inTx = ownTransaction ? (fn: () => Promise<void>) => inTransaction(conn, fn) : (fn: () => Promise<void>) => fn();
@@ -45,11 +54,22 @@ export class PassportStore {
         result.set(orgUserId, id);
       }
     });
+    for (const [orgUserId, id] of result) this.active.set(cacheKey(appId, orgUserId), id);
     return result;
   }
 
   /** The active account's platform user id, or null (never registered, or deleted). */
   async activeAccount(appId: string, orgUserId: string): Promise<number | null> {
+    const key = cacheKey(appId, orgUserId);
+    const cached = this.active.get(key);
+    if (cached !== undefined) return cached;
+    const found = await this.queue.run(() => this.lookupAccount(appId, orgUserId));
+    if (this.active.size > 1_000_000) this.active.clear();
+    this.active.set(key, found);
+    return found;
+  }
+
+  private async lookupAccount(appId: string, orgUserId: string): Promise<number | null> {
     const rows = await query(
       this.db.connection,
       'select platform_user_id from accounts where org_user_id = $org and app_id = $app and deleted_at is null',
@@ -62,11 +82,15 @@ export class PassportStore {
    * Operation 5: the active account (created when there is none) gets a new token valid for
    * `validMs`. Only the token's hash is stored.
    */
-  async issueToken(appId: string, orgUserId: string, now: Date, validMs: number): Promise<{ token: string; platformUserId: number }> {
+  issueToken(appId: string, orgUserId: string, now: Date, validMs: number): Promise<{ token: string; platformUserId: number }> {
+    return this.queue.run(() => this.issueTokenNow(appId, orgUserId, now, validMs));
+  }
+
+  private async issueTokenNow(appId: string, orgUserId: string, now: Date, validMs: number): Promise<{ token: string; platformUserId: number }> {
     const token = newSecret('pt_');
     let platformUserId = 0;
     await inTransaction(this.db.connection, async () => {
-      platformUserId = (await this.ensureAccounts(appId, [orgUserId], now, false)).get(orgUserId) as number;
+      platformUserId = (await this.ensureAccountsNow(appId, [orgUserId], now, false)).get(orgUserId) as number;
       await run(this.db.connection, 'insert into tokens values ($hash, $app, $user, $now, $expires)', {
         hash: hashSecret(token), app: appId, user: platformUserId, now: now.toISOString(), expires: new Date(now.getTime() + validMs).toISOString(),
       });
@@ -76,40 +100,45 @@ export class PassportStore {
 
   /** Operation 6: the holder of a valid token of this app, or null (unknown, expired, revoked). */
   async tokenHolder(appId: string, token: string, now: Date): Promise<{ platformUserId: number; orgUserId: string } | null> {
-    const rows = await query(
+    const rows = await this.queue.run(() => query(
       this.db.connection,
       `select a.platform_user_id, a.org_user_id
        from tokens as t join accounts as a on a.platform_user_id = t.platform_user_id
        where t.token_hash = $hash and t.app_id = $app and a.app_id = $app
          and a.deleted_at is null and t.expires_at > $now::timestamptz`,
       { hash: hashSecret(token), app: appId, now: now.toISOString() },
-    );
+    ));
     const row = rows[0];
     return row ? { platformUserId: Number(row['platform_user_id']), orgUserId: String(row['org_user_id']) } : null;
   }
 
   /** The app and holder of a valid token, whichever app issued it (the SDK presents only the token). */
   async tokenOwner(token: string, now: Date): Promise<{ appId: string; platformUserId: number; orgUserId: string } | null> {
-    const rows = await query(
+    const rows = await this.queue.run(() => query(
       this.db.connection,
       `select a.app_id, a.platform_user_id, a.org_user_id
        from tokens as t join accounts as a on a.platform_user_id = t.platform_user_id and a.app_id = t.app_id
        where t.token_hash = $hash and a.deleted_at is null and t.expires_at > $now::timestamptz`,
       { hash: hashSecret(token), now: now.toISOString() },
-    );
+    ));
     const row = rows[0];
     return row ? { appId: String(row['app_id']), platformUserId: Number(row['platform_user_id']), orgUserId: String(row['org_user_id']) } : null;
   }
 
   /** Deletes the active account: its tokens stop resolving at once (they join on an active account). */
   async deleteAccount(appId: string, orgUserId: string, now: Date): Promise<number | null> {
-    const userId = await this.activeAccount(appId, orgUserId);
-    if (userId === null) return null;
-    await run(this.db.connection, 'update accounts set deleted_at = $now where platform_user_id = $id', { now: now.toISOString(), id: userId });
-    return userId;
+    return this.queue.run(async () => {
+      const userId = await this.lookupAccount(appId, orgUserId);
+      if (userId === null) return null;
+      await run(this.db.connection, 'update accounts set deleted_at = $now where platform_user_id = $id', { now: now.toISOString(), id: userId });
+      this.active.set(cacheKey(appId, orgUserId), null);
+      return userId;
+    });
   }
 
   close(): void {
     this.db.close();
   }
 }
+
+const cacheKey = (appId: string, orgUserId: string): string => `${appId}\u0000${orgUserId}`;

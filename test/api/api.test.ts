@@ -207,3 +207,14 @@ describe('SDK upload (decisions 9)', () => {
     expect((await post(issued.token, Array.from({ length: 501 }, () => ({})))).statusCode).toBe(400);
   });
 });
+
+describe('passport under concurrency', () => {
+  it('serves concurrent token requests for one new user with one account and no error', async () => {
+    const results = await Promise.all(Array.from({ length: 25 }, () =>
+      api.app.inject({ method: 'POST', url: '/v1/org-user/rush-user/token', headers: { authorization: `Bearer ${key}` } })));
+    expect(results.map((r) => r.statusCode)).toEqual(Array(25).fill(200));
+    expect(new Set(results.map((r) => r.json().platformUserId)).size).toBe(1);
+    const holders = await Promise.all(results.map((r) => get(`/v1/token/${r.json().token}`)));
+    expect(holders.every((h) => h.json().orgUserId === 'rush-user')).toBe(true);
+  });
+});
