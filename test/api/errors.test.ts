@@ -1,0 +1,35 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppStore } from '../../src/apps/store.js';
+import { createApi } from '../../src/api/server.js';
+import { workspace, type Workspace } from '../helpers/workspace.js';
+
+let ws: Workspace;
+let api: Awaited<ReturnType<typeof createApi>>;
+let key: string;
+
+beforeAll(async () => {
+  ws = await workspace('UTC');
+  key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
+  api = await createApi({ dataDir: ws.dir });
+});
+afterAll(async () => {
+  ws.cleanup();
+});
+
+describe('before the first publish, and when something breaks', () => {
+  it('answers data operations with 503 not_ready and readyz with 503, healthz with 200', async () => {
+    await api.app.inject({ method: 'POST', url: '/v1/org-user/early/token', headers: { authorization: `Bearer ${key}` } });
+    const res = await api.app.inject({ method: 'GET', url: '/v1/org-user/early/trips', headers: { authorization: `Bearer ${key}` } });
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toMatchObject({ code: 50301, error: 'not_ready' });
+    expect((await api.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503);
+    expect((await api.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+  });
+
+  it('turns a real internal failure into a 500 that shows no internals', async () => {
+    api.ctx.passport.close(); // the store's file is gone from under the API
+    const res = await api.app.inject({ method: 'POST', url: '/v1/org-user/someone/token', headers: { authorization: `Bearer ${key}` } });
+    expect(res.statusCode).toBe(500);
+    expect(res.json()).toEqual({ code: 50001, error: 'internal_error', message: 'internal error; quote the requestId when reporting it', requestId: res.headers['x-request-id'] });
+  });
+});
