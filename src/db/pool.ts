@@ -1,5 +1,5 @@
-import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { query, type Params, type Row } from './sql.js';
+import type { DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement } from '@duckdb/node-api';
+import { paramsFor, stripComments, type Params, type Row } from './sql.js';
 import { installMacros } from './macros.js';
 
 /**
@@ -9,6 +9,7 @@ import { installMacros } from './macros.js';
  */
 export class ConnectionPool {
   private readonly idle: DuckDBConnection[] = [];
+  private readonly prepared = new Map<DuckDBConnection, Map<string, DuckDBPreparedStatement>>();
   private readonly waiting: ((conn: DuckDBConnection) => void)[] = [];
   private closed = false;
 
@@ -27,10 +28,19 @@ export class ConnectionPool {
     return new ConnectionPool(connections);
   }
 
+  /** Runs a statement, prepared once per connection and reused: the API runs a handful of them. */
   async query(sql: string, params?: Params): Promise<Row[]> {
     const conn = await this.borrow();
     try {
-      return await query(conn, sql, params);
+      let statements = this.prepared.get(conn);
+      if (!statements) this.prepared.set(conn, (statements = new Map()));
+      const text = stripComments(sql);
+      let statement = statements.get(text);
+      if (!statement) statements.set(text, (statement = await conn.prepare(text)));
+      const bound = paramsFor(text, params);
+      if (bound) statement.bind(bound);
+      const reader = await statement.runAndReadAll();
+      return reader.getRowObjectsJson() as Row[];
     } finally {
       this.giveBack(conn);
     }
