@@ -186,3 +186,19 @@ describe('load: files that cannot be read', () => {
     expect(result.totals.pointsDropped).toEqual({ non_finite: 2 });
   });
 });
+
+describe('load: damaged gzip', () => {
+  it('fails a truncated .gz file instead of reading it as a shorter one', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const { writeFileSync, mkdirSync } = await import('node:fs');
+    const records = Array.from({ length: 30 }, (_, i) => JSON.stringify(tripRecord({ appId: ws.appId, tripId: `z-${i}`, start: '2026-11-20T08:00:00+01:00', seconds: 300 })));
+    const zipped = gzipSync(records.join('\n') + '\n');
+    mkdirSync(join(ws.dir, 'in'), { recursive: true });
+    const file = join(ws.dir, 'in', 'cut.ndjson.gz');
+    writeFileSync(file, zipped.subarray(0, Math.floor(zipped.length / 2)));
+    const result = await runLoad({ dataDir: ws.dir, inputs: [file], now });
+    expect(result.totals.filesFailed).toBe(1);
+    expect(result.files[0]?.failed).toMatch(/not a complete gzip file/);
+    expect(result.totals.tripsLoaded).toBe(0);
+  });
+});
