@@ -1,5 +1,5 @@
 -- grain: one row per parsed record of one input file
--- reads: stg_trip_records, apps
+-- reads: stg_trip_records, apps, trips and purged_users (the warehouse's)
 -- Decides, per record, the first quarantine reason (decisions 3, "Validation"), or none.
 -- Within one file the last line of a tripId wins; earlier ones are marked superseded_in_file.
 with fields as (
@@ -38,15 +38,24 @@ reasons as (
             when not coalesce(regexp_full_match(platform_user_id_text, '[1-9][0-9]{0,15}'), false)
                 or platform_user_id_text::hugeint >= 9007199254740992 then 'invalid_platform_user_id'
             when org_user_id is null or org_user_id = '' then 'missing_org_user_id'
-            when trip_id is null or trip_id = '' then 'missing_trip_id'
+            when f.trip_id is null or f.trip_id = '' then 'missing_trip_id'
+            when length(f.trip_id) > 128 then 'invalid_trip_id'
             when os is null or os not in ('android', 'ios') then 'invalid_os'
             when coordinate is null or coordinate not in ('WGS84', 'GCJ02') then 'invalid_coordinate'
             when started_at is null then 'invalid_start_time'
             when ended_at is null then 'invalid_end_time'
+            -- a tripId is unique within the app: one user cannot replace another user's trip
+            when owner.owner_id is not null and owner.owner_id <> try_cast(platform_user_id_text as bigint) then 'trip_id_taken'
+            -- the account was deleted and its data purged: late uploads must not bring it back
+            when gone.gone_id is not null then 'user_deleted'
         end as reason,
         a.time_zone
     from fields as f
     left join apps as a on a.app_id = f.app_id
+    left join (select app_id, trip_id, user_id as owner_id from trips) as owner
+        on owner.app_id = f.app_id and owner.trip_id = f.trip_id
+    left join (select distinct app_id, user_id as gone_id from purged_users) as gone
+        on gone.app_id = f.app_id and gone.gone_id = try_cast(f.platform_user_id_text as bigint)
 ),
 
 final as (

@@ -13,6 +13,7 @@ export function uploadRejection(record: unknown): string | null {
   if (typeof record !== 'object' || record === null || Array.isArray(record)) return 'not_an_object';
   const r = record as Record<string, unknown>;
   if (typeof r['tripId'] !== 'string' || r['tripId'] === '') return 'missing_trip_id';
+  if (r['tripId'].length > 128) return 'invalid_trip_id';
   if (r['os'] !== 'android' && r['os'] !== 'ios') return 'invalid_os';
   if (r['coordinate'] !== undefined && r['coordinate'] !== null && r['coordinate'] !== 'WGS84' && r['coordinate'] !== 'GCJ02') return 'invalid_coordinate';
   if (!validTime(r['startTime'])) return 'invalid_start_time';

@@ -202,3 +202,27 @@ describe('load: damaged gzip', () => {
     expect(result.totals.tripsLoaded).toBe(0);
   });
 });
+
+describe('load: ownership', () => {
+  it('does not let one user replace another user’s trip, nor bring back a deleted user', async () => {
+    const mine = tripRecord({ appId: ws.appId, tripId: 'owned', userId: 1, orgUserId: 'a', start: '2026-11-20T08:00:00+01:00', seconds: 600 });
+    const theirs = tripRecord({ appId: ws.appId, tripId: 'owned', userId: 2, orgUserId: 'b', start: '2026-11-20T09:00:00+01:00', seconds: 600 });
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'mine.ndjson'), [mine])], now });
+    const result = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'theirs.ndjson'), [theirs])], now });
+    expect(result.totals.rejected).toEqual({ trip_id_taken: 1 });
+    expect((await publishedRows(ws.paths, 'trips', 'trip_id')).map((t) => t['org_user_id'])).toEqual(['a']);
+
+    const { writeDeletionRequest } = await import('../../src/purge/requests.js');
+    writeDeletionRequest(ws.paths.deletionsDir, { appId: ws.appId, platformUserId: 1, orgUserId: 'a', requestedAt: now.toISOString() });
+    await runLoad({ dataDir: ws.dir, inputs: [], now });
+    const late = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'late.ndjson'), [{ ...mine, tripId: 'late' }])], now });
+    expect(late.totals.rejected).toEqual({ user_deleted: 1 });
+    expect(await publishedRows(ws.paths, 'trips', 'trip_id')).toEqual([]);
+  });
+
+  it('rejects trip ids longer than 128 characters', async () => {
+    const record = tripRecord({ appId: ws.appId, tripId: 'x'.repeat(129), start: '2026-11-20T08:00:00+01:00', seconds: 600 });
+    const result = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'long.ndjson'), [record])], now });
+    expect(result.totals.rejected).toEqual({ invalid_trip_id: 1 });
+  });
+});
