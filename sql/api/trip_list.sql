@@ -1,6 +1,6 @@
 -- grain: one row per trip of one user, newest first (decisions 5), one page plus one row
--- params: $app_id, $user_id BIGINT, $zone VARCHAR, $from TIMESTAMPTZ, $to TIMESTAMPTZ (both
---         inclusive bounds of the start time), $after_us BIGINT, $after_trip VARCHAR (keyset: the
+-- params: $app_id, $user_id BIGINT, $zone VARCHAR, $from TIMESTAMPTZ (inclusive), $to TIMESTAMPTZ
+--         (exclusive) bounds of the start time, $after_us BIGINT, $after_trip VARCHAR (keyset: the
 --         last row of the previous page), $limit INTEGER
 select
     trip_id, device_id, status, count_events, score, energy_g, mileage_m, duration_s,
@@ -11,7 +11,7 @@ select
 from trips
 where user_id = $user_id
     and app_id = $app_id
-    and started_at between $from::timestamptz and $to::timestamptz
+    and started_at >= $from::timestamptz and started_at < $to::timestamptz
     and (epoch_us(started_at) < $after_us or (epoch_us(started_at) = $after_us and trip_id < $after_trip))
 order by started_at desc, trip_id desc
 limit $limit

@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { ApiContext } from './context.js';
 import { ApiError, ERRORS } from './errors.js';
@@ -23,8 +23,26 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
     // would log the URL before we could redact a token in it
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
+    // route parameters (org_user_id, trip_id, token) up to the schemas' limits, not Fastify's 100
+    routerOptions: { maxParamLength: 1024 },
+    // malformed URLs (bad percent-encoding) are answered in the ErrorResult shape too
+    frameworkErrors: (error, request, rawReply) => {
+      const reply = rawReply as unknown as FastifyReply;
+      reply.header('X-Request-Id', request.id);
+      return reply.status(400).send({ code: ERRORS.invalid_parameter.code, error: 'invalid_parameter', message: `url: ${error.message}`, requestId: request.id });
+    },
     bodyLimit: 8 * 1024 * 1024,
     ajv: { customOptions: { coerceTypes: true, removeAdditional: false, allErrors: false } },
+  });
+  // operations 5 and DELETE take no body; clients that still send Content-Type: application/json
+  // with an empty body must not get a 400
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    if (body === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(body as string));
+    } catch {
+      done(new ApiError('invalid_parameter', 'body: not valid JSON'), undefined);
+    }
   });
   const routes: RouteDoc[] = [];
   app.addHook('onRoute', (route) => {
@@ -32,8 +50,10 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
+    // decided on the matched route, never on the raw URL (an absolute-form target must not slip by);
     // the SDK route authenticates with a passport token instead of an API key
-    if (!request.url.startsWith('/v1/') || request.url === '/v1/openapi.json' || request.url.startsWith('/v1/sdk/')) return;
+    const route = request.routeOptions.url;
+    if (!route?.startsWith('/v1/') || route === '/v1/openapi.json' || route.startsWith('/v1/sdk/')) return;
     const header = request.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     const tenant = match ? ctx.apps.byApiKey(match[1] as string) : null;
@@ -42,7 +62,8 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
   });
   app.addHook('onResponse', async (request, reply) => {
     request.log.info({
-      requestId: request.id, method: request.method, url: redactToken(request.url), status: reply.statusCode,
+      // the route pattern, not the URL: a token in the path never reaches the log
+      requestId: request.id, method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode,
       ms: Math.round(reply.elapsedTime * 10) / 10, appId: request.tenant?.appId,
     }, 'request');
   });
@@ -56,14 +77,21 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
     return reply.status(500).send(body('internal_error', 'internal error; quote the requestId when reporting it'));
   });
   app.setNotFoundHandler((request, reply) =>
-    reply.status(404).send({ code: ERRORS.route_not_found.code, error: 'route_not_found', message: `no route ${request.method} ${redactToken(request.url.split('?')[0] ?? '')}`, requestId: request.id }),
+    reply.status(404).send({ code: ERRORS.route_not_found.code, error: 'route_not_found', message: `no route ${request.method} ${request.url.split('?')[0] ?? ''}`, requestId: request.id }),
   );
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
     const manifest = ctx.snapshots.manifest;
-    if (!manifest) return reply.status(503).send({ status: 'not_ready' });
-    return { status: 'ready', snapshot: `${manifest.slot}@${manifest.version}`, publishedAt: manifest.publishedAt, ageSeconds: Math.round((ctx.now().getTime() - Date.parse(manifest.publishedAt)) / 1000) };
+    const problem = ctx.snapshots.lastError;
+    if (!manifest) return reply.status(503).send({ status: 'not_ready', ...(problem ? { problem } : {}) });
+    return {
+      status: problem ? 'stale' : 'ready',
+      snapshot: `${manifest.slot}@${manifest.version}`,
+      publishedAt: manifest.publishedAt,
+      ageSeconds: Math.round((ctx.now().getTime() - Date.parse(manifest.publishedAt)) / 1000),
+      ...(problem ? { problem } : {}),
+    };
   });
   tripRoutes(app, ctx);
   statisticsRoutes(app, ctx);
@@ -81,9 +109,4 @@ function validationMessage(error: FastifyError): string {
   const name = missing?.missingProperty ?? missing?.additionalProperty ?? first.instancePath.replace(/^\//, '') ?? error.validationContext;
   const what = missing?.additionalProperty ? 'is not a parameter of this operation' : first.message ?? 'is invalid';
   return `${name || error.validationContext}: ${what}`;
-}
-
-/** Tokens travel in paths (operation 6); they never reach a log line. */
-function redactToken(url: string): string {
-  return url.replace(/^\/v1\/token\/[^/?]+/, '/v1/token/[redacted]');
 }

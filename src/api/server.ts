@@ -26,6 +26,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
   const snapshots = new SnapshotFollower(paths.publishedDir, paths.manifestFile, {
     connections: options.connections ?? 4,
     pollMs: options.pollMs ?? 250,
+    onError: (error) => process.stderr.write(`serve: cannot open the published snapshot: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}\n`),
   });
   await snapshots.start();
   const ctx: ApiContext = {

@@ -19,13 +19,20 @@ export class Snapshot {
   static async open(publishedDir: string, manifest: Manifest, connections: number): Promise<Snapshot> {
     // a new instance every time: the client's cache would hand back the previous file's instance
     const instance = await DuckDBInstance.create(join(publishedDir, manifest.file), { access_mode: 'READ_ONLY' });
-    const pool = await ConnectionPool.open(instance, connections);
-    const snapshot = new Snapshot(manifest, instance, pool);
-    // warm: load the user_id indexes and the first blocks before the first request needs them
-    for (const table of ['trips', 'trip_events', 'stats_daily', 'safety_scores']) {
-      await pool.query(`select count(*) from ${table} where user_id = 0`);
+    let pool: ConnectionPool | null = null;
+    try {
+      pool = await ConnectionPool.open(instance, connections);
+      // warm: load the user_id indexes and the first blocks before the first request needs them
+      for (const table of ['trips', 'trip_events', 'stats_daily', 'safety_scores']) {
+        await pool.query(`select count(*) from ${table} where user_id = 0`);
+      }
+      return new Snapshot(manifest, instance, pool);
+    } catch (error) {
+      // a slot that cannot serve is closed at once: a held read lock would block the next publish
+      pool?.close();
+      instance.closeSync();
+      throw error;
     }
-    return snapshot;
   }
 
   query(sql: string, params?: Params): Promise<Row[]> {
@@ -63,6 +70,9 @@ export class SnapshotFollower {
   private timer: NodeJS.Timeout | null = null;
   private switching: Promise<void> | null = null;
   private lastManifestText = '';
+  private failedManifestText = '';
+  /** Why the newest manifest could not be served, while an older snapshot (or none) is served. */
+  lastError: string | null = null;
 
   constructor(
     private readonly publishedDir: string,
@@ -70,8 +80,9 @@ export class SnapshotFollower {
     private readonly options: { connections: number; pollMs: number; onSwitch?: (m: Manifest) => void; onError?: (e: unknown) => void },
   ) {}
 
+  /** Never throws: a slot that cannot be opened leaves the API serving what it had (or 503). */
   async start(): Promise<void> {
-    await this.refresh();
+    await this.refresh().catch((error) => this.options.onError?.(error));
     this.timer = setInterval(() => {
       this.refresh().catch((error) => this.options.onError?.(error));
     }, this.options.pollMs);
@@ -111,9 +122,19 @@ export class SnapshotFollower {
   private async switchIfChanged(): Promise<void> {
     if (!existsSync(this.manifestFile)) return;
     const text = readFileSync(this.manifestFile, 'utf8');
-    if (text === this.lastManifestText) return;
-    const manifest = JSON.parse(text) as Manifest;
-    const next = await Snapshot.open(this.publishedDir, manifest, this.options.connections);
+    // a manifest that failed is not retried until it changes (the next publish rewrites it)
+    if (text === this.lastManifestText || text === this.failedManifestText) return;
+    let next: Snapshot;
+    try {
+      const manifest = JSON.parse(text) as Manifest;
+      next = await Snapshot.open(this.publishedDir, manifest, this.options.connections);
+    } catch (error) {
+      this.failedManifestText = text;
+      this.lastError = error instanceof Error ? error.message.split('\n')[0] ?? error.message : String(error);
+      throw error;
+    }
+    const manifest = next.manifest;
+    this.lastError = null;
     const previous = this.current;
     this.current = next;
     this.lastManifestText = text;

@@ -64,8 +64,11 @@ export class PassportStore {
     const cached = this.active.get(key);
     if (cached !== undefined) return cached;
     const found = await this.queue.run(() => this.lookupAccount(appId, orgUserId));
-    if (this.active.size > 1_000_000) this.active.clear();
-    this.active.set(key, found);
+    // only hits are cached: caching misses would let any caller grow the map with made-up ids
+    if (found !== null) {
+      if (this.active.size >= 1_000_000) this.active.clear();
+      this.active.set(key, found);
+    }
     return found;
   }
 
@@ -131,7 +134,7 @@ export class PassportStore {
       const userId = await this.lookupAccount(appId, orgUserId);
       if (userId === null) return null;
       await run(this.db.connection, 'update accounts set deleted_at = $now where platform_user_id = $id', { now: now.toISOString(), id: userId });
-      this.active.set(cacheKey(appId, orgUserId), null);
+      this.active.delete(cacheKey(appId, orgUserId));
       return userId;
     });
   }

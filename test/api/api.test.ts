@@ -218,3 +218,25 @@ describe('passport under concurrency', () => {
     expect(holders.every((h) => h.json().orgUserId === 'rush-user')).toBe(true);
   });
 });
+
+describe('hardening', () => {
+  it('answers malformed URLs, long ids and empty JSON bodies in the ErrorResult shape', async () => {
+    const bad = await get('/v1/org-user/%FF/trips');
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toMatchObject({ code: 40001, error: 'invalid_parameter' });
+    expect(bad.headers['x-request-id']).toBe(bad.json().requestId);
+    expect((await get(`/v1/org-user/${'u'.repeat(200)}/trips`)).json()).toMatchObject({ error: 'user_not_found' });
+    const empty = await api.app.inject({ method: 'POST', url: '/v1/org-user/driver-1/token', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } });
+    expect(empty.statusCode).toBe(200);
+    const broken = await api.app.inject({ method: 'POST', url: '/v1/sdk/trips', headers: { authorization: 'Bearer x', 'content-type': 'application/json' }, payload: '{"a":' });
+    expect(broken.json()).toMatchObject({ error: 'invalid_parameter', message: 'body: not valid JSON' });
+  });
+
+  it('treats an end bound as the whole second or day it names', async () => {
+    const { parseQueryTime } = await import('../../src/api/query-time.js');
+    expect(parseQueryTime('endTime', '2026-11-20 10:00:00', 'Europe/Berlin', 'end').toISOString()).toBe('2026-11-20T09:00:01.000Z');
+    expect(parseQueryTime('endTime', '2026-11-20', 'Europe/Berlin', 'end').toISOString()).toBe('2026-11-20T23:00:00.000Z');
+    expect(parseQueryTime('startTime', '2026-11-20', 'Europe/Berlin', 'start').toISOString()).toBe('2026-11-19T23:00:00.000Z');
+    expect(parseQueryTime('endTime', '2026-11-20T10:00:00+01:00', 'UTC', 'end').toISOString()).toBe('2026-11-20T09:00:00.001Z');
+  });
+});

@@ -33,3 +33,24 @@ describe('before the first publish, and when something breaks', () => {
     expect(res.json()).toEqual({ code: 50001, error: 'internal_error', message: 'internal error; quote the requestId when reporting it', requestId: res.headers['x-request-id'] });
   });
 });
+
+describe('a published slot that cannot be opened', () => {
+  it('is reported on /readyz, keeps the API up, and a later good publish is picked up', async () => {
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { SnapshotFollower } = await import('../../src/api/snapshot.js');
+    const dir = join(ws.dir, 'broken-published');
+    mkdirSync(dir, { recursive: true });
+    const manifestFile = join(dir, 'manifest.json');
+    writeFileSync(manifestFile, JSON.stringify({ slot: 'a', file: 'missing.duckdb', version: 1, warehouseId: 'x', publishedAt: new Date().toISOString() }));
+    const errors: unknown[] = [];
+    const follower = new SnapshotFollower(dir, manifestFile, { connections: 1, pollMs: 10_000, onError: (e) => errors.push(e) });
+    await follower.start();
+    expect(follower.manifest).toBeNull();
+    expect(follower.lastError).toMatch(/missing\.duckdb|does not exist|No such file/i);
+    expect(errors).toHaveLength(1);
+    await follower.refresh(); // the same broken manifest is not retried
+    expect(errors).toHaveLength(1);
+    follower.stop();
+  });
+});

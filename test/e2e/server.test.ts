@@ -81,6 +81,20 @@ describe('end to end over HTTP', () => {
     }
   });
 
+  it('authenticates by the matched route, so an absolute-form request target is no way around the key', async () => {
+    const { request } = await import('node:http');
+    const url = new URL(base);
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request({ host: url.hostname, port: url.port, method: 'GET', path: `${base}/v1/org-user/driver-00001/trips?limit=1` }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status).toBe(401);
+  });
+
   it('fails no request while publishes switch the snapshot under a stream of concurrent requests', async () => {
     const users = (await warehouseRows(ws.paths, 'select distinct org_user_id from trips')).map((u) => String(u['org_user_id']));
     const paths = [

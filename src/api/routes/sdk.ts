@@ -1,12 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
+import { mkdir, open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { ApiContext } from '../context.js';
 import { ApiError, invalid } from '../errors.js';
 import { errorResponses } from '../schemas.js';
 import { uploadRejection } from '../upload-check.js';
-import { fsyncDir } from '../../fsutil.js';
 
 export const MAX_RECORDS_PER_UPLOAD = 500;
 
@@ -48,24 +47,32 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
       if (lines.length === 0) {
         throw invalid('body', `no valid record: ${rejected.map((r) => `[${r.index}] ${r.reason}`).join(', ')}`);
       }
-      landDurably(ctx.landingDir, `${lines.join('\n')}\n`);
+      await landDurably(ctx.landingDir, `${lines.join('\n')}\n`);
       return reply.status(202).send({ code: 0, message: 'accepted', accepted: lines.length, rejected });
     },
   );
 }
 
-/** Write aside, fsync, rename, fsync the folder: once we answer 202 the records survive a crash. */
-function landDurably(landingDir: string, content: string): void {
-  mkdirSync(landingDir, { recursive: true });
+/**
+ * Write aside, fsync, rename, fsync the folder: once we answer 202 the records survive a crash.
+ * Asynchronous, so a slow disk delays this upload only, not every other request.
+ */
+async function landDurably(landingDir: string, content: string): Promise<void> {
+  await mkdir(landingDir, { recursive: true });
   const name = `sdk-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID()}.ndjson`;
   const tmp = join(landingDir, `.${name}.tmp`);
-  const fd = openSync(tmp, 'w', 0o600);
+  const file = await open(tmp, 'w', 0o600);
   try {
-    writeSync(fd, content);
-    fsyncSync(fd);
+    await file.writeFile(content);
+    await file.sync();
   } finally {
-    closeSync(fd);
+    await file.close();
   }
-  renameSync(tmp, join(landingDir, name));
-  fsyncDir(landingDir);
+  await rename(tmp, join(landingDir, name));
+  const dir = await open(landingDir, 'r');
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
 }

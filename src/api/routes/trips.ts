@@ -46,7 +46,7 @@ export function tripRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const zone = request.tenant.timeZone;
       const from = q.startTime ? parseQueryTime('startTime', q.startTime, zone, 'start') : FAR_PAST;
       const to = q.endTime ? parseQueryTime('endTime', q.endTime, zone, 'end') : FAR_FUTURE;
-      if (to < from) throw invalid('endTime', 'must not be before startTime');
+      if (to <= from) throw invalid('endTime', 'must not be before startTime');
       const scope = await scopeFor(ctx, request.tenant, request.params.org_user_id);
       const filters = createHash('sha256').update(JSON.stringify([scope.appId, scope.userId, from.toISOString(), to.toISOString()])).digest('base64url');
       const after = q.nextCursor ? ctx.cursors.decode(q.nextCursor, filters) : { startedUs: FIRST_PAGE.afterUs, tripId: FIRST_PAGE.afterTrip };
