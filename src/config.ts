@@ -12,6 +12,7 @@ export interface Paths {
   manifestFile: string;
   passportFile: string;
   deletionsDir: string;
+  eventsDir: string;
   exportsDir: string;
 }
 
@@ -31,6 +32,7 @@ export function pathsFor(dataDir: string): Paths {
     manifestFile: join(dataDir, 'published', 'manifest.json'),
     passportFile: join(dataDir, 'passport', 'passport.duckdb'),
     deletionsDir: join(dataDir, 'requests', 'deletions'),
+    eventsDir: join(dataDir, 'events', 'pending'),
     exportsDir: join(dataDir, 'exports'),
   };
 }

@@ -169,3 +169,10 @@ create table if not exists purged_users (
     purged_at timestamptz not null,
     version bigint not null
 );
+
+-- trips already announced by a trip.created event (once per trip, even when it is re-sent)
+create table if not exists announced_trips (
+    app_id varchar not null,
+    trip_id varchar not null,
+    announced_version bigint not null
+);

@@ -8,6 +8,7 @@ import { pruneLandingArchive, prunePoints } from '../load/retention.js';
 import { emptyFileReport, totals, type FileReport, type LoadTotals } from '../load/report.js';
 import { publish, type PublishResult } from '../publish/publish.js';
 import { purgeDeletedUsers, type PurgeResult } from '../purge/purge.js';
+import { emitEvents, type EmitResult } from '../events/emit.js';
 import { silent, type Progress } from '../progress.js';
 import { todayIn } from '../time.js';
 
@@ -24,6 +25,7 @@ export interface LoadResult {
   publish: PublishResult;
   pointsPartitionsRemoved: string[];
   purged: PurgeResult;
+  events: EmitResult;
   seconds: number;
 }
 
@@ -76,8 +78,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       lockWaitMs: settings.publishLockWaitMs,
       now,
     });
-    progress(`load: publish ${published.published ? published.detail : published.detail}`);
-    return { files: reports, totals: totals(reports), publish: published, pointsPartitionsRemoved: removed, purged, seconds: (Date.now() - started) / 1000 };
+    progress(`load: publish ${published.detail}`);
+    const events = await emitEvents(wh, paths.eventsDir, published.version, now);
+    if (events.file) progress(`load: ${events.tripCreated} trip.created and ${events.safetyScoreUpdated} safety_score.updated event(s) in ${events.file}`);
+    return { files: reports, totals: totals(reports), publish: published, pointsPartitionsRemoved: removed, purged, events, seconds: (Date.now() - started) / 1000 };
   } finally {
     wh.close();
   }

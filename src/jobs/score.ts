@@ -4,6 +4,7 @@ import { openWarehouse } from '../warehouse/warehouse.js';
 import { scoreDate, type ScoreDateResult } from '../score/score-date.js';
 import { publish, type PublishResult } from '../publish/publish.js';
 import { purgeDeletedUsers, type PurgeResult } from '../purge/purge.js';
+import { emitEvents, type EmitResult } from '../events/emit.js';
 import { InputError } from '../errors.js';
 import { silent, type Progress } from '../progress.js';
 import { datesBetween, isDate, todayIn } from '../time.js';
@@ -22,6 +23,7 @@ export interface ScoreResult {
   runs: ScoreDateResult[];
   purged: PurgeResult;
   publish: PublishResult;
+  events: EmitResult;
   seconds: number;
 }
 
@@ -53,7 +55,9 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
       now,
     });
     progress(`score: publish ${published.detail}`);
-    return { runs, purged, publish: published, seconds: (Date.now() - started) / 1000 };
+    const events = await emitEvents(wh, paths.eventsDir, published.version, now);
+    if (events.file) progress(`score: ${events.tripCreated} trip.created and ${events.safetyScoreUpdated} safety_score.updated event(s) in ${events.file}`);
+    return { runs, purged, publish: published, events, seconds: (Date.now() - started) / 1000 };
   } finally {
     wh.close();
   }

@@ -1,0 +1,19 @@
+-- grain: one trip.created event per published trip never announced before
+-- reads: trips, announced_trips, apps
+-- params: $version BIGINT (the published version: only trips the API now serves)
+-- The event id is derived from app and trip, so a re-run after a crash repeats the same id.
+select
+    'evt_' || md5('trip.created|' || t.app_id || '|' || t.trip_id) as id,
+    'trip.created' as type,
+    t.app_id,
+    json_object(
+        'appId', t.app_id, 'orgUserId', t.org_user_id, 'userId', t.user_id, 'tripId', t.trip_id,
+        'status', t.status,
+        'startTime', strftime(timezone(a.time_zone, t.started_at), '%Y-%m-%d %H:%M:%S'),
+        'endTime', strftime(timezone(a.time_zone, t.ended_at), '%Y-%m-%d %H:%M:%S')
+    ) as data
+from trips as t
+join apps as a on a.app_id = t.app_id
+anti join announced_trips as n on n.app_id = t.app_id and n.trip_id = t.trip_id
+where t.version <= $version
+order by t.app_id, t.started_at, t.trip_id

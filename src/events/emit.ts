@@ -1,0 +1,48 @@
+import { join } from 'node:path';
+import type { Warehouse } from '../warehouse/warehouse.js';
+import { inTransaction } from '../warehouse/warehouse.js';
+import { query, run, sqlText } from '../db/sql.js';
+import { writeFileAtomic } from '../fsutil.js';
+
+export interface EmitResult {
+  tripCreated: number;
+  safetyScoreUpdated: number;
+  file: string | null;
+}
+
+/**
+ * Writes the webhook events that a publish made true (decisions 11) to one NDJSON file in
+ * events/pending/, for the deliverer. Called only after a publish succeeded, so no event announces
+ * data the API does not serve. The file is written (fsync, rename) BEFORE the warehouse records
+ * what it announced: a crash in between repeats the same events with the same ids (at-least-once).
+ */
+export async function emitEvents(wh: Warehouse, eventsDir: string, publishedVersion: number, now: Date): Promise<EmitResult> {
+  const conn = wh.conn;
+  const since = Number((await query(conn, "select coalesce(max(value::bigint), 0) as v from meta where key = 'score_events_version'"))[0]?.['v'] ?? 0);
+  const trips = await query(conn, sqlText('events/trip_created'), { version: publishedVersion });
+  const scores = await query(conn, sqlText('events/safety_score_updated'), { since, version: publishedVersion });
+  const events = [...trips, ...scores];
+  let file: string | null = null;
+  if (events.length > 0) {
+    const createdAt = now.toISOString();
+    const lines = events.map((e) =>
+      JSON.stringify({ id: e['id'], type: e['type'], createdAt, appId: e['app_id'], data: JSON.parse(String(e['data'])) }),
+    );
+    // named by the published version: a re-run after a crash rewrites the same file with the same
+    // events and ids (if the deliverer already took it, they are delivered again: at-least-once)
+    file = join(eventsDir, `v${String(publishedVersion).padStart(12, '0')}.ndjson`);
+    writeFileAtomic(file, `${lines.join('\n')}\n`, 0o644);
+  }
+  await inTransaction(conn, async () => {
+    await run(
+      conn,
+      `insert into announced_trips
+       select app_id, trip_id, $version from trips as t
+       where version <= $version
+         and not exists (select 1 from announced_trips as n where n.app_id = t.app_id and n.trip_id = t.trip_id)`,
+      { version: publishedVersion },
+    );
+    await run(conn, "insert or replace into meta values ('score_events_version', $v::varchar)", { v: publishedVersion });
+  });
+  return { tripCreated: trips.length, safetyScoreUpdated: scores.length, file };
+}
