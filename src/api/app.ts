@@ -46,14 +46,15 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
   });
   const routes: RouteDoc[] = [];
   app.addHook('onRoute', (route) => {
-    if (route.url.startsWith('/v1/')) routes.push({ method: String(route.method), url: route.url, schema: (route.schema ?? {}) as Record<string, unknown> });
+    if (route.url.startsWith('/v1/')) {
+      routes.push({ method: String(route.method), url: route.url, schema: (route.schema ?? {}) as Record<string, unknown>, auth: route.config?.auth ?? 'apiKey' });
+    }
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
-    // decided on the matched route, never on the raw URL (an absolute-form target must not slip by);
-    // the SDK route authenticates with a passport token instead of an API key
-    const route = request.routeOptions.url;
-    if (!route?.startsWith('/v1/') || route === '/v1/openapi.json' || route.startsWith('/v1/sdk/')) return;
+    // decided by the matched route's own declaration, never by the raw URL, and API key by default;
+    // an unmatched URL goes on to the 404 handler
+    if (request.routeOptions.url === undefined || (request.routeOptions.config.auth ?? 'apiKey') !== 'apiKey') return;
     const header = request.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     const tenant = match ? ctx.apps.byApiKey(match[1] as string) : null;
@@ -80,8 +81,8 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
     reply.status(404).send({ code: ERRORS.route_not_found.code, error: 'route_not_found', message: `no route ${request.method} ${request.url.split('?')[0] ?? ''}`, requestId: request.id }),
   );
 
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (_request, reply) => {
+  app.get('/healthz', { config: { auth: 'none' } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { config: { auth: 'none' } }, async (_request, reply) => {
     const manifest = ctx.snapshots.manifest;
     const problem = ctx.snapshots.lastError;
     if (!manifest) return reply.status(503).send({ status: 'not_ready', ...(problem ? { problem } : {}) });
@@ -97,7 +98,7 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
   statisticsRoutes(app, ctx);
   passportRoutes(app, ctx);
   sdkRoutes(app, ctx);
-  app.get('/v1/openapi.json', async () => openApiDocument(routes));
+  app.get('/v1/openapi.json', { config: { auth: 'none' } }, async () => openApiDocument(routes));
   return app;
 }
 

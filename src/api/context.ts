@@ -22,6 +22,10 @@ declare module 'fastify' {
   interface FastifyRequest {
     tenant: App;
   }
+  interface FastifyContextConfig {
+    /** How a route authenticates; every route needs an API key unless it says otherwise. */
+    auth?: 'apiKey' | 'passportToken' | 'none';
+  }
   interface FastifySchema {
     /** One line for the OpenAPI document. */
     summary?: string;

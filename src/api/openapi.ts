@@ -3,6 +3,7 @@ export interface RouteDoc {
   method: string;
   url: string;
   schema: Record<string, unknown>;
+  auth: 'apiKey' | 'passportToken' | 'none';
 }
 
 /** OpenAPI 3.1 from the routes' own JSON schemas (3.1 takes JSON Schema as it is). */
@@ -27,13 +28,18 @@ export function openApiDocument(routes: RouteDoc[]): Record<string, unknown> {
       parameters,
       ...(route.schema['body'] ? { requestBody: { content: { 'application/json': { schema: route.schema['body'] } } } } : {}),
       responses,
-      security: [{ apiKey: [] }],
+      security: route.auth === 'none' ? [] : [{ [route.auth]: [] }],
     };
   }
   return {
     openapi: '3.1.0',
     info: { title: 'Driving-behavior data service', version: '1' },
-    components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <apiKey>' } } },
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <apiKey>' },
+        passportToken: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <passport token> (SDK upload)' },
+      },
+    },
     paths,
   };
 }

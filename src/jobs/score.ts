@@ -37,7 +37,8 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
   if (apps.length === 0) throw new InputError(`no apps in ${paths.appsFile}: create one with 'node jobs/apps.js add --name NAME'`);
   const plan = planDates(options, apps.map((a) => ({ appId: a.appId, today: todayIn(a.timeZone, now) })));
 
-  const wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: jobSettings().memoryLimit });
+  const settings = jobSettings();
+  const wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: settings.memoryLimit });
   try {
     const runs: ScoreDateResult[] = [];
     for (const [index, item] of plan.entries()) {
@@ -51,7 +52,7 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
     const published = await publish(wh, {
       publishedDir: paths.publishedDir,
       manifestFile: paths.manifestFile,
-      lockWaitMs: jobSettings().publishLockWaitMs,
+      lockWaitMs: settings.publishLockWaitMs,
       now,
     });
     progress(`score: publish ${published.detail}`);

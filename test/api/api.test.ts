@@ -142,6 +142,8 @@ describe('passport and tenancy (operations 5, 6)', () => {
     expect((await get('/v1/nowhere')).json()).toMatchObject({ error: 'route_not_found' });
     const doc = (await api.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/org-user/{org_user_id}/trips', '/v1/token/{token}']));
+    expect(doc.paths['/v1/sdk/trips'].post.security).toEqual([{ passportToken: [] }]);
+    expect(doc.paths['/v1/org-user/{org_user_id}/trips'].get.security).toEqual([{ apiKey: [] }]);
   });
 });
 

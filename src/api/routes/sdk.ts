@@ -14,6 +14,8 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post<{ Body: unknown }>(
     '/v1/sdk/trips',
     {
+      // the SDK presents the passport token it was given, never the integrator's API key
+      config: { auth: 'passportToken' },
       schema: {
         summary: 'SDK upload: one trip record or an array, with Authorization: Bearer <passport token>',
         response: {
