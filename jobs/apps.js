@@ -5,13 +5,14 @@ import { hideBin } from 'yargs/helpers';
 import { runJob, usageFailure } from '../dist/cli.js';
 import { resolveDataDir, pathsFor } from '../dist/config.js';
 import { AppStore } from '../dist/apps/store.js';
+import { InputError } from '../dist/errors.js';
 
 const store = (argv) => new AppStore(pathsFor(resolveDataDir(argv.dataDir)).appsFile);
 const common = (y) =>
   y.option('data-dir', { type: 'string', describe: 'data folder (env DRIVING_DATA_DIR, default ./data)' })
     .option('json', { type: 'boolean', default: false, describe: 'machine-readable output' });
 // what `list` shows: never a key hash or the secret
-const publicView = (app) => ({ appId: app.appId, name: app.name, timeZone: app.timeZone, webhookUrl: app.webhookUrl, apiKeys: app.apiKeys.length, createdAt: app.createdAt });
+const publicView = (app) => ({ appId: app.appId, name: app.name, timeZone: app.timeZone, webhookUrl: app.webhookUrl, apiKeys: app.apiKeys.length, previousSecretValidUntil: app.previousSecret?.validUntil ?? null, createdAt: app.createdAt });
 
 await yargs(hideBin(process.argv))
   .scriptName('apps')
@@ -32,6 +33,18 @@ await yargs(hideBin(process.argv))
       const rotated = await store(argv).rotateKey(argv.appId);
       return { result: rotated, summary: `new apiKey for ${rotated.appId}: ${rotated.apiKey} (shown once; the previous key stays valid until the next rotation)` };
     }))
+  .command('rotate-secret <appId>', 'issue a new AppSecret; the previous one keeps signing webhooks for --grace-hours', (y) => common(y)
+    .option('grace-hours', { type: 'number', default: 24, describe: 'how long the previous secret still signs' }),
+  (argv) => runJob('apps rotate-secret', argv.json, async () => {
+    if (!(argv.graceHours >= 0 && argv.graceHours <= 720)) throw new InputError('--grace-hours must be 0 to 720');
+    const rotated = await store(argv).rotateSecret(argv.appId, argv.graceHours * 3_600_000);
+    return {
+      result: rotated,
+      summary: `new appSecret for ${rotated.appId}: ${rotated.appSecret} (shown once)\n` +
+        `  until ${rotated.previousValidUntil} the Authorization header stays signed with the previous secret and webhook-signature carries both;\n` +
+        '  receivers verify with both secrets meanwhile (verifyWebhook(body, header, [newSecret, oldSecret])), then drop the old one',
+    };
+  }))
   .command('set-webhook <appId> [url]', 'set (or, without url, clear) the webhook URL', common,
     (argv) => runJob('apps set-webhook', argv.json, async () => {
       const app = await store(argv).setWebhook(argv.appId, argv.url ?? null);

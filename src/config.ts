@@ -14,6 +14,8 @@ export interface Paths {
   deletionsDir: string;
   eventsDir: string;
   exportsDir: string;
+  outboxFile: string;
+  delivererSocket: string;
 }
 
 /** `--data-dir`, else `DRIVING_DATA_DIR`, else `./data`. */
@@ -34,6 +36,8 @@ export function pathsFor(dataDir: string): Paths {
     deletionsDir: join(dataDir, 'requests', 'deletions'),
     eventsDir: join(dataDir, 'events', 'pending'),
     exportsDir: join(dataDir, 'exports'),
+    outboxFile: join(dataDir, 'webhooks', 'outbox.duckdb'),
+    delivererSocket: join(dataDir, 'webhooks', 'deliverer.sock'),
   };
 }
 
@@ -55,7 +59,7 @@ export function jobSettings(env: NodeJS.ProcessEnv = process.env): JobSettings {
   };
 }
 
-function positiveInt(raw: string | undefined, fallback: number, name: string): number {
+export function positiveInt(raw: string | undefined, fallback: number, name: string): number {
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 0) throw new InputError(`${name} must be a non-negative integer, got '${raw}'`);

@@ -4,6 +4,8 @@ import { writeFileAtomic, withFileLock } from '../fsutil.js';
 import { hashSecret, newSecret } from '../secrets.js';
 import { isValidZone } from '../time.js';
 import { InputError } from '../errors.js';
+import { isIP } from 'node:net';
+import { blockedReason, isLoopbackHost } from '../webhooks/address-guard.js';
 
 /**
  * A tenant (integrator). The AppSecret is kept in clear because the webhook deliverer must sign
@@ -16,6 +18,8 @@ export interface App {
   createdAt: string;
   apiKeys: { hash: string; createdAt: string }[];
   appSecret: string;
+  /** The secret before the last rotation, still signing until `validUntil` (the grace period). */
+  previousSecret?: { secret: string; validUntil: string } | null;
   webhookUrl: string | null;
 }
 
@@ -72,6 +76,22 @@ export class AppStore {
     return { appId, apiKey };
   }
 
+  /**
+   * Issues a new AppSecret. The previous one keeps signing the `Authorization` header until the
+   * grace period ends (webhook-signature carries both meanwhile), so receivers can switch at any
+   * time within it.
+   */
+  async rotateSecret(appId: string, graceMs: number, now = new Date()): Promise<{ appId: string; appSecret: string; previousValidUntil: string }> {
+    const appSecret = newSecret('ds_');
+    const previousValidUntil = new Date(now.getTime() + graceMs).toISOString();
+    await this.mutate((apps) => {
+      const app = findOrThrow(apps, appId);
+      app.previousSecret = { secret: app.appSecret, validUntil: previousValidUntil };
+      app.appSecret = appSecret;
+    });
+    return { appId, appSecret, previousValidUntil };
+  }
+
   async setWebhook(appId: string, url: string | null): Promise<App> {
     const webhookUrl = url ? validateWebhookUrl(url) : null;
     let updated: App | undefined;
@@ -106,10 +126,13 @@ export function validateWebhookUrl(raw: string): string {
   } catch {
     throw new InputError(`--webhook-url '${raw}' is not a URL`);
   }
-  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) || url.hostname.startsWith('127.');
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(host))) {
     throw new InputError(`--webhook-url must be https (plain http only for loopback hosts), got '${raw}'`);
   }
   if (url.username || url.password) throw new InputError('--webhook-url must not carry credentials');
+  // an address literal is refused now; names are checked again at every connection
+  const refused = isIP(host) !== 0 ? blockedReason(host, true) : null;
+  if (refused) throw new InputError(`--webhook-url: ${refused}`);
   return url.toString();
 }

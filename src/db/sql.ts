@@ -74,6 +74,15 @@ export async function runScript(conn: DuckDBConnection, name: string, params?: P
   for (const statement of splitStatements(sqlText(name))) await conn.run(statement, paramsFor(statement, params));
 }
 
+/** Runs a file of several statements and returns the rows of the last one (a SELECT). */
+export async function queryScript(conn: DuckDBConnection, name: string, params?: Params): Promise<Row[]> {
+  const statements = splitStatements(sqlText(name));
+  const last = statements.pop();
+  if (last === undefined) return [];
+  for (const statement of statements) await conn.run(statement, paramsFor(statement, params));
+  return query(conn, last, params);
+}
+
 export function splitStatements(text: string): string[] {
   return stripComments(text)
     .split(/;\s*(?:\n|$)/)

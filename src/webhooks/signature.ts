@@ -15,16 +15,20 @@ function hmacHex(rawBody: string | Buffer, appSecret: string): string {
 }
 
 /**
- * For receivers: true when `authorization` (the header's value) signs `rawBody` with `appSecret`.
- * Pass the raw bytes as received, before any JSON parsing. Compared in constant time.
+ * For receivers: true when `authorization` (the header's value) signs `rawBody` with the AppSecret,
+ * or with any of the given secrets (during a rotation, pass `[newSecret, oldSecret]`). Pass the
+ * raw bytes as received, before any JSON parsing. Compared in constant time.
  *
  * @example if (!verifyWebhook(rawBody, req.headers.authorization, process.env.APP_SECRET)) return 401;
  */
-export function verifyWebhook(rawBody: string | Buffer, authorization: string | undefined, appSecret: string): boolean {
+export function verifyWebhook(rawBody: string | Buffer, authorization: string | undefined, appSecret: string | string[]): boolean {
   const match = /^HMAC-SHA256 ([0-9a-f]{64})$/.exec(authorization ?? '');
   if (!match) return false;
-  const expected = Buffer.from(hmacHex(rawBody, appSecret), 'hex');
-  return timingSafeEqual(expected, Buffer.from(match[1] as string, 'hex'));
+  const received = Buffer.from(match[1] as string, 'hex');
+  let valid = false;
+  // every secret is checked, so the time taken does not tell which one matched
+  for (const secret of [appSecret].flat()) valid = timingSafeEqual(Buffer.from(hmacHex(rawBody, secret), 'hex'), received) || valid;
+  return valid;
 }
 
 /**
@@ -45,4 +49,47 @@ export function standardWebhooksHeaders(id: string, timestampSeconds: number, ra
   const signed = `${id}.${timestampSeconds}.${rawBody}`;
   const signatures = appSecrets.map((secret) => `v1,${createHmac('sha256', Buffer.from(secret, 'utf8')).update(signed).digest('base64')}`);
   return { 'webhook-id': id, 'webhook-timestamp': String(timestampSeconds), 'webhook-signature': signatures.join(' ') };
+}
+
+/** An app's secrets as the deliverer signs with them. */
+export interface SigningSecrets {
+  /** Signs the interface's `Authorization` header. */
+  authorization: string;
+  /** Sign `webhook-signature`: the current secret, and the previous one during its grace period. */
+  standard: string[];
+}
+
+/**
+ * During a rotation's grace period the `Authorization` header stays signed with the previous
+ * secret, so a receiver that has not switched yet keeps verifying; `webhook-signature` carries
+ * both. When the grace period ends, everything is signed with the new secret only.
+ */
+export function signingSecrets(app: { appSecret: string; previousSecret?: { secret: string; validUntil: string } | null }, now: Date): SigningSecrets {
+  const previous = app.previousSecret;
+  if (previous && Date.parse(previous.validUntil) > now.getTime()) {
+    return { authorization: previous.secret, standard: [app.appSecret, previous.secret] };
+  }
+  return { authorization: app.appSecret, standard: [app.appSecret] };
+}
+
+/**
+ * Every header of one delivery attempt (decisions 11 and the interface), Content-Length aside,
+ * which the sender sets from the bytes it sends.
+ */
+export function deliveryHeaders(
+  event: { id: string; type: string },
+  rawBody: string,
+  attempt: number,
+  secrets: SigningSecrets,
+  now: Date,
+): Record<string, string> {
+  return {
+    'Content-Type': 'application/json',
+    Authorization: authorizationHeader(rawBody, secrets.authorization),
+    'X-Event-Id': event.id,
+    'X-Event-Type': event.type,
+    'X-Delivery-Attempt': String(attempt),
+    'User-Agent': 'driving-data-service-webhooks/1',
+    ...standardWebhooksHeaders(event.id, Math.floor(now.getTime() / 1000), rawBody, secrets.standard),
+  };
 }

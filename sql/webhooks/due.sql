@@ -1,0 +1,14 @@
+-- grain: one row per queued attempt that is due, at most $per_app per app, oldest first
+-- params: $now VARCHAR (ISO instant), $apps VARCHAR[] (apps that have a webhook URL),
+--         $per_app INTEGER
+-- Apps without a webhook URL are left out: their events wait in the queue until one is set.
+with due as (
+    select q.seq, q.app_id, q.kind, q.due_at
+    from queue as q
+    where q.due_at <= $now::timestamptz and list_contains($apps, q.app_id)
+    qualify row_number() over (partition by q.app_id order by q.due_at, q.seq) <= $per_app
+)
+select d.seq, e.event_id, d.app_id, d.kind, e.event_type, e.body, e.attempt_count, e.scheduled_attempts
+from due as d
+join events as e on e.seq = d.seq
+order by d.due_at, d.seq

@@ -1,0 +1,72 @@
+import { pathsFor } from '../config.js';
+import { silent, type Progress } from '../progress.js';
+import { Deliverer, type DeliveryCounters } from '../webhooks/deliverer.js';
+import { Outbox } from '../webhooks/outbox.js';
+import { listenControl } from '../webhooks/control.js';
+import { operate } from '../webhooks/operations.js';
+import { deliverySettings, type DeliverySettings } from '../webhooks/settings.js';
+
+export interface DeliverOptions {
+  dataDir: string;
+  /** Deliver what is due now and exit (cron); otherwise run until `stop` resolves. */
+  once: boolean;
+  stop?: Promise<void>;
+  settings?: Partial<DeliverySettings>;
+  clock?: () => Date;
+  progress?: Progress;
+  /** How often the continuous deliverer reports what it did (ms). */
+  reportEveryMs?: number;
+}
+
+export interface DeliverResult extends DeliveryCounters {
+  seconds: number;
+}
+
+/** `jobs/deliver.js`: owns the outbox; takes event files in and delivers them. */
+export async function runDeliver(options: DeliverOptions): Promise<DeliverResult> {
+  const started = performance.now();
+  const paths = pathsFor(options.dataDir);
+  const settings = { ...deliverySettings(), ...options.settings };
+  const progress = options.progress ?? silent;
+  const clock = options.clock ?? (() => new Date());
+  // a second deliverer waits a little, then fails clearly (exit 3): the outbox has one writer
+  const outbox = await Outbox.open(paths.outboxFile, { lockWaitMs: 10_000 });
+  const deliverer = new Deliverer(outbox, paths, settings, clock, progress);
+  // the operator CLI reaches the outbox through this socket while the deliverer holds it
+  const control = await listenControl(paths.delivererSocket, (request) => operate(outbox, request, clock(), deliverer.state()));
+  let counters: DeliveryCounters;
+  try {
+    if (options.once) {
+      progress('deliver: delivering what is due now');
+      counters = await deliverer.runOnce();
+    } else {
+      progress(`deliver: running (control socket ${paths.delivererSocket}); ${describeSettings(settings)}`);
+      const report = setInterval(() => progress(`deliver: ${describeCounters(deliverer.counters)}`), options.reportEveryMs ?? 10_000);
+      try {
+        counters = await deliverer.runUntil(options.stop ?? new Promise(() => undefined));
+      } finally {
+        clearInterval(report);
+      }
+    }
+  } finally {
+    await new Promise((resolve) => control.close(resolve));
+    await deliverer.close();
+    await outbox.close();
+  }
+  return { ...counters, seconds: (performance.now() - started) / 1000 };
+}
+
+export function describeCounters(c: DeliveryCounters): string {
+  return (
+    `${c.intake.events} event(s) taken in from ${c.intake.files} file(s)` +
+    `${c.intake.rejected > 0 ? ` (${c.intake.rejected} line(s) rejected)` : ''}; ${c.attempts} attempt(s): ` +
+    `${c.delivered} delivered, ${c.retried} to retry, ${c.dead} dead-lettered` +
+    `${c.shortCircuited > 0 ? `, ${c.shortCircuited} not sent (breaker open)` : ''}` +
+    `${c.replayed + c.replayFailed > 0 ? `; replays: ${c.replayed} delivered, ${c.replayFailed} failed` : ''}`
+  );
+}
+
+function describeSettings(s: DeliverySettings): string {
+  const schedule = s.scheduleMs.map((ms) => (ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : `${ms}ms`)).join(',');
+  return `timeout ${s.timeoutMs} ms, retries ${schedule}, ${s.concurrency} at once (${s.perEndpoint} per endpoint)${s.allowLoopback ? ', loopback allowed' : ''}`;
+}

@@ -1,0 +1,48 @@
+interface EndpointState {
+  unanswered: number;
+  openedAt: number | null;
+  probing: boolean;
+}
+
+/**
+ * A circuit breaker per endpoint. After `threshold` attempts in a row got no answer at all
+ * (timeouts, refused or reset connections) the endpoint is open: its due attempts fail at once
+ * (recorded as failed attempts, so each event still follows its retry schedule) instead of each
+ * holding a connection for the full timeout. One real probe goes out per `cooldownMs`; any answer
+ * closes the breaker again. An endpoint that answers, even with a 5xx, never opens it.
+ */
+export class Breaker {
+  private readonly endpoints = new Map<string, EndpointState>();
+
+  constructor(
+    private readonly threshold: number,
+    private readonly cooldownMs: number,
+  ) {}
+
+  /** 'send' (closed), 'probe' (open, the one attempt allowed now) or 'reject' (open). */
+  admit(endpoint: string, now: number): 'send' | 'probe' | 'reject' {
+    const state = this.endpoints.get(endpoint);
+    if (!state || state.openedAt === null) return 'send';
+    if (state.probing || now - state.openedAt < this.cooldownMs) return 'reject';
+    state.probing = true;
+    return 'probe';
+  }
+
+  /** Feeds an attempt's result back; `probe` says whether it was the admitted probe. */
+  record(endpoint: string, answered: boolean, now: number, probe: boolean): void {
+    const state = this.endpoints.get(endpoint) ?? { unanswered: 0, openedAt: null, probing: false };
+    if (probe) state.probing = false;
+    if (answered) {
+      this.endpoints.delete(endpoint);
+      return;
+    }
+    state.unanswered++;
+    if (state.unanswered >= this.threshold && (state.openedAt === null || probe)) state.openedAt = now;
+    this.endpoints.set(endpoint, state);
+  }
+
+  /** Open endpoints and since when, for the operator. */
+  open(): { endpoint: string; openedAt: number; unanswered: number }[] {
+    return [...this.endpoints].filter(([, s]) => s.openedAt !== null).map(([endpoint, s]) => ({ endpoint, openedAt: s.openedAt as number, unanswered: s.unanswered }));
+  }
+}

@@ -1,0 +1,260 @@
+import { statSync } from 'node:fs';
+import pLimit, { type LimitFunction } from 'p-limit';
+import { AppStore, type App } from '../apps/store.js';
+import type { Paths } from '../config.js';
+import { silent, type Progress } from '../progress.js';
+import { Breaker } from './breaker.js';
+import { intakeEventFiles, type IntakeResult } from './intake.js';
+import { Outbox, type DueAttempt, type FinishedAttempt } from './outbox.js';
+import { outcomeOf } from './schedule.js';
+import { Sender, type SendResult } from './send.js';
+import type { DeliverySettings } from './settings.js';
+import { deliveryHeaders, signingSecrets } from './signature.js';
+
+export interface DeliveryCounters {
+  intake: IntakeResult;
+  attempts: number;
+  delivered: number;
+  retried: number;
+  dead: number;
+  replayed: number;
+  replayFailed: number;
+  /** Attempts failed at once because the endpoint's breaker was open. */
+  shortCircuited: number;
+}
+
+/** Queued attempts kept in memory per app, as a multiple of the per-endpoint concurrency. */
+const DEPTH = 4;
+/** Finished attempts that make the loop record them at once instead of at its next turn. */
+const FLUSH_AT = 256;
+
+/**
+ * Delivers the outbox: takes event files in, sends due attempts with bounded concurrency (overall
+ * and per endpoint), records every attempt, schedules retries. One `step()` does one turn without
+ * waiting for the requests it starts; `runOnce()` and `runUntil()` repeat it.
+ */
+export class Deliverer {
+  readonly counters: DeliveryCounters = emptyCounters();
+  private readonly overall: LimitFunction;
+  private readonly perEndpoint = new Map<string, LimitFunction>();
+  private readonly breaker: Breaker;
+  private readonly sender: Sender;
+  /** Attempts taken from the queue and not yet recorded: seq → app. */
+  private readonly taken = new Map<number, string>();
+  private finished: FinishedAttempt[] = [];
+  private readonly running = new Set<Promise<void>>();
+  private apps = new Map<string, App>();
+  private appsStamp = '';
+  private lastIntake = -Infinity;
+  private lastPrune = -Infinity;
+  private wakeUp: (() => void) | null = null;
+
+  constructor(
+    readonly outbox: Outbox,
+    private readonly paths: Paths,
+    private readonly settings: DeliverySettings,
+    private readonly clock: () => Date = () => new Date(),
+    private readonly progress: Progress = silent,
+  ) {
+    this.overall = pLimit(settings.concurrency);
+    this.breaker = new Breaker(settings.breakerThreshold, settings.breakerCooldownMs);
+    this.sender = new Sender(settings);
+  }
+
+  /** One turn: record what finished, take new event files in, start the attempts that are due. */
+  async step(options: { intake?: 'always' | 'poll' } = {}): Promise<number> {
+    await this.flush();
+    const now = this.clock();
+    if (options.intake === 'always' || now.getTime() - this.lastIntake >= this.settings.pollMs || this.lastIntake > now.getTime()) {
+      this.lastIntake = now.getTime();
+      addIntake(this.counters.intake, await intakeEventFiles(this.outbox, this.paths.eventsDir, now));
+    }
+    if (now.getTime() - this.lastPrune >= 3_600_000 || this.lastPrune > now.getTime()) {
+      this.lastPrune = now.getTime();
+      const pruned = await this.outbox.prune(new Date(now.getTime() - this.settings.retentionDays * 86_400_000));
+      if (pruned > 0) this.progress(`deliver: forgot ${pruned} event(s) finished more than ${this.settings.retentionDays} days ago`);
+    }
+    return this.dispatchDue(now);
+  }
+
+  /** Delivers everything that is due now, waiting for the answers; returns when nothing is left. */
+  async runOnce(): Promise<DeliveryCounters> {
+    let dispatched = await this.step({ intake: 'always' });
+    while (dispatched > 0 || this.running.size > 0) {
+      if (this.running.size > 0) await Promise.race([...this.running, this.sleep(this.settings.pollMs)]);
+      dispatched = await this.step();
+    }
+    await this.flush();
+    return this.counters;
+  }
+
+  /** The continuous deliverer: turns until `stop` resolves, then lets the attempts in flight finish. */
+  async runUntil(stop: Promise<void>): Promise<DeliveryCounters> {
+    let stopping = false;
+    void stop.then(() => {
+      stopping = true;
+      this.wake();
+    });
+    while (!stopping) {
+      await this.step();
+      if (!stopping) await this.sleep(this.settings.pollMs);
+    }
+    await Promise.allSettled([...this.running]);
+    await this.flush();
+    return this.counters;
+  }
+
+  /** Open breakers and work in memory, for the operator's counts. */
+  state(): { inFlight: number; openEndpoints: { endpoint: string; openedAt: string; unanswered: number }[] } {
+    return { inFlight: this.taken.size, openEndpoints: this.breaker.open().map((o) => ({ ...o, openedAt: new Date(o.openedAt).toISOString() })) };
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.running]);
+    await this.flush();
+    this.sender.close();
+  }
+
+  private async dispatchDue(now: Date): Promise<number> {
+    const apps = this.appsWithWebhook();
+    const perApp = this.settings.perEndpoint * DEPTH;
+    const overallRoom = this.settings.concurrency * DEPTH - this.taken.size;
+    if (apps.size === 0 || overallRoom <= 0) return 0;
+    const takenByApp = new Map<string, number>();
+    for (const app of this.taken.values()) takenByApp.set(app, (takenByApp.get(app) ?? 0) + 1);
+    const open = [...apps.keys()].filter((id) => (takenByApp.get(id) ?? 0) < perApp);
+    // taken attempts are still queued (and due), so fetch enough to see past them
+    const due = await this.outbox.due(open, perApp * 2, now);
+    let started = 0;
+    for (const item of due) {
+      if (started >= overallRoom) break;
+      if (this.taken.has(item.seq)) continue;
+      const count = takenByApp.get(item.appId) ?? 0;
+      if (count >= perApp) continue;
+      takenByApp.set(item.appId, count + 1);
+      this.start(item, apps.get(item.appId) as App);
+      started++;
+    }
+    return started;
+  }
+
+  private start(item: DueAttempt, app: App): void {
+    const url = app.webhookUrl as string;
+    this.taken.set(item.seq, item.appId);
+    const running = this.limiterFor(url)(() => this.attempt(item, app, url)).catch((error: unknown) => {
+      // a bug, not a receiver's failure: leave the attempt unrecorded so it is made again
+      this.taken.delete(item.seq);
+      this.progress(`deliver: attempt of ${item.eventId} failed unexpectedly: ${error instanceof Error ? error.message : String(error)}`);
+    });
+    this.running.add(running);
+    void running.finally(() => this.running.delete(running));
+  }
+
+  /** One attempt, inside the endpoint's slot: the breaker is asked now, not when it was queued. */
+  private async attempt(item: DueAttempt, app: App, url: string): Promise<void> {
+    const startedAt = this.clock();
+    const admitted = item.kind === 'replay' ? 'send' : this.breaker.admit(url, startedAt.getTime());
+    const result: SendResult = admitted === 'reject'
+      ? { statusCode: null, error: 'circuit_open: the endpoint left the last attempts unanswered; not sent', reach: 'refused', durationMs: 0 }
+      : await this.overall(() => this.sender.send({
+        url,
+        body: item.body,
+        headers: deliveryHeaders({ id: item.eventId, type: item.eventType }, item.body, item.attemptCount + 1, signingSecrets(app, startedAt), startedAt),
+      }));
+    const finishedAt = this.clock();
+    if (admitted !== 'reject') this.breaker.record(url, result.reach !== 'unanswered', finishedAt.getTime(), admitted === 'probe');
+    this.finish(item, url, startedAt, finishedAt, result, admitted === 'reject');
+  }
+
+  private finish(item: DueAttempt, url: string, startedAt: Date, finishedAt: Date, result: SendResult, shortCircuited: boolean): void {
+    const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    const next = outcomeOf({ kind: item.kind, delivered, scheduledBefore: item.scheduledAttempts, finishedAt, ...(result.retryAfterMs !== undefined ? { retryAfterMs: result.retryAfterMs } : {}) }, this.settings.scheduleMs);
+    this.finished.push({
+      seq: item.seq, eventId: item.eventId, attempt: item.attemptCount + 1, kind: item.kind, startedAt, finishedAt,
+      durationMs: result.durationMs, statusCode: result.statusCode, error: result.error, url: redactUrl(url),
+      outcome: next.outcome, nextAt: next.outcome === 'retry' ? next.nextAt : null,
+    });
+    const c = this.counters;
+    c.attempts++;
+    if (shortCircuited) c.shortCircuited++;
+    if (next.outcome === 'delivered') item.kind === 'replay' ? c.replayed++ : c.delivered++;
+    else if (next.outcome === 'retry') c.retried++;
+    else if (next.outcome === 'dead') c.dead++;
+    else c.replayFailed++;
+    if (this.finished.length >= FLUSH_AT || this.taken.size === this.finished.length) this.wake();
+  }
+
+  /** Records finished attempts in one transaction; only then are they no longer "taken". */
+  private async flush(): Promise<void> {
+    if (this.finished.length === 0) return;
+    const batch = this.finished;
+    this.finished = [];
+    try {
+      await this.outbox.record(batch);
+    } catch (error) {
+      this.finished = [...batch, ...this.finished];
+      throw error;
+    }
+    for (const f of batch) this.taken.delete(f.seq);
+  }
+
+  private limiterFor(url: string): LimitFunction {
+    let limit = this.perEndpoint.get(url);
+    if (!limit) {
+      limit = pLimit(this.settings.perEndpoint);
+      this.perEndpoint.set(url, limit);
+    }
+    return limit;
+  }
+
+  /** Apps with a webhook URL, re-read whenever the operator changes the apps file. */
+  private appsWithWebhook(): Map<string, App> {
+    let stamp = '';
+    try {
+      const s = statSync(this.paths.appsFile);
+      stamp = `${s.mtimeMs}:${s.size}:${s.ino}`;
+    } catch {
+      stamp = 'missing';
+    }
+    if (stamp !== this.appsStamp) {
+      this.appsStamp = stamp;
+      const apps = stamp === 'missing' ? [] : new AppStore(this.paths.appsFile).list();
+      this.apps = new Map(apps.filter((a) => a.webhookUrl).map((a) => [a.appId, a]));
+    }
+    return this.apps;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const self = this;
+      function done() {
+        clearTimeout(timer);
+        if (self.wakeUp === done) self.wakeUp = null;
+        resolve();
+      }
+      this.wakeUp = done;
+    });
+  }
+
+  private wake(): void {
+    this.wakeUp?.();
+  }
+}
+
+/** Attempts are shown to operators: a URL's query string may carry a receiver's token. */
+function redactUrl(url: string): string {
+  const u = new URL(url);
+  return u.search ? `${u.origin}${u.pathname}?…` : `${u.origin}${u.pathname}`;
+}
+
+function emptyCounters(): DeliveryCounters {
+  return { intake: { files: 0, events: 0, known: 0, rejected: 0 }, attempts: 0, delivered: 0, retried: 0, dead: 0, replayed: 0, replayFailed: 0, shortCircuited: 0 };
+}
+
+function addIntake(total: IntakeResult, more: IntakeResult): void {
+  total.files += more.files;
+  total.events += more.events;
+  total.known += more.known;
+  total.rejected += more.rejected;
+}

@@ -1,0 +1,80 @@
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fsyncDir } from '../fsutil.js';
+import type { IncomingEvent, Outbox, RejectedLine } from './outbox.js';
+
+export const EVENT_TYPES = ['trip.created', 'safety_score.updated'] as const;
+
+export interface IntakeResult {
+  files: number;
+  events: number;
+  /** Events already in the outbox (a file written again after a crash). */
+  known: number;
+  rejected: number;
+}
+
+/**
+ * Moves the jobs' event files (events/pending/*.ndjson) into the outbox: each file's events are
+ * committed in one transaction, and only then is the file removed. A crash in between takes the
+ * file in again, which changes nothing (known ids are left alone).
+ */
+export async function intakeEventFiles(outbox: Outbox, eventsDir: string, now: Date): Promise<IntakeResult> {
+  const result: IntakeResult = { files: 0, events: 0, known: 0, rejected: 0 };
+  if (!existsSync(eventsDir)) return result;
+  // dot files are the jobs' temp files, not yet renamed into place
+  const files = readdirSync(eventsDir).filter((f) => f.endsWith('.ndjson') && !f.startsWith('.')).sort();
+  for (const name of files) {
+    const path = join(eventsDir, name);
+    const { events, rejects } = parseEventFile(readFileSync(path, 'utf8'));
+    const taken = await outbox.intake(name, events, rejects, now);
+    rmSync(path, { force: true });
+    result.files++;
+    result.events += taken;
+    result.known += events.length - taken;
+    result.rejected += rejects.length;
+  }
+  if (files.length > 0) fsyncDir(eventsDir);
+  return result;
+}
+
+/**
+ * One event per line, `{id, type, createdAt, appId, data}`. The line itself is the body that is
+ * signed and sent, byte for byte. A line that is not such an event is rejected with its reason;
+ * an id repeated within the file keeps its first line.
+ */
+export function parseEventFile(text: string): { events: IncomingEvent[]; rejects: RejectedLine[] } {
+  const events: IncomingEvent[] = [];
+  const rejects: RejectedLine[] = [];
+  const seen = new Set<string>();
+  const lines = text.split('\n');
+  for (const [index, line] of lines.entries()) {
+    if (line.trim() === '') continue;
+    const lineNo = index + 1;
+    const reason = invalidReason(line);
+    if (typeof reason === 'string') {
+      rejects.push({ lineNo, reason, raw: line.slice(0, 10_000) });
+      continue;
+    }
+    if (seen.has(reason.id)) continue;
+    seen.add(reason.id);
+    events.push({ lineNo, eventId: reason.id, appId: reason.appId, eventType: reason.type, body: line, createdAt: reason.createdAt });
+  }
+  return { events, rejects };
+}
+
+function invalidReason(line: string): string | { id: string; type: string; appId: string; createdAt: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return 'invalid_json';
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not_an_object';
+  const e = value as Record<string, unknown>;
+  if (typeof e['id'] !== 'string' || e['id'] === '' || e['id'].length > 200) return 'invalid_id';
+  if (typeof e['type'] !== 'string' || !(EVENT_TYPES as readonly string[]).includes(e['type'])) return 'unknown_type';
+  if (typeof e['appId'] !== 'string' || e['appId'] === '') return 'missing_app_id';
+  if (typeof e['createdAt'] !== 'string' || Number.isNaN(Date.parse(e['createdAt']))) return 'invalid_created_at';
+  if (typeof e['data'] !== 'object' || e['data'] === null) return 'missing_data';
+  return { id: e['id'], type: e['type'], appId: e['appId'], createdAt: new Date(e['createdAt']).toISOString() };
+}

@@ -1,0 +1,146 @@
+import { openDatabase, type Database } from '../db/open.js';
+import { query, queryFile, queryScript, runFile, runScript, type Row } from '../db/sql.js';
+import { inTransaction } from '../warehouse/warehouse.js';
+import { SerialQueue } from '../db/serial.js';
+import { listValue } from '@duckdb/node-api';
+
+export interface IncomingEvent {
+  lineNo: number;
+  eventId: string;
+  appId: string;
+  eventType: string;
+  body: string;
+  createdAt: string;
+}
+
+export interface RejectedLine {
+  lineNo: number;
+  reason: string;
+  raw: string;
+}
+
+export interface DueAttempt {
+  seq: number;
+  eventId: string;
+  appId: string;
+  kind: 'scheduled' | 'replay';
+  eventType: string;
+  body: string;
+  attemptCount: number;
+  scheduledAttempts: number;
+}
+
+export interface FinishedAttempt {
+  seq: number;
+  eventId: string;
+  attempt: number;
+  kind: 'scheduled' | 'replay';
+  startedAt: Date;
+  finishedAt: Date;
+  durationMs: number;
+  statusCode: number | null;
+  error: string | null;
+  url: string;
+  outcome: 'delivered' | 'retry' | 'dead' | 'replay_failed';
+  nextAt: Date | null;
+}
+
+export type EventStatus = 'pending' | 'failed' | 'delivered';
+
+/**
+ * The deliverer's outbox (a DuckDB file it alone writes). Every call goes through one queue: a
+ * DuckDB connection runs one statement at a time, and a transaction must not interleave with the
+ * operator's requests that arrive over the control socket.
+ */
+export class Outbox {
+  private readonly queue = new SerialQueue();
+
+  private constructor(private readonly db: Database) {}
+
+  static async open(file: string, options: { readOnly?: boolean; lockWaitMs?: number } = {}): Promise<Outbox> {
+    const db = await openDatabase(file, { readOnly: options.readOnly, lockWaitMs: options.lockWaitMs ?? 0, threads: 2, memoryLimit: '1GB' });
+    try {
+      if (!options.readOnly) await runScript(db.connection, 'webhooks/schema');
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+    return new Outbox(db);
+  }
+
+  /** Takes one event file's lines in, in one transaction; known event ids are left alone. */
+  intake(sourceFile: string, events: IncomingEvent[], rejects: RejectedLine[], now: Date): Promise<number> {
+    return this.serial(async (conn) => inTransaction(conn, async () => {
+      const rows = events.map((e) => ({ line_no: e.lineNo, event_id: e.eventId, app_id: e.appId, event_type: e.eventType, body: e.body, created_at: e.createdAt }));
+      const params = { rows: JSON.stringify(rows), now: now.toISOString(), source_file: sourceFile };
+      const taken = events.length > 0 ? Number((await queryScript(conn, 'webhooks/intake', params))[0]?.['taken'] ?? 0) : 0;
+      if (rejects.length > 0) {
+        await runFile(conn, 'webhooks/reject', { rows: JSON.stringify(rejects.map((r) => ({ line_no: r.lineNo, reason: r.reason, raw: r.raw }))), source_file: sourceFile, now: now.toISOString() });
+      }
+      return taken;
+    }));
+  }
+
+  /** Queued attempts that are due, at most `perApp` per app, for apps that have a webhook URL. */
+  async due(appIds: string[], perApp: number, now: Date): Promise<DueAttempt[]> {
+    if (appIds.length === 0) return [];
+    const rows = await this.serial((conn) => queryFile(conn, 'webhooks/due', { now: now.toISOString(), apps: listValue(appIds), per_app: perApp }));
+    return rows.map((r) => ({
+      seq: Number(r['seq']), eventId: String(r['event_id']), appId: String(r['app_id']), kind: r['kind'] as DueAttempt['kind'],
+      eventType: String(r['event_type']), body: String(r['body']), attemptCount: Number(r['attempt_count']), scheduledAttempts: Number(r['scheduled_attempts']),
+    }));
+  }
+
+  /** Records finished attempts with the event states and queue items they change, in one transaction. */
+  record(finished: FinishedAttempt[]): Promise<void> {
+    if (finished.length === 0) return Promise.resolve();
+    const rows = finished.map((f) => ({
+      seq: f.seq, event_id: f.eventId, attempt: f.attempt, kind: f.kind, started_at: f.startedAt.toISOString(), finished_at: f.finishedAt.toISOString(),
+      duration_ms: f.durationMs, status_code: f.statusCode, error: f.error, url: f.url, outcome: f.outcome, next_at: f.nextAt?.toISOString() ?? null,
+    }));
+    return this.serial((conn) => inTransaction(conn, () => runScript(conn, 'webhooks/record', { rows: JSON.stringify(rows) })));
+  }
+
+  list(filter: { appId?: string | null; status?: EventStatus | null; limit: number }): Promise<Row[]> {
+    return this.serial((conn) => queryFile(conn, 'webhooks/list', { app: filter.appId ?? null, status: filter.status ?? null, limit: filter.limit }));
+  }
+
+  async show(eventId: string): Promise<{ event: Row; attempts: Row[] } | null> {
+    return this.serial(async (conn) => {
+      const event = (await queryFile(conn, 'webhooks/show_event', { event_id: eventId }))[0];
+      if (!event) return null;
+      return { event, attempts: await queryFile(conn, 'webhooks/show_attempts', { seq: Number(event['seq']) }) };
+    });
+  }
+
+  counts(now: Date): Promise<Row[]> {
+    return this.serial((conn) => queryFile(conn, 'webhooks/counts', { now: now.toISOString() }));
+  }
+
+  /** Queues one replay attempt per matching event; returns the ids queued. */
+  async replay(selection: { eventId?: string | null; appId?: string | null; since?: Date | null; statuses: EventStatus[] }, now: Date): Promise<string[]> {
+    const rows = await this.serial((conn) => queryFile(conn, 'webhooks/replay', {
+      event_id: selection.eventId ?? null, app: selection.appId ?? null, since: selection.since?.toISOString() ?? null,
+      statuses: listValue(selection.statuses), now: now.toISOString(),
+    }));
+    return rows.map((r) => String(r['event_id']));
+  }
+
+  /** Forgets delivered and dead events that finished before `before`; pending ones are kept. */
+  prune(before: Date): Promise<number> {
+    return this.serial(async (conn) => inTransaction(conn, async () => Number((await queryScript(conn, 'webhooks/prune', { before: before.toISOString() }))[0]?.['pruned'] ?? 0)));
+  }
+
+  /** Rows of any query over the outbox (tests and benchmarks). */
+  rows(sql: string): Promise<Row[]> {
+    return this.serial((conn) => query(conn, sql));
+  }
+
+  close(): Promise<void> {
+    return this.queue.run(async () => this.db.close());
+  }
+
+  private serial<T>(work: (conn: Database['connection']) => Promise<T>): Promise<T> {
+    return this.queue.run(() => work(this.db.connection));
+  }
+}
