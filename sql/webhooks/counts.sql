@@ -3,9 +3,9 @@
 select
     e.app_id,
     e.status,
-    count(*)::bigint as events,
-    count(q.seq) filter (where q.due_at <= $now::timestamptz)::bigint as due_now,
-    count(q.seq) filter (where q.kind = 'replay')::bigint as replays_queued,
+    count(*)::integer as events,
+    count(q.seq) filter (where q.due_at <= $now::timestamptz)::integer as due_now,
+    count(q.seq) filter (where q.kind = 'replay')::integer as replays_queued,
     epoch_ms(min(q.due_at)) as next_attempt_ms,
     epoch_ms(min(e.created_at) filter (where e.status = 'pending')) as oldest_pending_ms
 from events as e

@@ -1,7 +1,9 @@
 interface EndpointState {
   unanswered: number;
   openedAt: number | null;
-  probing: boolean;
+  /** Settles when the probe in flight has its answer. */
+  probe: Promise<void> | null;
+  probeDone: () => void;
 }
 
 /**
@@ -9,7 +11,8 @@ interface EndpointState {
  * (timeouts, refused or reset connections) the endpoint is open: its due attempts fail at once
  * (recorded as failed attempts, so each event still follows its retry schedule) instead of each
  * holding a connection for the full timeout. One real probe goes out per `cooldownMs`; any answer
- * closes the breaker again. An endpoint that answers, even with a 5xx, never opens it.
+ * closes the breaker again; attempts that come while the probe is out wait for its answer. An
+ * endpoint that answers, even with a 5xx, never opens it.
  */
 export class Breaker {
   private readonly endpoints = new Map<string, EndpointState>();
@@ -19,26 +22,34 @@ export class Breaker {
     private readonly cooldownMs: number,
   ) {}
 
-  /** 'send' (closed), 'probe' (open, the one attempt allowed now) or 'reject' (open). */
-  admit(endpoint: string, now: number): 'send' | 'probe' | 'reject' {
+  /**
+   * 'send' (closed), 'probe' (open, the one attempt allowed now), 'reject' (open), or a promise
+   * to wait on (a probe is out) before asking again.
+   */
+  admit(endpoint: string, now: number): 'send' | 'probe' | 'reject' | Promise<void> {
     const state = this.endpoints.get(endpoint);
     if (!state || state.openedAt === null) return 'send';
-    if (state.probing || now - state.openedAt < this.cooldownMs) return 'reject';
-    state.probing = true;
+    if (state.probe) return state.probe;
+    if (now - state.openedAt < this.cooldownMs) return 'reject';
+    state.probe = new Promise((resolve) => {
+      state.probeDone = resolve;
+    });
     return 'probe';
   }
 
   /** Feeds an attempt's result back; `probe` says whether it was the admitted probe. */
   record(endpoint: string, answered: boolean, now: number, probe: boolean): void {
-    const state = this.endpoints.get(endpoint) ?? { unanswered: 0, openedAt: null, probing: false };
-    if (probe) state.probing = false;
-    if (answered) {
-      this.endpoints.delete(endpoint);
-      return;
+    const state = this.endpoints.get(endpoint) ?? { unanswered: 0, openedAt: null, probe: null, probeDone: () => undefined };
+    if (answered) this.endpoints.delete(endpoint);
+    else {
+      state.unanswered++;
+      if (state.unanswered >= this.threshold && (state.openedAt === null || probe)) state.openedAt = now;
+      this.endpoints.set(endpoint, state);
     }
-    state.unanswered++;
-    if (state.unanswered >= this.threshold && (state.openedAt === null || probe)) state.openedAt = now;
-    this.endpoints.set(endpoint, state);
+    if (probe) {
+      state.probe = null;
+      state.probeDone();
+    }
   }
 
   /** Open endpoints and since when, for the operator. */

@@ -48,6 +48,7 @@ export class Deliverer {
   private lastIntake = -Infinity;
   private lastPrune = -Infinity;
   private wakeUp: (() => void) | null = null;
+  private stopping = false;
 
   constructor(
     readonly outbox: Outbox,
@@ -90,14 +91,14 @@ export class Deliverer {
 
   /** The continuous deliverer: turns until `stop` resolves, then lets the attempts in flight finish. */
   async runUntil(stop: Promise<void>): Promise<DeliveryCounters> {
-    let stopping = false;
+    this.stopping = false;
     void stop.then(() => {
-      stopping = true;
+      this.stopping = true;
       this.wake();
     });
-    while (!stopping) {
+    while (!this.stopping) {
       await this.step();
-      if (!stopping) await this.sleep(this.settings.pollMs);
+      if (!this.stopping) await this.sleep(this.settings.pollMs);
     }
     await Promise.allSettled([...this.running]);
     await this.flush();
@@ -152,8 +153,17 @@ export class Deliverer {
 
   /** One attempt, inside the endpoint's slot: the breaker is asked now, not when it was queued. */
   private async attempt(item: DueAttempt, app: App, url: string): Promise<void> {
+    if (this.stopping) {
+      // shutting down: an attempt that has not started is left queued for the next run
+      this.taken.delete(item.seq);
+      return;
+    }
+    let admitted = item.kind === 'replay' ? 'send' : this.breaker.admit(url, this.clock().getTime());
+    while (typeof admitted !== 'string') {
+      await admitted;
+      admitted = this.breaker.admit(url, this.clock().getTime());
+    }
     const startedAt = this.clock();
-    const admitted = item.kind === 'replay' ? 'send' : this.breaker.admit(url, startedAt.getTime());
     const result: SendResult = admitted === 'reject'
       ? { statusCode: null, error: 'circuit_open: the endpoint left the last attempts unanswered; not sent', reach: 'refused', durationMs: 0 }
       : await this.overall(() => this.sender.send({
