@@ -23,8 +23,13 @@ export interface DeliveryCounters {
   shortCircuited: number;
 }
 
-/** Queued attempts kept in memory per app, as a multiple of the per-endpoint concurrency. */
-const DEPTH = 4;
+/**
+ * Attempts taken from the outbox and waiting in memory, per app and overall. Deep enough that a
+ * fast receiver never waits for the next turn of the loop (each turn is a transaction and a query),
+ * small enough to bound memory (bodies are a few hundred bytes).
+ */
+const DEPTH_PER_APP = 500;
+const DEPTH_OVERALL = 5_000;
 /** Finished attempts that make the loop record them at once instead of at its next turn. */
 const FLUSH_AT = 256;
 
@@ -118,8 +123,8 @@ export class Deliverer {
 
   private async dispatchDue(now: Date): Promise<number> {
     const apps = this.appsWithWebhook();
-    const perApp = this.settings.perEndpoint * DEPTH;
-    const overallRoom = this.settings.concurrency * DEPTH - this.taken.size;
+    const perApp = DEPTH_PER_APP;
+    const overallRoom = DEPTH_OVERALL - this.taken.size;
     if (apps.size === 0 || overallRoom <= 0) return 0;
     const takenByApp = new Map<string, number>();
     for (const app of this.taken.values()) takenByApp.set(app, (takenByApp.get(app) ?? 0) + 1);

@@ -1,5 +1,5 @@
 import { openDatabase, type Database } from '../db/open.js';
-import { query, queryFile, queryScript, runFile, runScript, type Row } from '../db/sql.js';
+import { query, queryFile, queryScript, runFile, runScript, type Params, type Row } from '../db/sql.js';
 import { inTransaction } from '../warehouse/warehouse.js';
 import { SerialQueue } from '../db/serial.js';
 import { listValue } from '@duckdb/node-api';
@@ -132,8 +132,8 @@ export class Outbox {
   }
 
   /** Rows of any query over the outbox (tests and benchmarks). */
-  rows(sql: string): Promise<Row[]> {
-    return this.serial((conn) => query(conn, sql));
+  rows(sql: string, params?: Params): Promise<Row[]> {
+    return this.serial((conn) => query(conn, sql, params));
   }
 
   close(): Promise<void> {

@@ -46,10 +46,18 @@ export class Sender {
     this.httpsAgent = new https.Agent({ ...common, ...(ca ? { ca } : {}) });
   }
 
+  /** URL checks do not change for a URL (names are checked at connect time), so they are kept. */
+  private readonly refusals = new Map<string, string | null>();
+
   send(request: SendRequest): Promise<SendResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
-    const refusal = urlRefusal(request.url, this.options.allowLoopback);
+    let refusal = this.refusals.get(request.url);
+    if (refusal === undefined) {
+      refusal = urlRefusal(request.url, this.options.allowLoopback);
+      if (this.refusals.size > 10_000) this.refusals.clear();
+      this.refusals.set(request.url, refusal);
+    }
     if (refusal) return Promise.resolve({ statusCode: null, error: refusal, reach: 'refused', durationMs: 0 });
     const url = new URL(request.url);
     const body = Buffer.from(request.body, 'utf8');

@@ -1,0 +1,159 @@
+// The deliverer and the operator CLI as real processes: jobs' events delivered end to end, the CLI
+// answered through the running deliverer's control socket and directly when it is stopped, and a
+// deliverer killed with SIGKILL in the middle of a batch losing nothing.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { runLoad } from '../../src/jobs/load.js';
+import { verifyWebhook } from '../../src/webhooks/signature.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
+import { tripRecord } from '../helpers/trips.js';
+import { appSecret, setWebhook, writeEvents } from './setup.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const ENV = { ...process.env, DRIVING_WEBHOOK_ALLOW_LOOPBACK: '1', DRIVING_WEBHOOK_POLL: '50ms', DRIVING_WEBHOOK_TIMEOUT: '2s' };
+
+let ws: Workspace;
+let receiver: Receiver;
+const children: ChildProcess[] = [];
+beforeEach(async () => {
+  ws = await workspace('UTC');
+});
+afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  await receiver?.close();
+  ws.cleanup();
+});
+
+function startDeliverer(extraEnv: Record<string, string> = {}): { child: ChildProcess; stdout: () => string; stderr: () => string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ['jobs/deliver.js', '--data-dir', ws.dir], { cwd: ROOT, env: { ...ENV, ...extraEnv } });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['jobs/webhooks.js', ...args, '--data-dir', ws.dir], { cwd: ROOT, env: ENV });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function until(condition: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('the deliverer process', () => {
+  it('delivers the trip.created events a load wrote, each verified by the receiver and counted once by id', async () => {
+    receiver = await startReceiver();
+    await setWebhook(ws, receiver.url);
+    const trips = Array.from({ length: 12 }, (_, i) => tripRecord({ appId: ws.appId, tripId: `t-${i}`, userId: 10 + (i % 3), orgUserId: `d-${i % 3}`, start: `2026-11-20T0${i % 9}:00:00Z`, seconds: 600 }));
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'a.ndjson'), trips)], now: new Date('2026-11-21T12:00:00Z') });
+    const d = startDeliverer();
+    await receiver.waitFor(12);
+    const secret = appSecret(ws);
+    const seen = new Map<string, Record<string, unknown>>();
+    for (const got of receiver.received) {
+      expect(verifyWebhook(got.rawBody, got.headers['authorization'], secret)).toBe(true);
+      seen.set(String(got.headers['x-event-id']), JSON.parse(got.rawBody.toString('utf8')));
+    }
+    expect([...seen.values()].map((e) => (e['data'] as Record<string, unknown>)['tripId']).sort()).toEqual(trips.map((t) => t.tripId).sort());
+    expect([...seen.values()][0]).toMatchObject({ type: 'trip.created', appId: ws.appId, data: { status: 'normal', startTime: expect.stringMatching(/^2026-11-20 /) } });
+
+    // the CLI reaches the running deliverer through its control socket
+    const counts = await cli(['counts', '--json']);
+    expect(counts.code).toBe(0);
+    const parsed = JSON.parse(counts.stdout);
+    expect(parsed.counts).toEqual([expect.objectContaining({ app_id: ws.appId, status: 'delivered', events: 12 })]);
+    expect(parsed.deliverer).toMatchObject({ inFlight: 0, openEndpoints: [] });
+    const id = [...seen.keys()][0] as string;
+    const shown = await cli(['show', id]);
+    expect(shown.stdout).toMatch(new RegExp(`${id} \\(trip.created, app ${ws.appId}\\): delivered, 1 attempt`));
+    expect((await cli(['show', 'evt_missing'])).code).toBe(2);
+
+    d.child.kill('SIGTERM');
+    expect(await d.exited).toBe(0);
+    expect(d.stdout()).toMatch(/^deliver: 12 event\(s\) taken in from 1 file\(s\); 12 attempt\(s\): 12 delivered/);
+    // stopped: the CLI opens the outbox itself
+    const list = await cli(['list', '--status', 'delivered', '--limit', '5', '--json']);
+    expect(JSON.parse(list.stdout).events).toHaveLength(5);
+  }, 60_000);
+
+  it('replays dead letters through the running deliverer', async () => {
+    receiver = await startReceiver(() => ({ status: 500 }));
+    await setWebhook(ws, receiver.url);
+    writeEvents(ws, 'v1.ndjson', [{ id: 'evt_x' }, { id: 'evt_y' }]);
+    const d = startDeliverer({ DRIVING_WEBHOOK_SCHEDULE: '50ms' });
+    await until(async () => JSON.parse((await cli(['list', '--status', 'failed', '--json'])).stdout).events.length === 2);
+    receiver.setBehaviour(() => ({ status: 200 }));
+    const replay = await cli(['replay', '--app', ws.appId, '--since', '2026-01-01', '--json']);
+    expect(JSON.parse(replay.stdout).queued.sort()).toEqual(['evt_x', 'evt_y']);
+    await until(async () => JSON.parse((await cli(['list', '--status', 'delivered', '--json'])).stdout).events.length === 2);
+    expect((await cli(['replay', 'evt_x'])).stdout).toMatch(/1 event\(s\) queued/);
+    await receiver.waitFor(7);
+    expect(receiver.received.map((r) => r.headers['x-event-id']).filter((x) => x === 'evt_x')).toHaveLength(4);
+    d.child.kill('SIGTERM');
+    expect(await d.exited).toBe(0);
+  }, 60_000);
+
+  it('a second deliverer on the same outbox fails clearly (exit 3)', async () => {
+    const first = startDeliverer();
+    await until(() => first.stderr().includes('running'));
+    const second = startDeliverer({});
+    expect(await second.exited).toBe(3);
+    expect(second.stderr()).toMatch(/outbox.duckdb is in use by another process/);
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+  }, 60_000);
+
+  it('killed with SIGKILL in the middle of a batch, three times, delivers every event after restarts (duplicates keep their id)', async () => {
+    const N = 3_000;
+    receiver = await startReceiver(() => ({ status: 200, delayMs: 2 }));
+    await setWebhook(ws, receiver.url);
+    const ids = Array.from({ length: N }, (_, i) => `evt_k${String(i).padStart(5, '0')}`);
+    writeEvents(ws, 'v1.ndjson', ids.slice(0, N / 2).map((id) => ({ id })));
+    writeEvents(ws, 'v2.ndjson', ids.slice(N / 2).map((id) => ({ id })));
+    // once as soon as it starts (taking the files in), then twice in the middle of delivering
+    const started = startDeliverer();
+    await until(() => started.stderr().includes('running'));
+    started.child.kill('SIGKILL');
+    await started.exited;
+    for (const killAt of [400, 1_500]) {
+      const d = startDeliverer();
+      await receiver.waitFor(killAt, 60_000);
+      d.child.kill('SIGKILL');
+      await d.exited;
+    }
+    const last = startDeliverer();
+    await until(() => new Set(receiver.received.map((r) => String(r.headers['x-event-id']))).size === N, 90_000);
+    last.child.kill('SIGTERM');
+    expect(await last.exited).toBe(0);
+    const bodies = new Map<string, string>();
+    for (const got of receiver.received) {
+      const id = String(got.headers['x-event-id']);
+      const body = got.rawBody.toString('utf8');
+      expect(JSON.parse(body).id).toBe(id);
+      if (bodies.has(id)) expect(body).toBe(bodies.get(id));
+      bodies.set(id, body);
+    }
+    expect([...bodies.keys()].sort()).toEqual(ids);
+    const counts = JSON.parse((await cli(['counts', '--json'])).stdout).counts;
+    expect(counts).toEqual([expect.objectContaining({ status: 'delivered', events: N })]);
+    // what the kills cost: a few duplicates, never a loss
+    expect(receiver.received.length - N).toBeLessThan(1_000);
+    console.log(`kill test: ${receiver.received.length - N} duplicate deliveries of ${N} events over 3 SIGKILLs`);
+  }, 180_000);
+});
