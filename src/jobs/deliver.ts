@@ -59,7 +59,8 @@ export async function runDeliver(options: DeliverOptions): Promise<DeliverResult
 export function describeCounters(c: DeliveryCounters): string {
   return (
     `${c.intake.events} event(s) taken in from ${c.intake.files} file(s)` +
-    `${c.intake.rejected > 0 ? ` (${c.intake.rejected} line(s) rejected)` : ''}; ${c.attempts} attempt(s): ` +
+    `${c.intake.rejected > 0 ? ` (${c.intake.rejected} line(s) rejected)` : ''}` +
+    `${c.intake.failedFiles > 0 ? `, ${c.intake.failedFiles} unreadable file(s) set aside in events/failed` : ''}; ${c.attempts} attempt(s): ` +
     `${c.delivered} delivered, ${c.retried} to retry, ${c.dead} dead-lettered` +
     `${c.shortCircuited > 0 ? `, ${c.shortCircuited} not sent (breaker open)` : ''}` +
     `${c.replayed + c.replayFailed > 0 ? `; replays: ${c.replayed} delivered, ${c.replayFailed} failed` : ''}`

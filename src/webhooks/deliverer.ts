@@ -101,8 +101,17 @@ export class Deliverer {
       this.stopping = true;
       this.wake();
     });
+    let failures = 0;
     while (!this.stopping) {
-      await this.step();
+      try {
+        await this.step();
+        failures = 0;
+      } catch (error) {
+        // a service keeps going: nothing was lost (unrecorded attempts stay queued); wait longer each time
+        failures++;
+        this.progress(`deliver: a turn failed (${failures} in a row), trying again: ${error instanceof Error ? error.message : String(error)}`);
+        await this.sleep(Math.min(this.settings.pollMs * 2 ** failures, 60_000));
+      }
       if (!this.stopping) await this.sleep(this.settings.pollMs);
     }
     await Promise.allSettled([...this.running]);
@@ -264,7 +273,7 @@ function redactUrl(url: string): string {
 }
 
 function emptyCounters(): DeliveryCounters {
-  return { intake: { files: 0, events: 0, known: 0, rejected: 0 }, attempts: 0, delivered: 0, retried: 0, dead: 0, replayed: 0, replayFailed: 0, shortCircuited: 0 };
+  return { intake: { files: 0, events: 0, known: 0, rejected: 0, failedFiles: 0 }, attempts: 0, delivered: 0, retried: 0, dead: 0, replayed: 0, replayFailed: 0, shortCircuited: 0 };
 }
 
 function addIntake(total: IntakeResult, more: IntakeResult): void {
@@ -272,4 +281,5 @@ function addIntake(total: IntakeResult, more: IntakeResult): void {
   total.events += more.events;
   total.known += more.known;
   total.rejected += more.rejected;
+  total.failedFiles += more.failedFiles;
 }

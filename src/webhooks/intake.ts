@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fsyncDir } from '../fsutil.js';
 import type { IncomingEvent, Outbox, RejectedLine } from './outbox.js';
@@ -11,6 +11,8 @@ export interface IntakeResult {
   /** Events already in the outbox (a file written again after a crash). */
   known: number;
   rejected: number;
+  /** Files that could not be read, set aside in events/failed/ with a .reason.txt. */
+  failedFiles: number;
 }
 
 /**
@@ -19,13 +21,22 @@ export interface IntakeResult {
  * file in again, which changes nothing (known ids are left alone).
  */
 export async function intakeEventFiles(outbox: Outbox, eventsDir: string, now: Date): Promise<IntakeResult> {
-  const result: IntakeResult = { files: 0, events: 0, known: 0, rejected: 0 };
+  const result: IntakeResult = { files: 0, events: 0, known: 0, rejected: 0, failedFiles: 0 };
   if (!existsSync(eventsDir)) return result;
   // dot files are the jobs' temp files, not yet renamed into place
   const files = readdirSync(eventsDir).filter((f) => f.endsWith('.ndjson') && !f.startsWith('.')).sort();
   for (const name of files) {
     const path = join(eventsDir, name);
-    const { events, rejects } = parseEventFile(readFileSync(path, 'utf8'));
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (error) {
+      // one unreadable file must not stop every delivery behind it
+      setAside(eventsDir, name, error instanceof Error ? error.message : String(error));
+      result.failedFiles++;
+      continue;
+    }
+    const { events, rejects } = parseEventFile(text);
     const taken = await outbox.intake(name, events, rejects, now);
     rmSync(path, { force: true });
     result.files++;
@@ -35,6 +46,14 @@ export async function intakeEventFiles(outbox: Outbox, eventsDir: string, now: D
   }
   if (files.length > 0) fsyncDir(eventsDir);
   return result;
+}
+
+function setAside(eventsDir: string, name: string, reason: string): void {
+  const failedDir = join(eventsDir, '..', 'failed');
+  mkdirSync(failedDir, { recursive: true });
+  const target = join(failedDir, `${Date.now()}-${name}`);
+  renameSync(join(eventsDir, name), target);
+  writeFileSync(`${target}.reason.txt`, `${reason}\n`);
 }
 
 /**

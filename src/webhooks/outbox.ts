@@ -45,6 +45,8 @@ export interface FinishedAttempt {
   nextAt: Date | null;
 }
 
+const INTAKE_SLICE = 10_000;
+
 export type EventStatus = 'pending' | 'failed' | 'delivered';
 
 /**
@@ -71,9 +73,13 @@ export class Outbox {
   /** Takes one event file's lines in, in one transaction; known event ids are left alone. */
   intake(sourceFile: string, events: IncomingEvent[], rejects: RejectedLine[], now: Date): Promise<number> {
     return this.serial(async (conn) => inTransaction(conn, async () => {
-      const rows = events.map((e) => ({ line_no: e.lineNo, event_id: e.eventId, app_id: e.appId, event_type: e.eventType, body: e.body, created_at: e.createdAt }));
-      const params = { rows: JSON.stringify(rows), now: now.toISOString(), source_file: sourceFile };
-      const taken = events.length > 0 ? Number((await queryScript(conn, 'webhooks/intake', params))[0]?.['taken'] ?? 0) : 0;
+      let taken = 0;
+      // in slices, so a night's file (hundreds of thousands of events) is never one huge parameter
+      for (let i = 0; i < events.length; i += INTAKE_SLICE) {
+        const rows = events.slice(i, i + INTAKE_SLICE).map((e) => ({ line_no: e.lineNo, event_id: e.eventId, app_id: e.appId, event_type: e.eventType, body: e.body, created_at: e.createdAt }));
+        const params = { rows: JSON.stringify(rows), now: now.toISOString(), source_file: sourceFile };
+        taken += Number((await queryScript(conn, 'webhooks/intake', params))[0]?.['taken'] ?? 0);
+      }
       if (rejects.length > 0) {
         await runFile(conn, 'webhooks/reject', { rows: JSON.stringify(rejects.map((r) => ({ line_no: r.lineNo, reason: r.reason, raw: r.raw }))), source_file: sourceFile, now: now.toISOString() });
       }

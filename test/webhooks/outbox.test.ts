@@ -1,7 +1,7 @@
 // The outbox: intake of the jobs' event files (idempotent, bad lines kept with their reason),
 // replays of dead letters, retention, and the operator's view of it all.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { operate } from '../../src/webhooks/operations.js';
 import { InputError } from '../../src/errors.js';
@@ -29,7 +29,7 @@ describe('intake', () => {
       expect(readdirSync(ws.paths.eventsDir)).toEqual([]);
       writeEvents(ws, 'v000000000007.ndjson', [{ id: 'evt_1' }, { id: 'evt_2' }, { id: 'evt_3' }]);
       await d.deliverer.step({ intake: 'always' });
-      expect(d.deliverer.counters.intake).toEqual({ files: 2, events: 3, known: 2, rejected: 0 });
+      expect(d.deliverer.counters.intake).toEqual({ files: 2, events: 3, known: 2, rejected: 0, failedFiles: 0 });
       const rows = await d.outbox.rows('select seq, event_id, body, status from events order by seq');
       expect(rows.map((r) => [Number(r['seq']), r['event_id'], r['status']])).toEqual([[1, 'evt_1', 'pending'], [2, 'evt_2', 'pending'], [3, 'evt_3', 'pending']]);
       expect(rows[0]?.['body']).toBe(lines[0]);
@@ -63,6 +63,27 @@ describe('intake', () => {
       expect(await d.outbox.rows('select event_id from events')).toEqual([{ event_id: 'evt_ok' }]);
       expect(d.deliverer.counters.intake).toMatchObject({ events: 1, rejected: 7 });
       expect(readdirSync(ws.paths.eventsDir)).toEqual(['.v2.ndjson.123.tmp']);
+    } finally {
+      await d.close();
+    }
+  });
+});
+
+describe('intake at volume and with a broken file', () => {
+  it('takes a night-sized file in slices, one seq and one queue item per event, and sets an unreadable file aside', async () => {
+    writeEvents(ws, 'v000000000001.ndjson', Array.from({ length: 25_000 }, (_, i) => ({ id: `evt_${i}` })));
+    mkdirSync(join(ws.paths.eventsDir, 'v000000000000.ndjson')); // cannot be read as a file
+    const d = await openDeliverer(ws, testSettings());
+    try {
+      await d.deliverer.step({ intake: 'always' });
+      expect(d.deliverer.counters.intake).toEqual({ files: 1, events: 25_000, known: 0, rejected: 0, failedFiles: 1 });
+      expect(await d.outbox.rows('select count(*)::int as n, count(distinct seq)::int as seqs, min(seq)::int as lo, max(seq)::int as hi, count(distinct event_id)::int as ids from events'))
+        .toEqual([{ n: 25_000, seqs: 25_000, lo: 1, hi: 25_000, ids: 25_000 }]);
+      expect(await d.outbox.rows('select count(*)::int as n from queue')).toEqual([{ n: 25_000 }]);
+      expect(await d.outbox.rows("select event_id from events where seq in (1, 25000) order by seq")).toEqual([{ event_id: 'evt_0' }, { event_id: 'evt_24999' }]);
+      const failed = readdirSync(join(ws.paths.eventsDir, '..', 'failed'));
+      expect(failed.some((f) => f.endsWith('v000000000000.ndjson.reason.txt'))).toBe(true);
+      expect(readdirSync(ws.paths.eventsDir)).toEqual([]);
     } finally {
       await d.close();
     }
