@@ -38,7 +38,7 @@ export async function runDeliver(options: DeliverOptions): Promise<DeliverResult
   try {
     if (options.once) {
       progress('deliver: delivering what is due now');
-      counters = await deliverer.runOnce();
+      counters = await deliverer.runOnce(options.stop);
     } else {
       progress(`deliver: running (control socket ${paths.delivererSocket}); ${describeSettings(settings)}`);
       const report = setInterval(() => progress(`deliver: ${describeCounters(deliverer.counters)}`), options.reportEveryMs ?? 10_000);

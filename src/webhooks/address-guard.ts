@@ -4,7 +4,8 @@ import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from '
 /**
  * Addresses a webhook must never reach (SSRF): private, loopback, link-local, CGNAT, NAT64,
  * documentation, multicast and reserved ranges, IPv4 and IPv6. IPv4-mapped IPv6 addresses
- * (::ffff:10.0.0.1) are matched against the IPv4 ranges by BlockList itself.
+ * (::ffff:10.0.0.1) are matched against the IPv4 ranges by BlockList itself; IPv4-compatible
+ * (::/96) and IPv4-translated (::ffff:0:0:0/96) ones are refused whole.
  */
 const BLOCKED = new BlockList();
 for (const [net, bits] of [
@@ -13,7 +14,7 @@ for (const [net, bits] of [
   ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) BLOCKED.addSubnet(net, bits, 'ipv4');
 for (const [net, bits] of [
-  ['::', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
+  ['::', 96], ['::ffff:0:0:0', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
   ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
 ] as const) BLOCKED.addSubnet(net, bits, 'ipv6');
 
@@ -47,16 +48,17 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
 /**
  * A `lookup` for HTTP agents that checks every address a name resolves to, at connect time, so a
  * name that was public when the URL was saved cannot lead to a private address later (DNS
- * rebinding). Blocked addresses are dropped; when none is left the connection fails.
+ * rebinding). `refusal` says why an address is not allowed (null: allowed). Refused addresses are
+ * dropped; when none is left the connection fails.
  */
-export function guardedLookup(allowLoopback: boolean, resolve: Resolver = dnsLookup as unknown as Resolver) {
+export function guardedLookup(refusal: (address: string) => string | null, resolve: Resolver = dnsLookup as unknown as Resolver) {
   return (hostname: string, options: { all?: boolean; family?: number | string } | undefined, callback: LookupCallback): void => {
     const family = options?.family === 'IPv4' ? 4 : options?.family === 'IPv6' ? 6 : Number(options?.family ?? 0);
     resolve(hostname, { all: true, family: family === 4 || family === 6 ? family : 0 }, (error, addresses) => {
       if (error) return callback(error, []);
-      const allowed = addresses.filter((a) => blockedReason(a.address, allowLoopback) === null);
+      const allowed = addresses.filter((a) => refusal(a.address) === null);
       if (allowed.length === 0) {
-        const reasons = addresses.map((a) => blockedReason(a.address, allowLoopback)).join('; ');
+        const reasons = addresses.map((a) => refusal(a.address)).join('; ');
         const refused = Object.assign(new Error(`blocked: ${hostname} resolves only to refused addresses (${reasons || 'none'})`), { code: 'EBLOCKED' });
         return callback(refused, []);
       }
@@ -66,6 +68,12 @@ export function guardedLookup(allowLoopback: boolean, resolve: Resolver = dnsLoo
     });
   };
 }
+
+/** For https: public addresses, and loopback ones with the opt-in. */
+export const publicOnly = (allowLoopback: boolean) => (address: string): string | null => blockedReason(address, allowLoopback);
+
+/** For plain http (opt-in only): a loopback host must really resolve to loopback addresses. */
+export const loopbackOnly = (address: string): string | null => (isLoopbackAddress(address) ? null : `${address} is not a loopback address (plain http)`);
 
 /**
  * Checks a webhook URL before an attempt: https, or http only to a loopback host with the opt-in;

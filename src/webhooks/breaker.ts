@@ -40,16 +40,28 @@ export class Breaker {
   /** Feeds an attempt's result back; `probe` says whether it was the admitted probe. */
   record(endpoint: string, answered: boolean, now: number, probe: boolean): void {
     const state = this.endpoints.get(endpoint) ?? { unanswered: 0, openedAt: null, probe: null, probeDone: () => undefined };
-    if (answered) this.endpoints.delete(endpoint);
-    else {
-      state.unanswered++;
-      if (state.unanswered >= this.threshold && (state.openedAt === null || probe)) state.openedAt = now;
-      this.endpoints.set(endpoint, state);
+    if (answered) {
+      // closed: whoever waits for a probe's answer goes ahead now
+      this.endpoints.delete(endpoint);
+      state.probe = null;
+      state.probeDone();
+      return;
     }
+    state.unanswered++;
+    if (state.unanswered >= this.threshold && (state.openedAt === null || probe)) state.openedAt = now;
+    this.endpoints.set(endpoint, state);
     if (probe) {
       state.probe = null;
       state.probeDone();
     }
+  }
+
+  /** The probe was not sent after all (the deliverer is stopping): let the next attempt probe. */
+  abandonProbe(endpoint: string): void {
+    const state = this.endpoints.get(endpoint);
+    if (!state?.probe) return;
+    state.probe = null;
+    state.probeDone();
   }
 
   /** Open endpoints and since when, for the operator. */

@@ -54,6 +54,8 @@ export class Deliverer {
   private lastPrune = -Infinity;
   private wakeUp: (() => void) | null = null;
   private stopping = false;
+  /** Event files whose intake failed, and how often in a row (set aside after a few). */
+  private readonly intakeFailures = new Map<string, number>();
 
   constructor(
     readonly outbox: Outbox,
@@ -73,7 +75,8 @@ export class Deliverer {
     const now = this.clock();
     if (options.intake === 'always' || now.getTime() - this.lastIntake >= this.settings.pollMs || this.lastIntake > now.getTime()) {
       this.lastIntake = now.getTime();
-      addIntake(this.counters.intake, await intakeEventFiles(this.outbox, this.paths.eventsDir, now));
+      // a file that cannot be taken in must not stop delivery of what is already in the outbox
+      addIntake(this.counters.intake, await intakeEventFiles(this.outbox, this.paths.eventsDir, now, this.intakeFailures, this.progress));
     }
     if (now.getTime() - this.lastPrune >= 3_600_000 || this.lastPrune > now.getTime()) {
       this.lastPrune = now.getTime();
@@ -83,13 +86,22 @@ export class Deliverer {
     return this.dispatchDue(now);
   }
 
-  /** Delivers everything that is due now, waiting for the answers; returns when nothing is left. */
-  async runOnce(): Promise<DeliveryCounters> {
+  /**
+   * Delivers everything that is due now, waiting for the answers; returns when nothing is left,
+   * or soon after `stop` resolves (attempts not yet sent stay queued).
+   */
+  async runOnce(stop?: Promise<void>): Promise<DeliveryCounters> {
+    this.stopping = false;
+    void stop?.then(() => {
+      this.stopping = true;
+      this.wake();
+    });
     let dispatched = await this.step({ intake: 'always' });
-    while (dispatched > 0 || this.running.size > 0) {
+    while (!this.stopping && (dispatched > 0 || this.running.size > 0)) {
       if (this.running.size > 0) await Promise.race([...this.running, this.sleep(this.settings.pollMs)]);
       dispatched = await this.step();
     }
+    await Promise.allSettled([...this.running]);
     await this.flush();
     return this.counters;
   }
@@ -134,7 +146,7 @@ export class Deliverer {
     const apps = this.appsWithWebhook();
     const perApp = DEPTH_PER_APP;
     const overallRoom = DEPTH_OVERALL - this.taken.size;
-    if (apps.size === 0 || overallRoom <= 0) return 0;
+    if (this.stopping || apps.size === 0 || overallRoom <= 0) return 0;
     const takenByApp = new Map<string, number>();
     for (const app of this.taken.values()) takenByApp.set(app, (takenByApp.get(app) ?? 0) + 1);
     const open = [...apps.keys()].filter((id) => (takenByApp.get(id) ?? 0) < perApp);
@@ -147,17 +159,16 @@ export class Deliverer {
       const count = takenByApp.get(item.appId) ?? 0;
       if (count >= perApp) continue;
       takenByApp.set(item.appId, count + 1);
-      this.start(item, apps.get(item.appId) as App);
+      this.start(item, (apps.get(item.appId) as App).webhookUrl as string);
       started++;
     }
     return started;
   }
 
-  private start(item: DueAttempt, app: App): void {
-    const url = app.webhookUrl as string;
+  private start(item: DueAttempt, url: string): void {
     this.taken.set(item.seq, item.appId);
-    const running = this.limiterFor(url)(() => this.attempt(item, app, url)).catch((error: unknown) => {
-      // a bug, not a receiver's failure: leave the attempt unrecorded so it is made again
+    const running = this.limiterFor(url)(() => this.attempt(item, url)).catch((error: unknown) => {
+      // a bug in recording, not a receiver's failure: the attempt stays queued and is made again
       this.taken.delete(item.seq);
       this.progress(`deliver: attempt of ${item.eventId} failed unexpectedly: ${error instanceof Error ? error.message : String(error)}`);
     });
@@ -165,29 +176,46 @@ export class Deliverer {
     void running.finally(() => this.running.delete(running));
   }
 
-  /** One attempt, inside the endpoint's slot: the breaker is asked now, not when it was queued. */
-  private async attempt(item: DueAttempt, app: App, url: string): Promise<void> {
-    if (this.stopping) {
-      // shutting down: an attempt that has not started is left queued for the next run
-      this.taken.delete(item.seq);
-      return;
-    }
+  /**
+   * One attempt, inside the endpoint's slot. The app's URL and the breaker are asked now, not when
+   * the attempt was taken: the operator may have changed the URL meanwhile.
+   */
+  private async attempt(item: DueAttempt, url: string): Promise<void> {
+    const app = this.appsWithWebhook().get(item.appId);
+    if (this.stopping || !app || app.webhookUrl !== url) return this.release(item);
     let admitted = item.kind === 'replay' ? 'send' : this.breaker.admit(url, this.clock().getTime());
     while (typeof admitted !== 'string') {
       await admitted;
+      if (this.stopping) return this.release(item);
       admitted = this.breaker.admit(url, this.clock().getTime());
     }
     const startedAt = this.clock();
-    const result: SendResult = admitted === 'reject'
-      ? { statusCode: null, error: 'circuit_open: the endpoint left the last attempts unanswered; not sent', reach: 'refused', durationMs: 0 }
-      : await this.overall(() => this.sender.send({
+    let result: SendResult | null;
+    if (admitted === 'reject') {
+      result = { statusCode: null, error: 'circuit_open: the endpoint left the last attempts unanswered; not sent', reach: 'refused', durationMs: 0 };
+    } else {
+      result = await this.overall(() => (this.stopping ? null : this.sender.send({
         url,
         body: item.body,
         headers: deliveryHeaders({ id: item.eventId, type: item.eventType }, item.body, item.attemptCount + 1, signingSecrets(app, startedAt), startedAt),
+      }))).catch((error: unknown): SendResult => ({
+        // our own failure (a header the HTTP client refuses, say) still counts as an attempt, so
+        // the event follows its schedule instead of being tried again at every turn
+        statusCode: null, error: `internal: ${error instanceof Error ? error.message : String(error)}`, reach: 'refused', durationMs: 0,
       }));
+      if (result === null) {
+        if (admitted === 'probe') this.breaker.abandonProbe(url);
+        return this.release(item);
+      }
+    }
     const finishedAt = this.clock();
     if (admitted !== 'reject') this.breaker.record(url, result.reach !== 'unanswered', finishedAt.getTime(), admitted === 'probe');
     this.finish(item, url, startedAt, finishedAt, result, admitted === 'reject');
+  }
+
+  /** Gives an attempt back without recording it: it stays queued for the next turn (or run). */
+  private release(item: DueAttempt): void {
+    this.taken.delete(item.seq);
   }
 
   private finish(item: DueAttempt, url: string, startedAt: Date, finishedAt: Date, result: SendResult, shortCircuited: boolean): void {
@@ -215,11 +243,23 @@ export class Deliverer {
     this.finished = [];
     try {
       await this.outbox.record(batch);
+      for (const f of batch) this.taken.delete(f.seq);
     } catch (error) {
-      this.finished = [...batch, ...this.finished];
-      throw error;
+      // one attempt the database refuses (an odd error text) must not hold up all the others
+      const left: FinishedAttempt[] = [];
+      for (const f of batch) {
+        try {
+          await this.outbox.record([f]).catch(() => this.outbox.record([{ ...f, error: f.error === null ? null : asciiOnly(f.error) }]));
+          this.taken.delete(f.seq);
+        } catch {
+          left.push(f);
+        }
+      }
+      if (left.length > 0) {
+        this.finished = [...left, ...this.finished];
+        throw error;
+      }
     }
-    for (const f of batch) this.taken.delete(f.seq);
   }
 
   private limiterFor(url: string): LimitFunction {
@@ -264,6 +304,10 @@ export class Deliverer {
   private wake(): void {
     this.wakeUp?.();
   }
+}
+
+function asciiOnly(text: string): string {
+  return text.replace(/[^\x20-\x7e]/g, '?');
 }
 
 /** Attempts are shown to operators: a URL's query string may carry a receiver's token. */

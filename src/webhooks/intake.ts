@@ -2,6 +2,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, w
 import { join } from 'node:path';
 import { fsyncDir } from '../fsutil.js';
 import type { IncomingEvent, Outbox, RejectedLine } from './outbox.js';
+import { silent, type Progress } from '../progress.js';
+
+const PRINTABLE = /^[\x21-\x7e]{1,200}$/;
 
 export const EVENT_TYPES = ['trip.created', 'safety_score.updated'] as const;
 
@@ -20,33 +23,45 @@ export interface IntakeResult {
  * committed in one transaction, and only then is the file removed. A crash in between takes the
  * file in again, which changes nothing (known ids are left alone).
  */
-export async function intakeEventFiles(outbox: Outbox, eventsDir: string, now: Date): Promise<IntakeResult> {
+export async function intakeEventFiles(outbox: Outbox, eventsDir: string, now: Date, failures: Map<string, number> = new Map(), progress: Progress = silent): Promise<IntakeResult> {
   const result: IntakeResult = { files: 0, events: 0, known: 0, rejected: 0, failedFiles: 0 };
   if (!existsSync(eventsDir)) return result;
   // dot files are the jobs' temp files, not yet renamed into place
   const files = readdirSync(eventsDir).filter((f) => f.endsWith('.ndjson') && !f.startsWith('.')).sort();
+  let removed = false;
   for (const name of files) {
     const path = join(eventsDir, name);
-    let text: string;
     try {
-      text = readFileSync(path, 'utf8');
+      const { events, rejects } = parseEventFile(readFileSync(path, 'utf8'));
+      const taken = await outbox.intake(name, events, rejects, now);
+      rmSync(path, { force: true });
+      removed = true;
+      failures.delete(name);
+      result.files++;
+      result.events += taken;
+      result.known += events.length - taken;
+      result.rejected += rejects.length;
     } catch (error) {
-      // one unreadable file must not stop every delivery behind it
-      setAside(eventsDir, name, error instanceof Error ? error.message : String(error));
-      result.failedFiles++;
-      continue;
+      // tried again at the next turns (a passing fault such as EMFILE); a file that keeps failing,
+      // or can never be read, is set aside so it cannot hold up the files behind it
+      const message = error instanceof Error ? error.message : String(error);
+      const count = (failures.get(name) ?? 0) + 1;
+      if ((error as NodeJS.ErrnoException).code === 'EISDIR' || count >= MAX_INTAKE_FAILURES) {
+        setAside(eventsDir, name, message);
+        failures.delete(name);
+        result.failedFiles++;
+        progress(`deliver: ${name} set aside in events/failed after ${count} failed intake(s): ${message}`);
+      } else {
+        failures.set(name, count);
+        progress(`deliver: ${name} could not be taken in (${count}/${MAX_INTAKE_FAILURES}), will try again: ${message}`);
+      }
     }
-    const { events, rejects } = parseEventFile(text);
-    const taken = await outbox.intake(name, events, rejects, now);
-    rmSync(path, { force: true });
-    result.files++;
-    result.events += taken;
-    result.known += events.length - taken;
-    result.rejected += rejects.length;
   }
-  if (files.length > 0) fsyncDir(eventsDir);
+  if (removed) fsyncDir(eventsDir);
   return result;
 }
+
+const MAX_INTAKE_FAILURES = 3;
 
 function setAside(eventsDir: string, name: string, reason: string): void {
   const failedDir = join(eventsDir, '..', 'failed');
@@ -90,10 +105,12 @@ function invalidReason(line: string): string | { id: string; type: string; appId
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not_an_object';
   const e = value as Record<string, unknown>;
-  if (typeof e['id'] !== 'string' || e['id'] === '' || e['id'].length > 200) return 'invalid_id';
+  // ids travel in headers and in SQL parameters: printable ASCII only (the jobs write evt_ + hex)
+  if (typeof e['id'] !== 'string' || !PRINTABLE.test(e['id'])) return 'invalid_id';
   if (typeof e['type'] !== 'string' || !(EVENT_TYPES as readonly string[]).includes(e['type'])) return 'unknown_type';
-  if (typeof e['appId'] !== 'string' || e['appId'] === '') return 'missing_app_id';
-  if (typeof e['createdAt'] !== 'string' || Number.isNaN(Date.parse(e['createdAt']))) return 'invalid_created_at';
+  if (typeof e['appId'] !== 'string' || !PRINTABLE.test(e['appId'])) return 'missing_app_id';
+  const created = typeof e['createdAt'] === 'string' ? new Date(e['createdAt']) : null;
+  if (!created || Number.isNaN(created.getTime()) || created.getUTCFullYear() < 1970 || created.getUTCFullYear() > 9999) return 'invalid_created_at';
   if (typeof e['data'] !== 'object' || e['data'] === null) return 'missing_data';
-  return { id: e['id'], type: e['type'], appId: e['appId'], createdAt: new Date(e['createdAt']).toISOString() };
+  return { id: e['id'], type: e['type'], appId: e['appId'], createdAt: created.toISOString() };
 }

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
-import { guardedLookup, urlRefusal } from './address-guard.js';
+import { guardedLookup, loopbackOnly, publicOnly, urlRefusal } from './address-guard.js';
 
 export interface SendRequest {
   url: string;
@@ -38,12 +38,13 @@ export class Sender {
   private readonly httpsAgent: https.Agent;
 
   constructor(private readonly options: { timeoutMs: number; allowLoopback: boolean; perEndpoint: number; caFile: string | null }) {
-    const lookup = guardedLookup(options.allowLoopback) as unknown as http.AgentOptions['lookup'];
-    const common = { keepAlive: true, maxSockets: options.perEndpoint, lookup };
-    this.httpAgent = new http.Agent(common);
+    type Lookup = http.AgentOptions['lookup'];
+    const common = { keepAlive: true, maxSockets: options.perEndpoint };
+    // plain http is for loopback receivers only: its names must resolve to loopback addresses
+    this.httpAgent = new http.Agent({ ...common, lookup: guardedLookup(loopbackOnly) as unknown as Lookup });
     // an extra CA is added to Node's own roots, not put in their place
     const ca = options.caFile ? [...rootCertificates, readFileSync(options.caFile, 'utf8')] : undefined;
-    this.httpsAgent = new https.Agent({ ...common, ...(ca ? { ca } : {}) });
+    this.httpsAgent = new https.Agent({ ...common, lookup: guardedLookup(publicOnly(options.allowLoopback)) as unknown as Lookup, ...(ca ? { ca } : {}) });
   }
 
   /** URL checks do not change for a URL (names are checked at connect time), so they are kept. */
@@ -89,7 +90,7 @@ export class Sender {
         res.on('end', () => {
           if (status >= 200 && status < 300) return finish({ statusCode: status, error: null, reach: 'answered' });
           const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(res.headers['retry-after']) : undefined;
-          const detail = status >= 300 && status < 400 ? `redirect to ${res.headers.location ?? '?'} not followed` : snippet.trim().replace(/\s+/g, ' ');
+          const detail = status >= 300 && status < 400 ? `redirect to ${res.headers.location ?? '?'} not followed` : wellFormed(snippet).trim().replace(/\s+/g, ' ');
           finish({ statusCode: status, error: `HTTP ${status}${detail ? `: ${detail}` : ''}`, reach: 'answered', ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
         });
         res.on('error', (error) => finish({ statusCode: status, error: `HTTP ${status}, then ${describe(error)}`, reach: 'answered' }));
@@ -111,6 +112,11 @@ export class Sender {
 function describe(error: Error): string {
   const code = (error as NodeJS.ErrnoException).code;
   return code && code !== 'EBLOCKED' ? `${code}: ${error.message}` : error.message;
+}
+
+/** Cutting text can split a surrogate pair; the database takes only well-formed text. */
+function wellFormed(text: string): string {
+  return Buffer.from(text, 'utf8').toString('utf8');
 }
 
 /** Retry-After as seconds or an HTTP date, in milliseconds from now. */

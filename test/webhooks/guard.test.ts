@@ -2,7 +2,7 @@
 // test sends anything to a non-loopback address: refusals are checked as functions, and end to
 // end only with loopback targets while the loopback opt-in is off.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { blockedReason, guardedLookup, urlRefusal } from '../../src/webhooks/address-guard.js';
+import { blockedReason, guardedLookup, loopbackOnly, publicOnly, urlRefusal } from '../../src/webhooks/address-guard.js';
 import { validateWebhookUrl } from '../../src/apps/store.js';
 import { parseDuration, parseSchedule, deliverySettings } from '../../src/webhooks/settings.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
@@ -13,7 +13,7 @@ describe('refused addresses', () => {
   it.each([
     '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '127.0.0.1', '127.8.9.10',
     '224.0.0.1', '255.255.255.255', '198.18.0.1', '::1', '::', 'fd00::1', 'fc00::1', 'fe80::1', 'ff02::1', '::ffff:10.0.0.1', '::ffff:127.0.0.1',
-    '::ffff:a9fe:a9fe', '64:ff9b::a00:1', '2001:db8::1', '2002:a00:1::1',
+    '::ffff:a9fe:a9fe', '::a9fe:a9fe', '::ffff:0:a9fe:a9fe', '64:ff9b::a00:1', '2001:db8::1', '2002:a00:1::1',
   ])('%s is refused', (address) => {
     expect(blockedReason(address, false)).not.toBeNull();
   });
@@ -47,13 +47,22 @@ describe('refused addresses', () => {
     const resolver = (answers: string[]) => (_host: string, _o: unknown, cb: (e: null, a: { address: string; family: number }[]) => void) =>
       cb(null, answers.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
     const ask = (answers: string[], all: boolean) => new Promise<{ error: Error | null; address: unknown }>((resolve) =>
-      guardedLookup(false, resolver(answers) as never)('rebind.example', { all }, (error, address) => resolve({ error, address })));
+      guardedLookup(publicOnly(false), resolver(answers) as never)('rebind.example', { all }, (error, address) => resolve({ error, address })));
     expect((await ask(['10.0.0.7'], false)).error?.message).toMatch(/blocked: rebind.example resolves only to refused addresses/);
     expect((await ask(['fd00::7', '192.168.0.7'], true)).error).not.toBeNull();
     expect(await ask(['10.0.0.7', '93.184.215.14'], false)).toEqual({ error: null, address: '93.184.215.14' });
     expect((await ask(['10.0.0.7', '93.184.215.14', '2606:4700::1'], true)).address).toEqual([
       { address: '93.184.215.14', family: 4 }, { address: '2606:4700::1', family: 6 },
     ]);
+  });
+
+  it('lets plain http (loopback opt-in) reach only addresses that really are loopback, whatever the name', async () => {
+    const resolver = (answers: string[]) => (_host: string, _o: unknown, cb: (e: null, a: { address: string; family: number }[]) => void) =>
+      cb(null, answers.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
+    const ask = (answers: string[]) => new Promise<Error | null>((resolve) => guardedLookup(loopbackOnly, resolver(answers) as never)('x.localhost', {}, (error) => resolve(error)));
+    expect(await ask(['127.0.0.1'])).toBeNull();
+    expect(await ask(['::1'])).toBeNull();
+    expect((await ask(['93.184.215.14']))?.message).toMatch(/not a loopback address/);
   });
 
   it('refuses private address literals when the URL is saved', () => {

@@ -126,7 +126,7 @@ describe('the deliverer process', () => {
     const ids = Array.from({ length: N }, (_, i) => `evt_k${String(i).padStart(5, '0')}`);
     writeEvents(ws, 'v1.ndjson', ids.slice(0, N / 2).map((id) => ({ id })));
     writeEvents(ws, 'v2.ndjson', ids.slice(N / 2).map((id) => ({ id })));
-    // once as soon as it starts (taking the files in), then twice in the middle of delivering
+    // once as soon as it says it runs (before or while it takes the files in), then twice in the middle of delivering
     const started = startDeliverer();
     await until(() => started.stderr().includes('running'));
     started.child.kill('SIGKILL');

@@ -21,10 +21,15 @@ afterEach(async () => {
 
 describe('the retry schedule', () => {
   it('retries 1 min, 5 min, 20 min, 60 min, 6 h and 24 h after each failure, then dead-letters', async () => {
-    receiver = await startReceiver(() => ({ status: 500, body: 'receiver broke' }));
+    const clock = manualClock('2026-11-21T04:00:00.000Z');
+    // each answer takes 1.5 s on the injected clock, so "after the failure" and "after the start" differ
+    const ANSWER_MS = 1_500;
+    receiver = await startReceiver(() => {
+      clock.advance(ANSWER_MS);
+      return { status: 500, body: 'receiver broke' };
+    });
     await setWebhook(ws, receiver.url);
     writeEvents(ws, 'v000000000001.ndjson', [{ id: 'evt_sched' }]);
-    const clock = manualClock('2026-11-21T04:00:00.000Z');
     const d = await openDeliverer(ws, testSettings(), clock.now);
     try {
       await d.deliverer.runOnce();
@@ -47,7 +52,8 @@ describe('the retry schedule', () => {
       expect(new Set(receiver.received.map((r) => r.headers['x-event-id']))).toEqual(new Set(['evt_sched']));
       const attempts = await d.outbox.rows("select epoch_ms(started_at) as t, status_code, error from attempts order by attempt");
       const times = attempts.map((a) => Number(a['t']));
-      expect(times.slice(1).map((t, i) => t - (times[i] as number))).toEqual(OFFSETS);
+      // from the start of one attempt to the next: its answer time, then the step
+      expect(times.slice(1).map((t, i) => t - (times[i] as number))).toEqual(OFFSETS.map((o) => o + ANSWER_MS));
       expect(attempts.every((a) => a['status_code'] === 500 && String(a['error']).startsWith('HTTP 500: receiver broke'))).toBe(true);
       const [event] = await d.outbox.rows('select status, attempt_count, dead_at is not null as dead from events');
       expect(event).toEqual({ status: 'failed', attempt_count: 7, dead: true });
