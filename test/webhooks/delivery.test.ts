@@ -1,27 +1,19 @@
 // Delivery to a real receiver on a loopback port: signatures checked by independent code, the
 // receiver failing, hanging, redirecting or answering slowly, isolation between endpoints.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { AppStore } from '../../src/apps/store.js';
 import { standardWebhooksSecret, verifyWebhook } from '../../src/webhooks/signature.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { workspace, type Workspace } from '../helpers/workspace.js';
-import { appSecret, manualClock, openDeliverer, setWebhook, testSettings, writeEvents } from './setup.js';
+import type { Workspace } from '../helpers/workspace.js';
+import { startReceiver } from '../helpers/receiver.js';
+import { appSecret, manualClock, openDeliverer, setWebhook, testSettings, useWebhookWorkspace, writeEvents } from './setup.js';
 
+const fixture = useWebhookWorkspace();
+const receiver = fixture.receiver;
 let ws: Workspace;
-const receivers: Receiver[] = [];
-async function receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver> {
-  const r = await startReceiver(...args);
-  receivers.push(r);
-  return r;
-}
-beforeEach(async () => {
-  ws = await workspace('UTC');
-});
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
-  ws.cleanup();
+beforeEach(() => {
+  ws = fixture.ws();
 });
 
 const hmacHex = (body: Buffer, secret: string) => createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('hex');

@@ -1,13 +1,13 @@
 // The SSRF guard: which addresses are refused, checked on the URL and again at connect time. No
 // test sends anything to a non-loopback address: refusals are checked as functions, and end to
 // end only with loopback targets while the loopback opt-in is off.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { blockedReason, guardedLookup, loopbackOnly, publicOnly, urlRefusal } from '../../src/webhooks/address-guard.js';
 import { validateWebhookUrl } from '../../src/apps/store.js';
 import { parseDuration, parseSchedule, deliverySettings } from '../../src/webhooks/settings.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { workspace, type Workspace } from '../helpers/workspace.js';
-import { openDeliverer, setWebhook, testSettings, writeEvents } from './setup.js';
+import type { Receiver } from '../helpers/receiver.js';
+import type { Workspace } from '../helpers/workspace.js';
+import { openDeliverer, setWebhook, testSettings, useWebhookWorkspace, writeEvents } from './setup.js';
 
 describe('refused addresses', () => {
   it.each([
@@ -91,15 +91,12 @@ describe('settings', () => {
 });
 
 describe('the deliverer with the loopback opt-in off', () => {
+  const fixture = useWebhookWorkspace();
   let ws: Workspace;
   let receiver: Receiver;
   beforeEach(async () => {
-    ws = await workspace('UTC');
-    receiver = await startReceiver();
-  });
-  afterEach(async () => {
-    await receiver.close();
-    ws.cleanup();
+    ws = fixture.ws();
+    receiver = await fixture.receiver();
   });
 
   it('sends nothing to a loopback receiver, whether named by address (refused before connecting) or by name (refused at connect time)', async () => {

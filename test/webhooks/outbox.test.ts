@@ -1,23 +1,20 @@
 // The outbox: intake of the jobs' event files (idempotent, bad lines kept with their reason),
 // replays of dead letters, retention, and the operator's view of it all.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { operate } from '../../src/webhooks/operations.js';
 import { InputError } from '../../src/errors.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { workspace, type Workspace } from '../helpers/workspace.js';
-import { manualClock, openDeliverer, setWebhook, testSettings, writeEvents } from './setup.js';
+import type { Receiver } from '../helpers/receiver.js';
+import type { Workspace } from '../helpers/workspace.js';
+import { manualClock, openDeliverer, setWebhook, testSettings, useWebhookWorkspace, writeEvents } from './setup.js';
 
+const fixture = useWebhookWorkspace();
 let ws: Workspace;
 let receiver: Receiver;
 beforeEach(async () => {
-  ws = await workspace('UTC');
-  receiver = await startReceiver();
-});
-afterEach(async () => {
-  await receiver.close();
-  ws.cleanup();
+  ws = fixture.ws();
+  receiver = await fixture.receiver();
 });
 
 describe('intake', () => {

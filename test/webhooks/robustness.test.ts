@@ -1,27 +1,18 @@
 // What a receiver, an operator or a broken event line must not be able to do to the deliverer:
 // wedge recording, block intake, send to a URL that was changed, or keep it from stopping.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
 import { Breaker } from '../../src/webhooks/breaker.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { workspace, type Workspace } from '../helpers/workspace.js';
-import { openDeliverer, setWebhook, testSettings, writeEvents } from './setup.js';
+import type { Workspace } from '../helpers/workspace.js';
+import { openDeliverer, setWebhook, testSettings, useWebhookWorkspace, writeEvents } from './setup.js';
 
+const fixture = useWebhookWorkspace();
+const receiver = fixture.receiver;
 let ws: Workspace;
-const receivers: Receiver[] = [];
-async function receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver> {
-  const r = await startReceiver(...args);
-  receivers.push(r);
-  return r;
-}
-beforeEach(async () => {
-  ws = await workspace('UTC');
-});
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
-  ws.cleanup();
+beforeEach(() => {
+  ws = fixture.ws();
 });
 
 describe('the breaker', () => {

@@ -4,7 +4,9 @@ import { AppStore } from '../../src/apps/store.js';
 import { Deliverer } from '../../src/webhooks/deliverer.js';
 import { Outbox } from '../../src/webhooks/outbox.js';
 import { deliverySettings, type DeliverySettings } from '../../src/webhooks/settings.js';
-import type { Workspace } from '../helpers/workspace.js';
+import { afterEach, beforeEach } from 'vitest';
+import { workspace, type Workspace } from '../helpers/workspace.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 /** A clock the test moves by hand. */
 export function manualClock(start: string) {
@@ -50,6 +52,30 @@ export async function openDeliverer(ws: Workspace, settings: DeliverySettings, c
     close: async () => {
       await deliverer.close();
       await outbox.close();
+    },
+  };
+}
+
+/**
+ * A fresh workspace (one app, zone UTC) per test, and real receivers that are closed after it.
+ * Call at the top of a test file or describe block.
+ */
+export function useWebhookWorkspace() {
+  let current: Workspace | null = null;
+  const receivers: Receiver[] = [];
+  beforeEach(async () => {
+    current = await workspace('UTC');
+  });
+  afterEach(async () => {
+    await Promise.all(receivers.splice(0).map((r) => r.close()));
+    current?.cleanup();
+  });
+  return {
+    ws: (): Workspace => current as Workspace,
+    receiver: async (...args: Parameters<typeof startReceiver>): Promise<Receiver> => {
+      const r = await startReceiver(...args);
+      receivers.push(r);
+      return r;
     },
   };
 }
