@@ -5,7 +5,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { fileURLToPath } from 'node:url';
 import { runJob, usageFailure } from '../dist/cli.js';
-import { benchOptions, STAGES } from '../dist/bench/options.js';
+import { benchOptions, sizeLabel, STAGES } from '../dist/bench/options.js';
 import { runBench } from '../dist/bench/run.js';
 import { stderrProgress } from '../dist/progress.js';
 
@@ -44,7 +44,7 @@ await runJob('bench', argv.json, async () => {
   const failed = result.failedStages.length > 0 ? `; stage(s) failed: ${result.failedStages.join(', ')}` : '';
   return {
     result,
-    summary: `${options.size} run in ${Math.round(result.seconds)} s${failed}; ${missed}${result.docFile ? `\n  written to ${result.docFile}` : ''}`,
+    summary: `${sizeLabel(options)} run (${options.sizes.users} users) in ${Math.round(result.seconds)} s${failed}; ${missed}${result.docFile ? `\n  written to ${result.docFile}` : ''}`,
     exitCode: result.failedStages.length > 0 ? 1 : 0,
   };
 });

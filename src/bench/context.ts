@@ -23,15 +23,14 @@ export interface BaseFixture {
   users: SynthUser[];
 }
 
-/** One generated day of points for every user, in both formats, split into files. */
+/** One generated day of points for every user in one format, split into files. */
 export interface DayFiles {
-  ndjsonDir: string;
-  parquetDir: string;
+  format: 'ndjson' | 'parquet';
+  dir: string;
   files: number;
   trips: number;
   points: number;
-  ndjsonBytes: number;
-  parquetBytes: number;
+  bytes: number;
 }
 
 /** A data folder with a published snapshot and what it holds. */
@@ -63,7 +62,8 @@ export interface BenchContext {
   children: ChildResult[];
   disk: DiskUse[];
   base?: BaseFixture;
-  dayFiles?: DayFiles;
+  /** Generated on first use, per format (the growth stage needs only Parquet). */
+  dayFiles: Partial<Record<'ndjson' | 'parquet', DayFiles>>;
   /** H days of trips ending with day D: the growth stage's last folder, then the score stage's. */
   historySnapshot?: Snapshot;
   startedAt: Date;

@@ -4,7 +4,7 @@ import { writeFileAtomic } from '../fsutil.js';
 import type { BenchContext } from './context.js';
 import type { Machine } from './machine.js';
 import { resultTable } from './table.js';
-import { SIZES } from './options.js';
+import { sizeLabel } from './options.js';
 
 const MARKER = '<!-- bench runs, newest first: `npm run bench` inserts each run below this line -->';
 
@@ -25,8 +25,8 @@ How the numbers are made:
   trips, paced as one single-connection instance per connection started spread over the second
   (autocannon's \`overallRate\` alone sends each second's requests in one burst: see
   \`src/bench/load-generator.ts\`); latencies are exact per response, not autocannon's whole-ms histogram.
-- The machine is shared: the load average before and after the run is recorded with it.
 - **resources**: peak RSS reported by each job process itself on exit (\`process.resourceUsage().maxRSS\`).
+- The machine is shared: the load average before and after the run is recorded with it.
 
 ${MARKER}
 `;
@@ -43,7 +43,7 @@ export function appendRun(ctx: BenchContext, machine: Machine, seconds: number):
 function section(ctx: BenchContext, machine: Machine, seconds: number): string {
   const s = ctx.options.sizes;
   const when = ctx.startedAt.toISOString().replace('T', ' ').slice(0, 16);
-  const size = JSON.stringify(s) === JSON.stringify(SIZES[ctx.options.size]) ? ctx.options.size : `${ctx.options.size} with overrides`;
+  const size = sizeLabel(ctx.options);
   return `## ${when} UTC: ${size}, ${s.users.toLocaleString('en-US')} users
 
 - Command: \`${ctx.options.command}\` (stages: ${ctx.options.stages.join(', ')}; ${Math.round(seconds)} s in all)

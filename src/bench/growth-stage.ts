@@ -13,12 +13,12 @@ const MAX_RATIO = 1.5;
  * times stay flat; if they follow the history, they grow with N.
  */
 export async function benchGrowth(ctx: BenchContext): Promise<void> {
-  const day = await ensureDayFiles(ctx);
+  const day = await ensureDayFiles(ctx, 'parquet');
   const steps = growthDays(ctx.options.sizes.historyDays);
   const seconds = new Map<number, { wall: number; publish: number }>();
   for (const n of steps) {
     const { dir, trips } = await historyDir(ctx, `growth-${n}`, n - 1, addDays(ctx.day, -1));
-    const run = await runNodeChild(`load day ${n}`, jobScript(ctx, 'load'), ['--data-dir', dir, '--input', day.parquetDir, '--json'], childOptions(ctx));
+    const run = await runNodeChild(`load day ${n}`, jobScript(ctx, 'load'), ['--data-dir', dir, '--input', day.dir, '--json'], childOptions(ctx));
     ctx.children.push(run);
     const result = jobJson(run);
     const totals = result['totals'] as { filesFailed: number; tripsLoaded: number };

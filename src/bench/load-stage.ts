@@ -11,9 +11,8 @@ const MAX_RATIO = 2;
  * empty data folder, beside DuckDB's bare read of the same files timed in the same run.
  */
 export async function benchLoad(ctx: BenchContext): Promise<void> {
-  const day = await ensureDayFiles(ctx);
   for (const format of ['ndjson', 'parquet'] as const) {
-    const input = format === 'ndjson' ? day.ndjsonDir : day.parquetDir;
+    const input = (await ensureDayFiles(ctx, format)).dir;
     ctx.progress(`bench: load: bare read of ${format}`);
     const bare = await bareRead(format, input);
     record(ctx, { stage: 'load', metric: `${format}: bare read (read_${format} + unnest)`, value: bare.seconds, unit: 's' });
@@ -38,6 +37,9 @@ export async function benchLoad(ctx: BenchContext): Promise<void> {
     ctx.disk.push(diskUse(dir, `one loaded day (${format})`, 1));
     dropDataDir(ctx, dir);
     // only this stage reads the NDJSON copy, the largest thing a run writes (about 25 GB at full size)
-    if (format === 'ndjson') dropDataDir(ctx, input);
+    if (format === 'ndjson' && !ctx.options.keep) {
+      dropDataDir(ctx, input);
+      delete ctx.dayFiles.ndjson;
+    }
   }
 }

@@ -99,3 +99,8 @@ export function benchOptions(flags: BenchFlags, repoDir: string): BenchOptions {
 export function growthDays(historyDays: number): number[] {
   return [...new Set([1, Math.min(30, historyDays), historyDays])].sort((a, b) => a - b);
 }
+
+/** 'small', 'full', or 'full with overrides' when a flag changed a size. */
+export function sizeLabel(options: BenchOptions): string {
+  return JSON.stringify(options.sizes) === JSON.stringify(SIZES[options.size]) ? options.size : `${options.size} with overrides`;
+}

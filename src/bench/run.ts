@@ -59,6 +59,7 @@ export async function runBench(options: BenchOptions, repoDir: string, progress:
     measurements: [],
     children: [],
     disk: [],
+    dayFiles: {},
     startedAt: now,
     loadBefore: loadavg()[0] ?? 0,
   };
