@@ -1,0 +1,51 @@
+#!/usr/bin/env node
+// Issue 5's benchmark: makes its own data, runs the real jobs and the API on it, prints a table and
+// adds the run to docs/benchmarks.md.
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { fileURLToPath } from 'node:url';
+import { runJob, usageFailure } from '../dist/cli.js';
+import { benchOptions, sizeLabel, STAGES } from '../dist/bench/options.js';
+import { runBench } from '../dist/bench/run.js';
+import { stderrProgress } from '../dist/progress.js';
+
+const args = hideBin(process.argv);
+const argv = yargs(args)
+  .scriptName('bench')
+  .usage('$0 [--size small|full] [--only STAGE,...] [--json]\n\nMeasures load, growth, score, API, webhooks and resources on generated data.')
+  .option('size', { choices: ['small', 'full'], default: 'small', describe: 'small: minutes; full: issue 5 sizes (100,000 users)' })
+  .option('only', { type: 'string', array: true, describe: `stages to run (${STAGES.join(', ')}), comma-separated` })
+  .option('users', { type: 'number', describe: 'override: active users' })
+  .option('history-days', { type: 'number', describe: 'override: days of history for score and growth' })
+  .option('api-trips', { type: 'number', describe: 'override: least trips in the API snapshot' })
+  .option('users-per-file', { type: 'number', describe: 'override: users per generated input file' })
+  .option('api-seconds', { type: 'number', describe: 'override: seconds per autocannon run' })
+  .option('api-connections', { type: 'number', describe: 'override: autocannon connections' })
+  .option('webhook-events', { type: 'number', describe: 'override: webhook events per receiver' })
+  .option('seed', { type: 'number', default: 42 })
+  .option('work-dir', { type: 'string', describe: 'where the run makes its data (default: <tmp>/driving-bench; emptied first)' })
+  .option('keep', { type: 'boolean', default: false, describe: 'keep the work folder afterwards' })
+  .option('doc', { type: 'boolean', default: true, describe: 'add the run to docs/benchmarks.md (--no-doc: do not)' })
+  .option('json', { type: 'boolean', default: false })
+  .strict()
+  .fail(usageFailure('bench'))
+  .parseSync();
+
+// the command as typed, for the record in docs/benchmarks.md
+const command = process.env.npm_lifecycle_event === 'bench'
+  ? `npm run bench${args.length > 0 ? ` -- ${args.join(' ')}` : ''}`
+  : `node jobs/bench.js${args.length > 0 ? ` ${args.join(' ')}` : ''}`;
+
+await runJob('bench', argv.json, async () => {
+  const repoDir = fileURLToPath(new URL('..', import.meta.url));
+  const options = benchOptions({ ...argv, command }, repoDir);
+  const result = await runBench(options, repoDir, stderrProgress);
+  if (!argv.json) process.stdout.write(`\n${result.table}\n\n`);
+  const missed = result.missed.length === 0 ? 'every target met' : `${result.missed.length} target(s) missed:\n  ${result.missed.join('\n  ')}`;
+  const failed = result.failedStages.length > 0 ? `; stage(s) failed: ${result.failedStages.join(', ')}` : '';
+  return {
+    result,
+    summary: `${sizeLabel(options)} run (${options.sizes.users} users) in ${Math.round(result.seconds)} s${failed}; ${missed}${result.docFile ? `\n  written to ${result.docFile}` : ''}`,
+    exitCode: result.failedStages.length > 0 ? 1 : 0,
+  };
+});

@@ -1,0 +1,17 @@
+-- grain: one row: DuckDB's own read of NDJSON trip files, the points unnested and nothing else
+-- params: $files VARCHAR[]
+-- The baseline the load is held to (issue 5: the full load within 2x of this). Points are typed as
+-- the staging types them (t as text, coordinates and speed as doubles); the sums make DuckDB
+-- materialise every value instead of only counting list lengths.
+select
+    count(*) as points,
+    count(p.t) as times,
+    sum(p.lat) + sum(p.lng) + sum(p.speed) as checksum
+from (
+    select unnest(points) as p
+    from read_ndjson(
+        $files::varchar[],
+        columns = {'points': 'STRUCT(t VARCHAR, lat DOUBLE, lng DOUBLE, speed DOUBLE)[]'},
+        maximum_object_size = 33554432
+    )
+)

@@ -1,0 +1,53 @@
+import { childOptions, jobScript, type BenchContext } from './context.js';
+import { startNodeChild, type ChildResult, type RunningChild } from './child.js';
+
+export interface ApiServer {
+  url: string;
+  /** Asks the server to stop (SIGTERM: it drains and closes) and returns what it cost. */
+  stop(): Promise<ChildResult>;
+}
+
+/** Starts the real `serve.js` on a free loopback port over a data folder and waits until it serves. */
+export async function startApiServer(ctx: BenchContext, dataDir: string): Promise<ApiServer> {
+  let resolveUrl: (url: string) => void = () => undefined;
+  const listening = new Promise<string>((resolve) => (resolveUrl = resolve));
+  const running: RunningChild = startNodeChild('serve', jobScript(ctx, 'serve'), ['--data-dir', dataDir, '--port', '0', '--host', '127.0.0.1', '--no-log'], {
+    ...childOptions(ctx),
+    onStderrLine: (line) => {
+      const match = /listening on (http:\/\/\S+)/.exec(line);
+      if (match) resolveUrl(match[1] as string);
+    },
+  });
+  const url = await Promise.race([
+    listening,
+    running.done.then((r) => {
+      throw new Error(`serve.js exited ${r.exitCode} before listening: ${r.stderrTail.slice(-3).join(' | ')}`);
+    }),
+  ]);
+  await waitReady(url);
+  return {
+    url,
+    stop: async () => {
+      running.child.kill('SIGTERM');
+      return running.done;
+    },
+  };
+}
+
+/** /readyz answers 200 once a snapshot is open. */
+async function waitReady(url: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const res = await fetch(`${url}/readyz`).catch(() => null);
+    if (res?.status === 200) return;
+    if (Date.now() > deadline) throw new Error(`the API at ${url} was not ready within 60 s (last status ${res?.status ?? 'none'})`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** The snapshot the API serves, as /readyz names it (`a@12`). */
+export async function servedSnapshot(url: string): Promise<string> {
+  const res = await fetch(`${url}/readyz`);
+  const body = (await res.json()) as { snapshot?: string };
+  return body.snapshot ?? `status ${res.status}`;
+}

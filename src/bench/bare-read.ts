@@ -1,0 +1,27 @@
+import { listValue } from '@duckdb/node-api';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { openDatabase } from '../db/open.js';
+import { queryFile } from '../db/sql.js';
+import { jobSettings } from '../config.js';
+
+export interface BareRead {
+  seconds: number;
+  points: number;
+}
+
+/**
+ * Times DuckDB reading the files with nothing but the unnest of points, in a fresh in-memory
+ * instance with the jobs' memory limit, so the load's overhead over the engine's floor is visible.
+ */
+export async function bareRead(format: 'ndjson' | 'parquet', dir: string): Promise<BareRead> {
+  const files = readdirSync(dir).filter((f) => f.endsWith(`.${format}`)).sort().map((f) => join(dir, f));
+  const db = await openDatabase(':memory:', { memoryLimit: jobSettings().memoryLimit });
+  try {
+    const t0 = performance.now();
+    const [row = {}] = await queryFile(db.connection, `bench/bare_read_${format}`, { files: listValue(files) });
+    return { seconds: (performance.now() - t0) / 1000, points: Number(row['points']) };
+  } finally {
+    db.close();
+  }
+}

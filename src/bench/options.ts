@@ -1,0 +1,110 @@
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { InputError } from '../errors.js';
+
+export const STAGES = ['load', 'growth', 'score', 'api', 'webhooks', 'resources'] as const;
+export type Stage = (typeof STAGES)[number];
+
+export type SizeName = 'small' | 'full';
+
+/** How big a run is. `full` is issue 5's sizes; `small` finishes in a few minutes. */
+export interface BenchSizes {
+  /** Active drivers: one generated day of points for all of them, and their history. */
+  users: number;
+  /** Days of synthesized history behind the score job (and the last growth step). */
+  historyDays: number;
+  /** At least this many trips in the snapshot the API serves during the api stage. */
+  apiTrips: number;
+  /** Generated input files hold this many users' day each (the load wants files of about 100 MB). */
+  usersPerFile: number;
+  /** Seconds of each autocannon run (one per operation and rate). */
+  apiSeconds: number;
+  /** Load-generator connections, one autocannon instance each, started spread over a second (load-generator.ts). */
+  apiConnections: number;
+  /** Request rates of the api stage, requests per second. */
+  apiRates: number[];
+  /** Webhook events to the fast receiver (and as many to the dead endpoint in the second run). */
+  webhookEvents: number;
+}
+
+export const SIZES: Readonly<Record<SizeName, BenchSizes>> = {
+  small: { users: 2_000, historyDays: 90, apiTrips: 200_000, usersPerFile: 400, apiSeconds: 5, apiConnections: 100, apiRates: [200, 1000], webhookEvents: 5_000 },
+  full: { users: 100_000, historyDays: 90, apiTrips: 5_000_000, usersPerFile: 400, apiSeconds: 20, apiConnections: 100, apiRates: [200, 1000], webhookEvents: 10_000 },
+};
+
+export interface BenchOptions {
+  size: SizeName;
+  sizes: BenchSizes;
+  stages: Stage[];
+  workDir: string;
+  /** Keep the work folder afterwards (for profiling the data by hand). */
+  keep: boolean;
+  /** Append this run to docs/benchmarks.md. */
+  doc: boolean;
+  docFile: string;
+  /** The command line as typed, for the record. */
+  command: string;
+  seed: number;
+}
+
+export interface BenchFlags {
+  size?: string;
+  only?: string[];
+  users?: number;
+  historyDays?: number;
+  apiTrips?: number;
+  usersPerFile?: number;
+  apiSeconds?: number;
+  apiConnections?: number;
+  webhookEvents?: number;
+  workDir?: string;
+  keep?: boolean;
+  doc?: boolean;
+  docFile?: string;
+  command?: string;
+  seed?: number;
+}
+
+/** Flags to options: a size's defaults, then any override (so a mid size is `--users 20000`). */
+export function benchOptions(flags: BenchFlags, repoDir: string): BenchOptions {
+  const size = (flags.size ?? 'small') as SizeName;
+  if (!(size in SIZES)) throw new InputError(`--size must be small or full, got '${flags.size}'`);
+  const sizes: BenchSizes = { ...SIZES[size] };
+  const override = (key: keyof BenchSizes, value: number | undefined, min: number, max: number, flag: string): void => {
+    if (value === undefined) return;
+    if (!Number.isInteger(value) || value < min || value > max) throw new InputError(`${flag} must be an integer from ${min} to ${max}`);
+    (sizes as unknown as Record<string, number>)[key] = value;
+  };
+  override('users', flags.users, 10, 1_000_000, '--users');
+  override('historyDays', flags.historyDays, 2, 400, '--history-days');
+  override('apiTrips', flags.apiTrips, 1, 100_000_000, '--api-trips');
+  override('usersPerFile', flags.usersPerFile, 1, 100_000, '--users-per-file');
+  override('apiSeconds', flags.apiSeconds, 1, 600, '--api-seconds');
+  override('apiConnections', flags.apiConnections, 1, 1000, '--api-connections');
+  override('webhookEvents', flags.webhookEvents, 1, 10_000_000, '--webhook-events');
+  const only = (flags.only ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== '');
+  for (const stage of only) {
+    if (!(STAGES as readonly string[]).includes(stage)) throw new InputError(`--only: unknown stage '${stage}' (stages: ${STAGES.join(', ')})`);
+  }
+  return {
+    size,
+    sizes,
+    stages: only.length > 0 ? STAGES.filter((s) => only.includes(s)) : [...STAGES],
+    workDir: resolve(flags.workDir ?? join(tmpdir(), 'driving-bench')),
+    keep: flags.keep ?? false,
+    doc: flags.doc ?? true,
+    docFile: resolve(flags.docFile ?? join(repoDir, 'docs', 'benchmarks.md')),
+    command: flags.command ?? 'npm run bench',
+    seed: flags.seed ?? 42,
+  };
+}
+
+/** The growth steps: day N loaded on N-1 days of history, for N = 1, 30 and the history length. */
+export function growthDays(historyDays: number): number[] {
+  return [...new Set([1, Math.min(30, historyDays), historyDays])].sort((a, b) => a - b);
+}
+
+/** 'small', 'full', or 'full with overrides' when a flag changed a size. */
+export function sizeLabel(options: BenchOptions): string {
+  return JSON.stringify(options.sizes) === JSON.stringify(SIZES[options.size]) ? options.size : `${options.size} with overrides`;
+}

@@ -1,0 +1,110 @@
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { InputError } from '../errors.js';
+import { join } from 'node:path';
+import { loadavg } from 'node:os';
+import { silent, type Progress } from '../progress.js';
+import { addDays, todayIn } from '../time.js';
+import { record, type BenchContext, type Measurement } from './context.js';
+import { checkDisk } from './disk.js';
+import { appendRun } from './doc.js';
+import { describeMachine, type Machine } from './machine.js';
+import type { BenchOptions, Stage } from './options.js';
+import { missedTargets, resultTable } from './table.js';
+import { benchLoad } from './load-stage.js';
+import { benchGrowth } from './growth-stage.js';
+import { benchScore } from './score-stage.js';
+import { benchApi } from './api-stage.js';
+import { benchWebhooks } from './webhooks-stage.js';
+import { benchResources } from './resources-stage.js';
+
+export interface BenchResult {
+  measurements: Measurement[];
+  table: string;
+  missed: string[];
+  /** Stages that could not finish (their error is in the table). */
+  failedStages: Stage[];
+  machine: Machine;
+  seconds: number;
+  docFile: string | null;
+  workDir: string;
+}
+
+const RUNNERS: Readonly<Record<Stage, (ctx: BenchContext) => Promise<unknown>>> = {
+  load: benchLoad,
+  growth: benchGrowth,
+  score: benchScore,
+  api: benchApi,
+  webhooks: benchWebhooks,
+  resources: benchResources,
+};
+
+/**
+ * Runs the chosen stages in order on data the run makes itself, in a fresh work folder, then
+ * prints nothing (the job does) and appends the run to docs/benchmarks.md. A stage that fails is
+ * recorded as failed and the next one still runs.
+ */
+export async function runBench(options: BenchOptions, repoDir: string, progress: Progress = silent): Promise<BenchResult> {
+  const started = performance.now();
+  claimWorkDir(options.workDir);
+  const disk = checkDisk(options.workDir, options.sizes);
+  progress(`bench: ${options.size}: ${options.sizes.users} users; stages ${options.stages.join(', ')}; work folder ${options.workDir} (needs about ${(disk.neededBytes / 2 ** 30).toFixed(1)} GiB, ${(disk.freeBytes / 2 ** 30).toFixed(1)} free)`);
+  const now = new Date();
+  const zone = 'Europe/Berlin';
+  const ctx: BenchContext = {
+    options,
+    repoDir,
+    progress,
+    day: addDays(todayIn(zone, now), -1),
+    scoreDate: todayIn(zone, now),
+    measurements: [],
+    children: [],
+    disk: [],
+    dayFiles: {},
+    startedAt: now,
+    loadBefore: loadavg()[0] ?? 0,
+  };
+  const failedStages: Stage[] = [];
+  try {
+    for (const stage of options.stages) {
+      progress(`bench: stage ${stage}`);
+      try {
+        await RUNNERS[stage](ctx);
+      } catch (error) {
+        failedStages.push(stage);
+        const message = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+        record(ctx, { stage, metric: 'stage failed', value: message.slice(0, 300), unit: '', target: 'runs', met: false });
+        if (process.env['DRIVING_DEBUG'] && error instanceof Error) progress(String(error.stack));
+      }
+    }
+  } finally {
+    if (!options.keep) rmSync(options.workDir, { recursive: true, force: true });
+  }
+  const machine = await describeMachine(repoDir);
+  const seconds = (performance.now() - started) / 1000;
+  if (options.doc) appendRun(ctx, machine, seconds);
+  return {
+    measurements: ctx.measurements,
+    table: resultTable(ctx.measurements),
+    missed: missedTargets(ctx.measurements),
+    failedStages,
+    machine,
+    seconds,
+    docFile: options.doc ? options.docFile : null,
+    workDir: options.keep ? options.workDir : join(options.workDir, '(removed)'),
+  };
+}
+
+const MARKER = '.driving-bench';
+
+/**
+ * Empties the work folder for a fresh run, but only one the bench made (it holds a marker file):
+ * `--work-dir` pointing at a real data folder by mistake must not be wiped.
+ */
+function claimWorkDir(dir: string): void {
+  if (existsSync(dir) && readdirSync(dir).length > 0 && !existsSync(join(dir, MARKER))) {
+    throw new InputError(`--work-dir ${dir} is not empty and was not made by the bench: choose an empty or new folder`);
+  }
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, MARKER), 'made by npm run bench; emptied by the next run\n');
+}

@@ -1,0 +1,132 @@
+import { listValue } from '@duckdb/node-api';
+import { pathsFor, jobSettings } from '../config.js';
+import { AppStore, type App } from '../apps/store.js';
+import { inTransaction, nextBatchId, openWarehouse, setWarehouseVersion, warehouseVersion, type Warehouse } from '../warehouse/warehouse.js';
+import { query, run, runFile, runScript, sqlText } from '../db/sql.js';
+import { publish } from '../publish/publish.js';
+import { cityCentre } from '../generate/city.js';
+import { addDays, datesBetween } from '../time.js';
+import { silent, type Progress } from '../progress.js';
+
+export interface SynthUser {
+  orgUserId: string;
+  platformUserId: number;
+}
+
+export interface SynthOptions {
+  dataDir: string;
+  users: SynthUser[];
+  /** Last local day of history (inclusive). */
+  endDate: string;
+  days: number;
+  seed?: number;
+  now?: Date;
+  progress?: Progress;
+}
+
+export interface SynthResult {
+  trips: number;
+  events: number;
+  userDays: number;
+  /** Warehouse versions written: the older days, then the last day. */
+  versions: number[];
+  synthSeconds: number;
+  publishSeconds: number;
+}
+
+/**
+ * Writes `days` days of trips-only history (trips with their factor seconds, trip_events,
+ * stats_daily from the real mart) for the users straight into the data folder's warehouse, then
+ * publishes with the real publish (so every check in sql/checks runs on it).
+ *
+ * History goes in as two batches, all days but the last and then the last, each published: both
+ * slots then hold the history and the standby one lags by one day, as after a nightly run, so the
+ * next load's publish copies what a steady-state publish copies (one earlier day plus the new one)
+ * instead of the whole history into a never-published slot.
+ *
+ * @example await synthesizeHistory({ dataDir, users, endDate: '2026-11-20', days: 89 });
+ */
+export async function synthesizeHistory(options: SynthOptions): Promise<SynthResult> {
+  const progress = options.progress ?? silent;
+  const now = options.now ?? new Date();
+  const paths = pathsFor(options.dataDir);
+  const settings = jobSettings();
+  const app = onlyApp(new AppStore(paths.appsFile).list());
+  const result: SynthResult = { trips: 0, events: 0, userDays: 0, versions: [], synthSeconds: 0, publishSeconds: 0 };
+  if (options.days < 1) return result;
+
+  const wh = await openWarehouse(paths.warehouseFile, [app], { memoryLimit: settings.memoryLimit });
+  try {
+    await runScript(wh.conn, 'bench/macros');
+    const centre = cityCentre(app.timeZone);
+    await runFile(wh.conn, 'bench/synth_users', {
+      org_user_ids: listValue(options.users.map((u) => u.orgUserId)),
+      platform_user_ids: listValue(options.users.map((u) => u.platformUserId)),
+      seed: options.seed ?? 7,
+      center_lat: centre.lat,
+      center_lng: centre.lng,
+    });
+    const days = datesBetween(addDays(options.endDate, 1 - options.days), options.endDate);
+    const batches = days.length > 1 ? [days.slice(0, -1), days.slice(-1)] : [days];
+    for (const batch of batches) {
+      const t0 = performance.now();
+      const counts = await writeBatch(wh, app, batch, options.seed ?? 7, now);
+      result.synthSeconds += (performance.now() - t0) / 1000;
+      result.trips += counts.trips;
+      result.events += counts.events;
+      result.userDays += counts.userDays;
+      result.versions.push(counts.version);
+      progress(`bench: synthesized ${batch[0]} .. ${batch[batch.length - 1]}: ${counts.trips} trips, ${counts.events} events (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+      const published = await publish(wh, { publishedDir: paths.publishedDir, manifestFile: paths.manifestFile, lockWaitMs: settings.publishLockWaitMs, now });
+      result.publishSeconds += published.seconds;
+      progress(`bench: publish ${published.detail}`);
+    }
+    return result;
+  } finally {
+    wh.close();
+  }
+}
+
+interface BatchCounts {
+  version: number;
+  trips: number;
+  events: number;
+  userDays: number;
+}
+
+/** One batch of days in one transaction under one warehouse version, like one loaded file. */
+async function writeBatch(wh: Warehouse, app: App, days: string[], seed: number, now: Date): Promise<BatchCounts> {
+  const conn = wh.conn;
+  const version = (await warehouseVersion(conn)) + 1;
+  const batchId = await nextBatchId(conn);
+  const source = `bench-history:${days[0]}..${days[days.length - 1]}`;
+  const params = {
+    app_id: app.appId, time_zone: app.timeZone, seed, version, batch_id: batchId, loaded_at: now.toISOString(),
+    source_file: source, file_key: `bench-history-v${version}`,
+  };
+  return inTransaction(conn, async () => {
+    for (const day of days) {
+      await runFile(conn, 'bench/synth_day_trips', { day, time_zone: app.timeZone, seed });
+      await runScript(conn, 'bench/insert_day', params);
+    }
+    await run(conn, 'drop table if exists synth_day_trips');
+    const [counts = {}] = await query(
+      conn,
+      `select (select count(*) from trips where version = $version) as trips,
+              (select count(*) from trip_events where version = $version) as events`,
+      { version },
+    );
+    const report = JSON.stringify({ synthesized: true, days: days.length, trips: Number(counts['trips']), events: Number(counts['events']) });
+    await runScript(conn, 'bench/finish_batch', { ...params, report });
+    await run(conn, `insert into stats_daily by name\n${sqlText('marts/stats_daily')}`, { version });
+    const [scope = {}] = await query(conn, 'select count(*) as n from scope_user_days');
+    await run(conn, 'drop table scope_user_days');
+    await setWarehouseVersion(conn, version);
+    return { version, trips: Number(counts['trips']), events: Number(counts['events']), userDays: Number(scope['n']) };
+  });
+}
+
+function onlyApp(apps: App[]): App {
+  if (apps.length !== 1) throw new Error(`the bench data folder must hold exactly one app, found ${apps.length}`);
+  return apps[0] as App;
+}

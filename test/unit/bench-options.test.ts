@@ -1,0 +1,43 @@
+// The bench's sizes and flags: a size's defaults, overrides for a mid size, stages by name, the
+// disk a run asks for.
+import { describe, expect, it } from 'vitest';
+import { SIZES, benchOptions, growthDays } from '../../src/bench/options.js';
+import { diskNeeded } from '../../src/bench/disk.js';
+import { resultTable } from '../../src/bench/table.js';
+
+describe('bench options', () => {
+  it('takes a size\'s defaults and lets flags override them', () => {
+    expect(benchOptions({}, '/repo').sizes).toEqual(SIZES.small);
+    const mid = benchOptions({ size: 'full', users: 20_000, historyDays: 30, only: ['load,api'] }, '/repo');
+    expect(mid.sizes).toMatchObject({ users: 20_000, historyDays: 30, apiTrips: 5_000_000 });
+    expect(mid.stages).toEqual(['load', 'api']);
+    expect(mid.docFile).toBe('/repo/docs/benchmarks.md');
+  });
+
+  it('refuses unknown stages, sizes and impossible numbers', () => {
+    expect(() => benchOptions({ only: ['lod'] }, '/repo')).toThrow(/unknown stage 'lod'/);
+    expect(() => benchOptions({ size: 'huge' }, '/repo')).toThrow(/--size/);
+    expect(() => benchOptions({ users: 0 }, '/repo')).toThrow(/--users/);
+    expect(() => benchOptions({ historyDays: 1.5 }, '/repo')).toThrow(/--history-days/);
+  });
+
+  it('grows day N for N = 1, 30 and the history length', () => {
+    expect(growthDays(90)).toEqual([1, 30, 90]);
+    expect(growthDays(10)).toEqual([1, 10]);
+  });
+
+  it('asks for tens of GB at full size and little for small', () => {
+    expect(diskNeeded(SIZES.full) / 2 ** 30).toBeGreaterThan(40);
+    expect(diskNeeded(SIZES.small) / 2 ** 30).toBeLessThan(3);
+  });
+
+  it('prints a table with a row per measurement and the misses marked', () => {
+    const table = resultTable([
+      { stage: 'score', metric: 'score.js', value: 72.5, unit: 's', target: '< 60 s', met: false },
+      { stage: 'load', metric: 'points/s', value: 1234567, unit: 'points/s' },
+    ]);
+    expect(table.split('\n')).toHaveLength(4);
+    expect(table).toContain('**NO**');
+    expect(table).toContain('1,234,567 points/s');
+  });
+});
