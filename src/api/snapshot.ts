@@ -22,7 +22,7 @@ export class Snapshot {
     let pool: ConnectionPool | null = null;
     try {
       pool = await ConnectionPool.open(instance, connections);
-      // warm: load the user_id indexes and the first blocks before the first request needs them
+      // warm: read each table's user_id column once before the first request needs it
       for (const table of ['trips', 'trip_events', 'stats_daily', 'safety_scores']) {
         await pool.query(`select count(*) from ${table} where user_id = 0`);
       }

@@ -30,6 +30,29 @@ describe('publish', () => {
     expect(trips.map((t) => t['trip_id'])).toEqual(['a', 'b', 'c', 'd']);
   });
 
+  it('leaves slots without indexes, and drops the ones an earlier version built at the next publish', async () => {
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', '2026-11-18')])], now });
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '2.ndjson'), [trip('b', '2026-11-19')])], now });
+    const indexes = async (slot: 'a' | 'b') => {
+      const db = await openDatabase(slotFile(ws.paths.publishedDir, slot));
+      try {
+        return (await db.connection.runAndReadAll('select index_name from duckdb_indexes() order by 1')).getRows().map((r) => r[0]);
+      } finally {
+        db.close();
+      }
+    };
+    expect(await indexes('a')).toEqual([]);
+    // slot a as an earlier version left it
+    const old = await openDatabase(slotFile(ws.paths.publishedDir, 'a'));
+    await run(old.connection, 'create index trips_user_id on trips (user_id)');
+    await run(old.connection, 'create index stats_daily_user_id on stats_daily (user_id)');
+    old.close();
+    expect(await indexes('a')).toEqual(['stats_daily_user_id', 'trips_user_id']);
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '3.ndjson'), [trip('c', '2026-11-20')])], now });
+    expect(manifestOf(ws.paths)?.slot).toBe('a');
+    expect(await indexes('a')).toEqual([]);
+  });
+
   it('refuses to publish when a check fails and keeps serving the last good slot', async () => {
     await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', '2026-11-18')])], now });
     const good = manifestOf(ws.paths);
