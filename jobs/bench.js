@@ -5,7 +5,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { fileURLToPath } from 'node:url';
 import { runJob, usageFailure } from '../dist/cli.js';
-import { benchOptions, sizeLabel, STAGES } from '../dist/bench/options.js';
+import { benchOptions, judgesTargets, sizeLabel, STAGES } from '../dist/bench/options.js';
 import { runBench } from '../dist/bench/run.js';
 import { stderrProgress } from '../dist/progress.js';
 
@@ -19,8 +19,8 @@ const argv = yargs(args)
   .option('history-days', { type: 'number', describe: 'override: days of history for score and growth' })
   .option('api-trips', { type: 'number', describe: 'override: least trips in the API snapshot' })
   .option('users-per-file', { type: 'number', describe: 'override: users per generated input file' })
-  .option('api-seconds', { type: 'number', describe: 'override: seconds per autocannon run' })
-  .option('api-connections', { type: 'number', describe: 'override: autocannon connections' })
+  .option('api-seconds', { type: 'number', describe: 'override: seconds per load-generator run' })
+  .option('api-connections', { type: 'number', describe: 'override: load-generator connections' })
   .option('webhook-events', { type: 'number', describe: 'override: webhook events per receiver' })
   .option('seed', { type: 'number', default: 42 })
   .option('work-dir', { type: 'string', describe: 'where the run makes its data (default: <tmp>/driving-bench; emptied first)' })
@@ -41,7 +41,8 @@ await runJob('bench', argv.json, async () => {
   const options = benchOptions({ ...argv, command }, repoDir);
   const result = await runBench(options, repoDir, stderrProgress);
   if (!argv.json) process.stdout.write(`\n${result.table}\n\n`);
-  const missed = result.missed.length === 0 ? 'every target met' : `${result.missed.length} target(s) missed:\n  ${result.missed.join('\n  ')}`;
+  const scope = judgesTargets(options) ? '' : ' at this size (the targets are set for --size full)';
+  const missed = result.missed.length === 0 ? `every target met${scope}` : `${result.missed.length} target(s) missed${scope}:\n  ${result.missed.join('\n  ')}`;
   const failed = result.failedStages.length > 0 ? `; stage(s) failed: ${result.failedStages.join(', ')}` : '';
   return {
     result,

@@ -20,7 +20,7 @@ const TRIPS_PER_USER_DAY = 1.45;
 const GENERATOR = fileURLToPath(new URL('./load-generator.js', import.meta.url));
 
 /**
- * API: the real `serve.js` over a scored snapshot of at least `apiTrips` trips; autocannon in its
+ * API: the real `serve.js` over a scored snapshot of at least `apiTrips` trips; the open-loop load generator in its
  * own process at each rate for each of operations 1-4, then all four mixed at the highest rate
  * while `score.js` publishes a new version under it.
  */
@@ -39,26 +39,28 @@ export async function benchApi(ctx: BenchContext): Promise<void> {
         const run = await generate(ctx, { url: server.url, apiKey, paths: paths.get(op) ?? [], rate, seconds, connections }).done;
         const r = parseResult(run);
         const failed = r.errors + r.timeouts + r.non2xx;
+        const rateReached = r.throughput >= MIN_RATE_SHARE * rate;
         record(ctx, {
-          stage: 'api', metric: `op ${op} @ ${rate}/s: p99`, value: r.p99Ms, unit: 'ms',
-          ...(rate >= P99_AT_RATE ? { target: `< ${MAX_P99_MS} ms`, met: r.p99Ms < MAX_P99_MS } : {}),
+          stage: 'api', metric: `op ${op} @ ${rate}/s: p99 (from each request's due time)`, value: r.p99Ms, unit: 'ms',
+          ...(rate >= P99_AT_RATE ? { target: `< ${MAX_P99_MS} ms at the rate`, met: rateReached && r.p99Ms < MAX_P99_MS } : {}),
         });
         record(ctx, {
           stage: 'api', metric: `op ${op} @ ${rate}/s: p50 / req/s / failed (load generator CPU)`,
           value: `${r.p50Ms.toFixed(2)} ms / ${Math.round(r.throughput)} / ${failed}${statusNote(r)} (${generatorCpu(run, r)})`, unit: '',
-          target: `>= ${Math.round(MIN_RATE_SHARE * rate)} req/s, 0 failed`, met: r.throughput >= MIN_RATE_SHARE * rate && failed === 0,
+          target: `>= ${Math.round(MIN_RATE_SHARE * rate)} req/s, 0 failed`, met: rateReached && failed === 0,
         });
       }
     }
-    await duringPublish(ctx, server.url, apiKey, mixedPaths(paths), snapshot);
+    // at each rate: at a rate the server cannot keep up with, unanswered requests are overload, and
+    // only the lower rate tells whether the switch itself fails anything
+    for (const rate of rates) await duringPublish(ctx, server.url, apiKey, mixedPaths(paths), snapshot, rate);
   } finally {
     ctx.children.push(await server.stop());
   }
 }
 
-/** All four operations mixed at the highest rate, from before a publish until after the switch. */
-async function duringPublish(ctx: BenchContext, url: string, apiKey: string, paths: string[], snapshot: Snapshot): Promise<void> {
-  const rate = Math.max(...ctx.options.sizes.apiRates);
+/** All four operations mixed at `rate`, from before a publish until after the switch. */
+async function duringPublish(ctx: BenchContext, url: string, apiKey: string, paths: string[], snapshot: Snapshot, rate: number): Promise<void> {
   const load = generate(ctx, { url, apiKey, paths, rate, seconds: 0, connections: ctx.options.sizes.apiConnections });
   await sleep(2_000);
   const before = await servedSnapshot(url);
@@ -74,10 +76,14 @@ async function duringPublish(ctx: BenchContext, url: string, apiKey: string, pat
   await sleep(2_000);
   load.child.send({ stop: true });
   const r = parseResult(await load.done);
+  // unanswered requests count as failed (the generator waits for them, then gives up)
   const failed = r.errors + r.timeouts + r.non2xx;
-  record(ctx, { stage: 'api', metric: `publish (score.js, ${job.wallSeconds.toFixed(1)} s) under mixed ops @ ${rate}/s: failed requests`, value: failed, unit: `of ${r.requests}${statusNote(r)}`, target: '0', met: failed === 0 });
-  record(ctx, { stage: 'api', metric: 'during publish: p50 / p99 / req/s', value: `${r.p50Ms.toFixed(2)} / ${r.p99Ms.toFixed(2)} ms / ${Math.round(r.throughput)}`, unit: '' });
-  record(ctx, { stage: 'api', metric: 'during publish: snapshot switched', value: `${before} -> ${after}`, unit: '', target: 'switched', met: after !== before });
+  record(ctx, {
+    stage: 'api', metric: `publish (score.js, ${job.wallSeconds.toFixed(1)} s) under mixed ops @ ${rate}/s: failed requests (errors / non-2xx / unanswered)`,
+    value: failed, unit: `of ${r.sent} sent (${r.errors} / ${r.non2xx} / ${r.timeouts})${statusNote(r)}`, target: '0', met: failed === 0,
+  });
+  record(ctx, { stage: 'api', metric: `during publish @ ${rate}/s: p50 / p99 / req/s`, value: `${r.p50Ms.toFixed(2)} / ${r.p99Ms.toFixed(2)} ms / ${Math.round(r.throughput)}`, unit: '' });
+  record(ctx, { stage: 'api', metric: `during publish @ ${rate}/s: snapshot switched`, value: `${before} -> ${after}`, unit: '', target: 'switched', met: after !== before });
 }
 
 /** A scored snapshot with at least `apiTrips` trips: the score stage's when it is big enough. */
@@ -115,7 +121,7 @@ async function smokeCheck(url: string, apiKey: string, paths: Map<string, string
 function generate(ctx: BenchContext, config: LoadGeneratorConfig): RunningChild {
   const file = join(ctx.options.workDir, 'load-generator.json');
   writeFileSync(file, JSON.stringify(config));
-  return startNodeChild(`autocannon @${config.rate}/s`, GENERATOR, [file], { ...childOptions(ctx), ipc: true });
+  return startNodeChild(`load generator @${config.rate}/s`, GENERATOR, [file], { ...childOptions(ctx), ipc: true });
 }
 
 function parseResult(run: { stdout: string; exitCode: number | null; stderrTail: string[] }): LoadGeneratorResult {
@@ -126,7 +132,7 @@ function parseResult(run: { stdout: string; exitCode: number | null; stderrTail:
 
 /** The load generator shares the two cores with the server: how much of one core it took. */
 function generatorCpu(run: ChildResult, r: LoadGeneratorResult): string {
-  return run.cpuSeconds === null ? 'cpu ?' : `${Math.round((100 * run.cpuSeconds) / (r.seconds + 1))}% of a core`;
+  return run.cpuSeconds === null ? 'cpu ?' : `${Math.round((100 * run.cpuSeconds) / r.seconds)}% of a core`;
 }
 
 function statusNote(r: LoadGeneratorResult): string {

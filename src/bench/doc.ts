@@ -4,7 +4,7 @@ import { writeFileAtomic } from '../fsutil.js';
 import type { BenchContext } from './context.js';
 import type { Machine } from './machine.js';
 import { resultTable } from './table.js';
-import { sizeLabel } from './options.js';
+import { judgesTargets, sizeLabel } from './options.js';
 
 const MARKER = '<!-- bench runs, newest first: `npm run bench` inserts each run below this line -->';
 
@@ -21,10 +21,11 @@ How the numbers are made:
   in the same run (\`sql/bench/bare_read_*.sql\`).
 - **growth**, **score**, **api**: history is synthesized trips-only straight into the warehouse
   (\`sql/bench/\`, published by the real publish with every check), then the real jobs run on it.
-- **api**: \`node jobs/serve.js\` on loopback; autocannon in its own process over sampled users and
-  trips, paced as one single-connection instance per connection started spread over the second
-  (autocannon's \`overallRate\` alone sends each second's requests in one burst: see
-  \`src/bench/load-generator.ts\`); latencies are exact per response, not autocannon's whole-ms histogram.
+- **api**: \`node jobs/serve.js\` on loopback; an open-loop load generator in its own process
+  (\`src/bench/load-generator.ts\`): request i is sent when it is due (start + i/rate) whether or not
+  earlier ones were answered, its latency counts from that due time (so a stalled server shows up in
+  p99 instead of hiding behind requests never sent), throughput is answers over the time from the
+  first due request to the last answer, and a request unanswered 10 s after the run counts as failed.
 - **resources**: peak RSS reported by each job process itself on exit (\`process.resourceUsage().maxRSS\`).
 - The machine is shared: the load average before and after the run is recorded with it.
 
@@ -49,10 +50,10 @@ function section(ctx: BenchContext, machine: Machine, seconds: number): string {
 - Command: \`${ctx.options.command}\` (stages: ${ctx.options.stages.join(', ')}; ${Math.round(seconds)} s in all)
 - Machine: ${machine.cores} cores, ${machine.memoryGiB} GiB, ${machine.cpu}; Node ${machine.node}; DuckDB ${machine.duckdb}; commit ${machine.commit}
 - Load average (1 min) before / after the run: ${ctx.loadBefore.toFixed(2)} / ${loadavg()[0]?.toFixed(2)} (other work on the machine shares its cores)
-- Sizes: ${s.users.toLocaleString('en-US')} users, one day of points (${s.usersPerFile} users per file), ${s.historyDays} days of history, API snapshot >= ${s.apiTrips.toLocaleString('en-US')} trips, autocannon ${s.apiSeconds} s per run at ${s.apiRates.join(' and ')} req/s over ${s.apiConnections} connections
+- Sizes: ${s.users.toLocaleString('en-US')} users, one day of points (${s.usersPerFile} users per file), ${s.historyDays} days of history, API snapshot >= ${s.apiTrips.toLocaleString('en-US')} trips, load generator ${s.apiSeconds} s per run at ${s.apiRates.join(' and ')} req/s over at most ${s.apiConnections} connections
 - Day D = ${ctx.day}; scores as of ${ctx.scoreDate}
 
-${resultTable(ctx.measurements)}
+${resultTable(ctx.measurements, judgesTargets(ctx.options))}
 
 `;
 }

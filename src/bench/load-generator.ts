@@ -3,15 +3,15 @@
 // With `seconds: 0` it runs until the parent sends {stop: true} over IPC (the publish run lasts as
 // long as the publish).
 //
-// Pacing: autocannon's `overallRate` alone is not a steady rate. Every connection sends its share
-// of the second's requests back to back as soon as its one-second tick starts, so all of a
-// second's requests arrive in the first ~100 ms (measured: 200 req/s over 10 connections came as
-// 200 requests in 100 ms, then 900 ms of silence), and latency then measures a burst of
-// `connections` concurrent requests instead of the rate asked for. So this runs `connections`
-// autocannon instances of one connection each, started 1000/connections ms apart, each at its
-// share of the rate: the ticks are spread over the second and arrivals are close to uniform.
+// Open loop, as wrk2 does it: request i is due at start + i/rate and is sent then, whether or not
+// earlier ones have been answered, and its latency is counted from when it was DUE. A server that
+// stalls for 150 ms therefore shows 150 ms latencies for every request due during the stall,
+// instead of the stall hiding behind requests that were never sent (coordinated omission; a
+// closed-loop tool such as autocannon with one request per connection in flight measured a full
+// 150 ms stall at 1,000 req/s as p99 7.8 ms). Requests still unanswered when the run ends are
+// waited for (up to 10 s) and then counted as failed, never dropped.
 import { readFileSync } from 'node:fs';
-import autocannon from 'autocannon';
+import { Agent, request } from 'node:http';
 
 export interface LoadGeneratorConfig {
   url: string;
@@ -19,107 +19,103 @@ export interface LoadGeneratorConfig {
   paths: string[];
   rate: number;
   seconds: number;
+  /** Sockets kept open to the server (requests beyond that wait for one, their latency still counted from when they were due). */
   connections: number;
 }
 
 export interface LoadGeneratorResult {
+  /** Requests due and sent in the run. */
+  sent: number;
+  /** Requests answered with any status. */
   requests: number;
+  /** From the first request's due time to the last answer. */
   seconds: number;
-  /** Responses per second over the run. */
+  /** Answers per second over `seconds`. */
   throughput: number;
   p50Ms: number;
   p90Ms: number;
   p99Ms: number;
   maxMs: number;
+  /** Network errors and requests without an answer 10 s after the run ended. */
   errors: number;
   timeouts: number;
   non2xx: number;
   statusCodes: Record<string, number>;
 }
 
+const GRACE_MS = 10_000;
+
 const config = JSON.parse(readFileSync(process.argv[2] as string, 'utf8')) as LoadGeneratorConfig;
+const target = new URL(config.url);
+const agent = new Agent({ keepAlive: true, maxSockets: config.connections });
 const latencies: number[] = [];
-let next = 0;
-const instances: autocannon.Instance[] = [];
-const results: Promise<autocannon.Result>[] = [];
-const timers: NodeJS.Timeout[] = [];
+const statusCodes: Record<string, number> = {};
+let sent = 0;
+let errors = 0;
+let non2xx = 0;
+let inFlight = 0;
+let lastAnswer = 0;
 let stopped = false;
 const started = performance.now();
+const intervalMs = 1000 / config.rate;
 
-const count = Math.max(1, Math.min(config.connections, config.rate));
-for (let k = 0; k < count; k++) {
-  // the rate split over the instances, the remainder going to the first ones
-  const rate = Math.floor(config.rate / count) + (k < config.rate % count ? 1 : 0);
-  timers.push(setTimeout(() => {
-    if (stopped) return;
-    const instance = autocannon({
-      url: config.url,
-      connections: 1,
-      overallRate: rate,
-      duration: config.seconds > 0 ? config.seconds : 3600,
-      headers: { authorization: `Bearer ${config.apiKey}` },
-      // autocannon's coordinated-omission correction assumes a request every ceil(1/rate) ms and
-      // invents samples in between; the exact latencies are kept below instead
-      ignoreCoordinatedOmission: true,
-      requests: [
-        {
-          setupRequest: (request: Record<string, unknown>) => {
-            request['path'] = config.paths[next++ % config.paths.length];
-            return request;
-          },
-        },
-      ],
+function fire(dueAt: number): void {
+  const path = config.paths[sent % config.paths.length] as string;
+  sent++;
+  inFlight++;
+  const req = request({ host: target.hostname, port: target.port, path, agent, headers: { authorization: `Bearer ${config.apiKey}` } }, (res) => {
+    res.resume();
+    res.on('end', () => {
+      inFlight--;
+      lastAnswer = performance.now();
+      latencies.push(lastAnswer - dueAt);
+      const code = String(res.statusCode ?? 0);
+      statusCodes[code] = (statusCodes[code] ?? 0) + 1;
+      if (!res.statusCode || res.statusCode < 200 || res.statusCode >= 300) non2xx++;
     });
-    // autocannon's own histogram is in whole milliseconds; the response event has the exact time
-    instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => {
-      latencies.push(responseTime);
-    });
-    instances.push(instance);
-    results.push(Promise.resolve(instance));
-  }, (k * 1000) / count));
+  });
+  req.on('error', () => {
+    inFlight--;
+    errors++;
+  });
+  req.end();
 }
 
-function stop(): void {
-  stopped = true;
-  for (const timer of timers) clearTimeout(timer);
-  for (const instance of instances) instance.stop();
-}
-
-process.on('message', (message: { stop?: boolean }) => {
-  if (message.stop) stop();
-});
-
-// every instance runs `seconds` from its own start; wait for the last one
-const runSeconds = config.seconds > 0 ? config.seconds : Infinity;
+// a timer per millisecond tick sends every request that has come due since the last tick
+const endAt = config.seconds > 0 ? started + config.seconds * 1000 : Infinity;
 await new Promise<void>((resolve) => {
-  const poll = setInterval(() => {
-    if (stopped || (instances.length === count && (performance.now() - started) / 1000 > runSeconds + 1.5)) {
-      clearInterval(poll);
+  const tick = setInterval(() => {
+    const now = performance.now();
+    const until = Math.min(now, endAt);
+    while (!stopped && started + sent * intervalMs <= until) fire(started + sent * intervalMs);
+    if (stopped || now >= endAt) {
+      clearInterval(tick);
       resolve();
     }
-  }, 50);
+  }, 1);
+  process.on('message', (message: { stop?: boolean }) => {
+    if (message.stop) stopped = true;
+  });
 });
-const elapsed = config.seconds > 0 ? config.seconds : (performance.now() - started) / 1000;
-stop();
-const all = await Promise.all(results);
+// what was sent must be answered or counted as failed
+const graceEnd = performance.now() + GRACE_MS;
+while (inFlight > 0 && performance.now() < graceEnd) await new Promise((r) => setTimeout(r, 20));
+const timeouts = inFlight;
 latencies.sort((a, b) => a - b);
 const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
-const statusCodes: Record<string, number> = {};
-for (const result of all) {
-  for (const [code, stat] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = (statusCodes[code] ?? 0) + stat.count;
-}
-const sum = (f: (r: autocannon.Result) => number): number => all.reduce((total, r) => total + f(r), 0);
+const seconds = Math.max((lastAnswer || performance.now()) - started, 1) / 1000;
 const out: LoadGeneratorResult = {
+  sent,
   requests: latencies.length,
-  seconds: elapsed,
-  throughput: latencies.length / elapsed,
+  seconds,
+  throughput: latencies.length / seconds,
   p50Ms: at(0.5),
   p90Ms: at(0.9),
   p99Ms: at(0.99),
   maxMs: latencies[latencies.length - 1] ?? 0,
-  errors: sum((r) => r.errors),
-  timeouts: sum((r) => r.timeouts),
-  non2xx: sum((r) => r.non2xx),
+  errors,
+  timeouts,
+  non2xx,
   statusCodes,
 };
 process.stdout.write(`${JSON.stringify(out)}\n`);

@@ -17,9 +17,9 @@ export interface BenchSizes {
   apiTrips: number;
   /** Generated input files hold this many users' day each (the load wants files of about 100 MB). */
   usersPerFile: number;
-  /** Seconds of each autocannon run (one per operation and rate). */
+  /** Seconds of each load-generator run (one per operation and rate). */
   apiSeconds: number;
-  /** Load-generator connections, one autocannon instance each, started spread over a second (load-generator.ts). */
+  /** Sockets the load generator keeps open to the server (load-generator.ts). */
   apiConnections: number;
   /** Request rates of the api stage, requests per second. */
   apiRates: number[];
@@ -105,6 +105,11 @@ export function growthDays(historyDays: number): number[] {
 }
 
 /** 'small', 'full', or 'full with overrides' when a flag changed a size. */
+/** The issue's targets are set for the full size: only a full run, unchanged, gives verdicts. */
+export function judgesTargets(options: BenchOptions): boolean {
+  return sizeLabel(options) === 'full';
+}
+
 export function sizeLabel(options: BenchOptions): string {
   return JSON.stringify(options.sizes) === JSON.stringify(SIZES[options.size]) ? options.size : `${options.size} with overrides`;
 }

@@ -8,7 +8,7 @@ import { record, type BenchContext, type Measurement } from './context.js';
 import { checkDisk } from './disk.js';
 import { appendRun } from './doc.js';
 import { describeMachine, type Machine } from './machine.js';
-import type { BenchOptions, Stage } from './options.js';
+import { judgesTargets, type BenchOptions, type Stage } from './options.js';
 import { missedTargets, resultTable } from './table.js';
 import { benchLoad } from './load-stage.js';
 import { benchGrowth } from './growth-stage.js';
@@ -84,7 +84,7 @@ export async function runBench(options: BenchOptions, repoDir: string, progress:
   if (options.doc) appendRun(ctx, machine, seconds);
   return {
     measurements: ctx.measurements,
-    table: resultTable(ctx.measurements),
+    table: resultTable(ctx.measurements, judgesTargets(options)),
     missed: missedTargets(ctx.measurements),
     failedStages,
     machine,

@@ -124,11 +124,16 @@ async function receiver(answers: boolean) {
   let count = 0;
   const waiters: { n: number; resolve: () => void }[] = [];
   const server: Server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
+    const counted = () => {
       count++;
       for (const w of waiters) if (count >= w.n) w.resolve();
-      if (answers) res.writeHead(204).end();
+    };
+    req.resume();
+    req.on('end', () => {
+      // a delivery counts once its answer is sent (or, at the dead endpoint, once it arrived)
+      if (!answers) return counted();
+      res.on('finish', counted);
+      res.writeHead(204).end();
     });
   });
   server.keepAliveTimeout = 60_000;
