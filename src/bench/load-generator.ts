@@ -21,6 +21,8 @@ export interface LoadGeneratorConfig {
   seconds: number;
   /** Sockets kept open to the server (requests beyond that wait for one, their latency still counted from when they were due). */
   connections: number;
+  /** How long requests still in flight at the end are waited for before they count as failed (default 10 s). */
+  graceMs?: number;
 }
 
 export interface LoadGeneratorResult {
@@ -42,8 +44,6 @@ export interface LoadGeneratorResult {
   non2xx: number;
   statusCodes: Record<string, number>;
 }
-
-const GRACE_MS = 10_000;
 
 const config = JSON.parse(readFileSync(process.argv[2] as string, 'utf8')) as LoadGeneratorConfig;
 const target = new URL(config.url);
@@ -98,7 +98,7 @@ await new Promise<void>((resolve) => {
   });
 });
 // what was sent must be answered or counted as failed
-const graceEnd = performance.now() + GRACE_MS;
+const graceEnd = performance.now() + (config.graceMs ?? 10_000);
 while (inFlight > 0 && performance.now() < graceEnd) await new Promise((r) => setTimeout(r, 20));
 const timeouts = inFlight;
 latencies.sort((a, b) => a - b);
