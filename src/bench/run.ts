@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { InputError } from '../errors.js';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
@@ -101,6 +101,7 @@ const MARKER = '.driving-bench';
  * `--work-dir` pointing at a real data folder by mistake must not be wiped.
  */
 function claimWorkDir(dir: string): void {
+  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new InputError(`--work-dir ${dir} is a file, not a folder`);
   if (existsSync(dir) && readdirSync(dir).length > 0 && !existsSync(join(dir, MARKER))) {
     throw new InputError(`--work-dir ${dir} is not empty and was not made by the bench: choose an empty or new folder`);
   }
