@@ -45,3 +45,17 @@ create or replace temp macro overlap_seconds(a1, a2, b1, b2) as
 
 create or replace temp macro share(numerator, denominator) as
     case when coalesce(denominator, 0) = 0 then 0 else numerator / denominator end;
+
+-- The interface's wording of each event type, for events delivered without a description.
+create or replace temp macro event_type_description(event_type) as
+    case event_type
+        when 'brake' then 'Hard braking'
+        when 'throttle' then 'Hard acceleration'
+        when 'corner_left' then 'Sharp turn, left'
+        when 'corner_right' then 'Sharp turn, right'
+        when 'speeding' then 'Speeding'
+        when 'phone_call' then 'Phone call while driving'
+        when 'phone_usage' then 'Phone usage while driving'
+        when 'night_driving' then 'Night driving'
+        when 'tired_driving' then 'Fatigued driving'
+    end;

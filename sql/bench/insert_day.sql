@@ -47,16 +47,6 @@ select
     start_lng + f * (end_lng - start_lng) as start_lng,
     start_lat + (f + 0.01) * (end_lat - start_lat) as end_lat,
     start_lng + (f + 0.01) * (end_lng - start_lng) as end_lng,
-    case type
-        when 'brake' then 'Hard braking'
-        when 'throttle' then 'Hard acceleration'
-        when 'corner_left' then 'Sharp turn, left'
-        when 'corner_right' then 'Sharp turn, right'
-        when 'speeding' then 'Speeding'
-        when 'phone_call' then 'Phone call while driving'
-        when 'phone_usage' then 'Phone usage while driving'
-        when 'night_driving' then 'Night driving'
-        when 'tired_driving' then 'Fatigued driving'
-    end as description,
+    event_type_description(type) as description,
     $version as version
 from placed;

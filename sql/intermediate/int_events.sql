@@ -42,15 +42,5 @@ select
             'phone_call', 'phone_usage', 'night_driving', 'tired_driving') then 'unknown_event_type'
         when ended_at < started_at then 'event_time_inverted'
     end as reason,
-    coalesce(description, case type
-        when 'brake' then 'Hard braking'
-        when 'throttle' then 'Hard acceleration'
-        when 'corner_left' then 'Sharp turn, left'
-        when 'corner_right' then 'Sharp turn, right'
-        when 'speeding' then 'Speeding'
-        when 'phone_call' then 'Phone call while driving'
-        when 'phone_usage' then 'Phone usage while driving'
-        when 'night_driving' then 'Night driving'
-        when 'tired_driving' then 'Fatigued driving'
-    end) as description_or_default
+    coalesce(description, event_type_description(type)) as description_or_default
 from typed
