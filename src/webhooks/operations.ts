@@ -54,11 +54,11 @@ async function replay(outbox: Outbox, request: Extract<OperatorRequest, { op: 'r
   return { queued: await outbox.replay({ appId: request.appId, since, statuses: ['failed'] }, now) };
 }
 
-/** `*_ms` columns (epoch milliseconds) become ISO strings named without the suffix. */
+/** `x_ms` columns (epoch milliseconds) become ISO strings named `x_at`. */
 function withIsoTimes(row: Row): Row {
   const out: Row = {};
   for (const [key, value] of Object.entries(row)) {
-    if (key.endsWith('_ms') && key !== 'duration_ms') out[`${key.slice(0, -3)}_at`.replace('_at_at', '_at')] = value === null ? null : new Date(Number(value)).toISOString();
+    if (key.endsWith('_ms') && key !== 'duration_ms') out[`${key.slice(0, -3)}_at`] = value === null ? null : new Date(Number(value)).toISOString();
     else out[key] = value;
   }
   return out;
