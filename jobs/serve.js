@@ -13,13 +13,14 @@ const argv = yargs(hideBin(process.argv))
   .option('host', { type: 'string', default: process.env.HOST ?? '127.0.0.1' })
   .option('data-dir', { type: 'string', describe: 'data folder (env DRIVING_DATA_DIR, default ./data)' })
   .option('connections', { type: 'number', default: 4, describe: 'DuckDB connections to the snapshot' })
+  .option('serving', { choices: ['pack', 'sql'], default: process.env.DRIVING_API_SERVING ?? 'pack', describe: 'answer trips, statistics and scores from the serving pack, or always by SQL (env DRIVING_API_SERVING)' })
   .option('log', { type: 'boolean', default: true, describe: 'one JSON log line per request' })
   .strict()
   .fail(usageFailure('serve'))
   .parseSync();
 
 try {
-  const api = await createApi({ dataDir: resolveDataDir(argv.dataDir), logger: argv.log, connections: argv.connections });
+  const api = await createApi({ dataDir: resolveDataDir(argv.dataDir), logger: argv.log, connections: argv.connections, serving: argv.serving });
   const address = await api.app.listen({ port: argv.port, host: argv.host });
   process.stderr.write(`serve: listening on ${address}\n`);
   for (const signal of ['SIGINT', 'SIGTERM']) {

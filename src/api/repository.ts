@@ -1,7 +1,12 @@
 import { sqlText, type Row } from '../db/sql.js';
+import type { Period } from '../serving/periods.js';
 import type { Snapshot } from './snapshot.js';
 
-/** The data operations' reads: one bound query per call, always scoped to app and user. */
+/**
+ * The data operations' reads, always scoped to app and user: from the snapshot's serving pack when
+ * it has one written in the app's current zone (positioned file reads, no DuckDB), else one bound
+ * query per call. Both give the same rows (test/serving/equivalence.test.ts).
+ */
 export interface Scope {
   appId: string;
   userId: number;
@@ -16,25 +21,31 @@ export interface TripPageQuery {
   limit: number;
 }
 
-export const tripPage = (s: Snapshot, scope: Scope, q: TripPageQuery): Promise<Row[]> =>
-  s.query(sqlText('api/trip_list'), {
+const packFor = (s: Snapshot, scope: Scope) => (s.pack?.servesZone(scope.appId, scope.zone) ? s.pack : null);
+
+export const tripPage = async (s: Snapshot, scope: Scope, q: TripPageQuery): Promise<Row[]> =>
+  packFor(s, scope)?.tripPage(scope, q) ?? s.query(sqlText('api/trip_list'), {
     app_id: scope.appId, user_id: scope.userId, zone: scope.zone, from: q.from.toISOString(), to: q.to.toISOString(),
     after_us: BigInt(q.afterUs), after_trip: q.afterTrip, limit: q.limit,
   });
 
 export async function tripDetail(s: Snapshot, scope: Scope, tripId: string): Promise<{ trip: Row; events: Row[] } | null> {
+  const pack = packFor(s, scope);
+  if (pack) return pack.tripDetail(scope, tripId);
   const params = { app_id: scope.appId, user_id: scope.userId, trip_id: tripId, zone: scope.zone };
   const [trip] = await s.query(sqlText('api/trip_detail'), params);
   if (!trip) return null;
   return { trip, events: await s.query(sqlText('api/trip_events'), params) };
 }
 
-export const statistics = (s: Snapshot, scope: Scope, period: string, startDate: string, endDate: string): Promise<Row[]> =>
-  s.query(sqlText('marts/statistics_periods'), {
+export const statistics = async (s: Snapshot, scope: Scope, period: Period, startDate: string, endDate: string): Promise<Row[]> =>
+  packFor(s, scope)?.statistics(scope, period, startDate, endDate) ?? s.query(sqlText('marts/statistics_periods'), {
     app_id: scope.appId, user_id: scope.userId, period, start_date: startDate, end_date: endDate,
   });
 
 export async function latestScore(s: Snapshot, scope: Scope, interval: number, today: string): Promise<Row | null> {
+  const pack = packFor(s, scope);
+  if (pack) return pack.latestScore(scope, interval, today);
   const rows = await s.query(sqlText('api/safety_score'), {
     app_id: scope.appId, user_id: scope.userId, interval, today, zone: scope.zone,
   });

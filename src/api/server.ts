@@ -16,6 +16,8 @@ export interface ServerOptions {
   logger?: boolean;
   connections?: number;
   pollMs?: number;
+  /** Answer operations 1-4 from the serving pack when there is one (default), or always by SQL. */
+  serving?: 'pack' | 'sql';
   now?: () => Date;
 }
 
@@ -26,6 +28,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
   const snapshots = new SnapshotFollower(paths.publishedDir, paths.manifestFile, {
     connections: options.connections ?? 4,
     pollMs: options.pollMs ?? 250,
+    usePack: (options.serving ?? 'pack') === 'pack',
     onError: (error) => process.stderr.write(`serve: cannot open the published snapshot: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}\n`),
   });
   await snapshots.start();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { ConnectionPool } from '../db/pool.js';
 import type { Params, Row } from '../db/sql.js';
 import type { Manifest } from '../publish/manifest.js';
+import { ServingPack } from '../serving/pack.js';
 
 /** One published slot, opened read-only, with its own connections. */
 export class Snapshot {
@@ -14,21 +15,29 @@ export class Snapshot {
     readonly manifest: Manifest,
     private readonly instance: DuckDBInstance,
     private readonly pool: ConnectionPool,
+    /** The publish's serving pack: operations 1-4 read it instead of DuckDB (null: SQL only). */
+    readonly pack: ServingPack | null,
   ) {}
 
-  static async open(publishedDir: string, manifest: Manifest, connections: number): Promise<Snapshot> {
+  static async open(publishedDir: string, manifest: Manifest, connections: number, usePack = true): Promise<Snapshot> {
     // a new instance every time: the client's cache would hand back the previous file's instance
     const instance = await DuckDBInstance.create(join(publishedDir, manifest.file), { access_mode: 'READ_ONLY' });
     let pool: ConnectionPool | null = null;
+    let pack: ServingPack | null = null;
     try {
       pool = await ConnectionPool.open(instance, connections);
+      if (usePack && manifest.pack) {
+        pack = ServingPack.open(join(publishedDir, manifest.pack));
+        if (pack.version !== manifest.version) throw new Error(`serving pack ${manifest.pack} holds version ${pack.version}, the manifest ${manifest.version}`);
+      }
       // warm: read each table's user_id column once before the first request needs it
       for (const table of ['trips', 'trip_events', 'stats_daily', 'safety_scores']) {
         await pool.query(`select count(*) from ${table} where user_id = 0`);
       }
-      return new Snapshot(manifest, instance, pool);
+      return new Snapshot(manifest, instance, pool, pack);
     } catch (error) {
       // a slot that cannot serve is closed at once: a held read lock would block the next publish
+      pack?.close();
       pool?.close();
       instance.closeSync();
       throw error;
@@ -55,6 +64,7 @@ export class Snapshot {
   }
 
   private close(): void {
+    this.pack?.close();
     this.pool.close();
     this.instance.closeSync();
   }
@@ -77,7 +87,7 @@ export class SnapshotFollower {
   constructor(
     private readonly publishedDir: string,
     private readonly manifestFile: string,
-    private readonly options: { connections: number; pollMs: number; onSwitch?: (m: Manifest) => void; onError?: (e: unknown) => void },
+    private readonly options: { connections: number; pollMs: number; usePack?: boolean; onSwitch?: (m: Manifest) => void; onError?: (e: unknown) => void },
   ) {}
 
   /** Never throws: a slot that cannot be opened leaves the API serving what it had (or 503). */
@@ -127,7 +137,7 @@ export class SnapshotFollower {
     let next: Snapshot;
     try {
       const manifest = JSON.parse(text) as Manifest;
-      next = await Snapshot.open(this.publishedDir, manifest, this.options.connections);
+      next = await Snapshot.open(this.publishedDir, manifest, this.options.connections, this.options.usePack ?? true);
     } catch (error) {
       this.failedManifestText = text;
       this.lastError = error instanceof Error ? error.message.split('\n')[0] ?? error.message : String(error);

@@ -77,7 +77,8 @@ export async function synthesizeHistory(options: SynthOptions): Promise<SynthRes
       result.userDays += counts.userDays;
       result.versions.push(counts.version);
       progress(`bench: synthesized ${batch[0]} .. ${batch[batch.length - 1]}: ${counts.trips} trips, ${counts.events} events (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
-      const published = await publish(wh, { publishedDir: paths.publishedDir, manifestFile: paths.manifestFile, lockWaitMs: settings.publishLockWaitMs, now });
+      // the pack is written once, for the last batch: the history batch's would be replaced at once
+      const published = await publish(wh, { publishedDir: paths.publishedDir, manifestFile: paths.manifestFile, lockWaitMs: settings.publishLockWaitMs, now, servingPack: batch === batches[batches.length - 1] });
       result.publishSeconds += published.seconds;
       progress(`bench: publish ${published.detail}`);
     }

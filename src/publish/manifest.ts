@@ -8,6 +8,8 @@ export type Slot = 'a' | 'b';
 export interface Manifest {
   slot: Slot;
   file: string;
+  /** The serving pack beside the slot (absent when published without one). */
+  pack?: string;
   version: number;
   warehouseId: string;
   publishedAt: string;

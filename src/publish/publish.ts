@@ -1,6 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { mkdirSync } from 'node:fs';
-import { basename } from 'node:path';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { buildPack, type PackBuildResult } from '../serving/build.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { warehouseId, warehouseVersion, inTransaction } from '../warehouse/warehouse.js';
 import { query, quoteIdent, quoteLiteral, run, runScript } from '../db/sql.js';
@@ -12,6 +13,8 @@ export interface PublishOptions {
   manifestFile: string;
   lockWaitMs: number;
   now: Date;
+  /** Write the serving pack the API answers from (default true; the bench's history days skip it but the last). */
+  servingPack?: boolean;
 }
 
 export interface PublishResult {
@@ -21,6 +24,8 @@ export interface PublishResult {
   version: number;
   rowsApplied: number;
   seconds: number;
+  /** The serving pack written, when one was. */
+  pack: PackBuildResult | null;
   detail: string;
 }
 
@@ -37,7 +42,7 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
   const whId = await warehouseId(conn);
   const current = readManifest(options.manifestFile);
   if (current && current.version === version && current.warehouseId === whId) {
-    return { published: false, slot: current.slot, fromVersion: version, version, rowsApplied: 0, seconds: 0, detail: 'already published' };
+    return { published: false, slot: current.slot, fromVersion: version, version, rowsApplied: 0, seconds: 0, pack: null, detail: 'already published' };
   }
   const target: Slot = current?.slot === 'a' ? 'b' : 'a';
   const file = slotFile(options.publishedDir, target);
@@ -58,19 +63,51 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
       return changedRows(conn);
     });
     await run(conn, 'checkpoint slot');
+    // a pack that cannot be written fails the publish before the switch: the last good state stays served
+    const pack = options.servingPack === false ? null : await writePack(conn, options.publishedDir, target, version);
     await run(conn, 'detach slot');
     writeManifest(options.manifestFile, {
       slot: target,
       file: basename(file),
+      ...(pack ? { pack: basename(pack.file) } : {}),
       version,
       warehouseId: whId,
       publishedAt: options.now.toISOString(),
     });
+    removeStalePacks(options.publishedDir, [pack?.file, current?.pack]);
     const seconds = (performance.now() - started) / 1000;
-    return { published: true, slot: target, fromVersion: since, version, rowsApplied, seconds, detail: `slot ${target} now at version ${version} (${rowsApplied} rows in ${seconds.toFixed(2)} s)` };
+    const packDetail = pack ? `; serving pack ${(pack.bytes / 2 ** 20).toFixed(1)} MiB in ${pack.seconds.toFixed(2)} s` : '';
+    return {
+      published: true, slot: target, fromVersion: since, version, rowsApplied, seconds, pack,
+      detail: `slot ${target} now at version ${version} (${rowsApplied} rows in ${seconds.toFixed(2)} s${packDetail})`,
+    };
   } catch (error) {
     await run(conn, 'detach database if exists slot').catch(() => undefined);
     throw error;
+  }
+}
+
+/** The serving pack of the slot just written, with local times in each app's zone (src/serving). */
+async function writePack(conn: DuckDBConnection, publishedDir: string, slot: Slot, version: number): Promise<PackBuildResult> {
+  await run(conn, 'create or replace temp table serving_zones as select app_id, time_zone from apps');
+  const zones = Object.fromEntries((await query(conn, 'select app_id, time_zone from serving_zones')).map((r) => [String(r['app_id']), String(r['time_zone'])]));
+  const home = await currentDatabase(conn);
+  await run(conn, 'use slot');
+  try {
+    return await buildPack(conn, join(publishedDir, `serving-${slot}-v${version}.pack`), version, zones);
+  } finally {
+    await run(conn, `use ${quoteIdent(home)}`);
+  }
+}
+
+/**
+ * Packs other than the new one and the one the API may still be serving go (with leftovers of a
+ * killed build). An API still draining an older one keeps reading it: an open file outlives its name.
+ */
+function removeStalePacks(publishedDir: string, keep: (string | undefined)[]): void {
+  const kept = new Set(keep.filter((k): k is string => k !== undefined).map((k) => basename(k)));
+  for (const name of readdirSync(publishedDir)) {
+    if (name.startsWith('serving-') && !kept.has(name)) rmSync(join(publishedDir, name), { force: true });
   }
 }
 

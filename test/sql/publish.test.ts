@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { runLoad } from '../../src/jobs/load.js';
 import { openDatabase } from '../../src/db/open.js';
 import { run } from '../../src/db/sql.js';
@@ -83,5 +84,30 @@ describe('publish', () => {
     } finally {
       delete process.env['DRIVING_PUBLISH_LOCK_WAIT_MS'];
     }
+  });
+
+  it('writes a serving pack per publish, keeps the one the API may still serve, and removes older ones and leftovers', async () => {
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', '2026-11-18')])], now });
+    writeFileSync(join(ws.paths.publishedDir, 'serving-b-v9.pack.tmp'), 'left by a killed build');
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '2.ndjson'), [trip('b', '2026-11-19')])], now });
+    const third = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '3.ndjson'), [trip('c', '2026-11-20')])], now });
+    expect(third.publish.pack?.rows).toEqual({ trips: 3, stats: 3, scores: 0 });
+    expect(manifestOf(ws.paths)?.pack).toBe('serving-a-v3.pack');
+    expect(readdirSync(ws.paths.publishedDir).filter((f) => f.startsWith('serving-')).sort()).toEqual(['serving-a-v3.pack', 'serving-b-v2.pack']);
+  });
+
+  it('does not switch when the serving pack cannot be written, and finishes the publish on the next run', async () => {
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', '2026-11-18')])], now });
+    const good = manifestOf(ws.paths);
+    // the pack's final name is taken by a folder: the rename fails after the slot was written
+    mkdirSync(join(ws.paths.publishedDir, 'serving-b-v2.pack'));
+    await expect(runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '2.ndjson'), [trip('b', '2026-11-19')])], now })).rejects.toThrow();
+    expect(manifestOf(ws.paths)).toEqual(good);
+    expect(readdirSync(ws.paths.publishedDir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    rmSync(join(ws.paths.publishedDir, 'serving-b-v2.pack'), { recursive: true });
+    const retried = await runLoad({ dataDir: ws.dir, inputs: [], now });
+    expect(retried.publish).toMatchObject({ published: true, slot: 'b', version: 2 });
+    expect(manifestOf(ws.paths)?.pack).toBe('serving-b-v2.pack');
+    expect((await publishedRows(ws.paths, 'trips', 'trip_id')).map((t) => t['trip_id'])).toEqual(['a', 'b']);
   });
 });

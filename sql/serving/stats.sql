@@ -1,0 +1,16 @@
+-- grain: one row per user and day of a published slot, each user's days together, oldest first:
+--        the serving pack's statistics section. The API sums these into day/week/month periods
+--        exactly as marts/statistics_periods.sql does (src/serving/periods.ts).
+-- reads: stats_daily
+select
+    app_id,
+    user_id,
+    (stat_date - date '1970-01-01')::double as sort_key,
+    '' as trip_id,
+    to_json([
+        count_trips::double, mileage_m::double, duration_s::double, count_events::double,
+        max_speed_kmh, score_x_mileage, score_sum
+    ])::varchar as payload,
+    '' as extra
+from stats_daily
+order by app_id, user_id, stat_date

@@ -1,0 +1,149 @@
+// The serving pack answers operations 1-4 with exactly what the SQL path answers: two APIs over
+// the same published data, one reading the pack and one forced to SQL, compared response by
+// response over every user and trip, across the October DST change, trips across midnight, ties in
+// start time (trip ids compared by UTF-8 bytes, as DuckDB does), week and month edges, and an app
+// whose zone changed after the publish (the pack then steps aside for that app).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createApi } from '../../src/api/server.js';
+import { AppStore } from '../../src/apps/store.js';
+import { runGenerate } from '../../src/jobs/generate.js';
+import { runLoad } from '../../src/jobs/load.js';
+import { runScore } from '../../src/jobs/score.js';
+import { PassportStore } from '../../src/passport/store.js';
+import { manifestOf, publishedRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
+import { tripRecord } from '../helpers/trips.js';
+
+let ws: Workspace;
+let packApi: Awaited<ReturnType<typeof createApi>>;
+let sqlApi: Awaited<ReturnType<typeof createApi>>;
+let key: string;
+let clock = new Date('2026-10-30T12:00:00Z');
+let users: string[] = [];
+let tripsByUser = new Map<string, string[]>();
+
+async function both(url: string): Promise<{ status: number; body: unknown }> {
+  const ask = async (api: typeof packApi) => {
+    const res = await api.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}` } });
+    const body = res.json() as Record<string, unknown>;
+    delete body['requestId'];
+    return { status: res.statusCode, body: body as unknown };
+  };
+  const [fromPack, fromSql] = [await ask(packApi), await ask(sqlApi)];
+  expect(fromPack, url).toEqual(fromSql);
+  return fromPack;
+}
+
+beforeAll(async () => {
+  ws = await workspace('Europe/Berlin');
+  key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
+  await runGenerate({ dataDir: ws.dir, users: 8, days: 12, seed: 5, format: 'ndjson', endDate: '2026-10-30', out: join(ws.dir, 'gen') });
+  const passport = await PassportStore.open(ws.paths.passportFile);
+  const tieUser = (await passport.ensureAccounts(ws.appId, ['tie-driver', 'idle-driver'])).get('tie-driver') as number;
+  passport.close();
+  // same start time, ids that sort differently by UTF-16 and by UTF-8; one across midnight and the DST change
+  const ties = ['tie-a', 'tie-z', 'tie-\u00e9', 'tie-\uff5e', 'tie-\u{1f600}'].map((tripId) =>
+    tripRecord({ appId: ws.appId, tripId, userId: tieUser, orgUserId: 'tie-driver', start: '2026-10-24T23:50:00+02:00', seconds: 900, events: [{ type: 'brake', from: 10, to: 12 }] }));
+  ties.push(tripRecord({ appId: ws.appId, tripId: 'overnight', userId: tieUser, orgUserId: 'tie-driver', start: '2026-10-25T02:30:00+02:00', seconds: 3600 }));
+  await runLoad({ dataDir: ws.dir, inputs: [join(ws.dir, 'gen'), writeNdjson(join(ws.dir, 'in', 'ties.ndjson'), ties)], now: clock });
+  for (const date of ['2026-10-28', '2026-10-30']) await runScore({ dataDir: ws.dir, date, now: clock });
+  packApi = await createApi({ dataDir: ws.dir, now: () => clock, pollMs: 50 });
+  sqlApi = await createApi({ dataDir: ws.dir, now: () => clock, pollMs: 50, serving: 'sql' });
+  const trips = await publishedRows(ws.paths, 'trips', 'org_user_id, trip_id');
+  for (const t of trips) tripsByUser.set(String(t['org_user_id']), [...(tripsByUser.get(String(t['org_user_id'])) ?? []), String(t['trip_id'])]);
+  users = [...tripsByUser.keys(), 'idle-driver', 'nobody'];
+}, 120_000);
+afterAll(async () => {
+  await packApi?.close();
+  await sqlApi?.close();
+  ws?.cleanup();
+});
+
+describe('serving pack', () => {
+  it('is written by the publish and read by the API (the SQL API has none)', async () => {
+    const manifest = manifestOf(ws.paths);
+    expect(manifest?.pack).toMatch(/^serving-[ab]-v\d+\.pack$/);
+    expect(existsSync(join(ws.paths.publishedDir, manifest?.pack as string))).toBe(true);
+    expect((await packApi.ctx.snapshots.use(async (s) => s.pack !== null))?.value).toBe(true);
+    expect((await sqlApi.ctx.snapshots.use(async (s) => s.pack !== null))?.value).toBe(false);
+    expect(tripsByUser.size).toBeGreaterThanOrEqual(8);
+  });
+
+  it('lists trips like SQL: every range, page size and cursor page', async () => {
+    const ranges = ['', '&startTime=2026-10-24&endTime=2026-10-25', '&startTime=2026-10-25T02:30:00&endTime=2026-10-25T03:29:59', '&startTime=2026-10-29'];
+    let pages = 0;
+    for (const user of users) {
+      for (const range of ranges) {
+        for (const limit of [1, 2, 20]) {
+          let cursor: string | undefined;
+          do {
+            const { status, body } = await both(`/v1/org-user/${encodeURIComponent(user)}/trips?limit=${limit}${range}${cursor ? `&nextCursor=${cursor}` : ''}`);
+            pages++;
+            cursor = status === 200 ? (body as { nextCursor?: string }).nextCursor : undefined;
+          } while (cursor);
+        }
+      }
+    }
+    expect(pages).toBeGreaterThan(300);
+    const ties = (await both('/v1/org-user/tie-driver/trips?startTime=2026-10-24&endTime=2026-10-24')).body as { trips: { tripId: string }[] };
+    // UTF-8 byte order, descending: U+1F600 (f0..) > U+FF5E (ef..) > U+00E9 (c3..) > z > a
+    expect(ties.trips.map((t) => t.tripId)).toEqual(['tie-\u{1f600}', 'tie-\uff5e', 'tie-\u00e9', 'tie-z', 'tie-a']);
+  });
+
+  it('gives every trip in detail like SQL, and the same 404 for a trip that is not the user\'s', async () => {
+    let n = 0;
+    for (const [user, trips] of tripsByUser) {
+      for (const trip of trips) {
+        expect((await both(`/v1/org-user/${encodeURIComponent(user)}/trip/${encodeURIComponent(trip)}`)).status).toBe(200);
+        n++;
+      }
+      expect((await both(`/v1/org-user/${encodeURIComponent(user)}/trip/no-such-trip`)).status).toBe(404);
+    }
+    const other = [...tripsByUser.keys()].find((u) => u !== 'tie-driver') as string;
+    expect((await both(`/v1/org-user/${encodeURIComponent(other)}/trip/overnight`)).status).toBe(404);
+    expect(n).toBeGreaterThan(40);
+  });
+
+  it('sums statistics like SQL for days, ISO weeks and months, clipped at the range edges', async () => {
+    const ranges = [['2026-10-01', '2026-10-31'], ['2026-10-20', '2026-10-27'], ['2026-09-28', '2026-11-09'], ['2026-10-25', '2026-10-25'], ['2026-10-14', '2026-10-19']];
+    for (const user of users) {
+      for (const type of ['day', 'week', 'month']) {
+        for (const [start, end] of ranges) {
+          const { status, body } = await both(`/v1/org-user/${encodeURIComponent(user)}/statistics?type=${type}&startTime=${start}&endTime=${end}`);
+          if (user !== 'nobody') expect(status).toBe(200);
+          if (type === 'week' && start === '2026-09-28' && status === 200) expect((body as { statistics: unknown[] }).statistics).toHaveLength(7);
+        }
+      }
+    }
+  });
+
+  it('gives the latest score like SQL, on the evaluation day, after it and before any', async () => {
+    let found = 0;
+    for (const at of ['2026-10-30T12:00:00Z', '2026-10-29T12:00:00Z', '2026-11-20T12:00:00Z', '2026-10-01T12:00:00Z']) {
+      clock = new Date(at);
+      for (const user of users) {
+        for (const interval of [30, 90]) if ((await both(`/v1/org-user/${encodeURIComponent(user)}/safety-score?interval=${interval}`)).status === 200) found++;
+      }
+    }
+    clock = new Date('2026-10-30T12:00:00Z');
+    expect(found).toBeGreaterThan(20);
+  });
+
+  it('steps aside for an app whose zone changed since the publish: times then follow the new zone', async () => {
+    const file = JSON.parse(readFileSync(ws.paths.appsFile, 'utf8')) as { apps: { appId: string; timeZone: string }[] };
+    const apps = file.apps;
+    const before = ((await both('/v1/org-user/tie-driver/trip/overnight')).body as { trip: { startTime: string } }).trip.startTime;
+    for (const app of apps) if (app.appId === ws.appId) app.timeZone = 'America/New_York';
+    writeFileSync(ws.paths.appsFile, JSON.stringify(file, null, 2));
+    try {
+      const after = ((await both('/v1/org-user/tie-driver/trip/overnight')).body as { trip: { startTime: string } }).trip.startTime;
+      expect([before, after]).toEqual(['2026-10-25 02:30:00', '2026-10-24 20:30:00']);
+      await both('/v1/org-user/tie-driver/trips?limit=3');
+      await both('/v1/org-user/tie-driver/safety-score?interval=30');
+    } finally {
+      for (const app of apps) if (app.appId === ws.appId) app.timeZone = 'Europe/Berlin';
+      writeFileSync(ws.paths.appsFile, JSON.stringify(file, null, 2));
+    }
+  });
+});
