@@ -2,6 +2,7 @@
 --        today and any later ones): the serving pack's score section. The JSON holds exactly the
 --        columns and formatting of api/safety_score.sql in the app's zone as of this publish.
 -- reads: safety_scores, serving_zones (temp: app_id, time_zone)
+-- params: $buckets INTEGER, $bucket INTEGER (one build step's users, as in serving/trips.sql)
 select
     s.app_id,
     s.user_id,
@@ -18,4 +19,5 @@ select
     '' as extra
 from safety_scores as s
 join serving_zones as z on z.app_id = s.app_id
+where s.user_id % $buckets = $bucket
 order by s.app_id, s.user_id, s.evaluation_date desc, s.interval_days

@@ -2,6 +2,7 @@
 --        the serving pack's statistics section. The API sums these into day/week/month periods
 --        exactly as marts/statistics_periods.sql does (src/serving/periods.ts).
 -- reads: stats_daily
+-- params: $buckets INTEGER, $bucket INTEGER (one build step's users, as in serving/trips.sql)
 select
     app_id,
     user_id,
@@ -13,4 +14,5 @@ select
     ])::varchar as payload,
     '' as extra
 from stats_daily
+where user_id % $buckets = $bucket
 order by app_id, user_id, stat_date

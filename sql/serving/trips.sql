@@ -4,6 +4,8 @@
 --        times in the app's zone as of this publish (the API falls back to those files when an
 --        app's zone has changed since).
 -- reads: trips, trip_events, serving_zones (temp: app_id, time_zone)
+-- params: $buckets INTEGER, $bucket INTEGER: the users with user_id % $buckets = $bucket, so the
+--         sort and the events' lists of one build step fit in memory whatever the history
 with events as (
     select
         e.app_id,
@@ -17,6 +19,7 @@ with events as (
         } order by e.started_at, e.event_index))::varchar as events_json
     from trip_events as e
     join serving_zones as z on z.app_id = e.app_id
+    where e.user_id % $buckets = $bucket
     group by e.app_id, e.user_id, e.trip_id
 )
 
@@ -41,4 +44,5 @@ select
 from trips as t
 join serving_zones as z on z.app_id = t.app_id
 left join events as ev on ev.app_id = t.app_id and ev.user_id = t.user_id and ev.trip_id = t.trip_id
+where t.user_id % $buckets = $bucket
 order by t.app_id, t.user_id, t.started_at desc, t.trip_id desc

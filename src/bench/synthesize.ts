@@ -4,6 +4,7 @@ import { AppStore, type App } from '../apps/store.js';
 import { inTransaction, nextBatchId, openWarehouse, setWarehouseVersion, warehouseVersion, type Warehouse } from '../warehouse/warehouse.js';
 import { query, run, runFile, runScript, sqlText } from '../db/sql.js';
 import { publish } from '../publish/publish.js';
+import { scoreDate } from '../score/score-date.js';
 import { cityCentre } from '../generate/city.js';
 import { addDays, datesBetween } from '../time.js';
 import { silent, type Progress } from '../progress.js';
@@ -77,8 +78,9 @@ export async function synthesizeHistory(options: SynthOptions): Promise<SynthRes
       result.userDays += counts.userDays;
       result.versions.push(counts.version);
       progress(`bench: synthesized ${batch[0]} .. ${batch[batch.length - 1]}: ${counts.trips} trips, ${counts.events} events (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+      if (batch !== batches[batches.length - 1]) await scoreHistory(wh, app, batch, now, progress);
       // the pack is written once, for the last batch: the history batch's would be replaced at once
-      const published = await publish(wh, { publishedDir: paths.publishedDir, manifestFile: paths.manifestFile, lockWaitMs: settings.publishLockWaitMs, now, servingPack: batch === batches[batches.length - 1] });
+      const published = await publish(wh, { publishedDir: paths.publishedDir, manifestFile: paths.manifestFile, lockWaitMs: settings.publishLockWaitMs, now, servingPack: batch === batches[batches.length - 1], progress: (m) => progress(`bench: ${m}`) });
       result.publishSeconds += published.seconds;
       progress(`bench: publish ${published.detail}`);
     }
@@ -86,6 +88,22 @@ export async function synthesizeHistory(options: SynthOptions): Promise<SynthRes
   } finally {
     wh.close();
   }
+}
+
+/**
+ * The scores the nightly job would have left for each history day, by the real score step, so the
+ * score job and the publish meet a warehouse holding 90 days of scores (about 180 rows per user)
+ * instead of none. Like the history's trips they are not news: no safety_score.updated for them.
+ */
+async function scoreHistory(wh: Warehouse, app: App, days: string[], now: Date, progress: Progress): Promise<void> {
+  const t0 = performance.now();
+  let version = 0;
+  for (const [i, day] of days.entries()) {
+    // the nightly run of the next morning scores the windows ending with `day`
+    version = (await scoreDate(wh, app.appId, addDays(day, 1), now)).version;
+    if ((i + 1) % 10 === 0 || i === days.length - 1) progress(`bench: scored history ${i + 1}/${days.length} days (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+  }
+  await run(wh.conn, "insert or replace into meta values ('score_events_version', $v::varchar)", { v: version });
 }
 
 interface BatchCounts {

@@ -77,6 +77,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       manifestFile: paths.manifestFile,
       lockWaitMs: settings.publishLockWaitMs,
       now,
+      progress: (m) => progress(`load: ${m}`),
     });
     progress(`load: publish ${published.detail}`);
     const events = await emitEvents(wh, paths.eventsDir, published.version, now);

@@ -54,6 +54,7 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
       manifestFile: paths.manifestFile,
       lockWaitMs: settings.publishLockWaitMs,
       now,
+      progress: (m) => progress(`score: ${m}`),
     });
     progress(`score: publish ${published.detail}`);
     const events = await emitEvents(wh, paths.eventsDir, published.version, now);

@@ -15,6 +15,8 @@ export interface PublishOptions {
   now: Date;
   /** Write the serving pack the API answers from (default true; the bench's history days skip it but the last). */
   servingPack?: boolean;
+  /** Where the pack build reports its steps. */
+  progress?: (message: string) => void;
 }
 
 export interface PublishResult {
@@ -64,7 +66,7 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
     });
     await run(conn, 'checkpoint slot');
     // a pack that cannot be written fails the publish before the switch: the last good state stays served
-    const pack = options.servingPack === false ? null : await writePack(conn, options.publishedDir, target, version);
+    const pack = options.servingPack === false ? null : await writePack(conn, options.publishedDir, target, version, options.progress);
     await run(conn, 'detach slot');
     writeManifest(options.manifestFile, {
       slot: target,
@@ -88,13 +90,13 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
 }
 
 /** The serving pack of the slot just written, with local times in each app's zone (src/serving). */
-async function writePack(conn: DuckDBConnection, publishedDir: string, slot: Slot, version: number): Promise<PackBuildResult> {
+async function writePack(conn: DuckDBConnection, publishedDir: string, slot: Slot, version: number, progress?: (m: string) => void): Promise<PackBuildResult> {
   await run(conn, 'create or replace temp table serving_zones as select app_id, time_zone from apps');
   const zones = Object.fromEntries((await query(conn, 'select app_id, time_zone from serving_zones')).map((r) => [String(r['app_id']), String(r['time_zone'])]));
   const home = await currentDatabase(conn);
   await run(conn, 'use slot');
   try {
-    return await buildPack(conn, join(publishedDir, `serving-${slot}-v${version}.pack`), version, zones);
+    return await buildPack(conn, join(publishedDir, `serving-${slot}-v${version}.pack`), version, zones, progress);
   } finally {
     await run(conn, `use ${quoteIdent(home)}`);
   }

@@ -1,5 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { positiveInt } from '../config.js';
 import { stripComments, paramsFor, sqlText } from '../db/sql.js';
 import { ENTRY_BYTES, FORMAT, MAGIC, SECTIONS, USER_FIELDS, tripIdHash, type Footer, type Section } from './format.js';
 
@@ -10,6 +11,9 @@ export interface PackBuildResult {
   users: number;
   seconds: number;
 }
+
+/** Trips per build step (env DRIVING_SERVING_PACK_STEP_ROWS; tests make it tiny to cross steps). */
+const rowsPerStep = (): number => positiveInt(process.env['DRIVING_SERVING_PACK_STEP_ROWS'], 250_000, 'DRIVING_SERVING_PACK_STEP_ROWS');
 
 /** Appends bytes to a file through an 8 MiB buffer; `position` is where the next byte lands. */
 class Writer {
@@ -69,7 +73,9 @@ class Writer {
  * side file first and is appended after the payloads. Written to `file.tmp` and renamed, so a
  * reader never sees half a pack.
  */
-export async function buildPack(conn: DuckDBConnection, file: string, version: number, zones: Record<string, string>): Promise<PackBuildResult> {
+export async function buildPack(
+  conn: DuckDBConnection, file: string, version: number, zones: Record<string, string>, onProgress?: (message: string) => void,
+): Promise<PackBuildResult> {
   const started = performance.now();
   const tmp = `${file}.tmp`;
   const indexTmp = `${file}.index.tmp`;
@@ -82,38 +88,45 @@ export async function buildPack(conn: DuckDBConnection, file: string, version: n
     const appIndex = new Map<string, number>();
     const users = new Map<string, number[]>();
     const rows = { trips: 0, stats: 0, scores: 0 } as Record<Section, number>;
+    // users in buckets of about rowsPerStep() trips: each step sorts and aggregates only its own
+    // (one query over 5 M trips and 32 M events ran out of a 3 GB memory limit)
+    const [counts] = (await (await conn.runAndReadAll('select count(*)::double as n from trips')).getRowObjectsJson()) as { n: number }[];
+    const buckets = Math.max(1, Math.ceil(Number(counts?.n ?? 0) / Math.max(1, rowsPerStep())));
     for (const [s, section] of SECTIONS.entries()) {
-      const sql = stripComments(sqlText(`serving/${section}`));
-      const result = await conn.stream(sql, paramsFor(sql));
-      for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
-        const [appIds, userIds, keys, tripIds, payloads, extras] = chunk.getColumns() as [string[], bigint[], number[], string[], string[], string[]];
-        for (let r = 0; r < chunk.rowCount; r++) {
-          const appId = appIds[r] as string;
-          const userId = Number(userIds[r]);
-          const userKey = `${appId}\u0000${userId}`;
-          let user = users.get(userKey);
-          if (!user) {
-            let a = appIndex.get(appId);
-            if (a === undefined) {
-              a = apps.length;
-              apps.push(appId);
-              appIndex.set(appId, a);
+      for (let bucket = 0; bucket < buckets; bucket++) {
+        const sql = stripComments(sqlText(`serving/${section}`));
+        const result = await conn.stream(sql, paramsFor(sql, { buckets, bucket }));
+        for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+          const [appIds, userIds, keys, tripIds, payloads, extras] = chunk.getColumns() as [string[], bigint[], number[], string[], string[], string[]];
+          for (let r = 0; r < chunk.rowCount; r++) {
+            const appId = appIds[r] as string;
+            const userId = Number(userIds[r]);
+            const userKey = `${appId}\u0000${userId}`;
+            let user = users.get(userKey);
+            if (!user) {
+              let a = appIndex.get(appId);
+              if (a === undefined) {
+                a = apps.length;
+                apps.push(appId);
+                appIndex.set(appId, a);
+              }
+              user = new Array<number>(USER_FIELDS).fill(0);
+              user[0] = a;
+              user[1] = userId;
+              users.set(userKey, user);
             }
-            user = new Array<number>(USER_FIELDS).fill(0);
-            user[0] = a;
-            user[1] = userId;
-            users.set(userKey, user);
+            if (user[3 + 2 * s] === 0) user[2 + 2 * s] = rows[section];
+            user[3 + 2 * s] = (user[3 + 2 * s] as number) + 1;
+            const offset = data.position;
+            const length = data.string(payloads[r] as string);
+            const extraLength = data.string(extras[r] as string);
+            const aux = section === 'trips' ? tripIdHash(tripIds[r] as string) : section === 'scores' ? Number(tripIds[r]) : 0;
+            index.entry(keys[r] as number, aux, length, extraLength, offset);
+            rows[section]++;
           }
-          if (user[3 + 2 * s] === 0) user[2 + 2 * s] = rows[section];
-          user[3 + 2 * s] = (user[3 + 2 * s] as number) + 1;
-          const offset = data.position;
-          const length = data.string(payloads[r] as string);
-          const extraLength = data.string(extras[r] as string);
-          const aux = section === 'trips' ? tripIdHash(tripIds[r] as string) : section === 'scores' ? Number(tripIds[r]) : 0;
-          index.entry(keys[r] as number, aux, length, extraLength, offset);
-          rows[section]++;
         }
       }
+      onProgress?.(`serving pack: ${section} written (${rows[section].toLocaleString('en-US')} rows)`);
     }
     data.flush();
     index.flush();

@@ -46,8 +46,14 @@ beforeAll(async () => {
   const ties = ['tie-a', 'tie-z', 'tie-\u00e9', 'tie-\uff5e', 'tie-\u{1f600}'].map((tripId) =>
     tripRecord({ appId: ws.appId, tripId, userId: tieUser, orgUserId: 'tie-driver', start: '2026-10-24T23:50:00+02:00', seconds: 900, events: [{ type: 'brake', from: 10, to: 12 }] }));
   ties.push(tripRecord({ appId: ws.appId, tripId: 'overnight', userId: tieUser, orgUserId: 'tie-driver', start: '2026-10-25T02:30:00+02:00', seconds: 3600 }));
-  await runLoad({ dataDir: ws.dir, inputs: [join(ws.dir, 'gen'), writeNdjson(join(ws.dir, 'in', 'ties.ndjson'), ties)], now: clock });
-  for (const date of ['2026-10-28', '2026-10-30']) await runScore({ dataDir: ws.dir, date, now: clock });
+  // build steps of 7 trips: users spread over many steps, as at millions of trips
+  process.env['DRIVING_SERVING_PACK_STEP_ROWS'] = '7';
+  try {
+    await runLoad({ dataDir: ws.dir, inputs: [join(ws.dir, 'gen'), writeNdjson(join(ws.dir, 'in', 'ties.ndjson'), ties)], now: clock });
+    for (const date of ['2026-10-28', '2026-10-30']) await runScore({ dataDir: ws.dir, date, now: clock });
+  } finally {
+    delete process.env['DRIVING_SERVING_PACK_STEP_ROWS'];
+  }
   packApi = await createApi({ dataDir: ws.dir, now: () => clock, pollMs: 50 });
   sqlApi = await createApi({ dataDir: ws.dir, now: () => clock, pollMs: 50, serving: 'sql' });
   const trips = await publishedRows(ws.paths, 'trips', 'org_user_id, trip_id');

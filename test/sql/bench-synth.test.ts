@@ -29,7 +29,8 @@ describe('synthesized history', () => {
     expect(synth.trips).toBeGreaterThan(40 * 21 * 1.1);
     expect(synth.trips).toBeLessThan(40 * 21 * 2);
     expect(synth.events / synth.trips).toBeGreaterThan(3);
-    expect(synth.versions).toEqual([1, 2]);
+    // the history batch, one version per scored history day (20), then the last day
+    expect(synth.versions).toEqual([1, 22]);
   });
 
   it('passes every publish check, in the warehouse and in the served slot', async () => {
@@ -42,7 +43,7 @@ describe('synthesized history', () => {
         db.close();
       }
     }
-    expect(manifestOf(ws.paths)?.version).toBe(2);
+    expect(manifestOf(ws.paths)?.version).toBe(22);
   });
 
   it('has statistics equal to the sums of each user-day\'s normal trips, and no day without its row', async () => {
@@ -81,12 +82,20 @@ describe('synthesized history', () => {
     expect(Number(row?.['rush_trips'])).toBeGreaterThan(0);
   });
 
-  it('scores and publishes on top of it, and the history is not announced as new trips', async () => {
+  it('holds the scores the nightly job would have left for every history day, by the real score step', async () => {
+    const runs = await warehouseRows(ws.paths, "select min(evaluation_date)::varchar as first, max(evaluation_date)::varchar as last, count(*) as n from score_runs");
+    expect(runs[0]).toMatchObject({ first: '2026-10-17', last: '2026-11-05', n: '20' });
+    const [scores] = await warehouseRows(ws.paths, 'select count(*) as n, count(distinct evaluation_date) as days from safety_scores');
+    expect(Number(scores?.['days'])).toBe(20);
+    expect(Number(scores?.['n'])).toBeGreaterThan(20 * 2 * 35);
+  });
+
+  it('scores and publishes on top of it, and the history is not announced as new trips or scores', async () => {
     const score = await runScore({ dataDir: ws.dir, date: '2026-11-06', now });
     expect(score.runs[0]?.users).toBe(40);
     expect(score.events.tripCreated).toBe(0);
     expect(score.events.safetyScoreUpdated).toBe(40);
-    const [shares] = await warehouseRows(ws.paths, 'select min(safety_score) as lo, max(safety_score) as hi, count(*) as n from safety_scores');
+    const [shares] = await warehouseRows(ws.paths, "select min(safety_score) as lo, max(safety_score) as hi, count(*) as n from safety_scores where evaluation_date = '2026-11-06'");
     expect(Number(shares?.['n'])).toBe(80);
     expect(Number(shares?.['lo'])).toBeGreaterThan(0);
     expect(Number(shares?.['hi'])).toBeLessThanOrEqual(100);
