@@ -1,10 +1,10 @@
--- grain: one row per user and day of a published slot, each user's days together, oldest first:
---        the serving pack's statistics section. The API sums these into day/week/month periods
---        exactly as marts/statistics_periods.sql does (src/serving/periods.ts).
+-- grain: one row per user and day of one app in a published slot, each user's days together,
+--        oldest first: the serving pack's statistics section. The API sums these into
+--        day/week/month periods exactly as marts/statistics_periods.sql does (src/serving/periods.ts).
 -- reads: stats_daily
--- params: $buckets INTEGER, $bucket INTEGER (one build step's users, as in serving/trips.sql)
+-- params: $app_id VARCHAR, $buckets INTEGER,
+--         $bucket INTEGER (one build step's users, as in serving/trips.sql)
 select
-    app_id,
     user_id,
     (stat_date - date '1970-01-01')::double as sort_key,
     '' as trip_id,
@@ -14,5 +14,5 @@ select
     ])::varchar as payload,
     '' as extra
 from stats_daily
-where user_id % $buckets = $bucket
-order by app_id, user_id, stat_date
+where app_id = $app_id and user_id % $buckets = $bucket
+order by user_id, stat_date

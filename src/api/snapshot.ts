@@ -26,10 +26,7 @@ export class Snapshot {
     let pack: ServingPack | null = null;
     try {
       pool = await ConnectionPool.open(instance, connections);
-      if (usePack && manifest.pack) {
-        pack = ServingPack.open(join(publishedDir, manifest.pack));
-        if (pack.version !== manifest.version) throw new Error(`serving pack ${manifest.pack} holds version ${pack.version}, the manifest ${manifest.version}`);
-      }
+      if (usePack && manifest.pack) pack = ServingPack.open(publishedDir, manifest.pack.files);
       // warm: read each table's user_id column once before the first request needs it
       for (const table of ['trips', 'trip_events', 'stats_daily', 'safety_scores']) {
         await pool.query(`select count(*) from ${table} where user_id = 0`);

@@ -1,12 +1,13 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { buildPack, type PackBuildResult } from '../serving/build.js';
+import { buildSection, type SectionBuildResult } from '../serving/build.js';
+import { SECTIONS, type Section } from '../serving/format.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { warehouseId, warehouseVersion, inTransaction } from '../warehouse/warehouse.js';
-import { query, quoteIdent, quoteLiteral, run, runScript } from '../db/sql.js';
+import { query, quoteIdent, quoteLiteral, run, runScript, sqlText } from '../db/sql.js';
 import { CheckFailedError, runChecks } from './checks.js';
-import { readManifest, slotFile, writeManifest, type Slot } from './manifest.js';
+import { readManifest, slotFile, writeManifest, type Manifest, type Slot } from './manifest.js';
 
 export interface PublishOptions {
   publishedDir: string;
@@ -26,8 +27,8 @@ export interface PublishResult {
   version: number;
   rowsApplied: number;
   seconds: number;
-  /** The serving pack written, when one was. */
-  pack: PackBuildResult | null;
+  /** The serving pack's sections written by this publish (the others were reused unchanged). */
+  pack: SectionBuildResult[] | null;
   detail: string;
 }
 
@@ -66,21 +67,21 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
     });
     await run(conn, 'checkpoint slot');
     // a pack that cannot be written fails the publish before the switch: the last good state stays served
-    const pack = options.servingPack === false ? null : await writePack(conn, options.publishedDir, target, version, options.progress);
+    const pack = options.servingPack === false ? null : await writePack(conn, options.publishedDir, version, current?.warehouseId === whId ? current : null, options.progress);
     await run(conn, 'detach slot');
     writeManifest(options.manifestFile, {
       slot: target,
       file: basename(file),
-      ...(pack ? { pack: basename(pack.file) } : {}),
+      ...(pack ? { pack: pack.manifest } : {}),
       version,
       warehouseId: whId,
       publishedAt: options.now.toISOString(),
     });
-    removeStalePacks(options.publishedDir, [pack?.file, current?.pack]);
+    removeStalePacks(options.publishedDir, [...Object.values(pack?.manifest.files ?? {}), ...Object.values(current?.pack?.files ?? {})]);
     const seconds = (performance.now() - started) / 1000;
-    const packDetail = pack ? `; serving pack ${(pack.bytes / 2 ** 20).toFixed(1)} MiB in ${pack.seconds.toFixed(2)} s` : '';
+    const packDetail = pack ? `; serving pack: ${pack.built.map((b) => `${b.section} ${b.seconds.toFixed(2)} s`).join(', ') || 'unchanged'}` : '';
     return {
-      published: true, slot: target, fromVersion: since, version, rowsApplied, seconds, pack,
+      published: true, slot: target, fromVersion: since, version, rowsApplied, seconds, pack: pack?.built ?? null,
       detail: `slot ${target} now at version ${version} (${rowsApplied} rows in ${seconds.toFixed(2)} s${packDetail})`,
     };
   } catch (error) {
@@ -89,17 +90,42 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
   }
 }
 
-/** The serving pack of the slot just written, with local times in each app's zone (src/serving). */
-async function writePack(conn: DuckDBConnection, publishedDir: string, slot: Slot, version: number, progress?: (m: string) => void): Promise<PackBuildResult> {
-  await run(conn, 'create or replace temp table serving_zones as select app_id, time_zone from apps');
-  const zones = Object.fromEntries((await query(conn, 'select app_id, time_zone from serving_zones')).map((r) => [String(r['app_id']), String(r['time_zone'])]));
-  const home = await currentDatabase(conn);
-  await run(conn, 'use slot');
-  try {
-    return await buildPack(conn, join(publishedDir, `serving-${slot}-v${version}.pack`), version, zones, progress);
-  } finally {
-    await run(conn, `use ${quoteIdent(home)}`);
+/**
+ * The serving pack of the slot just written, with local times in each app's zone (src/serving). A
+ * section whose tables have not changed since the served manifest's version (and whose zones are
+ * the same) is reused as it is: the score job rewrites only the scores, so its publish does not
+ * pay for every trip of the history.
+ */
+async function writePack(
+  conn: DuckDBConnection, publishedDir: string, version: number, current: Manifest | null, progress?: (m: string) => void,
+): Promise<{ manifest: NonNullable<Manifest['pack']>; built: SectionBuildResult[] }> {
+  const zones = Object.fromEntries((await query(conn, 'select app_id, time_zone from apps order by app_id')).map((r) => [String(r['app_id']), String(r['time_zone'])]));
+  const previous = current?.pack && JSON.stringify(current.pack.zones) === JSON.stringify(zones) ? current.pack : null;
+  const files = {} as Record<Section, string>;
+  const built: SectionBuildResult[] = [];
+  for (const section of SECTIONS) {
+    const old = previous?.files[section];
+    if (current && old && existsSync(join(publishedDir, old)) && !(await sectionChanged(conn, section, current.version))) {
+      files[section] = old;
+      continue;
+    }
+    const home = await currentDatabase(conn);
+    await run(conn, 'use slot');
+    try {
+      const result = await buildSection(conn, join(publishedDir, `serving-v${version}-${section}.pack`), section, version, zones, progress);
+      files[section] = basename(result.file);
+      built.push(result);
+    } finally {
+      await run(conn, `use ${quoteIdent(home)}`);
+    }
   }
+  return { manifest: { files, zones }, built };
+}
+
+/** Whether the warehouse rows a section is made of changed after `since` (purges included). */
+async function sectionChanged(conn: DuckDBConnection, section: Section, since: number): Promise<boolean> {
+  const [row] = await query(conn, sqlText(`serving/changed_${section}`), { since });
+  return row?.['changed'] === true;
 }
 
 /**

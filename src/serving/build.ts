@@ -1,13 +1,15 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { positiveInt } from '../config.js';
+import { releaseReadResults } from '../db/release.js';
 import { stripComments, paramsFor, sqlText } from '../db/sql.js';
-import { ENTRY_BYTES, FORMAT, MAGIC, SECTIONS, USER_FIELDS, tripIdHash, type Footer, type Section } from './format.js';
+import { ENTRY_BYTES, FORMAT, MAGIC, USER_FIELDS, tripIdHash, type Footer, type Section } from './format.js';
 
-export interface PackBuildResult {
+export interface SectionBuildResult {
   file: string;
+  section: Section;
   bytes: number;
-  rows: Record<Section, number>;
+  rows: number;
   users: number;
   seconds: number;
 }
@@ -68,14 +70,15 @@ class Writer {
 }
 
 /**
- * Writes the serving pack of the slot the connection currently uses (`use slot`) to `file`:
- * streamed from sql/serving/*.sql, so memory stays flat whatever the history. The index goes to a
+ * Writes one section of the serving pack of the slot the connection currently uses (`use slot`)
+ * to `file`: streamed from sql/serving/<section>.sql app by app (the app's zone bound as a
+ * constant) and in steps of users, so memory stays flat whatever the history. The index goes to a
  * side file first and is appended after the payloads. Written to `file.tmp` and renamed, so a
- * reader never sees half a pack.
+ * reader never sees half a file.
  */
-export async function buildPack(
-  conn: DuckDBConnection, file: string, version: number, zones: Record<string, string>, onProgress?: (message: string) => void,
-): Promise<PackBuildResult> {
+export async function buildSection(
+  conn: DuckDBConnection, file: string, section: Section, version: number, zones: Record<string, string>, onProgress?: (message: string) => void,
+): Promise<SectionBuildResult> {
   const started = performance.now();
   const tmp = `${file}.tmp`;
   const indexTmp = `${file}.index.tmp`;
@@ -84,67 +87,50 @@ export async function buildPack(
   try {
     const data = new Writer(fd);
     const index = new Writer(indexFd);
-    const apps: string[] = [];
-    const appIndex = new Map<string, number>();
-    const users = new Map<string, number[]>();
-    const rows = { trips: 0, stats: 0, scores: 0 } as Record<Section, number>;
-    // users in buckets of about rowsPerStep() trips: each step sorts and aggregates only its own
-    // (one query over 5 M trips and 32 M events ran out of a 3 GB memory limit)
-    const [counts] = (await (await conn.runAndReadAll('select count(*)::double as n from trips')).getRowObjectsJson()) as { n: number }[];
-    const buckets = Math.max(1, Math.ceil(Number(counts?.n ?? 0) / Math.max(1, rowsPerStep())));
-    for (const [s, section] of SECTIONS.entries()) {
+    const apps = Object.keys(zones).sort();
+    const users: number[] = [];
+    let rows = 0;
+    const sql = stripComments(sqlText(`serving/${section}`));
+    for (const [a, appId] of apps.entries()) {
+      // users in buckets of about rowsPerStep() trips: each step sorts and aggregates only its own
+      const [counts] = (await (await conn.runAndReadAll('select count(*)::double as n from trips where app_id = $app_id', { app_id: appId })).getRowObjectsJson()) as { n: number }[];
+      const buckets = Math.max(1, Math.ceil(Number(counts?.n ?? 0) / Math.max(1, rowsPerStep())));
       for (let bucket = 0; bucket < buckets; bucket++) {
-        const sql = stripComments(sqlText(`serving/${section}`));
-        const result = await conn.stream(sql, paramsFor(sql, { buckets, bucket }));
+        const result = await conn.stream(sql, paramsFor(sql, { app_id: appId, zone: zones[appId] as string, buckets, bucket }));
+        let lastUser = NaN;
         for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
-          const [appIds, userIds, keys, tripIds, payloads, extras] = chunk.getColumns() as [string[], bigint[], number[], string[], string[], string[]];
+          const [userIds, keys, tripIds, payloads, extras] = chunk.getColumns() as [bigint[], number[], string[], string[], string[]];
           for (let r = 0; r < chunk.rowCount; r++) {
-            const appId = appIds[r] as string;
             const userId = Number(userIds[r]);
-            const userKey = `${appId}\u0000${userId}`;
-            let user = users.get(userKey);
-            if (!user) {
-              let a = appIndex.get(appId);
-              if (a === undefined) {
-                a = apps.length;
-                apps.push(appId);
-                appIndex.set(appId, a);
-              }
-              user = new Array<number>(USER_FIELDS).fill(0);
-              user[0] = a;
-              user[1] = userId;
-              users.set(userKey, user);
+            // rows come ordered by user: a new user opens its run of entries
+            if (userId !== lastUser) {
+              users.push(a, userId, rows, 0);
+              lastUser = userId;
             }
-            if (user[3 + 2 * s] === 0) user[2 + 2 * s] = rows[section];
-            user[3 + 2 * s] = (user[3 + 2 * s] as number) + 1;
+            users[users.length - 1] = (users[users.length - 1] as number) + 1;
             const offset = data.position;
             const length = data.string(payloads[r] as string);
             const extraLength = data.string(extras[r] as string);
             const aux = section === 'trips' ? tripIdHash(tripIds[r] as string) : section === 'scores' ? Number(tripIds[r]) : 0;
             index.entry(keys[r] as number, aux, length, extraLength, offset);
-            rows[section]++;
+            rows++;
           }
         }
+        // results free their native memory only when collected; a step's rows are written by now
+        releaseReadResults();
       }
-      onProgress?.(`serving pack: ${section} written (${rows[section].toLocaleString('en-US')} rows)`);
     }
     data.flush();
     index.flush();
     // the index follows the payloads
-    const indexStart = data.position;
+    const indexOffset = data.position;
     const copy = Buffer.allocUnsafe(8 << 20);
     for (let at = 0; at < index.position; ) {
       const n = readSync(indexFd, copy, 0, Math.min(copy.length, index.position - at), at);
       data.bytes(copy.subarray(0, n));
       at += n;
     }
-    const sections = {} as Footer['sections'];
-    let first = 0;
-    for (const section of SECTIONS) {
-      sections[section] = { indexOffset: indexStart + first * ENTRY_BYTES, count: rows[section] };
-      first += rows[section];
-    }
-    const footer: Footer = { format: FORMAT, version, zones, sections, apps, users: [...users.values()].flat() };
+    const footer: Footer = { format: FORMAT, section, version, zones, indexOffset, count: rows, apps, users };
     const footerLength = data.string(JSON.stringify(footer));
     const tail = Buffer.alloc(4 + MAGIC.length);
     tail.writeUInt32LE(footerLength, 0);
@@ -154,7 +140,9 @@ export async function buildPack(
     fsyncSync(fd);
     closeSync(fd);
     renameSync(tmp, file);
-    return { file, bytes: data.position, rows, users: users.size, seconds: (performance.now() - started) / 1000 };
+    const result = { file, section, bytes: data.position, rows, users: users.length / USER_FIELDS, seconds: (performance.now() - started) / 1000 };
+    onProgress?.(`serving pack: ${section} written: ${rows.toLocaleString('en-US')} rows of ${result.users.toLocaleString('en-US')} users, ${(result.bytes / 2 ** 20).toFixed(1)} MiB in ${result.seconds.toFixed(1)} s`);
+    return result;
   } catch (error) {
     try {
       closeSync(fd);

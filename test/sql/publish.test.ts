@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { runLoad } from '../../src/jobs/load.js';
+import { runScore } from '../../src/jobs/score.js';
 import { openDatabase } from '../../src/db/open.js';
 import { run } from '../../src/db/sql.js';
 import { manifestOf, publishedRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
@@ -86,28 +87,35 @@ describe('publish', () => {
     }
   });
 
-  it('writes a serving pack per publish, keeps the one the API may still serve, and removes older ones and leftovers', async () => {
+  it('writes the serving pack sections that changed, reuses the others, and removes files no manifest names', async () => {
     await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', '2026-11-18')])], now });
-    writeFileSync(join(ws.paths.publishedDir, 'serving-b-v9.pack.tmp'), 'left by a killed build');
+    writeFileSync(join(ws.paths.publishedDir, 'serving-v9-trips.pack.tmp'), 'left by a killed build');
     await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '2.ndjson'), [trip('b', '2026-11-19')])], now });
     const third = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '3.ndjson'), [trip('c', '2026-11-20')])], now });
-    expect(third.publish.pack?.rows).toEqual({ trips: 3, stats: 3, scores: 0 });
-    expect(manifestOf(ws.paths)?.pack).toBe('serving-a-v3.pack');
-    expect(readdirSync(ws.paths.publishedDir).filter((f) => f.startsWith('serving-')).sort()).toEqual(['serving-a-v3.pack', 'serving-b-v2.pack']);
+    // no score has changed since version 1: the scores file of version 1 is reused
+    expect(third.publish.pack?.map((p) => [p.section, p.rows])).toEqual([['trips', 3], ['stats', 3]]);
+    expect(manifestOf(ws.paths)?.pack?.files).toEqual({ trips: 'serving-v3-trips.pack', stats: 'serving-v3-stats.pack', scores: 'serving-v1-scores.pack' });
+    const served = () => readdirSync(ws.paths.publishedDir).filter((f) => f.startsWith('serving-')).sort();
+    expect(served()).toEqual(['serving-v1-scores.pack', 'serving-v2-stats.pack', 'serving-v2-trips.pack', 'serving-v3-stats.pack', 'serving-v3-trips.pack']);
+    // the score job changes scores only: only they are written again
+    const scored = await runScore({ dataDir: ws.dir, date: '2026-11-21', now });
+    expect(scored.publish.pack?.map((p) => p.section)).toEqual(['scores']);
+    expect(manifestOf(ws.paths)?.pack?.files).toEqual({ trips: 'serving-v3-trips.pack', stats: 'serving-v3-stats.pack', scores: 'serving-v4-scores.pack' });
+    expect(served()).toEqual(['serving-v1-scores.pack', 'serving-v3-stats.pack', 'serving-v3-trips.pack', 'serving-v4-scores.pack']);
   });
 
   it('does not switch when the serving pack cannot be written, and finishes the publish on the next run', async () => {
     await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', '2026-11-18')])], now });
     const good = manifestOf(ws.paths);
     // the pack's final name is taken by a folder: the rename fails after the slot was written
-    mkdirSync(join(ws.paths.publishedDir, 'serving-b-v2.pack'));
+    mkdirSync(join(ws.paths.publishedDir, 'serving-v2-trips.pack'));
     await expect(runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '2.ndjson'), [trip('b', '2026-11-19')])], now })).rejects.toThrow();
     expect(manifestOf(ws.paths)).toEqual(good);
     expect(readdirSync(ws.paths.publishedDir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
-    rmSync(join(ws.paths.publishedDir, 'serving-b-v2.pack'), { recursive: true });
+    rmSync(join(ws.paths.publishedDir, 'serving-v2-trips.pack'), { recursive: true });
     const retried = await runLoad({ dataDir: ws.dir, inputs: [], now });
     expect(retried.publish).toMatchObject({ published: true, slot: 'b', version: 2 });
-    expect(manifestOf(ws.paths)?.pack).toBe('serving-b-v2.pack');
+    expect(manifestOf(ws.paths)?.pack?.files.trips).toBe('serving-v2-trips.pack');
     expect((await publishedRows(ws.paths, 'trips', 'trip_id')).map((t) => t['trip_id'])).toEqual(['a', 'b']);
   });
 });
