@@ -38,7 +38,7 @@ class Writer {
     return bytes;
   }
 
-  entry(key: number, aux: number, length: number, extraLength: number, offset: number): void {
+  entry(key: number, aux: number, length: number, extraLength: number, offset: number, extraOffset: number): void {
     if (this.buffer.length - this.used < ENTRY_BYTES) this.flush();
     const at = this.used;
     this.buffer.writeDoubleLE(key, at);
@@ -47,6 +47,7 @@ class Writer {
     this.buffer.writeUInt32LE(extraLength, at + 16);
     this.buffer.writeUInt32LE(0, at + 20);
     this.buffer.writeDoubleLE(offset, at + 24);
+    this.buffer.writeDoubleLE(extraOffset, at + 32);
     this.used += ENTRY_BYTES;
     this.position += ENTRY_BYTES;
   }
@@ -82,11 +83,14 @@ export async function buildSection(
   const started = performance.now();
   const tmp = `${file}.tmp`;
   const indexTmp = `${file}.index.tmp`;
+  const extrasTmp = `${file}.extras.tmp`;
   const fd = openSync(tmp, 'w', 0o644);
   const indexFd = openSync(indexTmp, 'w+', 0o600);
+  const extrasFd = openSync(extrasTmp, 'w+', 0o600);
   try {
     const data = new Writer(fd);
     const index = new Writer(indexFd);
+    const extras = new Writer(extrasFd);
     const apps = Object.keys(zones).sort();
     const users: number[] = [];
     let rows = 0;
@@ -99,7 +103,7 @@ export async function buildSection(
         const result = await conn.stream(sql, paramsFor(sql, { app_id: appId, zone: zones[appId] as string, buckets, bucket }));
         let lastUser = NaN;
         for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
-          const [userIds, keys, tripIds, payloads, extras] = chunk.getColumns() as [bigint[], number[], string[], string[], string[]];
+          const [userIds, keys, tripIds, payloads, extraTexts] = chunk.getColumns() as [bigint[], number[], string[], string[], string[]];
           for (let r = 0; r < chunk.rowCount; r++) {
             const userId = Number(userIds[r]);
             // rows come ordered by user: a new user opens its run of entries
@@ -110,9 +114,10 @@ export async function buildSection(
             users[users.length - 1] = (users[users.length - 1] as number) + 1;
             const offset = data.position;
             const length = data.string(payloads[r] as string);
-            const extraLength = data.string(extras[r] as string);
+            const extraOffset = extras.position;
+            const extraLength = extras.string(extraTexts[r] as string);
             const aux = section === 'trips' ? tripIdHash(tripIds[r] as string) : section === 'scores' ? Number(tripIds[r]) : 0;
-            index.entry(keys[r] as number, aux, length, extraLength, offset);
+            index.entry(keys[r] as number, aux, length, extraLength, offset, extraOffset);
             rows++;
           }
         }
@@ -122,15 +127,21 @@ export async function buildSection(
     }
     data.flush();
     index.flush();
-    // the index follows the payloads
-    const indexOffset = data.position;
+    extras.flush();
+    // the extras, then the index, follow the payloads
     const copy = Buffer.allocUnsafe(8 << 20);
-    for (let at = 0; at < index.position; ) {
-      const n = readSync(indexFd, copy, 0, Math.min(copy.length, index.position - at), at);
-      data.bytes(copy.subarray(0, n));
-      at += n;
-    }
-    const footer: Footer = { format: FORMAT, section, version, zones, indexOffset, count: rows, apps, users };
+    const append = (from: number, length: number): void => {
+      for (let at = 0; at < length; ) {
+        const n = readSync(from, copy, 0, Math.min(copy.length, length - at), at);
+        data.bytes(copy.subarray(0, n));
+        at += n;
+      }
+    };
+    const extrasOffset = data.position;
+    append(extrasFd, extras.position);
+    const indexOffset = data.position;
+    append(indexFd, index.position);
+    const footer: Footer = { format: FORMAT, section, version, zones, indexOffset, extrasOffset, count: rows, apps, users };
     const footerLength = data.string(JSON.stringify(footer));
     const tail = Buffer.alloc(4 + MAGIC.length);
     tail.writeUInt32LE(footerLength, 0);
@@ -153,6 +164,8 @@ export async function buildSection(
     throw error;
   } finally {
     closeSync(indexFd);
+    closeSync(extrasFd);
     rmSync(indexTmp, { force: true });
+    rmSync(extrasTmp, { force: true });
   }
 }

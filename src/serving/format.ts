@@ -4,16 +4,25 @@
  * DuckDB query costs at least 0.4 ms and a scan of a multi-million-row table several ms (figures in
  * docs/benchmarks.md), which cannot give 1,000 requests/s at a 10 ms p99 on two cores.
  *
- * Layout of a section file: [payloads][index: one 32-byte entry per row][footer JSON]
+ * Layout of a section file: [payloads][extras][index: one 40-byte entry per row][footer JSON]
  * [footer length: u32][MAGIC]. An entry: key f64 (sort key: start time in µs, or days since
  * 1970), aux u32 (trip id hash, or score interval), payload length u32, extra length u32, unused
- * u32, payload offset f64. `extra` follows its payload directly (a trip's events).
+ * u32, payload offset f64, extra offset f64 (from footer.extrasOffset). Extras (a trip's events)
+ * live apart from the payloads so that a page of trips is one short read and the trips a list
+ * touches stay together in the page cache.
  */
-export const MAGIC = 'DDSPACK2';
-export const FORMAT = 2;
-export const ENTRY_BYTES = 32;
+export const MAGIC = 'DDSPACK3';
+export const FORMAT = 3;
+export const ENTRY_BYTES = 40;
 export const SECTIONS = ['trips', 'stats', 'scores'] as const;
 export type Section = (typeof SECTIONS)[number];
+
+/** A trip's payload is a JSON array of these, in this order (sql/serving/trips.sql), named as api/trip_list.sql and api/trip_detail.sql name them. */
+export const TRIP_FIELDS = [
+  'trip_id', 'device_id', 'status', 'abnormal_reason', 'os', 'count_events', 'score', 'energy_g', 'avg_speed_kmh', 'max_speed_kmh',
+  'mileage_m', 'duration_s', 'coordinate', 'is_auto_start', 'is_auto_end', 'start_time', 'end_time', 'started_us',
+  'start_lat', 'start_lng', 'end_lat', 'end_lng', 'start_poi', 'end_poi',
+] as const;
 
 /** The fields of one event in a trip's events array (`extra`), as api/trip_events.sql names them. */
 export const EVENT_FIELDS = ['type', 'description', 'start_lat', 'start_lng', 'end_lat', 'end_lng', 'start_time', 'end_time'] as const;
@@ -26,6 +35,7 @@ export interface Footer {
   /** The zone each app's local times were written in. */
   zones: Record<string, string>;
   indexOffset: number;
+  extrasOffset: number;
   count: number;
   apps: string[];
   /** Per user: app index, user id, first entry, entry count. */

@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Row } from '../db/sql.js';
-import { ENTRY_BYTES, EVENT_FIELDS, FORMAT, MAGIC, SECTIONS, USER_FIELDS, tripIdHash, type Footer, type Section } from './format.js';
+import { ENTRY_BYTES, EVENT_FIELDS, FORMAT, TRIP_FIELDS, MAGIC, SECTIONS, USER_FIELDS, tripIdHash, type Footer, type Section } from './format.js';
 import { epochDay, statisticsPeriods, type DayStats, type Period } from './periods.js';
 
 export interface PackScope {
@@ -22,6 +22,9 @@ interface Entries {
   buf: Buffer;
   count: number;
 }
+
+/** A trip's stored array as the row api/trip_detail.sql returns (the list reads a subset of it). */
+const tripRow = (values: unknown): Row => Object.fromEntries(TRIP_FIELDS.map((f, k) => [f, (values as unknown[])[k]])) as Row;
 
 const utf8Less = (a: string, b: string): boolean => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')) < 0;
 
@@ -72,31 +75,25 @@ class SectionFile {
     return { buf, count };
   }
 
-  /** The payloads (not extras) of entries `at`, parsed, in that order. */
-  payloads(e: Entries, at: number[]): Row[] {
+  /** The payloads of entries `at` (ascending), parsed, in that order: one read, as payloads are stored in entry order. */
+  payloads(e: Entries, at: number[]): unknown[] {
     if (at.length === 0) return [];
-    // one read covering them all: a page of trips is a run of neighbouring entries
-    const [bytes, base] = this.read(e, Math.min(...at), Math.max(...at), false);
+    const first = at[0] as number;
+    const last = at[at.length - 1] as number;
+    const base = e.buf.readDoubleLE(first * ENTRY_BYTES + 24);
+    const bytes = Buffer.allocUnsafe(e.buf.readDoubleLE(last * ENTRY_BYTES + 24) + e.buf.readUInt32LE(last * ENTRY_BYTES + 12) - base);
+    this.readFully(bytes, base);
     return at.map((i) => {
       const start = e.buf.readDoubleLE(i * ENTRY_BYTES + 24) - base;
-      return JSON.parse(bytes.toString('utf8', start, start + e.buf.readUInt32LE(i * ENTRY_BYTES + 12))) as Row;
+      return JSON.parse(bytes.toString('utf8', start, start + e.buf.readUInt32LE(i * ENTRY_BYTES + 12))) as unknown;
     });
   }
 
-  /** Entry i's payload and extra, as text. */
-  payloadAndExtra(e: Entries, i: number): [string, string] {
-    const [bytes] = this.read(e, i, i, true);
-    const length = e.buf.readUInt32LE(i * ENTRY_BYTES + 12);
-    return [bytes.toString('utf8', 0, length), bytes.toString('utf8', length)];
-  }
-
-  /** Bytes from entry `lo`'s payload to the end of entry `hi`'s payload (and extra, if asked); payloads are in entry order. */
-  private read(e: Entries, lo: number, hi: number, withExtra: boolean): [Buffer, number] {
-    const start = e.buf.readDoubleLE(lo * ENTRY_BYTES + 24);
-    const end = e.buf.readDoubleLE(hi * ENTRY_BYTES + 24) + e.buf.readUInt32LE(hi * ENTRY_BYTES + 12) + (withExtra ? e.buf.readUInt32LE(hi * ENTRY_BYTES + 16) : 0);
-    const bytes = Buffer.allocUnsafe(end - start);
-    this.readFully(bytes, start);
-    return [bytes, start];
+  /** Entry i's extra, parsed. */
+  extra(e: Entries, i: number): unknown {
+    const bytes = Buffer.allocUnsafe(e.buf.readUInt32LE(i * ENTRY_BYTES + 16));
+    this.readFully(bytes, this.footer.extrasOffset + e.buf.readDoubleLE(i * ENTRY_BYTES + 32));
+    return JSON.parse(bytes.toString('utf8')) as unknown;
   }
 
   private readFully(buf: Buffer, position: number): void {
@@ -153,12 +150,12 @@ export class ServingPack {
       if (key < fromUs) break;
       if (key > afterUs) continue;
       if (key === afterUs) {
-        const row = file.payloads(e, [i])[0] as Row;
+        const row = tripRow(file.payloads(e, [i])[0]);
         if (!utf8Less(String(row['trip_id']), q.afterTrip)) continue;
       }
       picked.push(i);
     }
-    return file.payloads(e, picked);
+    return file.payloads(e, picked).map(tripRow);
   }
 
   tripDetail(scope: PackScope, tripId: string): { trip: Row; events: Row[] } | null {
@@ -167,10 +164,9 @@ export class ServingPack {
     const tag = tripIdHash(tripId);
     for (let i = 0; i < e.count; i++) {
       if (e.buf.readUInt32LE(i * ENTRY_BYTES + 8) !== tag) continue;
-      const [tripText, eventsText] = file.payloadAndExtra(e, i);
-      const trip = JSON.parse(tripText) as Row;
+      const trip = tripRow(file.payloads(e, [i])[0]);
       if (trip['trip_id'] !== tripId) continue;
-      const events = (JSON.parse(eventsText) as unknown[][]).map((values) => Object.fromEntries(EVENT_FIELDS.map((f, k) => [f, values[k]])) as Row);
+      const events = (file.extra(e, i) as unknown[][]).map((values) => Object.fromEntries(EVENT_FIELDS.map((f, k) => [f, values[k]])) as Row);
       return { trip, events };
     }
     return null;
@@ -206,7 +202,7 @@ export class ServingPack {
     for (let i = 0; i < e.count; i++) {
       if (e.buf.readUInt32LE(i * ENTRY_BYTES + 8) !== interval) continue;
       if (e.buf.readDoubleLE(i * ENTRY_BYTES) > until) continue;
-      return file.payloads(e, [i])[0] ?? null;
+      return (file.payloads(e, [i])[0] as Row | undefined) ?? null;
     }
     return null;
   }
