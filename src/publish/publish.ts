@@ -109,10 +109,13 @@ async function writePack(
       files[section] = old;
       continue;
     }
+    // trips: copy what did not change from the served file, when there is one in the same zones
+    const incremental = section === 'trips' && current && old && existsSync(join(publishedDir, old)) ? { file: join(publishedDir, old), since: current.version } : undefined;
+    await runScript(conn, 'serving/changed_since', { since: incremental?.since ?? version });
     const home = await currentDatabase(conn);
     await run(conn, 'use slot');
     try {
-      const result = await buildSection(conn, join(publishedDir, `serving-v${version}-${section}.pack`), section, version, zones, progress);
+      const result = await buildSection(conn, join(publishedDir, `serving-v${version}-${section}.pack`), section, version, zones, progress, incremental);
       files[section] = basename(result.file);
       built.push(result);
     } finally {

@@ -28,13 +28,23 @@ const tripRow = (values: unknown): Row => Object.fromEntries(TRIP_FIELDS.map((f,
 
 const utf8Less = (a: string, b: string): boolean => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')) < 0;
 
+/** A row of a previous trips file, as the incremental build copies it. */
+export interface OldRow {
+  key: number;
+  aux: number;
+  tripId(): string;
+  payloadBytes(): Buffer;
+  extraBytes(): Buffer;
+}
+
 /** One section file opened for reading: the directory in memory, everything else read on demand. */
-class SectionFile {
+export class SectionFile {
   private readonly users = new Map<string, number>();
 
   private constructor(
     private readonly fd: number,
     readonly footer: Footer,
+    readonly name: string,
   ) {
     const a = footer.apps;
     for (let u = 0; u < footer.users.length; u += USER_FIELDS) this.users.set(`${a[footer.users[u] as number]}\u0000${footer.users[u + 1]}`, u);
@@ -53,7 +63,7 @@ class SectionFile {
       readSync(fd, footerBytes, 0, footerLength, size - tail.length - footerLength);
       const footer = JSON.parse(footerBytes.toString('utf8')) as Footer;
       if (footer.format !== FORMAT || footer.section !== section) throw new Error(`serving pack ${file} holds ${footer.section} in format ${footer.format}; expected ${section} in ${FORMAT}`);
-      return new SectionFile(fd, footer);
+      return new SectionFile(fd, footer, file);
     } catch (error) {
       closeSync(fd);
       throw error;
@@ -62,6 +72,40 @@ class SectionFile {
 
   close(): void {
     closeSync(this.fd);
+  }
+
+  /** Ids of the users of one app this file holds. */
+  usersOf(appId: string): number[] {
+    const a = this.footer.apps.indexOf(appId);
+    const out: number[] = [];
+    for (let u = 0; u < this.footer.users.length; u += USER_FIELDS) if (this.footer.users[u] === a) out.push(this.footer.users[u + 1] as number);
+    return out;
+  }
+
+  /** Every row of one user, in stored order, with its bytes (two reads: payloads, extras). */
+  userRows(appId: string, userId: number): OldRow[] {
+    const e = this.entries(appId, userId);
+    if (e.count === 0) return [];
+    const at = (i: number, field: number): number => e.buf.readDoubleLE(i * ENTRY_BYTES + field);
+    const len = (i: number, field: number): number => e.buf.readUInt32LE(i * ENTRY_BYTES + field);
+    const last = e.count - 1;
+    const payloadBase = at(0, 24);
+    const payloads = Buffer.allocUnsafe(at(last, 24) + len(last, 12) - payloadBase);
+    this.readFully(payloads, payloadBase);
+    const extraBase = at(0, 32);
+    const extras = Buffer.allocUnsafe(at(last, 32) + len(last, 16) - extraBase);
+    this.readFully(extras, this.footer.extrasOffset + extraBase);
+    return Array.from({ length: e.count }, (_, i) => {
+      const payload = payloads.subarray(at(i, 24) - payloadBase, at(i, 24) - payloadBase + len(i, 12));
+      let tripId: string | undefined;
+      return {
+        key: at(i, 0),
+        aux: e.buf.readUInt32LE(i * ENTRY_BYTES + 8),
+        tripId: () => (tripId ??= String((JSON.parse(payload.toString('utf8')) as unknown[])[0])),
+        payloadBytes: () => payload,
+        extraBytes: () => extras.subarray(at(i, 32) - extraBase, at(i, 32) - extraBase + len(i, 16)),
+      };
+    });
   }
 
   /** The user's index entries (none for a user this file does not know). */

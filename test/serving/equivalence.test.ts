@@ -152,4 +152,43 @@ describe('serving pack', () => {
       writeFileSync(ws.paths.appsFile, JSON.stringify(file, null, 2));
     }
   });
+
+  it('answers like SQL after a load whose trips file copied the unchanged trips: new, moved and purged', async () => {
+    const passport = packApi.ctx.passport;
+    const tieUser = await passport.activeAccount(ws.appId, 'tie-driver') as number;
+    const gone = [...tripsByUser.keys()].find((u) => u.startsWith('driver-')) as string;
+    const goneId = await passport.activeAccount(ws.appId, gone) as number;
+    expect((await packApi.app.inject({ method: 'DELETE', url: `/v1/org-user/${gone}`, headers: { authorization: `Bearer ${key}` } })).statusCode).toBe(200);
+    const later = [
+      // the overnight trip sent again, now a day later: its old copy must not survive in the pack
+      tripRecord({ appId: ws.appId, tripId: 'overnight', userId: tieUser, orgUserId: 'tie-driver', start: '2026-10-26T10:00:00+01:00', seconds: 1200 }),
+      tripRecord({ appId: ws.appId, tripId: 'tie-new', userId: tieUser, orgUserId: 'tie-driver', start: '2026-10-24T23:50:00+02:00', seconds: 300 }),
+      tripRecord({ appId: ws.appId, tripId: 'late', userId: tieUser, orgUserId: 'tie-driver', start: '2026-10-29T07:00:00+01:00', seconds: 600, events: [{ type: 'speeding', from: 5, to: 60 }] }),
+    ];
+    process.env['DRIVING_SERVING_PACK_STEP_ROWS'] = '2';
+    let loaded;
+    try {
+      loaded = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'later.ndjson'), later)], now: clock });
+    } finally {
+      delete process.env['DRIVING_SERVING_PACK_STEP_ROWS'];
+    }
+    const trips = loaded.publish.pack?.find((p) => p.section === 'trips');
+    expect(trips?.rows).toBeGreaterThan(40);
+    expect(trips?.copied).toBe((trips?.rows ?? 0) - 3);
+    await packApi.ctx.snapshots.refresh();
+    await sqlApi.ctx.snapshots.refresh();
+    expect(packApi.ctx.snapshots.manifest?.version).toBe(manifestOf(ws.paths)?.version);
+    const list = (await both('/v1/org-user/tie-driver/trips?limit=100')).body as { trips: { tripId: string; startTime: string }[] };
+    expect(list.trips.filter((t) => t.tripId === 'overnight')).toEqual([expect.objectContaining({ startTime: '2026-10-26 10:00:00' })]);
+    // the purged user's rows left the pack (the API answers 404 for them before asking it)
+    const page = { from: new Date(0), to: new Date('2100-01-01'), afterUs: '9223372036854775807', afterTrip: '', limit: 100 };
+    expect((await packApi.ctx.snapshots.use(async (s) => s.pack?.tripPage({ appId: ws.appId, userId: goneId, zone: 'Europe/Berlin' }, page)))?.value).toEqual([]);
+    expect((await sqlApi.ctx.snapshots.use(async (s) => s.query('select count(*)::int as n from trips where user_id = $u', { u: goneId })))?.value).toEqual([{ n: 0 }]);
+    for (const [user, ids] of tripsByUser) {
+      if (user === gone) continue;
+      for (const limit of [1, 3, 100]) await both(`/v1/org-user/${encodeURIComponent(user)}/trips?limit=${limit}`);
+      for (const id of [...ids, 'tie-new', 'late']) await both(`/v1/org-user/${encodeURIComponent(user)}/trip/${encodeURIComponent(id)}`);
+      await both(`/v1/org-user/${encodeURIComponent(user)}/statistics?type=week&startTime=2026-10-01&endTime=2026-11-01`);
+    }
+  });
 });
