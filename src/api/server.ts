@@ -25,6 +25,7 @@ export interface ServerOptions {
 export async function createApi(options: ServerOptions): Promise<{ app: FastifyInstance; ctx: ApiContext; close(): Promise<void> }> {
   const paths = pathsFor(options.dataDir);
   const passport = await PassportStore.open(paths.passportFile);
+  await passport.warmAccounts();
   const snapshots = new SnapshotFollower(paths.publishedDir, paths.manifestFile, {
     connections: options.connections ?? 4,
     pollMs: options.pollMs ?? 250,

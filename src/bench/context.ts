@@ -47,6 +47,8 @@ export interface DiskUse {
   pointsBytes: number;
   warehouseBytes: number;
   slotsBytes: number;
+  /** The serving pack files the manifest names. */
+  packBytes: number;
 }
 
 /** State shared by the stages of one run: fixtures built on first use, and what was measured. */

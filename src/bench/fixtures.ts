@@ -4,6 +4,7 @@ import { pathsFor } from '../config.js';
 import { AppStore } from '../apps/store.js';
 import { PassportStore } from '../passport/store.js';
 import { generateTrips } from '../generate/generate.js';
+import { readManifest } from '../publish/manifest.js';
 import { record, type BaseFixture, type BenchContext, type DayFiles, type DiskUse } from './context.js';
 import { synthesizeHistory } from './synthesize.js';
 
@@ -118,6 +119,7 @@ export function diskUse(dir: string, label: string, days: number): DiskUse {
     pointsBytes: folderBytes(paths.pointsDir),
     warehouseBytes: fileBytes(paths.warehouseFile) + fileBytes(`${paths.warehouseFile}.wal`),
     slotsBytes: slots.reduce((sum, f) => sum + fileBytes(join(paths.publishedDir, f)), 0),
+    packBytes: Object.values(readManifest(paths.manifestFile)?.pack?.files ?? {}).reduce((sum, f) => sum + fileBytes(join(paths.publishedDir, f)), 0),
   };
 }
 

@@ -29,5 +29,6 @@ export async function benchResources(ctx: BenchContext): Promise<void> {
     if (use.days === 1) record(ctx, { stage: 'resources', metric: `disk per day, ${use.label}: raw points Parquet`, value: perDay(use.pointsBytes), unit: 'MiB/day' });
     record(ctx, { stage: 'resources', metric: `disk per day, ${use.label}: warehouse`, value: perDay(use.warehouseBytes), unit: 'MiB/day' });
     record(ctx, { stage: 'resources', metric: `disk per day, ${use.label}: published slots`, value: perDay(use.slotsBytes), unit: 'MiB/day' });
+    record(ctx, { stage: 'resources', metric: `disk per day, ${use.label}: serving pack`, value: perDay(use.packBytes), unit: 'MiB/day' });
   }
 }

@@ -39,6 +39,14 @@ afterAll(async () => {
   ws.cleanup();
 });
 
+describe('passport cache', () => {
+  it('holds every active account from the start, so no first request waits for the store', async () => {
+    const accounts = await api.ctx.passport.warmAccounts();
+    expect(accounts).toBeGreaterThanOrEqual(1);
+    expect(await api.ctx.passport.activeAccount(ws.appId, 'driver-1')).toBe(userId);
+  });
+});
+
 describe('trip list (operation 1)', () => {
   it('pages through every trip newest first with a cursor, then stops', async () => {
     const seen: string[] = [];
