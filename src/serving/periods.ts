@@ -19,7 +19,22 @@ export type Period = 'day' | 'week' | 'month';
 const DAY_MS = 86_400_000;
 
 export const epochDay = (isoDate: string): number => Date.parse(`${isoDate}T00:00:00Z`) / DAY_MS;
-const isoDate = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
+/**
+ * Days since 1970-01-01 as YYYY-MM-DD (H. Hinnant's civil_from_days): a statistics answer formats
+ * up to two dates per period, and Date#toISOString was the busiest function of op 3's profile.
+ */
+export function isoDate(day: number): string {
+  const z = day + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1_460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  return `${String(y).padStart(4, '0')}-${m < 10 ? '0' : ''}${m}-${d < 10 ? '0' : ''}${d}`;
+}
 
 /** First day of each period overlapping [first, last] (date_trunc, then generate_series). */
 function periodStarts(period: Period, first: number, last: number): { start: number; next: number }[] {

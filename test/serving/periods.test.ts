@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { installMacros } from '../../src/db/macros.js';
 import { queryFile, run } from '../../src/db/sql.js';
-import { epochDay, statisticsPeriods, type DayStats, type Period } from '../../src/serving/periods.js';
+import { epochDay, isoDate, statisticsPeriods, type DayStats, type Period } from '../../src/serving/periods.js';
 
 let instance: DuckDBInstance;
 let conn: DuckDBConnection;
@@ -59,5 +59,12 @@ describe('statisticsPeriods', () => {
       }
     }
     expect(periods).toBeGreaterThan(2000);
+  });
+
+  it('formats every day from 1900 to 2200 as Date does, and reads it back', () => {
+    for (let day = epochDay('1900-01-01'); day <= epochDay('2200-12-31'); day++) {
+      const expected = new Date(day * 86_400_000).toISOString().slice(0, 10);
+      if (isoDate(day) !== expected || epochDay(expected) !== day) expect([day, isoDate(day)]).toEqual([day, expected]);
+    }
   });
 });

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { DateTime } from 'luxon';
 import { type ApiContext, onSnapshot, round, scopeFor } from '../context.js';
 import { ApiError, invalid } from '../errors.js';
 import { parseQueryDate } from '../query-time.js';
 import { latestScore, statistics } from '../repository.js';
 import { errorResponses, identity, OrgUserParams } from '../schemas.js';
+import { epochDay } from '../../serving/periods.js';
 import { todayIn } from '../../time.js';
 
 const MAX_DAYS = { day: 366, week: 1100, month: 1100 } as const;
@@ -48,7 +48,7 @@ export function statisticsRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const start = parseQueryDate('startTime', request.query.startTime);
       const end = parseQueryDate('endTime', request.query.endTime);
       if (end < start) throw invalid('endTime', 'must not be before startTime');
-      const days = DateTime.fromISO(end).diff(DateTime.fromISO(start), 'days').days + 1;
+      const days = epochDay(end) - epochDay(start) + 1;
       if (days > MAX_DAYS[type]) throw invalid('endTime', `the range is ${days} days; at most ${MAX_DAYS[type]} for type=${type}`);
       const scope = await scopeFor(ctx, request.tenant, request.params.org_user_id);
       const rows = await onSnapshot(ctx, (s) => statistics(s, scope, type, start, end));
