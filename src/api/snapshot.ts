@@ -27,9 +27,11 @@ export class Snapshot {
     try {
       pool = await ConnectionPool.open(instance, connections);
       if (usePack && manifest.pack) pack = ServingPack.open(publishedDir, manifest.pack.files);
-      // warm: read each table's user_id column once before the first request needs it
-      for (const table of ['trips', 'trip_events', 'stats_daily', 'safety_scores']) {
-        await pool.query(`select count(*) from ${table} where user_id = 0`);
+      // warm (SQL serving only): read each table's user_id column once before the first request needs it
+      if (!pack) {
+        for (const table of ['trips', 'trip_events', 'stats_daily', 'safety_scores']) {
+          await pool.query(`select count(*) from ${table} where user_id = 0`);
+        }
       }
       return new Snapshot(manifest, instance, pool, pack);
     } catch (error) {

@@ -5,6 +5,7 @@ import { inTransaction, nextBatchId, openWarehouse, setWarehouseVersion, warehou
 import { query, run, runFile, runScript, sqlText } from '../db/sql.js';
 import { publish } from '../publish/publish.js';
 import { scoreDate } from '../score/score-date.js';
+import { markScoresAnnounced } from '../events/emit.js';
 import { cityCentre } from '../generate/city.js';
 import { addDays, datesBetween } from '../time.js';
 import { silent, type Progress } from '../progress.js';
@@ -103,7 +104,7 @@ async function scoreHistory(wh: Warehouse, app: App, days: string[], now: Date, 
     version = (await scoreDate(wh, app.appId, addDays(day, 1), now)).version;
     if ((i + 1) % 10 === 0 || i === days.length - 1) progress(`bench: scored history ${i + 1}/${days.length} days (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
   }
-  await run(wh.conn, "insert or replace into meta values ('score_events_version', $v::varchar)", { v: version });
+  await markScoresAnnounced(wh.conn, version);
 }
 
 interface BatchCounts {

@@ -1,3 +1,4 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { join } from 'node:path';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { inTransaction } from '../warehouse/warehouse.js';
@@ -42,7 +43,12 @@ export async function emitEvents(wh: Warehouse, eventsDir: string, publishedVers
          and not exists (select 1 from announced_trips as n where n.app_id = t.app_id and n.trip_id = t.trip_id)`,
       { version: publishedVersion },
     );
-    await run(conn, "insert or replace into meta values ('score_events_version', $v::varchar)", { v: publishedVersion });
+    await markScoresAnnounced(conn, publishedVersion);
   });
   return { tripCreated: trips.length, safetyScoreUpdated: scores.length, file };
+}
+
+/** Scores written up to `version` count as announced: later runs announce only newer ones. */
+export async function markScoresAnnounced(conn: DuckDBConnection, version: number): Promise<void> {
+  await run(conn, "insert or replace into meta values ('score_events_version', $v::varchar)", { v: version });
 }

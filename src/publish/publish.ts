@@ -105,13 +105,15 @@ async function writePack(
   const built: SectionBuildResult[] = [];
   for (const section of SECTIONS) {
     const old = previous?.files[section];
-    if (current && old && existsSync(join(publishedDir, old)) && !(await sectionChanged(conn, section, current.version))) {
-      files[section] = old;
+    const served = current && old && existsSync(join(publishedDir, old)) ? { file: join(publishedDir, old), since: current.version } : undefined;
+    if (served && !(await sectionChanged(conn, section, served.since))) {
+      files[section] = old as string;
       continue;
     }
-    // trips: copy what did not change from the served file, when there is one in the same zones
-    const incremental = section === 'trips' && current && old && existsSync(join(publishedDir, old)) ? { file: join(publishedDir, old), since: current.version } : undefined;
-    await runScript(conn, 'serving/changed_since', { since: incremental?.since ?? version });
+    // trips: copy what did not change from the served file (sql/serving/trips.sql reads the
+    // changed set even when it builds everything, so the tables always exist, empty then)
+    const incremental = section === 'trips' ? served : undefined;
+    if (section === 'trips') await runScript(conn, 'serving/changed_since', { since: incremental?.since ?? version });
     const home = await currentDatabase(conn);
     await run(conn, 'use slot');
     try {

@@ -1,11 +1,10 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { positiveInt } from '../config.js';
-import { releaseReadResults } from '../db/release.js';
 import { stripComments, paramsFor, sqlText } from '../db/sql.js';
 import { basename } from 'node:path';
 import { SectionFile, type OldRow } from './pack.js';
-import { ENTRY_BYTES, FORMAT, MAGIC, USER_FIELDS, tripIdHash, type Footer, type Section } from './format.js';
+import { ENTRY_BYTES, FORMAT, MAGIC, USER_FIELDS, tripIdHash, utf8Less, type Footer, type Section } from './format.js';
 
 export interface SectionBuildResult {
   file: string;
@@ -46,7 +45,7 @@ function mergeNewestFirst(kept: OldRow[], fresh: NewTrip[]): (OldRow | NewTrip)[
   while (i < kept.length || j < fresh.length) {
     const o = kept[i];
     const n = fresh[j];
-    const takeOld = o !== undefined && (n === undefined || o.key > n.key || (o.key === n.key && Buffer.compare(Buffer.from(o.tripId()), Buffer.from(n.tripId)) > 0));
+    const takeOld = o !== undefined && (n === undefined || o.key > n.key || (o.key === n.key && utf8Less(n.tripId, o.tripId())));
     if (takeOld) {
       out.push(o as OldRow);
       i++;
@@ -216,8 +215,6 @@ export async function buildSection(
             }
           }
         }
-        // results free their native memory only when collected; a step's rows are written by now
-        releaseReadResults();
       }
     }
     data.flush();

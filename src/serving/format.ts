@@ -53,3 +53,6 @@ export function tripIdHash(tripId: string): number {
   }
   return h >>> 0;
 }
+
+/** Whether `a` sorts before `b` in UTF-8 byte order: how DuckDB orders VARCHAR, unlike JS's UTF-16 `<`. */
+export const utf8Less = (a: string, b: string): boolean => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')) < 0;

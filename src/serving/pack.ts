@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Row } from '../db/sql.js';
-import { ENTRY_BYTES, EVENT_FIELDS, FORMAT, TRIP_FIELDS, MAGIC, SECTIONS, USER_FIELDS, tripIdHash, type Footer, type Section } from './format.js';
+import { ENTRY_BYTES, EVENT_FIELDS, FORMAT, TRIP_FIELDS, MAGIC, SECTIONS, USER_FIELDS, tripIdHash, utf8Less, type Footer, type Section } from './format.js';
 import { epochDay, statisticsPeriods, type DayStats, type Period } from './periods.js';
 
 export interface PackScope {
@@ -25,8 +25,6 @@ interface Entries {
 
 /** A trip's stored array as the row api/trip_detail.sql returns (the list reads a subset of it). */
 const tripRow = (values: unknown): Row => Object.fromEntries(TRIP_FIELDS.map((f, k) => [f, (values as unknown[])[k]])) as Row;
-
-const utf8Less = (a: string, b: string): boolean => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')) < 0;
 
 /** A row of a previous trips file, as the incremental build copies it. */
 export interface OldRow {
