@@ -47,6 +47,8 @@ export interface JobSettings {
   pointsRetentionDays: number;
   /** DuckDB memory limit for jobs; larger loads spill to disk instead of growing RSS. */
   memoryLimit: string;
+  /** Input files derived at once by a load, each on its own DuckDB connection (merged in order). */
+  loadConcurrency: number;
   /** How long a publish waits for API readers to release the standby slot. */
   publishLockWaitMs: number;
 }
@@ -55,6 +57,7 @@ export function jobSettings(env: NodeJS.ProcessEnv = process.env): JobSettings {
   return {
     pointsRetentionDays: positiveInt(env['DRIVING_POINTS_RETENTION_DAYS'], 30, 'DRIVING_POINTS_RETENTION_DAYS'),
     memoryLimit: env['DRIVING_MEMORY_LIMIT'] ?? '3GB',
+    loadConcurrency: Math.max(1, positiveInt(env['DRIVING_LOAD_CONCURRENCY'], 2, 'DRIVING_LOAD_CONCURRENCY')),
     publishLockWaitMs: positiveInt(env['DRIVING_PUBLISH_LOCK_WAIT_MS'], 30_000, 'DRIVING_PUBLISH_LOCK_WAIT_MS'),
   };
 }

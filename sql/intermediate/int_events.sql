@@ -1,16 +1,17 @@
 -- grain: one row per delivered event of a loadable record
--- reads: int_loadable_records
+-- reads: stg_trip_records (the event lists), int_loadable_records
 -- Marks each event with its quarantine reason (decisions 3), first match wins; NULL keeps it.
 -- A missing description gets the event type's wording from the interface.
 with delivered as (
     select
-        app_id,
-        trip_id,
-        platform_user_id_text::bigint as user_id,
-        line_no,
-        unnest(events) as e,
-        generate_subscripts(events, 1) as event_index
-    from int_loadable_records
+        r.app_id,
+        r.trip_id,
+        r.platform_user_id_text::bigint as user_id,
+        r.line_no,
+        unnest(s.events) as e,
+        generate_subscripts(s.events, 1) as event_index
+    from int_loadable_records as r
+    join stg_trip_records as s on s.line_no = r.line_no
 ),
 
 typed as (

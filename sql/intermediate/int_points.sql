@@ -1,16 +1,17 @@
 -- grain: one row per delivered point of a loadable record
--- reads: int_loadable_records
+-- reads: stg_trip_records (the point lists), int_loadable_records
 -- Marks each point with the reason it is dropped (decisions 3), first match wins; NULL keeps it.
 -- Of points sharing a time, the first delivered is kept.
 with delivered as (
     select
-        app_id,
-        trip_id,
-        started_at,
-        ended_at,
-        unnest(points) as p,
-        generate_subscripts(points, 1) as point_index
-    from int_loadable_records
+        r.app_id,
+        r.trip_id,
+        r.started_at,
+        r.ended_at,
+        unnest(s.points) as p,
+        generate_subscripts(s.points, 1) as point_index
+    from int_loadable_records as r
+    join stg_trip_records as s on s.line_no = r.line_no
 ),
 
 typed as (
@@ -40,22 +41,31 @@ first_reason as (
     from typed
 ),
 
+-- times delivered more than once in a trip, with the first delivery of each: a grouping (hashed)
+-- instead of a window over every point, since repeated times are the exception
+repeated_times as (
+    select app_id, trip_id, t, min(point_index) as first_index
+    from first_reason
+    where drop_reason is null
+    group by app_id, trip_id, t
+    having count(*) > 1
+),
+
 final as (
     select
-        app_id,
-        trip_id,
-        point_index,
-        t,
-        lat,
-        lng,
-        speed,
+        f.app_id,
+        f.trip_id,
+        f.point_index,
+        f.t,
+        f.lat,
+        f.lng,
+        f.speed,
         case
-            when drop_reason is null
-                and row_number() over (partition by app_id, trip_id, drop_reason is null, t order by point_index) > 1
-                then 'duplicate_time'
-            else drop_reason
+            when f.drop_reason is null and f.point_index > d.first_index then 'duplicate_time'
+            else f.drop_reason
         end as drop_reason
-    from first_reason
+    from first_reason as f
+    left join repeated_times as d on d.app_id = f.app_id and d.trip_id = f.trip_id and d.t = f.t
 )
 
 select * from final

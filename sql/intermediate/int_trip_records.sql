@@ -2,10 +2,11 @@
 -- reads: stg_trip_records, apps, trips and purged_users (the warehouse's)
 -- Decides, per record, the first quarantine reason (decisions 3, "Validation"), or none.
 -- Within one file the last line of a tripId wins; earlier ones are marked superseded_in_file.
+-- The point and event lists stay in stg_trip_records (int_points and int_events read them there by
+-- line_no): copying them through every model cost as much as deriving from them.
 with fields as (
     select
         line_no,
-        raw,
         is_json,
         is_object,
         json_string(app_id_json) as app_id,
@@ -21,9 +22,7 @@ with fields as (
         parse_json_instant(start_time_json) as started_at,
         parse_json_instant(end_time_json) as ended_at,
         json_string(start_poi_json) as start_poi,
-        json_string(end_poi_json) as end_poi,
-        coalesce(points, []) as points,
-        coalesce(events, []) as events
+        json_string(end_poi_json) as end_poi
     from stg_trip_records
 ),
 

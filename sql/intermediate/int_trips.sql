@@ -1,8 +1,8 @@
 -- grain: one row per trip loaded from one input file (the last line of each tripId)
 -- reads: int_loadable_records, int_trip_point_metrics, int_events, int_trip_distraction,
 --        int_trip_time_factors
--- params: $loaded_at TIMESTAMPTZ, $source_file VARCHAR, $file_key VARCHAR, $batch_id BIGINT,
---         $version BIGINT
+-- params: $loaded_at TIMESTAMPTZ, $source_file VARCHAR, $file_key VARCHAR
+-- The batch and version are given at merge time (files are derived ahead of their turn).
 -- Derives the trip fields of decisions 4 and the status of decisions 3 (first rule that matches).
 with event_totals as (
     select
@@ -91,9 +91,7 @@ final as (
         $source_file as source_file,
         line_no as source_line,
         $file_key as file_key,
-        $batch_id as batch_id,
-        $loaded_at as loaded_at,
-        $version as version
+        $loaded_at as loaded_at
     from classified
 )
 

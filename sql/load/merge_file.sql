@@ -1,4 +1,4 @@
--- Merges one staged file (int_trips, int_events, int_trip_records, int_points) into the warehouse.
+-- Merges one staged file (int_trips, int_events, int_trip_records, int_points, raw_lines) into the warehouse.
 -- Runs inside the file's transaction. params: $version, $batch_id, $source_file, $loaded_at
 -- A re-sent trip replaces the earlier one whole (decisions 3): its row and its events.
 
@@ -21,7 +21,7 @@ where e.app_id = n.app_id and e.trip_id = n.trip_id;
 delete from trips as t using int_trips as n
 where t.app_id = n.app_id and t.trip_id = n.trip_id;
 
-insert into trips by name select * from int_trips;
+insert into trips by name select *, $batch_id as batch_id, $version as version from int_trips;
 
 insert into trip_events by name
 select
@@ -32,12 +32,14 @@ select
 from int_events
 where reason is null;
 
+-- the record's line as delivered (NDJSON; a Parquet row is located by file and row number alone)
 insert into quarantine by name
 select
-    $batch_id as batch_id, $source_file as source_file, line_no, 'record' as kind, reason,
-    app_id, trip_id, raw, $loaded_at as quarantined_at
-from int_trip_records
-where reason is not null;
+    $batch_id as batch_id, $source_file as source_file, r.line_no, 'record' as kind, r.reason,
+    r.app_id, r.trip_id, rtrim(l.line, chr(13)) as raw, $loaded_at as quarantined_at
+from int_trip_records as r
+left join raw_lines as l on l.line_no = r.line_no
+where r.reason is not null;
 
 insert into quarantine by name
 select

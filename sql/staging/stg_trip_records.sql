@@ -2,28 +2,15 @@
 -- reads: raw_lines (line_no, line)
 -- Parses each line once. Identity and time fields stay JSON so validation can tell a number from
 -- a string; points and events get their typed shape (a value of the wrong type becomes NULL).
-with lines as (
-    select line_no, rtrim(line, chr(13)) as line
-    from raw_lines
-    where line is not null and trim(line) <> ''
-),
-
-checked as (
+-- The line itself is not carried on: the quarantine takes it from raw_lines by line_no, so the
+-- lines are not copied once per model.
+with parsed as (
     select
         line_no,
         line,
-        json_valid(line) as is_json,
-        json_valid(line) and starts_with(ltrim(line), '{') as is_object
-    from lines
-),
-
-parsed as (
-    select
-        line_no,
-        line,
-        is_json,
-        is_object,
-        case when is_object then from_json(line, '{
+        -- malformed JSON is the rare case: try() turns its error into NULL, and only those lines
+        -- (and a bare `null`) are validated a second time below
+        try(from_json(line, '{
             "appId": "JSON", "platformUserId": "JSON", "orgUserId": "JSON", "tripId": "JSON",
             "deviceId": "JSON", "os": "JSON", "coordinate": "JSON",
             "isAutoStart": "JSON", "isAutoEnd": "JSON",
@@ -33,28 +20,39 @@ parsed as (
                         "startPoint": {"lat": "DOUBLE", "lng": "DOUBLE"},
                         "endPoint": {"lat": "DOUBLE", "lng": "DOUBLE"},
                         "description": "VARCHAR"}]
-        }') end as r
-    from checked
+        }')) as r
+    from raw_lines
+    where line is not null and regexp_matches(line, '[^\s]')
+),
+
+checked as (
+    select
+        line_no,
+        -- from_json reads any valid document (an array or a scalar gives all-NULL fields), so a
+        -- parsed line is JSON, and it is a record only when it is an object
+        r is not null or json_valid(line) as is_json,
+        r is not null and regexp_matches(line, '^\s*\{') as is_object,
+        r
+    from parsed
 )
 
 select
     line_no,
-    line as raw,
     is_json,
     is_object,
-    r.appId as app_id_json,
-    r.platformUserId as platform_user_id_json,
-    r.orgUserId as org_user_id_json,
-    r.tripId as trip_id_json,
-    r.deviceId as device_id_json,
-    r.os as os_json,
-    r.coordinate as coordinate_json,
-    r.isAutoStart as is_auto_start_json,
-    r.isAutoEnd as is_auto_end_json,
-    r.startTime as start_time_json,
-    r.endTime as end_time_json,
-    r.startPoi as start_poi_json,
-    r.endPoi as end_poi_json,
-    r.points as points,
-    r.events as events
-from parsed
+    case when is_object then r.appId end as app_id_json,
+    case when is_object then r.platformUserId end as platform_user_id_json,
+    case when is_object then r.orgUserId end as org_user_id_json,
+    case when is_object then r.tripId end as trip_id_json,
+    case when is_object then r.deviceId end as device_id_json,
+    case when is_object then r.os end as os_json,
+    case when is_object then r.coordinate end as coordinate_json,
+    case when is_object then r.isAutoStart end as is_auto_start_json,
+    case when is_object then r.isAutoEnd end as is_auto_end_json,
+    case when is_object then r.startTime end as start_time_json,
+    case when is_object then r.endTime end as end_time_json,
+    case when is_object then r.startPoi end as start_poi_json,
+    case when is_object then r.endPoi end as end_poi_json,
+    case when is_object then r.points end as points,
+    case when is_object then r.events end as events
+from checked

@@ -4,7 +4,6 @@
 -- reads, so NDJSON and Parquet pass through one set of rules.
 select
     file_row_number + 1 as line_no,
-    null::varchar as raw,  -- a Parquet row is located by file and row number; serialising every row would cost more than it tells
     true as is_json,
     true as is_object,
     to_json(src.appId) as app_id_json,

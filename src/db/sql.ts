@@ -34,16 +34,34 @@ export function paramsFor(sql: string, params: Params = {}): Params | undefined 
   return any ? used : undefined;
 }
 
+/** With DRIVING_SQL_TRACE set, each statement's time goes to stderr (to find the slow or the failing one). */
+const TRACE = Boolean(process.env['DRIVING_SQL_TRACE']);
+
+async function traced<T>(text: string, work: () => Promise<T>): Promise<T> {
+  if (!TRACE) return work();
+  const started = performance.now();
+  const what = text.replace(/\s+/g, ' ').trim().slice(0, 100);
+  try {
+    const result = await work();
+    process.stderr.write(`sql ${((performance.now() - started) / 1000).toFixed(3)} s: ${what}\n`);
+    return result;
+  } catch (error) {
+    process.stderr.write(`sql FAILED after ${((performance.now() - started) / 1000).toFixed(3)} s: ${what}\n`);
+    throw error;
+  }
+}
+
 /** Runs one statement with bound parameters and returns JSON-safe row objects. */
 export async function query(conn: DuckDBConnection, sql: string, params?: Params): Promise<Row[]> {
-  const reader = await conn.runAndReadAll(stripComments(sql), paramsFor(stripComments(sql), params));
+  const text = stripComments(sql);
+  const reader = await traced(text, () => conn.runAndReadAll(text, paramsFor(text, params)));
   return reader.getRowObjectsJson() as Row[];
 }
 
 /** Runs one statement for its effect. */
 export async function run(conn: DuckDBConnection, sql: string, params?: Params): Promise<void> {
   const text = stripComments(sql);
-  await conn.run(text, paramsFor(text, params));
+  await traced(text, () => conn.run(text, paramsFor(text, params)));
 }
 
 /** Runs `sql/<name>.sql` and returns its rows. */
@@ -71,7 +89,7 @@ export async function materialize(
 
 /** Runs a file of several statements separated by semicolons, binding what each one names. */
 export async function runScript(conn: DuckDBConnection, name: string, params?: Params): Promise<void> {
-  for (const statement of splitStatements(sqlText(name))) await conn.run(statement, paramsFor(statement, params));
+  for (const statement of splitStatements(sqlText(name))) await traced(statement, () => conn.run(statement, paramsFor(statement, params)));
 }
 
 /** Runs a file of several statements and returns the rows of the last one (a SELECT). */

@@ -1,7 +1,7 @@
 import { pathsFor, jobSettings } from '../config.js';
 import { AppStore } from '../apps/store.js';
 import { openWarehouse } from '../warehouse/warehouse.js';
-import { loadFile } from '../load/load-file.js';
+import { loadFiles } from '../load/load-file.js';
 import { expandInputs, landingFiles, moveLanded } from '../load/landing.js';
 import { InputError } from '../errors.js';
 import { pruneLandingArchive, prunePoints } from '../load/retention.js';
@@ -17,6 +17,8 @@ export interface LoadOptions {
   inputs?: string[];
   now?: Date;
   progress?: Progress;
+  /** Files derived at once (default DRIVING_LOAD_CONCURRENCY, 2). */
+  concurrency?: number;
 }
 
 export interface LoadResult {
@@ -49,22 +51,24 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: settings.memoryLimit });
   try {
     const reports: FileReport[] = [];
-    for (const [index, file] of files.entries()) {
-      const t0 = Date.now();
-      const day = now.toISOString().slice(0, 10);
+    const day = now.toISOString().slice(0, 10);
+    let t0 = Date.now();
+    await loadFiles(wh, files, { pointsDir: paths.pointsDir, now, concurrency: options.concurrency ?? settings.loadConcurrency }, ({ file, report: loaded, error }, index) => {
       let report: FileReport;
-      try {
-        report = await loadFile(wh, file, { pointsDir: paths.pointsDir, now });
+      if (loaded) {
+        report = loaded;
         if (fromLanding) moveLanded(paths.landingDir, file, day, 'loaded');
-      } catch (error) {
+      } else {
         // One unreadable file must not hold up the others: it is set aside with its reason.
         report = { ...emptyFileReport(file, false), failed: firstLine(error) };
         if (fromLanding) moveLanded(paths.landingDir, file, day, 'failed', report.failed);
       }
       reports.push(report);
       const summary = report.failed ? `FAILED: ${report.failed}` : report.skipped ? 'already loaded, skipped' : describe(report);
+      // files are derived two at a time but finish in order: the time is since the previous one finished
       progress(`load: [${index + 1}/${files.length}] ${file}: ${summary} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
-    }
+      t0 = Date.now();
+    });
     const removed = prunePoints(paths.pointsDir, settings.pointsRetentionDays, todayIn('UTC', now));
     if (removed.length > 0) progress(`load: pruned raw points of ${removed.length} day(s) older than ${settings.pointsRetentionDays} days`);
     const archived = pruneLandingArchive(paths.landingDir, settings.pointsRetentionDays, todayIn('UTC', now));

@@ -1,8 +1,10 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { inTransaction, nextBatchId, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
-import { materialize, query, quoteLiteral, run, runScript, sqlText } from '../db/sql.js';
+import { installMacros } from '../db/macros.js';
+import { materialize, query, queryFile, quoteLiteral, run, runScript, sqlText } from '../db/sql.js';
 import { dropStaged, stageFile } from './stage-file.js';
 import { fileKey } from './file-key.js';
 import { emptyFileReport, type FileReport } from './report.js';
@@ -12,34 +14,120 @@ export interface LoadFileContext {
   now: Date;
 }
 
-/**
- * Loads one NDJSON or Parquet file: stage, validate, derive, keep its points as Parquet, then merge
- * it into the warehouse in ONE transaction together with its ledger row, so a load killed at any
- * point either has all of the file or none of it, and the file is simply loaded again.
- */
-export async function loadFile(wh: Warehouse, path: string, ctx: LoadFileContext): Promise<FileReport> {
-  const source = resolve(path);
-  const key = await fileKey(source);
-  const seen = await query(wh.conn, 'select batch_id from loaded_files where file_key = $key', { key });
-  if (seen.length > 0) return emptyFileReport(source, true);
+/** One file's outcome, in input order; `error` when it could not be loaded at all. */
+export type FileOutcome = { file: string; report: FileReport; error?: undefined } | { file: string; report?: undefined; error: unknown };
 
-  const conn = wh.conn;
+/**
+ * Loads files in order, deriving up to `concurrency` of them at once, each on its own connection
+ * (temp tables are per connection), and merging them one at a time in input order.
+ *
+ * Why: a file's derivation runs mostly on one core (its few hundred records fill a single row
+ * group, so the unnest and the JSON parse are one pipeline), so a second file uses the second core.
+ * Merging in input order keeps "a later file's copy of a trip wins". The only warehouse facts a
+ * derivation reads that a load can change are trip owners ('trip_id_taken'); a file whose staged
+ * trips meet a trip merged after its derivation began is derived again before its merge.
+ */
+export async function loadFiles(
+  wh: Warehouse,
+  files: string[],
+  ctx: LoadFileContext & { concurrency: number },
+  onFile: (outcome: FileOutcome, index: number) => void | Promise<void>,
+): Promise<void> {
+  const lanes = Math.max(1, Math.min(ctx.concurrency, files.length));
+  const connections: DuckDBConnection[] = [wh.conn];
   try {
-    return await stageAndMerge(wh, source, key, ctx);
+    for (let i = 1; i < lanes; i++) connections.push(await stagingConnection(wh));
+    let next = 0;
+    let stopped: unknown;
+    // each file waits for the one before it to be merged (or to fail) before merging itself
+    const merged: Promise<void>[] = [];
+    const lane = async (conn: DuckDBConnection): Promise<void> => {
+      while (next < files.length && stopped === undefined) {
+        const index = next++;
+        const file = files[index] as string;
+        const previous = merged[index - 1] ?? Promise.resolve();
+        let release!: () => void;
+        merged[index] = new Promise((done) => (release = done));
+        try {
+          const outcome = await loadOne(conn, file, ctx, previous);
+          await previous;
+          if (stopped === undefined) await onFile(outcome, index);
+        } catch (error) {
+          stopped ??= error;
+        } finally {
+          await dropStaged(conn).catch(() => undefined);
+          release();
+        }
+      }
+    };
+    await Promise.all(connections.map(lane));
+    if (stopped !== undefined) throw stopped;
   } finally {
-    await dropStaged(conn);
+    for (const conn of connections.slice(1)) conn.closeSync();
   }
 }
 
-async function stageAndMerge(wh: Warehouse, source: string, key: string, ctx: LoadFileContext): Promise<FileReport> {
-  const conn = wh.conn;
-  await stageFile(conn, source);
-  const version = (await warehouseVersion(conn)) + 1;
-  const batchId = await nextBatchId(conn);
-  const loadedAt = ctx.now.toISOString();
-  const params = { version, batch_id: batchId, source_file: source, loaded_at: loadedAt, file_key: key };
-  await materialize(conn, 'intermediate/int_trips', params);
+async function stagingConnection(wh: Warehouse): Promise<DuckDBConnection> {
+  const conn = await wh.db.instance.connect();
+  // the session settings and temp macros of openDatabase/openWarehouse are per connection
+  await conn.run("set TimeZone = 'UTC'");
+  await installMacros(conn);
+  return conn;
+}
 
+async function loadOne(conn: DuckDBConnection, file: string, ctx: LoadFileContext, previous: Promise<void>): Promise<FileOutcome> {
+  try {
+    const source = resolve(file);
+    const key = await fileKey(source);
+    if (await alreadyLoaded(conn, key)) return { file, report: emptyFileReport(source, true) };
+    const stagedAfter = await lastBatchId(conn);
+    await stage(conn, source, key, ctx);
+    await previous;
+    // checked again in turn: the same bytes may come twice in one run
+    if (await alreadyLoaded(conn, key)) return { file, report: emptyFileReport(source, true) };
+    if ((await lastBatchId(conn)) > stagedAfter && (await ownersChanged(conn, stagedAfter))) {
+      await dropStaged(conn);
+      await stage(conn, source, key, ctx);
+    }
+    return { file, report: await merge(conn, source, key, ctx) };
+  } catch (error) {
+    return { file, error };
+  }
+}
+
+/**
+ * Loads one NDJSON or Parquet file alone (stage, validate, derive, keep its points, merge).
+ * The file is merged in ONE transaction together with its ledger row, so a load killed at any
+ * point either has all of the file or none of it, and the file is simply loaded again.
+ */
+export async function loadFile(wh: Warehouse, path: string, ctx: LoadFileContext): Promise<FileReport> {
+  let outcome: FileOutcome | undefined;
+  await loadFiles(wh, [path], { ...ctx, concurrency: 1 }, (o) => {
+    outcome = o;
+  });
+  if (!outcome?.report) throw outcome?.error ?? new Error(`no outcome for ${path}`);
+  return outcome.report;
+}
+
+async function alreadyLoaded(conn: DuckDBConnection, key: string): Promise<boolean> {
+  return (await query(conn, 'select batch_id from loaded_files where file_key = $key', { key })).length > 0;
+}
+
+async function lastBatchId(conn: DuckDBConnection): Promise<number> {
+  const [row] = await query(conn, 'select coalesce(max(batch_id), 0) as b from batches');
+  return Number(row?.['b'] ?? 0);
+}
+
+/** Whether a trip merged since batch `since` now belongs to another user than a staged record says. */
+async function ownersChanged(conn: DuckDBConnection, since: number): Promise<boolean> {
+  const [row] = await queryFile(conn, 'load/owners_changed', { since });
+  return Boolean(row?.['changed']);
+}
+
+/** Derives the file into temp tables of `conn` and writes its kept points to Parquet. */
+async function stage(conn: DuckDBConnection, source: string, key: string, ctx: LoadFileContext): Promise<void> {
+  await stageFile(conn, source);
+  await materialize(conn, 'intermediate/int_trips', { source_file: source, loaded_at: ctx.now.toISOString(), file_key: key });
   // Points go to Parquet before the transaction under a name derived from the file's hash, so a
   // retry after a crash overwrites the same files instead of adding copies.
   await run(
@@ -48,12 +136,19 @@ async function stageAndMerge(wh: Warehouse, source: string, key: string, ctx: Lo
       `(format parquet, compression zstd, partition_by (trip_date), overwrite_or_ignore true, ` +
       `filename_pattern ${quoteLiteral(`f${key.slice(0, 16)}_{i}`)})`,
   );
+}
 
+/** Merges the staged file on `conn` into the warehouse: one transaction, one new version. */
+async function merge(conn: DuckDBConnection, source: string, key: string, ctx: LoadFileContext): Promise<FileReport> {
+  const version = (await warehouseVersion(conn)) + 1;
+  const batchId = await nextBatchId(conn);
+  const loadedAt = ctx.now.toISOString();
+  const params = { version, batch_id: batchId, source_file: source, loaded_at: loadedAt };
   const report = emptyFileReport(source, false);
   report.version = version;
   await inTransaction(conn, async () => {
     await runScript(conn, 'load/merge_file', params);
-    await run(conn, `insert into stats_daily by name\n${sqlText('marts/stats_daily')}`, params);
+    await run(conn, `insert into stats_daily by name\n${sqlText('marts/stats_daily')}`, { version });
     for (const row of await query(conn, sqlText('load/file_report'))) {
       const section = row['section'] as 'records' | 'points' | 'events' | 'status' | 'replaced';
       const n = Number(row['n']);

@@ -26,6 +26,7 @@ export function formatOf(path: string): InputFormat {
 export async function stageFile(conn: DuckDBConnection, path: string): Promise<void> {
   if (formatOf(path) === 'parquet') {
     await materialize(conn, 'staging/stg_trip_records_parquet', { path }, 'stg_trip_records');
+    await materialize(conn, 'staging/stg_no_lines', {}, 'raw_lines');
   } else {
     await materialize(conn, 'staging/stg_raw_lines', { path }, 'raw_lines');
     await materialize(conn, 'staging/stg_trip_records');

@@ -65,6 +65,17 @@ describe('score job', () => {
     const rush = rows.find((r) => r['org_user_id'] === 'driver-2' && r['interval_days'] === 30)!;
     expect(Number(rush['evening_rush_hour'])).toBe(1);
   });
+
+  it('drops served scores that can no longer be the answer once a newer one is published, in both slots', async () => {
+    // New York's today becomes the 22nd: its scores are now the answer, the 20th's and 21st's never again
+    const later = new Date('2026-11-23T03:00:00Z');
+    for (const date of ['2026-11-22', '2026-11-22']) {
+      await runScore({ dataDir: ws.dir, date, now: later });
+      const served = await publishedRows(ws.paths, 'safety_scores', 'user_id, interval_days, evaluation_date');
+      expect([...new Set(served.map((r) => r['evaluation_date']))]).toEqual(['2026-11-22']);
+      expect(served).toHaveLength(6);
+    }
+  });
 });
 
 describe('safety-score model', () => {

@@ -1,0 +1,13 @@
+-- One row: whether a trip merged after batch $since belongs to another user than a staged,
+-- loadable record of the same tripId says (it would now be 'trip_id_taken').
+-- reads: int_trip_records (staged), trips
+-- params: $since BIGINT
+-- Files are derived ahead of their turn to merge; this tells the loader to derive one again.
+select exists (
+    select 1
+    from int_trip_records as r
+    join trips as t on t.app_id = r.app_id and t.trip_id = r.trip_id
+    where t.batch_id > $since
+        and r.reason is null
+        and t.user_id <> try_cast(r.platform_user_id_text as bigint)
+) as changed
