@@ -1,30 +1,40 @@
 import { mkdirSync, statfsSync } from 'node:fs';
 import { InputError } from '../errors.js';
-import type { BenchSizes } from './options.js';
+import type { BenchSizes, Stage } from './options.js';
 
 // Bytes per user, measured on the generator's output and the synthesizer's (README "Disk"):
 // a user's day is about 2,600 points; NDJSON costs ~97 bytes a point, Parquet ~14.
 const NDJSON_PER_USER_DAY = 250e3;
 const PARQUET_PER_USER_DAY = 35e3;
-/** Trips-only history in the warehouse and both slots: about 1.65 KB a trip (measured at 2.75 M trips), 1.45 trips a day. */
-const HISTORY_PER_USER_DAY = 1.45 * 1.65e3;
+/** Synthesized history: 1.45 trips per user and day. */
+const TRIPS_PER_USER_DAY = 1.45;
+/** The warehouse and both slots: about 1.5 KB a trip (measured at 13.6 M trips: 9.2 GB + 2 x 5.6 GB). */
+const STORE_PER_TRIP = 1.5e3;
+/**
+ * The serving pack: about 1.26 KB a trip (13.6 M trips: 16.3 GB trips, 0.8 GB stats, 0.07 GB
+ * scores), twice while a load's publish writes a new trips file beside the served one.
+ */
+const PACK_PER_TRIP = 2 * 1.26e3;
 
 /**
- * The disk a run needs at its peak: the day in both formats, a loaded copy of its points, the
- * largest history folder and a smaller one beside it, and a GiB to spare.
+ * The disk a run needs at its peak: the generated day in both formats (load and growth only), the
+ * history's warehouse, slots and serving pack with 10 % to spare (growth, score and api), and a
+ * GiB more.
  */
-export function diskNeeded(sizes: BenchSizes): number {
-  const day = sizes.users * (NDJSON_PER_USER_DAY + 3 * PARQUET_PER_USER_DAY);
-  const history = sizes.users * sizes.historyDays * HISTORY_PER_USER_DAY * 1.4;
+export function diskNeeded(sizes: BenchSizes, stages: readonly Stage[] = ['load', 'growth', 'score', 'api']): number {
+  const day = stages.includes('load') || stages.includes('growth') ? sizes.users * (NDJSON_PER_USER_DAY + 3 * PARQUET_PER_USER_DAY) : 0;
+  const needsHistory = stages.includes('growth') || stages.includes('score') || stages.includes('api');
+  const historyTrips = needsHistory ? Math.max(sizes.users * sizes.historyDays * TRIPS_PER_USER_DAY, stages.includes('api') ? sizes.apiTrips : 0) : 0;
+  const history = historyTrips * (STORE_PER_TRIP + PACK_PER_TRIP) * 1.1;
   return day + history + 2 ** 30;
 }
 
 /** Refuses a run the work folder's file system cannot hold, before anything is written. */
-export function checkDisk(workDir: string, sizes: BenchSizes): { freeBytes: number; neededBytes: number } {
+export function checkDisk(workDir: string, sizes: BenchSizes, stages?: readonly Stage[]): { freeBytes: number; neededBytes: number } {
   mkdirSync(workDir, { recursive: true });
   const fs = statfsSync(workDir);
   const freeBytes = fs.bavail * fs.bsize;
-  const neededBytes = diskNeeded(sizes);
+  const neededBytes = diskNeeded(sizes, stages);
   if (freeBytes < neededBytes) {
     const gib = (n: number): string => (n / 2 ** 30).toFixed(1);
     throw new InputError(`not enough disk in ${workDir}: this run needs about ${gib(neededBytes)} GiB, ${gib(freeBytes)} GiB are free (choose another --work-dir or a smaller --users)`);

@@ -26,8 +26,11 @@ describe('bench options', () => {
     expect(growthDays(10)).toEqual([1, 10]);
   });
 
-  it('asks for tens of GB at full size and little for small', () => {
-    expect(diskNeeded(SIZES.full) / 2 ** 30).toBeGreaterThan(40);
+  it('asks for tens of GB at full size and little for small, the generated day only for the stages that load it', () => {
+    expect(diskNeeded(SIZES.full) / 2 ** 30).toBeGreaterThan(80);
+    expect(diskNeeded(SIZES.full, ['score', 'api']) / 2 ** 30).toBeGreaterThan(45);
+    expect(diskNeeded(SIZES.full, ['score', 'api'])).toBeLessThan(diskNeeded(SIZES.full, ['load', 'score', 'api']) - 30 * 2 ** 30);
+    expect(diskNeeded(SIZES.full, ['load']) / 2 ** 30).toBeLessThan(40);
     expect(diskNeeded(SIZES.small) / 2 ** 30).toBeLessThan(3);
   });
 
