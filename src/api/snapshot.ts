@@ -6,6 +6,19 @@ import type { Params, Row } from '../db/sql.js';
 import type { Manifest } from '../publish/manifest.js';
 import { ServingPack } from '../serving/pack.js';
 
+/**
+ * The manifest's serving pack, or null (SQL serves) when it cannot be read: a pack written by an
+ * older version of the service, until the next publish writes one in this format.
+ */
+function openPack(publishedDir: string, files: Parameters<typeof ServingPack.open>[1]): ServingPack | null {
+  try {
+    return ServingPack.open(publishedDir, files);
+  } catch (error) {
+    process.emitWarning(`serving pack not used, SQL serves this snapshot: ${error instanceof Error ? error.message : String(error)}`);
+    return null;
+  }
+}
+
 /** One published slot, opened read-only, with its own connections. */
 export class Snapshot {
   private inFlight = 0;
@@ -26,7 +39,7 @@ export class Snapshot {
     let pack: ServingPack | null = null;
     try {
       pool = await ConnectionPool.open(instance, connections);
-      if (usePack && manifest.pack) pack = ServingPack.open(publishedDir, manifest.pack.files);
+      if (usePack && manifest.pack) pack = openPack(publishedDir, manifest.pack.files);
       // warm (SQL serving only): read each table's user_id column once before the first request needs it
       if (!pack) {
         for (const table of ['trips', 'trip_events', 'stats_daily', 'safety_scores']) {

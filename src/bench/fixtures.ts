@@ -7,6 +7,7 @@ import { generateTrips } from '../generate/generate.js';
 import { readManifest } from '../publish/manifest.js';
 import { record, type BaseFixture, type BenchContext, type DayFiles, type DiskUse } from './context.js';
 import { synthesizeHistory } from './synthesize.js';
+import { EXTRAS_SUFFIX } from '../serving/format.js';
 
 const TIME_ZONE = 'Europe/Berlin';
 
@@ -119,7 +120,7 @@ export function diskUse(dir: string, label: string, days: number): DiskUse {
     pointsBytes: folderBytes(paths.pointsDir),
     warehouseBytes: fileBytes(paths.warehouseFile) + fileBytes(`${paths.warehouseFile}.wal`),
     slotsBytes: slots.reduce((sum, f) => sum + fileBytes(join(paths.publishedDir, f)), 0),
-    packBytes: Object.values(readManifest(paths.manifestFile)?.pack?.files ?? {}).reduce((sum, f) => sum + fileBytes(join(paths.publishedDir, f)), 0),
+    packBytes: Object.values(readManifest(paths.manifestFile)?.pack?.files ?? {}).reduce((sum, f) => sum + fileBytes(join(paths.publishedDir, f)) + fileBytes(join(paths.publishedDir, `${f}${EXTRAS_SUFFIX}`)), 0),
   };
 }
 

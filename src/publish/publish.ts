@@ -2,7 +2,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { buildSection, type SectionBuildResult } from '../serving/build.js';
-import { SECTIONS, type Section } from '../serving/format.js';
+import { EXTRAS_SUFFIX, SECTIONS, type Section } from '../serving/format.js';
+import { SectionFile } from '../serving/pack.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { warehouseId, warehouseVersion, inTransaction } from '../warehouse/warehouse.js';
 import { query, quoteIdent, quoteLiteral, run, runScript, sqlText } from '../db/sql.js';
@@ -105,7 +106,7 @@ async function writePack(
   const built: SectionBuildResult[] = [];
   for (const section of SECTIONS) {
     const old = previous?.files[section];
-    const served = current && old && existsSync(join(publishedDir, old)) ? { file: join(publishedDir, old), since: current.version } : undefined;
+    const served = current && old && readable(join(publishedDir, old), section) ? { file: join(publishedDir, old), since: current.version } : undefined;
     if (served && !(await sectionChanged(conn, section, served.since))) {
       files[section] = old as string;
       continue;
@@ -127,6 +128,17 @@ async function writePack(
   return { manifest: { files, zones }, built };
 }
 
+/** A served section file this version can read (a pack of an older format is written anew). */
+function readable(file: string, section: Section): boolean {
+  if (!existsSync(file)) return false;
+  try {
+    SectionFile.open(file, section).close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Whether the warehouse rows a section is made of changed after `since` (purges included). */
 async function sectionChanged(conn: DuckDBConnection, section: Section, since: number): Promise<boolean> {
   const [row] = await query(conn, sqlText(`serving/changed_${section}`), { since });
@@ -138,7 +150,7 @@ async function sectionChanged(conn: DuckDBConnection, section: Section, since: n
  * killed build). An API still draining an older one keeps reading it: an open file outlives its name.
  */
 function removeStalePacks(publishedDir: string, keep: (string | undefined)[]): void {
-  const kept = new Set(keep.filter((k): k is string => k !== undefined).map((k) => basename(k)));
+  const kept = new Set(keep.filter((k): k is string => k !== undefined).flatMap((k) => [basename(k), `${basename(k)}${EXTRAS_SUFFIX}`]));
   for (const name of readdirSync(publishedDir)) {
     if (name.startsWith('serving-') && !kept.has(name)) rmSync(join(publishedDir, name), { force: true });
   }

@@ -4,7 +4,7 @@ import { positiveInt } from '../config.js';
 import { stripComments, paramsFor, sqlText } from '../db/sql.js';
 import { basename } from 'node:path';
 import { SectionFile, type OldRow } from './pack.js';
-import { ENTRY_BYTES, FORMAT, MAGIC, USER_FIELDS, tripIdHash, utf8Less, type Footer, type Section } from './format.js';
+import { ENTRY_BYTES, EXTRAS_SUFFIX, FORMAT, MAGIC, USER_FIELDS, tripIdHash, utf8Less, type Footer, type Section } from './format.js';
 
 export interface SectionBuildResult {
   file: string;
@@ -123,9 +123,10 @@ export interface PreviousTrips {
 /**
  * Writes one section of the serving pack of the slot the connection currently uses (`use slot`)
  * to `file`: streamed from sql/serving/<section>.sql app by app (the app's zone bound as a
- * constant) and in steps of users, so memory stays flat whatever the history. The index and the
- * extras go to side files first and are appended after the payloads. Written to `file.tmp` and
- * renamed, so a reader never sees half a file.
+ * constant) and in steps of users, so memory stays flat whatever the history. The extras go to
+ * their own file (`file.extras`); the index goes to a side file first and is appended after the
+ * payloads. Written as temp files and renamed (the extras first), so a reader never sees half a
+ * file.
  *
  * With `previous` (trips only), the trips written since `previous.since` come from SQL and every
  * other trip is copied as bytes from the previous file: formatting a trip and its events in DuckDB
@@ -141,11 +142,12 @@ export async function buildSection(
   const started = performance.now();
   const tmp = `${file}.tmp`;
   const indexTmp = `${file}.index.tmp`;
-  const extrasTmp = `${file}.extras.tmp`;
+  const extrasFile = `${file}${EXTRAS_SUFFIX}`;
+  const extrasTmp = `${extrasFile}.tmp`;
   const fd = openSync(tmp, 'w', 0o644);
   const indexFd = openSync(indexTmp, 'w+', 0o600);
-  const extrasFd = openSync(extrasTmp, 'w+', 0o600);
-  const old = previous ? SectionFile.open(previous.file, 'trips') : null;
+  const extrasFd = openSync(extrasTmp, 'w', 0o644);
+  const old = previous ? openPrevious(previous.file, onProgress) : null;
   try {
     const data = new Writer(fd);
     const index = new Writer(indexFd);
@@ -220,7 +222,8 @@ export async function buildSection(
     data.flush();
     index.flush();
     extras.flush();
-    // the extras, then the index, follow the payloads
+    fsyncSync(extrasFd);
+    // the index follows the payloads
     const copy = Buffer.allocUnsafe(8 << 20);
     const append = (from: number, length: number): void => {
       for (let at = 0; at < length; ) {
@@ -229,11 +232,9 @@ export async function buildSection(
         at += n;
       }
     };
-    const extrasOffset = data.position;
-    append(extrasFd, extras.position);
     const indexOffset = data.position;
     append(indexFd, index.position);
-    const footer: Footer = { format: FORMAT, section, version, zones, indexOffset, extrasOffset, count: rows, apps, users };
+    const footer: Footer = { format: FORMAT, section, version, zones, indexOffset, count: rows, apps, users };
     const footerLength = data.string(JSON.stringify(footer));
     const tail = Buffer.alloc(4 + MAGIC.length);
     tail.writeUInt32LE(footerLength, 0);
@@ -242,8 +243,9 @@ export async function buildSection(
     data.flush();
     fsyncSync(fd);
     closeSync(fd);
+    renameSync(extrasTmp, extrasFile);
     renameSync(tmp, file);
-    const result = { file, section, bytes: data.position, rows, copied, users: users.length / USER_FIELDS, seconds: (performance.now() - started) / 1000 };
+    const result = { file, section, bytes: data.position + extras.position, rows, copied, users: users.length / USER_FIELDS, seconds: (performance.now() - started) / 1000 };
     const how = old ? ` (${copied.toLocaleString('en-US')} copied from ${basename(old.name)})` : '';
     onProgress?.(`serving pack: ${section} written: ${rows.toLocaleString('en-US')} rows${how} of ${result.users.toLocaleString('en-US')} users, ${(result.bytes / 2 ** 20).toFixed(1)} MiB in ${result.seconds.toFixed(1)} s`);
     return result;
@@ -261,5 +263,15 @@ export async function buildSection(
     closeSync(extrasFd);
     rmSync(indexTmp, { force: true });
     rmSync(extrasTmp, { force: true });
+  }
+}
+
+/** The served trips file to copy from; one this version cannot read (an older format) means a full build. */
+function openPrevious(file: string, onProgress?: (message: string) => void): SectionFile | null {
+  try {
+    return SectionFile.open(file, 'trips');
+  } catch (error) {
+    onProgress?.(`serving pack: ${basename(file)} cannot be copied from (${error instanceof Error ? error.message : String(error)}): writing every trip`);
+    return null;
   }
 }

@@ -4,15 +4,18 @@
  * DuckDB query costs at least 0.4 ms and a scan of a multi-million-row table several ms (figures in
  * docs/benchmarks.md), which cannot give 1,000 requests/s at a 10 ms p99 on two cores.
  *
- * Layout of a section file: [payloads][extras][index: one 40-byte entry per row][footer JSON]
- * [footer length: u32][MAGIC]. An entry: key f64 (sort key: start time in µs, or days since
- * 1970), aux u32 (trip id hash, or score interval), payload length u32, extra length u32, unused
- * u32, payload offset f64, extra offset f64 (from footer.extrasOffset). Extras (a trip's events)
- * live apart from the payloads so that a page of trips is one short read and the trips a list
- * touches stay together in the page cache.
+ * Layout of a section file: [payloads][index: one 40-byte entry per row][footer JSON]
+ * [footer length: u32][MAGIC], and beside it `<file>.extras` (EXTRAS_SUFFIX) with the extras. An
+ * entry: key f64 (sort key: start time in µs, or days since 1970), aux u32 (trip id hash, or score
+ * interval), payload length u32, extra length u32, unused u32, payload offset f64, extra offset f64
+ * (in the extras file). Extras (a trip's events) live apart from the payloads so that a page of
+ * trips is one short read and the trips a list touches stay together in the page cache; in a file
+ * of their own (format 4) because appending them after the payloads wrote and read them twice more
+ * (format 3), most of the I/O of a publish that copies a history.
  */
-export const MAGIC = 'DDSPACK3';
-export const FORMAT = 3;
+export const MAGIC = 'DDSPACK4';
+export const FORMAT = 4;
+export const EXTRAS_SUFFIX = '.extras';
 export const ENTRY_BYTES = 40;
 export const SECTIONS = ['trips', 'stats', 'scores'] as const;
 export type Section = (typeof SECTIONS)[number];
@@ -35,7 +38,6 @@ export interface Footer {
   /** The zone each app's local times were written in. */
   zones: Record<string, string>;
   indexOffset: number;
-  extrasOffset: number;
   count: number;
   apps: string[];
   /** Per user: app index, user id, first entry, entry count. */

@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Row } from '../db/sql.js';
-import { ENTRY_BYTES, EVENT_FIELDS, FORMAT, TRIP_FIELDS, MAGIC, SECTIONS, USER_FIELDS, tripIdHash, utf8Less, type Footer, type Section } from './format.js';
+import { ENTRY_BYTES, EVENT_FIELDS, EXTRAS_SUFFIX, FORMAT, TRIP_FIELDS, MAGIC, SECTIONS, USER_FIELDS, tripIdHash, utf8Less, type Footer, type Section } from './format.js';
 import { epochDay, statisticsPeriods, type DayStats, type Period } from './periods.js';
 
 export interface PackScope {
@@ -41,6 +41,7 @@ export class SectionFile {
 
   private constructor(
     private readonly fd: number,
+    private readonly extrasFd: number,
     readonly footer: Footer,
     readonly name: string,
   ) {
@@ -61,7 +62,7 @@ export class SectionFile {
       readSync(fd, footerBytes, 0, footerLength, size - tail.length - footerLength);
       const footer = JSON.parse(footerBytes.toString('utf8')) as Footer;
       if (footer.format !== FORMAT || footer.section !== section) throw new Error(`serving pack ${file} holds ${footer.section} in format ${footer.format}; expected ${section} in ${FORMAT}`);
-      return new SectionFile(fd, footer, file);
+      return new SectionFile(fd, openSync(`${file}${EXTRAS_SUFFIX}`, 'r'), footer, file);
     } catch (error) {
       closeSync(fd);
       throw error;
@@ -70,6 +71,7 @@ export class SectionFile {
 
   close(): void {
     closeSync(this.fd);
+    closeSync(this.extrasFd);
   }
 
   /** Ids of the users of one app this file holds. */
@@ -92,7 +94,7 @@ export class SectionFile {
     this.readFully(payloads, payloadBase);
     const extraBase = at(0, 32);
     const extras = Buffer.allocUnsafe(at(last, 32) + len(last, 16) - extraBase);
-    this.readFully(extras, this.footer.extrasOffset + extraBase);
+    this.readFully(extras, extraBase, this.extrasFd);
     return Array.from({ length: e.count }, (_, i) => {
       const payload = payloads.subarray(at(i, 24) - payloadBase, at(i, 24) - payloadBase + len(i, 12));
       let tripId: string | undefined;
@@ -134,13 +136,13 @@ export class SectionFile {
   /** Entry i's extra, parsed. */
   extra(e: Entries, i: number): unknown {
     const bytes = Buffer.allocUnsafe(e.buf.readUInt32LE(i * ENTRY_BYTES + 16));
-    this.readFully(bytes, this.footer.extrasOffset + e.buf.readDoubleLE(i * ENTRY_BYTES + 32));
+    this.readFully(bytes, e.buf.readDoubleLE(i * ENTRY_BYTES + 32), this.extrasFd);
     return JSON.parse(bytes.toString('utf8')) as unknown;
   }
 
-  private readFully(buf: Buffer, position: number): void {
+  private readFully(buf: Buffer, position: number, fd = this.fd): void {
     for (let done = 0; done < buf.length; ) {
-      const n = readSync(this.fd, buf, done, buf.length - done, position + done);
+      const n = readSync(fd, buf, done, buf.length - done, position + done);
       if (n === 0) throw new Error('serving pack ended early');
       done += n;
     }

@@ -191,4 +191,28 @@ describe('serving pack', () => {
       await both(`/v1/org-user/${encodeURIComponent(user)}/statistics?type=week&startTime=2026-10-01&endTime=2026-11-01`);
     }
   });
+
+  it('lets SQL serve a snapshot whose pack it cannot read (one written in an older format)', async () => {
+    const trips = join(ws.paths.publishedDir, manifestOf(ws.paths)?.pack?.files.trips as string);
+    const bytes = readFileSync(trips);
+    bytes.write('DDSPACK3', bytes.length - 8, 'latin1');
+    writeFileSync(trips, bytes);
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on('warning', onWarning);
+    const reopened = await createApi({ dataDir: ws.dir, now: () => clock, pollMs: 50 });
+    try {
+      expect((await reopened.ctx.snapshots.use(async (s) => s.pack === null))?.value).toBe(true);
+      const url = '/v1/org-user/tie-driver/trips?limit=100';
+      const res = await reopened.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}` } });
+      const body = res.json() as Record<string, unknown>;
+      delete body['requestId'];
+      expect({ status: res.statusCode, body }).toEqual(await both(url));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.join('\n')).toMatch(/serving pack not used, SQL serves this snapshot: .*not a pack of this format/);
+    } finally {
+      process.off('warning', onWarning);
+      await reopened.close();
+    }
+  });
 });

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { runLoad } from '../../src/jobs/load.js';
 import { runScore } from '../../src/jobs/score.js';
 import { openDatabase } from '../../src/db/open.js';
@@ -95,13 +95,32 @@ describe('publish', () => {
     // no score has changed since version 1: the scores file of version 1 is reused
     expect(third.publish.pack?.map((p) => [p.section, p.rows])).toEqual([['trips', 3], ['stats', 3]]);
     expect(manifestOf(ws.paths)?.pack?.files).toEqual({ trips: 'serving-v3-trips.pack', stats: 'serving-v3-stats.pack', scores: 'serving-v1-scores.pack' });
+    // each section file has its extras beside it (src/serving/format.ts)
     const served = () => readdirSync(ws.paths.publishedDir).filter((f) => f.startsWith('serving-')).sort();
-    expect(served()).toEqual(['serving-v1-scores.pack', 'serving-v2-stats.pack', 'serving-v2-trips.pack', 'serving-v3-stats.pack', 'serving-v3-trips.pack']);
+    const withExtras = (files: string[]) => files.flatMap((f) => [f, `${f}.extras`]);
+    expect(served()).toEqual(withExtras(['serving-v1-scores.pack', 'serving-v2-stats.pack', 'serving-v2-trips.pack', 'serving-v3-stats.pack', 'serving-v3-trips.pack']));
     // the score job changes scores only: only they are written again
     const scored = await runScore({ dataDir: ws.dir, date: '2026-11-21', now });
     expect(scored.publish.pack?.map((p) => p.section)).toEqual(['scores']);
     expect(manifestOf(ws.paths)?.pack?.files).toEqual({ trips: 'serving-v3-trips.pack', stats: 'serving-v3-stats.pack', scores: 'serving-v4-scores.pack' });
-    expect(served()).toEqual(['serving-v1-scores.pack', 'serving-v3-stats.pack', 'serving-v3-trips.pack', 'serving-v4-scores.pack']);
+    expect(served()).toEqual(withExtras(['serving-v1-scores.pack', 'serving-v3-stats.pack', 'serving-v3-trips.pack', 'serving-v4-scores.pack']));
+  });
+
+  it('writes anew, instead of copying or reusing, pack files of another format (an older version of the service)', async () => {
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', '2026-11-18')])], now });
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '2.ndjson'), [trip('b', '2026-11-19')])], now });
+    const before = manifestOf(ws.paths)?.pack?.files;
+    expect(before).toEqual({ trips: 'serving-v2-trips.pack', stats: 'serving-v2-stats.pack', scores: 'serving-v1-scores.pack' });
+    // the served trips and scores files now end in the previous format's mark
+    for (const file of [before!.trips, before!.scores]) {
+      const path = join(ws.paths.publishedDir, file);
+      const bytes = readFileSync(path);
+      bytes.write('DDSPACK3', bytes.length - 8, 'latin1');
+      writeFileSync(path, bytes);
+    }
+    const third = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '3.ndjson'), [trip('c', '2026-11-20')])], now });
+    expect(third.publish.pack?.map((p) => [p.section, p.rows, p.copied])).toEqual([['trips', 3, 0], ['stats', 3, 0], ['scores', 0, 0]]);
+    expect(manifestOf(ws.paths)?.pack?.files).toEqual({ trips: 'serving-v3-trips.pack', stats: 'serving-v3-stats.pack', scores: 'serving-v3-scores.pack' });
   });
 
   it('does not switch when the serving pack cannot be written, and finishes the publish on the next run', async () => {
