@@ -1,7 +1,11 @@
 -- grain: one trip.created event per published trip never announced before
 -- reads: trips, announced_trips, apps
--- params: $version BIGINT (the published version: only trips the API now serves)
--- The event id is derived from app and trip, so a re-run after a crash repeats the same id.
+-- params: $since BIGINT (every trip written up to this version has been announced or skipped as
+--         announced: the newest announced_version), $version BIGINT (the published version: only
+--         trips the API now serves)
+-- The event id is derived from app and trip, so a re-run after a crash repeats the same id. Only
+-- trips written after $since are looked at: the anti join over every trip of the history cost 5 s
+-- at 13.7 M trips on every run (a re-sent trip is newer than $since and found announced here).
 select
     'evt_' || md5('trip.created|' || t.app_id || '|' || t.trip_id) as id,
     'trip.created' as type,
@@ -15,5 +19,5 @@ select
 from trips as t
 join apps as a on a.app_id = t.app_id
 anti join announced_trips as n on n.app_id = t.app_id and n.trip_id = t.trip_id
-where t.version <= $version
+where t.version > $since and t.version <= $version
 order by t.app_id, t.started_at, t.trip_id

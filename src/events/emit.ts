@@ -20,7 +20,9 @@ export interface EmitResult {
 export async function emitEvents(wh: Warehouse, eventsDir: string, publishedVersion: number, now: Date): Promise<EmitResult> {
   const conn = wh.conn;
   const since = Number((await query(conn, "select coalesce(max(value::bigint), 0) as v from meta where key = 'score_events_version'"))[0]?.['v'] ?? 0);
-  const trips = await query(conn, sqlText('events/trip_created'), { version: publishedVersion });
+  const [announced] = await query(conn, 'select coalesce(max(announced_version), 0) as v from announced_trips');
+  const tripsSince = Number(announced?.['v'] ?? 0);
+  const trips = await query(conn, sqlText('events/trip_created'), { since: tripsSince, version: publishedVersion });
   const scores = await query(conn, sqlText('events/safety_score_updated'), { since, version: publishedVersion });
   const events = [...trips, ...scores];
   let file: string | null = null;
@@ -39,9 +41,9 @@ export async function emitEvents(wh: Warehouse, eventsDir: string, publishedVers
       conn,
       `insert into announced_trips
        select app_id, trip_id, $version from trips as t
-       where version <= $version
+       where version > $since and version <= $version
          and not exists (select 1 from announced_trips as n where n.app_id = t.app_id and n.trip_id = t.trip_id)`,
-      { version: publishedVersion },
+      { since: tripsSince, version: publishedVersion },
     );
     await markScoresAnnounced(conn, publishedVersion);
   });
