@@ -95,20 +95,6 @@ async function loadOne(conn: DuckDBConnection, file: string, ctx: LoadFileContex
   }
 }
 
-/**
- * Loads one NDJSON or Parquet file alone (stage, validate, derive, keep its points, merge).
- * The file is merged in ONE transaction together with its ledger row, so a load killed at any
- * point either has all of the file or none of it, and the file is simply loaded again.
- */
-export async function loadFile(wh: Warehouse, path: string, ctx: LoadFileContext): Promise<FileReport> {
-  let outcome: FileOutcome | undefined;
-  await loadFiles(wh, [path], { ...ctx, concurrency: 1 }, (o) => {
-    outcome = o;
-  });
-  if (!outcome?.report) throw outcome?.error ?? new Error(`no outcome for ${path}`);
-  return outcome.report;
-}
-
 async function alreadyLoaded(conn: DuckDBConnection, key: string): Promise<boolean> {
   return (await query(conn, 'select batch_id from loaded_files where file_key = $key', { key })).length > 0;
 }
@@ -138,7 +124,11 @@ async function stage(conn: DuckDBConnection, source: string, key: string, ctx: L
   );
 }
 
-/** Merges the staged file on `conn` into the warehouse: one transaction, one new version. */
+/**
+ * Merges the staged file on `conn` into the warehouse in ONE transaction together with its ledger
+ * row and a new version, so a load killed at any point either has all of the file or none of it,
+ * and the file is simply loaded again.
+ */
 async function merge(conn: DuckDBConnection, source: string, key: string, ctx: LoadFileContext): Promise<FileReport> {
   const version = (await warehouseVersion(conn)) + 1;
   const batchId = await nextBatchId(conn);

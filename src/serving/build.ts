@@ -147,7 +147,7 @@ export async function buildSection(
   const fd = openSync(tmp, 'w', 0o644);
   const indexFd = openSync(indexTmp, 'w+', 0o600);
   const extrasFd = openSync(extrasTmp, 'w', 0o644);
-  const old = previous ? openPrevious(previous.file, onProgress) : null;
+  const old = previous ? SectionFile.open(previous.file, 'trips') : null;
   try {
     const data = new Writer(fd);
     const index = new Writer(indexFd);
@@ -263,15 +263,5 @@ export async function buildSection(
     closeSync(extrasFd);
     rmSync(indexTmp, { force: true });
     rmSync(extrasTmp, { force: true });
-  }
-}
-
-/** The served trips file to copy from; one this version cannot read (an older format) means a full build. */
-function openPrevious(file: string, onProgress?: (message: string) => void): SectionFile | null {
-  try {
-    return SectionFile.open(file, 'trips');
-  } catch (error) {
-    onProgress?.(`serving pack: ${basename(file)} cannot be copied from (${error instanceof Error ? error.message : String(error)}): writing every trip`);
-    return null;
   }
 }
