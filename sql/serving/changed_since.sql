@@ -1,9 +1,6 @@
--- What the serving pack's trips file must take from SQL when it copies the rest from the served
--- file (valid at version $since): trips written after it, and users purged after it.
--- reads: trips, purged_users (the warehouse's)
+-- The users purged after version $since: a delta layer of the serving pack marks them, so that
+-- their rows in the older layers are gone (src/serving/format.ts).
+-- reads: purged_users (the warehouse's)
 -- params: $since BIGINT
-create or replace temp table serving_changed as
-select app_id, user_id, trip_id from trips where version > $since;
-
 create or replace temp table serving_purged as
 select distinct app_id, user_id from purged_users where version > $since;

@@ -3,7 +3,8 @@
 --        day/week/month periods exactly as marts/statistics_periods.sql does (src/serving/periods.ts).
 -- reads: stats_daily
 -- params: $app_id VARCHAR, $buckets INTEGER,
---         $bucket INTEGER (one build step's users, as in serving/trips.sql)
+--         $bucket INTEGER (one build step's users, as in serving/trips.sql),
+--         $since BIGINT (only the days written after that version, for a delta layer; -1: all)
 select
     user_id,
     (stat_date - date '1970-01-01')::double as sort_key,
@@ -14,5 +15,5 @@ select
     ])::varchar as payload,
     '' as extra
 from stats_daily
-where app_id = $app_id and user_id % $buckets = $bucket
+where app_id = $app_id and user_id % $buckets = $bucket and version > $since
 order by user_id, stat_date

@@ -5,12 +5,12 @@
 --        api/trip_events.sql gives them (one array per event, in EVENT_FIELDS order), with local
 --        times in the app's zone as of this publish (the API falls back to those files when the
 --        app's zone has changed since).
--- reads: trips, trip_events, serving_changed (temp: app_id, user_id, trip_id)
+-- reads: trips, trip_events
 -- params: $app_id VARCHAR, $zone VARCHAR (the app's; a constant zone is twice as fast as one
 --         joined per row), $buckets INTEGER, $bucket INTEGER (the users with
 --         user_id % $buckets = $bucket: each build step sorts only its own users' rows),
---         $only_changed BOOLEAN (only the trips in the temp table serving_changed: the rest is
---         copied from the previous pack file)
+--         $since BIGINT (only trips written after that version, for a delta layer; -1: all. A
+--         trip's events carry its version: a re-sent trip replaces them whole)
 with events as (
     select
         user_id,
@@ -26,10 +26,7 @@ with events as (
             ',' order by started_at, event_index
         ) || ']' as events_json
     from trip_events as e
-    where app_id = $app_id and user_id % $buckets = $bucket
-        and (not $only_changed or exists (
-            select 1 from serving_changed as c where c.app_id = e.app_id and c.trip_id = e.trip_id
-        ))
+    where app_id = $app_id and user_id % $buckets = $bucket and version > $since
     group by user_id, trip_id
 )
 
@@ -50,8 +47,5 @@ select
     coalesce(ev.events_json, '[]') as extra
 from trips as t
 left join events as ev on ev.user_id = t.user_id and ev.trip_id = t.trip_id
-where t.app_id = $app_id and t.user_id % $buckets = $bucket
-    and (not $only_changed or exists (
-        select 1 from serving_changed as c where c.app_id = t.app_id and c.trip_id = t.trip_id
-    ))
+where t.app_id = $app_id and t.user_id % $buckets = $bucket and t.version > $since
 order by t.user_id, t.started_at desc, t.trip_id desc

@@ -1,8 +1,15 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { childOptions, jobScript, record, type BenchContext } from './context.js';
 import { jobJson, runNodeChild } from './child.js';
 import { diskUse, dropDataDir, ensureDayFiles, historyDir } from './fixtures.js';
 import { growthDays } from './options.js';
 import { addDays } from '../time.js';
+import { pathsFor } from '../config.js';
+import { readManifest } from '../publish/manifest.js';
+import { mergeLayers } from '../serving/build.js';
+import { EXTRAS_SUFFIX, LAYERED } from '../serving/format.js';
+import { SectionFile } from '../serving/pack.js';
 
 /** Target of issue 5: loading and publishing day 90 within 1.5x of day 1. */
 const MAX_RATIO = 1.5;
@@ -28,6 +35,7 @@ export async function benchGrowth(ctx: BenchContext): Promise<void> {
     record(ctx, { stage: 'growth', metric: `day ${n}: load + publish (parquet, ${trips.toLocaleString('en-US')} trips before)`, value: run.wallSeconds, unit: 's' });
     record(ctx, { stage: 'growth', metric: `day ${n}: of which publish`, value: publishSeconds, unit: 's' });
     if (n === steps[steps.length - 1]) {
+      mergeCost(ctx, dir, n);
       ctx.disk.push(diskUse(dir, `${n} days of trips (${n - 1} synthesized, no points, + 1 loaded)`, n));
       ctx.historySnapshot = { dir, trips: trips + totals.tripsLoaded, scored: false };
     } else dropDataDir(ctx, dir);
@@ -38,5 +46,33 @@ export async function benchGrowth(ctx: BenchContext): Promise<void> {
     const ratio = last.wall / first.wall;
     record(ctx, { stage: 'growth', metric: `day ${steps[steps.length - 1]} / day 1 (load + publish)`, value: ratio, unit: 'x', target: `<= ${MAX_RATIO}x`, met: ratio <= MAX_RATIO });
     record(ctx, { stage: 'growth', metric: `day ${steps[steps.length - 1]} / day 1 (publish only)`, value: last.publish / first.publish, unit: 'x' });
+  }
+}
+
+/**
+ * The publish that does not follow the new data: the day the deltas have grown to half the base
+ * and every layer is merged into a new one (src/serving/layers.ts; about once every history/2
+ * days). Measured here as that merge of the last day's layers, written beside them and removed.
+ */
+function mergeCost(ctx: BenchContext, dir: string, n: number): void {
+  const paths = pathsFor(dir);
+  const pack = readManifest(paths.manifestFile)?.pack;
+  if (!pack) return;
+  for (const section of LAYERED) {
+    const layers = pack.files[section].map((name) => SectionFile.open(join(paths.publishedDir, name), section)).reverse();
+    const out = join(paths.publishedDir, `bench-merge-${section}.pack`);
+    try {
+      const result = mergeLayers(layers, out, section, 0, pack.zones, true);
+      record(ctx, {
+        stage: 'growth',
+        metric: `day ${n}: merge of all ${layers.length} ${section} layers into a new base (${result.rows.toLocaleString('en-US')} rows, ${(result.bytes / 2 ** 30).toFixed(1)} GiB; the rare publish)`,
+        value: result.seconds,
+        unit: 's',
+      });
+    } finally {
+      for (const f of layers) f.close();
+      rmSync(out, { force: true });
+      rmSync(`${out}${EXTRAS_SUFFIX}`, { force: true });
+    }
   }
 }

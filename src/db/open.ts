@@ -1,6 +1,7 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { TRACE } from './sql.js';
 
 export interface OpenOptions {
   readOnly?: boolean;
@@ -43,8 +44,11 @@ export async function openDatabase(path: string, options: OpenOptions = {}): Pro
         connection,
         path,
         close() {
+          const started = performance.now();
           connection.closeSync();
+          // closing writes a checkpoint: traced too, as it can be the slow step of a job
           instance.closeSync();
+          if (TRACE) process.stderr.write(`close ${((performance.now() - started) / 1000).toFixed(3)} s: ${path}\n`);
         },
       };
     } catch (error) {

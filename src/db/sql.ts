@@ -35,7 +35,7 @@ export function paramsFor(sql: string, params: Params = {}): Params | undefined 
 }
 
 /** With DRIVING_SQL_TRACE set, each statement's time goes to stderr (to find the slow or the failing one). */
-const TRACE = Boolean(process.env['DRIVING_SQL_TRACE']);
+export const TRACE = Boolean(process.env['DRIVING_SQL_TRACE']);
 
 async function traced<T>(text: string, work: () => Promise<T>): Promise<T> {
   if (!TRACE) return work();

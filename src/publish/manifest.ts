@@ -8,8 +8,11 @@ export type Slot = 'a' | 'b';
 export interface Manifest {
   slot: Slot;
   file: string;
-  /** The serving pack beside the slot (absent when published without one): a file per section, and the zones its local times are in. */
-  pack?: { files: Record<'trips' | 'stats' | 'scores', string>; zones: Record<string, string> };
+  /**
+   * The serving pack beside the slot (absent when published without one): each section's layers,
+   * oldest (the base) first, and the zones its local times are in.
+   */
+  pack?: { files: Record<'trips' | 'stats' | 'scores', string[]>; zones: Record<string, string> };
   version: number;
   warehouseId: string;
   publishedAt: string;

@@ -1,8 +1,9 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { buildSection, type SectionBuildResult } from '../serving/build.js';
-import { EXTRAS_SUFFIX, SECTIONS, type Section } from '../serving/format.js';
+import { buildSection, mergeLayers, type SectionBuildResult } from '../serving/build.js';
+import { EXTRAS_SUFFIX, LAYERED, SECTIONS, type Section } from '../serving/format.js';
+import { layersToMerge } from '../serving/layers.js';
 import { SectionFile } from '../serving/pack.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { warehouseId, warehouseVersion, inTransaction } from '../warehouse/warehouse.js';
@@ -78,7 +79,7 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
       warehouseId: whId,
       publishedAt: options.now.toISOString(),
     });
-    removeStalePacks(options.publishedDir, [...Object.values(pack?.manifest.files ?? {}), ...Object.values(current?.pack?.files ?? {})]);
+    removeStalePacks(options.publishedDir, [...packFiles(pack?.manifest), ...packFiles(current?.pack)]);
     const seconds = (performance.now() - started) / 1000;
     const packDetail = pack ? `; serving pack: ${pack.built.map((b) => `${b.section} ${b.seconds.toFixed(2)} s`).join(', ') || 'unchanged'}` : '';
     return {
@@ -95,48 +96,82 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
  * The serving pack of the slot just written, with local times in each app's zone (src/serving). A
  * section whose tables have not changed since the served manifest's version (and whose zones are
  * the same) is reused as it is: the score job rewrites only the scores, so its publish does not
- * pay for every trip of the history.
+ * pay for every trip of the history. Trips and statistics that changed get a delta layer of the
+ * rows written since that version, and layers are merged as src/serving/layers.ts decides; with
+ * no served pack to build on (the first publish, a zone change, an older format) a section is
+ * written whole from SQL.
  */
 async function writePack(
   conn: DuckDBConnection, publishedDir: string, version: number, current: Manifest | null, progress?: (m: string) => void,
 ): Promise<{ manifest: NonNullable<Manifest['pack']>; built: SectionBuildResult[] }> {
   const zones = Object.fromEntries((await query(conn, 'select app_id, time_zone from apps order by app_id')).map((r) => [String(r['app_id']), String(r['time_zone'])]));
   const previous = current?.pack && JSON.stringify(current.pack.zones) === JSON.stringify(zones) ? current.pack : null;
-  const files = {} as Record<Section, string>;
+  const files = {} as Record<Section, string[]>;
   const built: SectionBuildResult[] = [];
   for (const section of SECTIONS) {
     const old = previous?.files[section];
-    const served = current && old && readable(join(publishedDir, old), section) ? { file: join(publishedDir, old), since: current.version } : undefined;
-    if (served && !(await sectionChanged(conn, section, served.since))) {
-      files[section] = old as string;
+    const served = current && old && readable(publishedDir, old, section) ? old : null;
+    if (current && served && !(await sectionChanged(conn, section, current.version))) {
+      files[section] = served;
       continue;
     }
-    // trips: copy what did not change from the served file (sql/serving/trips.sql reads the
-    // changed set even when it builds everything, so the tables always exist, empty then)
-    const incremental = section === 'trips' ? served : undefined;
-    if (section === 'trips') await runScript(conn, 'serving/changed_since', { since: incremental?.since ?? version });
+    const since = current && served && LAYERED.includes(section) ? current.version : undefined;
+    await runScript(conn, 'serving/changed_since', { since: since ?? version });
     const home = await currentDatabase(conn);
     await run(conn, 'use slot');
+    let result: SectionBuildResult;
     try {
-      const result = await buildSection(conn, join(publishedDir, `serving-v${version}-${section}.pack`), section, version, zones, progress, incremental);
-      files[section] = basename(result.file);
-      built.push(result);
+      result = await buildSection(conn, join(publishedDir, `serving-v${version}-${section}.pack`), section, version, zones, progress, since);
     } finally {
       await run(conn, `use ${quoteIdent(home)}`);
+    }
+    built.push(result);
+    files[section] = since === undefined ? [basename(result.file)] : [...(served as string[]), basename(result.file)];
+    if (since !== undefined) {
+      const merged = mergeNewest(publishedDir, files[section], section, version, zones, progress);
+      if (merged) {
+        built.push(merged.result);
+        files[section] = merged.layers;
+      }
     }
   }
   return { manifest: { files, zones }, built };
 }
 
-/** A served section file this version can read (a pack of an older format is written anew). */
-function readable(file: string, section: Section): boolean {
-  if (!existsSync(file)) return false;
+/** Merges the newest layers when layersToMerge says so; returns the new list of layers, or null. */
+function mergeNewest(
+  publishedDir: string, layers: string[], section: Section, version: number, zones: Record<string, string>, progress?: (m: string) => void,
+): { layers: string[]; result: SectionBuildResult } | null {
+  const opened = layers.map((name) => SectionFile.open(join(publishedDir, name), section));
   try {
-    SectionFile.open(file, section).close();
-    return true;
-  } catch {
-    return false;
+    const k = layersToMerge(opened.map((f) => f.weight));
+    if (k < 2) return null;
+    const keep = layers.length - k;
+    const result = mergeLayers(opened.slice(keep).reverse(), join(publishedDir, `serving-v${version}-${section}-merged.pack`), section, version, zones, keep === 0, progress);
+    return { layers: [...layers.slice(0, keep), basename(result.file)], result };
+  } finally {
+    for (const f of opened) f.close();
   }
+}
+
+/** Served layers this version can read (a pack of an older format is written anew). */
+function readable(publishedDir: string, layers: string[], section: Section): boolean {
+  if (!Array.isArray(layers) || layers.length === 0) return false;
+  return layers.every((name) => {
+    const file = join(publishedDir, name);
+    if (!existsSync(file)) return false;
+    try {
+      SectionFile.open(file, section).close();
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Every file a manifest's pack names (a manifest of an older version named one per section). */
+function packFiles(pack: Manifest['pack'] | undefined): string[] {
+  return Object.values(pack?.files ?? {}).flatMap((names: string[] | string) => (Array.isArray(names) ? names : [names]));
 }
 
 /** Whether the warehouse rows a section is made of changed after `since` (purges included). */

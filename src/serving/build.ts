@@ -1,60 +1,19 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { positiveInt } from '../config.js';
-import { stripComments, paramsFor, sqlText } from '../db/sql.js';
-import { basename } from 'node:path';
-import { SectionFile, type OldRow } from './pack.js';
-import { ENTRY_BYTES, EXTRAS_SUFFIX, FORMAT, MAGIC, USER_FIELDS, tripIdHash, utf8Less, type Footer, type Section } from './format.js';
+import { query, stripComments, paramsFor, sqlText } from '../db/sql.js';
+import { visibleRows, type SectionFile } from './pack.js';
+import { ENTRY_BYTES, EXTRAS_SUFFIX, FORMAT, MAGIC, USER_FIELDS, tripIdHash, type Footer, type Section } from './format.js';
 
 export interface SectionBuildResult {
   file: string;
   section: Section;
   bytes: number;
   rows: number;
-  /** Rows copied from the previous file rather than written from SQL. */
+  /** Rows copied from older layers (a merge) rather than written from SQL. */
   copied: number;
   users: number;
   seconds: number;
-}
-
-interface NewTrip {
-  key: number;
-  tripId: string;
-  payload: string;
-  extra: string;
-}
-
-/** What changed in one app since the previous file: rewritten trips by user, and purged users. */
-async function changedTrips(conn: DuckDBConnection, appId: string): Promise<{ trips: Map<number, Set<string>>; purged: Set<number> }> {
-  const trips = new Map<number, Set<string>>();
-  for (const row of (await (await conn.runAndReadAll('select user_id::double as u, trip_id from serving_changed where app_id = $app_id', { app_id: appId })).getRows())) {
-    const userId = Number(row[0]);
-    let set = trips.get(userId);
-    if (!set) trips.set(userId, (set = new Set()));
-    set.add(String(row[1]));
-  }
-  const purged = new Set((await (await conn.runAndReadAll('select user_id::double from serving_purged where app_id = $app_id', { app_id: appId })).getRows()).map((r) => Number(r[0])));
-  return { trips, purged };
-}
-
-/** Old and new rows of one user, each newest first, merged newest first (start desc, trip id desc in UTF-8 bytes, as DuckDB orders). */
-function mergeNewestFirst(kept: OldRow[], fresh: NewTrip[]): (OldRow | NewTrip)[] {
-  const out: (OldRow | NewTrip)[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < kept.length || j < fresh.length) {
-    const o = kept[i];
-    const n = fresh[j];
-    const takeOld = o !== undefined && (n === undefined || o.key > n.key || (o.key === n.key && utf8Less(n.tripId, o.tripId())));
-    if (takeOld) {
-      out.push(o as OldRow);
-      i++;
-    } else {
-      out.push(n as NewTrip);
-      j++;
-    }
-  }
-  return out;
 }
 
 /** Trips per build step (env DRIVING_SERVING_PACK_STEP_ROWS; tests make it tiny to cross steps). */
@@ -113,155 +72,184 @@ class Writer {
   }
 }
 
-/** The trips file of the served manifest, to copy unchanged trips from (see buildSection). */
-export interface PreviousTrips {
-  file: string;
-  /** The version that file is valid for: trips written after it are rebuilt, the rest copied. */
-  since: number;
+/**
+ * Writes one section file: rows arrive grouped by user (`emit`), payloads go to the file, extras
+ * to `file.extras`, index entries to a side file appended after the payloads with the footer.
+ * Written as temp files and renamed (the extras first), so a reader never sees half a file.
+ */
+class SectionWriter {
+  private readonly tmp: string;
+  private readonly indexTmp: string;
+  private readonly extrasTmp: string;
+  private readonly fd: number;
+  private readonly indexFd: number;
+  private readonly extrasFd: number;
+  private readonly data: Writer;
+  private readonly index: Writer;
+  private readonly extras: Writer;
+  private readonly users: number[] = [];
+  private lastApp = NaN;
+  private lastUser = NaN;
+  rows = 0;
+
+  constructor(readonly file: string) {
+    this.tmp = `${file}.tmp`;
+    this.indexTmp = `${file}.index.tmp`;
+    this.extrasTmp = `${file}${EXTRAS_SUFFIX}.tmp`;
+    this.fd = openSync(this.tmp, 'w', 0o644);
+    this.indexFd = openSync(this.indexTmp, 'w+', 0o600);
+    this.extrasFd = openSync(this.extrasTmp, 'w', 0o644);
+    this.data = new Writer(this.fd);
+    this.index = new Writer(this.indexFd);
+    this.extras = new Writer(this.extrasFd);
+  }
+
+  /** Appends one row of user `userId` of app index `a` (a user's rows arrive together, in the section's order). */
+  emit(a: number, userId: number, key: number, aux: number, payload: string | Buffer, extra: string | Buffer): void {
+    if (userId !== this.lastUser || a !== this.lastApp) {
+      this.users.push(a, userId, this.rows, 0);
+      this.lastApp = a;
+      this.lastUser = userId;
+    }
+    this.users[this.users.length - 1] = (this.users[this.users.length - 1] as number) + 1;
+    const offset = this.data.position;
+    const length = typeof payload === 'string' ? this.data.string(payload) : (this.data.bytes(payload), payload.length);
+    const extraOffset = this.extras.position;
+    const extraLength = typeof extra === 'string' ? this.extras.string(extra) : (this.extras.bytes(extra), extra.length);
+    this.index.entry(key, aux, length, extraLength, offset, extraOffset);
+    this.rows++;
+  }
+
+  /** Writes index and footer, syncs, renames into place; returns the bytes written and the users. */
+  finish(footer: Omit<Footer, 'indexOffset' | 'count' | 'users'>): { bytes: number; users: number } {
+    this.data.flush();
+    this.index.flush();
+    this.extras.flush();
+    fsyncSync(this.extrasFd);
+    // the index follows the payloads
+    const copy = Buffer.allocUnsafe(8 << 20);
+    const indexOffset = this.data.position;
+    for (let at = 0; at < this.index.position; ) {
+      const n = readSync(this.indexFd, copy, 0, Math.min(copy.length, this.index.position - at), at);
+      this.data.bytes(copy.subarray(0, n));
+      at += n;
+    }
+    const full: Footer = { ...footer, indexOffset, count: this.rows, users: this.users };
+    const footerLength = this.data.string(JSON.stringify(full));
+    const tail = Buffer.alloc(4 + MAGIC.length);
+    tail.writeUInt32LE(footerLength, 0);
+    tail.write(MAGIC, 4, 'latin1');
+    this.data.bytes(tail);
+    this.data.flush();
+    fsyncSync(this.fd);
+    renameSync(this.extrasTmp, `${this.file}${EXTRAS_SUFFIX}`);
+    renameSync(this.tmp, this.file);
+    return { bytes: this.data.position + this.extras.position, users: this.users.length / USER_FIELDS };
+  }
+
+  /** Closes the files; temp files left by a failure go. */
+  close(): void {
+    for (const fd of [this.fd, this.indexFd, this.extrasFd]) {
+      try {
+        closeSync(fd);
+      } catch {
+        // already closed
+      }
+    }
+    for (const f of [this.tmp, this.indexTmp, this.extrasTmp]) rmSync(f, { force: true });
+  }
 }
+
+const describe = (r: SectionBuildResult, how: string): string =>
+  `serving pack: ${r.section} ${how}: ${r.rows.toLocaleString('en-US')} rows of ${r.users.toLocaleString('en-US')} users, ${(r.bytes / 2 ** 20).toFixed(1)} MiB in ${r.seconds.toFixed(1)} s`;
 
 /**
  * Writes one section of the serving pack of the slot the connection currently uses (`use slot`)
  * to `file`: streamed from sql/serving/<section>.sql app by app (the app's zone bound as a
- * constant) and in steps of users, so memory stays flat whatever the history. The extras go to
- * their own file (`file.extras`); the index goes to a side file first and is appended after the
- * payloads. Written as temp files and renamed (the extras first), so a reader never sees half a
- * file.
+ * constant) and in steps of users, so memory stays flat whatever the history.
  *
- * With `previous` (trips only), the trips written since `previous.since` come from SQL and every
- * other trip is copied as bytes from the previous file: formatting a trip and its events in DuckDB
- * costs 30-45 µs, copying it about 10 µs (measured: 1.36 M trips copied in 13.8 s), so a day's
- * load pays a copy of the history, not its formatting.
- * Needs the temp tables serving_changed (app_id, user_id, trip_id) and serving_purged (app_id,
- * user_id) of what changed since then (publish.ts makes them).
+ * With `since` (a delta layer): only the rows written after version `since`, and the users purged
+ * after it (the temp table serving_purged (app_id, user_id) that sql/serving/changed_since.sql
+ * makes) marked as purged. Without it: every row (a base).
  */
 export async function buildSection(
   conn: DuckDBConnection, file: string, section: Section, version: number, zones: Record<string, string>,
-  onProgress?: (message: string) => void, previous?: PreviousTrips,
+  onProgress?: (message: string) => void, since?: number,
 ): Promise<SectionBuildResult> {
   const started = performance.now();
-  const tmp = `${file}.tmp`;
-  const indexTmp = `${file}.index.tmp`;
-  const extrasFile = `${file}${EXTRAS_SUFFIX}`;
-  const extrasTmp = `${extrasFile}.tmp`;
-  const fd = openSync(tmp, 'w', 0o644);
-  const indexFd = openSync(indexTmp, 'w+', 0o600);
-  const extrasFd = openSync(extrasTmp, 'w', 0o644);
-  const old = previous ? SectionFile.open(previous.file, 'trips') : null;
+  const writer = new SectionWriter(file);
   try {
-    const data = new Writer(fd);
-    const index = new Writer(indexFd);
-    const extras = new Writer(extrasFd);
     const apps = Object.keys(zones).sort();
-    const users: number[] = [];
-    let rows = 0;
-    let copied = 0;
-    let lastUser = NaN;
-    /** Appends one row of user `userId` (rows arrive grouped by user, in the section's order). */
-    const emit = (a: number, userId: number, key: number, aux: number, payload: string | Buffer, extra: string | Buffer): void => {
-      if (userId !== lastUser) {
-        users.push(a, userId, rows, 0);
-        lastUser = userId;
-      }
-      users[users.length - 1] = (users[users.length - 1] as number) + 1;
-      const offset = data.position;
-      const length = typeof payload === 'string' ? data.string(payload) : (data.bytes(payload), payload.length);
-      const extraOffset = extras.position;
-      const extraLength = typeof extra === 'string' ? extras.string(extra) : (extras.bytes(extra), extra.length);
-      index.entry(key, aux, length, extraLength, offset, extraOffset);
-      rows++;
-    };
+    const purged: number[] = [];
     const sql = stripComments(sqlText(`serving/${section}`));
     for (const [a, appId] of apps.entries()) {
-      const params = { app_id: appId, zone: zones[appId] as string, only_changed: old !== null };
-      // users in buckets of about rowsPerStep() rows to write from SQL: each step sorts and aggregates only its own
-      const [counts] = (await (await conn.runAndReadAll(
-        old ? 'select count(*)::double as n from serving_changed where app_id = $app_id' : 'select count(*)::double as n from trips where app_id = $app_id', { app_id: appId },
-      )).getRowObjectsJson()) as { n: number }[];
-      const buckets = Math.max(1, Math.ceil(Number(counts?.n ?? 0) / Math.max(1, rowsPerStep())));
-      const changed = old ? await changedTrips(conn, appId) : null;
+      const params = { app_id: appId, zone: zones[appId] as string, since: since ?? -1 };
+      // users in buckets of about rowsPerStep() trips: each step sorts and aggregates only its own
+      const [counts] = await query(conn, sqlText('serving/step_rows'), { app_id: appId, since: since ?? -1 });
+      const buckets = Math.max(1, Math.ceil(Number(counts?.['n'] ?? 0) / Math.max(1, rowsPerStep())));
       for (let bucket = 0; bucket < buckets; bucket++) {
         const result = await conn.stream(sql, paramsFor(sql, { ...params, buckets, bucket }));
-        if (!old || !changed) {
-          for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
-            const [userIds, keys, tripIds, payloads, extraTexts] = chunk.getColumns() as [bigint[], number[], string[], string[], string[]];
-            for (let r = 0; r < chunk.rowCount; r++) {
-              const aux = section === 'trips' ? tripIdHash(tripIds[r] as string) : section === 'scores' ? Number(tripIds[r]) : 0;
-              emit(a, Number(userIds[r]), keys[r] as number, aux, payloads[r] as string, extraTexts[r] as string);
-            }
-          }
-        } else {
-          // the step's new rows by user, then every user of the step in id order: old rows that
-          // were not rewritten, merged with the new ones (start desc, trip id desc)
-          const fresh = new Map<number, NewTrip[]>();
-          for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
-            const [userIds, keys, tripIds, payloads, extraTexts] = chunk.getColumns() as [bigint[], number[], string[], string[], string[]];
-            for (let r = 0; r < chunk.rowCount; r++) {
-              const userId = Number(userIds[r]);
-              let list = fresh.get(userId);
-              if (!list) fresh.set(userId, (list = []));
-              list.push({ key: keys[r] as number, tripId: tripIds[r] as string, payload: payloads[r] as string, extra: extraTexts[r] as string });
-            }
-          }
-          const stepUsers = new Set<number>(fresh.keys());
-          for (const userId of old.usersOf(appId)) if (userId % buckets === bucket && !changed.purged.has(userId)) stepUsers.add(userId);
-          for (const userId of [...stepUsers].sort((x, y) => x - y)) {
-            // a rewritten trip is recognised by its id's hash first, so only candidates are parsed
-            const ids = changed.trips.get(userId);
-            const hashes = ids ? new Set([...ids].map(tripIdHash)) : null;
-            const kept = old.userRows(appId, userId).filter((row) => !(hashes?.has(row.aux) && ids?.has(row.tripId())));
-            copied += kept.length;
-            for (const row of mergeNewestFirst(kept, fresh.get(userId) ?? [])) {
-              if ('payload' in row) emit(a, userId, row.key, tripIdHash(row.tripId), row.payload, row.extra);
-              else emit(a, userId, row.key, row.aux, row.payloadBytes(), row.extraBytes());
-            }
+        for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+          const [userIds, keys, tripIds, payloads, extraTexts] = chunk.getColumns() as [bigint[], number[], string[], string[], string[]];
+          for (let r = 0; r < chunk.rowCount; r++) {
+            const aux = section === 'trips' ? tripIdHash(tripIds[r] as string) : section === 'scores' ? Number(tripIds[r]) : 0;
+            writer.emit(a, Number(userIds[r]), keys[r] as number, aux, payloads[r] as string, extraTexts[r] as string);
           }
         }
       }
-    }
-    data.flush();
-    index.flush();
-    extras.flush();
-    fsyncSync(extrasFd);
-    // the index follows the payloads
-    const copy = Buffer.allocUnsafe(8 << 20);
-    const append = (from: number, length: number): void => {
-      for (let at = 0; at < length; ) {
-        const n = readSync(from, copy, 0, Math.min(copy.length, length - at), at);
-        data.bytes(copy.subarray(0, n));
-        at += n;
+      if (since !== undefined) {
+        for (const row of await query(conn, 'select user_id::double as u from serving_purged where app_id = $app_id order by 1', { app_id: appId })) purged.push(a, Number(row['u']));
       }
-    };
-    const indexOffset = data.position;
-    append(indexFd, index.position);
-    const footer: Footer = { format: FORMAT, section, version, zones, indexOffset, count: rows, apps, users };
-    const footerLength = data.string(JSON.stringify(footer));
-    const tail = Buffer.alloc(4 + MAGIC.length);
-    tail.writeUInt32LE(footerLength, 0);
-    tail.write(MAGIC, 4, 'latin1');
-    data.bytes(tail);
-    data.flush();
-    fsyncSync(fd);
-    closeSync(fd);
-    renameSync(extrasTmp, extrasFile);
-    renameSync(tmp, file);
-    const result = { file, section, bytes: data.position + extras.position, rows, copied, users: users.length / USER_FIELDS, seconds: (performance.now() - started) / 1000 };
-    const how = old ? ` (${copied.toLocaleString('en-US')} copied from ${basename(old.name)})` : '';
-    onProgress?.(`serving pack: ${section} written: ${rows.toLocaleString('en-US')} rows${how} of ${result.users.toLocaleString('en-US')} users, ${(result.bytes / 2 ** 20).toFixed(1)} MiB in ${result.seconds.toFixed(1)} s`);
-    return result;
-  } catch (error) {
-    try {
-      closeSync(fd);
-    } catch {
-      // already closed
     }
-    rmSync(tmp, { force: true });
-    throw error;
+    const { bytes, users } = writer.finish({ format: FORMAT, section, version, zones, apps, purged });
+    const result = { file, section, bytes, rows: writer.rows, copied: 0, users, seconds: (performance.now() - started) / 1000 };
+    onProgress?.(describe(result, since === undefined ? 'written' : `delta since version ${since} written`));
+    return result;
   } finally {
-    old?.close();
-    closeSync(indexFd);
-    closeSync(extrasFd);
-    rmSync(indexTmp, { force: true });
-    rmSync(extrasTmp, { force: true });
+    writer.close();
+  }
+}
+
+/**
+ * Merges layers (`files`, newest first) into one file: every user's rows as the API sees them
+ * through those layers, copied as bytes (no SQL, no formatting). A merge that takes in the base
+ * (`base`) has nothing below it, so it drops the purge marks; a merge of deltas keeps them, for
+ * the layers below.
+ */
+export function mergeLayers(
+  files: SectionFile[], file: string, section: Section, version: number, zones: Record<string, string>,
+  base: boolean, onProgress?: (message: string) => void,
+): SectionBuildResult {
+  const started = performance.now();
+  const writer = new SectionWriter(file);
+  try {
+    const apps = Object.keys(zones).sort();
+    const purged: number[] = [];
+    for (const [a, appId] of apps.entries()) {
+      const users = new Set<number>();
+      for (const f of files) for (const u of f.usersOf(appId)) users.add(u);
+      for (const userId of [...users].sort((x, y) => x - y)) {
+        const rows = visibleRows(files, section, appId, userId);
+        const bytes = new Map<number, ReturnType<SectionFile['userRows']>>();
+        for (let n = 0; n < rows.count; n++) {
+          const l = rows.layer[n] as number;
+          let layerRows = bytes.get(l);
+          if (!layerRows) bytes.set(l, (layerRows = (rows.files[l] as SectionFile).userRows(appId, userId)));
+          const row = layerRows[rows.index[n] as number] as (typeof layerRows)[number];
+          writer.emit(a, userId, row.key, row.aux, row.payloadBytes(), row.extraBytes());
+        }
+      }
+      if (!base) {
+        const marks = new Set<number>();
+        for (const f of files) for (const u of f.usersOf(appId, true)) marks.add(u);
+        for (const u of [...marks].sort((x, y) => x - y)) purged.push(a, u);
+      }
+    }
+    const { bytes, users } = writer.finish({ format: FORMAT, section, version, zones, apps, purged });
+    const result = { file, section, bytes, rows: writer.rows, copied: writer.rows, users, seconds: (performance.now() - started) / 1000 };
+    onProgress?.(describe(result, `${files.length} layers merged${base ? ' into a new base' : ''}`));
+    return result;
+  } finally {
+    writer.close();
   }
 }

@@ -12,9 +12,15 @@
  * trips is one short read and the trips a list touches stay together in the page cache; in a file
  * of their own (format 4) because appending them after the payloads wrote and read them twice more
  * (format 3), most of the I/O of a publish that copies a history.
+ *
+ * Format 5: a section is a stack of layers (the manifest lists them oldest first): a base and
+ * deltas, each a file of this layout. A row of a newer layer replaces the same row of older ones
+ * (a trip by its id, a statistics day by its day), and a user a layer lists as purged has no rows
+ * in the layers below it. So a publish writes only what changed since the served pack, and merges
+ * layers now and then (src/serving/layers.ts) instead of copying the history every day.
  */
-export const MAGIC = 'DDSPACK4';
-export const FORMAT = 4;
+export const MAGIC = 'DDSPACK5';
+export const FORMAT = 5;
 export const EXTRAS_SUFFIX = '.extras';
 export const ENTRY_BYTES = 40;
 export const SECTIONS = ['trips', 'stats', 'scores'] as const;
@@ -42,9 +48,15 @@ export interface Footer {
   apps: string[];
   /** Per user: app index, user id, first entry, entry count. */
   users: number[];
+  /** Per user purged before this layer was written: app index, user id (their rows in older layers are gone). */
+  purged: number[];
 }
 
 export const USER_FIELDS = 4;
+export const PURGED_FIELDS = 2;
+
+/** The sections written as layers (scores are few and rewritten whole). */
+export const LAYERED: readonly Section[] = ['trips', 'stats'];
 
 /** FNV-1a over UTF-16 code units: a trip id's 32-bit tag, so a detail lookup parses one row, not all. */
 export function tripIdHash(tripId: string): number {

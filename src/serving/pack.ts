@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Row } from '../db/sql.js';
-import { ENTRY_BYTES, EVENT_FIELDS, EXTRAS_SUFFIX, FORMAT, TRIP_FIELDS, MAGIC, SECTIONS, USER_FIELDS, tripIdHash, utf8Less, type Footer, type Section } from './format.js';
+import { ENTRY_BYTES, EVENT_FIELDS, EXTRAS_SUFFIX, FORMAT, TRIP_FIELDS, MAGIC, PURGED_FIELDS, SECTIONS, USER_FIELDS, tripIdHash, utf8Less, type Footer, type Section } from './format.js';
 import { epochDay, statisticsPeriods, type DayStats, type Period } from './periods.js';
 
 export interface PackScope {
@@ -18,7 +18,7 @@ export interface PackTripPage {
   limit: number;
 }
 
-interface Entries {
+export interface Entries {
   buf: Buffer;
   count: number;
 }
@@ -26,18 +26,18 @@ interface Entries {
 /** A trip's stored array as the row api/trip_detail.sql returns (the list reads a subset of it). */
 const tripRow = (values: unknown): Row => Object.fromEntries(TRIP_FIELDS.map((f, k) => [f, (values as unknown[])[k]])) as Row;
 
-/** A row of a previous trips file, as the incremental build copies it. */
-export interface OldRow {
+/** A row of a layer as a merge copies it: its index fields and its bytes. */
+export interface LayerRow {
   key: number;
   aux: number;
-  tripId(): string;
   payloadBytes(): Buffer;
   extraBytes(): Buffer;
 }
 
-/** One section file opened for reading: the directory in memory, everything else read on demand. */
+/** One section file (a layer) opened for reading: the directory in memory, everything else read on demand. */
 export class SectionFile {
   private readonly users = new Map<string, number>();
+  private readonly purged = new Set<string>();
 
   private constructor(
     private readonly fd: number,
@@ -47,6 +47,7 @@ export class SectionFile {
   ) {
     const a = footer.apps;
     for (let u = 0; u < footer.users.length; u += USER_FIELDS) this.users.set(`${a[footer.users[u] as number]}\u0000${footer.users[u + 1]}`, u);
+    for (let u = 0; u < footer.purged.length; u += PURGED_FIELDS) this.purged.add(`${a[footer.purged[u] as number]}\u0000${footer.purged[u + 1]}`);
   }
 
   static open(file: string, section: Section): SectionFile {
@@ -74,16 +75,28 @@ export class SectionFile {
     closeSync(this.extrasFd);
   }
 
-  /** Ids of the users of one app this file holds. */
-  usersOf(appId: string): number[] {
+  /** What a merge weighs this layer by: its rows, and its purged users. */
+  get weight(): number {
+    return this.footer.count + this.footer.purged.length / PURGED_FIELDS;
+  }
+
+  /** Whether the user was purged before this layer: their rows in older layers are gone. */
+  purges(appId: string, userId: number): boolean {
+    return this.purged.size > 0 && this.purged.has(`${appId}\u0000${userId}`);
+  }
+
+  /** Ids of the users of one app this layer has rows of, or (`purged`) marks as purged. */
+  usersOf(appId: string, purged = false): number[] {
     const a = this.footer.apps.indexOf(appId);
+    const list = purged ? this.footer.purged : this.footer.users;
+    const step = purged ? PURGED_FIELDS : USER_FIELDS;
     const out: number[] = [];
-    for (let u = 0; u < this.footer.users.length; u += USER_FIELDS) if (this.footer.users[u] === a) out.push(this.footer.users[u + 1] as number);
+    if (a >= 0) for (let u = 0; u < list.length; u += step) if (list[u] === a) out.push(list[u + 1] as number);
     return out;
   }
 
   /** Every row of one user, in stored order, with its bytes (two reads: payloads, extras). */
-  userRows(appId: string, userId: number): OldRow[] {
+  userRows(appId: string, userId: number): LayerRow[] {
     const e = this.entries(appId, userId);
     if (e.count === 0) return [];
     const at = (i: number, field: number): number => e.buf.readDoubleLE(i * ENTRY_BYTES + field);
@@ -95,17 +108,12 @@ export class SectionFile {
     const extraBase = at(0, 32);
     const extras = Buffer.allocUnsafe(at(last, 32) + len(last, 16) - extraBase);
     this.readFully(extras, extraBase, this.extrasFd);
-    return Array.from({ length: e.count }, (_, i) => {
-      const payload = payloads.subarray(at(i, 24) - payloadBase, at(i, 24) - payloadBase + len(i, 12));
-      let tripId: string | undefined;
-      return {
-        key: at(i, 0),
-        aux: e.buf.readUInt32LE(i * ENTRY_BYTES + 8),
-        tripId: () => (tripId ??= String((JSON.parse(payload.toString('utf8')) as unknown[])[0])),
-        payloadBytes: () => payload,
-        extraBytes: () => extras.subarray(at(i, 32) - extraBase, at(i, 32) - extraBase + len(i, 16)),
-      };
-    });
+    return Array.from({ length: e.count }, (_, i) => ({
+      key: at(i, 0),
+      aux: e.buf.readUInt32LE(i * ENTRY_BYTES + 8),
+      payloadBytes: () => payloads.subarray(at(i, 24) - payloadBase, at(i, 24) - payloadBase + len(i, 12)),
+      extraBytes: () => extras.subarray(at(i, 32) - extraBase, at(i, 32) - extraBase + len(i, 16)),
+    }));
   }
 
   /** The user's index entries (none for a user this file does not know). */
@@ -150,87 +158,207 @@ export class SectionFile {
 }
 
 /**
- * A snapshot's serving pack: its three section files. Every lookup is scoped to one app and user
- * through a directory, reads that user's index entries and then only the payloads it answers with,
- * by positioned reads (the page cache keeps hot parts in memory; the process holds only the
- * directories). Answers are the rows the sql/api files return, so the routes do not know which
- * path served them.
+ * One user's rows of a section across its layers, as they are now: row n is entry `index[n]` of
+ * layer `layer[n]`, in the section's order (trips newest first, days oldest first).
+ */
+export class UserRows {
+  readonly layer: number[] = [];
+  readonly index: number[] = [];
+  private readonly ids = new Map<number, string>();
+
+  constructor(
+    readonly files: SectionFile[],
+    readonly entries: Entries[],
+  ) {}
+
+  get count(): number {
+    return this.index.length;
+  }
+
+  key(n: number): number {
+    return (this.entries[this.layer[n] as number] as Entries).buf.readDoubleLE((this.index[n] as number) * ENTRY_BYTES);
+  }
+
+  aux(n: number): number {
+    return (this.entries[this.layer[n] as number] as Entries).buf.readUInt32LE((this.index[n] as number) * ENTRY_BYTES + 8);
+  }
+
+  /** A trip row's id (the payload's first field), parsed once. */
+  tripId(n: number): string {
+    const at = (this.layer[n] as number) * 2 ** 32 + (this.index[n] as number);
+    let id = this.ids.get(at);
+    if (id === undefined) this.ids.set(at, (id = String((this.payloads([n])[0] as unknown[])[0])));
+    return id;
+  }
+
+  /** The payloads of rows `ns` (ascending), parsed, in that order: one read per layer. */
+  payloads(ns: number[]): unknown[] {
+    const out: unknown[] = new Array(ns.length);
+    const byLayer = new Map<number, number[]>();
+    ns.forEach((n, k) => {
+      const l = this.layer[n] as number;
+      let list = byLayer.get(l);
+      if (!list) byLayer.set(l, (list = []));
+      list.push(k);
+    });
+    for (const [l, ks] of byLayer) {
+      const parsed = (this.files[l] as SectionFile).payloads(this.entries[l] as Entries, ks.map((k) => this.index[ns[k] as number] as number));
+      ks.forEach((k, j) => (out[k] = parsed[j]));
+    }
+    return out;
+  }
+
+  extra(n: number): unknown {
+    const l = this.layer[n] as number;
+    return (this.files[l] as SectionFile).extra(this.entries[l] as Entries, this.index[n] as number);
+  }
+}
+
+/**
+ * A user's rows of a section whose layers are `files`, newest first: each layer's rows, less
+ * those a newer layer replaced (the same trip id; the same day) and all rows below a layer that
+ * purged the user, in the section's order (trips: start desc, then trip id desc in UTF-8 bytes as
+ * DuckDB orders; days ascending).
+ */
+export function visibleRows(files: SectionFile[], section: Section, appId: string, userId: number): UserRows {
+  const entries: Entries[] = [];
+  for (const file of files) {
+    entries.push(file.entries(appId, userId));
+    if (file.purges(appId, userId)) break;
+  }
+  const rows = new UserRows(files.slice(0, entries.length), entries);
+  const used = entries.flatMap((e, l) => (e.count > 0 ? [l] : []));
+  if (used.length <= 1) {
+    // one layer (the usual case): its rows as stored
+    const l = used[0];
+    if (l !== undefined) for (let i = 0; i < (entries[l] as Entries).count; i++) rows.layer.push(l), rows.index.push(i);
+    return rows;
+  }
+  // newer layers first; a row is kept unless a newer layer holds the same trip (or day)
+  const newer = new Map<number, number[]>();
+  for (const l of used) {
+    const e = entries[l] as Entries;
+    const added: number[] = [];
+    for (let i = 0; i < e.count; i++) {
+      rows.layer.push(l);
+      rows.index.push(i);
+      const n = rows.count - 1;
+      const id = section === 'trips' ? rows.aux(n) : rows.key(n);
+      const same = newer.get(id);
+      // trips: the id's hash matched; only then are the ids parsed and compared
+      if (same && (section !== 'trips' || same.some((m) => rows.tripId(m) === rows.tripId(n)))) {
+        rows.layer.pop();
+        rows.index.pop();
+        continue;
+      }
+      added.push(n);
+    }
+    for (const n of added) {
+      const id = section === 'trips' ? rows.aux(n) : rows.key(n);
+      const list = newer.get(id);
+      if (list) list.push(n);
+      else newer.set(id, [n]);
+    }
+  }
+  const order = Array.from({ length: rows.count }, (_, n) => n);
+  order.sort(section === 'trips'
+    ? (x, y) => rows.key(y) - rows.key(x) || (utf8Less(rows.tripId(x), rows.tripId(y)) ? 1 : utf8Less(rows.tripId(y), rows.tripId(x)) ? -1 : 0)
+    : (x, y) => rows.key(x) - rows.key(y));
+  const sorted = new UserRows(rows.files, rows.entries);
+  for (const n of order) sorted.layer.push(rows.layer[n] as number), sorted.index.push(rows.index[n] as number);
+  return sorted;
+}
+
+/**
+ * A snapshot's serving pack: each section's layers (src/serving/format.ts). Every lookup is scoped
+ * to one app and user through the layers' directories, reads that user's index entries and then
+ * only the payloads it answers with, by positioned reads (the page cache keeps hot parts in
+ * memory; the process holds only the directories). Answers are the rows the sql/api files
+ * return, so the routes do not know which path served them.
  */
 export class ServingPack {
-  private constructor(private readonly files: Record<Section, SectionFile>) {}
+  /** Each section's layers, newest first. */
+  private constructor(private readonly layers: Record<Section, SectionFile[]>) {}
 
-  /** Opens the files a manifest names (relative to `dir`); none stays open on failure. */
-  static open(dir: string, files: Record<Section, string>): ServingPack {
-    const opened: Partial<Record<Section, SectionFile>> = {};
+  /** Opens the layers a manifest names (relative to `dir`, oldest first); none stays open on failure. */
+  static open(dir: string, files: Record<Section, string[]>): ServingPack {
+    const opened: SectionFile[] = [];
     try {
-      for (const section of SECTIONS) opened[section] = SectionFile.open(join(dir, files[section]), section);
-      return new ServingPack(opened as Record<Section, SectionFile>);
+      const layers = {} as Record<Section, SectionFile[]>;
+      for (const section of SECTIONS) {
+        const names = files[section];
+        if (!Array.isArray(names) || names.length === 0) throw new Error(`the manifest names no ${section} layers (a manifest of an older version)`);
+        layers[section] = names.map((name) => {
+          const file = SectionFile.open(join(dir, name), section);
+          opened.push(file);
+          return file;
+        }).reverse();
+      }
+      return new ServingPack(layers);
     } catch (error) {
-      for (const f of Object.values(opened)) f.close();
+      for (const f of opened) f.close();
       throw error;
     }
   }
 
   /** Local times were written in each app's zone at publish; another zone is the SQL's job. */
   servesZone(appId: string, zone: string): boolean {
-    return this.files.trips.footer.zones[appId] === zone && this.files.scores.footer.zones[appId] === zone;
+    return [...this.layers.trips, ...this.layers.scores].every((f) => f.footer.zones[appId] === zone);
   }
 
   close(): void {
-    for (const f of Object.values(this.files)) f.close();
+    for (const files of Object.values(this.layers)) for (const f of files) f.close();
   }
 
   tripPage(scope: PackScope, q: PackTripPage): Row[] {
-    const file = this.files.trips;
-    const e = file.entries(scope.appId, scope.userId);
+    const rows = visibleRows(this.layers.trips, 'trips', scope.appId, scope.userId);
     const fromUs = q.from.getTime() * 1000;
     const toUs = q.to.getTime() * 1000;
     const afterUs = Number(q.afterUs);
     const picked: number[] = [];
-    // entries are newest first (start desc, trip id desc), the order the list answers in
-    for (let i = 0; i < e.count && picked.length < q.limit; i++) {
-      const key = e.buf.readDoubleLE(i * ENTRY_BYTES);
+    // rows are newest first (start desc, trip id desc), the order the list answers in
+    for (let n = 0; n < rows.count && picked.length < q.limit; n++) {
+      const key = rows.key(n);
       if (key >= toUs) continue;
       if (key < fromUs) break;
       if (key > afterUs) continue;
-      if (key === afterUs) {
-        const row = tripRow(file.payloads(e, [i])[0]);
-        if (!utf8Less(String(row['trip_id']), q.afterTrip)) continue;
-      }
-      picked.push(i);
+      if (key === afterUs && !utf8Less(rows.tripId(n), q.afterTrip)) continue;
+      picked.push(n);
     }
-    return file.payloads(e, picked).map(tripRow);
+    return rows.payloads(picked).map(tripRow);
   }
 
   tripDetail(scope: PackScope, tripId: string): { trip: Row; events: Row[] } | null {
-    const file = this.files.trips;
-    const e = file.entries(scope.appId, scope.userId);
     const tag = tripIdHash(tripId);
-    for (let i = 0; i < e.count; i++) {
-      if (e.buf.readUInt32LE(i * ENTRY_BYTES + 8) !== tag) continue;
-      const trip = tripRow(file.payloads(e, [i])[0]);
-      if (trip['trip_id'] !== tripId) continue;
-      const events = (file.extra(e, i) as unknown[][]).map((values) => Object.fromEntries(EVENT_FIELDS.map((f, k) => [f, values[k]])) as Row);
-      return { trip, events };
+    // the newest layer holding the trip has its current row; a layer that purged the user hides older ones
+    for (const file of this.layers.trips) {
+      const e = file.entries(scope.appId, scope.userId);
+      for (let i = 0; i < e.count; i++) {
+        if (e.buf.readUInt32LE(i * ENTRY_BYTES + 8) !== tag) continue;
+        const trip = tripRow(file.payloads(e, [i])[0]);
+        if (trip['trip_id'] !== tripId) continue;
+        const events = (file.extra(e, i) as unknown[][]).map((values) => Object.fromEntries(EVENT_FIELDS.map((f, k) => [f, values[k]])) as Row);
+        return { trip, events };
+      }
+      if (file.purges(scope.appId, scope.userId)) break;
     }
     return null;
   }
 
   statistics(scope: PackScope, period: Period, startDate: string, endDate: string): Row[] {
-    const file = this.files.stats;
-    const e = file.entries(scope.appId, scope.userId);
+    const rows = visibleRows(this.layers.stats, 'stats', scope.appId, scope.userId);
     const first = epochDay(startDate);
     const last = epochDay(endDate);
     const wanted: number[] = [];
-    for (let i = 0; i < e.count; i++) {
-      const day = e.buf.readDoubleLE(i * ENTRY_BYTES);
+    for (let n = 0; n < rows.count; n++) {
+      const day = rows.key(n);
       if (day > last) break;
-      if (day >= first) wanted.push(i);
+      if (day >= first) wanted.push(n);
     }
-    const days: DayStats[] = file.payloads(e, wanted).map((values, n) => {
+    const days: DayStats[] = rows.payloads(wanted).map((values, k) => {
       const v = values as unknown as number[];
       return {
-        day: e.buf.readDoubleLE((wanted[n] as number) * ENTRY_BYTES),
+        day: rows.key(wanted[k] as number),
         countTrips: v[0] as number, mileageM: v[1] as number, durationS: v[2] as number, countEvents: v[3] as number,
         maxSpeedKmh: v[4] as number, scoreXMileage: v[5] as number, scoreSum: v[6] as number,
       };
@@ -239,7 +367,8 @@ export class ServingPack {
   }
 
   latestScore(scope: PackScope, interval: number, today: string): Row | null {
-    const file = this.files.scores;
+    // scores are not layered: one file
+    const file = this.layers.scores[0] as SectionFile;
     const e = file.entries(scope.appId, scope.userId);
     const until = epochDay(today);
     // newest evaluation first

@@ -87,40 +87,51 @@ describe('publish', () => {
     }
   });
 
-  it('writes the serving pack sections that changed, reuses the others, and removes files no manifest names', async () => {
-    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', '2026-11-18')])], now });
+  it('writes the serving pack sections that changed as delta layers, merges layers, reuses the rest, and removes files no manifest names', async () => {
+    const first = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', '2026-11-18')])], now });
+    expect(first.publish.pack?.map((p) => [p.section, p.rows, p.copied])).toEqual([['trips', 1, 0], ['stats', 1, 0], ['scores', 0, 0]]);
     writeFileSync(join(ws.paths.publishedDir, 'serving-v9-trips.pack.tmp'), 'left by a killed build');
-    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '2.ndjson'), [trip('b', '2026-11-19')])], now });
+    // a delta of one row on a base of one: merged at once into a new base (src/serving/layers.ts)
+    const second = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '2.ndjson'), [trip('b', '2026-11-19')])], now });
+    expect(second.publish.pack?.map((p) => [p.section, p.rows, p.copied])).toEqual([['trips', 1, 0], ['trips', 2, 2], ['stats', 1, 0], ['stats', 2, 2]]);
+    // a delta of one row on a base of two stays a layer of its own
     const third = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '3.ndjson'), [trip('c', '2026-11-20')])], now });
+    expect(third.publish.pack?.map((p) => [p.section, p.rows, p.copied])).toEqual([['trips', 1, 0], ['stats', 1, 0]]);
     // no score has changed since version 1: the scores file of version 1 is reused
-    expect(third.publish.pack?.map((p) => [p.section, p.rows])).toEqual([['trips', 3], ['stats', 3]]);
-    expect(manifestOf(ws.paths)?.pack?.files).toEqual({ trips: 'serving-v3-trips.pack', stats: 'serving-v3-stats.pack', scores: 'serving-v1-scores.pack' });
-    // each section file has its extras beside it (src/serving/format.ts)
+    expect(manifestOf(ws.paths)?.pack?.files).toEqual({
+      trips: ['serving-v2-trips-merged.pack', 'serving-v3-trips.pack'], stats: ['serving-v2-stats-merged.pack', 'serving-v3-stats.pack'], scores: ['serving-v1-scores.pack'],
+    });
+    // each section file has its extras beside it (src/serving/format.ts); the previous manifest's files stay for an API still reading them
     const served = () => readdirSync(ws.paths.publishedDir).filter((f) => f.startsWith('serving-')).sort();
     const withExtras = (files: string[]) => files.flatMap((f) => [f, `${f}.extras`]);
-    expect(served()).toEqual(withExtras(['serving-v1-scores.pack', 'serving-v2-stats.pack', 'serving-v2-trips.pack', 'serving-v3-stats.pack', 'serving-v3-trips.pack']));
+    expect(served()).toEqual(withExtras(['serving-v1-scores.pack', 'serving-v2-stats-merged.pack', 'serving-v2-trips-merged.pack', 'serving-v3-stats.pack', 'serving-v3-trips.pack']));
     // the score job changes scores only: only they are written again
     const scored = await runScore({ dataDir: ws.dir, date: '2026-11-21', now });
     expect(scored.publish.pack?.map((p) => p.section)).toEqual(['scores']);
-    expect(manifestOf(ws.paths)?.pack?.files).toEqual({ trips: 'serving-v3-trips.pack', stats: 'serving-v3-stats.pack', scores: 'serving-v4-scores.pack' });
-    expect(served()).toEqual(withExtras(['serving-v1-scores.pack', 'serving-v3-stats.pack', 'serving-v3-trips.pack', 'serving-v4-scores.pack']));
+    expect(manifestOf(ws.paths)?.pack?.files.scores).toEqual(['serving-v4-scores.pack']);
+    // a fourth delta: 2 >= 2 x 1 holds below it, 2 < 2 x (1 + 1) does not: all three merge into a base of four rows
+    const fourth = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '4.ndjson'), [trip('d', '2026-11-21')])], now });
+    expect(fourth.publish.pack?.filter((p) => p.section === 'trips').map((p) => [p.rows, p.copied])).toEqual([[1, 0], [4, 4]]);
+    expect(manifestOf(ws.paths)?.pack?.files.trips).toEqual(['serving-v5-trips-merged.pack']);
+    expect(served()).toEqual(withExtras(['serving-v4-scores.pack', 'serving-v5-stats-merged.pack', 'serving-v5-trips-merged.pack']).concat(withExtras(['serving-v2-stats-merged.pack', 'serving-v2-trips-merged.pack', 'serving-v3-stats.pack', 'serving-v3-trips.pack'])).sort());
   });
 
   it('writes anew, instead of copying or reusing, pack files of another format (an older version of the service)', async () => {
     await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', '2026-11-18')])], now });
     await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '2.ndjson'), [trip('b', '2026-11-19')])], now });
     const before = manifestOf(ws.paths)?.pack?.files;
-    expect(before).toEqual({ trips: 'serving-v2-trips.pack', stats: 'serving-v2-stats.pack', scores: 'serving-v1-scores.pack' });
+    expect(before).toEqual({ trips: ['serving-v2-trips-merged.pack'], stats: ['serving-v2-stats-merged.pack'], scores: ['serving-v1-scores.pack'] });
     // the served trips and scores files now end in the previous format's mark
-    for (const file of [before!.trips, before!.scores]) {
+    for (const file of [before!.trips[0] as string, before!.scores[0] as string]) {
       const path = join(ws.paths.publishedDir, file);
       const bytes = readFileSync(path);
       bytes.write('DDSPACK3', bytes.length - 8, 'latin1');
       writeFileSync(path, bytes);
     }
     const third = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '3.ndjson'), [trip('c', '2026-11-20')])], now });
-    expect(third.publish.pack?.map((p) => [p.section, p.rows, p.copied])).toEqual([['trips', 3, 0], ['stats', 3, 0], ['scores', 0, 0]]);
-    expect(manifestOf(ws.paths)?.pack?.files).toEqual({ trips: 'serving-v3-trips.pack', stats: 'serving-v3-stats.pack', scores: 'serving-v3-scores.pack' });
+    expect(third.publish.pack?.map((p) => [p.section, p.rows, p.copied])).toEqual([['trips', 3, 0], ['stats', 1, 0], ['scores', 0, 0]]);
+    // statistics are read as they are: a delta on them
+    expect(manifestOf(ws.paths)?.pack?.files).toEqual({ trips: ['serving-v3-trips.pack'], stats: ['serving-v2-stats-merged.pack', 'serving-v3-stats.pack'], scores: ['serving-v3-scores.pack'] });
   });
 
   it('does not switch when the serving pack cannot be written, and finishes the publish on the next run', async () => {
@@ -134,7 +145,7 @@ describe('publish', () => {
     rmSync(join(ws.paths.publishedDir, 'serving-v2-trips.pack'), { recursive: true });
     const retried = await runLoad({ dataDir: ws.dir, inputs: [], now });
     expect(retried.publish).toMatchObject({ published: true, slot: 'b', version: 2 });
-    expect(manifestOf(ws.paths)?.pack?.files.trips).toBe('serving-v2-trips.pack');
+    expect(manifestOf(ws.paths)?.pack?.files.trips).toEqual(['serving-v2-trips-merged.pack']);
     expect((await publishedRows(ws.paths, 'trips', 'trip_id')).map((t) => t['trip_id'])).toEqual(['a', 'b']);
   });
 });
