@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, read, readSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Row } from '../db/sql.js';
 import { ENTRY_BYTES, EVENT_FIELDS, EXTRAS_SUFFIX, FORMAT, TRIP_FIELDS, MAGIC, PURGED_FIELDS, SECTIONS, USER_FIELDS, tripIdHash, utf8Less, type Footer, type Section } from './format.js';
@@ -118,13 +118,17 @@ export class SectionFile {
 
   /** The user's index entries (none for a user this file does not know). */
   entries(appId: string, userId: number): Entries {
-    const u = this.users.get(`${appId}\u0000${userId}`);
-    if (u === undefined) return { buf: Buffer.alloc(0), count: 0 };
-    const first = this.footer.users[u + 2] as number;
-    const count = this.footer.users[u + 3] as number;
-    const buf = Buffer.allocUnsafe(count * ENTRY_BYTES);
-    if (count > 0) this.readFully(buf, this.footer.indexOffset + first * ENTRY_BYTES);
+    const { buf, count, position } = this.span(appId, userId);
+    if (count > 0) this.readFully(buf, position);
     return { buf, count };
+  }
+
+  /** Where the user's index entries are, and a buffer for them. */
+  private span(appId: string, userId: number): Entries & { position: number } {
+    const u = this.users.get(`${appId}\u0000${userId}`);
+    if (u === undefined) return { buf: Buffer.alloc(0), count: 0, position: 0 };
+    const count = this.footer.users[u + 3] as number;
+    return { buf: Buffer.allocUnsafe(count * ENTRY_BYTES), count, position: this.footer.indexOffset + (this.footer.users[u + 2] as number) * ENTRY_BYTES };
   }
 
   /** The payloads of entries `at` (ascending), parsed, in that order: one read, as payloads are stored in entry order. */
@@ -141,11 +145,26 @@ export class SectionFile {
     });
   }
 
-  /** Entry i's extra, parsed. */
-  extra(e: Entries, i: number): unknown {
-    const bytes = Buffer.allocUnsafe(e.buf.readUInt32LE(i * ENTRY_BYTES + 16));
-    this.readFully(bytes, e.buf.readDoubleLE(i * ENTRY_BYTES + 32), this.extrasFd);
-    return JSON.parse(bytes.toString('utf8')) as unknown;
+  /**
+   * Entry i's payload and extra, parsed, read off the event loop (libuv's thread pool): a trip
+   * detail is a random read into the large extras, which misses the page cache on a big pack, and a
+   * synchronous read would stall every request behind it while the disk answers.
+   */
+  async row(e: Entries, i: number): Promise<{ payload: unknown; extra: unknown }> {
+    const payload = Buffer.allocUnsafe(e.buf.readUInt32LE(i * ENTRY_BYTES + 12));
+    const extra = Buffer.allocUnsafe(e.buf.readUInt32LE(i * ENTRY_BYTES + 16));
+    await Promise.all([
+      readFullyAsync(this.fd, payload, e.buf.readDoubleLE(i * ENTRY_BYTES + 24)),
+      readFullyAsync(this.extrasFd, extra, e.buf.readDoubleLE(i * ENTRY_BYTES + 32)),
+    ]);
+    return { payload: JSON.parse(payload.toString('utf8')) as unknown, extra: JSON.parse(extra.toString('utf8')) as unknown };
+  }
+
+  /** The user's index entries, read off the event loop (see row()). */
+  async entriesAsync(appId: string, userId: number): Promise<Entries> {
+    const { buf, count, position } = this.span(appId, userId);
+    if (count > 0) await readFullyAsync(this.fd, buf, position);
+    return { buf, count };
   }
 
   private readFully(buf: Buffer, position: number, fd = this.fd): void {
@@ -154,6 +173,15 @@ export class SectionFile {
       if (n === 0) throw new Error('serving pack ended early');
       done += n;
     }
+  }
+}
+
+/** Fills `buf` from `fd` at `position` through the thread pool. */
+async function readFullyAsync(fd: number, buf: Buffer, position: number): Promise<void> {
+  for (let done = 0; done < buf.length; ) {
+    const n = await new Promise<number>((resolve, reject) => read(fd, buf, done, buf.length - done, position + done, (error, bytes) => (error ? reject(error) : resolve(bytes))));
+    if (n === 0) throw new Error('serving pack ended early');
+    done += n;
   }
 }
 
@@ -206,11 +234,6 @@ export class UserRows {
       ks.forEach((k, j) => (out[k] = parsed[j]));
     }
     return out;
-  }
-
-  extra(n: number): unknown {
-    const l = this.layer[n] as number;
-    return (this.files[l] as SectionFile).extra(this.entries[l] as Entries, this.index[n] as number);
   }
 }
 
@@ -328,16 +351,18 @@ export class ServingPack {
     return rows.payloads(picked).map(tripRow);
   }
 
-  tripDetail(scope: PackScope, tripId: string): { trip: Row; events: Row[] } | null {
+  async tripDetail(scope: PackScope, tripId: string): Promise<{ trip: Row; events: Row[] } | null> {
     const tag = tripIdHash(tripId);
     // the newest layer holding the trip has its current row; a layer that purged the user hides older ones
     for (const file of this.layers.trips) {
-      const e = file.entries(scope.appId, scope.userId);
+      const e = await file.entriesAsync(scope.appId, scope.userId);
       for (let i = 0; i < e.count; i++) {
         if (e.buf.readUInt32LE(i * ENTRY_BYTES + 8) !== tag) continue;
-        const trip = tripRow(file.payloads(e, [i])[0]);
+        // payload and events in one round: a hash that matches another trip's id costs one wasted read
+        const row = await file.row(e, i);
+        const trip = tripRow(row.payload);
         if (trip['trip_id'] !== tripId) continue;
-        const events = (file.extra(e, i) as unknown[][]).map((values) => Object.fromEntries(EVENT_FIELDS.map((f, k) => [f, values[k]])) as Row);
+        const events = (row.extra as unknown[][]).map((values) => Object.fromEntries(EVENT_FIELDS.map((f, k) => [f, values[k]])) as Row);
         return { trip, events };
       }
       if (file.purges(scope.appId, scope.userId)) break;

@@ -69,7 +69,7 @@ async function packRows(orgUserId: string): Promise<unknown[]> {
   const scope = { appId: ws.appId, userId: ids.get(orgUserId) as number, zone: 'Europe/Berlin' };
   return (await packApi.ctx.snapshots.use(async (s) => [
     ...(s.pack?.tripPage(scope, page) ?? []),
-    ...(s.pack?.tripDetail(scope, 'gone-1') ? ['gone-1 in detail'] : []),
+    ...((await s.pack?.tripDetail(scope, 'gone-1')) ? ['gone-1 in detail'] : []),
     ...(s.pack?.statistics(scope, 'month', '2026-10-01', '2026-11-30').filter((r) => Number(r['count_trips']) > 0) ?? []),
   ]))?.value ?? [];
 }
