@@ -2,6 +2,7 @@
 -- reads: stg_trip_records, apps, trips and purged_users (the warehouse's)
 -- Decides, per record, the first quarantine reason (decisions 3, "Validation"), or none.
 -- Within one file the last line of a tripId wins; earlier ones are marked superseded_in_file.
+-- owner_id and owner_trip_date describe the warehouse's copy of the trip when the file was staged.
 -- The point and event lists stay in stg_trip_records (int_points and int_events read them there by
 -- line_no): copying them through every model cost as much as deriving from them.
 with fields as (
@@ -48,10 +49,13 @@ reasons as (
             -- the account was deleted and its data purged: late uploads must not bring it back
             when gone.gone_id is not null then 'user_deleted'
         end as reason,
-        a.time_zone
+        a.time_zone,
+        -- the warehouse's copy of the trip, if any: merge_file.sql replaces it without looking again
+        owner.owner_id,
+        owner.owner_trip_date
     from fields as f
     left join apps as a on a.app_id = f.app_id
-    left join (select app_id, trip_id, user_id as owner_id from trips) as owner
+    left join (select app_id, trip_id, user_id as owner_id, trip_date as owner_trip_date from trips) as owner
         on owner.app_id = f.app_id and owner.trip_id = f.trip_id
     left join (select distinct app_id, user_id as gone_id from purged_users) as gone
         on gone.app_id = f.app_id and gone.gone_id = try_cast(f.platform_user_id_text as bigint)

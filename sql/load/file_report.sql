@@ -8,4 +8,5 @@ select 'events', coalesce(reason, 'loaded'), count(*) from int_events group by a
 union all
 select 'status', case when is_normal then 'normal' else abnormal_reason end, count(*) from int_trips group by all
 union all
-select 'replaced', 'replaced', count(*) from replaced_trips
+-- a trip is counted once (replaced_trips may hold its copy at staging and a later run file's copy)
+select 'replaced', 'replaced', count(*) from (select distinct app_id, trip_id from replaced_trips)

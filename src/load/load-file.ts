@@ -80,16 +80,18 @@ async function loadOne(conn: DuckDBConnection, file: string, ctx: LoadFileContex
     const source = resolve(file);
     const key = await fileKey(source);
     if (await alreadyLoaded(conn, key)) return { file, report: emptyFileReport(source, true) };
-    const stagedAfter = await lastBatchId(conn);
+    // the trips staging saw are those of batches up to this one (merge_file.sql looks after it)
+    let stagedAfter = await lastBatchId(conn);
     await stage(conn, source, key, ctx);
     await previous;
     // checked again in turn: the same bytes may come twice in one run
     if (await alreadyLoaded(conn, key)) return { file, report: emptyFileReport(source, true) };
     if ((await lastBatchId(conn)) > stagedAfter && (await ownersChanged(conn, stagedAfter))) {
       await dropStaged(conn);
+      stagedAfter = await lastBatchId(conn);
       await stage(conn, source, key, ctx);
     }
-    return { file, report: await merge(conn, source, key, ctx) };
+    return { file, report: await merge(conn, source, key, ctx, stagedAfter) };
   } catch (error) {
     return { file, error };
   }
@@ -129,11 +131,11 @@ async function stage(conn: DuckDBConnection, source: string, key: string, ctx: L
  * row and a new version, so a load killed at any point either has all of the file or none of it,
  * and the file is simply loaded again.
  */
-async function merge(conn: DuckDBConnection, source: string, key: string, ctx: LoadFileContext): Promise<FileReport> {
+async function merge(conn: DuckDBConnection, source: string, key: string, ctx: LoadFileContext, stagedAfter: number): Promise<FileReport> {
   const version = (await warehouseVersion(conn)) + 1;
   const batchId = await nextBatchId(conn);
   const loadedAt = ctx.now.toISOString();
-  const params = { version, batch_id: batchId, source_file: source, loaded_at: loadedAt };
+  const params = { version, batch_id: batchId, source_file: source, loaded_at: loadedAt, staged_after: stagedAfter };
   const report = emptyFileReport(source, false);
   report.version = version;
   await inTransaction(conn, async () => {

@@ -113,4 +113,25 @@ describe('load: files derived two at a time, merged in order', () => {
     expect(a.quarantine.length).toBeGreaterThan(5);
     expect(await loadedState(paired)).toEqual(a);
   });
+
+  it('replaces a trip that an earlier file of the same run wrote after this file was derived', async () => {
+    const serial = await space();
+    const paired = await space();
+    // the same app id in both workspaces, so the same files load the same way
+    cpSync(serial.paths.appsFile, paired.paths.appsFile, { force: true });
+    const trip = (tripId: string, start: string, seconds: number) => tripRecord({ appId: serial.appId, tripId, userId: 7, orgUserId: 'g', start, seconds });
+    const dir = join(serial.dir, 'in');
+    // file 1 is slow to derive (300 trips of 20 min); file 2, derived beside it, re-sends its trip r
+    const big = Array.from({ length: 300 }, (_, i) => trip(`b${i}`, `2026-11-${String(1 + (i % 19)).padStart(2, '0')}T${String(6 + (i % 12)).padStart(2, '0')}:00:00+01:00`, 1200));
+    const inputs = [
+      writeNdjson(join(dir, '1.ndjson'), [...big, trip('r', '2026-11-19T20:00:00+01:00', 600)]),
+      writeNdjson(join(dir, '2.ndjson'), [trip('r', '2026-11-20T07:30:00+01:00', 900)]),
+    ];
+    await runLoad({ dataDir: serial.dir, inputs, now, concurrency: 1 });
+    const result = await runLoad({ dataDir: paired.dir, inputs, now, concurrency: 2 });
+    expect(result.files.map((f) => f.replaced)).toEqual([0, 1]);
+    const r = await warehouseRows(paired.paths, "select trip_date::varchar as d, duration_s::int as duration_s from trips where trip_id = 'r'");
+    expect(r).toEqual([{ d: '2026-11-20', duration_s: 900 }]);
+    expect(await loadedState(paired)).toEqual(await loadedState(serial));
+  }, 120_000);
 });
