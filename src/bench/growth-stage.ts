@@ -35,7 +35,7 @@ export async function benchGrowth(ctx: BenchContext): Promise<void> {
     record(ctx, { stage: 'growth', metric: `day ${n}: load + publish (parquet, ${trips.toLocaleString('en-US')} trips before)`, value: run.wallSeconds, unit: 's' });
     record(ctx, { stage: 'growth', metric: `day ${n}: of which publish`, value: publishSeconds, unit: 's' });
     if (n === steps[steps.length - 1]) {
-      mergeCost(ctx, dir, n);
+      if (ctx.options.mergeCost) mergeCost(ctx, dir, n);
       ctx.disk.push(diskUse(dir, `${n} days of trips (${n - 1} synthesized, no points, + 1 loaded)`, n));
       ctx.historySnapshot = { dir, trips: trips + totals.tripsLoaded, scored: false };
     } else dropDataDir(ctx, dir);

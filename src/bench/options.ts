@@ -39,6 +39,8 @@ export interface BenchOptions {
   workDir: string;
   /** Keep the work folder afterwards (for profiling the data by hand). */
   keep: boolean;
+  /** Growth also times the rare publish that merges every layer into a new base (about 10 min at the full size). */
+  mergeCost: boolean;
   /** Append this run to docs/benchmarks.md. */
   doc: boolean;
   docFile: string;
@@ -59,6 +61,7 @@ export interface BenchFlags {
   webhookEvents?: number;
   workDir?: string;
   keep?: boolean;
+  mergeCost?: boolean;
   doc?: boolean;
   docFile?: string;
   command?: string;
@@ -92,6 +95,7 @@ export function benchOptions(flags: BenchFlags, repoDir: string): BenchOptions {
     stages: only.length > 0 ? STAGES.filter((s) => only.includes(s)) : [...STAGES],
     workDir: resolve(flags.workDir ?? join(tmpdir(), 'driving-bench')),
     keep: flags.keep ?? false,
+    mergeCost: flags.mergeCost ?? true,
     doc: flags.doc ?? true,
     docFile: resolve(flags.docFile ?? join(repoDir, 'docs', 'benchmarks.md')),
     command: flags.command ?? 'npm run bench',
