@@ -17,12 +17,13 @@ const STORE_PER_TRIP = 1.5e3;
 const PACK_PER_TRIP = 2 * 1.26e3;
 
 /**
- * The disk a run needs at its peak: the generated day in both formats (load and growth only), the
+ * The disk a run needs at its peak: the generated day (NDJSON for load, Parquet for load and growth), the
  * history's warehouse, slots and serving pack with 10 % to spare (growth, score and api), and a
  * GiB more.
  */
 export function diskNeeded(sizes: BenchSizes, stages: readonly Stage[] = ['load', 'growth', 'score', 'api']): number {
-  const day = stages.includes('load') || stages.includes('growth') ? sizes.users * (NDJSON_PER_USER_DAY + 3 * PARQUET_PER_USER_DAY) : 0;
+  // NDJSON for the load stage only; Parquet (and the raw points a load writes) for load and growth
+  const day = sizes.users * ((stages.includes('load') ? NDJSON_PER_USER_DAY : 0) + (stages.includes('load') || stages.includes('growth') ? 3 * PARQUET_PER_USER_DAY : 0));
   const needsHistory = stages.includes('growth') || stages.includes('score') || stages.includes('api');
   const historyTrips = needsHistory ? Math.max(sizes.users * sizes.historyDays * TRIPS_PER_USER_DAY, stages.includes('api') ? sizes.apiTrips : 0) : 0;
   const history = historyTrips * (STORE_PER_TRIP + PACK_PER_TRIP) * 1.1;

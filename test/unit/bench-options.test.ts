@@ -31,6 +31,8 @@ describe('bench options', () => {
     expect(diskNeeded(SIZES.full, ['score', 'api']) / 2 ** 30).toBeGreaterThan(45);
     expect(diskNeeded(SIZES.full, ['score', 'api'])).toBeLessThan(diskNeeded(SIZES.full, ['load', 'score', 'api']) - 30 * 2 ** 30);
     expect(diskNeeded(SIZES.full, ['load']) / 2 ** 30).toBeLessThan(40);
+    // growth loads the Parquet day only
+    expect(diskNeeded(SIZES.full, ['growth', 'score'])).toBeLessThan(diskNeeded(SIZES.full, ['load', 'growth', 'score']) - 20 * 2 ** 30);
     expect(diskNeeded(SIZES.small) / 2 ** 30).toBeLessThan(3);
   });
 
