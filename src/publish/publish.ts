@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { buildSection, mergeLayers, type SectionBuildResult } from '../serving/build.js';
 import { EXTRAS_SUFFIX, LAYERED, SECTIONS, type Section } from '../serving/format.js';
@@ -110,63 +110,71 @@ async function writePack(
   const built: SectionBuildResult[] = [];
   for (const section of SECTIONS) {
     const old = previous?.files[section];
-    const served = current && old && readable(publishedDir, old, section) ? old : null;
-    if (current && served && !(await sectionChanged(conn, section, current.version))) {
-      files[section] = served;
-      continue;
-    }
-    const since = current && served && LAYERED.includes(section) ? current.version : undefined;
-    await runScript(conn, 'serving/changed_since', { since: since ?? version });
-    const home = await currentDatabase(conn);
-    await run(conn, 'use slot');
-    let result: SectionBuildResult;
+    // the served layers, opened once: to check they are readable, and to merge from
+    const served = current && old ? openLayers(publishedDir, old, section) : null;
     try {
-      result = await buildSection(conn, join(publishedDir, `serving-v${version}-${section}.pack`), section, version, zones, progress, since);
-    } finally {
-      await run(conn, `use ${quoteIdent(home)}`);
-    }
-    built.push(result);
-    files[section] = since === undefined ? [basename(result.file)] : [...(served as string[]), basename(result.file)];
-    if (since !== undefined) {
-      const merged = mergeNewest(publishedDir, files[section], section, version, zones, progress);
-      if (merged) {
-        built.push(merged.result);
-        files[section] = merged.layers;
+      if (current && served && !(await sectionChanged(conn, section, current.version))) {
+        files[section] = old as string[];
+        continue;
       }
+      const since = current && served && LAYERED.includes(section) ? current.version : undefined;
+      if (since !== undefined) await runScript(conn, 'serving/changed_since', { since });
+      const home = await currentDatabase(conn);
+      await run(conn, 'use slot');
+      let result: SectionBuildResult;
+      try {
+        result = await buildSection(conn, join(publishedDir, `serving-v${version}-${section}.pack`), section, version, zones, progress, since);
+      } finally {
+        await run(conn, `use ${quoteIdent(home)}`);
+      }
+      built.push(result);
+      files[section] = [basename(result.file)];
+      if (since !== undefined && served) {
+        const merged = mergeNewest(publishedDir, old as string[], served, result.file, section, version, zones, progress);
+        files[section] = merged.layers;
+        if (merged.result) built.push(merged.result);
+      }
+    } finally {
+      for (const f of served ?? []) f.close();
     }
   }
   return { manifest: { files, zones }, built };
 }
 
-/** Merges the newest layers when layersToMerge says so; returns the new list of layers, or null. */
+/**
+ * The served layers (`names`, oldest first, opened as `served`) and the new delta, with the newest
+ * of them merged into one when layersToMerge says so.
+ */
 function mergeNewest(
-  publishedDir: string, layers: string[], section: Section, version: number, zones: Record<string, string>, progress?: (m: string) => void,
-): { layers: string[]; result: SectionBuildResult } | null {
-  const opened = layers.map((name) => SectionFile.open(join(publishedDir, name), section));
+  publishedDir: string, names: string[], served: SectionFile[], delta: string, section: Section, version: number,
+  zones: Record<string, string>, progress?: (m: string) => void,
+): { layers: string[]; result: SectionBuildResult | null } {
+  const fresh = SectionFile.open(delta, section);
   try {
-    const k = layersToMerge(opened.map((f) => f.weight));
-    if (k < 2) return null;
-    const keep = layers.length - k;
-    const result = mergeLayers(opened.slice(keep).reverse(), join(publishedDir, `serving-v${version}-${section}-merged.pack`), section, version, zones, keep === 0, progress);
-    return { layers: [...layers.slice(0, keep), basename(result.file)], result };
+    const stack = [...served, fresh];
+    const k = layersToMerge(stack.map((f) => f.weight));
+    if (k < 2) return { layers: [...names, basename(delta)], result: null };
+    const keep = stack.length - k;
+    const result = mergeLayers(stack.slice(keep).reverse(), join(publishedDir, `serving-v${version}-${section}-merged.pack`), section, version, zones, keep === 0, progress);
+    return { layers: [...names.slice(0, keep), basename(result.file)], result };
   } finally {
-    for (const f of opened) f.close();
+    fresh.close();
   }
 }
 
-/** Served layers this version can read (a pack of an older format is written anew). */
-function readable(publishedDir: string, layers: string[], section: Section): boolean {
-  if (!Array.isArray(layers) || layers.length === 0) return false;
-  return layers.every((name) => {
-    const file = join(publishedDir, name);
-    if (!existsSync(file)) return false;
+/** The served layers opened, oldest first, or null when one cannot be read (missing, or of an older format: written anew). */
+function openLayers(publishedDir: string, names: string[], section: Section): SectionFile[] | null {
+  if (!Array.isArray(names) || names.length === 0) return null;
+  const opened: SectionFile[] = [];
+  for (const name of names) {
     try {
-      SectionFile.open(file, section).close();
-      return true;
+      opened.push(SectionFile.open(join(publishedDir, name), section));
     } catch {
-      return false;
+      for (const f of opened) f.close();
+      return null;
     }
-  });
+  }
+  return opened;
 }
 
 /** Every file a manifest's pack names (a manifest of an older version named one per section). */

@@ -258,6 +258,7 @@ export function visibleRows(files: SectionFile[], section: Section, appId: strin
     return rows;
   }
   // newer layers first; a row is kept unless a newer layer holds the same trip (or day)
+  const idOf = (n: number): number => (section === 'trips' ? rows.aux(n) : rows.key(n));
   const newer = new Map<number, number[]>();
   for (const l of used) {
     const e = entries[l] as Entries;
@@ -266,8 +267,7 @@ export function visibleRows(files: SectionFile[], section: Section, appId: strin
       rows.layer.push(l);
       rows.index.push(i);
       const n = rows.count - 1;
-      const id = section === 'trips' ? rows.aux(n) : rows.key(n);
-      const same = newer.get(id);
+      const same = newer.get(idOf(n));
       // trips: the id's hash matched; only then are the ids parsed and compared
       if (same && (section !== 'trips' || same.some((m) => rows.tripId(m) === rows.tripId(n)))) {
         rows.layer.pop();
@@ -277,10 +277,9 @@ export function visibleRows(files: SectionFile[], section: Section, appId: strin
       added.push(n);
     }
     for (const n of added) {
-      const id = section === 'trips' ? rows.aux(n) : rows.key(n);
-      const list = newer.get(id);
+      const list = newer.get(idOf(n));
       if (list) list.push(n);
-      else newer.set(id, [n]);
+      else newer.set(idOf(n), [n]);
     }
   }
   const order = Array.from({ length: rows.count }, (_, n) => n);
@@ -326,7 +325,8 @@ export class ServingPack {
 
   /** Local times were written in each app's zone at publish; another zone is the SQL's job. */
   servesZone(appId: string, zone: string): boolean {
-    return [...this.layers.trips, ...this.layers.scores].every((f) => f.footer.zones[appId] === zone);
+    const inZone = (f: SectionFile): boolean => f.footer.zones[appId] === zone;
+    return this.layers.trips.every(inZone) && this.layers.scores.every(inZone);
   }
 
   close(): void {
