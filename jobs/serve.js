@@ -14,13 +14,14 @@ const argv = yargs(hideBin(process.argv))
   .option('data-dir', { type: 'string', describe: 'data folder (env DRIVING_DATA_DIR, default ./data)' })
   .option('connections', { type: 'number', default: 4, describe: 'DuckDB connections to the snapshot' })
   .option('serving', { choices: ['pack', 'sql'], default: process.env.DRIVING_API_SERVING ?? 'pack', describe: 'answer trips, statistics and scores from the serving pack, or always by SQL (env DRIVING_API_SERVING)' })
+  .option('extras-reads', { choices: ['sync', 'async'], default: process.env.DRIVING_PACK_EXTRAS_READS ?? 'sync', describe: 'read a trip detail\'s events on the event loop, or through the thread pool when they far exceed the page cache (env DRIVING_PACK_EXTRAS_READS)' })
   .option('log', { type: 'boolean', default: true, describe: 'one JSON log line per request' })
   .strict()
   .fail(usageFailure('serve'))
   .parseSync();
 
 try {
-  const api = await createApi({ dataDir: resolveDataDir(argv.dataDir), logger: argv.log, connections: argv.connections, serving: argv.serving });
+  const api = await createApi({ dataDir: resolveDataDir(argv.dataDir), logger: argv.log, connections: argv.connections, serving: argv.serving, extrasReads: argv.extrasReads });
   const address = await api.app.listen({ port: argv.port, host: argv.host });
   process.stderr.write(`serve: listening on ${address}\n`);
   for (const signal of ['SIGINT', 'SIGTERM']) {

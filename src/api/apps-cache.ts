@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { AppStore, type App } from '../apps/store.js';
 import { hashSecret, hashesEqual } from '../secrets.js';
 
@@ -24,8 +24,9 @@ export class AppsCache {
   }
 
   private reloadIfChanged(): void {
-    if (!existsSync(this.file)) return;
-    const s = statSync(this.file);
+    // one stat a request (about 8 µs), so that a rotated or revoked key counts from the next request
+    const s = statSync(this.file, { throwIfNoEntry: false });
+    if (!s) return;
     const stamp = `${s.mtimeMs}:${s.size}:${s.ino}`;
     if (stamp === this.stamp) return;
     this.apps = new AppStore(this.file).list();

@@ -18,6 +18,8 @@ export interface ServerOptions {
   pollMs?: number;
   /** Answer operations 1-4 from the serving pack when there is one (default), or always by SQL. */
   serving?: 'pack' | 'sql';
+  /** How a trip detail reads its events from the pack (src/serving/pack.ts, SectionFile.extra()). */
+  extrasReads?: 'sync' | 'async';
   now?: () => Date;
 }
 
@@ -30,6 +32,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
     connections: options.connections ?? 4,
     pollMs: options.pollMs ?? 250,
     usePack: (options.serving ?? 'pack') === 'pack',
+    pack: { extrasReads: options.extrasReads ?? 'sync' },
     onError: (error) => process.stderr.write(`serve: cannot open the published snapshot: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}\n`),
   });
   await snapshots.start();

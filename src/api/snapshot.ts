@@ -4,15 +4,15 @@ import { join } from 'node:path';
 import { ConnectionPool } from '../db/pool.js';
 import type { Params, Row } from '../db/sql.js';
 import type { Manifest } from '../publish/manifest.js';
-import { ServingPack } from '../serving/pack.js';
+import { ServingPack, type PackOptions } from '../serving/pack.js';
 
 /**
  * The manifest's serving pack, or null (SQL serves) when it cannot be read: a pack written by an
  * older version of the service, until the next publish writes one in this format.
  */
-function openPack(publishedDir: string, files: Parameters<typeof ServingPack.open>[1]): ServingPack | null {
+function openPack(publishedDir: string, files: Parameters<typeof ServingPack.open>[1], options: PackOptions): ServingPack | null {
   try {
-    return ServingPack.open(publishedDir, files);
+    return ServingPack.open(publishedDir, files, options);
   } catch (error) {
     process.emitWarning(`serving pack not used, SQL serves this snapshot: ${error instanceof Error ? error.message : String(error)}`);
     return null;
@@ -32,14 +32,23 @@ export class Snapshot {
     readonly pack: ServingPack | null,
   ) {}
 
-  static async open(publishedDir: string, manifest: Manifest, connections: number, usePack = true): Promise<Snapshot> {
+  static async open(publishedDir: string, manifest: Manifest, connections: number, usePack = true, packOptions: PackOptions = {}): Promise<Snapshot> {
     // a new instance every time: the client's cache would hand back the previous file's instance
     const instance = await DuckDBInstance.create(join(publishedDir, manifest.file), { access_mode: 'READ_ONLY' });
     let pool: ConnectionPool | null = null;
     let pack: ServingPack | null = null;
     try {
       pool = await ConnectionPool.open(instance, connections);
-      if (usePack && manifest.pack) pack = openPack(publishedDir, manifest.pack.files);
+      if (usePack && manifest.pack) pack = openPack(publishedDir, manifest.pack.files, packOptions);
+      if (pack) {
+        try {
+          await pack.hold();
+        } catch (error) {
+          pack.close();
+          pack = null;
+          process.emitWarning(`serving pack not used, SQL serves this snapshot: ${error instanceof Error ? error.message : String(error)}`);
+        }
+      }
       // warm (SQL serving only): read each table's user_id column once before the first request needs it
       if (!pack) {
         for (const table of ['trips', 'trip_events', 'stats_daily', 'safety_scores']) {
@@ -99,7 +108,7 @@ export class SnapshotFollower {
   constructor(
     private readonly publishedDir: string,
     private readonly manifestFile: string,
-    private readonly options: { connections: number; pollMs: number; usePack?: boolean; onSwitch?: (m: Manifest) => void; onError?: (e: unknown) => void },
+    private readonly options: { connections: number; pollMs: number; usePack?: boolean; pack?: PackOptions; onSwitch?: (m: Manifest) => void; onError?: (e: unknown) => void },
   ) {}
 
   /** Never throws: a slot that cannot be opened leaves the API serving what it had (or 503). */
@@ -149,7 +158,7 @@ export class SnapshotFollower {
     let next: Snapshot;
     try {
       const manifest = JSON.parse(text) as Manifest;
-      next = await Snapshot.open(this.publishedDir, manifest, this.options.connections, this.options.usePack ?? true);
+      next = await Snapshot.open(this.publishedDir, manifest, this.options.connections, this.options.usePack ?? true, this.options.pack);
     } catch (error) {
       this.failedManifestText = text;
       this.lastError = error instanceof Error ? error.message.split('\n')[0] ?? error.message : String(error);

@@ -1,7 +1,8 @@
 import { closeSync, fstatSync, openSync, read, readSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Row } from '../db/sql.js';
-import { ENTRY_BYTES, EVENT_FIELDS, EXTRAS_SUFFIX, FORMAT, TRIP_FIELDS, MAGIC, PURGED_FIELDS, SECTIONS, USER_FIELDS, tripIdHash, utf8Less, type Footer, type Section } from './format.js';
+import { Directory } from './directory.js';
+import { ENTRY_BYTES, EXTRAS_SUFFIX, FORMAT, MAGIC, PURGED_FIELDS, SECTIONS, USER_FIELDS, tripIdHash, utf8Less, type Footer, type Section } from './format.js';
 import { epochDay, statisticsPeriods, type DayStats, type Period } from './periods.js';
 
 export interface PackScope {
@@ -23,8 +24,43 @@ export interface Entries {
   count: number;
 }
 
-/** A trip's stored array as the row api/trip_detail.sql returns (the list reads a subset of it). */
-const tripRow = (values: unknown): Row => Object.fromEntries(TRIP_FIELDS.map((f, k) => [f, (values as unknown[])[k]])) as Row;
+/**
+ * A trip's stored array as the row api/trip_detail.sql returns (the list reads a subset of it).
+ * Written out field by field (the order of TRIP_FIELDS, which a test checks): a list builds 20 of
+ * these per request, and Object.fromEntries over the field names cost 3.6 µs a row.
+ */
+export const tripRow = (values: unknown): Row => {
+  const v = values as unknown[];
+  return {
+    trip_id: v[0],
+    device_id: v[1],
+    status: v[2],
+    abnormal_reason: v[3],
+    os: v[4],
+    count_events: v[5],
+    score: v[6],
+    energy_g: v[7],
+    avg_speed_kmh: v[8],
+    max_speed_kmh: v[9],
+    mileage_m: v[10],
+    duration_s: v[11],
+    coordinate: v[12],
+    is_auto_start: v[13],
+    is_auto_end: v[14],
+    start_time: v[15],
+    end_time: v[16],
+    started_us: v[17],
+    start_lat: v[18],
+    start_lng: v[19],
+    end_lat: v[20],
+    end_lng: v[21],
+    start_poi: v[22],
+    end_poi: v[23],
+  };
+};
+
+/** An event's stored array as the row api/trip_events.sql returns (the order of EVENT_FIELDS, which a test checks). */
+export const eventRow = (v: unknown[]): Row => ({ type: v[0], description: v[1], start_lat: v[2], start_lng: v[3], end_lat: v[4], end_lng: v[5], start_time: v[6], end_time: v[7] });
 
 /** A row of a layer as a merge copies it: its index fields and its bytes. */
 export interface LayerRow {
@@ -36,18 +72,25 @@ export interface LayerRow {
 
 /** One section file (a layer) opened for reading: the directory in memory, everything else read on demand. */
 export class SectionFile {
-  private readonly users = new Map<string, number>();
-  private readonly purged = new Set<string>();
+  private readonly appIndex = new Map<string, number>();
+  private readonly users: Directory;
+  private readonly purged: Directory;
+  /** The whole index, when hold() read it into memory (small layers). */
+  private index: Buffer | null = null;
+  /** The footer less its user lists, which the directories hold. */
+  readonly footer: Omit<Footer, 'users' | 'purged'>;
 
   private constructor(
     private readonly fd: number,
     private readonly extrasFd: number,
-    readonly footer: Footer,
+    footer: Footer,
     readonly name: string,
   ) {
-    const a = footer.apps;
-    for (let u = 0; u < footer.users.length; u += USER_FIELDS) this.users.set(`${a[footer.users[u] as number]}\u0000${footer.users[u + 1]}`, u);
-    for (let u = 0; u < footer.purged.length; u += PURGED_FIELDS) this.purged.add(`${a[footer.purged[u] as number]}\u0000${footer.purged[u + 1]}`);
+    const { users, purged, ...rest } = footer;
+    this.footer = rest;
+    footer.apps.forEach((a, i) => this.appIndex.set(a, i));
+    this.users = new Directory(footer.apps.length, users, USER_FIELDS);
+    this.purged = new Directory(footer.apps.length, purged, PURGED_FIELDS);
   }
 
   static open(file: string, section: Section): SectionFile {
@@ -75,24 +118,31 @@ export class SectionFile {
     closeSync(this.extrasFd);
   }
 
+  /**
+   * Reads the index into memory (outside the V8 heap) if it is at most `maxBytes`: a delta layer
+   * or the scores, whose lookups then need no read at all. Bases are far larger and stay on disk.
+   */
+  async hold(maxBytes: number): Promise<void> {
+    const bytes = this.footer.count * ENTRY_BYTES;
+    if (this.index || bytes > maxBytes) return;
+    const index = Buffer.allocUnsafe(bytes);
+    await readFullyAsync(this.fd, index, this.footer.indexOffset);
+    this.index = index;
+  }
+
   /** What a merge weighs this layer by: its rows, and its purged users. */
   get weight(): number {
-    return this.footer.count + this.footer.purged.length / PURGED_FIELDS;
+    return this.footer.count + this.purged.size;
   }
 
   /** Whether the user was purged before this layer: their rows in older layers are gone. */
   purges(appId: string, userId: number): boolean {
-    return this.purged.size > 0 && this.purged.has(`${appId}\u0000${userId}`);
+    return this.purged.size > 0 && this.purged.find(this.appIndex.get(appId) ?? -1, userId) >= 0;
   }
 
   /** Ids of the users of one app this layer has rows of, or (`purged`) marks as purged. */
   usersOf(appId: string, purged = false): number[] {
-    const a = this.footer.apps.indexOf(appId);
-    const list = purged ? this.footer.purged : this.footer.users;
-    const step = purged ? PURGED_FIELDS : USER_FIELDS;
-    const out: number[] = [];
-    if (a >= 0) for (let u = 0; u < list.length; u += step) if (list[u] === a) out.push(list[u + 1] as number);
-    return out;
+    return (purged ? this.purged : this.users).usersOf(this.appIndex.get(appId) ?? -1);
   }
 
   /** Every row of one user, in stored order, with its bytes (two reads: payloads, extras). */
@@ -119,52 +169,49 @@ export class SectionFile {
   /** The user's index entries (none for a user this file does not know). */
   entries(appId: string, userId: number): Entries {
     const { buf, count, position } = this.span(appId, userId);
-    if (count > 0) this.readFully(buf, position);
+    if (count > 0 && position >= 0) this.readFully(buf, position);
     return { buf, count };
   }
 
-  /** Where the user's index entries are, and a buffer for them. */
+  /** Where the user's index entries are, and a buffer for them (position -1: the buffer holds them already). */
   private span(appId: string, userId: number): Entries & { position: number } {
-    const u = this.users.get(`${appId}\u0000${userId}`);
-    if (u === undefined) return { buf: Buffer.alloc(0), count: 0, position: 0 };
-    const count = this.footer.users[u + 3] as number;
-    return { buf: Buffer.allocUnsafe(count * ENTRY_BYTES), count, position: this.footer.indexOffset + (this.footer.users[u + 2] as number) * ENTRY_BYTES };
+    const u = this.users.find(this.appIndex.get(appId) ?? -1, userId);
+    if (u < 0) return { buf: EMPTY, count: 0, position: 0 };
+    const count = this.users.field(u, 1);
+    const first = this.users.field(u, 0);
+    if (this.index) return { buf: this.index.subarray(first * ENTRY_BYTES, (first + count) * ENTRY_BYTES), count, position: -1 };
+    return { buf: Buffer.allocUnsafe(count * ENTRY_BYTES), count, position: this.footer.indexOffset + first * ENTRY_BYTES };
   }
 
   /** The payloads of entries `at` (ascending), parsed, in that order: one read, as payloads are stored in entry order. */
   payloads(e: Entries, at: number[]): unknown[] {
     if (at.length === 0) return [];
+    const { bytes, base } = this.payloadSpan(e, at);
+    this.readFully(bytes, base);
+    return parseAt(e, at, bytes, base);
+  }
+
+  private payloadSpan(e: Entries, at: number[]): { bytes: Buffer; base: number } {
     const first = at[0] as number;
     const last = at[at.length - 1] as number;
     const base = e.buf.readDoubleLE(first * ENTRY_BYTES + 24);
-    const bytes = Buffer.allocUnsafe(e.buf.readDoubleLE(last * ENTRY_BYTES + 24) + e.buf.readUInt32LE(last * ENTRY_BYTES + 12) - base);
-    this.readFully(bytes, base);
-    return at.map((i) => {
-      const start = e.buf.readDoubleLE(i * ENTRY_BYTES + 24) - base;
-      return JSON.parse(bytes.toString('utf8', start, start + e.buf.readUInt32LE(i * ENTRY_BYTES + 12))) as unknown;
-    });
+    return { bytes: Buffer.allocUnsafe(e.buf.readDoubleLE(last * ENTRY_BYTES + 24) + e.buf.readUInt32LE(last * ENTRY_BYTES + 12) - base), base };
   }
 
   /**
-   * Entry i's payload and extra, parsed, read off the event loop (libuv's thread pool): a trip
-   * detail is a random read into the large extras, which misses the page cache on a big pack, and a
-   * synchronous read would stall every request behind it while the disk answers.
+   * Entry i's extra (a trip's events), parsed. Read synchronously by default, as index and
+   * payloads are: while the files are in the page cache a read through libuv's thread pool costs
+   * more than the read, because on two busy cores the pool's thread waits for a CPU (trip detail
+   * p99 at 1,000 req/s: 9.1-9.7 ms synchronous, 17.5-23.0 ms through the pool; docs/benchmarks.md,
+   * session 6). `async` is for extras much larger than the page cache on a slow disk: a miss
+   * (0.3 ms median, 0.9 ms p99 on this machine's disk) then does not hold the event loop.
    */
-  async row(e: Entries, i: number): Promise<{ payload: unknown; extra: unknown }> {
-    const payload = Buffer.allocUnsafe(e.buf.readUInt32LE(i * ENTRY_BYTES + 12));
+  async extra(e: Entries, i: number, async = false): Promise<unknown> {
     const extra = Buffer.allocUnsafe(e.buf.readUInt32LE(i * ENTRY_BYTES + 16));
-    await Promise.all([
-      readFullyAsync(this.fd, payload, e.buf.readDoubleLE(i * ENTRY_BYTES + 24)),
-      readFullyAsync(this.extrasFd, extra, e.buf.readDoubleLE(i * ENTRY_BYTES + 32)),
-    ]);
-    return { payload: JSON.parse(payload.toString('utf8')) as unknown, extra: JSON.parse(extra.toString('utf8')) as unknown };
-  }
-
-  /** The user's index entries, read off the event loop (see row()). */
-  async entriesAsync(appId: string, userId: number): Promise<Entries> {
-    const { buf, count, position } = this.span(appId, userId);
-    if (count > 0) await readFullyAsync(this.fd, buf, position);
-    return { buf, count };
+    const position = e.buf.readDoubleLE(i * ENTRY_BYTES + 32);
+    if (async) await readFullyAsync(this.extrasFd, extra, position);
+    else this.readFully(extra, position, this.extrasFd);
+    return JSON.parse(extra.toString('utf8')) as unknown;
   }
 
   private readFully(buf: Buffer, position: number, fd = this.fd): void {
@@ -174,6 +221,16 @@ export class SectionFile {
       done += n;
     }
   }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** The payloads of entries `at` out of `bytes`, which hold the file from `base` on. */
+function parseAt(e: Entries, at: number[], bytes: Buffer, base: number): unknown[] {
+  return at.map((i) => {
+    const start = e.buf.readDoubleLE(i * ENTRY_BYTES + 24) - base;
+    return JSON.parse(bytes.toString('utf8', start, start + e.buf.readUInt32LE(i * ENTRY_BYTES + 12))) as unknown;
+  });
 }
 
 /** Fills `buf` from `fd` at `position` through the thread pool. */
@@ -204,52 +261,79 @@ export class UserRows {
   }
 
   key(n: number): number {
-    return (this.entries[this.layer[n] as number] as Entries).buf.readDoubleLE((this.index[n] as number) * ENTRY_BYTES);
+    return entryKey(this.entries[this.layer[n] as number] as Entries, this.index[n] as number);
   }
 
   aux(n: number): number {
-    return (this.entries[this.layer[n] as number] as Entries).buf.readUInt32LE((this.index[n] as number) * ENTRY_BYTES + 8);
+    return entryAux(this.entries[this.layer[n] as number] as Entries, this.index[n] as number);
   }
 
-  /** A trip row's id (the payload's first field), parsed once. */
+  /** A trip row's id (the payload's first field), parsed once (a synchronous read unless prefetched). */
   tripId(n: number): string {
-    const at = (this.layer[n] as number) * 2 ** 32 + (this.index[n] as number);
-    let id = this.ids.get(at);
-    if (id === undefined) this.ids.set(at, (id = String((this.payloads([n])[0] as unknown[])[0])));
+    return this.idAt(this.layer[n] as number, this.index[n] as number);
+  }
+
+  idAt(l: number, i: number): string {
+    let id = this.ids.get(l * 2 ** 32 + i);
+    if (id === undefined) {
+      id = idOf((this.files[l] as SectionFile).payloads(this.entries[l] as Entries, [i])[0]);
+      this.ids.set(l * 2 ** 32 + i, id);
+    }
     return id;
   }
 
   /** The payloads of rows `ns` (ascending), parsed, in that order: one read per layer. */
   payloads(ns: number[]): unknown[] {
     const out: unknown[] = new Array(ns.length);
-    const byLayer = new Map<number, number[]>();
-    ns.forEach((n, k) => {
-      const l = this.layer[n] as number;
-      let list = byLayer.get(l);
-      if (!list) byLayer.set(l, (list = []));
-      list.push(k);
-    });
-    for (const [l, ks] of byLayer) {
+    for (const [l, ks] of this.byLayer(ns)) {
       const parsed = (this.files[l] as SectionFile).payloads(this.entries[l] as Entries, ks.map((k) => this.index[ns[k] as number] as number));
       ks.forEach((k, j) => (out[k] = parsed[j]));
     }
     return out;
   }
+
+  /** Positions k in `ns`, grouped by the layer of row ns[k]. */
+  private byLayer(ns: number[]): Map<number, number[]> {
+    const groups = new Map<number, number[]>();
+    ns.forEach((n, k) => {
+      const l = this.layer[n] as number;
+      const list = groups.get(l);
+      if (list) list.push(k);
+      else groups.set(l, [k]);
+    });
+    return groups;
+  }
+}
+
+const entryKey = (e: Entries, i: number): number => e.buf.readDoubleLE(i * ENTRY_BYTES);
+const entryAux = (e: Entries, i: number): number => e.buf.readUInt32LE(i * ENTRY_BYTES + 8);
+const idOf = (payload: unknown): string => String((payload as unknown[])[0]);
+
+/** How many layers (newest first) a user's rows come from: down to the first that purged the user, which still has its own rows. */
+function depthOf(files: SectionFile[], appId: string, userId: number): number {
+  let depth = 0;
+  while (depth < files.length) if (files[depth++]?.purges(appId, userId)) break;
+  return depth;
 }
 
 /**
  * A user's rows of a section whose layers are `files`, newest first: each layer's rows, less
  * those a newer layer replaced (the same trip id; the same day) and all rows below a layer that
  * purged the user, in the section's order (trips: start desc, then trip id desc in UTF-8 bytes as
- * DuckDB orders; days ascending).
+ * DuckDB orders; days ascending). Synchronous reads: for the publish's merge.
  */
 export function visibleRows(files: SectionFile[], section: Section, appId: string, userId: number): UserRows {
-  const entries: Entries[] = [];
-  for (const file of files) {
-    entries.push(file.entries(appId, userId));
-    if (file.purges(appId, userId)) break;
-  }
-  const rows = new UserRows(files.slice(0, entries.length), entries);
+  const layers = files.slice(0, depthOf(files, appId, userId));
+  return mergeLayers(new UserRows(layers, layers.map((f) => f.entries(appId, userId))), section);
+}
+
+/**
+ * Merges the layers' entries (each already in the section's order) into `rows`' visible rows: a
+ * row is dropped when a newer layer holds the same trip (or day); the rest are merged in order,
+ * one pass over the layers' heads (at most a dozen layers).
+ */
+function mergeLayers(rows: UserRows, section: Section, ): UserRows {
+  const { entries } = rows;
   const used = entries.flatMap((e, l) => (e.count > 0 ? [l] : []));
   if (used.length <= 1) {
     // one layer (the usual case): its rows as stored
@@ -257,39 +341,52 @@ export function visibleRows(files: SectionFile[], section: Section, appId: strin
     if (l !== undefined) for (let i = 0; i < (entries[l] as Entries).count; i++) rows.layer.push(l), rows.index.push(i);
     return rows;
   }
-  // newer layers first; a row is kept unless a newer layer holds the same trip (or day)
-  const idOf = (n: number): number => (section === 'trips' ? rows.aux(n) : rows.key(n));
-  const newer = new Map<number, number[]>();
-  for (const l of used) {
+  const trips = section === 'trips';
+  const idOfEntry = (l: number, i: number): number => (trips ? entryAux(entries[l] as Entries, i) : entryKey(entries[l] as Entries, i));
+  // the rows each layer keeps: not replaced by a newer layer (only newer layers are indexed, and they are small)
+  const newer = new Map<number, [number, number][]>();
+  const kept = used.map((l, u) => {
     const e = entries[l] as Entries;
-    const added: number[] = [];
+    const keep: number[] = [];
     for (let i = 0; i < e.count; i++) {
-      rows.layer.push(l);
-      rows.index.push(i);
-      const n = rows.count - 1;
-      const same = newer.get(idOf(n));
-      // trips: the id's hash matched; only then are the ids parsed and compared
-      if (same && (section !== 'trips' || same.some((m) => rows.tripId(m) === rows.tripId(n)))) {
-        rows.layer.pop();
-        rows.index.pop();
-        continue;
+      const same = newer.get(idOfEntry(l, i));
+      // trips: the id's hash matched; only then are the ids compared
+      if (same && (!trips || same.some(([m, j]) => rows.idAt(m, j) === rows.idAt(l, i)))) continue;
+      keep.push(i);
+    }
+    if (u < used.length - 1) {
+      for (const i of keep) {
+        const list = newer.get(idOfEntry(l, i));
+        if (list) list.push([l, i]);
+        else newer.set(idOfEntry(l, i), [[l, i]]);
       }
-      added.push(n);
     }
-    for (const n of added) {
-      const list = newer.get(idOf(n));
-      if (list) list.push(n);
-      else newer.set(idOf(n), [n]);
+    return keep;
+  });
+  // whether row (l, i) comes before row (m, j) in the section's order
+  const before = (l: number, i: number, m: number, j: number): boolean => {
+    const a = entryKey(entries[l] as Entries, i);
+    const b = entryKey(entries[m] as Entries, j);
+    if (!trips) return a < b;
+    if (a !== b) return a > b;
+    return utf8Less(rows.idAt(m, j), rows.idAt(l, i));
+  };
+  const head = kept.map(() => 0);
+  for (;;) {
+    let best = -1;
+    for (let u = 0; u < used.length; u++) {
+      if ((head[u] as number) >= (kept[u] as number[]).length) continue;
+      if (best < 0 || before(used[u] as number, (kept[u] as number[])[head[u] as number] as number, used[best] as number, (kept[best] as number[])[head[best] as number] as number)) best = u;
     }
+    if (best < 0) return rows;
+    rows.layer.push(used[best] as number);
+    rows.index.push((kept[best] as number[])[head[best] as number] as number);
+    head[best] = (head[best] as number) + 1;
   }
-  const order = Array.from({ length: rows.count }, (_, n) => n);
-  order.sort(section === 'trips'
-    ? (x, y) => rows.key(y) - rows.key(x) || (utf8Less(rows.tripId(x), rows.tripId(y)) ? 1 : utf8Less(rows.tripId(y), rows.tripId(x)) ? -1 : 0)
-    : (x, y) => rows.key(x) - rows.key(y));
-  const sorted = new UserRows(rows.files, rows.entries);
-  for (const n of order) sorted.layer.push(rows.layer[n] as number), sorted.index.push(rows.index[n] as number);
-  return sorted;
 }
+
+/** A layer's index up to this size is held in memory: 400,000 rows (a day's delta, the scores of 200,000 users). */
+export const HELD_INDEX_BYTES = 16 * 2 ** 20;
 
 /**
  * A snapshot's serving pack: each section's layers (src/serving/format.ts). Every lookup is scoped
@@ -298,12 +395,20 @@ export function visibleRows(files: SectionFile[], section: Section, appId: strin
  * memory; the process holds only the directories). Answers are the rows the sql/api files
  * return, so the routes do not know which path served them.
  */
+export interface PackOptions {
+  /** How a trip detail reads its events (SectionFile.extra()); default sync. */
+  extrasReads?: 'sync' | 'async';
+}
+
 export class ServingPack {
   /** Each section's layers, newest first. */
-  private constructor(private readonly layers: Record<Section, SectionFile[]>) {}
+  private constructor(
+    private readonly layers: Record<Section, SectionFile[]>,
+    private readonly options: PackOptions,
+  ) {}
 
   /** Opens the layers a manifest names (relative to `dir`, oldest first); none stays open on failure. */
-  static open(dir: string, files: Record<Section, string[]>): ServingPack {
+  static open(dir: string, files: Record<Section, string[]>, options: PackOptions = {}): ServingPack {
     const opened: SectionFile[] = [];
     try {
       const layers = {} as Record<Section, SectionFile[]>;
@@ -316,11 +421,16 @@ export class ServingPack {
           return file;
         }).reverse();
       }
-      return new ServingPack(layers);
+      return new ServingPack(layers, options);
     } catch (error) {
       for (const f of opened) f.close();
       throw error;
     }
+  }
+
+  /** Holds in memory the index of every layer whose index is at most `maxBytes` (see SectionFile.hold()). */
+  async hold(maxBytes = HELD_INDEX_BYTES): Promise<void> {
+    for (const files of Object.values(this.layers)) for (const f of files) await f.hold(maxBytes);
   }
 
   /** Local times were written in each app's zone at publish; another zone is the SQL's job. */
@@ -355,14 +465,13 @@ export class ServingPack {
     const tag = tripIdHash(tripId);
     // the newest layer holding the trip has its current row; a layer that purged the user hides older ones
     for (const file of this.layers.trips) {
-      const e = await file.entriesAsync(scope.appId, scope.userId);
+      const e = file.entries(scope.appId, scope.userId);
       for (let i = 0; i < e.count; i++) {
         if (e.buf.readUInt32LE(i * ENTRY_BYTES + 8) !== tag) continue;
-        // payload and events in one round: a hash that matches another trip's id costs one wasted read
-        const row = await file.row(e, i);
-        const trip = tripRow(row.payload);
+        // the hash matched: the id decides, before the events are read
+        const trip = tripRow(file.payloads(e, [i])[0]);
         if (trip['trip_id'] !== tripId) continue;
-        const events = (row.extra as unknown[][]).map((values) => Object.fromEntries(EVENT_FIELDS.map((f, k) => [f, values[k]])) as Row);
+        const events = ((await file.extra(e, i, this.options.extrasReads === 'async')) as unknown[][]).map(eventRow);
         return { trip, events };
       }
       if (file.purges(scope.appId, scope.userId)) break;

@@ -111,6 +111,23 @@ describe('serving pack', () => {
     expect(n).toBeGreaterThan(40);
   });
 
+  it('gives the same trip details when the events are read through the thread pool (--extras-reads async)', async () => {
+    const asyncApi = await createApi({ dataDir: ws.dir, now: () => clock, pollMs: 50, extrasReads: 'async' });
+    try {
+      const auth = { authorization: `Bearer ${key}` };
+      for (const [user, trips] of tripsByUser) {
+        for (const trip of trips) {
+          const url = `/v1/org-user/${encodeURIComponent(user)}/trip/${encodeURIComponent(trip)}`;
+          const [a, b] = await Promise.all([asyncApi.app.inject({ url, headers: auth }), packApi.app.inject({ url, headers: auth })]);
+          expect(a.statusCode).toBe(200);
+          expect(a.json()).toEqual(b.json());
+        }
+      }
+    } finally {
+      await asyncApi.close();
+    }
+  });
+
   it('sums statistics like SQL for days, ISO weeks and months, clipped at the range edges', async () => {
     const ranges = [['2026-10-01', '2026-10-31'], ['2026-10-20', '2026-10-27'], ['2026-09-28', '2026-11-09'], ['2026-10-25', '2026-10-25'], ['2026-10-14', '2026-10-19']];
     for (const user of users) {
