@@ -18,11 +18,11 @@ afterEach(async () => {
   await new Promise((r) => (server ? server.close(r) : r(undefined)));
 });
 
-async function serve(handler: (ms: number, answer: () => void) => void): Promise<string> {
+async function serve(handler: (ms: number, answer: (status?: number) => void) => void): Promise<string> {
   const started = performance.now();
   server = createServer((req, res) => {
     req.resume();
-    handler(performance.now() - started, () => res.writeHead(200).end('{}'));
+    handler(performance.now() - started, (status = 200) => res.writeHead(status).end('{}'));
   });
   await new Promise<void>((r) => server?.listen(0, '127.0.0.1', r));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -58,6 +58,29 @@ describe('the load generator', () => {
     expect(r.sent).toBeGreaterThanOrEqual(99);
     expect(r.timeouts).toBe(r.sent - r.requests);
     expect(r.timeouts).toBeGreaterThan(60);
+  }, 30_000);
+});
+
+describe('the load generator\'s warm-up', () => {
+  it('leaves a stall during the warm-up out of the latencies but counts a failure during it', async () => {
+    // 0-0.4 s: the warm-up; a 300 ms stall at its start, and one request answered 500
+    let failedOne = false;
+    const url = await serve((ms, answer) => {
+      if (ms < 300) return void setTimeout(answer, 300 - ms);
+      if (ms < 400 && !failedOne) {
+        failedOne = true;
+        return answer(500);
+      }
+      answer();
+    });
+    const r = await generate({ url, apiKey: 'k', paths: ['/a'], rate: 200, seconds: 1, connections: 50, warmupSeconds: 0.4 });
+    expect(r.sent).toBeGreaterThanOrEqual(278);
+    expect(r.requests).toBe(r.sent);
+    expect(r.measured).toBeGreaterThanOrEqual(198);
+    expect(r.measured).toBeLessThan(r.requests - 70);
+    expect(r.non2xx).toBe(1);
+    expect(r.p99Ms).toBeLessThan(100);
+    expect(r.throughput).toBeGreaterThan(150);
   }, 30_000);
 });
 
