@@ -10,10 +10,14 @@ import { ServingPack, type PackOptions } from '../serving/pack.js';
  * The manifest's serving pack, or null (SQL serves) when it cannot be read: a pack written by an
  * older version of the service, until the next publish writes one in this format.
  */
-function openPack(publishedDir: string, files: Parameters<typeof ServingPack.open>[1], options: PackOptions): ServingPack | null {
+async function openPack(publishedDir: string, files: Parameters<typeof ServingPack.open>[1], options: PackOptions): Promise<ServingPack | null> {
+  let pack: ServingPack | null = null;
   try {
-    return ServingPack.open(publishedDir, files, options);
+    pack = ServingPack.open(publishedDir, files, options);
+    await pack.hold();
+    return pack;
   } catch (error) {
+    pack?.close();
     process.emitWarning(`serving pack not used, SQL serves this snapshot: ${error instanceof Error ? error.message : String(error)}`);
     return null;
   }
@@ -39,16 +43,7 @@ export class Snapshot {
     let pack: ServingPack | null = null;
     try {
       pool = await ConnectionPool.open(instance, connections);
-      if (usePack && manifest.pack) pack = openPack(publishedDir, manifest.pack.files, packOptions);
-      if (pack) {
-        try {
-          await pack.hold();
-        } catch (error) {
-          pack.close();
-          pack = null;
-          process.emitWarning(`serving pack not used, SQL serves this snapshot: ${error instanceof Error ? error.message : String(error)}`);
-        }
-      }
+      if (usePack && manifest.pack) pack = await openPack(publishedDir, manifest.pack.files, packOptions);
       // warm (SQL serving only): read each table's user_id column once before the first request needs it
       if (!pack) {
         for (const table of ['trips', 'trip_events', 'stats_daily', 'safety_scores']) {

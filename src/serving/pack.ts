@@ -186,16 +186,15 @@ export class SectionFile {
   /** The payloads of entries `at` (ascending), parsed, in that order: one read, as payloads are stored in entry order. */
   payloads(e: Entries, at: number[]): unknown[] {
     if (at.length === 0) return [];
-    const { bytes, base } = this.payloadSpan(e, at);
-    this.readFully(bytes, base);
-    return parseAt(e, at, bytes, base);
-  }
-
-  private payloadSpan(e: Entries, at: number[]): { bytes: Buffer; base: number } {
     const first = at[0] as number;
     const last = at[at.length - 1] as number;
     const base = e.buf.readDoubleLE(first * ENTRY_BYTES + 24);
-    return { bytes: Buffer.allocUnsafe(e.buf.readDoubleLE(last * ENTRY_BYTES + 24) + e.buf.readUInt32LE(last * ENTRY_BYTES + 12) - base), base };
+    const bytes = Buffer.allocUnsafe(e.buf.readDoubleLE(last * ENTRY_BYTES + 24) + e.buf.readUInt32LE(last * ENTRY_BYTES + 12) - base);
+    this.readFully(bytes, base);
+    return at.map((i) => {
+      const start = e.buf.readDoubleLE(i * ENTRY_BYTES + 24) - base;
+      return JSON.parse(bytes.toString('utf8', start, start + e.buf.readUInt32LE(i * ENTRY_BYTES + 12))) as unknown;
+    });
   }
 
   /**
@@ -224,14 +223,6 @@ export class SectionFile {
 }
 
 const EMPTY = Buffer.alloc(0);
-
-/** The payloads of entries `at` out of `bytes`, which hold the file from `base` on. */
-function parseAt(e: Entries, at: number[], bytes: Buffer, base: number): unknown[] {
-  return at.map((i) => {
-    const start = e.buf.readDoubleLE(i * ENTRY_BYTES + 24) - base;
-    return JSON.parse(bytes.toString('utf8', start, start + e.buf.readUInt32LE(i * ENTRY_BYTES + 12))) as unknown;
-  });
-}
 
 /** Fills `buf` from `fd` at `position` through the thread pool. */
 async function readFullyAsync(fd: number, buf: Buffer, position: number): Promise<void> {
@@ -268,11 +259,12 @@ export class UserRows {
     return entryAux(this.entries[this.layer[n] as number] as Entries, this.index[n] as number);
   }
 
-  /** A trip row's id (the payload's first field), parsed once (a synchronous read unless prefetched). */
+  /** A trip row's id (the payload's first field), parsed once. */
   tripId(n: number): string {
     return this.idAt(this.layer[n] as number, this.index[n] as number);
   }
 
+  /** The id of entry i of layer l (tripId() by layer and entry). */
   idAt(l: number, i: number): string {
     let id = this.ids.get(l * 2 ** 32 + i);
     if (id === undefined) {
@@ -285,23 +277,18 @@ export class UserRows {
   /** The payloads of rows `ns` (ascending), parsed, in that order: one read per layer. */
   payloads(ns: number[]): unknown[] {
     const out: unknown[] = new Array(ns.length);
-    for (const [l, ks] of this.byLayer(ns)) {
+    const byLayer = new Map<number, number[]>();
+    ns.forEach((n, k) => {
+      const l = this.layer[n] as number;
+      const list = byLayer.get(l);
+      if (list) list.push(k);
+      else byLayer.set(l, [k]);
+    });
+    for (const [l, ks] of byLayer) {
       const parsed = (this.files[l] as SectionFile).payloads(this.entries[l] as Entries, ks.map((k) => this.index[ns[k] as number] as number));
       ks.forEach((k, j) => (out[k] = parsed[j]));
     }
     return out;
-  }
-
-  /** Positions k in `ns`, grouped by the layer of row ns[k]. */
-  private byLayer(ns: number[]): Map<number, number[]> {
-    const groups = new Map<number, number[]>();
-    ns.forEach((n, k) => {
-      const l = this.layer[n] as number;
-      const list = groups.get(l);
-      if (list) list.push(k);
-      else groups.set(l, [k]);
-    });
-    return groups;
   }
 }
 
@@ -320,11 +307,11 @@ function depthOf(files: SectionFile[], appId: string, userId: number): number {
  * A user's rows of a section whose layers are `files`, newest first: each layer's rows, less
  * those a newer layer replaced (the same trip id; the same day) and all rows below a layer that
  * purged the user, in the section's order (trips: start desc, then trip id desc in UTF-8 bytes as
- * DuckDB orders; days ascending). Synchronous reads: for the publish's merge.
+ * DuckDB orders; days ascending).
  */
 export function visibleRows(files: SectionFile[], section: Section, appId: string, userId: number): UserRows {
   const layers = files.slice(0, depthOf(files, appId, userId));
-  return mergeLayers(new UserRows(layers, layers.map((f) => f.entries(appId, userId))), section);
+  return mergeVisible(new UserRows(layers, layers.map((f) => f.entries(appId, userId))), section);
 }
 
 /**
@@ -332,7 +319,7 @@ export function visibleRows(files: SectionFile[], section: Section, appId: strin
  * row is dropped when a newer layer holds the same trip (or day); the rest are merged in order,
  * one pass over the layers' heads (at most a dozen layers).
  */
-function mergeLayers(rows: UserRows, section: Section, ): UserRows {
+function mergeVisible(rows: UserRows, section: Section): UserRows {
   const { entries } = rows;
   const used = entries.flatMap((e, l) => (e.count > 0 ? [l] : []));
   if (used.length <= 1) {
@@ -388,18 +375,18 @@ function mergeLayers(rows: UserRows, section: Section, ): UserRows {
 /** A layer's index up to this size is held in memory: 400,000 rows (a day's delta, the scores of 200,000 users). */
 export const HELD_INDEX_BYTES = 16 * 2 ** 20;
 
-/**
- * A snapshot's serving pack: each section's layers (src/serving/format.ts). Every lookup is scoped
- * to one app and user through the layers' directories, reads that user's index entries and then
- * only the payloads it answers with, by positioned reads (the page cache keeps hot parts in
- * memory; the process holds only the directories). Answers are the rows the sql/api files
- * return, so the routes do not know which path served them.
- */
 export interface PackOptions {
   /** How a trip detail reads its events (SectionFile.extra()); default sync. */
   extrasReads?: 'sync' | 'async';
 }
 
+/**
+ * A snapshot's serving pack: each section's layers (src/serving/format.ts). Every lookup is scoped
+ * to one app and user through the layers' directories, reads that user's index entries and then
+ * only the payloads it answers with, by positioned reads (the page cache keeps hot parts in
+ * memory; the process holds the directories and the indexes of small layers). Answers are the
+ * rows the sql/api files return, so the routes do not know which path served them.
+ */
 export class ServingPack {
   /** Each section's layers, newest first. */
   private constructor(
