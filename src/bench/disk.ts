@@ -17,25 +17,27 @@ const STORE_PER_TRIP = 1.5e3;
 const PACK_PER_TRIP = 2 * 1.26e3;
 
 /**
- * The disk a run needs at its peak: the generated day (NDJSON for load, Parquet for load and growth), the
- * history's warehouse, slots and serving pack with 10 % to spare (growth, score and api), and a
- * GiB more.
+ * The disk a run needs at its peak, with a GiB more. The load stage's NDJSON day (with the raw
+ * points its load writes) is deleted before the later stages build their history, so the peak is
+ * the larger of the two phases: that, or the Parquet day (load and growth; with a load's raw
+ * points) beside the history's warehouse, slots and serving pack with 10 % to spare (growth, score
+ * and api). A run that keeps its work folder (`keep`) holds everything at once.
  */
-export function diskNeeded(sizes: BenchSizes, stages: readonly Stage[] = ['load', 'growth', 'score', 'api']): number {
-  // NDJSON for the load stage only; Parquet (and the raw points a load writes) for load and growth
-  const day = sizes.users * ((stages.includes('load') ? NDJSON_PER_USER_DAY : 0) + (stages.includes('load') || stages.includes('growth') ? 3 * PARQUET_PER_USER_DAY : 0));
+export function diskNeeded(sizes: BenchSizes, stages: readonly Stage[] = ['load', 'growth', 'score', 'api'], keep = false): number {
+  const ndjsonPhase = stages.includes('load') ? sizes.users * (NDJSON_PER_USER_DAY + PARQUET_PER_USER_DAY) : 0;
+  const parquetDay = stages.includes('load') || stages.includes('growth') ? sizes.users * 3 * PARQUET_PER_USER_DAY : 0;
   const needsHistory = stages.includes('growth') || stages.includes('score') || stages.includes('api');
   const historyTrips = needsHistory ? Math.max(sizes.users * sizes.historyDays * TRIPS_PER_USER_DAY, stages.includes('api') ? sizes.apiTrips : 0) : 0;
-  const history = historyTrips * (STORE_PER_TRIP + PACK_PER_TRIP) * 1.1;
-  return day + history + 2 ** 30;
+  const historyPhase = parquetDay + historyTrips * (STORE_PER_TRIP + PACK_PER_TRIP) * 1.1;
+  return (keep ? ndjsonPhase + historyPhase : Math.max(ndjsonPhase, historyPhase)) + 2 ** 30;
 }
 
 /** Refuses a run the work folder's file system cannot hold, before anything is written. */
-export function checkDisk(workDir: string, sizes: BenchSizes, stages?: readonly Stage[]): { freeBytes: number; neededBytes: number } {
+export function checkDisk(workDir: string, sizes: BenchSizes, stages?: readonly Stage[], keep = false): { freeBytes: number; neededBytes: number } {
   mkdirSync(workDir, { recursive: true });
   const fs = statfsSync(workDir);
   const freeBytes = fs.bavail * fs.bsize;
-  const neededBytes = diskNeeded(sizes, stages);
+  const neededBytes = diskNeeded(sizes, stages, keep);
   if (freeBytes < neededBytes) {
     const gib = (n: number): string => (n / 2 ** 30).toFixed(1);
     throw new InputError(`not enough disk in ${workDir}: this run needs about ${gib(neededBytes)} GiB, ${gib(freeBytes)} GiB are free (choose another --work-dir or a smaller --users)`);

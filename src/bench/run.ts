@@ -46,7 +46,7 @@ const RUNNERS: Readonly<Record<Stage, (ctx: BenchContext) => Promise<unknown>>> 
 export async function runBench(options: BenchOptions, repoDir: string, progress: Progress = silent): Promise<BenchResult> {
   const started = performance.now();
   claimWorkDir(options.workDir);
-  const disk = checkDisk(options.workDir, options.sizes, options.stages);
+  const disk = checkDisk(options.workDir, options.sizes, options.stages, options.keep);
   progress(`bench: ${options.size}: ${options.sizes.users} users; stages ${options.stages.join(', ')}; work folder ${options.workDir} (needs about ${(disk.neededBytes / 2 ** 30).toFixed(1)} GiB, ${(disk.freeBytes / 2 ** 30).toFixed(1)} free)`);
   const now = new Date();
   const zone = 'Europe/Berlin';
