@@ -63,23 +63,25 @@ describe('the load generator', () => {
 
 describe('the load generator\'s warm-up', () => {
   it('leaves a stall during the warm-up out of the latencies but counts a failure during it', async () => {
-    // 0-0.4 s: the warm-up; a 300 ms stall at its start, and one request answered 500
+    // 0-0.4 s: the warm-up. Requests due in its first 0.3 s are held until 2.4 s (so, counted, they
+    // would put the p99 above 2 s, far above what a loaded CI machine adds), and one is answered 500.
+    // 100 connections: the 60 held ones leave enough free for the measured requests.
     let failedOne = false;
     const url = await serve((ms, answer) => {
-      if (ms < 300) return void setTimeout(answer, 300 - ms);
+      if (ms < 300) return void setTimeout(answer, 2400 - ms);
       if (ms < 400 && !failedOne) {
         failedOne = true;
         return answer(500);
       }
       answer();
     });
-    const r = await generate({ url, apiKey: 'k', paths: ['/a'], rate: 200, seconds: 1, connections: 50, warmupSeconds: 0.4 });
-    expect(r.sent).toBeGreaterThanOrEqual(278);
+    const r = await generate({ url, apiKey: 'k', paths: ['/a'], rate: 200, seconds: 2.5, connections: 100, warmupSeconds: 0.4 });
+    expect(r.sent).toBeGreaterThanOrEqual(550);
     expect(r.requests).toBe(r.sent);
-    expect(r.measured).toBeGreaterThanOrEqual(198);
+    expect(r.measured).toBeGreaterThanOrEqual(490);
     expect(r.measured).toBeLessThan(r.requests - 70);
     expect(r.non2xx).toBe(1);
-    expect(r.p99Ms).toBeLessThan(100);
+    expect(r.p99Ms).toBeLessThan(1500);
     expect(r.throughput).toBeGreaterThan(150);
   }, 30_000);
 });
