@@ -120,6 +120,14 @@ describe('load: replacement and idempotency', () => {
     expect(await publishedRows(ws.paths, 'trip_events', 'trip_id')).toHaveLength(0);
     const stats = await publishedRows(ws.paths, 'stats_daily', 'stat_date');
     expect(stats.map((s) => [s['stat_date'], s['count_trips']])).toEqual([['2026-11-19', 0], ['2026-11-20', 1]]);
+
+    // The next publish brings the other slot, which still holds the first t-1 and its event, up
+    // to date: the replaced trip's old row and event must go there too.
+    const other = tripRecord({ appId: ws.appId, tripId: 't-2', start: '2026-11-21T08:00:00+01:00', seconds: 300, events: [{ type: 'brake', from: 10, to: 12 }] });
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'c.ndjson'), [other])], now });
+    const after = await publishedRows(ws.paths, 'trips', 'trip_id');
+    expect(after.map((t) => [t['trip_id'], Number(t['duration_s'])])).toEqual([['t-1', 900], ['t-2', 300]]);
+    expect((await publishedRows(ws.paths, 'trip_events', 'trip_id')).map((e) => e['trip_id'])).toEqual(['t-2']);
   });
 
   it('keeps the last line of a tripId repeated inside one file', async () => {
