@@ -15,13 +15,14 @@ const argv = yargs(hideBin(process.argv))
   .option('connections', { type: 'number', default: 4, describe: 'DuckDB connections to the snapshot' })
   .option('serving', { choices: ['pack', 'sql'], default: process.env.DRIVING_API_SERVING ?? 'pack', describe: 'answer trips, statistics and scores from the serving pack, or always by SQL (env DRIVING_API_SERVING)' })
   .option('extras-reads', { choices: ['sync', 'async'], default: process.env.DRIVING_PACK_EXTRAS_READS ?? 'sync', describe: 'read a trip detail\'s events on the event loop, or through the thread pool when they far exceed the page cache (env DRIVING_PACK_EXTRAS_READS)' })
+  .option('pack-warm', { choices: ['rows', 'all', 'none'], default: process.env.DRIVING_PACK_WARM ?? 'rows', describe: 'read into the page cache when a snapshot opens: the serving pack\'s indexes and rows, those and the trip events, or nothing (env DRIVING_PACK_WARM)' })
   .option('log', { type: 'boolean', default: true, describe: 'one JSON log line per request' })
   .strict()
   .fail(usageFailure('serve'))
   .parseSync();
 
 try {
-  const api = await createApi({ dataDir: resolveDataDir(argv.dataDir), logger: argv.log, connections: argv.connections, serving: argv.serving, extrasReads: argv.extrasReads });
+  const api = await createApi({ dataDir: resolveDataDir(argv.dataDir), logger: argv.log, connections: argv.connections, serving: argv.serving, extrasReads: argv.extrasReads, packWarm: argv.packWarm });
   const address = await api.app.listen({ port: argv.port, host: argv.host });
   process.stderr.write(`serve: listening on ${address}\n`);
   for (const signal of ['SIGINT', 'SIGTERM']) {

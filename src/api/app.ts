@@ -91,6 +91,8 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
       snapshot: `${manifest.slot}@${manifest.version}`,
       publishedAt: manifest.publishedAt,
       ageSeconds: Math.round((ctx.now().getTime() - Date.parse(manifest.publishedAt)) / 1000),
+      // the serving pack read into the page cache: until 'warm', some answers wait for the disk
+      pageCache: ctx.snapshots.pageCache,
       ...(problem ? { problem } : {}),
     };
   });

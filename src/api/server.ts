@@ -20,6 +20,8 @@ export interface ServerOptions {
   serving?: 'pack' | 'sql';
   /** How a trip detail reads its events from the pack (src/serving/pack.ts, SectionFile.extra()). */
   extrasReads?: 'sync' | 'async';
+  /** What is read into the page cache when a snapshot opens (src/serving/warm.ts); default rows. */
+  packWarm?: 'rows' | 'all' | 'none';
   now?: () => Date;
 }
 
@@ -32,7 +34,12 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
     connections: options.connections ?? 4,
     pollMs: options.pollMs ?? 250,
     usePack: (options.serving ?? 'pack') === 'pack',
-    pack: { extrasReads: options.extrasReads ?? 'sync' },
+    pack: { extrasReads: options.extrasReads ?? 'sync', warm: options.packWarm ?? 'rows' },
+    onWarm: (m, w) => {
+      const mb = `${(w.readBytes / 1e6).toFixed(1)} MB`;
+      const what = w.state === 'warm' ? `${mb} in ${w.seconds} s` : `${w.state} after ${mb}${w.error ? `: ${w.error}` : ''}`;
+      process.stderr.write(`serve: page cache for ${m.slot}@${m.version}: ${what}\n`);
+    },
     onError: (error) => process.stderr.write(`serve: cannot open the published snapshot: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}\n`),
   });
   await snapshots.start();

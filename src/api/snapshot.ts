@@ -5,6 +5,7 @@ import { ConnectionPool } from '../db/pool.js';
 import type { Params, Row } from '../db/sql.js';
 import type { Manifest } from '../publish/manifest.js';
 import { ServingPack, type PackOptions } from '../serving/pack.js';
+import { PageCacheWarmer, type WarmState } from '../serving/warm.js';
 
 /**
  * The manifest's serving pack, or null (SQL serves) when it cannot be read: a pack written by an
@@ -34,6 +35,8 @@ export class Snapshot {
     private readonly pool: ConnectionPool,
     /** The publish's serving pack: operations 1-4 read it instead of DuckDB (null: SQL only). */
     readonly pack: ServingPack | null,
+    /** Reads the pack's files into the page cache in the background (null: no pack, or warm 'none'). */
+    readonly warmer: PageCacheWarmer | null,
   ) {}
 
   static async open(publishedDir: string, manifest: Manifest, connections: number, usePack = true, packOptions: PackOptions = {}): Promise<Snapshot> {
@@ -50,7 +53,10 @@ export class Snapshot {
           await pool.query(`select count(*) from ${table} where user_id = 0`);
         }
       }
-      return new Snapshot(manifest, instance, pool, pack);
+      // requests are served meanwhile: a cold read is slower, not wrong
+      const warm = packOptions.warm ?? 'rows';
+      const warmer = pack && warm !== 'none' ? new PageCacheWarmer(pack.files(warm === 'all')) : null;
+      return new Snapshot(manifest, instance, pool, pack, warmer);
     } catch (error) {
       // a slot that cannot serve is closed at once: a held read lock would block the next publish
       pack?.close();
@@ -76,10 +82,17 @@ export class Snapshot {
   /** No new requests; closed (and the file released for the next publish) once the last one ends. */
   retire(): void {
     this.retired = true;
+    this.warmer?.stop();
     if (this.inFlight === 0) this.close();
   }
 
+  /** How far the page cache was warmed for this snapshot ('off' without a warmer). */
+  get pageCache(): WarmState | { state: 'off' } {
+    return this.warmer?.state ?? { state: 'off' };
+  }
+
   private close(): void {
+    this.warmer?.stop();
     this.pack?.close();
     this.pool.close();
     this.instance.closeSync();
@@ -103,7 +116,12 @@ export class SnapshotFollower {
   constructor(
     private readonly publishedDir: string,
     private readonly manifestFile: string,
-    private readonly options: { connections: number; pollMs: number; usePack?: boolean; pack?: PackOptions; onSwitch?: (m: Manifest) => void; onError?: (e: unknown) => void },
+    private readonly options: {
+      connections: number; pollMs: number; usePack?: boolean; pack?: PackOptions;
+      onSwitch?: (m: Manifest) => void; onError?: (e: unknown) => void;
+      /** A snapshot's page cache warming ended (warm, failed, or stopped because it was retired). */
+      onWarm?: (m: Manifest, state: WarmState) => void;
+    },
   ) {}
 
   /** Never throws: a slot that cannot be opened leaves the API serving what it had (or 503). */
@@ -129,6 +147,11 @@ export class SnapshotFollower {
 
   get manifest(): Manifest | null {
     return this.current?.manifest ?? null;
+  }
+
+  /** The current snapshot's page-cache warming, or null when nothing is served. */
+  get pageCache(): Snapshot['pageCache'] | null {
+    return this.current?.pageCache ?? null;
   }
 
   /** Checks the manifest once (the poller calls this; tests may too). */
@@ -166,5 +189,6 @@ export class SnapshotFollower {
     this.lastManifestText = text;
     previous?.retire();
     this.options.onSwitch?.(manifest);
+    void next.warmer?.done.then((state) => this.options.onWarm?.(manifest, state));
   }
 }

@@ -45,6 +45,36 @@ async function waitReady(url: string): Promise<void> {
   }
 }
 
+/** What /readyz says of the serving pack's page-cache warming (src/serving/warm.ts). */
+export interface PageCacheState {
+  state: string;
+  readBytes?: number;
+  seconds?: number;
+  error?: string;
+}
+
+/**
+ * Waits until the server has read its serving pack into the page cache (/readyz `pageCache`), so
+ * that the runs measure a server in its steady state, and returns what that took.
+ */
+export async function waitPageCache(url: string, progress: (line: string) => void, timeoutMs = 30 * 60_000): Promise<PageCacheState> {
+  const deadline = Date.now() + timeoutMs;
+  let lastReport = Date.now();
+  for (;;) {
+    const body = (await (await fetch(`${url}/readyz`)).json()) as { pageCache?: PageCacheState & { totalBytes?: number } };
+    const cache = body.pageCache ?? { state: 'none' };
+    if (cache.state !== 'warming') return cache;
+    if (Date.now() > deadline) throw new Error(`the API at ${url} did not finish reading its serving pack within ${timeoutMs / 1000} s`);
+    if (Date.now() - lastReport >= 10_000) {
+      lastReport = Date.now();
+      progress(`bench: api: serving pack into the page cache: ${gb(cache.readBytes ?? 0)} of ${gb(cache.totalBytes ?? 0)} GB`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+const gb = (bytes: number): string => (bytes / 1e9).toFixed(2);
+
 /** The snapshot the API serves, as /readyz names it (`a@12`). */
 export async function servedSnapshot(url: string): Promise<string> {
   const res = await fetch(`${url}/readyz`);

@@ -378,6 +378,11 @@ export const HELD_INDEX_BYTES = 16 * 2 ** 20;
 export interface PackOptions {
   /** How a trip detail reads its events (SectionFile.extra()); default sync. */
   extrasReads?: 'sync' | 'async';
+  /**
+   * What the API reads into the page cache when it opens a snapshot (src/serving/warm.ts): the
+   * indexes and rows (default), those and the trip events, or nothing.
+   */
+  warm?: 'rows' | 'all' | 'none';
 }
 
 /**
@@ -418,6 +423,12 @@ export class ServingPack {
   /** Holds in memory the index of every layer whose index is at most `maxBytes` (see SectionFile.hold()). */
   async hold(maxBytes = HELD_INDEX_BYTES): Promise<void> {
     for (const files of Object.values(this.layers)) for (const f of files) await f.hold(maxBytes);
+  }
+
+  /** The layers' files, oldest layer first; `withExtras` adds the trip events' files (the largest part). */
+  files(withExtras: boolean): string[] {
+    const files = Object.values(this.layers).flatMap((layers) => [...layers].reverse());
+    return files.flatMap((f) => (withExtras ? [f.name, `${f.name}${EXTRAS_SUFFIX}`] : [f.name]));
   }
 
   /** Local times were written in each app's zone at publish; another zone is the SQL's job. */

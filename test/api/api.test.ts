@@ -47,6 +47,32 @@ describe('passport cache', () => {
   });
 });
 
+describe('page cache', () => {
+  it('reads the serving pack\'s indexes and rows into the page cache, and says so on /readyz', async () => {
+    const manifest = api.ctx.snapshots.manifest;
+    const names = Object.values(manifest?.pack?.files ?? {}).flat();
+    expect(names.length).toBeGreaterThanOrEqual(3);
+    const { statSync } = await import('node:fs');
+    const bytes = names.reduce((sum, name) => sum + statSync(join(ws.paths.publishedDir, name)).size, 0);
+    let cache: Record<string, unknown> = {};
+    for (let i = 0; i < 100 && cache['state'] !== 'warm'; i++) {
+      cache = (await api.app.inject({ method: 'GET', url: '/readyz' })).json().pageCache;
+      if (cache['state'] !== 'warm') await new Promise((r) => setTimeout(r, 20));
+    }
+    // the events (extras) files are left to the cache by default: --pack-warm all reads them too
+    expect(cache).toMatchObject({ state: 'warm', files: names.length, totalBytes: bytes, readBytes: bytes });
+  });
+
+  it('reads nothing with --pack-warm none', async () => {
+    const cold = await createApi({ dataDir: ws.dir, now: () => clock, pollMs: 10_000, packWarm: 'none' });
+    try {
+      expect((await cold.app.inject({ method: 'GET', url: '/readyz' })).json().pageCache).toEqual({ state: 'off' });
+    } finally {
+      await cold.close();
+    }
+  });
+});
+
 describe('trip list (operation 1)', () => {
   it('pages through every trip newest first with a cursor, then stops', async () => {
     const seen: string[] = [];
