@@ -14,6 +14,18 @@ const MAX_P99_MS = 10;
 const P99_AT_RATE = 1000;
 /** Each measured run is preceded by this much at its rate, not counted (the generator's start-up; src/bench/load-generator.ts). */
 const WARMUP_SECONDS = 2;
+
+/**
+ * An operation's untimed warm-up: at least WARMUP_SECONDS, and long enough to send each of its
+ * paths once, so the timed run measures a server whose answers are in memory, not the first read
+ * of each sampled user. This machine's host reclaims page cache not read for about a minute (a
+ * DAMON pageout scheme), so the pages the server read at start are partly gone by the time a later
+ * operation runs: statistics at 1,000 req/s on 13.8 M trips after 150 s idle had a p99 of 22.0 ms
+ * with 2 s of warm-up and 6.3 ms with one pass (4 s; docs/benchmarks.md, session 8).
+ */
+export function warmupSeconds(paths: number, rate: number): number {
+  return Math.max(WARMUP_SECONDS, Math.ceil(paths / rate));
+}
 /** A run that did not reach its rate measured a server that fell behind, not the rate asked for. */
 const MIN_RATE_SHARE = 0.95;
 /** Average trips per user and day (measured on the generator's and the synthesizer's output). */
@@ -51,7 +63,8 @@ export async function benchApi(ctx: BenchContext): Promise<void> {
     }
     for (const op of OPERATIONS) {
       for (const rate of rates) {
-        const run = await generate(ctx, { url: server.url, apiKey, paths: paths.get(op) ?? [], rate, seconds, connections, warmupSeconds: WARMUP_SECONDS }).done;
+        const opPaths = paths.get(op) ?? [];
+        const run = await generate(ctx, { url: server.url, apiKey, paths: opPaths, rate, seconds, connections, warmupSeconds: warmupSeconds(opPaths.length, rate) }).done;
         const r = parseResult(run);
         const failed = r.errors + r.timeouts + r.non2xx;
         const rateReached = r.throughput >= MIN_RATE_SHARE * rate;

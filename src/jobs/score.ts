@@ -38,7 +38,10 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
   const plan = planDates(options, apps.map((a) => ({ appId: a.appId, today: todayIn(a.timeZone, now) })));
 
   const settings = jobSettings();
+  const opening = performance.now();
   const wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: settings.memoryLimit });
+  // opening replays the write-ahead log and closing checkpoints: either can be the slow step
+  progress(`score: warehouse opened in ${seconds(opening)} s`);
   try {
     const runs: ScoreDateResult[] = [];
     for (const [index, item] of plan.entries()) {
@@ -61,9 +64,13 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
     if (events.file) progress(`score: ${events.tripCreated} trip.created and ${events.safetyScoreUpdated} safety_score.updated event(s) in ${events.file}`);
     return { runs, purged, publish: published, events, seconds: (Date.now() - started) / 1000 };
   } finally {
+    const closing = performance.now();
     wh.close();
+    progress(`score: warehouse closed (checkpoint) in ${seconds(closing)} s`);
   }
 }
+
+const seconds = (since: number): string => ((performance.now() - since) / 1000).toFixed(2);
 
 function planDates(options: ScoreOptions, apps: { appId: string; today: string }[]): { appId: string; date: string }[] {
   for (const [flag, value] of [['--date', options.date], ['--from', options.from], ['--to', options.to]] as const) {

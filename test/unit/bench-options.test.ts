@@ -52,3 +52,13 @@ describe('bench options', () => {
     expect(table).toContain('1,234,567 points/s');
   });
 });
+
+describe('api warm-up', () => {
+  it('lasts at least 2 s, and long enough to send every path once', async () => {
+    const { warmupSeconds } = await import('../../src/bench/api-stage.js');
+    expect(warmupSeconds(1, 1000)).toBe(2);
+    expect(warmupSeconds(4000, 1000)).toBe(4);
+    expect(warmupSeconds(4000, 200)).toBe(20);
+    expect(warmupSeconds(4001, 1000)).toBe(5);
+  });
+});
