@@ -92,7 +92,6 @@ export class Snapshot {
   }
 
   private close(): void {
-    this.warmer?.stop();
     this.pack?.close();
     this.pool.close();
     this.instance.closeSync();

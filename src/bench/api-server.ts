@@ -1,3 +1,4 @@
+import type { WarmState } from '../serving/warm.js';
 import { childOptions, jobScript, type BenchContext } from './context.js';
 import { startNodeChild, type ChildResult, type RunningChild } from './child.js';
 
@@ -45,13 +46,8 @@ async function waitReady(url: string): Promise<void> {
   }
 }
 
-/** What /readyz says of the serving pack's page-cache warming (src/serving/warm.ts). */
-export interface PageCacheState {
-  state: string;
-  readBytes?: number;
-  seconds?: number;
-  error?: string;
-}
+/** What /readyz says of the serving pack's page-cache warming: 'off' without a pack or warmer. */
+export type PageCacheState = WarmState | { state: 'off' };
 
 /**
  * Waits until the server has read its serving pack into the page cache (/readyz `pageCache`), so
@@ -61,19 +57,19 @@ export async function waitPageCache(url: string, progress: (line: string) => voi
   const deadline = Date.now() + timeoutMs;
   let lastReport = Date.now();
   for (;;) {
-    const body = (await (await fetch(`${url}/readyz`)).json()) as { pageCache?: PageCacheState & { totalBytes?: number } };
-    const cache = body.pageCache ?? { state: 'none' };
+    const body = (await (await fetch(`${url}/readyz`)).json()) as { pageCache?: PageCacheState | null };
+    const cache = body.pageCache ?? { state: 'off' };
     if (cache.state !== 'warming') return cache;
     if (Date.now() > deadline) throw new Error(`the API at ${url} did not finish reading its serving pack within ${timeoutMs / 1000} s`);
     if (Date.now() - lastReport >= 10_000) {
       lastReport = Date.now();
-      progress(`bench: api: serving pack into the page cache: ${gb(cache.readBytes ?? 0)} of ${gb(cache.totalBytes ?? 0)} GB`);
+      progress(`bench: api: serving pack into the page cache: ${gb(cache.readBytes)} of ${gb(cache.totalBytes)} GB`);
     }
     await new Promise((r) => setTimeout(r, 250));
   }
 }
 
-const gb = (bytes: number): string => (bytes / 1e9).toFixed(2);
+export const gb = (bytes: number): string => (bytes / 1e9).toFixed(2);
 
 /** The snapshot the API serves, as /readyz names it (`a@12`). */
 export async function servedSnapshot(url: string): Promise<string> {
