@@ -383,6 +383,8 @@ export interface PackOptions {
    * indexes and rows (default), those and the trip events, or nothing.
    */
   warm?: 'rows' | 'all' | 'none';
+  /** Where the pack's verification and failures are told (one line each). */
+  log?: (line: string) => void;
 }
 
 /**
