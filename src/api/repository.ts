@@ -29,9 +29,11 @@ const packFor = (s: Snapshot, scope: Scope) => (s.pack?.servesZone(scope.appId, 
  * read, bytes that do not parse) is answered by SQL too, and the pack is not used again for this
  * snapshot: a damaged file never gives a 500.
  */
-async function answer<T>(s: Snapshot, scope: Scope, fromPack: (pack: ServingPack) => T | Promise<T>, fromSql: () => Promise<T>): Promise<T> {
+async function answer<T>(
+  s: Snapshot, scope: Scope, fromPack: (pack: ServingPack) => T | Promise<T>, fromSql: () => Promise<T>, needsExtras = false,
+): Promise<T> {
   const pack = packFor(s, scope);
-  if (pack) {
+  if (pack && (!needsExtras || pack.extrasTrusted)) {
     try {
       return await fromPack(pack);
     } catch (error) {
@@ -53,7 +55,7 @@ export const tripDetail = (s: Snapshot, scope: Scope, tripId: string): Promise<{
     const [trip] = await s.query(sqlText('api/trip_detail'), params);
     if (!trip) return null;
     return { trip, events: await s.query(sqlText('api/trip_events'), params) };
-  });
+  }, true);
 
 export const statistics = (s: Snapshot, scope: Scope, period: Period, startDate: string, endDate: string): Promise<Row[]> =>
   answer(s, scope, (pack) => pack.statistics(scope, period, startDate, endDate), () => s.query(sqlText('marts/statistics_periods'), {

@@ -6,46 +6,53 @@ import type { Params, Row } from '../db/sql.js';
 import type { Manifest } from '../publish/manifest.js';
 import { ServingPack, type PackOptions } from '../serving/pack.js';
 import { PageCacheWarmer, type WarmState } from '../serving/warm.js';
-import { verifyFiles } from '../serving/checksum.js';
+import { verifyFiles, type Verification } from '../serving/checksum.js';
 import { EXTRAS_SUFFIX } from '../serving/format.js';
 
 /** Why a snapshot is served by SQL although its manifest names a pack (stable codes, shown on /readyz). */
 export type PackRefusal = 'pack_checksum_mismatch' | 'pack_not_verifiable' | 'pack_unreadable' | 'pack_read_failed';
 
 /**
- * The manifest's serving pack, verified: every file (and its extras) must have the SHA-256 the
- * manifest records before one byte of it is served. Otherwise null and the reason (SQL serves this
- * snapshot): a corrupt or changed file, a manifest without checksums (written by an older version;
- * the next publish records them), or a pack that cannot be opened (an older format).
+ * The manifest's serving pack, verified: each section file (indexes and rows) must have the
+ * SHA-256 the manifest records before one byte of it is served. Otherwise null and the reason
+ * (SQL serves this snapshot): a corrupt or changed file, a manifest without checksums (written by
+ * an older version; the next publish records them), or a pack that cannot be opened (an older
+ * format). The extras files (trip events, the largest part) are returned to be verified in the
+ * background: until they are, trip details are answered by SQL.
  */
-async function openPack(publishedDir: string, pack: NonNullable<Manifest['pack']>, options: PackOptions, label: string): Promise<{ pack: ServingPack | null; refused: PackRefusal | null }> {
+async function openPack(
+  publishedDir: string, pack: NonNullable<Manifest['pack']>, options: PackOptions, label: string,
+): Promise<{ pack: ServingPack | null; refused: PackRefusal | null; extras: { path: string; sha256: string }[] }> {
   const log = options.log ?? (() => undefined);
-  const names = Object.values(pack.files ?? {}).flat().flatMap((f) => [f, `${f}${EXTRAS_SUFFIX}`]);
   const sums = pack.sha256 ?? {};
-  if (names.length === 0 || names.some((n) => typeof sums[n] !== 'string')) {
+  const main = Object.values(pack.files ?? {}).flat();
+  const withSum = (n: string) => ({ path: join(publishedDir, n), sha256: sums[n] as string });
+  if (main.length === 0 || main.flatMap((f) => [f, `${f}${EXTRAS_SUFFIX}`]).some((n) => typeof sums[n] !== 'string')) {
     log(`serve: serving pack of ${label} not used, SQL serves it: the manifest records no checksums (pack_not_verifiable)`);
-    return { pack: null, refused: 'pack_not_verifiable' };
+    return { pack: null, refused: 'pack_not_verifiable', extras: [] };
   }
   let opened: ServingPack | null = null;
   try {
-    const check = await verifyFiles(names.map((n) => ({ path: join(publishedDir, n), sha256: sums[n] as string })));
+    const check = await verifyFiles(main.map(withSum));
     if (check.mismatch) {
       log(`serve: serving pack of ${label} refused, SQL serves it: ${basename(check.mismatch)} does not match its checksum (pack_checksum_mismatch)`);
-      return { pack: null, refused: 'pack_checksum_mismatch' };
+      return { pack: null, refused: 'pack_checksum_mismatch', extras: [] };
     }
-    if (check.files > 0) {
-      const mb = check.bytes / 1e6;
-      log(`serve: serving pack of ${label} verified: ${check.files} file(s), ${mb.toFixed(1)} MB in ${check.seconds.toFixed(2)} s (${(mb / Math.max(check.seconds, 1e-3)).toFixed(0)} MB/s)`);
-    }
+    if (check.files > 0) log(`serve: serving pack of ${label}: ${describeCheck(check)}`);
     opened = ServingPack.open(publishedDir, pack.files, options);
     await opened.hold();
-    return { pack: opened, refused: null };
+    return { pack: opened, refused: null, extras: main.map((f) => withSum(`${f}${EXTRAS_SUFFIX}`)) };
   } catch (error) {
     opened?.close();
-    log(`serve: serving pack of ${label} not used, SQL serves it: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (pack_unreadable)`);
-    return { pack: null, refused: 'pack_unreadable' };
+    process.emitWarning(`serving pack not used, SQL serves this snapshot: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (pack_unreadable)`);
+    return { pack: null, refused: 'pack_unreadable', extras: [] };
   }
 }
+
+const describeCheck = (c: Verification, what = 'rows'): string => {
+  const mb = c.bytes / 1e6;
+  return `${what} verified: ${c.files} file(s), ${mb.toFixed(1)} MB in ${c.seconds.toFixed(2)} s (${(mb / Math.max(c.seconds, 1e-3)).toFixed(0)} MB/s)`;
+};
 
 /** One published slot, opened read-only, with its own connections. */
 export class Snapshot {
@@ -65,6 +72,31 @@ export class Snapshot {
     private readonly log: (line: string) => void,
   ) {}
 
+  /** Settles when the pack's extras were verified in the background (or refused; at once without a pack). */
+  extrasChecked: Promise<void> = Promise.resolve();
+
+  /** Verifies the extras (trip events) off the request path; trip details use them only once they match. */
+  private async verifyExtras(pack: ServingPack, extras: { path: string; sha256: string }[]): Promise<void> {
+    const label = `${this.manifest.slot}@${this.manifest.version}`;
+    try {
+      const check = await verifyFiles(extras);
+      if (check.mismatch) {
+        this.refuse('pack_checksum_mismatch', `serve: serving pack of ${label} refused, SQL serves it: ${basename(check.mismatch)} does not match its checksum (pack_checksum_mismatch)`);
+        return;
+      }
+      if (check.files > 0) this.log(`serve: serving pack of ${label}: ${describeCheck(check, 'extras')}`);
+      pack.extrasTrusted = true;
+    } catch (error) {
+      this.refuse('pack_unreadable', `serve: serving pack of ${label} not used, SQL serves it: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (pack_unreadable)`);
+    }
+  }
+
+  private refuse(code: PackRefusal, line: string): void {
+    if (this.refused) return;
+    this.refused = code;
+    this.log(line);
+  }
+
   /** The serving pack operations 1-4 read instead of DuckDB, while it is trusted (null: SQL serves). */
   get pack(): ServingPack | null {
     return this.refused ? null : this.verifiedPack;
@@ -80,9 +112,7 @@ export class Snapshot {
    * used again for this snapshot, and that request and every later one are answered by SQL.
    */
   packFailed(error: unknown): void {
-    if (this.refused) return;
-    this.refused = 'pack_read_failed';
-    this.log(`serve: serving pack of ${this.manifest.slot}@${this.manifest.version} failed a read, SQL serves it from now on: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (pack_read_failed)`);
+    this.refuse('pack_read_failed', `serve: serving pack of ${this.manifest.slot}@${this.manifest.version} failed a read, SQL serves it from now on: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (pack_read_failed)`);
   }
 
   static async open(publishedDir: string, manifest: Manifest, connections: number, usePack = true, packOptions: PackOptions = {}): Promise<Snapshot> {
@@ -93,7 +123,8 @@ export class Snapshot {
     let refused: PackRefusal | null = null;
     try {
       pool = await ConnectionPool.open(instance, connections);
-      if (usePack && manifest.pack) ({ pack, refused } = await openPack(publishedDir, manifest.pack, packOptions, `${manifest.slot}@${manifest.version}`));
+      let extras: { path: string; sha256: string }[] = [];
+      if (usePack && manifest.pack) ({ pack, refused, extras } = await openPack(publishedDir, manifest.pack, packOptions, `${manifest.slot}@${manifest.version}`));
       // warm (SQL serving only): read each table's user_id column once before the first request needs it
       if (!pack) {
         for (const table of ['trips', 'trip_events', 'stats_daily', 'safety_scores']) {
@@ -103,7 +134,9 @@ export class Snapshot {
       // requests are served meanwhile: a cold read is slower, not wrong
       const warm = packOptions.warm ?? 'rows';
       const warmer = pack && warm !== 'none' ? new PageCacheWarmer(pack.files(warm === 'all')) : null;
-      return new Snapshot(manifest, instance, pool, pack, warmer, refused, packOptions.log ?? (() => undefined));
+      const snapshot = new Snapshot(manifest, instance, pool, pack, warmer, refused, packOptions.log ?? (() => undefined));
+      if (pack) snapshot.extrasChecked = snapshot.verifyExtras(pack, extras);
+      return snapshot;
     } catch (error) {
       // a slot that cannot serve is closed at once: a held read lock would block the next publish
       pack?.close();
@@ -247,6 +280,10 @@ export class SnapshotFollower {
       this.lastError = error instanceof Error ? error.message.split('\n')[0] ?? error.message : String(error);
       throw error;
     }
+    // a running API keeps serving the previous snapshot until the new one's trip events are
+    // verified too (after a publish they are mostly a small delta); at start, with nothing served
+    // yet, it serves at once and answers trip details by SQL until then
+    if (this.current) await next.extrasChecked;
     const manifest = next.manifest;
     this.lastError = null;
     const previous = this.current;

@@ -395,6 +395,9 @@ export interface PackOptions {
  * rows the sql/api files return, so the routes do not know which path served them.
  */
 export class ServingPack {
+  /** Whether the extras files (trip events) matched their checksums: until then trip details are answered by SQL. */
+  extrasTrusted = false;
+
   /** Each section's layers, newest first. */
   private constructor(
     private readonly layers: Record<Section, SectionFile[]>,

@@ -98,6 +98,7 @@ describe('serving pack checksums', () => {
     expect(at).toBeGreaterThanOrEqual(0);
     overwrite(file, at, Buffer.from([bytes[at]! + 1]));
     const intact = await createApi({ dataDir: intactDir, now: () => clock, pollMs: 60_000 });
+    await intact.ctx.snapshots.use((s) => s.extrasChecked);
     const lines: string[] = [];
     const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (lines.push(String(chunk)), true));
     let damaged: Api | null = null;
@@ -132,6 +133,22 @@ describe('serving pack checksums', () => {
       } finally {
         await api.close();
       }
+    }
+  });
+
+  it('answers trip details by SQL until the events files are verified, and refuses the pack when one does not match', async () => {
+    const dir = copyOfData('extras');
+    overwrite(`${packFile(dir, 'trips')}.extras`, 100, Buffer.from('{'));
+    const sql = await createApi({ dataDir: dir, now: () => clock, pollMs: 60_000, serving: 'sql' });
+    const api = await createApi({ dataDir: dir, now: () => clock, pollMs: 60_000 });
+    try {
+      expect(await answers(api)).toEqual(await answers(sql));
+      await api.ctx.snapshots.use((s) => s.extrasChecked);
+      expect(await readyz(api)).toMatchObject({ status: 'ready', serving: 'sql', reason: 'pack_checksum_mismatch' });
+      expect(await answers(api)).toEqual(await answers(sql));
+    } finally {
+      await api.close();
+      await sql.close();
     }
   });
 
