@@ -70,6 +70,32 @@ describe('events written after a publish', () => {
     expect(first.map((e) => e.id)).not.toContain(changed[0]!.id);
   });
 
+  it('repeats the same score event ids when the job died after writing the events file, and gives values that change back a new id', async () => {
+    const { rmSync } = await import('node:fs');
+    const scoreIds = () => pendingEvents().filter((e) => e.type === 'safety_score.updated').map((e) => e.id);
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', 1, '2026-11-19T08:00:00-05:00')])], now });
+    await runScore({ dataDir: ws.dir, date: '2026-11-21', now });
+    const first = scoreIds();
+    expect(first).toHaveLength(1);
+    rmSync(ws.paths.eventsDir, { recursive: true });
+    // as if the process had died between the events file and the warehouse's record of it
+    const db = await openDatabase(ws.paths.warehouseFile);
+    await run(db.connection, 'delete from announced_scores');
+    await run(db.connection, "update meta set value = '0' where key = 'score_events_version'");
+    db.close();
+    await runScore({ dataDir: ws.dir, date: '2026-11-21', now: new Date('2026-11-21T13:00:00Z') });
+    expect(scoreIds()).toEqual(first);
+    rmSync(ws.paths.eventsDir, { recursive: true });
+    // B (a second trip in the window), then A again (the trip re-sent outside the window): three facts, three ids
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '2.ndjson'), [trip('b', 1, '2026-11-20T08:00:00-05:00')])], now });
+    await runScore({ dataDir: ws.dir, date: '2026-11-21', now });
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '3.ndjson'), [trip('b', 1, '2026-11-21T08:00:00-05:00')])], now });
+    await runScore({ dataDir: ws.dir, date: '2026-11-21', now });
+    const later = scoreIds();
+    expect(later).toHaveLength(2);
+    expect(new Set([...first, ...later]).size).toBe(3);
+  });
+
   it('repeats the same ids when the job died after writing the events file', async () => {
     await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', 1, '2026-11-20T08:00:00-05:00')])], now });
     const before = pendingEvents();
