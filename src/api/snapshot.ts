@@ -193,6 +193,7 @@ export class SnapshotFollower {
   lastError: string | null = null;
   /** The manifest file is gone while a snapshot is served (it is kept until a publish writes one). */
   manifestMissing = false;
+  private stopped = false;
 
   constructor(
     private readonly publishedDir: string,
@@ -252,6 +253,7 @@ export class SnapshotFollower {
   }
 
   stop(): void {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.current?.retire();
     this.current = null;
@@ -283,7 +285,13 @@ export class SnapshotFollower {
     // a running API keeps serving the previous snapshot until the new one's trip events are
     // verified too (after a publish they are mostly a small delta); at start, with nothing served
     // yet, it serves at once and answers trip details by SQL until then
-    if (this.current) await next.extrasChecked;
+    if (this.current) {
+      await next.extrasChecked;
+      if (this.stopped) {
+        next.retire();
+        return;
+      }
+    }
     const manifest = next.manifest;
     this.lastError = null;
     const previous = this.current;
