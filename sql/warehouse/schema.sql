@@ -176,3 +176,14 @@ create table if not exists announced_trips (
     trip_id varchar not null,
     announced_version bigint not null
 );
+
+-- the values each user's scores of a date were last announced with (safety_score.updated): a
+-- re-run of the date announces the user again only when they differ
+create table if not exists announced_scores (
+    app_id varchar not null,
+    user_id bigint not null,
+    evaluation_date date not null,
+    fingerprint varchar not null,
+    generation integer not null,
+    announced_version bigint not null
+);

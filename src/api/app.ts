@@ -82,18 +82,23 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
   );
 
   app.get('/healthz', { config: { auth: 'none' } }, async () => ({ status: 'ok' }));
+  // unauthenticated: a status, the served slot and version, how operations 1-4 are answered and
+  // coarse states, with a stable reason code; paths, sizes and error texts go to the log only
   app.get('/readyz', { config: { auth: 'none' } }, async (_request, reply) => {
     const manifest = ctx.snapshots.manifest;
-    const problem = ctx.snapshots.lastError;
-    if (!manifest) return reply.status(503).send({ status: 'not_ready', ...(problem ? { problem } : {}) });
+    const failed = ctx.snapshots.lastError !== null;
+    if (!manifest) return reply.status(503).send({ status: 'not_ready', reason: failed ? 'snapshot_open_failed' : 'nothing_published' });
+    const serving = ctx.snapshots.serving;
+    const reason = failed ? 'snapshot_open_failed' : ctx.snapshots.manifestMissing ? 'manifest_missing' : serving?.refusal ?? null;
     return {
-      status: problem ? 'stale' : 'ready',
+      status: failed ? 'stale' : 'ready',
       snapshot: `${manifest.slot}@${manifest.version}`,
-      publishedAt: manifest.publishedAt,
-      ageSeconds: Math.round((ctx.now().getTime() - Date.parse(manifest.publishedAt)) / 1000),
+      slot: manifest.slot,
+      version: manifest.version,
+      serving: serving?.mode ?? 'sql',
       // the serving pack read into the page cache: until 'warm', some answers wait for the disk
-      pageCache: ctx.snapshots.pageCache,
-      ...(problem ? { problem } : {}),
+      pageCache: ctx.snapshots.pageCache?.state ?? 'off',
+      ...(reason ? { reason } : {}),
     };
   });
   tripRoutes(app, ctx);

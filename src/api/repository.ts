@@ -1,5 +1,6 @@
 import { sqlText, type Row } from '../db/sql.js';
 import type { Period } from '../serving/periods.js';
+import type { ServingPack } from '../serving/pack.js';
 import type { Snapshot } from './snapshot.js';
 
 /**
@@ -23,31 +24,48 @@ export interface TripPageQuery {
 
 const packFor = (s: Snapshot, scope: Scope) => (s.pack?.servesZone(scope.appId, scope.zone) ? s.pack : null);
 
-export const tripPage = async (s: Snapshot, scope: Scope, q: TripPageQuery): Promise<Row[]> =>
-  packFor(s, scope)?.tripPage(scope, q) ?? s.query(sqlText('api/trip_list'), {
+/**
+ * Answers from the pack when it serves this scope, else by SQL. A pack read that fails (a short
+ * read, bytes that do not parse) is answered by SQL too, and the pack is not used again for this
+ * snapshot: a damaged file never gives a 500.
+ */
+async function answer<T>(
+  s: Snapshot, scope: Scope, fromPack: (pack: ServingPack) => T | Promise<T>, fromSql: () => Promise<T>, needsExtras = false,
+): Promise<T> {
+  const pack = packFor(s, scope);
+  if (pack && (!needsExtras || pack.extrasTrusted)) {
+    try {
+      return await fromPack(pack);
+    } catch (error) {
+      s.packFailed(error);
+    }
+  }
+  return fromSql();
+}
+
+export const tripPage = (s: Snapshot, scope: Scope, q: TripPageQuery): Promise<Row[]> =>
+  answer(s, scope, (pack) => pack.tripPage(scope, q), () => s.query(sqlText('api/trip_list'), {
     app_id: scope.appId, user_id: scope.userId, zone: scope.zone, from: q.from.toISOString(), to: q.to.toISOString(),
     after_us: BigInt(q.afterUs), after_trip: q.afterTrip, limit: q.limit,
-  });
+  }));
 
-export async function tripDetail(s: Snapshot, scope: Scope, tripId: string): Promise<{ trip: Row; events: Row[] } | null> {
-  const pack = packFor(s, scope);
-  if (pack) return pack.tripDetail(scope, tripId);
-  const params = { app_id: scope.appId, user_id: scope.userId, trip_id: tripId, zone: scope.zone };
-  const [trip] = await s.query(sqlText('api/trip_detail'), params);
-  if (!trip) return null;
-  return { trip, events: await s.query(sqlText('api/trip_events'), params) };
-}
+export const tripDetail = (s: Snapshot, scope: Scope, tripId: string): Promise<{ trip: Row; events: Row[] } | null> =>
+  answer(s, scope, (pack) => pack.tripDetail(scope, tripId), async () => {
+    const params = { app_id: scope.appId, user_id: scope.userId, trip_id: tripId, zone: scope.zone };
+    const [trip] = await s.query(sqlText('api/trip_detail'), params);
+    if (!trip) return null;
+    return { trip, events: await s.query(sqlText('api/trip_events'), params) };
+  }, true);
 
-export const statistics = async (s: Snapshot, scope: Scope, period: Period, startDate: string, endDate: string): Promise<Row[]> =>
-  packFor(s, scope)?.statistics(scope, period, startDate, endDate) ?? s.query(sqlText('marts/statistics_periods'), {
+export const statistics = (s: Snapshot, scope: Scope, period: Period, startDate: string, endDate: string): Promise<Row[]> =>
+  answer(s, scope, (pack) => pack.statistics(scope, period, startDate, endDate), () => s.query(sqlText('marts/statistics_periods'), {
     app_id: scope.appId, user_id: scope.userId, period, start_date: startDate, end_date: endDate,
-  });
+  }));
 
-export async function latestScore(s: Snapshot, scope: Scope, interval: number, today: string): Promise<Row | null> {
-  const pack = packFor(s, scope);
-  if (pack) return pack.latestScore(scope, interval, today);
-  const rows = await s.query(sqlText('api/safety_score'), {
-    app_id: scope.appId, user_id: scope.userId, interval, today, zone: scope.zone,
+export const latestScore = (s: Snapshot, scope: Scope, interval: number, today: string): Promise<Row | null> =>
+  answer(s, scope, (pack) => pack.latestScore(scope, interval, today), async () => {
+    const rows = await s.query(sqlText('api/safety_score'), {
+      app_id: scope.appId, user_id: scope.userId, interval, today, zone: scope.zone,
+    });
+    return rows[0] ?? null;
   });
-  return rows[0] ?? null;
-}

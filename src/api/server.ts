@@ -30,11 +30,13 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
   const paths = pathsFor(options.dataDir);
   const passport = await PassportStore.open(paths.passportFile);
   await passport.warmAccounts();
+  const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const snapshots = new SnapshotFollower(paths.publishedDir, paths.manifestFile, {
     connections: options.connections ?? 4,
     pollMs: options.pollMs ?? 250,
     usePack: (options.serving ?? 'pack') === 'pack',
-    pack: { extrasReads: options.extrasReads ?? 'sync', warm: options.packWarm ?? 'rows' },
+    pack: { extrasReads: options.extrasReads ?? 'sync', warm: options.packWarm ?? 'rows', log },
+    log,
     onWarm: (m, w) => {
       const mb = `${(w.readBytes / 1e6).toFixed(1)} MB`;
       const what = w.state === 'warm' ? `${mb} in ${w.seconds} s` : `${w.state} after ${mb}${w.error ? `: ${w.error}` : ''}`;

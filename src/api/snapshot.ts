@@ -1,28 +1,58 @@
 import { DuckDBInstance } from '@duckdb/node-api';
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { ConnectionPool } from '../db/pool.js';
 import type { Params, Row } from '../db/sql.js';
 import type { Manifest } from '../publish/manifest.js';
 import { ServingPack, type PackOptions } from '../serving/pack.js';
 import { PageCacheWarmer, type WarmState } from '../serving/warm.js';
+import { verifyFiles, type Verification } from '../serving/checksum.js';
+import { EXTRAS_SUFFIX } from '../serving/format.js';
+
+/** Why a snapshot is served by SQL although its manifest names a pack (stable codes, shown on /readyz). */
+export type PackRefusal = 'pack_checksum_mismatch' | 'pack_not_verifiable' | 'pack_unreadable' | 'pack_read_failed';
 
 /**
- * The manifest's serving pack, or null (SQL serves) when it cannot be read: a pack written by an
- * older version of the service, until the next publish writes one in this format.
+ * The manifest's serving pack, verified: each section file (indexes and rows) must have the
+ * SHA-256 the manifest records before one byte of it is served. Otherwise null and the reason
+ * (SQL serves this snapshot): a corrupt or changed file, a manifest without checksums (written by
+ * an older version; the next publish records them), or a pack that cannot be opened (an older
+ * format). The extras files (trip events, the largest part) are returned to be verified in the
+ * background: until they are, trip details are answered by SQL.
  */
-async function openPack(publishedDir: string, files: Parameters<typeof ServingPack.open>[1], options: PackOptions): Promise<ServingPack | null> {
-  let pack: ServingPack | null = null;
+async function openPack(
+  publishedDir: string, pack: NonNullable<Manifest['pack']>, options: PackOptions, label: string,
+): Promise<{ pack: ServingPack | null; refused: PackRefusal | null; extras: { path: string; sha256: string }[] }> {
+  const log = options.log ?? (() => undefined);
+  const sums = pack.sha256 ?? {};
+  const main = Object.values(pack.files ?? {}).flat();
+  const withSum = (n: string) => ({ path: join(publishedDir, n), sha256: sums[n] as string });
+  if (main.length === 0 || main.flatMap((f) => [f, `${f}${EXTRAS_SUFFIX}`]).some((n) => typeof sums[n] !== 'string')) {
+    log(`serve: serving pack of ${label} not used, SQL serves it: the manifest records no checksums (pack_not_verifiable)`);
+    return { pack: null, refused: 'pack_not_verifiable', extras: [] };
+  }
+  let opened: ServingPack | null = null;
   try {
-    pack = ServingPack.open(publishedDir, files, options);
-    await pack.hold();
-    return pack;
+    const check = await verifyFiles(main.map(withSum));
+    if (check.mismatch) {
+      log(`serve: serving pack of ${label} refused, SQL serves it: ${basename(check.mismatch)} does not match its checksum (pack_checksum_mismatch)`);
+      return { pack: null, refused: 'pack_checksum_mismatch', extras: [] };
+    }
+    if (check.files > 0) log(`serve: serving pack of ${label}: ${describeCheck(check)}`);
+    opened = ServingPack.open(publishedDir, pack.files, options);
+    await opened.hold();
+    return { pack: opened, refused: null, extras: main.map((f) => withSum(`${f}${EXTRAS_SUFFIX}`)) };
   } catch (error) {
-    pack?.close();
-    process.emitWarning(`serving pack not used, SQL serves this snapshot: ${error instanceof Error ? error.message : String(error)}`);
-    return null;
+    opened?.close();
+    process.emitWarning(`serving pack not used, SQL serves this snapshot: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (pack_unreadable)`);
+    return { pack: null, refused: 'pack_unreadable', extras: [] };
   }
 }
+
+const describeCheck = (c: Verification, what = 'rows'): string => {
+  const mb = c.bytes / 1e6;
+  return `${what} verified: ${c.files} file(s), ${mb.toFixed(1)} MB in ${c.seconds.toFixed(2)} s (${(mb / Math.max(c.seconds, 1e-3)).toFixed(0)} MB/s)`;
+};
 
 /** One published slot, opened read-only, with its own connections. */
 export class Snapshot {
@@ -33,20 +63,68 @@ export class Snapshot {
     readonly manifest: Manifest,
     private readonly instance: DuckDBInstance,
     private readonly pool: ConnectionPool,
-    /** The publish's serving pack: operations 1-4 read it instead of DuckDB (null: SQL only). */
-    readonly pack: ServingPack | null,
+    /** The publish's serving pack, verified (null: SQL only). */
+    private readonly verifiedPack: ServingPack | null,
     /** Reads the pack's files into the page cache in the background (null: no pack, or warm 'none'). */
     readonly warmer: PageCacheWarmer | null,
+    /** Why SQL serves although the manifest names a pack (null: the pack serves, or SQL was chosen). */
+    private refused: PackRefusal | null,
+    private readonly log: (line: string) => void,
   ) {}
+
+  /** Settles when the pack's extras were verified in the background (or refused; at once without a pack). */
+  extrasChecked: Promise<void> = Promise.resolve();
+
+  /** Verifies the extras (trip events) off the request path; trip details use them only once they match. */
+  private async verifyExtras(pack: ServingPack, extras: { path: string; sha256: string }[]): Promise<void> {
+    const label = `${this.manifest.slot}@${this.manifest.version}`;
+    try {
+      const check = await verifyFiles(extras);
+      if (check.mismatch) {
+        this.refuse('pack_checksum_mismatch', `serve: serving pack of ${label} refused, SQL serves it: ${basename(check.mismatch)} does not match its checksum (pack_checksum_mismatch)`);
+        return;
+      }
+      if (check.files > 0) this.log(`serve: serving pack of ${label}: ${describeCheck(check, 'extras')}`);
+      pack.extrasTrusted = true;
+    } catch (error) {
+      this.refuse('pack_unreadable', `serve: serving pack of ${label} not used, SQL serves it: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (pack_unreadable)`);
+    }
+  }
+
+  private refuse(code: PackRefusal, line: string): void {
+    if (this.refused) return;
+    this.refused = code;
+    this.log(line);
+  }
+
+  /** The serving pack operations 1-4 read instead of DuckDB, while it is trusted (null: SQL serves). */
+  get pack(): ServingPack | null {
+    return this.refused ? null : this.verifiedPack;
+  }
+
+  /** Why the pack is not used (a stable code for /readyz), or null. */
+  get packRefusal(): PackRefusal | null {
+    return this.refused;
+  }
+
+  /**
+   * A pack read failed at request time (a short read, bytes that do not parse): the pack is not
+   * used again for this snapshot, and that request and every later one are answered by SQL.
+   */
+  packFailed(error: unknown): void {
+    this.refuse('pack_read_failed', `serve: serving pack of ${this.manifest.slot}@${this.manifest.version} failed a read, SQL serves it from now on: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (pack_read_failed)`);
+  }
 
   static async open(publishedDir: string, manifest: Manifest, connections: number, usePack = true, packOptions: PackOptions = {}): Promise<Snapshot> {
     // a new instance every time: the client's cache would hand back the previous file's instance
     const instance = await DuckDBInstance.create(join(publishedDir, manifest.file), { access_mode: 'READ_ONLY' });
     let pool: ConnectionPool | null = null;
     let pack: ServingPack | null = null;
+    let refused: PackRefusal | null = null;
     try {
       pool = await ConnectionPool.open(instance, connections);
-      if (usePack && manifest.pack) pack = await openPack(publishedDir, manifest.pack.files, packOptions);
+      let extras: { path: string; sha256: string }[] = [];
+      if (usePack && manifest.pack) ({ pack, refused, extras } = await openPack(publishedDir, manifest.pack, packOptions, `${manifest.slot}@${manifest.version}`));
       // warm (SQL serving only): read each table's user_id column once before the first request needs it
       if (!pack) {
         for (const table of ['trips', 'trip_events', 'stats_daily', 'safety_scores']) {
@@ -56,7 +134,9 @@ export class Snapshot {
       // requests are served meanwhile: a cold read is slower, not wrong
       const warm = packOptions.warm ?? 'rows';
       const warmer = pack && warm !== 'none' ? new PageCacheWarmer(pack.files(warm === 'all')) : null;
-      return new Snapshot(manifest, instance, pool, pack, warmer);
+      const snapshot = new Snapshot(manifest, instance, pool, pack, warmer, refused, packOptions.log ?? (() => undefined));
+      if (pack) snapshot.extrasChecked = snapshot.verifyExtras(pack, extras);
+      return snapshot;
     } catch (error) {
       // a slot that cannot serve is closed at once: a held read lock would block the next publish
       pack?.close();
@@ -92,7 +172,7 @@ export class Snapshot {
   }
 
   private close(): void {
-    this.pack?.close();
+    this.verifiedPack?.close();
     this.pool.close();
     this.instance.closeSync();
   }
@@ -111,6 +191,9 @@ export class SnapshotFollower {
   private failedManifestText = '';
   /** Why the newest manifest could not be served, while an older snapshot (or none) is served. */
   lastError: string | null = null;
+  /** The manifest file is gone while a snapshot is served (it is kept until a publish writes one). */
+  manifestMissing = false;
+  private stopped = false;
 
   constructor(
     private readonly publishedDir: string,
@@ -118,6 +201,8 @@ export class SnapshotFollower {
     private readonly options: {
       connections: number; pollMs: number; usePack?: boolean; pack?: PackOptions;
       onSwitch?: (m: Manifest) => void; onError?: (e: unknown) => void;
+      /** One line about the manifest going missing (the pack's own lines go to pack.log). */
+      log?: (line: string) => void;
       /** A snapshot's page cache warming ended (warm, failed, or stopped because it was retired). */
       onWarm?: (m: Manifest, state: WarmState) => void;
     },
@@ -148,6 +233,12 @@ export class SnapshotFollower {
     return this.current?.manifest ?? null;
   }
 
+  /** How operations 1-4 of the current snapshot are answered, and why SQL when the manifest names a pack. */
+  get serving(): { mode: 'pack' | 'sql'; refusal: PackRefusal | null } | null {
+    const s = this.current;
+    return s ? { mode: s.pack ? 'pack' : 'sql', refusal: s.packRefusal } : null;
+  }
+
   /** The current snapshot's page-cache warming, or null when nothing is served. */
   get pageCache(): Snapshot['pageCache'] | null {
     return this.current?.pageCache ?? null;
@@ -162,13 +253,23 @@ export class SnapshotFollower {
   }
 
   stop(): void {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.current?.retire();
     this.current = null;
   }
 
   private async switchIfChanged(): Promise<void> {
-    if (!existsSync(this.manifestFile)) return;
+    if (!existsSync(this.manifestFile)) {
+      // removed by hand or by a cleanup: the served snapshot is still a whole publish, so it stays
+      // served; the next publish writes a manifest (into the slot no reader holds) and is switched to
+      if (this.current && !this.manifestMissing) {
+        this.options.log?.(`serve: ${basename(this.manifestFile)} is missing; still serving ${this.current.manifest.slot}@${this.current.manifest.version} until a publish writes one`);
+      }
+      this.manifestMissing = this.current !== null;
+      return;
+    }
+    this.manifestMissing = false;
     const text = readFileSync(this.manifestFile, 'utf8');
     // a manifest that failed is not retried until it changes (the next publish rewrites it)
     if (text === this.lastManifestText || text === this.failedManifestText) return;
@@ -180,6 +281,16 @@ export class SnapshotFollower {
       this.failedManifestText = text;
       this.lastError = error instanceof Error ? error.message.split('\n')[0] ?? error.message : String(error);
       throw error;
+    }
+    // a running API keeps serving the previous snapshot until the new one's trip events are
+    // verified too (after a publish they are mostly a small delta); at start, with nothing served
+    // yet, it serves at once and answers trip details by SQL until then
+    if (this.current) {
+      await next.extrasChecked;
+      if (this.stopped) {
+        next.retire();
+        return;
+      }
     }
     const manifest = next.manifest;
     this.lastError = null;

@@ -2,7 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { join } from 'node:path';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { inTransaction } from '../warehouse/warehouse.js';
-import { query, run, sqlText } from '../db/sql.js';
+import { query, run, runScript, sqlText } from '../db/sql.js';
 import { writeFileAtomic } from '../fsutil.js';
 
 export interface EmitResult {
@@ -23,7 +23,9 @@ export async function emitEvents(wh: Warehouse, eventsDir: string, publishedVers
   const [announced] = await query(conn, 'select coalesce(max(announced_version), 0) as v from announced_trips');
   const tripsSince = Number(announced?.['v'] ?? 0);
   const trips = await query(conn, sqlText('events/trip_created'), { since: tripsSince, version: publishedVersion });
-  const scores = await query(conn, sqlText('events/safety_score_updated'), { since, version: publishedVersion });
+  // held for the record below: only users whose values changed since their last announcement
+  await run(conn, `create or replace temp table score_events as ${sqlText('events/safety_score_updated')}`, { since, version: publishedVersion });
+  const scores = await query(conn, 'select id, type, app_id, data from score_events order by app_id, user_id, evaluation_date');
   const events = [...trips, ...scores];
   let file: string | null = null;
   if (events.length > 0) {
@@ -45,8 +47,10 @@ export async function emitEvents(wh: Warehouse, eventsDir: string, publishedVers
          and not exists (select 1 from announced_trips as n where n.app_id = t.app_id and n.trip_id = t.trip_id)`,
       { since: tripsSince, version: publishedVersion },
     );
+    await runScript(conn, 'events/mark_scores_announced', { version: publishedVersion });
     await markScoresAnnounced(conn, publishedVersion);
   });
+  await run(conn, 'drop table score_events');
   return { tripCreated: trips.length, safetyScoreUpdated: scores.length, file };
 }
 

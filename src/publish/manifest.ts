@@ -12,7 +12,12 @@ export interface Manifest {
    * The serving pack beside the slot (absent when published without one): each section's layers,
    * oldest (the base) first, and the zones its local times are in.
    */
-  pack?: { files: Record<'trips' | 'stats' | 'scores', string[]>; zones: Record<string, string> };
+  pack?: {
+    files: Record<'trips' | 'stats' | 'scores', string[]>;
+    zones: Record<string, string>;
+    /** SHA-256 (hex) of every file the pack names and of its extras file, by file name; the API verifies them before serving. */
+    sha256?: Record<string, string>;
+  };
   version: number;
   warehouseId: string;
   publishedAt: string;

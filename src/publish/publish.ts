@@ -4,6 +4,7 @@ import { basename, join } from 'node:path';
 import { buildSection, mergeLayers, type SectionBuildResult } from '../serving/build.js';
 import { EXTRAS_SUFFIX, LAYERED, SECTIONS, type Section } from '../serving/format.js';
 import { layersToMerge } from '../serving/layers.js';
+import { sha256File } from '../serving/checksum.js';
 import { SectionFile } from '../serving/pack.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { warehouseId, warehouseVersion, inTransaction } from '../warehouse/warehouse.js';
@@ -31,6 +32,8 @@ export interface PublishResult {
   seconds: number;
   /** The serving pack's sections written by this publish (the others were reused unchanged). */
   pack: SectionBuildResult[] | null;
+  /** The standby slot was not a valid DuckDB file (or held a corrupt block): it was deleted and rebuilt in full. */
+  corruptSlotRebuilt?: boolean;
   detail: string;
 }
 
@@ -49,9 +52,39 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
   if (current && current.version === version && current.warehouseId === whId) {
     return { published: false, slot: current.slot, fromVersion: version, version, rowsApplied: 0, seconds: 0, pack: null, detail: 'already published' };
   }
-  const target: Slot = current?.slot === 'a' ? 'b' : 'a';
-  const file = slotFile(options.publishedDir, target);
   mkdirSync(options.publishedDir, { recursive: true });
+  const target: Slot = current ? (current.slot === 'a' ? 'b' : 'a') : await slotNoReaderHolds(conn, options.publishedDir);
+  const file = slotFile(options.publishedDir, target);
+  let rebuilt = false;
+  for (;;) {
+    try {
+      return await publishInto(wh, options, { version, whId, current, target, file, started, rebuilt });
+    } catch (error) {
+      // a standby slot that is not a valid DuckDB file (or holds a corrupt block) is not served:
+      // it is deleted once and rebuilt from the warehouse (a new slot has version 0). Deleted, not
+      // kept aside: a copy nobody serves would still hold personal data that purges never reach.
+      if (rebuilt || !isCorruptSlot(error)) throw error;
+      removeCorrupt(file);
+      rebuilt = true;
+      options.progress?.(`publish: standby slot ${basename(file)} is corrupt (${firstLine(error)}); deleted, rebuilding it in full from the warehouse`);
+    }
+  }
+}
+
+interface Attempt {
+  version: number;
+  whId: string;
+  current: Manifest | null;
+  target: Slot;
+  file: string;
+  started: number;
+  /** A corrupt standby slot was deleted before this attempt. */
+  rebuilt: boolean;
+}
+
+async function publishInto(wh: Warehouse, options: PublishOptions, a: Attempt): Promise<PublishResult> {
+  const conn = wh.conn;
+  const { version, whId, current, target, file, started } = a;
   await attachWithRetry(conn, file, options.lockWaitMs);
   try {
     const since = await prepareSlot(conn, whId, version);
@@ -84,7 +117,8 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
     const packDetail = pack ? `; serving pack: ${pack.built.map((b) => `${b.section} ${b.seconds.toFixed(2)} s`).join(', ') || 'unchanged'}` : '';
     return {
       published: true, slot: target, fromVersion: since, version, rowsApplied, seconds, pack: pack?.built ?? null,
-      detail: `slot ${target} now at version ${version} (${rowsApplied} rows in ${seconds.toFixed(2)} s${packDetail})`,
+      corruptSlotRebuilt: a.rebuilt,
+      detail: `slot ${target} now at version ${version} (${rowsApplied} rows in ${seconds.toFixed(2)} s${packDetail}${a.rebuilt ? '; rebuilt in full: the file was corrupt' : ''})`,
     };
   } catch (error) {
     await run(conn, 'detach database if exists slot').catch(() => undefined);
@@ -138,7 +172,25 @@ async function writePack(
       for (const f of served ?? []) f.close();
     }
   }
-  return { manifest: { files, zones }, built };
+  return { manifest: { files, zones, sha256: checksums(publishedDir, files, built, current) }, built };
+}
+
+/**
+ * The SHA-256 of every file the new pack names, and of its extras: from this publish's writes,
+ * else from the served manifest (a reused file), else read once (a manifest written before
+ * checksums were recorded).
+ */
+function checksums(publishedDir: string, files: Record<Section, string[]>, built: SectionBuildResult[], current: Manifest | null): Record<string, string> {
+  const known: Record<string, string> = { ...current?.pack?.sha256 };
+  for (const b of built) {
+    known[basename(b.file)] = b.sha256.file;
+    known[`${basename(b.file)}${EXTRAS_SUFFIX}`] = b.sha256.extras;
+  }
+  const out: Record<string, string> = {};
+  for (const name of Object.values(files).flat().flatMap((f) => [f, `${f}${EXTRAS_SUFFIX}`])) {
+    out[name] = known[name] ?? sha256File(join(publishedDir, name));
+  }
+  return out;
 }
 
 /**
@@ -218,6 +270,24 @@ async function prepareSlot(conn: DuckDBConnection, whId: string, version: number
   }
 }
 
+/**
+ * With no manifest (a first publish, or one removed under a running API) either slot may be the
+ * one an API serves: a reader's lock names it. The first slot no reader holds is written (a
+ * corrupt one counts as free: the publish rebuilds it); with both held, slot a is waited for.
+ */
+async function slotNoReaderHolds(conn: DuckDBConnection, publishedDir: string): Promise<Slot> {
+  for (const slot of ['a', 'b'] as const) {
+    try {
+      await run(conn, `attach ${quoteLiteral(slotFile(publishedDir, slot))} as slot`);
+      await run(conn, 'detach slot');
+      return slot;
+    } catch (error) {
+      if (!/Could not set lock|Conflicting lock/i.test(error instanceof Error ? error.message : String(error))) return slot;
+    }
+  }
+  return 'a';
+}
+
 /** The API may still be draining the standby slot after the last switch: wait for it to let go. */
 async function attachWithRetry(conn: DuckDBConnection, file: string, waitMs: number): Promise<void> {
   const deadline = Date.now() + waitMs;
@@ -227,12 +297,25 @@ async function attachWithRetry(conn: DuckDBConnection, file: string, waitMs: num
       return;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      if (!/lock/i.test(message) || Date.now() > deadline) {
+      if (!/Could not set lock|Conflicting lock/i.test(message) || Date.now() > deadline) {
         throw new Error(`cannot open standby slot ${file} for writing: ${message.split('\n')[0]}`);
       }
       await new Promise((r) => setTimeout(r, 200));
     }
   }
+}
+
+/** DuckDB's words for a file that is not a database, or a block whose checksum does not match (not a lock). */
+function isCorruptSlot(error: unknown): boolean {
+  return /not a valid DuckDB database file|Corrupt database file|does not match stored checksum/i.test(error instanceof Error ? error.message : String(error));
+}
+
+const firstLine = (error: unknown): string => (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+
+/** Deletes a corrupt slot and its write-ahead log. */
+function removeCorrupt(file: string): void {
+  rmSync(file, { force: true });
+  rmSync(`${file}.wal`, { force: true });
 }
 
 async function currentDatabase(conn: DuckDBConnection): Promise<string> {

@@ -1,4 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { positiveInt } from '../config.js';
 import { query, stripComments, paramsFor, sqlText } from '../db/sql.js';
@@ -14,15 +15,22 @@ export interface SectionBuildResult {
   copied: number;
   users: number;
   seconds: number;
+  /** SHA-256 (hex) of the section file and of its extras file, computed while writing them. */
+  sha256: { file: string; extras: string };
 }
 
 /** Trips per build step (env DRIVING_SERVING_PACK_STEP_ROWS; tests make it tiny to cross steps). */
 const rowsPerStep = (): number => positiveInt(process.env['DRIVING_SERVING_PACK_STEP_ROWS'], 250_000, 'DRIVING_SERVING_PACK_STEP_ROWS');
 
-/** Appends bytes to a file through an 8 MiB buffer; `position` is where the next byte lands. */
+/**
+ * Appends bytes to a file through an 8 MiB buffer; `position` is where the next byte lands. The
+ * file is written front to back only, so hashing what is written gives the file's SHA-256 without
+ * reading it again.
+ */
 class Writer {
   private readonly buffer = Buffer.allocUnsafe(8 << 20);
   private used = 0;
+  private readonly hash = createHash('sha256');
   position = 0;
 
   constructor(private readonly fd: number) {}
@@ -31,7 +39,9 @@ class Writer {
     const bytes = Buffer.byteLength(text);
     if (bytes > this.buffer.length - this.used) this.flush();
     if (bytes > this.buffer.length) {
-      writeSync(this.fd, text);
+      const data = Buffer.from(text);
+      this.hash.update(data);
+      writeAll(this.fd, data);
     } else {
       this.buffer.write(text, this.used);
       this.used += bytes;
@@ -57,7 +67,8 @@ class Writer {
   bytes(data: Buffer): void {
     if (data.length > this.buffer.length - this.used) this.flush();
     if (data.length > this.buffer.length) {
-      writeSync(this.fd, data);
+      this.hash.update(data);
+      writeAll(this.fd, data);
     } else {
       data.copy(this.buffer, this.used);
       this.used += data.length;
@@ -66,10 +77,19 @@ class Writer {
   }
 
   flush(): void {
-    let done = 0;
-    while (done < this.used) done += writeSync(this.fd, this.buffer, done, this.used - done);
+    this.hash.update(this.buffer.subarray(0, this.used));
+    writeAll(this.fd, this.buffer.subarray(0, this.used));
     this.used = 0;
   }
+
+  /** The SHA-256 of everything written (call once, after the last flush). */
+  digest(): string {
+    return this.hash.digest('hex');
+  }
+}
+
+function writeAll(fd: number, data: Buffer): void {
+  for (let done = 0; done < data.length; ) done += writeSync(fd, data, done, data.length - done);
 }
 
 /**
@@ -120,8 +140,8 @@ class SectionWriter {
     this.rows++;
   }
 
-  /** Writes index and footer, syncs, renames into place; returns the bytes written and the users. */
-  finish(footer: Omit<Footer, 'indexOffset' | 'count' | 'users'>): { bytes: number; users: number } {
+  /** Writes index and footer, syncs, renames into place; returns the bytes written, the users and the checksums. */
+  finish(footer: Omit<Footer, 'indexOffset' | 'count' | 'users'>): { bytes: number; users: number; sha256: { file: string; extras: string } } {
     this.data.flush();
     this.index.flush();
     this.extras.flush();
@@ -144,7 +164,10 @@ class SectionWriter {
     fsyncSync(this.fd);
     renameSync(this.extrasTmp, `${this.file}${EXTRAS_SUFFIX}`);
     renameSync(this.tmp, this.file);
-    return { bytes: this.data.position + this.extras.position, users: this.users.length / USER_FIELDS };
+    return {
+      bytes: this.data.position + this.extras.position, users: this.users.length / USER_FIELDS,
+      sha256: { file: this.data.digest(), extras: this.extras.digest() },
+    };
   }
 
   /** Closes the files; temp files left by a failure go. */
@@ -201,8 +224,8 @@ export async function buildSection(
         for (const row of await query(conn, 'select user_id::double as u from serving_purged where app_id = $app_id order by 1', { app_id: appId })) purged.push(a, Number(row['u']));
       }
     }
-    const { bytes, users } = writer.finish({ format: FORMAT, section, version, zones, apps, purged });
-    const result = { file, section, bytes, rows: writer.rows, copied: 0, users, seconds: (performance.now() - started) / 1000 };
+    const { bytes, users, sha256 } = writer.finish({ format: FORMAT, section, version, zones, apps, purged });
+    const result = { file, section, bytes, rows: writer.rows, copied: 0, users, seconds: (performance.now() - started) / 1000, sha256 };
     onProgress?.(describe(result, since === undefined ? 'written' : `delta since version ${since} written`));
     return result;
   } finally {
@@ -245,8 +268,8 @@ export function mergeLayers(
         for (const u of [...marks].sort((x, y) => x - y)) purged.push(a, u);
       }
     }
-    const { bytes, users } = writer.finish({ format: FORMAT, section, version, zones, apps, purged });
-    const result = { file, section, bytes, rows: writer.rows, copied: writer.rows, users, seconds: (performance.now() - started) / 1000 };
+    const { bytes, users, sha256 } = writer.finish({ format: FORMAT, section, version, zones, apps, purged });
+    const result = { file, section, bytes, rows: writer.rows, copied: writer.rows, users, seconds: (performance.now() - started) / 1000, sha256 };
     onProgress?.(describe(result, `${files.length} layers merged${base ? ' into a new base' : ''}`));
     return result;
   } finally {

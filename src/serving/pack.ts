@@ -383,6 +383,8 @@ export interface PackOptions {
    * indexes and rows (default), those and the trip events, or nothing.
    */
   warm?: 'rows' | 'all' | 'none';
+  /** Where the pack's verification and failures are told (one line each). */
+  log?: (line: string) => void;
 }
 
 /**
@@ -393,6 +395,9 @@ export interface PackOptions {
  * rows the sql/api files return, so the routes do not know which path served them.
  */
 export class ServingPack {
+  /** Whether the extras files (trip events) matched their checksums: until then trip details are answered by SQL. */
+  extrasTrusted = false;
+
   /** Each section's layers, newest first. */
   private constructor(
     private readonly layers: Record<Section, SectionFile[]>,

@@ -46,6 +46,56 @@ describe('events written after a publish', () => {
     expect(pendingEvents().filter((e) => e.type === 'safety_score.updated')).toHaveLength(2);
   });
 
+  it('announces nothing new when a date is scored again with the same data, and only the user whose scores changed', async () => {
+    const { rmSync } = await import('node:fs');
+    const scoreEvents = () => pendingEvents().filter((e) => e.type === 'safety_score.updated');
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', 1, '2026-11-19T08:00:00-05:00'), trip('b', 2, '2026-11-19T09:00:00-05:00')])], now });
+    await runScore({ dataDir: ws.dir, date: '2026-11-21', now });
+    const first = scoreEvents();
+    expect(first.map((e) => e.data['orgUserId'])).toEqual(['d-1', 'd-2']);
+    rmSync(ws.paths.eventsDir, { recursive: true }); // the deliverer took the file
+
+    // a retried run: same data, a later clock
+    const again = await runScore({ dataDir: ws.dir, date: '2026-11-21', now: new Date('2026-11-21T13:00:00Z') });
+    expect(again.publish.published).toBe(true);
+    expect(again.events).toMatchObject({ safetyScoreUpdated: 0, file: null });
+    expect(pendingEvents()).toEqual([]);
+
+    // one more trip of user 1 inside the window: only user 1 is announced, with a new id
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '2.ndjson'), [trip('c', 1, '2026-11-20T08:00:00-05:00')])], now });
+    rmSync(ws.paths.eventsDir, { recursive: true });
+    await runScore({ dataDir: ws.dir, date: '2026-11-21', now: new Date('2026-11-21T14:00:00Z') });
+    const changed = scoreEvents();
+    expect(changed.map((e) => [e.data['orgUserId'], (e.data['intervals'] as Record<string, { tripCount: number }>)['30']?.tripCount])).toEqual([['d-1', 2]]);
+    expect(first.map((e) => e.id)).not.toContain(changed[0]!.id);
+  });
+
+  it('repeats the same score event ids when the job died after writing the events file, and gives values that change back a new id', async () => {
+    const { rmSync } = await import('node:fs');
+    const scoreIds = () => pendingEvents().filter((e) => e.type === 'safety_score.updated').map((e) => e.id);
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', 1, '2026-11-19T08:00:00-05:00')])], now });
+    await runScore({ dataDir: ws.dir, date: '2026-11-21', now });
+    const first = scoreIds();
+    expect(first).toHaveLength(1);
+    rmSync(ws.paths.eventsDir, { recursive: true });
+    // as if the process had died between the events file and the warehouse's record of it
+    const db = await openDatabase(ws.paths.warehouseFile);
+    await run(db.connection, 'delete from announced_scores');
+    await run(db.connection, "update meta set value = '0' where key = 'score_events_version'");
+    db.close();
+    await runScore({ dataDir: ws.dir, date: '2026-11-21', now: new Date('2026-11-21T13:00:00Z') });
+    expect(scoreIds()).toEqual(first);
+    rmSync(ws.paths.eventsDir, { recursive: true });
+    // B (a second trip in the window), then A again (the trip re-sent outside the window): three facts, three ids
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '2.ndjson'), [trip('b', 1, '2026-11-20T08:00:00-05:00')])], now });
+    await runScore({ dataDir: ws.dir, date: '2026-11-21', now });
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '3.ndjson'), [trip('b', 1, '2026-11-21T08:00:00-05:00')])], now });
+    await runScore({ dataDir: ws.dir, date: '2026-11-21', now });
+    const later = scoreIds();
+    expect(later).toHaveLength(2);
+    expect(new Set([...first, ...later]).size).toBe(3);
+  });
+
   it('repeats the same ids when the job died after writing the events file', async () => {
     await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', 1, '2026-11-20T08:00:00-05:00')])], now });
     const before = pendingEvents();
