@@ -1,6 +1,8 @@
 -- grain: one row per kept point, paired with the next kept point of its trip (in time order)
 -- reads: int_points
--- dt is in seconds; an interval is a driving interval when 0 < dt <= 10 (decisions 4).
+-- dt is in seconds; an interval is a driving interval when 0 < dt <= 10 (decisions 4). An interval
+-- covered faster than 250 km/h is implausible (decisions 3, rule speed_implausible); position spikes
+-- are already dropped, so this judges the points left.
 with kept as (
     select app_id, trip_id, t, lat, lng, speed
     from int_points
@@ -27,5 +29,7 @@ select
     *,
     epoch(next_t) - epoch(t) as dt,
     haversine_m(lat, lng, next_lat, next_lng) as distance_m,
-    next_t is not null and epoch(next_t) - epoch(t) > 0 and epoch(next_t) - epoch(t) <= 10 as is_driving
+    next_t is not null and epoch(next_t) - epoch(t) > 0 and epoch(next_t) - epoch(t) <= 10 as is_driving,
+    coalesce(faster_than_plausible(haversine_m(lat, lng, next_lat, next_lng), epoch(next_t) - epoch(t)), false)
+        as is_implausible
 from paired
