@@ -36,6 +36,7 @@ interface ExpectedTrip {
 
 interface Expected {
   zone: string;
+  validatedAt: string;
   trips: Record<string, ExpectedTrip>;
   rejectedByLine: Record<string, string>;
   factors: { orgUserId: string; evaluationDate: string; intervalDays: 30 | 90; expected: Record<string, number | string> }[];
@@ -54,7 +55,9 @@ const lines = readFileSync(`${FIXTURES}edge-cases.ndjson`, 'utf8')
   .filter((l) => l.trim() !== '');
 const expected = JSON.parse(readFileSync(`${FIXTURES}edge-cases.expected.json`, 'utf8')) as Expected;
 
-const results = lines.map((l) => referenceTrip(JSON.parse(l) as Record<string, unknown>, expected.zone));
+// the load's clock: record times more than 10 minutes after it are out of range
+const VALIDATED_AT_MS = Date.parse(expected.validatedAt);
+const results = lines.map((l) => referenceTrip(JSON.parse(l) as Record<string, unknown>, expected.zone, VALIDATED_AT_MS));
 const trips: RefTrip[] = results.filter((r): r is RefTrip => !('rejected' in r));
 
 const DOUBLE_DIGITS = 9;
@@ -191,20 +194,22 @@ describe('reference implementation: building blocks', () => {
   });
 
   it('point and event rules: the first matching code wins; dropped points do not block later duplicates', () => {
+    // record times after 2000 (time_out_of_range otherwise); point times are relative to T0
+    const T0 = Date.UTC(2026, 5, 1);
     const base = {
       appId: 'x', platformUserId: 7, orgUserId: 'u', tripId: 't', os: 'android',
-      startTime: 0, endTime: 120_000,
+      startTime: T0, endTime: T0 + 120_000,
     };
     const r = referenceTrip(
       {
         ...base,
         points: [
-          { t: 200_000, lat: 95, lng: 0, speed: -1 }, // invalid_position (also negative and out of range)
-          { t: 200_000, lat: 0, lng: 0, speed: -1 }, // negative_speed (also out of range)
-          { t: 1_000, lat: 91, lng: 0, speed: 1 }, // invalid_position
-          { t: 1_000, lat: 0, lng: 0, speed: 1 }, // kept: the earlier t=1000 point was dropped
-          { t: 1_000, lat: 0, lng: 0.1, speed: 1 }, // duplicate_time
-          { t: 5_000, lat: 0, lng: 0.01, speed: 1 }, // kept
+          { t: T0 + 200_000, lat: 95, lng: 0, speed: -1 }, // invalid_position (also negative and out of range)
+          { t: T0 + 200_000, lat: 0, lng: 0, speed: -1 }, // negative_speed (also out of range)
+          { t: T0 + 1_000, lat: 91, lng: 0, speed: 1 }, // invalid_position
+          { t: T0 + 1_000, lat: 0, lng: 0, speed: 1 }, // kept: the earlier t=1000 point was dropped
+          { t: T0 + 1_000, lat: 0, lng: 0.1, speed: 1 }, // duplicate_time
+          { t: T0 + 100_000, lat: 0, lng: 0.01, speed: 1 }, // kept (1112 m in 99 s: plausible)
         ],
         events: [
           { type: 'nope', startTime: 'bad', endTime: 0, startPoint: { lat: 0, lng: 0 }, endPoint: { lat: 0, lng: 0 } },
@@ -214,6 +219,7 @@ describe('reference implementation: building blocks', () => {
         ],
       },
       'UTC',
+      T0 + 86_400_000,
     );
     expect('rejected' in r).toBe(false);
     const trip = r as RefTrip;
