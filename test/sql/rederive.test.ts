@@ -2,7 +2,7 @@
 // current rules' (tampered values come back), idempotently; trips whose file is gone, or that a
 // later file sent again, keep what they have. Real warehouse, landing area and publish.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { runLoad } from '../../src/jobs/load.js';
@@ -145,4 +145,39 @@ describe('load.js --rederive, a stored trip the current record rules reject', ()
       own.cleanup();
     }
   });
+});
+
+describe('load.js --rederive killed with SIGKILL', () => {
+  it('in the middle of the files, then run again, ends as an uninterrupted re-derivation', async () => {
+    const own = await workspace('Europe/Berlin');
+    const saved = ws;
+    ws = own;
+    try {
+      for (let f = 0; f < 4; f++) {
+        writeNdjson(join(own.paths.landingDir, `day-${f}.ndjson`), Array.from({ length: 20 }, (_, i) => tripRecord({
+          appId: own.appId, tripId: `f${f}-t${i}`, start: `2026-11-${String(10 + f).padStart(2, '0')}T${String(6 + (i % 12)).padStart(2, '0')}:00:00+01:00`,
+          seconds: 300, events: i % 4 === 0 ? [{ type: 'brake', from: 30, to: 33 }] : [],
+        })));
+      }
+      await runLoad({ dataDir: own.dir, now: loadedAt });
+      const derived = await snapshot();
+      await tamper("update trips set max_speed_kmh = 1, score = 1; delete from point_drops");
+      const killed = await new Promise<NodeJS.Signals | null>((resolve) => {
+        const child = spawn(process.execPath, ['jobs/load.js', '--rederive', '--data-dir', own.dir]);
+        let stderr = '';
+        child.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+          if (stderr.includes('[2/4]')) child.kill('SIGKILL');
+        });
+        child.on('exit', (_code, signal) => resolve(signal));
+      });
+      expect(killed).toBe('SIGKILL');
+      const again = spawnSync(process.execPath, ['jobs/load.js', '--rederive', '--data-dir', own.dir], { encoding: 'utf8' });
+      expect(again.status, again.stderr).toBe(0);
+      expect(await snapshot()).toEqual(derived);
+    } finally {
+      ws = saved;
+      own.cleanup();
+    }
+  }, 120_000);
 });
