@@ -47,7 +47,7 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
   const wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: settings.memoryLimit });
   try {
     const ledger = await queryFile(wh.conn, 'load/rederive_files', { since });
-    progress(`rederive: ${ledger.length} loaded file(s)${since ? ` since ${since}` : ''}`);
+    progress(`load: ${ledger.length} loaded file(s)${since ? ` since ${since}` : ''}`);
     const files: RederivedFile[] = [];
     const missing: RederiveResult['missing'] = [];
     for (const [index, row] of ledger.entries()) {
@@ -56,7 +56,7 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
       const file = await findArchived(paths.landingDir, loaded);
       if (file === null) {
         missing.push({ path: loaded.path, loadedAt: String(row['loaded_at']) });
-        progress(`rederive: ${at} ${loaded.path}: archive gone, its trips keep their stored derivation`);
+        progress(`load: ${at} ${loaded.path}: archive gone, its trips keep their stored derivation`);
         continue;
       }
       const t0 = Date.now();
@@ -64,17 +64,17 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
       files.push(done);
       const kept = Object.values(done.keptAsStored).reduce((a, b) => a + b, 0);
       progress(
-        `rederive: ${at} ${file}: ${done.rederived} trips re-derived (${done.changed} changed), ${done.heldElsewhere} held by a later file` +
+        `load: ${at} ${file}: ${done.rederived} trips re-derived (${done.changed} changed), ${done.heldElsewhere} held by a later file` +
           `${kept > 0 ? `, ${kept} rejected now but kept as stored` : ''} (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
       );
     }
-    progress('rederive: publishing');
+    progress('load: publishing');
     const published = await publish(wh, {
       publishedDir: paths.publishedDir,
       manifestFile: paths.manifestFile,
       lockWaitMs: settings.publishLockWaitMs,
       now,
-      progress: (m) => progress(`rederive: ${m}`),
+      progress: (m) => progress(`load: ${m}`),
     });
     const events = await emitEvents(wh, paths.eventsDir, published.version, now);
     const sum = (pick: (f: RederivedFile) => number) => files.reduce((a, f) => a + pick(f), 0);
