@@ -232,6 +232,35 @@ describe('reference implementation: building blocks', () => {
     expect(trip.status).toBe('normal');
   });
 
+  it('plausibility: a trip alternating between far places every second keeps only its first and last points', () => {
+    const T0 = Date.UTC(2026, 10, 20, 10);
+    const points = Array.from({ length: 600 }, (_, i) => ({
+      t: T0 + i * 1000, lat: i % 2 === 0 ? 80 : -80, lng: i % 2 === 0 ? 179 : -179, speed: 15,
+    }));
+    const r = referenceTrip(
+      { appId: 'x', platformUserId: 7, orgUserId: 'u', tripId: 't', os: 'ios', startTime: T0, endTime: T0 + 599_000, points },
+      'UTC',
+      T0 + 86_400_000,
+    ) as RefTrip;
+    expect(r.droppedPoints).toEqual({ position_spike: 598 });
+    expect(r.validPoints).toBe(2);
+    expect(r.mileageInMeters).toBe(Math.round(haversineMeters(80, 179, -80, -179)));
+    expect(r).toMatchObject({ status: 'abnormal', abnormalReason: 'speed_implausible', maxSpeedInKmh: 54 });
+  });
+
+  it('plausibility: record times from 2000-01-01T00:00:00Z to 10 minutes after the validating moment', () => {
+    const at = Date.UTC(2026, 10, 21);
+    const rec = (startTime: unknown, endTime: unknown) => ({ appId: 'x', platformUserId: 7, orgUserId: 'u', tripId: 't', os: 'ios', startTime, endTime });
+    const rejected = (r: ReturnType<typeof referenceTrip>) => ('rejected' in r ? r.rejected : null);
+    expect(rejected(referenceTrip(rec(Date.UTC(2000, 0, 1), Date.UTC(2000, 0, 1, 0, 1)), 'UTC', at))).toBeNull();
+    expect(rejected(referenceTrip(rec(Date.UTC(2000, 0, 1) - 1, Date.UTC(2000, 0, 1, 0, 1)), 'UTC', at))).toBe('time_out_of_range');
+    expect(rejected(referenceTrip(rec(at, at + 600_000), 'UTC', at))).toBeNull();
+    expect(rejected(referenceTrip(rec(at, at + 600_001), 'UTC', at))).toBe('time_out_of_range');
+    expect(rejected(referenceTrip(rec('9999-12-31T00:00:00Z', '9999-12-31T01:00:00Z'), 'UTC', at))).toBe('time_out_of_range');
+    // an unparsable time keeps its own reason, which comes first
+    expect(rejected(referenceTrip(rec('9999-12-31T00:00:00Z', 'soon'), 'UTC', at))).toBe('invalid_end_time');
+  });
+
   it('statistics: plain mean of scores when the total mileage is 0; week periods clip to the range', () => {
     const t = (startIso: string, score: number, mileage: number): RefTrip & { score: number } => ({
       appId: 'x', platformUserId: 1, orgUserId: 'u', tripId: startIso,
