@@ -5,6 +5,8 @@
 -- a point whose speed from its predecessor and to its successor both exceed 250 km/h is a
 -- position_spike (decisions 3, "Plausibility"): one pass, every point judged against its neighbours
 -- as they were before any spike was removed, so the first and last points are never spikes.
+-- Kept points carry their successor (next_*) from that same pass: in a trip that lost no spike it
+-- is the successor among the points left, so int_point_intervals need not sort those trips again.
 with delivered as (
     select
         r.app_id,
@@ -79,7 +81,8 @@ neighbours as (
         lag(lng) over w as prev_lng,
         lead(t) over w as next_t,
         lead(lat) over w as next_lat,
-        lead(lng) over w as next_lng
+        lead(lng) over w as next_lng,
+        lead(speed) over w as next_speed
     from checked
     where drop_reason is null
     window w as (partition by app_id, trip_id order by t)
@@ -100,14 +103,25 @@ spikes_judged as (
                 faster_than_plausible(haversine_m(prev_lat, prev_lng, lat, lng), epoch(t) - epoch(prev_t))
                 and faster_than_plausible(haversine_m(lat, lng, next_lat, next_lng), epoch(next_t) - epoch(t)),
                 false) then 'position_spike'
-        end as drop_reason
+        end as drop_reason,
+        next_t,
+        next_lat,
+        next_lng,
+        next_speed
     from neighbours
 ),
 
 final as (
     select * from spikes_judged
     union all
-    select * from checked where drop_reason is not null
+    select
+        *,
+        null::timestamptz as next_t,
+        null::double as next_lat,
+        null::double as next_lng,
+        null::double as next_speed
+    from checked
+    where drop_reason is not null
 )
 
 select * from final
