@@ -62,24 +62,26 @@ export async function rederiveFile(
 /**
  * Replaces the file's raw points: its earlier Parquet files go (a trip whose points changed must
  * not keep its old ones beside the new), then the trips it holds are written as a load does. The
- * points of trips kept as stored are carried over from the earlier files first.
+ * points of trips kept as stored are carried over first, under a new name, before anything is
+ * deleted: a run killed in between leaves copies that the next run reads once (distinct rows).
  */
 async function writePoints(conn: DuckDBConnection, pointsDir: string, key: string): Promise<void> {
   const prefix = `f${key.slice(0, 16)}_`;
   const [kept] = await query(conn, 'select count(*)::int as n from rederive_kept_as_stored');
-  const carried: [string, string][] = [];
   for (const partition of safeList(pointsDir)) {
     const dir = join(pointsDir, partition);
     const old = safeList(dir).filter((name) => name.startsWith(prefix) && name.endsWith('.parquet'));
     if (Number(kept?.['n'] ?? 0) > 0 && old.length > 0) {
-      const tmp = join(dir, `.${prefix}kept.tmp`);
       await runFile(conn, 'load/rederive_kept_points', { files: listValue(old.map((name) => join(dir, name))) });
-      await run(conn, `copy rederive_kept_point_rows to ${quoteLiteral(tmp)} (format parquet, compression zstd)`);
-      carried.push([tmp, join(dir, `${prefix}kept.parquet`)]);
+      const [rows] = await query(conn, 'select count(*)::int as n from rederive_kept_point_rows');
+      if (Number(rows?.['n'] ?? 0) > 0) {
+        const tmp = join(dir, `.${prefix}kept.tmp`);
+        await run(conn, `copy rederive_kept_point_rows to ${quoteLiteral(tmp)} (format parquet, compression zstd)`);
+        renameSync(tmp, join(dir, `${prefix}kept-${Date.now()}.parquet`));
+      }
     }
     for (const name of old) rmSync(join(dir, name), { force: true });
   }
-  for (const [tmp, target] of carried) renameSync(tmp, target);
   await run(
     conn,
     `copy (${sqlText('load/write_points')}) to ${quoteLiteral(pointsDir)} ` +

@@ -141,6 +141,9 @@ describe('load.js --rederive, a stored trip the current record rules reject', ()
       // its raw points stay too
       const points = await warehouseRows(own.paths, `select count(*)::int as n from read_parquet('${join(own.paths.pointsDir, '*', '*.parquet')}') where trip_id = 'early'`);
       expect(points).toEqual([{ n: 121 }]);
+      // and once only, however often it runs
+      await runRederive({ dataDir: own.dir, now: new Date(clock.getTime() - 3_600_000) });
+      expect(await warehouseRows(own.paths, `select count(*)::int as n from read_parquet('${join(own.paths.pointsDir, '*', '*.parquet')}') where trip_id = 'early'`)).toEqual([{ n: 121 }]);
     } finally {
       own.cleanup();
     }
