@@ -77,7 +77,9 @@ async function writePoints(conn: DuckDBConnection, pointsDir: string, key: strin
       if (Number(rows?.['n'] ?? 0) > 0) {
         const tmp = join(dir, `.${prefix}kept.tmp`);
         await run(conn, `copy rederive_kept_point_rows to ${quoteLiteral(tmp)} (format parquet, compression zstd)`);
-        renameSync(tmp, join(dir, `${prefix}kept-${Date.now()}.parquet`));
+        let stamp = Date.now();
+        while (old.includes(`${prefix}kept-${stamp}.parquet`)) stamp += 1;
+        renameSync(tmp, join(dir, `${prefix}kept-${stamp}.parquet`));
       }
     }
     for (const name of old) rmSync(join(dir, name), { force: true });
