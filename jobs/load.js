@@ -30,7 +30,8 @@ const argv = yargs(hideBin(process.argv))
 if (argv.rederive) {
   await runJob('load', argv.json, async () => {
     const result = await runRederive({ dataDir: resolveDataDir(argv.dataDir), since: argv.since, progress: stderrProgress });
-    return { result, summary: rederiveSummary(result) };
+    // a file that could not be derived again keeps what it has; the others are re-derived and published
+    return { result, summary: rederiveSummary(result), exitCode: result.totals.failed > 0 ? 2 : 0 };
   });
 } else {
   await runJob('load', argv.json, async () => {

@@ -23,7 +23,9 @@ export interface RederiveResult {
   files: RederivedFile[];
   /** Loaded files whose bytes are gone (retention): their trips keep their stored derivation. */
   missing: { path: string; loadedAt: string }[];
-  totals: { files: number; missing: number; rederived: number; changed: number; heldElsewhere: number; keptAsStored: number };
+  /** Files that could not be derived again (read or derivation error): they keep what they have. */
+  failed: { path: string; error: string }[];
+  totals: { files: number; missing: number; failed: number; rederived: number; changed: number; heldElsewhere: number; keptAsStored: number };
   publish: PublishResult;
   events: EmitResult;
   seconds: number;
@@ -50,6 +52,7 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
     progress(`load: ${ledger.length} loaded file(s)${since ? ` since ${since}` : ''}`);
     const files: RederivedFile[] = [];
     const missing: RederiveResult['missing'] = [];
+    const failed: RederiveResult['failed'] = [];
     for (const [index, row] of ledger.entries()) {
       const loaded = { file_key: String(row['file_key']), path: String(row['path']), batch_id: Number(row['batch_id']) };
       const at = `[${index + 1}/${ledger.length}]`;
@@ -60,7 +63,15 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
         continue;
       }
       const t0 = Date.now();
-      const done = await rederiveFile(wh.conn, file, loaded, { pointsDir: paths.pointsDir, now });
+      let done: RederivedFile;
+      try {
+        done = await rederiveFile(wh.conn, file, loaded, { pointsDir: paths.pointsDir, now });
+      } catch (error) {
+        // one file must not hold up the others; its transaction never committed, so it keeps what it has
+        failed.push({ path: file, error: firstLine(error) });
+        progress(`load: ${at} ${file}: FAILED: ${firstLine(error)}`);
+        continue;
+      }
       files.push(done);
       const kept = Object.values(done.keptAsStored).reduce((a, b) => a + b, 0);
       progress(
@@ -81,8 +92,9 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
     return {
       files,
       missing,
+      failed,
       totals: {
-        files: files.length, missing: missing.length, rederived: sum((f) => f.rederived), changed: sum((f) => f.changed),
+        files: files.length, missing: missing.length, failed: failed.length, rederived: sum((f) => f.rederived), changed: sum((f) => f.changed),
         heldElsewhere: sum((f) => f.heldElsewhere), keptAsStored: sum((f) => Object.values(f.keptAsStored).reduce((a, b) => a + b, 0)),
       },
       publish: published,
@@ -94,10 +106,16 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
   }
 }
 
+function firstLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return (message.split('\n')[0] ?? message).slice(0, 300);
+}
+
 export function rederiveSummary(r: RederiveResult): string {
   const t = r.totals;
   return (
-    `${t.files} file(s) re-derived, ${t.missing} not re-derivable (archive gone: their trips keep their stored derivation); ` +
+    `${t.files} file(s) re-derived, ${t.missing} not re-derivable (archive gone: their trips keep their stored derivation)` +
+    `${t.failed > 0 ? `, ${t.failed} FAILED (they keep what they have)` : ''}; ` +
     `${t.rederived} trips re-derived (${t.changed} changed, ${t.keptAsStored} kept as stored), ${t.heldElsewhere} held by later files; ` +
     `${publishSummary(r.publish)} in ${r.seconds.toFixed(1)} s`
   );

@@ -60,36 +60,37 @@ export async function rederiveFile(
 }
 
 /**
- * Replaces the file's raw points: its earlier Parquet files go (a trip whose points changed must
- * not keep its old ones beside the new), then the trips it holds are written as a load does. The
- * points of trips kept as stored are carried over first, under a new name, before anything is
- * deleted: a run killed in between leaves copies that the next run reads once (distinct rows).
+ * Replaces the file's raw points (a trip whose points changed must not keep its old ones beside
+ * the new): the points of trips kept as stored are copied out of the earlier Parquet files, the
+ * trips the file holds are written as a load does, and only then are the earlier files deleted,
+ * all under new names. A run that fails or is killed in between leaves the earlier files (and
+ * perhaps some new ones, which the next run takes as earlier ones, reading kept rows once).
  */
 async function writePoints(conn: DuckDBConnection, pointsDir: string, key: string): Promise<void> {
   const prefix = `f${key.slice(0, 16)}_`;
+  const earlier = safeList(pointsDir).flatMap((partition) =>
+    safeList(join(pointsDir, partition)).filter((name) => name.startsWith(prefix) && name.endsWith('.parquet')).map((name) => join(pointsDir, partition, name)));
+  let stamp = Date.now();
+  while (earlier.some((path) => path.includes(`${prefix}r${stamp}_`))) stamp += 1;
   const [kept] = await query(conn, 'select count(*)::int as n from rederive_kept_as_stored');
   for (const partition of safeList(pointsDir)) {
     const dir = join(pointsDir, partition);
-    const old = safeList(dir).filter((name) => name.startsWith(prefix) && name.endsWith('.parquet'));
-    if (Number(kept?.['n'] ?? 0) > 0 && old.length > 0) {
-      await runFile(conn, 'load/rederive_kept_points', { files: listValue(old.map((name) => join(dir, name))) });
-      const [rows] = await query(conn, 'select count(*)::int as n from rederive_kept_point_rows');
-      if (Number(rows?.['n'] ?? 0) > 0) {
-        const tmp = join(dir, `.${prefix}kept.tmp`);
-        await run(conn, `copy rederive_kept_point_rows to ${quoteLiteral(tmp)} (format parquet, compression zstd)`);
-        let stamp = Date.now();
-        while (old.includes(`${prefix}kept-${stamp}.parquet`)) stamp += 1;
-        renameSync(tmp, join(dir, `${prefix}kept-${stamp}.parquet`));
-      }
-    }
-    for (const name of old) rmSync(join(dir, name), { force: true });
+    const old = earlier.filter((path) => path.startsWith(`${dir}/`));
+    if (Number(kept?.['n'] ?? 0) === 0 || old.length === 0) continue;
+    await runFile(conn, 'load/rederive_kept_points', { files: listValue(old) });
+    const [rows] = await query(conn, 'select count(*)::int as n from rederive_kept_point_rows');
+    if (Number(rows?.['n'] ?? 0) === 0) continue;
+    const tmp = join(dir, `.${prefix}kept.tmp`);
+    await run(conn, `copy rederive_kept_point_rows to ${quoteLiteral(tmp)} (format parquet, compression zstd)`);
+    renameSync(tmp, join(dir, `${prefix}r${stamp}_kept.parquet`));
   }
   await run(
     conn,
     `copy (${sqlText('load/write_points')}) to ${quoteLiteral(pointsDir)} ` +
       `(format parquet, compression zstd, partition_by (trip_date), overwrite_or_ignore true, ` +
-      `filename_pattern ${quoteLiteral(`${prefix}{i}`)})`,
+      `filename_pattern ${quoteLiteral(`${prefix}r${stamp}_{i}`)})`,
   );
+  for (const path of earlier) rmSync(path, { force: true });
 }
 
 function safeList(dir: string): string[] {

@@ -72,7 +72,7 @@ describe('load.js --rederive', () => {
     expect((await snapshot()).trips).not.toEqual(derived.trips);
 
     const result = await runRederive({ dataDir: ws.dir, now: later });
-    expect(result.totals).toEqual({ files: 2, missing: 0, rederived: 4, changed: 2, heldElsewhere: 1, keptAsStored: 0 });
+    expect(result.totals).toEqual({ files: 2, missing: 0, failed: 0, rederived: 4, changed: 2, heldElsewhere: 1, keptAsStored: 0 });
     expect(result.files.map((f) => [f.rederived, f.heldElsewhere])).toEqual([[2, 1], [2, 0]]);
     expect(await snapshot()).toEqual(derived);
     // each trip's raw points once: the file's earlier Parquet files were replaced, not added to
@@ -183,4 +183,28 @@ describe('load.js --rederive killed with SIGKILL', () => {
       own.cleanup();
     }
   }, 120_000);
+});
+
+describe('load.js --rederive, a file that cannot be derived again', () => {
+  it('fails alone: it keeps what it has, the others are re-derived and published', async () => {
+    const own = await workspace('Europe/Berlin');
+    try {
+      for (const [name, day] of [['a.ndjson', '2026-11-17'], ['b.ndjson', '2026-11-18']]) {
+        writeNdjson(join(own.paths.landingDir, name!), [tripRecord({ appId: own.appId, tripId: `t-${day}`, start: `${day}T08:00:00+01:00`, seconds: 300 })]);
+      }
+      await runLoad({ dataDir: own.dir, now: loadedAt });
+      // the raw points of a.ndjson's day cannot be written again: a file stands where its folder was
+      const { writeFileSync } = await import('node:fs');
+      rmSync(join(own.paths.pointsDir, 'trip_date=2026-11-17'), { recursive: true });
+      writeFileSync(join(own.paths.pointsDir, 'trip_date=2026-11-17'), 'in the way');
+      const result = await runRederive({ dataDir: own.dir, now: later });
+      expect(result.failed).toEqual([{ path: join(own.paths.landingDir, 'loaded', '2026-11-21', 'a.ndjson'), error: expect.any(String) }]);
+      expect(result.totals).toMatchObject({ files: 1, failed: 1, rederived: 1 });
+      expect(result.publish.published).toBe(true);
+      const batches = await warehouseRows(own.paths, "select kind, source from batches order by batch_id");
+      expect(batches.map((b) => b['kind'])).toEqual(['load', 'load', 'rederive']);
+    } finally {
+      own.cleanup();
+    }
+  });
 });
