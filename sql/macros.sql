@@ -39,6 +39,11 @@ create or replace temp macro haversine_m(lat1, lng1, lat2, lng2) as
         pow(sin(radians(lat2 - lat1) / 2), 2)
         + cos(radians(lat1)) * cos(radians(lat2)) * pow(sin(radians(lng2 - lng1) / 2), 2)));
 
+-- Whether covering `metres` in `seconds` is faster than 250 km/h, the fastest speed a trip may show
+-- (decisions 3); NULL when the time difference is not positive (no speed can be measured).
+create or replace temp macro faster_than_plausible(metres, seconds) as
+    case when seconds > 0 then metres / seconds * 3.6 > 250 end;
+
 -- Seconds two instant ranges [a1, a2) and [b1, b2) share.
 create or replace temp macro overlap_seconds(a1, a2, b1, b2) as
     greatest(0, epoch(least(a2, b2)) - epoch(greatest(a1, b1)));

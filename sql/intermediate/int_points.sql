@@ -1,7 +1,12 @@
 -- grain: one row per delivered point of a loadable record
 -- reads: stg_trip_records (the point lists), int_loadable_records
 -- Marks each point with the reason it is dropped (decisions 3), first match wins; NULL keeps it.
--- Of points sharing a time, the first delivered is kept.
+-- Of points sharing a time, the first delivered is kept. Then, over the points left in time order,
+-- a point whose speed from its predecessor and to its successor both exceed 250 km/h is a
+-- position_spike (decisions 3, "Plausibility"): one pass, every point judged against its neighbours
+-- as they were before any spike was removed, so the first and last points are never spikes.
+-- Kept points carry their successor (next_*) from that same pass: in a trip that lost no spike it
+-- is the successor among the points left, so int_point_intervals need not sort those trips again.
 with delivered as (
     select
         r.app_id,
@@ -51,7 +56,7 @@ repeated_times as (
     having count(*) > 1
 ),
 
-final as (
+checked as (
     select
         f.app_id,
         f.trip_id,
@@ -66,6 +71,57 @@ final as (
         end as drop_reason
     from first_reason as f
     left join repeated_times as d on d.app_id = f.app_id and d.trip_id = f.trip_id and d.t = f.t
+),
+
+neighbours as (
+    select
+        *,
+        lag(t) over w as prev_t,
+        lag(lat) over w as prev_lat,
+        lag(lng) over w as prev_lng,
+        lead(t) over w as next_t,
+        lead(lat) over w as next_lat,
+        lead(lng) over w as next_lng,
+        lead(speed) over w as next_speed
+    from checked
+    where drop_reason is null
+    window w as (partition by app_id, trip_id order by t)
+),
+
+spikes_judged as (
+    select
+        app_id,
+        trip_id,
+        point_index,
+        t,
+        lat,
+        lng,
+        speed,
+        -- a missing neighbour gives NULL: the first and last points are kept
+        case
+            when coalesce(
+                faster_than_plausible(haversine_m(prev_lat, prev_lng, lat, lng), epoch(t) - epoch(prev_t))
+                and faster_than_plausible(haversine_m(lat, lng, next_lat, next_lng), epoch(next_t) - epoch(t)),
+                false) then 'position_spike'
+        end as drop_reason,
+        next_t,
+        next_lat,
+        next_lng,
+        next_speed
+    from neighbours
+),
+
+final as (
+    select * from spikes_judged
+    union all
+    select
+        *,
+        null::timestamptz as next_t,
+        null::double as next_lat,
+        null::double as next_lng,
+        null::double as next_speed
+    from checked
+    where drop_reason is not null
 )
 
 select * from final

@@ -6,6 +6,7 @@ select
     count(*) as count_points,
     coalesce(sum(distance_m), 0) as distance_m,
     max(speed) * 3.6 as max_speed_kmh,
+    bool_or(is_implausible) as has_implausible_interval,
     coalesce(sum(dt) filter (where is_driving), 0) as driving_seconds,
     coalesce(sum(dt) filter (where is_driving and speed * 3.6 <= 20), 0) as low_speed_seconds,
     coalesce(sum(dt) filter (where is_driving and abs(next_speed - speed) / dt > 1), 0) as acc_over_1_seconds,

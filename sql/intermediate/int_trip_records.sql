@@ -1,5 +1,7 @@
 -- grain: one row per parsed record of one input file
 -- reads: stg_trip_records, apps, trips and purged_users (the warehouse's)
+-- params: $validated_at TIMESTAMPTZ (the load's clock: a record time more than 10 minutes after it
+--         is out of range, decisions 3 "Plausibility")
 -- Decides, per record, the first quarantine reason (decisions 3, "Validation"), or none.
 -- Within one file the last line of a tripId wins; earlier ones are marked superseded_in_file.
 -- owner_id and owner_trip_date describe the warehouse's copy of the trip when the file was staged.
@@ -44,6 +46,9 @@ reasons as (
             when coordinate is null or coordinate not in ('WGS84', 'GCJ02') then 'invalid_coordinate'
             when started_at is null then 'invalid_start_time'
             when ended_at is null then 'invalid_end_time'
+            -- before 2000 or in the future (10 minutes allow for a phone clock running ahead)
+            when least(started_at, ended_at) < timestamptz '2000-01-01 00:00:00+00'
+                or greatest(started_at, ended_at) > $validated_at::timestamptz + interval 10 minute then 'time_out_of_range'
             -- a tripId is unique within the app: one user cannot replace another user's trip
             when owner.owner_id is not null and owner.owner_id <> try_cast(platform_user_id_text as bigint) then 'trip_id_taken'
             -- the account was deleted and its data purged: late uploads must not bring it back

@@ -37,6 +37,7 @@ joined as (
         greatest(epoch(r.ended_at) - epoch(r.started_at), 0) as elapsed_seconds,
         cast(round(coalesce(m.distance_m, 0)) as bigint) as mileage_m,
         coalesce(m.max_speed_kmh, 0) as max_speed_kmh,
+        coalesce(m.has_implausible_interval, false) as has_implausible_interval,
         coalesce(m.count_points, 0) as count_points,
         coalesce(e.count_events, 0) as count_events,
         coalesce(e.risk, 0) as risk,
@@ -61,7 +62,8 @@ classified as (
         case
             when ended_at <= started_at then 'time_inverted'
             when count_points < 2 then 'too_few_points'
-            when max_speed_kmh > 250 then 'speed_implausible'
+            -- a reported speed, or a jump between two kept points, faster than 250 km/h
+            when max_speed_kmh > 250 or has_implausible_interval then 'speed_implausible'
             when duration_s < 60 or mileage_m < 100 then 'too_short'
             else ''
         end as abnormal_reason

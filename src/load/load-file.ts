@@ -114,7 +114,7 @@ async function ownersChanged(conn: DuckDBConnection, since: number): Promise<boo
 
 /** Derives the file into temp tables of `conn` and writes its kept points to Parquet. */
 async function stage(conn: DuckDBConnection, source: string, key: string, ctx: LoadFileContext): Promise<void> {
-  await stageFile(conn, source);
+  await stageFile(conn, source, ctx.now);
   await materialize(conn, 'intermediate/int_trips', { source_file: source, loaded_at: ctx.now.toISOString(), file_key: key });
   // Points go to Parquet before the transaction under a name derived from the file's hash, so a
   // retry after a crash overwrites the same files instead of adding copies.

@@ -22,8 +22,10 @@ export function formatOf(path: string): InputFormat {
 /**
  * Reads one file into the staging and intermediate temp tables of the connection.
  * `int_trips` (which needs the batch's identity) is materialised by the caller.
+ * `validatedAt` is the moment record times are judged against (no record time may lie more than
+ * 10 minutes after it): the load's clock.
  */
-export async function stageFile(conn: DuckDBConnection, path: string): Promise<void> {
+export async function stageFile(conn: DuckDBConnection, path: string, validatedAt: Date): Promise<void> {
   if (formatOf(path) === 'parquet') {
     await materialize(conn, 'staging/stg_trip_records_parquet', { path }, 'stg_trip_records');
     await materialize(conn, 'staging/stg_no_lines', {}, 'raw_lines');
@@ -31,7 +33,7 @@ export async function stageFile(conn: DuckDBConnection, path: string): Promise<v
     await materialize(conn, 'staging/stg_raw_lines', { path }, 'raw_lines');
     await materialize(conn, 'staging/stg_trip_records');
   }
-  for (const model of DERIVE) await materialize(conn, model);
+  for (const model of DERIVE) await materialize(conn, model, { validated_at: validatedAt.toISOString() });
 }
 
 /** Frees the memory the staged file holds before the next file. */

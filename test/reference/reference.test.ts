@@ -36,6 +36,7 @@ interface ExpectedTrip {
 
 interface Expected {
   zone: string;
+  validatedAt: string;
   trips: Record<string, ExpectedTrip>;
   rejectedByLine: Record<string, string>;
   factors: { orgUserId: string; evaluationDate: string; intervalDays: 30 | 90; expected: Record<string, number | string> }[];
@@ -54,7 +55,9 @@ const lines = readFileSync(`${FIXTURES}edge-cases.ndjson`, 'utf8')
   .filter((l) => l.trim() !== '');
 const expected = JSON.parse(readFileSync(`${FIXTURES}edge-cases.expected.json`, 'utf8')) as Expected;
 
-const results = lines.map((l) => referenceTrip(JSON.parse(l) as Record<string, unknown>, expected.zone));
+// the load's clock: record times more than 10 minutes after it are out of range
+const VALIDATED_AT_MS = Date.parse(expected.validatedAt);
+const results = lines.map((l) => referenceTrip(JSON.parse(l) as Record<string, unknown>, expected.zone, VALIDATED_AT_MS));
 const trips: RefTrip[] = results.filter((r): r is RefTrip => !('rejected' in r));
 
 const DOUBLE_DIGITS = 9;
@@ -191,20 +194,22 @@ describe('reference implementation: building blocks', () => {
   });
 
   it('point and event rules: the first matching code wins; dropped points do not block later duplicates', () => {
+    // record times after 2000 (time_out_of_range otherwise); point times are relative to T0
+    const T0 = Date.UTC(2026, 5, 1);
     const base = {
       appId: 'x', platformUserId: 7, orgUserId: 'u', tripId: 't', os: 'android',
-      startTime: 0, endTime: 120_000,
+      startTime: T0, endTime: T0 + 120_000,
     };
     const r = referenceTrip(
       {
         ...base,
         points: [
-          { t: 200_000, lat: 95, lng: 0, speed: -1 }, // invalid_position (also negative and out of range)
-          { t: 200_000, lat: 0, lng: 0, speed: -1 }, // negative_speed (also out of range)
-          { t: 1_000, lat: 91, lng: 0, speed: 1 }, // invalid_position
-          { t: 1_000, lat: 0, lng: 0, speed: 1 }, // kept: the earlier t=1000 point was dropped
-          { t: 1_000, lat: 0, lng: 0.1, speed: 1 }, // duplicate_time
-          { t: 5_000, lat: 0, lng: 0.01, speed: 1 }, // kept
+          { t: T0 + 200_000, lat: 95, lng: 0, speed: -1 }, // invalid_position (also negative and out of range)
+          { t: T0 + 200_000, lat: 0, lng: 0, speed: -1 }, // negative_speed (also out of range)
+          { t: T0 + 1_000, lat: 91, lng: 0, speed: 1 }, // invalid_position
+          { t: T0 + 1_000, lat: 0, lng: 0, speed: 1 }, // kept: the earlier t=1000 point was dropped
+          { t: T0 + 1_000, lat: 0, lng: 0.1, speed: 1 }, // duplicate_time
+          { t: T0 + 100_000, lat: 0, lng: 0.01, speed: 1 }, // kept (1112 m in 99 s: plausible)
         ],
         events: [
           { type: 'nope', startTime: 'bad', endTime: 0, startPoint: { lat: 0, lng: 0 }, endPoint: { lat: 0, lng: 0 } },
@@ -214,6 +219,7 @@ describe('reference implementation: building blocks', () => {
         ],
       },
       'UTC',
+      T0 + 86_400_000,
     );
     expect('rejected' in r).toBe(false);
     const trip = r as RefTrip;
@@ -224,6 +230,35 @@ describe('reference implementation: building blocks', () => {
     // 0.01 degree on the equator = 1111.95 m; 120 s
     expect(trip.mileageInMeters).toBe(1112);
     expect(trip.status).toBe('normal');
+  });
+
+  it('plausibility: a trip alternating between far places every second keeps only its first and last points', () => {
+    const T0 = Date.UTC(2026, 10, 20, 10);
+    const points = Array.from({ length: 600 }, (_, i) => ({
+      t: T0 + i * 1000, lat: i % 2 === 0 ? 80 : -80, lng: i % 2 === 0 ? 179 : -179, speed: 15,
+    }));
+    const r = referenceTrip(
+      { appId: 'x', platformUserId: 7, orgUserId: 'u', tripId: 't', os: 'ios', startTime: T0, endTime: T0 + 599_000, points },
+      'UTC',
+      T0 + 86_400_000,
+    ) as RefTrip;
+    expect(r.droppedPoints).toEqual({ position_spike: 598 });
+    expect(r.validPoints).toBe(2);
+    expect(r.mileageInMeters).toBe(Math.round(haversineMeters(80, 179, -80, -179)));
+    expect(r).toMatchObject({ status: 'abnormal', abnormalReason: 'speed_implausible', maxSpeedInKmh: 54 });
+  });
+
+  it('plausibility: record times from 2000-01-01T00:00:00Z to 10 minutes after the validating moment', () => {
+    const at = Date.UTC(2026, 10, 21);
+    const rec = (startTime: unknown, endTime: unknown) => ({ appId: 'x', platformUserId: 7, orgUserId: 'u', tripId: 't', os: 'ios', startTime, endTime });
+    const rejected = (r: ReturnType<typeof referenceTrip>) => ('rejected' in r ? r.rejected : null);
+    expect(rejected(referenceTrip(rec(Date.UTC(2000, 0, 1), Date.UTC(2000, 0, 1, 0, 1)), 'UTC', at))).toBeNull();
+    expect(rejected(referenceTrip(rec(Date.UTC(2000, 0, 1) - 1, Date.UTC(2000, 0, 1, 0, 1)), 'UTC', at))).toBe('time_out_of_range');
+    expect(rejected(referenceTrip(rec(at, at + 600_000), 'UTC', at))).toBeNull();
+    expect(rejected(referenceTrip(rec(at, at + 600_001), 'UTC', at))).toBe('time_out_of_range');
+    expect(rejected(referenceTrip(rec('9999-12-31T00:00:00Z', '9999-12-31T01:00:00Z'), 'UTC', at))).toBe('time_out_of_range');
+    // an unparsable time keeps its own reason, which comes first
+    expect(rejected(referenceTrip(rec('9999-12-31T00:00:00Z', 'soon'), 'UTC', at))).toBe('invalid_end_time');
   });
 
   it('statistics: plain mean of scores when the total mileage is 0; week periods clip to the range', () => {

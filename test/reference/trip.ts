@@ -48,9 +48,16 @@ export type RecordRejection =
   | 'invalid_os'
   | 'invalid_coordinate'
   | 'invalid_start_time'
-  | 'invalid_end_time';
+  | 'invalid_end_time'
+  | 'time_out_of_range';
 
-export type PointDropReason = 'non_finite' | 'invalid_position' | 'negative_speed' | 'time_out_of_range' | 'duplicate_time';
+export type PointDropReason =
+  | 'non_finite'
+  | 'invalid_position'
+  | 'negative_speed'
+  | 'time_out_of_range'
+  | 'duplicate_time'
+  | 'position_spike';
 
 export type EventQuarantineReason = 'invalid_event' | 'unknown_event_type' | 'event_time_inverted';
 
@@ -62,6 +69,8 @@ export const MAX_DRIVING_DT_S = 10;
 export const LOW_SPEED_MAX_KMH = 20;
 export const ACC_THRESHOLD_MS2 = 1;
 export const IMPLAUSIBLE_SPEED_KMH = 250;
+export const EARLIEST_RECORD_MS = Date.UTC(2000, 0, 1, 0, 0, 0);
+export const FUTURE_TOLERANCE_MS = 10 * 60 * 1000;
 export const MIN_DURATION_S = 60;
 export const MIN_MILEAGE_M = 100;
 export const EVENING_RUSH_FROM_HOUR = 17;
@@ -120,8 +129,8 @@ export function haversineMeters(lat1: number, lng1: number, lat2: number, lng2: 
   return 2 * EARTH_RADIUS_M * Math.asin(Math.min(1, Math.sqrt(a)));
 }
 
-/** Record-level validation; the first failing rule wins. */
-export function validateRecord(record: Record<string, unknown>): RecordRejection | null {
+/** Record-level validation against the moment it is validated (epoch ms); the first failing rule wins. */
+export function validateRecord(record: Record<string, unknown>, validatedAtMs: number): RecordRejection | null {
   if (!isNonEmptyString(record.appId)) return 'missing_app_id';
   const uid = record.platformUserId;
   if (typeof uid !== 'number' || !Number.isInteger(uid) || uid <= 0 || uid >= 2 ** 53) {
@@ -134,7 +143,41 @@ export function validateRecord(record: Record<string, unknown>): RecordRejection
   if (coord !== undefined && coord !== null && coord !== 'WGS84' && coord !== 'GCJ02') return 'invalid_coordinate';
   if (parseTimeMs(record.startTime) === null) return 'invalid_start_time';
   if (parseTimeMs(record.endTime) === null) return 'invalid_end_time';
+  const latestAllowed = validatedAtMs + FUTURE_TOLERANCE_MS;
+  for (const ms of [parseTimeMs(record.startTime) as number, parseTimeMs(record.endTime) as number]) {
+    if (ms < EARLIEST_RECORD_MS) return 'time_out_of_range';
+    if (ms > latestAllowed) return 'time_out_of_range';
+  }
   return null;
+}
+
+/** km/h between two points; null when no time passes between them. */
+function segmentKmh(a: ValidPoint, b: ValidPoint): number | null {
+  const seconds = (b.t - a.t) / 1000;
+  if (seconds <= 0) return null;
+  return (haversineMeters(a.lat, a.lng, b.lat, b.lng) / seconds) * 3.6;
+}
+
+function tooFast(kmh: number | null): boolean {
+  return kmh !== null && kmh > IMPLAUSIBLE_SPEED_KMH;
+}
+
+/**
+ * Position spikes: with the segment speeds of the points as given (time order), an inner point
+ * both of whose segments are too fast goes. Every point is judged on the original sequence, so
+ * removing one spike never turns its neighbour into one or saves it.
+ */
+export function removeSpikes(points: ValidPoint[]): { points: ValidPoint[]; spikes: number } {
+  const speeds: (number | null)[] = [];
+  for (let k = 0; k + 1 < points.length; k++) speeds.push(segmentKmh(points[k] as ValidPoint, points[k + 1] as ValidPoint));
+  const left: ValidPoint[] = [];
+  let spikes = 0;
+  points.forEach((p, i) => {
+    const inner = i > 0 && i < points.length - 1;
+    if (inner && tooFast(speeds[i - 1] ?? null) && tooFast(speeds[i] ?? null)) spikes++;
+    else left.push(p);
+  });
+  return { points: left, spikes };
 }
 
 /**
@@ -279,14 +322,21 @@ export function weekdaySecondsOf(startMs: number, endMs: number, zone: string): 
   return total;
 }
 
-export function referenceTrip(record: Record<string, unknown>, appZone: string): RefTrip | { rejected: string } {
-  const rejection = validateRecord(record);
+export function referenceTrip(
+  record: Record<string, unknown>,
+  appZone: string,
+  validatedAtMs: number,
+): RefTrip | { rejected: string } {
+  const rejection = validateRecord(record, validatedAtMs);
   if (rejection !== null) return { rejected: rejection };
   // validateRecord guarantees these.
   const startMs = parseTimeMs(record.startTime) as number;
   const endMs = parseTimeMs(record.endTime) as number;
 
-  const { points, dropped } = filterPoints(record.points, startMs, endMs);
+  const filtered = filterPoints(record.points, startMs, endMs);
+  const dropped = filtered.dropped;
+  const { points, spikes } = removeSpikes(filtered.points);
+  if (spikes > 0) dropped['position_spike'] = spikes;
   const { events, quarantined } = filterEvents(record.events);
 
   const durationInSeconds = roundHalfAwayFromZero((endMs - startMs) / 1000);
@@ -316,7 +366,12 @@ export function referenceTrip(record: Record<string, unknown>, appZone: string):
   let abnormalReason: AbnormalReason | '' = '';
   if (endMs <= startMs) abnormalReason = 'time_inverted';
   else if (points.length < 2) abnormalReason = 'too_few_points';
-  else if (points.some((p) => p.speed * 3.6 > IMPLAUSIBLE_SPEED_KMH)) abnormalReason = 'speed_implausible';
+  else if (
+    points.some((p) => p.speed * 3.6 > IMPLAUSIBLE_SPEED_KMH) ||
+    points.some((p, i) => i > 0 && tooFast(segmentKmh(points[i - 1] as ValidPoint, p)))
+  ) {
+    abnormalReason = 'speed_implausible';
+  }
   else if (durationInSeconds < MIN_DURATION_S || mileageInMeters < MIN_MILEAGE_M) abnormalReason = 'too_short';
 
   return {

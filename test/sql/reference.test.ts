@@ -27,8 +27,9 @@ let sqlTrips: Map<string, Record<string, unknown>>;
 beforeAll(async () => {
   ws = await workspace(ZONE);
   records = readFixture(FIXTURE, ws.appId);
-  await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'edge-cases.ndjson'), records)], now: new Date('2026-11-21T00:00:00Z') });
-  refTrips = records.map((r) => referenceTrip(r, ZONE)).filter((t): t is RefTrip => !('rejected' in t));
+  const loadedAt = new Date(EXPECTED.validatedAt);
+  await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'edge-cases.ndjson'), records)], now: loadedAt });
+  refTrips = records.map((r) => referenceTrip(r, ZONE, loadedAt.getTime())).filter((t): t is RefTrip => !('rejected' in t));
   const rows = await warehouseRows(ws.paths, 'select * from trips');
   sqlTrips = new Map(rows.map((r) => [String(r['trip_id']), r]));
 });

@@ -16,7 +16,7 @@ const EVENT_TYPES = [
 const RECORD_REASONS = [
   'invalid_json', 'not_an_object', 'missing_app_id', 'unknown_app', 'invalid_platform_user_id',
   'missing_org_user_id', 'missing_trip_id', 'invalid_os', 'invalid_coordinate', 'invalid_start_time',
-  'invalid_end_time',
+  'invalid_end_time', 'time_out_of_range',
 ];
 
 const dirs: string[] = [];
@@ -64,6 +64,8 @@ function recordReason(line: string): string | null {
   if (o['coordinate'] != null && o['coordinate'] !== 'WGS84' && o['coordinate'] !== 'GCJ02') return 'invalid_coordinate';
   if (instant(o['startTime']) === null) return 'invalid_start_time';
   if (instant(o['endTime']) === null) return 'invalid_end_time';
+  const times = [instant(o['startTime']) as number, instant(o['endTime']) as number];
+  if (times.some((ms) => ms < Date.UTC(2000, 0, 1) || ms > Date.now() + 600_000)) return 'time_out_of_range';
   return null;
 }
 function pointReasons(r: Json): string[] {

@@ -39,8 +39,10 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
       if (records.length > MAX_RECORDS_PER_UPLOAD) throw invalid('body', `at most ${MAX_RECORDS_PER_UPLOAD} records per upload, got ${records.length}`);
       const rejected: { index: number; tripId?: string; reason: string }[] = [];
       const lines: string[] = [];
+      // record times are judged against the moment of the upload (decisions 3, "Plausibility")
+      const uploadedAt = ctx.now();
       records.forEach((record, index) => {
-        const reason = uploadRejection(record);
+        const reason = uploadRejection(record, uploadedAt);
         const tripId = (record as Record<string, unknown> | null)?.['tripId'];
         if (reason) rejected.push({ index, ...(typeof tripId === 'string' ? { tripId } : {}), reason });
         // identity comes from the token, whatever the body says

@@ -1,0 +1,129 @@
+import { readdirSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { inTransaction, nextBatchId, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
+import { listValue, type DuckDBConnection } from '@duckdb/node-api';
+import { materialize, query, queryFile, quoteLiteral, run, runFile, runScript, sqlText } from '../db/sql.js';
+import { dropStaged, stageFile } from './stage-file.js';
+import { emptyFileReport, type FileReport } from './report.js';
+
+export interface RederivedFile {
+  file: string;
+  /** The trips whose stored derivation the file's current one replaced, or that it added. */
+  rederived: number;
+  /** Of those, the ones whose status, reason, mileage, points or top speed changed. */
+  changed: number;
+  /** Trips of the file that a later file sent again: they keep that file's copy. */
+  heldElsewhere: number;
+  /** Trips of the file whose record the current rules reject: kept as stored, by reason. */
+  keptAsStored: Record<string, number>;
+  report: FileReport;
+}
+
+/**
+ * Validates and derives one loaded file again by the current rules and merges the result in ONE
+ * transaction with the file's ledger row, like a load: a run killed at any point has all of the
+ * file's new derivation or none of it, and running again repeats it with the same outcome.
+ */
+export async function rederiveFile(
+  conn: DuckDBConnection,
+  file: string,
+  loaded: { file_key: string; batch_id: number },
+  ctx: { pointsDir: string; now: Date },
+): Promise<RederivedFile> {
+  const key = loaded.file_key;
+  try {
+    await stageFile(conn, file, ctx.now);
+    await materialize(conn, 'intermediate/int_trips', { source_file: file, loaded_at: ctx.now.toISOString(), file_key: key });
+    await runScript(conn, 'load/rederive_restrict', { file_key: key });
+    const [counts] = await queryFile(conn, 'load/rederive_changes');
+    const elsewhere = await query(conn, 'select count(*)::int as n from rederive_elsewhere');
+    const keptAsStored: Record<string, number> = {};
+    for (const row of await query(conn, 'select reason, count(*)::int as n from rederive_kept_as_stored group by reason')) {
+      keptAsStored[String(row['reason'])] = Number(row['n']);
+    }
+    await writePoints(conn, ctx.pointsDir, key);
+    const report = await merge(conn, file, key, loaded.batch_id, ctx.now);
+    return {
+      file,
+      rederived: Object.values(report.status).reduce((a, b) => a + b, 0),
+      changed: Number(counts?.['changed'] ?? 0),
+      heldElsewhere: Number(elsewhere[0]?.['n'] ?? 0),
+      keptAsStored,
+      report,
+    };
+  } finally {
+    await dropStaged(conn).catch(() => undefined);
+    await run(conn, 'drop table if exists temp.main.rederive_elsewhere');
+    await run(conn, 'drop table if exists temp.main.rederive_kept_as_stored');
+    await run(conn, 'drop table if exists temp.main.rederive_kept_point_rows');
+  }
+}
+
+/**
+ * Replaces the file's raw points (a trip whose points changed must not keep its old ones beside
+ * the new): the points of trips kept as stored are copied out of the earlier Parquet files, the
+ * trips the file holds are written as a load does, and only then are the earlier files deleted,
+ * all under new names. A run that fails or is killed in between leaves the earlier files (and
+ * perhaps some new ones, which the next run takes as earlier ones, reading kept rows once).
+ */
+async function writePoints(conn: DuckDBConnection, pointsDir: string, key: string): Promise<void> {
+  const prefix = `f${key.slice(0, 16)}_`;
+  const earlier = safeList(pointsDir).flatMap((partition) =>
+    safeList(join(pointsDir, partition)).filter((name) => name.startsWith(prefix) && name.endsWith('.parquet')).map((name) => join(pointsDir, partition, name)));
+  let stamp = Date.now();
+  while (earlier.some((path) => path.includes(`${prefix}r${stamp}_`))) stamp += 1;
+  const [kept] = await query(conn, 'select count(*)::int as n from rederive_kept_as_stored');
+  for (const partition of safeList(pointsDir)) {
+    const dir = join(pointsDir, partition);
+    const old = earlier.filter((path) => path.startsWith(`${dir}/`));
+    if (Number(kept?.['n'] ?? 0) === 0 || old.length === 0) continue;
+    await runFile(conn, 'load/rederive_kept_points', { files: listValue(old) });
+    const [rows] = await query(conn, 'select count(*)::int as n from rederive_kept_point_rows');
+    if (Number(rows?.['n'] ?? 0) === 0) continue;
+    const tmp = join(dir, `.${prefix}kept.tmp`);
+    await run(conn, `copy rederive_kept_point_rows to ${quoteLiteral(tmp)} (format parquet, compression zstd)`);
+    renameSync(tmp, join(dir, `${prefix}r${stamp}_kept.parquet`));
+  }
+  await run(
+    conn,
+    `copy (${sqlText('load/write_points')}) to ${quoteLiteral(pointsDir)} ` +
+      `(format parquet, compression zstd, partition_by (trip_date), overwrite_or_ignore true, ` +
+      `filename_pattern ${quoteLiteral(`${prefix}r${stamp}_{i}`)})`,
+  );
+  for (const path of earlier) rmSync(path, { force: true });
+}
+
+function safeList(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+async function merge(conn: DuckDBConnection, file: string, key: string, previousBatchId: number, now: Date): Promise<FileReport> {
+  const version = (await warehouseVersion(conn)) + 1;
+  const batchId = await nextBatchId(conn);
+  const loadedAt = now.toISOString();
+  const params = { version, batch_id: batchId, source_file: file, loaded_at: loadedAt, staged_after: batchId - 1, previous_batch_id: previousBatchId };
+  const report = emptyFileReport(file, false);
+  report.version = version;
+  await inTransaction(conn, async () => {
+    await runScript(conn, 'load/rederive_forget', params);
+    await runScript(conn, 'load/merge_file', params);
+    await run(conn, `insert into stats_daily by name\n${sqlText('marts/stats_daily')}`, { version });
+    for (const row of await query(conn, sqlText('load/file_report'))) {
+      const section = row['section'] as 'records' | 'points' | 'events' | 'status' | 'replaced';
+      const n = Number(row['n']);
+      if (section === 'replaced') report.replaced = n;
+      else report[section][String(row['reason'])] = n;
+    }
+    // the file's rows (quarantine, point drops) now belong to this batch: the next re-derivation replaces them
+    await run(conn, 'update loaded_files set batch_id = $batch_id where file_key = $key', { batch_id: batchId, key });
+    await run(conn, 'insert into batches values ($batch_id, $kind, $path, $version, $started, now(), $report::json)', {
+      batch_id: batchId, kind: 'rederive', path: file, version, started: loadedAt, report: JSON.stringify(report),
+    });
+    await setWarehouseVersion(conn, version);
+  });
+  return report;
+}
