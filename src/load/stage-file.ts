@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { materialize, quoteIdent, run, runScript, sqlText, query } from '../db/sql.js';
+import { materialize, quoteIdent, quoteLiteral, run, runScript, sqlText, query } from '../db/sql.js';
 import type { LineIndex } from './scan-file.js';
 import { appendLineIndex, appendRawLines } from './raw-lines.js';
 
@@ -35,7 +35,10 @@ export type StagePath = 'parquet' | 'typed' | 'lines';
 export async function stageFile(conn: DuckDBConnection, path: string, lines: LineIndex | undefined, parseBytes = PARSE_BYTES): Promise<StagePath> {
   let how: StagePath;
   if (formatOf(path) === 'parquet') {
-    await materialize(conn, 'staging/stg_trip_records_parquet', { path }, 'stg_trip_records');
+    // A view, not a copy: each model reads only the columns it needs (the point lists once, in
+    // int_points) straight from the file, in row-group-sized pieces, so memory does not grow with
+    // the file. A view takes no parameters: the path enters as a quoted literal.
+    await run(conn, `create or replace temp view stg_trip_records as\n${sqlText('staging/stg_trip_records_parquet').replaceAll('$path', quoteLiteral(path))}`);
     how = 'parquet';
   } else {
     if (!lines) throw new Error(`${path}: staged without its line index`);
@@ -93,7 +96,10 @@ async function rejectedLines(conn: DuckDBConnection): Promise<number[]> {
 
 /** Frees the memory the staged file holds before the next file. */
 export async function dropStaged(conn: DuckDBConnection): Promise<void> {
+  // stg_trip_records is a view for Parquet and a table for NDJSON; DROP TABLE refuses a view
+  await conn.run('drop view if exists temp.main.stg_trip_records').catch(() => undefined);
   for (const table of ['raw_lines', 'line_index', 'stg_trip_records', 'int_trips', 'scope_user_days', 'replaced_trips', ...DERIVE.map((m) => m.split('/')[1])]) {
-    await conn.run(`drop table if exists temp.main.${quoteIdent(table as string)}`);
+    const name = `temp.main.${quoteIdent(table as string)}`;
+    await conn.run(`drop table if exists ${name}`).catch(() => conn.run(`drop view if exists ${name}`));
   }
 }
