@@ -21,9 +21,10 @@ create or replace temp macro parse_json_instant(j) as
     end;
 
 -- A time inside points and events, lenient (docs/decisions.md): epoch milliseconds as a number or
--- numeric text, or ISO 8601 with an offset. Points are almost always epoch ms: the cheap cast first.
+-- numeric text, or ISO 8601 with an offset. Points are almost always epoch ms: the cheap cast first
+-- (a Parquet file's times may be stored as integers; only the rest is read as text).
 create or replace temp macro parse_instant(s) as
-    coalesce(epoch_ms_instant(try_cast(s as double)), parse_iso_instant(s));
+    coalesce(epoch_ms_instant(try_cast(s as double)), parse_iso_instant(s::varchar));
 
 -- The text of a JSON string value; NULL when the value is absent or not a string.
 create or replace temp macro json_string(j) as

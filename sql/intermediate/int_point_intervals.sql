@@ -2,16 +2,16 @@
 -- reads: int_points
 -- dt is in seconds; an interval is a driving interval when 0 < dt <= 10 (decisions 4). An interval
 -- covered faster than 250 km/h is implausible (decisions 3, rule speed_implausible); position spikes
--- are already dropped, so this judges the points left.
+-- are already dropped, so this judges the points left. Trips are keyed by their record's line_no.
 with kept as (
-    select app_id, trip_id, t, lat, lng, speed, next_t, next_lat, next_lng, next_speed
+    select line_no, t, lat, lng, speed, next_t, next_lat, next_lng, next_speed
     from int_points
     where drop_reason is null
 ),
 
 -- the few trips that lost a position spike: their kept points' successors are found again
 spiked as (
-    select distinct app_id, trip_id
+    select distinct line_no
     from int_points
     where drop_reason = 'position_spike'
 ),
@@ -19,11 +19,10 @@ spiked as (
 paired as (
     select k.*
     from kept as k
-    anti join spiked as s on s.app_id = k.app_id and s.trip_id = k.trip_id
+    anti join spiked as s on s.line_no = k.line_no
     union all
     select
-        k.app_id,
-        k.trip_id,
+        k.line_no,
         k.t,
         k.lat,
         k.lng,
@@ -33,8 +32,8 @@ paired as (
         lead(k.lng) over w as next_lng,
         lead(k.speed) over w as next_speed
     from kept as k
-    semi join spiked as s on s.app_id = k.app_id and s.trip_id = k.trip_id
-    window w as (partition by k.app_id, k.trip_id order by k.t)
+    semi join spiked as s on s.line_no = k.line_no
+    window w as (partition by k.line_no order by k.t)
 )
 
 select

@@ -1,8 +1,7 @@
--- grain: one row per loadable trip that has at least one kept point
+-- grain: one row per loadable trip (by its record's line_no) that has at least one kept point
 -- reads: int_point_intervals
 select
-    app_id,
-    trip_id,
+    line_no,
     count(*) as count_points,
     coalesce(sum(distance_m), 0) as distance_m,
     max(speed) * 3.6 as max_speed_kmh,
@@ -15,4 +14,4 @@ select
     arg_max(lat, t) as end_lat,
     arg_max(lng, t) as end_lng
 from int_point_intervals
-group by app_id, trip_id
+group by line_no

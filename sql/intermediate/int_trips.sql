@@ -50,7 +50,7 @@ joined as (
         coalesce(f.weekday_seconds, 0) as weekday_seconds,
         r.line_no
     from int_loadable_records as r
-    left join int_trip_point_metrics as m on m.app_id = r.app_id and m.trip_id = r.trip_id
+    left join int_trip_point_metrics as m on m.line_no = r.line_no
     left join event_totals as e on e.app_id = r.app_id and e.trip_id = r.trip_id
     left join int_trip_distraction as d on d.app_id = r.app_id and d.trip_id = r.trip_id
     left join int_trip_time_factors as f on f.app_id = r.app_id and f.trip_id = r.trip_id

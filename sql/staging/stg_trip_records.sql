@@ -1,5 +1,10 @@
--- grain: one row per non-blank line of one NDJSON file
+-- grain: one row per non-blank line of one NDJSON file, lines $first_line to $last_line
 -- reads: raw_lines (line_no, line)
+-- params: $first_line BIGINT, $last_line BIGINT
+-- The path for a file that stg_trip_records_ndjson cannot take whole: each line is parsed on its
+-- own, so a malformed line gets its reason and never stops the file. A large file is parsed a
+-- range of lines at a time: from_json over one text column of the whole file does not fit in
+-- memory (it is not spilled).
 -- Parses each line once. Identity and time fields stay JSON so validation can tell a number from
 -- a string; points and events get their typed shape (a value of the wrong type becomes NULL).
 -- The line itself is not carried on: the quarantine takes it from raw_lines by line_no, so the
@@ -22,7 +27,8 @@ with parsed as (
                         "description": "VARCHAR"}]
         }')) as r
     from raw_lines
-    where line is not null and regexp_matches(line, '[^\s]')
+    where line_no between $first_line and $last_line
+        and line is not null and regexp_matches(line, '[^\s]')
 ),
 
 checked as (

@@ -19,6 +19,8 @@ export interface LoadOptions {
   progress?: Progress;
   /** Files derived at once (default DRIVING_LOAD_CONCURRENCY, 2). */
   concurrency?: number;
+  /** NDJSON text parsed at once when a file is read line by line (tests make it small). */
+  parseBytes?: number;
 }
 
 export interface LoadResult {
@@ -53,7 +55,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     const reports: FileReport[] = [];
     const day = now.toISOString().slice(0, 10);
     let t0 = Date.now();
-    await loadFiles(wh, files, { pointsDir: paths.pointsDir, now, concurrency: options.concurrency ?? settings.loadConcurrency }, ({ file, report: loaded, error }, index) => {
+    await loadFiles(wh, files, { pointsDir: paths.pointsDir, now, parseBytes: options.parseBytes, concurrency: options.concurrency ?? settings.loadConcurrency }, ({ file, report: loaded, error }, index) => {
       let report: FileReport;
       if (loaded) {
         report = loaded;

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { fileKey } from './file-key.js';
+import { fileKey } from './scan-file.js';
 
 /**
  * Where a loaded file's bytes are now: its recorded path if it still holds them, else a copy in

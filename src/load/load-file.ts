@@ -5,13 +5,15 @@ import type { Warehouse } from '../warehouse/warehouse.js';
 import { inTransaction, nextBatchId, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
 import { installMacros } from '../db/macros.js';
 import { materialize, query, queryFile, quoteLiteral, run, runScript, sqlText } from '../db/sql.js';
-import { dropStaged, stageFile } from './stage-file.js';
-import { fileKey } from './file-key.js';
+import { dropStaged, formatOf, stageFile, type StagePath } from './stage-file.js';
+import { scanFile, type LineIndex } from './scan-file.js';
 import { emptyFileReport, type FileReport } from './report.js';
 
 export interface LoadFileContext {
   pointsDir: string;
   now: Date;
+  /** NDJSON text parsed at once when a file is read line by line (default 64 MiB). */
+  parseBytes?: number;
 }
 
 /** One file's outcome, in input order; `error` when it could not be loaded at all. */
@@ -78,20 +80,21 @@ async function stagingConnection(wh: Warehouse): Promise<DuckDBConnection> {
 async function loadOne(conn: DuckDBConnection, file: string, ctx: LoadFileContext, previous: Promise<void>): Promise<FileOutcome> {
   try {
     const source = resolve(file);
-    const key = await fileKey(source);
+    const { key, lines } = await scanFile(source, formatOf(source) === 'ndjson');
     if (await alreadyLoaded(conn, key)) return { file, report: emptyFileReport(source, true) };
     // the trips staging saw are those of batches up to this one (merge_file.sql looks after it)
     let stagedAfter = await lastBatchId(conn);
-    await stage(conn, source, key, ctx);
+    let how = await stage(conn, source, key, lines, ctx);
     await previous;
     // checked again in turn: the same bytes may come twice in one run
     if (await alreadyLoaded(conn, key)) return { file, report: emptyFileReport(source, true) };
     if ((await lastBatchId(conn)) > stagedAfter && (await ownersChanged(conn, stagedAfter))) {
       await dropStaged(conn);
       stagedAfter = await lastBatchId(conn);
-      await stage(conn, source, key, ctx);
+      how = await stage(conn, source, key, lines, ctx);
     }
-    return { file, report: await merge(conn, source, key, ctx, stagedAfter) };
+    const report = await merge(conn, source, key, ctx, stagedAfter);
+    return { file, report: { ...report, read: how } };
   } catch (error) {
     return { file, error };
   }
@@ -113,8 +116,8 @@ async function ownersChanged(conn: DuckDBConnection, since: number): Promise<boo
 }
 
 /** Derives the file into temp tables of `conn` and writes its kept points to Parquet. */
-async function stage(conn: DuckDBConnection, source: string, key: string, ctx: LoadFileContext): Promise<void> {
-  await stageFile(conn, source, ctx.now);
+async function stage(conn: DuckDBConnection, source: string, key: string, lines: LineIndex | undefined, ctx: LoadFileContext): Promise<StagePath> {
+  const how = await stageFile(conn, source, lines, ctx.now, ctx.parseBytes);
   await materialize(conn, 'intermediate/int_trips', { source_file: source, loaded_at: ctx.now.toISOString(), file_key: key });
   // Points go to Parquet before the transaction under a name derived from the file's hash, so a
   // retry after a crash overwrites the same files instead of adding copies.
@@ -124,6 +127,7 @@ async function stage(conn: DuckDBConnection, source: string, key: string, ctx: L
       `(format parquet, compression zstd, partition_by (trip_date), overwrite_or_ignore true, ` +
       `filename_pattern ${quoteLiteral(`f${key.slice(0, 16)}_{i}`)})`,
   );
+  return how;
 }
 
 /**

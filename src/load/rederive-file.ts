@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { inTransaction, nextBatchId, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
 import { listValue, type DuckDBConnection } from '@duckdb/node-api';
 import { materialize, query, queryFile, quoteLiteral, run, runFile, runScript, sqlText } from '../db/sql.js';
-import { dropStaged, stageFile } from './stage-file.js';
+import { dropStaged, formatOf, stageFile } from './stage-file.js';
+import { scanFile } from './scan-file.js';
 import { emptyFileReport, type FileReport } from './report.js';
 
 export interface RederivedFile {
@@ -32,7 +33,8 @@ export async function rederiveFile(
 ): Promise<RederivedFile> {
   const key = loaded.file_key;
   try {
-    await stageFile(conn, file, ctx.now);
+    const { lines } = await scanFile(file, formatOf(file) === 'ndjson');
+    await stageFile(conn, file, lines, ctx.now);
     await materialize(conn, 'intermediate/int_trips', { source_file: file, loaded_at: ctx.now.toISOString(), file_key: key });
     await runScript(conn, 'load/rederive_restrict', { file_key: key });
     const [counts] = await queryFile(conn, 'load/rederive_changes');

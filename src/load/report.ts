@@ -4,6 +4,8 @@ export interface FileReport {
   skipped: boolean;
   /** Why the file could not be loaded at all (unreadable, not NDJSON/Parquet, too long a line). */
   failed?: string;
+  /** How an NDJSON file was read: `typed` (DuckDB's reader, whole) or `lines` (line by line, when a line is malformed or mistyped). */
+  read?: 'typed' | 'lines' | 'parquet';
   version: number | null;
   records: Record<string, number>;
   points: Record<string, number>;

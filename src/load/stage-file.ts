@@ -1,5 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { materialize, quoteIdent } from '../db/sql.js';
+import { materialize, quoteIdent, quoteLiteral, run, runScript, sqlText, query } from '../db/sql.js';
+import type { LineIndex } from './scan-file.js';
+import { appendLineIndex, appendRawLines } from './raw-lines.js';
 
 /** The models that turn one input file into loadable rows, in dependency order. */
 const DERIVE = [
@@ -13,32 +15,93 @@ const DERIVE = [
   'intermediate/int_trip_time_factors',
 ] as const;
 
+/** Text a line-by-line parse takes at once: from_json's memory is not spilled (see stg_trip_records.sql). */
+const PARSE_BYTES = 64 * 1024 * 1024;
+
 export type InputFormat = 'ndjson' | 'parquet';
 
 export function formatOf(path: string): InputFormat {
   return /\.parquet$/i.test(path) ? 'parquet' : 'ndjson';
 }
 
+/** How a file was staged: NDJSON read whole by DuckDB's reader (`typed`) or line by line. */
+export type StagePath = 'parquet' | 'typed' | 'lines';
+
 /**
  * Reads one file into the staging and intermediate temp tables of the connection.
- * `int_trips` (which needs the batch's identity) is materialised by the caller.
- * `validatedAt` is the moment record times are judged against (no record time may lie more than
- * 10 minutes after it): the load's clock.
+ * `lines` is the NDJSON file's line index from its scan. `int_trips` (which needs the batch's
+ * identity) is materialised by the caller. `validatedAt` is the moment record times are judged
+ * against (no record time may lie more than 10 minutes after it): the load's clock.
  */
-export async function stageFile(conn: DuckDBConnection, path: string, validatedAt: Date): Promise<void> {
+export async function stageFile(conn: DuckDBConnection, path: string, lines: LineIndex | undefined, validatedAt: Date, parseBytes = PARSE_BYTES): Promise<StagePath> {
+  let how: StagePath;
   if (formatOf(path) === 'parquet') {
-    await materialize(conn, 'staging/stg_trip_records_parquet', { path }, 'stg_trip_records');
-    await materialize(conn, 'staging/stg_no_lines', {}, 'raw_lines');
+    // A view, not a copy: each model reads only the columns it needs (the point lists once, in
+    // int_points) straight from the file, in row-group-sized pieces, so memory does not grow with
+    // the file. A view takes no parameters: the path enters as a quoted literal.
+    await run(conn, `create or replace temp view stg_trip_records as\n${sqlText('staging/stg_trip_records_parquet').replaceAll('$path', quoteLiteral(path))}`);
+    how = 'parquet';
   } else {
-    await materialize(conn, 'staging/stg_raw_lines', { path }, 'raw_lines');
-    await materialize(conn, 'staging/stg_trip_records');
+    if (!lines) throw new Error(`${path}: staged without its line index`);
+    how = (await stageTyped(conn, path, lines)) ? 'typed' : 'lines';
+    if (how === 'lines') await stageLines(conn, path, lines, parseBytes);
   }
-  for (const model of DERIVE) await materialize(conn, model, { validated_at: validatedAt.toISOString() });
+  if (how !== 'lines') await materialize(conn, 'staging/stg_no_lines', {}, 'raw_lines');
+  const params = { validated_at: validatedAt.toISOString() };
+  await materialize(conn, DERIVE[0], params);
+  // only the lines of rejected records are read again, for the quarantine
+  if (how === 'typed') await appendRawLines(conn, path, lines as LineIndex, await rejectedLines(conn));
+  for (const model of DERIVE.slice(1)) await materialize(conn, model, params);
+  return how;
+}
+
+/**
+ * The fast path: DuckDB's typed reader over the whole file, then each record's line number from
+ * the index. False (and nothing staged) when a line is not a well-typed object: such a file is
+ * staged line by line, where each bad line gets its reason.
+ */
+async function stageTyped(conn: DuckDBConnection, path: string, lines: LineIndex): Promise<boolean> {
+  if (!lines.allObjects) return false;
+  try {
+    await materialize(conn, 'staging/stg_trip_records_ndjson', { path }, 'stg_trip_records');
+  } catch {
+    await conn.run('drop table if exists temp.main.stg_trip_records');
+    return false;
+  }
+  const [row] = await query(conn, 'select count(*)::double as n from stg_trip_records');
+  if (Number(row?.['n']) !== lines.count) {
+    await conn.run('drop table temp.main.stg_trip_records');
+    return false;
+  }
+  await appendLineIndex(conn, lines);
+  await runScript(conn, 'staging/stg_line_numbers');
+  await conn.run('drop table temp.main.line_index');
+  return true;
+}
+
+/** The line-by-line path, a range of lines at a time so that memory stays bounded. */
+async function stageLines(conn: DuckDBConnection, path: string, lines: LineIndex, parseBytes: number): Promise<void> {
+  await materialize(conn, 'staging/stg_raw_lines', { path }, 'raw_lines');
+  const ranges = lines.ranges(parseBytes);
+  if (ranges.length === 0) ranges.push([0, -1]);
+  for (const [i, [first, last]] of ranges.entries()) {
+    const params = { first_line: first, last_line: last };
+    if (i === 0) await materialize(conn, 'staging/stg_trip_records', params);
+    else await run(conn, `insert into stg_trip_records\n${sqlText('staging/stg_trip_records')}`, params);
+  }
+}
+
+async function rejectedLines(conn: DuckDBConnection): Promise<number[]> {
+  const rows = await query(conn, 'select line_no from int_trip_records where reason is not null order by line_no');
+  return rows.map((r) => Number(r['line_no']));
 }
 
 /** Frees the memory the staged file holds before the next file. */
 export async function dropStaged(conn: DuckDBConnection): Promise<void> {
-  for (const table of ['raw_lines', 'stg_trip_records', 'int_trips', 'scope_user_days', 'replaced_trips', ...DERIVE.map((m) => m.split('/')[1])]) {
-    await conn.run(`drop table if exists temp.main.${quoteIdent(table as string)}`);
+  // stg_trip_records is a view for Parquet and a table for NDJSON; DROP TABLE refuses a view
+  await conn.run('drop view if exists temp.main.stg_trip_records').catch(() => undefined);
+  for (const table of ['raw_lines', 'line_index', 'stg_trip_records', 'int_trips', 'scope_user_days', 'replaced_trips', ...DERIVE.map((m) => m.split('/')[1])]) {
+    const name = `temp.main.${quoteIdent(table as string)}`;
+    await conn.run(`drop table if exists ${name}`).catch(() => conn.run(`drop view if exists ${name}`));
   }
 }
