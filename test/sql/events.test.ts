@@ -89,7 +89,8 @@ describe('events written after a publish', () => {
     // B (a second trip in the window), then A again (the trip re-sent outside the window): three facts, three ids
     await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '2.ndjson'), [trip('b', 1, '2026-11-20T08:00:00-05:00')])], now });
     await runScore({ dataDir: ws.dir, date: '2026-11-21', now });
-    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '3.ndjson'), [trip('b', 1, '2026-11-21T08:00:00-05:00')])], now });
+    // loaded after that trip ended: a record time more than 10 minutes after the load's clock is out of range
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '3.ndjson'), [trip('b', 1, '2026-11-21T08:00:00-05:00')])], now: new Date('2026-11-21T14:00:00Z') });
     await runScore({ dataDir: ws.dir, date: '2026-11-21', now });
     const later = scoreIds();
     expect(later).toHaveLength(2);

@@ -28,7 +28,10 @@ beforeAll(async () => {
       }));
     }
   }
-  await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'nov.ndjson'), records)], now });
+  // loaded after the last trip ended (2026-11-20 23:30 in New York is 04:30 UTC): a record time more
+  // than 10 minutes after the load's clock is out of range
+  const loadedAt = new Date('2026-11-21T06:00:00Z');
+  await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'nov.ndjson'), records)], now: loadedAt });
   await runScore({ dataDir: ws.dir, from: '2026-11-19', to: '2026-11-21', now });
 });
 afterAll(() => ws.cleanup());
