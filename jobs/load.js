@@ -36,7 +36,9 @@ if (argv.rederive) {
 } else {
   await runJob('load', argv.json, async () => {
     const result = await runLoad({ dataDir: resolveDataDir(argv.dataDir), inputs: argv.input, progress: stderrProgress });
-    // files that could not be read are set aside with their reason; the rest is loaded and published
-    return { result, summary: loadSummary(result), exitCode: result.totals.filesFailed > 0 ? 2 : 0 };
+    // files that could not be read are set aside with their reason (a file that changed while it was
+    // loaded stays for the next run); the rest is loaded and published. A link or other non-file in
+    // the landing area is reported and the night goes on (0); one named with --input is bad input (2).
+    return { result, summary: loadSummary(result), exitCode: result.totals.filesFailed > 0 || result.refusedNamed ? 2 : 0 };
   });
 }

@@ -2,6 +2,12 @@ import { DatabaseBusyError } from './db/open.js';
 import { InputError } from './errors.js';
 import { CheckFailedError } from './publish/checks.js';
 
+// Every file a job or the API creates may hold personal data (warehouse, points, slots, serving
+// files, landing and event files, passport): readable by its owner only, 0600, and folders 0700,
+// whatever the shell's umask. DuckDB and Node create files through the process umask, so this one
+// line covers every writer; every entry point in jobs/ imports this module first.
+process.umask(0o077);
+
 export interface JobOutcome<T> {
   result: T;
   /** The one line every job ends with. */

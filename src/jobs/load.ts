@@ -2,7 +2,8 @@ import { pathsFor, jobSettings } from '../config.js';
 import { AppStore } from '../apps/store.js';
 import { openWarehouse } from '../warehouse/warehouse.js';
 import { loadFiles } from '../load/load-file.js';
-import { expandInputs, landingFiles, moveLanded } from '../load/landing.js';
+import { expandInputs, landingFiles, moveLanded, type RefusedInput } from '../load/landing.js';
+import { ChangedDuringLoadError } from '../load/file-identity.js';
 import { InputError } from '../errors.js';
 import { pruneLandingArchive, prunePoints } from '../load/retention.js';
 import { emptyFileReport, totals, type FileReport, type LoadTotals } from '../load/report.js';
@@ -21,10 +22,16 @@ export interface LoadOptions {
   concurrency?: number;
   /** NDJSON text parsed at once when a file is read line by line (tests make it small). */
   parseBytes?: number;
+  /** Called between a file's staging and its merge (tests change the file there). */
+  afterStage?: (file: string) => void | Promise<void>;
 }
 
 export interface LoadResult {
   files: FileReport[];
+  /** Entries of the landing area or `--input` that are not regular files: never read, left where they are. */
+  refused: RefusedInput[];
+  /** Whether an input named with `--input` was refused (bad input: exit 2). */
+  refusedNamed: boolean;
   totals: LoadTotals;
   publish: PublishResult;
   pointsPartitionsRemoved: string[];
@@ -47,19 +54,23 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const apps = new AppStore(paths.appsFile).list();
   if (apps.length === 0) throw new InputError(`no apps in ${paths.appsFile}: create one with 'node jobs/apps.js add --name NAME'`);
   const fromLanding = options.inputs === undefined || options.inputs.length === 0;
-  const files = fromLanding ? landingFiles(paths.landingDir) : expandInputs(options.inputs ?? []);
+  const { files, refused } = fromLanding ? landingFiles(paths.landingDir) : expandInputs(options.inputs ?? []);
   progress(`load: ${files.length} file(s) ${fromLanding ? `from ${paths.landingDir}` : 'given'}`);
+  for (const r of refused) progress(`load: ${r.file}: not loaded, not a regular file (${r.kind}): never followed, left where it is`);
 
   const wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: settings.memoryLimit });
   try {
     const reports: FileReport[] = [];
     const day = now.toISOString().slice(0, 10);
     let t0 = Date.now();
-    await loadFiles(wh, files, { pointsDir: paths.pointsDir, now, parseBytes: options.parseBytes, concurrency: options.concurrency ?? settings.loadConcurrency }, ({ file, report: loaded, error }, index) => {
+    await loadFiles(wh, files, { pointsDir: paths.pointsDir, now, parseBytes: options.parseBytes, afterStage: options.afterStage, concurrency: options.concurrency ?? settings.loadConcurrency }, ({ file, report: loaded, error }, index) => {
       let report: FileReport;
       if (loaded) {
         report = loaded;
         if (fromLanding) moveLanded(paths.landingDir, file, day, 'loaded');
+      } else if (error instanceof ChangedDuringLoadError) {
+        // nothing of it was kept, and it stays where it is: the next run takes it again
+        report = { ...emptyFileReport(file, false), failed: firstLine(error), retry: true };
       } else {
         // One unreadable file must not hold up the others: it is set aside with its reason.
         report = { ...emptyFileReport(file, false), failed: firstLine(error) };
@@ -88,7 +99,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     progress(`load: publish ${published.detail}`);
     const events = await emitEvents(wh, paths.eventsDir, published.version, now);
     if (events.file) progress(`load: ${events.tripCreated} trip.created and ${events.safetyScoreUpdated} safety_score.updated event(s) in ${events.file}`);
-    return { files: reports, totals: totals(reports), publish: published, pointsPartitionsRemoved: removed, purged, events, seconds: (Date.now() - started) / 1000 };
+    return { files: reports, refused, refusedNamed: !fromLanding && refused.length > 0, totals: totals(reports), publish: published, pointsPartitionsRemoved: removed, purged, events, seconds: (Date.now() - started) / 1000 };
   } finally {
     wh.close();
   }

@@ -13,7 +13,8 @@ export function loadSummary(r: LoadResult): string {
   return (
     `${t.files - t.filesSkipped - t.filesFailed} file(s) loaded, ${t.filesSkipped} skipped, ${t.filesFailed} failed; ${t.tripsLoaded} trips (${t.tripsReplaced} replaced, ` +
     `${sum(t.tripsAbnormal)} abnormal), ${sum(t.rejected)} records rejected, ${sum(t.pointsDropped)} points dropped, ` +
-    `${sum(t.eventsQuarantined)} events quarantined; ${publishSummary(r.publish)} in ${r.seconds.toFixed(1)} s`
+    `${sum(t.eventsQuarantined)} events quarantined; ${publishSummary(r.publish)} in ${r.seconds.toFixed(1)} s` +
+    (r.refused.length > 0 ? `; ${r.refused.length} not a regular file (left alone)` : '')
   );
 }
 

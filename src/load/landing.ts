@@ -1,32 +1,83 @@
 import { InputError } from '../errors.js';
-import { existsSync, mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 
 const INPUT = /\.(ndjson|jsonl|json)(\.gz)?$|\.parquet$/i;
 
-/** Files in the landing area, oldest name first; dot-files are uploads still being written. */
-export function landingFiles(landingDir: string): string[] {
-  if (!existsSync(landingDir)) return [];
-  return readdirSync(landingDir)
-    .filter((name) => !name.startsWith('.') && INPUT.test(name))
-    .map((name) => join(landingDir, name))
-    .filter((path) => statSync(path).isFile())
-    .sort();
+/** Names writers use while a file is not complete yet: they write there, then rename. */
+const IN_PROGRESS = /^\.|\.(tmp|part)$/i;
+
+/** An input that was found but not taken: never followed, left where it is, reported. */
+export interface RefusedInput {
+  file: string;
+  reason: 'not_a_regular_file';
+  /** What it is instead: `symbolic link`, `folder`, `FIFO`, `socket`, `device`. */
+  kind: string;
 }
 
-/** `--input` values: files, or folders whose input files are taken in name order. */
-export function expandInputs(inputs: string[]): string[] {
-  const out: string[] = [];
+export interface Inputs {
+  files: string[];
+  refused: RefusedInput[];
+}
+
+/**
+ * Files in the landing area, oldest name first. Only regular files are taken: a symbolic link is
+ * never followed (a link to the apps file would put its secrets into the quarantine) and a FIFO
+ * would block the load; both are reported and left alone. Names of files still being written
+ * (`.name`, `*.tmp`, `*.part`) are ignored.
+ */
+export function landingFiles(landingDir: string): Inputs {
+  if (!existsSync(landingDir)) return { files: [], refused: [] };
+  return sorted(readdirSync(landingDir).filter(isInputName).map((name) => join(landingDir, name)));
+}
+
+/** `--input` values: files, or folders whose input files are taken in name order, by the same rules. */
+export function expandInputs(inputs: string[]): Inputs {
+  const out: Inputs = { files: [], refused: [] };
   for (const input of inputs) {
     const path = resolve(input);
-    if (!existsSync(path)) throw new InputError(`--input ${input}: no such file or folder`);
-    if (statSync(path).isDirectory()) {
-      const found = readdirSync(path).filter((n) => INPUT.test(n) && !n.startsWith('.')).sort();
-      if (found.length === 0) throw new InputError(`--input ${input}: no .ndjson, .ndjson.gz, .jsonl or .parquet files in this folder`);
-      out.push(...found.map((n) => join(path, n)));
-    } else out.push(path);
+    const kind = kindOf(path);
+    if (kind === null) throw new InputError(`--input ${input}: no such file or folder`);
+    if (kind === 'folder') {
+      const found = sorted(readdirSync(path).filter(isInputName).map((n) => join(path, n)));
+      if (found.files.length + found.refused.length === 0) throw new InputError(`--input ${input}: no .ndjson, .ndjson.gz, .jsonl or .parquet files in this folder`);
+      out.files.push(...found.files);
+      out.refused.push(...found.refused);
+    } else if (kind === 'file') out.files.push(path);
+    else out.refused.push({ file: path, reason: 'not_a_regular_file', kind });
   }
   return out;
+}
+
+function isInputName(name: string): boolean {
+  return INPUT.test(name) && !IN_PROGRESS.test(name);
+}
+
+function sorted(paths: string[]): Inputs {
+  const out: Inputs = { files: [], refused: [] };
+  for (const path of paths.sort()) {
+    const kind = kindOf(path);
+    if (kind === 'file') out.files.push(path);
+    // gone since the listing (renamed by its writer): the next run sees it under its new name
+    else if (kind !== null) out.refused.push({ file: path, reason: 'not_a_regular_file', kind });
+  }
+  return out;
+}
+
+/** What is at `path` itself (lstat: a link is a link, whatever it points to); null when nothing. */
+function kindOf(path: string): string | null {
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch {
+    return null;
+  }
+  if (st.isFile()) return 'file';
+  if (st.isDirectory()) return 'folder';
+  if (st.isSymbolicLink()) return 'symbolic link';
+  if (st.isFIFO()) return 'FIFO';
+  if (st.isSocket()) return 'socket';
+  return 'device';
 }
 
 /**

@@ -1,4 +1,3 @@
-import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Warehouse } from '../warehouse/warehouse.js';
@@ -7,6 +6,7 @@ import { installMacros } from '../db/macros.js';
 import { materialize, query, queryFile, quoteLiteral, run, runScript, sqlText } from '../db/sql.js';
 import { dropStaged, formatOf, stageFile, type StagePath } from './stage-file.js';
 import { scanFile, type LineIndex } from './scan-file.js';
+import { assertUnchanged, ChangedDuringLoadError, identityOf, removePointFiles, type FileIdentity } from './file-identity.js';
 import { emptyFileReport, type FileReport } from './report.js';
 
 export interface LoadFileContext {
@@ -14,6 +14,8 @@ export interface LoadFileContext {
   now: Date;
   /** NDJSON text parsed at once when a file is read line by line (default 64 MiB). */
   parseBytes?: number;
+  /** Called between a file's staging and its merge (a test appends to the file here). */
+  afterStage?: (file: string) => void | Promise<void>;
 }
 
 /** One file's outcome, in input order; `error` when it could not be loaded at all. */
@@ -78,24 +80,31 @@ async function stagingConnection(wh: Warehouse): Promise<DuckDBConnection> {
 }
 
 async function loadOne(conn: DuckDBConnection, file: string, ctx: LoadFileContext, previous: Promise<void>): Promise<FileOutcome> {
+  const source = resolve(file);
+  let key: string | undefined;
   try {
-    const source = resolve(file);
-    const { key, lines } = await scanFile(source, formatOf(source) === 'ndjson');
+    // what the file is now; its merge commits only if it is still exactly that (changed_during_load)
+    const identity = identityOf(source);
+    const scan = await scanFile(source, formatOf(source) === 'ndjson', identity);
+    key = scan.key;
     if (await alreadyLoaded(conn, key)) return { file, report: emptyFileReport(source, true) };
     // the trips staging saw are those of batches up to this one (merge_file.sql looks after it)
     let stagedAfter = await lastBatchId(conn);
-    let how = await stage(conn, source, key, lines, ctx);
+    let how = await stage(conn, source, key, scan.lines, ctx);
+    await ctx.afterStage?.(source);
     await previous;
     // checked again in turn: the same bytes may come twice in one run
     if (await alreadyLoaded(conn, key)) return { file, report: emptyFileReport(source, true) };
     if ((await lastBatchId(conn)) > stagedAfter && (await ownersChanged(conn, stagedAfter))) {
       await dropStaged(conn);
       stagedAfter = await lastBatchId(conn);
-      how = await stage(conn, source, key, lines, ctx);
+      how = await stage(conn, source, key, scan.lines, ctx);
     }
-    const report = await merge(conn, source, key, ctx, stagedAfter);
+    const report = await merge(conn, source, key, identity, ctx, stagedAfter);
     return { file, report: { ...report, read: how } };
   } catch (error) {
+    // nothing of a changed file is kept: its merge rolled back; the points it wrote go too
+    if (error instanceof ChangedDuringLoadError && key !== undefined) removePointFiles(ctx.pointsDir, key);
     return { file, error };
   }
 }
@@ -135,7 +144,7 @@ async function stage(conn: DuckDBConnection, source: string, key: string, lines:
  * row and a new version, so a load killed at any point either has all of the file or none of it,
  * and the file is simply loaded again.
  */
-async function merge(conn: DuckDBConnection, source: string, key: string, ctx: LoadFileContext, stagedAfter: number): Promise<FileReport> {
+async function merge(conn: DuckDBConnection, source: string, key: string, identity: FileIdentity, ctx: LoadFileContext, stagedAfter: number): Promise<FileReport> {
   const version = (await warehouseVersion(conn)) + 1;
   const batchId = await nextBatchId(conn);
   const loadedAt = ctx.now.toISOString();
@@ -152,12 +161,14 @@ async function merge(conn: DuckDBConnection, source: string, key: string, ctx: L
       else report[section][String(row['reason'])] = n;
     }
     await run(conn, 'insert into loaded_files values ($key, $path, $bytes, $batch_id, $loaded_at)', {
-      key, path: source, bytes: statSync(source).size, batch_id: batchId, loaded_at: loadedAt,
+      key, path: source, bytes: identity.size, batch_id: batchId, loaded_at: loadedAt,
     });
     await run(conn, 'insert into batches values ($batch_id, $kind, $path, $version, $started, now(), $report::json)', {
       batch_id: batchId, kind: 'load', path: source, version, started: loadedAt, report: JSON.stringify(report),
     });
     await setWarehouseVersion(conn, version);
+    // last, inside the transaction: a file that changed since its load began rolls all of it back
+    assertUnchanged(source, identity);
   });
   return report;
 }

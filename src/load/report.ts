@@ -4,6 +4,8 @@ export interface FileReport {
   skipped: boolean;
   /** Why the file could not be loaded at all (unreadable, not NDJSON/Parquet, too long a line). */
   failed?: string;
+  /** The file changed while it was loaded (`changed_during_load`): nothing kept, left for the next run. */
+  retry?: boolean;
   /** How an NDJSON file was read: `typed` (DuckDB's reader, whole) or `lines` (line by line, when a line is malformed or mistyped). */
   read?: 'typed' | 'lines' | 'parquet';
   version: number | null;

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { closeSync, constants, createReadStream, fstatSync, openSync } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import { createGunzip } from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
 import { InputError } from '../errors.js';
+import { ChangedDuringLoadError, sameIdentity, type FileIdentity } from './file-identity.js';
 
 /** The longest line a file may hold: a day-long trip at 1 Hz is about 6 MiB. */
 export const MAX_LINE_BYTES = 32 * 1024 * 1024;
@@ -77,9 +78,20 @@ export interface FileScan {
  *
  * @example const { key, lines } = await scanFile('landing/day.ndjson');
  */
-export async function scanFile(path: string, ndjson: boolean): Promise<FileScan> {
+export async function scanFile(path: string, ndjson: boolean, expected?: FileIdentity): Promise<FileScan> {
   const hash = createHash('sha256');
-  const source = createReadStream(path, { highWaterMark: 4 << 20 });
+  // never through a link; and the file opened must be the one the load began with
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (error) {
+    asChange(error as Error);
+  }
+  if (expected && !sameIdentity(expected, fstatSync(fd))) {
+    closeSync(fd);
+    throw new ChangedDuringLoadError(`changed_during_load: ${path} was replaced before it was read`);
+  }
+  const source = createReadStream('', { fd, highWaterMark: 4 << 20 });
   source.on('data', (chunk) => hash.update(chunk as Buffer));
   const scanner = ndjson ? new LineScanner() : undefined;
   const sink = new Writable({
@@ -106,6 +118,12 @@ export async function scanFile(path: string, ndjson: boolean): Promise<FileScan>
 /** SHA-256 of a file's bytes (a gzip file's stream checked whole): the ledger key. */
 export async function fileKey(path: string): Promise<string> {
   return (await scanFile(path, false)).key;
+}
+
+/** A link swapped in after the listing (O_NOFOLLOW's ELOOP) is a change, not a bad file. */
+function asChange(error: Error): never {
+  if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw new ChangedDuringLoadError(`changed_during_load: a symbolic link replaced the file`);
+  throw error;
 }
 
 const LF = 0x0a;
