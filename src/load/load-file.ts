@@ -3,10 +3,11 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { inTransaction, nextBatchId, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
 import { installMacros } from '../db/macros.js';
-import { materialize, query, queryFile, quoteLiteral, run, runScript, sqlText } from '../db/sql.js';
+import { materialize, query, queryFile, quoteLiteral, run, sqlText } from '../db/sql.js';
 import { dropStaged, formatOf, stageFile, type StagePath } from './stage-file.js';
 import { scanFile, type LineIndex } from './scan-file.js';
 import { assertUnchanged, ChangedDuringLoadError, identityOf, removePointFiles, type FileIdentity } from './file-identity.js';
+import { mergeStaged } from './merge-staged.js';
 import { emptyFileReport, type FileReport } from './report.js';
 
 export interface LoadFileContext {
@@ -152,14 +153,7 @@ async function merge(conn: DuckDBConnection, source: string, key: string, identi
   const report = emptyFileReport(source, false);
   report.version = version;
   await inTransaction(conn, async () => {
-    await runScript(conn, 'load/merge_file', params);
-    await run(conn, `insert into stats_daily by name\n${sqlText('marts/stats_daily')}`, { version });
-    for (const row of await query(conn, sqlText('load/file_report'))) {
-      const section = row['section'] as 'records' | 'points' | 'events' | 'status' | 'replaced';
-      const n = Number(row['n']);
-      if (section === 'replaced') report.replaced = n;
-      else report[section][String(row['reason'])] = n;
-    }
+    await mergeStaged(conn, params, report);
     await run(conn, 'insert into loaded_files values ($key, $path, $bytes, $batch_id, $loaded_at)', {
       key, path: source, bytes: identity.size, batch_id: batchId, loaded_at: loadedAt,
     });

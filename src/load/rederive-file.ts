@@ -5,6 +5,7 @@ import { listValue, type DuckDBConnection } from '@duckdb/node-api';
 import { materialize, query, queryFile, quoteLiteral, run, runFile, runScript, sqlText } from '../db/sql.js';
 import { dropStaged, formatOf, stageFile } from './stage-file.js';
 import { scanFile } from './scan-file.js';
+import { mergeStaged } from './merge-staged.js';
 import { emptyFileReport, type FileReport } from './report.js';
 
 export interface RederivedFile {
@@ -112,14 +113,7 @@ async function merge(conn: DuckDBConnection, file: string, key: string, previous
   report.version = version;
   await inTransaction(conn, async () => {
     await runScript(conn, 'load/rederive_forget', params);
-    await runScript(conn, 'load/merge_file', params);
-    await run(conn, `insert into stats_daily by name\n${sqlText('marts/stats_daily')}`, { version });
-    for (const row of await query(conn, sqlText('load/file_report'))) {
-      const section = row['section'] as 'records' | 'points' | 'events' | 'status' | 'replaced';
-      const n = Number(row['n']);
-      if (section === 'replaced') report.replaced = n;
-      else report[section][String(row['reason'])] = n;
-    }
+    await mergeStaged(conn, params, report);
     // the file's rows (quarantine, point drops) now belong to this batch: the next re-derivation replaces them
     await run(conn, 'update loaded_files set batch_id = $batch_id where file_key = $key', { batch_id: batchId, key });
     await run(conn, 'insert into batches values ($batch_id, $kind, $path, $version, $started, now(), $report::json)', {

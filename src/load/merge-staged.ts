@@ -1,0 +1,19 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { query, run, runScript, sqlText, type Params } from '../db/sql.js';
+import type { FileReport } from './report.js';
+
+/**
+ * Inside a file's transaction: merges the staged file into the warehouse (sql/load/merge_file.sql),
+ * recomputes the statistics of every user-day it touched, and adds what it counted to `report`.
+ * Shared by the load and the re-derivation, which differ only in their ledger rows.
+ */
+export async function mergeStaged(conn: DuckDBConnection, params: Params & { version: number }, report: FileReport): Promise<void> {
+  await runScript(conn, 'load/merge_file', params);
+  await run(conn, `insert into stats_daily by name\n${sqlText('marts/stats_daily')}`, { version: params.version });
+  for (const row of await query(conn, sqlText('load/file_report'))) {
+    const section = row['section'] as 'records' | 'points' | 'events' | 'status' | 'replaced';
+    const n = Number(row['n']);
+    if (section === 'replaced') report.replaced = n;
+    else report[section][String(row['reason'])] = n;
+  }
+}
