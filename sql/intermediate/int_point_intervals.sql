@@ -3,7 +3,9 @@
 -- dt is in seconds; an interval is a driving interval when 0 < dt <= 10 (decisions 4). An interval
 -- covered faster than 250 km/h is implausible (decisions 3, rule speed_implausible); position spikes
 -- are already dropped, so this judges the points left. Trips are keyed by their record's line_no.
-with kept as (
+-- The load creates it as a view: its one reader, int_trip_point_metrics, sums it as it streams.
+-- kept is read twice and not materialised: scanning int_points twice costs less than a copy.
+with kept as not materialized (
     select line_no, t, lat, lng, speed, next_t, next_lat, next_lng, next_speed
     from int_points
     where drop_reason is null

@@ -12,16 +12,26 @@
 -- file in one row group ran out of memory at a 1 GB limit that way). Each step is a window over
 -- all of a record's points with the points it judges ordered first, so no step copies the points
 -- into a second set.
-with delivered as (
+with records as (
+    -- the record's times, parsed once per record as int_trip_records parses them: an expression
+    -- beside an unnest is evaluated once per point
     select
-        s.line_no,
-        -- the record's times, parsed as int_trip_records parses them (no join with the records)
-        parse_json_instant(s.start_time_json) as started_at,
-        parse_json_instant(s.end_time_json) as ended_at,
-        unnest(s.points) as p,
-        generate_subscripts(s.points, 1) as point_index
-    from stg_trip_records as s
-    where s.line_no in (select line_no from int_loadable_records)
+        line_no,
+        parse_json_instant(start_time_json) - interval 60 second as earliest,
+        parse_json_instant(end_time_json) + interval 60 second as latest,
+        points
+    from stg_trip_records
+    where line_no in (select line_no from int_loadable_records)
+),
+
+delivered as (
+    select
+        line_no,
+        earliest,
+        latest,
+        unnest(points) as p,
+        generate_subscripts(points, 1) as point_index
+    from records
 ),
 
 checked as (
@@ -37,7 +47,7 @@ checked as (
                 or not isfinite(lat) or not isfinite(lng) or not isfinite(speed) then 'non_finite'
             when abs(lat) > 90 or abs(lng) > 180 then 'invalid_position'
             when speed < 0 then 'negative_speed'
-            when t < started_at - interval 60 second or t > ended_at + interval 60 second then 'time_out_of_range'
+            when t < earliest or t > latest then 'time_out_of_range'
         end as value_reason
     from (
         select
@@ -48,8 +58,8 @@ checked as (
             p.lat::double as lat,
             p.lng::double as lng,
             p.speed::double as speed,
-            started_at,
-            ended_at
+            earliest,
+            latest
         from delivered
     )
 ),

@@ -15,6 +15,11 @@ const DERIVE = [
   'intermediate/int_trip_time_factors',
 ] as const;
 
+/** Models read once, by an aggregate: views, so their rows are never stored (a point per row). */
+const STREAMED = new Set<string>(['intermediate/int_point_intervals']);
+
+const tableOf = (model: string): string => model.split('/').pop() as string;
+
 /** Text a line-by-line parse takes at once: from_json's memory is not spilled (see stg_trip_records.sql). */
 const PARSE_BYTES = 64 * 1024 * 1024;
 
@@ -51,7 +56,10 @@ export async function stageFile(conn: DuckDBConnection, path: string, lines: Lin
   await materialize(conn, DERIVE[0], params);
   // only the lines of rejected records are read again, for the quarantine
   if (how === 'typed') await appendRawLines(conn, path, lines as LineIndex, await rejectedLines(conn));
-  for (const model of DERIVE.slice(1)) await materialize(conn, model, params);
+  for (const model of DERIVE.slice(1)) {
+    if (STREAMED.has(model)) await run(conn, `create or replace temp view ${quoteIdent(tableOf(model))} as\n${sqlText(model)}`);
+    else await materialize(conn, model, params);
+  }
   return how;
 }
 
@@ -98,8 +106,8 @@ async function rejectedLines(conn: DuckDBConnection): Promise<number[]> {
 
 /** Frees the memory the staged file holds before the next file. */
 export async function dropStaged(conn: DuckDBConnection): Promise<void> {
-  // stg_trip_records is a view for Parquet and a table for NDJSON; DROP TABLE refuses a view
-  await conn.run('drop view if exists temp.main.stg_trip_records').catch(() => undefined);
+  // stg_trip_records is a view for Parquet and a table for NDJSON, the streamed models views; DROP TABLE refuses a view
+  for (const view of ['stg_trip_records', ...[...STREAMED].map(tableOf)]) await conn.run(`drop view if exists temp.main.${quoteIdent(view)}`).catch(() => undefined);
   for (const table of ['raw_lines', 'line_index', 'stg_trip_records', 'int_trips', 'scope_user_days', 'replaced_trips', ...DERIVE.map((m) => m.split('/')[1])]) {
     const name = `temp.main.${quoteIdent(table as string)}`;
     await conn.run(`drop table if exists ${name}`).catch(() => conn.run(`drop view if exists ${name}`));
