@@ -207,3 +207,47 @@ describe('purge: every copy of a deleted user', () => {
     }
   });
 });
+
+describe('purge: the slot the API still holds', () => {
+  it('is purged by the next publish when the API does not let go of it in time', async () => {
+    const other = await workspace('UTC');
+    try {
+      const record = (tripId: string, userId: number, org: string, day: number) =>
+        tripRecord({ appId: other.appId, tripId, userId, orgUserId: org, start: `2026-11-${day}T08:00:00Z`, seconds: 600 });
+      const input = (name: string, records: unknown[]) => {
+        const file = join(other.dir, 'in', name);
+        mkdirSync(join(other.dir, 'in'), { recursive: true });
+        writeFileSync(file, records.map((r) => JSON.stringify(r)).join('\n'));
+        return [file];
+      };
+      await runLoad({ dataDir: other.dir, inputs: input('1.ndjson', [record('gone-1', 7, 'gone', 10), record('stay-1', 8, 'stay', 10)]), now: clock });
+      await runLoad({ dataDir: other.dir, inputs: input('2.ndjson', [record('stay-2', 8, 'stay', 11)]), now: clock });
+      const held = manifestOf(other.paths)?.slot as 'a' | 'b';
+      const { writeDeletionRequest } = await import('../../src/purge/requests.js');
+      writeDeletionRequest(other.paths.deletionsDir, { appId: other.appId, platformUserId: 7, orgUserId: 'gone', requestedAt: clock.toISOString() });
+      // an API in another process still reading the served slot
+      const { spawn } = await import('node:child_process');
+      const holder = spawn(process.execPath, ['-e', `
+        const { DuckDBInstance } = await import('@duckdb/node-api');
+        const i = await DuckDBInstance.create(${JSON.stringify(slotFile(other.paths.publishedDir, held))}, { access_mode: 'READ_ONLY' });
+        await i.connect(); console.log('holding'); process.stdin.on('data', () => process.exit(0));`], { stdio: ['pipe', 'pipe', 'inherit'] });
+      await new Promise<void>((resolve) => holder.stdout.on('data', () => resolve()));
+      process.env['DRIVING_PUBLISH_LOCK_WAIT_MS'] = '300';
+      try {
+        const purged = await runLoad({ dataDir: other.dir, inputs: [], now: clock });
+        expect(purged.publish.detail).toContain(`slot ${held} still held by a reader: purged at the next publish`);
+      } finally {
+        delete process.env['DRIVING_PUBLISH_LOCK_WAIT_MS'];
+        holder.stdin.write('x');
+        await new Promise((resolve) => holder.on('exit', resolve));
+      }
+      const usersIn = (slot: 'a' | 'b') => withDb((c) => query(c, 'select distinct user_id::int as u from trips order by 1'), slotFile(other.paths.publishedDir, slot));
+      expect(await usersIn(held)).toEqual([{ u: 7 }, { u: 8 }]);
+      await runLoad({ dataDir: other.dir, inputs: input('3.ndjson', [record('stay-3', 8, 'stay', 12)]), now: clock });
+      expect(await usersIn('a')).toEqual([{ u: 8 }]);
+      expect(await usersIn('b')).toEqual([{ u: 8 }]);
+    } finally {
+      other.cleanup();
+    }
+  });
+});
