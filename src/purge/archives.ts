@@ -1,6 +1,7 @@
 import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { createHash } from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { fsyncDir } from '../fsutil.js';
 import { fileKey } from '../load/file-key.js';
@@ -37,8 +38,10 @@ export async function scrubArchives(conn: DuckDBConnection, landingDir: string, 
   const result: ArchiveScrubResult = { filesRewritten: 0, filesRemoved: 0, records: 0, unreadable: [] };
   if (users.length === 0) return result;
   for (const file of archivedFiles(landingDir)) {
-    const before = await fileKey(file).catch(() => null);
-    const outcome = NDJSON.test(file) ? scrubNdjson(file, users) : await scrubParquet(conn, file);
+    // the ledger learns the new key before the rename: a crash in between leaves both keys known
+    const ledger = (oldKey: string, newKey: string, bytes: number) =>
+      run(conn, sqlText('purge/ledger_rewritten'), { old_key: oldKey, new_key: newKey, path: file, bytes, now: now.toISOString() });
+    const outcome = NDJSON.test(file) ? await scrubNdjson(file, users, ledger) : await scrubParquet(conn, file, ledger);
     if (outcome === 'unreadable') {
       result.unreadable.push(file);
       continue;
@@ -47,9 +50,6 @@ export async function scrubArchives(conn: DuckDBConnection, landingDir: string, 
     result.records += outcome.records;
     if (outcome.removed) result.filesRemoved++;
     else result.filesRewritten++;
-    if (before !== null && !outcome.removed) {
-      await run(conn, sqlText('purge/ledger_rewritten'), { old_key: before, new_key: await fileKey(file), path: file, bytes: statSync(file).size, now: now.toISOString() });
-    }
   }
   return result;
 }
@@ -72,12 +72,19 @@ function archivedFiles(landingDir: string): string[] {
 
 type Outcome = { records: number; removed: boolean } | 'unreadable';
 
+/** Enters a rewritten archive in the ledger: its key before and after, and its new size. */
+type Ledger = (oldKey: string, newKey: string, bytes: number) => Promise<void>;
+
+const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+
 /** Works on bytes, line by line: the lines kept are written back exactly (even a failed file's invalid UTF-8). */
-function scrubNdjson(file: string, users: PurgedUser[]): Outcome {
+async function scrubNdjson(file: string, users: PurgedUser[], ledger: Ledger): Promise<Outcome> {
   const gz = /\.gz$/i.test(file);
+  let stored: Buffer;
   let bytes: Buffer;
   try {
-    bytes = gz ? gunzipSync(readFileSync(file)) : readFileSync(file);
+    stored = readFileSync(file);
+    bytes = gz ? gunzipSync(stored) : stored;
   } catch {
     return 'unreadable';
   }
@@ -103,7 +110,9 @@ function scrubNdjson(file: string, users: PurgedUser[]): Outcome {
     return { records, removed: true };
   }
   const content = Buffer.concat(parts);
-  replaceFile(file, gz ? gzipSync(content) : content);
+  const rewritten = gz ? gzipSync(content) : content;
+  await ledger(sha256(stored), sha256(rewritten), rewritten.length);
+  replaceFile(file, rewritten);
   return { records, removed: false };
 }
 
@@ -128,7 +137,7 @@ function belongsToAny(line: Buffer, users: PurgedUser[]): boolean {
 }
 
 /** The rows of the users in temp table purge_requests (macro purged_record) taken out by DuckDB, row order kept. */
-async function scrubParquet(conn: DuckDBConnection, file: string): Promise<Outcome> {
+async function scrubParquet(conn: DuckDBConnection, file: string, ledger: Ledger): Promise<Outcome> {
   const source = `read_parquet(${quoteLiteral(file)})`;
   let counts: Record<string, unknown>[];
   try {
@@ -144,10 +153,12 @@ async function scrubParquet(conn: DuckDBConnection, file: string): Promise<Outco
     fsyncDir(dirname(file));
     return { records, removed: true };
   }
+  const oldKey = await fileKey(file);
   const tmp = join(dirname(file), `.${basename(file)}.purge.tmp`);
   try {
     await run(conn, `copy (select * from ${source} where not purged_record(appId, platformUserId, orgUserId)) to ${quoteLiteral(tmp)} (format parquet, compression zstd)`);
     syncFile(tmp);
+    await ledger(oldKey, await fileKey(tmp), statSync(tmp).size);
     renameSync(tmp, file);
     fsyncDir(dirname(file));
   } finally {
