@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Issue 5's benchmark: makes its own data, runs the real jobs and the API on it, prints a table and
+// The benchmark: makes its own data, runs the real jobs and the API on it, prints a table and
 // adds the run to docs/benchmarks.md.
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
@@ -13,7 +13,7 @@ const args = hideBin(process.argv);
 const argv = yargs(args)
   .scriptName('bench')
   .usage('$0 [--size small|full] [--only STAGE,...] [--json]\n\nMeasures load, growth, score, API, webhooks and resources on generated data.')
-  .option('size', { choices: ['small', 'full'], default: 'small', describe: 'small: minutes; full: issue 5 sizes (100,000 users)' })
+  .option('size', { choices: ['small', 'full'], default: 'small', describe: 'small: minutes; full: 100,000 users, 90 days' })
   .option('only', { type: 'string', array: true, describe: `stages to run (${STAGES.join(', ')}), comma-separated` })
   .option('users', { type: 'number', describe: 'override: active users' })
   .option('history-days', { type: 'number', describe: 'override: days of history for score and growth' })

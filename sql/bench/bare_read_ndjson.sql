@@ -1,6 +1,6 @@
 -- grain: one row: DuckDB's own read of NDJSON trip files, the points unnested and nothing else
 -- params: $files VARCHAR[]
--- The baseline the load is held to (issue 5: the full load within 2x of this). Points are typed as
+-- The baseline the load is held to (with the sorted Parquet write of the points: the load's floor). Points are typed as
 -- the staging types them (t as text, coordinates and speed as doubles); the sums make DuckDB
 -- materialise every value instead of only counting list lengths.
 select

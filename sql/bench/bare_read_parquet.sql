@@ -1,6 +1,6 @@
 -- grain: one row: DuckDB's own read of Parquet trip files, the points unnested and nothing else
 -- params: $files VARCHAR[]
--- The baseline the load is held to (issue 5: the full load within 2x of this); the sums make
+-- The baseline the load is held to (with the sorted Parquet write of the points: the load's floor); the sums make
 -- DuckDB materialise every value instead of only counting list lengths.
 select
     count(*) as points,

@@ -1,6 +1,7 @@
 import 'fastify';
 import type { App } from '../apps/store.js';
 import type { PassportStore } from '../passport/store.js';
+import type { AccountDeletion } from '../passport/deletion.js';
 import type { AppsCache } from './apps-cache.js';
 import type { CursorCodec } from './cursor.js';
 import type { SnapshotFollower, Snapshot } from './snapshot.js';
@@ -11,6 +12,7 @@ import type { Scope } from './repository.js';
 export interface ApiContext {
   apps: AppsCache;
   passport: PassportStore;
+  deletion: AccountDeletion;
   snapshots: SnapshotFollower;
   cursors: CursorCodec;
   deletionsDir: string;

@@ -9,6 +9,7 @@ export const ERRORS = {
   route_not_found: { status: 404, code: 40405 },
   payload_too_large: { status: 413, code: 41301 },
   not_ready: { status: 503, code: 50301 },
+  storage_unavailable: { status: 503, code: 50302 },
   internal_error: { status: 500, code: 50001 },
 } as const;
 

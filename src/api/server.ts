@@ -5,6 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import { pathsFor } from '../config.js';
 import { writeFileAtomic } from '../fsutil.js';
 import { PassportStore } from '../passport/store.js';
+import { AccountDeletion } from '../passport/deletion.js';
+import type { DurableWrite } from '../purge/requests.js';
 import { AppsCache } from './apps-cache.js';
 import { buildApp } from './app.js';
 import type { ApiContext } from './context.js';
@@ -23,6 +25,8 @@ export interface ServerOptions {
   /** What is read into the page cache when a snapshot opens (src/serving/warm.ts); default rows. */
   packWarm?: 'rows' | 'all' | 'none';
   now?: () => Date;
+  /** How deletion requests are written durably (tests inject a full disk). */
+  writeDurably?: DurableWrite;
 }
 
 /** Opens what the API owns (passport store) and follows what it reads (published snapshots). */
@@ -31,6 +35,9 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
   const passport = await PassportStore.open(paths.passportFile);
   await passport.warmAccounts();
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
+  const deletion = new AccountDeletion(passport, paths.deletionsDir, options.writeDurably);
+  // deletions a killed process left half-done are confirmed or discarded before anything is served
+  await deletion.settle();
   const snapshots = new SnapshotFollower(paths.publishedDir, paths.manifestFile, {
     connections: options.connections ?? 4,
     pollMs: options.pollMs ?? 250,
@@ -48,6 +55,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
   const ctx: ApiContext = {
     apps: new AppsCache(paths.appsFile),
     passport,
+    deletion,
     snapshots,
     cursors: new CursorCodec(cursorKey(join(dirname(paths.passportFile), 'cursor.key'))),
     deletionsDir: paths.deletionsDir,

@@ -9,7 +9,7 @@ import { OPERATIONS, mixedPaths, requestPaths } from './api-requests.js';
 import { servedSnapshot, startApiServer, waitPageCache } from './api-server.js';
 import type { LoadGeneratorConfig, LoadGeneratorResult } from './load-generator.js';
 
-/** Targets of issue 5: p99 under 10 ms at 1,000 requests/s for every operation; no failed request. */
+/** Targets: p99 under 10 ms at 1,000 requests/s for every operation; no failed request. */
 const MAX_P99_MS = 10;
 const P99_AT_RATE = 1000;
 /** Each measured run is preceded by this much at its rate, not counted (the generator's start-up; src/bench/load-generator.ts). */
@@ -21,7 +21,7 @@ const WARMUP_SECONDS = 2;
  * of each sampled user. This machine's host reclaims page cache not read for about a minute (a
  * DAMON pageout scheme), so the pages the server read at start are partly gone by the time a later
  * operation runs: statistics at 1,000 req/s on 13.8 M trips after 150 s idle had a p99 of 22.0 ms
- * with 2 s of warm-up and 6.3 ms with one pass (4 s; docs/benchmarks.md, session 8).
+ * with 2 s of warm-up and 6.3 ms with one pass (4 s; docs/benchmarks.md).
  */
 export function warmupSeconds(paths: number, rate: number): number {
   return Math.max(WARMUP_SECONDS, Math.ceil(paths / rate));

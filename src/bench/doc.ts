@@ -10,8 +10,8 @@ const MARKER = '<!-- bench runs, newest first: `npm run bench` inserts each run 
 
 const HEADER = `# Benchmarks
 
-Measured by \`npm run bench\` (issue 5; code in \`src/bench/\`, SQL in \`sql/bench/\`). Each run adds
-a section below, newest first; nothing is overwritten. The issue's targets apply to the \`full\`
+Measured by \`npm run bench\` (code in \`src/bench/\`, SQL in \`sql/bench/\`). Each run adds
+a section below, newest first; nothing is overwritten. The targets apply to the \`full\`
 size (100,000 users); a smaller run shows where time goes, not whether the targets are met.
 
 How the numbers are made:

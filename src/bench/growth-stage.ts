@@ -11,7 +11,7 @@ import { mergeLayers } from '../serving/build.js';
 import { EXTRAS_SUFFIX, LAYERED } from '../serving/format.js';
 import { SectionFile } from '../serving/pack.js';
 
-/** Target of issue 5: loading and publishing day 90 within 1.5x of day 1. */
+/** Target: loading and publishing day 90 within 1.5x of day 1. */
 const MAX_RATIO = 1.5;
 
 /**

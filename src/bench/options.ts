@@ -7,7 +7,7 @@ export type Stage = (typeof STAGES)[number];
 
 export type SizeName = 'small' | 'full';
 
-/** How big a run is. `full` is issue 5's sizes; `small` finishes in a few minutes. */
+/** How big a run is. `full` is 100,000 users and 90 days; `small` finishes in a few minutes. */
 export interface BenchSizes {
   /** Active drivers: one generated day of points for all of them, and their history. */
   users: number;
@@ -109,7 +109,7 @@ export function growthDays(historyDays: number): number[] {
 }
 
 /** 'small', 'full', or 'full with overrides' when a flag changed a size. */
-/** The issue's targets are set for the full size: only a full run, unchanged, gives verdicts. */
+/** The targets are set for the full size: only a full run, unchanged, gives verdicts. */
 export function judgesTargets(options: BenchOptions): boolean {
   return sizeLabel(options) === 'full';
 }

@@ -2,7 +2,7 @@ import { record, type BenchContext } from './context.js';
 import { benchLoad } from './load-stage.js';
 import { mib } from './fixtures.js';
 
-/** Target of issue 5: every job under 4 GiB of peak resident memory. */
+/** Target: every job under 4 GiB of peak resident memory. */
 const MAX_RSS_BYTES = 4 * 2 ** 30;
 
 /**

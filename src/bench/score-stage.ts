@@ -2,7 +2,7 @@ import { childOptions, jobScript, record, type BenchContext, type Snapshot } fro
 import { jobJson, runNodeChild } from './child.js';
 import { historyDir } from './fixtures.js';
 
-/** Target of issue 5: the nightly score of every user over 90 days of history under 60 s. */
+/** Target: the nightly score of every user over 90 days of history under 60 s. */
 const MAX_SECONDS = 60;
 
 /**

@@ -86,7 +86,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     if (removed.length > 0) progress(`load: pruned raw points of ${removed.length} day(s) older than ${settings.pointsRetentionDays} days`);
     const archived = pruneLandingArchive(paths.landingDir, settings.pointsRetentionDays, todayIn('UTC', now));
     if (archived.length > 0) progress(`load: pruned ${archived.length} landing archive folder(s)`);
-    const purged = await purgeDeletedUsers(wh, paths.deletionsDir, paths.pointsDir, now);
+    const purged = await purgeDeletedUsers(wh, paths, now);
     if (purged.users > 0) progress(`load: purged ${purged.users} deleted account(s): ${purged.trips} trips, ${purged.pointFilesRewritten} points file(s) rewritten`);
     progress('load: publishing');
     const published = await publish(wh, {

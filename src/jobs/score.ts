@@ -49,7 +49,7 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
       runs.push(result);
       progress(`score: [${index + 1}/${plan.length}] ${item.appId} as of ${item.date}: ${result.users} user(s) scored`);
     }
-    const purged = await purgeDeletedUsers(wh, paths.deletionsDir, paths.pointsDir, now);
+    const purged = await purgeDeletedUsers(wh, paths, now);
     if (purged.users > 0) progress(`score: purged ${purged.users} deleted account(s): ${purged.trips} trips, ${purged.pointFilesRewritten} points file(s) rewritten`);
     progress('score: publishing');
     const published = await publish(wh, {

@@ -141,15 +141,30 @@ export class PassportStore {
     return row ? { appId: String(row['app_id']), platformUserId: Number(row['platform_user_id']), orgUserId: String(row['org_user_id']) } : null;
   }
 
-  /** Deletes the active account: its tokens stop resolving at once (they join on an active account). */
-  async deleteAccount(appId: string, orgUserId: string, now: Date): Promise<number | null> {
+  /**
+   * Marks account `userId` (the active one of `orgUserId`) deleted: its tokens stop resolving at
+   * once (they join on an active account). False when it is no longer the active account.
+   */
+  async markDeleted(appId: string, orgUserId: string, userId: number, now: Date): Promise<boolean> {
     return this.queue.run(async () => {
-      const userId = await this.lookupAccount(appId, orgUserId);
-      if (userId === null) return null;
-      await run(this.db.connection, 'update accounts set deleted_at = $now where platform_user_id = $id', { now: now.toISOString(), id: userId });
+      const marked = await query(
+        this.db.connection,
+        'update accounts set deleted_at = $now where platform_user_id = $id and app_id = $app and deleted_at is null returning platform_user_id',
+        { now: now.toISOString(), id: userId, app: appId },
+      );
       this.active.delete(cacheKey(appId, orgUserId));
-      return userId;
+      return marked.length > 0;
     });
+  }
+
+  /** Whether account `userId` of `appId` is marked deleted (false for an active or unknown one). */
+  async isDeleted(appId: string, userId: number): Promise<boolean> {
+    const rows = await this.queue.run(() => query(
+      this.db.connection,
+      'select 1 from accounts where platform_user_id = $id and app_id = $app and deleted_at is not null',
+      { id: userId, app: appId },
+    ));
+    return rows.length > 0;
   }
 
   close(): void {

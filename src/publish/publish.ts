@@ -11,6 +11,8 @@ import { warehouseId, warehouseVersion, inTransaction } from '../warehouse/wareh
 import { query, quoteIdent, quoteLiteral, run, runScript, sqlText } from '../db/sql.js';
 import { CheckFailedError, runChecks } from './checks.js';
 import { readManifest, slotFile, writeManifest, type Manifest, type Slot } from './manifest.js';
+import { scrubRetired } from './retire.js';
+import { purgedSince, scrubLayers } from '../serving/scrub.js';
 
 export interface PublishOptions {
   publishedDir: string;
@@ -104,21 +106,25 @@ async function publishInto(wh: Warehouse, options: PublishOptions, a: Attempt): 
     // a pack that cannot be written fails the publish before the switch: the last good state stays served
     const pack = options.servingPack === false ? null : await writePack(conn, options.publishedDir, version, current?.warehouseId === whId ? current : null, options.progress);
     await run(conn, 'detach slot');
-    writeManifest(options.manifestFile, {
+    const manifest: Manifest = {
       slot: target,
       file: basename(file),
       ...(pack ? { pack: pack.manifest } : {}),
       version,
       warehouseId: whId,
       publishedAt: options.now.toISOString(),
-    });
+    };
+    writeManifest(options.manifestFile, manifest);
     removeStalePacks(options.publishedDir, [...packFiles(pack?.manifest), ...packFiles(current?.pack)]);
+    // purged users leave the slot and serving files the API served until now too (privacy)
+    const retired = await scrubRetired(conn, options.publishedDir, current, manifest, options.lockWaitMs);
     const seconds = (performance.now() - started) / 1000;
     const packDetail = pack ? `; serving pack: ${pack.built.map((b) => `${b.section} ${b.seconds.toFixed(2)} s`).join(', ') || 'unchanged'}` : '';
+    const retiredDetail = retired.users === 0 ? '' : retired.slot ? `; slot ${current?.slot} purged too` : `; slot ${current?.slot} still held by a reader: purged at the next publish`;
     return {
       published: true, slot: target, fromVersion: since, version, rowsApplied, seconds, pack: pack?.built ?? null,
       corruptSlotRebuilt: a.rebuilt,
-      detail: `slot ${target} now at version ${version} (${rowsApplied} rows in ${seconds.toFixed(2)} s${packDetail}${a.rebuilt ? '; rebuilt in full: the file was corrupt' : ''})`,
+      detail: `slot ${target} now at version ${version} (${rowsApplied} rows in ${seconds.toFixed(2)} s${packDetail}${a.rebuilt ? '; rebuilt in full: the file was corrupt' : ''}${retiredDetail})`,
     };
   } catch (error) {
     await run(conn, 'detach database if exists slot').catch(() => undefined);
@@ -164,9 +170,16 @@ async function writePack(
       built.push(result);
       files[section] = [basename(result.file)];
       if (since !== undefined && served) {
-        const merged = mergeNewest(publishedDir, old as string[], served, result.file, section, version, zones, progress);
-        files[section] = merged.layers;
-        if (merged.result) built.push(merged.result);
+        // layers holding users purged since are rewritten without them (src/serving/scrub.ts)
+        const layers = scrubLayers(publishedDir, old as string[], served, await purgedSince(conn), section, version, zones, progress);
+        try {
+          built.push(...layers.built);
+          const merged = mergeNewest(publishedDir, layers.names, layers.files, result.file, section, version, zones, progress);
+          files[section] = merged.layers;
+          if (merged.result) built.push(merged.result);
+        } finally {
+          for (const f of layers.files) if (!served.includes(f)) f.close();
+        }
       }
     } finally {
       for (const f of served ?? []) f.close();

@@ -4,44 +4,79 @@ import { listValue } from '@duckdb/node-api';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { inTransaction, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
 import { materialize, query, quoteLiteral, run, runScript } from '../db/sql.js';
+import type { Paths } from '../config.js';
 import { readDeletionRequests, removeDeletionRequests } from './requests.js';
+import { scrubArchives, type PurgedUser } from './archives.js';
 
 export interface PurgeResult {
   users: number;
   trips: number;
   pointFilesRewritten: number;
+  /** Quarantined raw lines of purged users removed (late records of earlier purges included). */
+  quarantined: number;
+  /** Archived landing files rewritten without the users' records, and removed (nothing else was in them). */
+  archivesRewritten: number;
+  archivesRemoved: number;
+  /** Archives that could not be read to check (a failed Parquet file without the identity columns). */
+  archivesUnreadable: string[];
 }
 
 /**
- * Purges the data of deleted accounts (decisions 8, privacy): warehouse rows in one transaction
- * (recorded in purged_users, so the next publish drops them from the slots), then the raw points
- * files that held their trips are rewritten without them. The request files go last, so a crash
- * anywhere means the purge simply runs again.
+ * Purges the data of deleted accounts (decisions 8, privacy): warehouse rows and quarantined raw
+ * lines in one transaction (recorded in purged_users, so the publish drops them from the slots and
+ * the serving pack), then the raw points files that held their trips and the archived landing
+ * files that held their records are rewritten without them. The request files go last, so a crash
+ * anywhere means the purge simply runs again (every step finds nothing left the second time).
+ * Quarantined lines of users purged earlier (late records, rejected as user_deleted) are removed on
+ * every run.
  */
-export async function purgeDeletedUsers(wh: Warehouse, deletionsDir: string, pointsDir: string, now: Date): Promise<PurgeResult> {
-  const pending = readDeletionRequests(deletionsDir);
-  if (pending.length === 0) return { users: 0, trips: 0, pointFilesRewritten: 0 };
+export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'deletionsDir' | 'pointsDir' | 'landingDir'>, now: Date): Promise<PurgeResult> {
   const conn = wh.conn;
+  const pending = readDeletionRequests(paths.deletionsDir);
+  if (pending.length === 0) {
+    const quarantined = await scrubQuarantine(conn);
+    return { users: 0, trips: 0, pointFilesRewritten: 0, quarantined, archivesRewritten: 0, archivesRemoved: 0, archivesUnreadable: [] };
+  }
   await run(conn, 'create or replace temp table purge_requests (app_id varchar, user_id bigint, org_user_id varchar, requested_at timestamptz)');
-  for (const { request } of pending) {
+  // a user deleted twice (a retried DELETE whose first answer was lost) is purged once
+  const users = new Map<string, PurgedUser & { requestedAt: string }>();
+  for (const { request } of pending) users.set(`${request.appId}\u0000${request.platformUserId}`, { ...request });
+  for (const request of users.values()) {
     await run(conn, 'insert into purge_requests values ($app, $user, $org, $at)', {
       app: request.appId, user: request.platformUserId, org: request.orgUserId, at: request.requestedAt,
     });
   }
+  await runScript(conn, 'purge/macros');
   await materialize(conn, 'purge/purged_trips');
   const trips = await query(conn, 'select trip_id, trip_date from purged_trips');
   // points first: while the warehouse still has the trips, a crash here is simply repeated
   let rewritten = 0;
   for (const day of new Set(trips.map((t) => String(t['trip_date'])))) {
-    rewritten += await rewritePointsWithout(conn, join(pointsDir, `trip_date=${day}`), trips.map((t) => String(t['trip_id'])));
+    rewritten += await rewritePointsWithout(conn, join(paths.pointsDir, `trip_date=${day}`), trips.map((t) => String(t['trip_id'])));
   }
   const version = (await warehouseVersion(conn)) + 1;
+  let quarantined = 0;
   await inTransaction(conn, async () => {
     await runScript(conn, 'purge/purge_users', { version, now: now.toISOString() });
+    quarantined = await scrubQuarantine(conn);
     await setWarehouseVersion(conn, version);
   });
+  const archives = await scrubArchives(conn, paths.landingDir, [...users.values()], now);
   removeDeletionRequests(pending.map((p) => p.file));
-  return { users: pending.length, trips: trips.length, pointFilesRewritten: rewritten };
+  return {
+    users: users.size, trips: trips.length, pointFilesRewritten: rewritten, quarantined,
+    archivesRewritten: archives.filesRewritten, archivesRemoved: archives.filesRemoved, archivesUnreadable: archives.unreadable,
+  };
+}
+
+/** Deletes quarantined record lines of every purged user (sql/purge/scrub_quarantine.sql); returns how many. */
+async function scrubQuarantine(conn: Warehouse['conn']): Promise<number> {
+  const [any] = await query(conn, 'select exists (select 1 from purged_users) as any');
+  if (any?.['any'] !== true) return 0;
+  const [before] = await query(conn, 'select count(*)::bigint as n from quarantine');
+  await runScript(conn, 'purge/scrub_quarantine');
+  const [after] = await query(conn, 'select count(*)::bigint as n from quarantine');
+  return Number(before?.['n'] ?? 0) - Number(after?.['n'] ?? 0);
 }
 
 async function rewritePointsWithout(conn: Warehouse['conn'], dir: string, tripIds: string[]): Promise<number> {

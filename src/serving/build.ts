@@ -237,11 +237,11 @@ export async function buildSection(
  * Merges layers (`files`, newest first) into one file: every user's rows as the API sees them
  * through those layers, copied as bytes (no SQL, no formatting). A merge that takes in the base
  * (`base`) has nothing below it, so it drops the purge marks; a merge of deltas keeps them, for
- * the layers below.
+ * the layers below. Users `skip` names are left out (a layer rewritten without purged users).
  */
 export function mergeLayers(
   files: SectionFile[], file: string, section: Section, version: number, zones: Record<string, string>,
-  base: boolean, onProgress?: (message: string) => void,
+  base: boolean, onProgress?: (message: string) => void, skip?: (appId: string, userId: number) => boolean,
 ): SectionBuildResult {
   const started = performance.now();
   const writer = new SectionWriter(file);
@@ -252,6 +252,7 @@ export function mergeLayers(
       const users = new Set<number>();
       for (const f of files) for (const u of f.usersOf(appId)) users.add(u);
       for (const userId of [...users].sort((x, y) => x - y)) {
+        if (skip?.(appId, userId)) continue;
         const rows = visibleRows(files, section, appId, userId);
         const bytes = new Map<number, ReturnType<SectionFile['userRows']>>();
         for (let n = 0; n < rows.count; n++) {

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ApiContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { errorResponses, OrgUserParams } from '../schemas.js';
-import { writeDeletionRequest } from '../../purge/requests.js';
+import { StorageUnavailableError } from '../../passport/deletion.js';
 
 export const TOKEN_VALIDITY_MS = 7 * 24 * 3600 * 1000;
 
@@ -42,11 +42,15 @@ export function passportRoutes(app: FastifyInstance, ctx: ApiContext): void {
       },
     },
     async (request) => {
-      const now = ctx.now();
-      const userId = await ctx.passport.deleteAccount(request.tenant.appId, request.params.org_user_id, now);
+      // the request the jobs act on is durable before the account is marked (decisions 8)
+      const userId = await ctx.deletion.delete(request.tenant.appId, request.params.org_user_id, ctx.now()).catch((error: unknown) => {
+        if (error instanceof StorageUnavailableError) {
+          request.log.error({ err: error.cause }, 'deletion request not written');
+          throw new ApiError('storage_unavailable', 'storage unavailable: the deletion could not be recorded and nothing was deleted; retry later');
+        }
+        throw error;
+      });
       if (userId === null) throw new ApiError('user_not_found', `org_user_id: no user '${request.params.org_user_id}'`);
-      // the jobs own the warehouse: they learn of the deletion through this file (decisions 12)
-      writeDeletionRequest(ctx.deletionsDir, { appId: request.tenant.appId, platformUserId: userId, orgUserId: request.params.org_user_id, requestedAt: now.toISOString() });
       return { code: 0, message: 'success', platformUserId: userId };
     },
   );

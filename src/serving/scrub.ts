@@ -1,0 +1,48 @@
+import { join } from 'node:path';
+import { basename } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { query } from '../db/sql.js';
+import { mergeLayers, type SectionBuildResult } from './build.js';
+import type { Section } from './format.js';
+import { SectionFile } from './pack.js';
+
+/** Purged users by app: the users of temp table serving_purged (sql/serving/changed_since.sql). */
+export async function purgedSince(conn: DuckDBConnection): Promise<Map<string, Set<number>>> {
+  const purged = new Map<string, Set<number>>();
+  for (const row of await query(conn, 'select app_id, user_id::double as user_id from serving_purged')) {
+    const app = String(row['app_id']);
+    let users = purged.get(app);
+    if (!users) purged.set(app, (users = new Set()));
+    users.add(Number(row['user_id']));
+  }
+  return purged;
+}
+
+/**
+ * The served layers of a section with every layer that still holds a purged user's rows rewritten
+ * without them (a new file through the pack writer, named for this version; a file is never
+ * edited in place, as the API may be reading it). A purge mark in the new delta would hide those
+ * rows from readers already, but their bytes would stay on disk for as long as the layer lives,
+ * which for the base can be months. Layers without a purged user are kept as they are.
+ *
+ * Returns the layers' names and opened files (oldest first) and what was written; the caller
+ * closes the opened files (the `served` ones too).
+ */
+export function scrubLayers(
+  publishedDir: string, names: string[], served: SectionFile[], purged: Map<string, Set<number>>, section: Section,
+  version: number, zones: Record<string, string>, progress?: (m: string) => void,
+): { names: string[]; files: SectionFile[]; built: SectionBuildResult[] } {
+  const out = { names: [...names], files: [...served], built: [] as SectionBuildResult[] };
+  if (purged.size === 0) return out;
+  const skip = (appId: string, userId: number): boolean => purged.get(appId)?.has(userId) === true;
+  for (const [i, layer] of served.entries()) {
+    const holds = [...purged].some(([appId, users]) => layer.usersOf(appId).some((u) => users.has(u)));
+    if (!holds) continue;
+    const file = join(publishedDir, `serving-v${version}-${section}-scrubbed${i}.pack`);
+    const result = mergeLayers([layer], file, section, version, zones, i === 0, progress, skip);
+    out.built.push(result);
+    out.names[i] = basename(file);
+    out.files[i] = SectionFile.open(file, section);
+  }
+  return out;
+}
