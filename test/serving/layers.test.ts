@@ -108,11 +108,14 @@ describe('serving pack layers', () => {
     ]));
     expect(layers[0]).toHaveLength(2);
     expect((await both('/v1/org-user/tie-driver/trips?startTime=2026-10-24&endTime=2026-10-24')).body).toMatchObject({ trips: [{ tripId: 'tie-b' }, { tripId: 'tie-a' }] });
-    // 2: the gone driver is purged; a new trip: the two small deltas merge into one that keeps the purge mark
+    // 2: the gone driver is purged; a new trip: the two small deltas merge into one that keeps the purge
+    // mark, and the base that held the gone driver's rows is written again without them (a purge
+    // reaches every serving file)
     expect((await packApi.app.inject({ method: 'DELETE', url: '/v1/org-user/gone-driver', headers: { authorization: `Bearer ${key}` } })).statusCode).toBe(200);
     expect(await packRows('gone-driver')).not.toEqual([]);
     layers.push(await loadAndCompare([trip('tie-driver', 'd2', '2026-10-31T07:00:00+01:00')]));
-    expect(layers[1]).toEqual([layers[0]?.[0], expect.stringMatching(/^serving-v\d+-trips-merged\.pack$/)]);
+    expect(layers[1]).toEqual([expect.stringMatching(/^serving-v\d+-trips-scrubbed\d+\.pack$/), expect.stringMatching(/^serving-v\d+-trips-merged\.pack$/)]);
+    expect(layers[1]?.[0]).not.toBe(layers[0]?.[0]);
     const merged = SectionFile.open(join(ws.paths.publishedDir, layers[1]?.[1] as string), 'trips');
     try {
       expect(merged.usersOf(ws.appId, true)).toEqual([ids.get('gone-driver')]);
