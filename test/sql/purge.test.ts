@@ -141,6 +141,10 @@ describe('purge: every copy of a deleted user', () => {
       expect(await warehouseRows(ws.paths, `select * from ${table} where user_id = ${leaver}`), table).toEqual([]);
       expect((await warehouseRows(ws.paths, `select count(*)::int as n from ${table} where user_id = ${keeper}`))[0]?.['n'], table).toBeGreaterThan(0);
     }
+    // and what webhook events announced of them
+    expect(await warehouseRows(ws.paths, `select * from announced_scores where user_id = ${leaver}`)).toEqual([]);
+    expect(await warehouseRows(ws.paths, `select trip_id from announced_trips where trip_id like 'leaver-%'`)).toEqual([]);
+    expect((await warehouseRows(ws.paths, `select count(*)::int as n from announced_trips where trip_id like 'keeper-%'`))[0]?.['n']).toBeGreaterThan(0);
     const quarantine = await warehouseRows(ws.paths, 'select reason, raw from quarantine order by line_no');
     expect(quarantine.map((q) => q['reason'])).toEqual(['invalid_os', 'invalid_json']);
     expect(quarantine.map((q) => String(q['raw']))).toEqual([expect.stringContaining('keeper-bad-os'), '{"appId": "broken']);
