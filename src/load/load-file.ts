@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { inTransaction, nextBatchId, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
@@ -129,15 +130,32 @@ async function ownersChanged(conn: DuckDBConnection, since: number): Promise<boo
 async function stage(conn: DuckDBConnection, source: string, key: string, lines: LineIndex | undefined, ctx: LoadFileContext): Promise<StagePath> {
   const how = await stageFile(conn, source, lines, ctx.now, ctx.parseBytes);
   await materialize(conn, 'intermediate/int_trips', { source_file: source, loaded_at: ctx.now.toISOString(), file_key: key });
-  // Points go to Parquet before the transaction under a name derived from the file's hash, so a
-  // retry after a crash overwrites the same files instead of adding copies.
+  await writePoints(conn, ctx.pointsDir, key);
+  return how;
+}
+
+/**
+ * Points go to Parquet before the transaction under a name derived from the file's hash, so a
+ * retry after a crash overwrites the same files instead of adding copies. A file whose trips all
+ * start on one day (the usual day file) is written straight into that day's folder: the
+ * partitioned write cost a sixth more for the same file.
+ */
+async function writePoints(conn: DuckDBConnection, pointsDir: string, key: string): Promise<void> {
+  const name = `f${key.slice(0, 16)}_`;
+  const days = await query(conn, 'select distinct trip_date::varchar as d from int_trips');
+  if (days.length === 1) {
+    const dir = join(pointsDir, `trip_date=${String(days[0]?.['d'])}`);
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, `${name}0.parquet`);
+    await run(conn, `copy (select * exclude (trip_date) from (${sqlText('load/write_points')})) to ${quoteLiteral(file)} (format parquet, compression zstd)`);
+    return;
+  }
   await run(
     conn,
-    `copy (${sqlText('load/write_points')}) to ${quoteLiteral(ctx.pointsDir)} ` +
+    `copy (${sqlText('load/write_points')}) to ${quoteLiteral(pointsDir)} ` +
       `(format parquet, compression zstd, partition_by (trip_date), overwrite_or_ignore true, ` +
-      `filename_pattern ${quoteLiteral(`f${key.slice(0, 16)}_{i}`)})`,
+      `filename_pattern ${quoteLiteral(`${name}{i}`)})`,
   );
-  return how;
 }
 
 /**
