@@ -4,7 +4,7 @@ import type { BenchOptions, Stage } from './options.js';
 import type { ChildResult } from './child.js';
 import type { SynthUser } from './synthesize.js';
 
-/** One line of the result table. `met` is null where the issue sets no target. */
+/** One line of the result table. `met` is null where no target is set. */
 export interface Measurement {
   stage: Stage | 'setup';
   metric: string;
