@@ -45,6 +45,14 @@ create or replace temp macro haversine_m(lat1, lng1, lat2, lng2) as
 create or replace temp macro faster_than_plausible(metres, seconds) as
     case when seconds > 0 then metres / seconds * 3.6 > 250 end;
 
+-- Whether a point is a position spike (decisions 3, "Plausibility"): reached from its predecessor
+-- and left to its successor both faster than 250 km/h. A missing neighbour (NULL) never makes one.
+create or replace temp macro is_position_spike(prev_t, prev_lat, prev_lng, t, lat, lng, next_t, next_lat, next_lng) as
+    coalesce(
+        faster_than_plausible(haversine_m(prev_lat, prev_lng, lat, lng), epoch(t) - epoch(prev_t))
+        and faster_than_plausible(haversine_m(lat, lng, next_lat, next_lng), epoch(next_t) - epoch(t)),
+        false);
+
 -- Seconds two instant ranges [a1, a2) and [b1, b2) share.
 create or replace temp macro overlap_seconds(a1, a2, b1, b2) as
     greatest(0, epoch(least(a2, b2)) - epoch(greatest(a1, b1)));

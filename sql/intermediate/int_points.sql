@@ -7,11 +7,12 @@
 -- point is judged against its neighbours as they were before any spike was removed, so the first
 -- and last points are never spikes. A point left carries its successor (next_*), so
 -- int_point_intervals sorts again only the trips that lost a spike.
+-- One window does it all, the valid points of a record first, by time then delivery: exact for
+-- every record without a repeated time, which is nearly all of them. Records with one are judged
+-- again by int_points_repeated.sql, where the repeats are dropped before neighbours are taken.
 -- The lists are unnested where they lie and points carry only their record's line_no: a join that
 -- carried the lists, or keys of text, would hash every point of the file (an 11 M-point Parquet
--- file in one row group ran out of memory at a 1 GB limit that way). Each step is a window over
--- all of a record's points with the points it judges ordered first, so no step copies the points
--- into a second set.
+-- file in one row group ran out of memory at a 1 GB limit that way).
 with records as (
     -- the record's times, parsed once per record as int_trip_records parses them: an expression
     -- beside an unnest is evaluated once per point
@@ -64,29 +65,19 @@ checked as (
     )
 ),
 
--- the valid points first, by time then delivery: a repeated time follows its first delivery
-repeats as (
-    select
-        *,
-        coalesce(value_reason, case when lag(t) over w = t then 'duplicate_time' end) as left_reason
-    from checked
-    window w as (partition by line_no order by value_reason is not null, t, point_index)
-),
-
--- the points left first, by time: the row before a point left is its predecessor; the row after
--- it is its successor only while that is a point left too
 neighbours as (
     select
         *,
         lag(t) over w as prev_t,
         lag(lat) over w as prev_lat,
         lag(lng) over w as prev_lng,
-        case when lead(left_reason) over w is null then lead(t) over w end as next_t,
+        -- the row after a valid point is its successor only while that is valid too
+        case when lead(value_reason) over w is null then lead(t) over w end as next_t,
         lead(lat) over w as next_lat,
         lead(lng) over w as next_lng,
         lead(speed) over w as next_speed
-    from repeats
-    window w as (partition by line_no order by left_reason is not null, t)
+    from checked
+    window w as (partition by line_no order by value_reason is not null, t, point_index)
 )
 
 select
@@ -96,16 +87,14 @@ select
     lat,
     lng,
     speed,
-    coalesce(left_reason, case
-        -- a missing neighbour gives NULL: the first and last points are kept
-        when coalesce(
-            faster_than_plausible(haversine_m(prev_lat, prev_lng, lat, lng), epoch(t) - epoch(prev_t))
-            and faster_than_plausible(haversine_m(lat, lng, next_lat, next_lng), epoch(next_t) - epoch(t)),
-            false) then 'position_spike'
-    end) as drop_reason,
+    coalesce(
+        value_reason,
+        case when prev_t = t then 'duplicate_time' end,
+        case when is_position_spike(prev_t, prev_lat, prev_lng, t, lat, lng, next_t, next_lat, next_lng) then 'position_spike' end
+    ) as drop_reason,
     -- the successor among the points left (spikes included), for int_point_intervals
-    case when left_reason is null then next_t end as next_t,
-    case when left_reason is null and next_t is not null then next_lat end as next_lat,
-    case when left_reason is null and next_t is not null then next_lng end as next_lng,
-    case when left_reason is null and next_t is not null then next_speed end as next_speed
+    case when value_reason is null then next_t end as next_t,
+    case when value_reason is null and next_t is not null then next_lat end as next_lat,
+    case when value_reason is null and next_t is not null then next_lng end as next_lng,
+    case when value_reason is null and next_t is not null then next_speed end as next_speed
 from neighbours

@@ -59,6 +59,8 @@ export async function stageFile(conn: DuckDBConnection, path: string, lines: Lin
   for (const model of DERIVE.slice(1)) {
     if (STREAMED.has(model)) await run(conn, `create or replace temp view ${quoteIdent(tableOf(model))} as\n${sqlText(model)}`);
     else await materialize(conn, model, params);
+    // int_points is exact for records without a repeated time; the few others are judged again
+    if (model === 'intermediate/int_points') await runScript(conn, 'intermediate/int_points_repeated');
   }
   return how;
 }
@@ -108,7 +110,7 @@ async function rejectedLines(conn: DuckDBConnection): Promise<number[]> {
 export async function dropStaged(conn: DuckDBConnection): Promise<void> {
   // stg_trip_records is a view for Parquet and a table for NDJSON, the streamed models views; DROP TABLE refuses a view
   for (const view of ['stg_trip_records', ...[...STREAMED].map(tableOf)]) await conn.run(`drop view if exists temp.main.${quoteIdent(view)}`).catch(() => undefined);
-  for (const table of ['raw_lines', 'line_index', 'stg_trip_records', 'int_trips', 'scope_user_days', 'replaced_trips', ...DERIVE.map((m) => m.split('/')[1])]) {
+  for (const table of ['raw_lines', 'line_index', 'repeated_lines', 'repeated_points', 'stg_trip_records', 'int_trips', 'scope_user_days', 'replaced_trips', ...DERIVE.map((m) => m.split('/')[1])]) {
     const name = `temp.main.${quoteIdent(table as string)}`;
     await conn.run(`drop table if exists ${name}`).catch(() => conn.run(`drop view if exists ${name}`));
   }

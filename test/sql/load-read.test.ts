@@ -132,3 +132,23 @@ describe('load: files that cannot be read, and where', () => {
     expect(result.files[0]?.failed).toBe('line 2 longer than 32 MiB');
   });
 });
+
+describe('load: repeated times beside a spike', () => {
+  it('judges a spike against the points left once repeats are dropped', async () => {
+    const base = tripRecord({ appId: ws.appId, tripId: 'rep-spike', start: '2026-11-20T08:00:00+01:00', seconds: 300 });
+    const points = (base['points'] as { t: number; lat: number; lng: number; speed: number }[]).map((p) => ({ ...p }));
+    // second 100 jumps 1 degree east (a spike); a second delivery of second 100 sits on the road.
+    // With the repeat taken as its successor (no time passes) the spike would stand; among the
+    // points left its successor is second 101, so it is dropped.
+    const at = points[100] as { t: number; lat: number; lng: number; speed: number };
+    points[100] = { ...at, lng: at.lng + 1 };
+    points.push({ ...at });
+    const file = writeNdjson(join(ws.dir, 'in', 'rep.ndjson'), [{ ...base, points }, records(1)[0]]);
+    const result = await runLoad({ dataDir: ws.dir, inputs: [file], now });
+    expect(result.totals.pointsDropped).toEqual({ duplicate_time: 1, position_spike: 1 });
+    const [row] = await warehouseRows(ws.paths, "select status, mileage_m from trips where trip_id = 'rep-spike'");
+    expect(row?.['status']).toBe('normal');
+    // the road only: 300 s at 12 m/s
+    expect(Number(row?.['mileage_m'])).toBe(3600);
+  });
+});
