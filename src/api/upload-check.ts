@@ -1,3 +1,5 @@
+import { tripRecordSchema, validateTripRecord } from './trip-record-schema.js';
+
 /**
  * The record-level rules of the loader (sql/intermediate/int_trip_records.sql) that remain once the
  * identity comes from the token, checked at upload so the SDK hears about a bad record at once.
@@ -17,17 +19,42 @@ const instantOf = (v: unknown): number | null => {
   return Number.isNaN(ms) ? null : ms;
 };
 
+/** Identity comes from the token at upload; whatever the body says of it is replaced. */
+const IDENTITY = new Set(['appId', 'platformUserId', 'orgUserId']);
+const PROPERTY_ORDER = Object.keys(tripRecordSchema.properties);
+
 /**
- * The first reason a record is refused at upload, or null.
+ * The loader's reason for the first property (in the loader's order, which is the schema's) that
+ * breaks the record schema, or null. Points and events carry no reason: the load drops a bad point
+ * and quarantines a bad event, and neither rejects the record.
+ */
+function schemaRejection(record: Record<string, unknown>): string | null {
+  if (validateTripRecord(record)) return null;
+  let best: { rank: number; reason: string } | null = null;
+  for (const error of validateTripRecord.errors ?? []) {
+    const property = error.keyword === 'required' && error.instancePath === ''
+      ? String((error.params as { missingProperty?: string }).missingProperty)
+      : error.instancePath.split('/')[1];
+    if (property === undefined || IDENTITY.has(property)) continue;
+    const schema = tripRecordSchema.properties[property];
+    const reason = schema?.['x-rejectReasonFor']?.[error.keyword] ?? schema?.['x-rejectReason'];
+    const rank = PROPERTY_ORDER.indexOf(property);
+    if (reason && (best === null || rank < best.rank)) best = { rank, reason };
+  }
+  return best?.reason ?? null;
+}
+
+/**
+ * The first reason a record is refused at upload, or null: the schema's record-level rules, then
+ * the record's times against the upload's clock.
  * @example uploadRejection({ tripId: 't', os: 'ios', startTime: 0, endTime: 1 }, new Date()) // 'time_out_of_range'
  */
 export function uploadRejection(record: unknown, uploadedAt: Date): string | null {
   if (typeof record !== 'object' || record === null || Array.isArray(record)) return 'not_an_object';
   const r = record as Record<string, unknown>;
-  if (typeof r['tripId'] !== 'string' || r['tripId'] === '') return 'missing_trip_id';
-  if (r['tripId'].length > 128) return 'invalid_trip_id';
-  if (r['os'] !== 'android' && r['os'] !== 'ios') return 'invalid_os';
-  if (r['coordinate'] !== undefined && r['coordinate'] !== null && r['coordinate'] !== 'WGS84' && r['coordinate'] !== 'GCJ02') return 'invalid_coordinate';
+  const invalid = schemaRejection(r);
+  if (invalid) return invalid;
+  // the schema checks the shape of a time; a shape that names no day (month 13) is caught here
   const start = instantOf(r['startTime']);
   if (start === null) return 'invalid_start_time';
   const end = instantOf(r['endTime']);

@@ -1,0 +1,40 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import Ajv2020Module from 'ajv/dist/2020.js';
+
+/**
+ * The trip record's JSON Schema (src/api/trip-record.schema.json): the contract the SDK and partner
+ * files follow. The upload validates with it and the OpenAPI document publishes it, so the two
+ * cannot drift apart. `x-rejectReason` names the loader's reason for a property that breaks it.
+ */
+export interface PropertySchema {
+  'x-rejectReason'?: string;
+  'x-rejectReasonFor'?: Record<string, string>;
+  [key: string]: unknown;
+}
+
+export interface TripRecordSchema {
+  properties: Record<string, PropertySchema>;
+  $defs: Record<string, Record<string, unknown>>;
+  [key: string]: unknown;
+}
+
+const file = fileURLToPath(new URL('../../src/api/trip-record.schema.json', import.meta.url));
+export const tripRecordSchema = JSON.parse(readFileSync(file, 'utf8')) as TripRecordSchema;
+
+// ajv's CommonJS build: the class is the module itself
+const Ajv2020 = Ajv2020Module as unknown as typeof Ajv2020Module.default;
+const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, keywords: ['x-rejectReason', 'x-rejectReasonFor'] });
+export const validateTripRecord = ajv.compile(tripRecordSchema);
+
+/**
+ * The schema for the OpenAPI document's components: its definitions under
+ * `#/components/schemas/`, the record itself as `TripRecord`.
+ */
+export function tripRecordComponents(): Record<string, unknown> {
+  const rebase = (value: unknown): unknown => JSON.parse(JSON.stringify(value)
+    .replaceAll('"#/$defs/', '"#/components/schemas/')
+    .replaceAll('"$ref":"#"', '"$ref":"#/components/schemas/TripRecord"'));
+  const { $schema: _s, $id: _i, $defs, ...record } = tripRecordSchema;
+  return { TripRecord: rebase(record), ...(rebase($defs) as Record<string, unknown>) };
+}
