@@ -6,7 +6,11 @@ import { tripRoutes } from './routes/trips.js';
 import { statisticsRoutes } from './routes/statistics.js';
 import { passportRoutes } from './routes/passport.js';
 import { sdkRoutes } from './routes/sdk.js';
+import { docsRoutes } from './routes/docs.js';
 import { openApiDocument, type RouteDoc } from './openapi.js';
+
+/** Routes outside /v1 that the OpenAPI document lists too. */
+const DOCUMENTED = new Set(['/healthz', '/readyz', '/docs']);
 
 export interface AppOptions {
   logger?: boolean;
@@ -46,7 +50,7 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
   });
   const routes: RouteDoc[] = [];
   app.addHook('onRoute', (route) => {
-    if (route.url.startsWith('/v1/')) {
+    if (route.url.startsWith('/v1/') || DOCUMENTED.has(route.url)) {
       routes.push({ method: String(route.method), url: route.url, schema: (route.schema ?? {}) as Record<string, unknown>, auth: route.config?.auth ?? 'apiKey' });
     }
   });
@@ -106,6 +110,7 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
   passportRoutes(app, ctx);
   sdkRoutes(app, ctx);
   app.get('/v1/openapi.json', { config: { auth: 'none' } }, async () => openApiDocument(routes));
+  docsRoutes(app);
   return app;
 }
 

@@ -1,3 +1,6 @@
+import { OPERATIONS, TAGS } from './openapi-docs.js';
+import { tripRecordComponents } from './trip-record-schema.js';
+
 /** A route as registered, for the OpenAPI document. */
 export interface RouteDoc {
   method: string;
@@ -6,38 +9,102 @@ export interface RouteDoc {
   auth: 'apiKey' | 'passportToken' | 'none';
 }
 
+type Schema = { properties?: Record<string, Record<string, unknown>>; required?: string[] } | undefined;
+
+const ERROR_DESCRIPTIONS: Record<string, string> = {
+  400: 'invalid_parameter: the message starts with the parameter\'s name and says why',
+  401: 'unauthorized: no valid API key (or passport token, for the SDK upload)',
+  404: 'user_not_found, trip_not_found, score_not_available, token_not_found or route_not_found',
+  413: 'payload_too_large: the body is over the limit',
+  429: 'rate_limited: too many requests; wait as Retry-After says',
+  500: 'internal_error: never with internals; quote the requestId',
+  503: 'not_ready (nothing published yet), storage_unavailable (nothing changed; retry) or overloaded',
+};
+
+/** An operation's parameters, each with its description. */
+function parametersOf(route: RouteDoc, described: Record<string, string>): Record<string, unknown>[] {
+  const params = route.schema['params'] as Schema;
+  const query = route.schema['querystring'] as Schema;
+  const one = (name: string, where: 'path' | 'query', schema: Record<string, unknown>, required: boolean) => ({
+    name, in: where, required,
+    description: (schema['description'] as string | undefined) ?? described[name] ?? name,
+    schema,
+  });
+  return [
+    ...Object.entries(params?.properties ?? {}).map(([name, schema]) => one(name, 'path', schema, true)),
+    ...Object.entries(query?.properties ?? {}).map(([name, schema]) => one(name, 'query', schema, query?.required?.includes(name) ?? false)),
+  ];
+}
+
+function responsesOf(route: RouteDoc, example: unknown): Record<string, unknown> {
+  const schemas = (route.schema['response'] as Record<string, unknown> | undefined) ?? {};
+  const responses: Record<string, unknown> = {};
+  for (const [status, schema] of Object.entries(schemas)) {
+    const success = status.startsWith('2');
+    responses[status] = {
+      description: success ? 'success' : ERROR_DESCRIPTIONS[status] ?? 'ErrorResult',
+      content: { 'application/json': { schema: success ? schema : { $ref: '#/components/schemas/ErrorResult' }, ...(success && example !== undefined ? { example } : {}) } },
+    };
+  }
+  if (!Object.keys(responses).some((s) => s.startsWith('2'))) {
+    responses['200'] = { description: 'success', content: { [route.url === '/docs' ? 'text/html' : 'application/json']: { schema: { type: route.url === '/docs' ? 'string' : 'object' } } } };
+  }
+  if (!Object.keys(responses).some((s) => s.startsWith('4'))) {
+    responses['404'] = { description: ERROR_DESCRIPTIONS['404'], content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResult' } } } };
+  }
+  return responses;
+}
+
 /** OpenAPI 3.1 from the routes' own JSON schemas (3.1 takes JSON Schema as it is). */
 export function openApiDocument(routes: RouteDoc[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     if (route.method === 'HEAD') continue;
     const path = route.url.replace(/:([a-z_]+)/g, '{$1}');
-    const params = route.schema['params'] as { properties?: Record<string, unknown>; required?: string[] } | undefined;
-    const query = route.schema['querystring'] as { properties?: Record<string, unknown>; required?: string[] } | undefined;
-    const parameters = [
-      ...Object.entries(params?.properties ?? {}).map(([name, schema]) => ({ name, in: 'path', required: true, schema })),
-      ...Object.entries(query?.properties ?? {}).map(([name, schema]) => ({ name, in: 'query', required: query?.required?.includes(name) ?? false, schema })),
-    ];
-    const responses = Object.fromEntries(
-      Object.entries((route.schema['response'] as Record<string, unknown>) ?? {}).map(([status, schema]) => [
-        status, { description: status === '200' ? 'success' : 'ErrorResult', content: { 'application/json': { schema } } },
-      ]),
-    );
+    const doc = OPERATIONS[`${route.method} ${path}`];
+    const own = route.schema as { operationId?: string; tags?: string[]; summary?: string; description?: string };
+    const requestBody = route.schema['body']
+      ? { required: true, content: { 'application/json': { schema: route.schema['body'] } } }
+      : doc?.requestBody;
     (paths[path] ??= {})[route.method.toLowerCase()] = {
-      summary: route.schema['summary'],
-      parameters,
-      ...(route.schema['body'] ? { requestBody: { content: { 'application/json': { schema: route.schema['body'] } } } } : {}),
-      responses,
+      operationId: own.operationId ?? doc?.operationId,
+      tags: own.tags ?? (doc ? [doc.tag] : undefined),
+      summary: own.summary ?? doc?.summary,
+      description: own.description ?? doc?.description,
+      parameters: parametersOf(route, doc?.parameters ?? {}),
+      ...(requestBody ? { requestBody } : {}),
+      responses: responsesOf(route, doc?.example),
       security: route.auth === 'none' ? [] : [{ [route.auth]: [] }],
     };
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Driving-behavior data service', version: '1' },
+    info: {
+      title: 'Driving-behavior data service',
+      version: '1',
+      description: 'Trips with dangerous-driving events, day/week/month statistics, a daily 30- and 90-day safety score with its factors, and passport tokens for your users. Every operation takes `Authorization: Bearer <apiKey>` (the SDK upload takes a passport token). Times in answers are `YYYY-MM-DD HH:MM:SS` in the app\'s time zone. Every error is an ErrorResult `{code, error, message, requestId}`.',
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
+    // relative: the server the document was fetched from, whatever its address
+    servers: [{ url: '/', description: 'this server' }],
+    tags: TAGS,
     components: {
       securitySchemes: {
-        apiKey: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <apiKey>' },
-        passportToken: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <passport token> (SDK upload)' },
+        apiKey: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <apiKey> (from `node jobs/apps.js add`)' },
+        passportToken: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <passport token> (from operation 5; the SDK upload)' },
+      },
+      schemas: {
+        ErrorResult: {
+          type: 'object', required: ['code', 'error', 'message', 'requestId'],
+          properties: {
+            code: { type: 'integer', description: 'Never 0: the HTTP status times 100 plus a number (40001).' },
+            error: { type: 'string', description: 'A stable machine name (invalid_parameter, unauthorized, ...).' },
+            message: { type: 'string', description: 'For people; names the offending parameter first.' },
+            requestId: { type: 'string', description: 'Also in the X-Request-Id header; quote it when reporting a problem.' },
+          },
+          example: { code: 40001, error: 'invalid_parameter', message: 'limit: must be <= 100', requestId: '2ddeb961-57cb-4367-8e95-454f7fcc0eac' },
+        },
+        ...tripRecordComponents(),
       },
     },
     paths,

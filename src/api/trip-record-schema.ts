@@ -35,6 +35,7 @@ export function tripRecordComponents(): Record<string, unknown> {
   const rebase = (value: unknown): unknown => JSON.parse(JSON.stringify(value)
     .replaceAll('"#/$defs/', '"#/components/schemas/')
     .replaceAll('"$ref":"#"', '"$ref":"#/components/schemas/TripRecord"'));
-  const { $schema: _s, $id: _i, $defs, ...record } = tripRecordSchema;
-  return { TripRecord: rebase(record), ...(rebase($defs) as Record<string, unknown>) };
+  // FileRecord (the record with its identity, as in a landing file) is not part of the API
+  const { $schema: _s, $id: _i, $defs: { FileRecord: _f, ...defs }, ...record } = tripRecordSchema;
+  return { TripRecord: rebase(record), ...(rebase(defs) as Record<string, unknown>) };
 }
