@@ -48,10 +48,19 @@ create or replace temp macro faster_than_plausible(metres, seconds) as
 -- Whether a point is a position spike (decisions 3, "Plausibility"): reached from its predecessor
 -- and left to its successor both faster than 250 km/h. A missing neighbour (NULL) never makes one.
 create or replace temp macro is_position_spike(prev_t, prev_lat, prev_lng, t, lat, lng, next_t, next_lat, next_lng) as
-    coalesce(
-        faster_than_plausible(haversine_m(prev_lat, prev_lng, lat, lng), epoch(t) - epoch(prev_t))
-        and faster_than_plausible(haversine_m(lat, lng, next_lat, next_lng), epoch(next_t) - epoch(t)),
-        false);
+    case
+        -- a cheap bound first: the degrees moved, summed, times a degree's length on the sphere
+        -- (rounded up) is at least the great-circle distance (a path along a meridian and a
+        -- parallel is no shorter), so below 250 km/h by that bound the haversine is not needed;
+        -- nearly every point is, and its trigonometry was a third of int_points' time
+        when (abs(lat - prev_lat) + abs(lng - prev_lng)) * 111200 > 69.4 * (epoch(t) - epoch(prev_t))
+            and (abs(next_lat - lat) + abs(next_lng - lng)) * 111200 > 69.4 * (epoch(next_t) - epoch(t))
+        then coalesce(
+            faster_than_plausible(haversine_m(prev_lat, prev_lng, lat, lng), epoch(t) - epoch(prev_t))
+            and faster_than_plausible(haversine_m(lat, lng, next_lat, next_lng), epoch(next_t) - epoch(t)),
+            false)
+        else false
+    end;
 
 -- Seconds two instant ranges [a1, a2) and [b1, b2) share.
 create or replace temp macro overlap_seconds(a1, a2, b1, b2) as
