@@ -41,6 +41,6 @@ await runJob('demo', argv.json, async () => {
 if (argv.serve && process.exitCode === 0 && demo) {
   const api = await createApi({ dataDir: resolveDataDir(argv.dataDir), logger: false });
   const address = await api.app.listen({ port: argv.port, host: argv.host });
-  process.stdout.write(`\nserving on ${address} (Ctrl-C to stop). Try:\n${demoCurlExamples(address, demo.apiKey, demo.published.sampleUsers[0] ?? 'driver-00001').join('\n')}\n`);
+  process.stdout.write(`\nserving on ${address} (Ctrl-C to stop). Try:\n${demoCurlExamples(address, demo.apiKey, demo.published.sampleUsers[0] ?? 'driver-00001', demo.published.firstDay && demo.published.lastDay ? { first: demo.published.firstDay, last: demo.published.lastDay } : undefined).join('\n')}\n`);
   for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => api.close().then(() => process.exit(0)));
 }

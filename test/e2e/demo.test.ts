@@ -25,3 +25,38 @@ describe('demo', () => {
     expect(second.published.trips).toBe(first.published.trips);
   });
 });
+
+describe('npm start as a newcomer runs it', () => {
+  it('prints calls that work as printed, and the /docs page', async () => {
+    const { spawn } = await import('node:child_process');
+    const data = mkdtempSync(join(tmpdir(), 'dds-start-'));
+    const child = spawn(process.execPath, ['jobs/demo.js', '--users', '3', '--days', '3', '--port', '0', '--data-dir', data], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let out = '';
+      child.stdout.setEncoding('utf8');
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', (chunk: string) => { out += chunk; if (/v1\/openapi\.json"\n/.test(out)) resolve(); });
+        child.once('exit', (code) => reject(new Error(`demo exited ${code}: ${out}`)));
+      });
+      const lines = out.split('\n').filter((l) => l.startsWith('  curl ') || l.startsWith('  open '));
+      expect(lines.length).toBeGreaterThanOrEqual(8);
+      const docs = /open (\S+) in a browser/.exec(out)?.[1] as string;
+      const page = await fetch(docs);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toMatch(/text\/html/);
+      // every call without a placeholder to fill in answers as printed
+      const ready = lines.filter((l) => l.startsWith('  curl ') && !l.includes('<'));
+      expect(ready.length).toBeGreaterThanOrEqual(5);
+      for (const line of ready) {
+        const url = /"(http[^"]+)"$/.exec(line)?.[1] as string;
+        const key = /Bearer ([^"]+)"/.exec(line)?.[1];
+        const res = await fetch(url, { method: line.includes('-X POST') ? 'POST' : 'GET', headers: key ? { authorization: `Bearer ${key}` } : {} });
+        expect(res.status, line).toBe(200);
+      }
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+      rmSync(data, { recursive: true, force: true });
+    }
+  });
+});
