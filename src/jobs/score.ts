@@ -1,5 +1,5 @@
 import { pathsFor, jobSettings } from '../config.js';
-import { AppStore } from '../apps/store.js';
+import { appsOf } from './data-dir.js';
 import { openWarehouse } from '../warehouse/warehouse.js';
 import { scoreDate, type ScoreDateResult } from '../score/score-date.js';
 import { publish, type PublishResult } from '../publish/publish.js';
@@ -33,8 +33,7 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
   const now = options.now ?? new Date();
   const progress = options.progress ?? silent;
   const paths = pathsFor(options.dataDir);
-  const apps = new AppStore(paths.appsFile).list();
-  if (apps.length === 0) throw new InputError(`no apps in ${paths.appsFile}: create one with 'node jobs/apps.js add --name NAME'`);
+  const apps = appsOf(options.dataDir);
   const plan = planDates(options, apps.map((a) => ({ appId: a.appId, today: todayIn(a.timeZone, now) })));
 
   const settings = jobSettings();
