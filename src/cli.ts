@@ -62,6 +62,8 @@ export interface JobOutcome<T> {
   summary: string;
   /** Non-zero when the job finished but not everything succeeded (e.g. a file could not be read). */
   exitCode?: number;
+  /** The summary goes to stderr when stdout carries the job's data (sql.js's CSV). */
+  summaryToStderr?: boolean;
 }
 
 /**
@@ -70,8 +72,9 @@ export interface JobOutcome<T> {
  */
 export async function runJob<T>(name: string, json: boolean, job: () => Promise<JobOutcome<T>>): Promise<void> {
   try {
-    const { result, summary, exitCode = 0 } = await job();
-    process.stdout.write(json ? `${JSON.stringify({ ok: exitCode === 0, job: name, ...asObject(result) }, null, 2)}\n` : `${name}: ${summary}\n`);
+    const { result, summary, exitCode = 0, summaryToStderr = false } = await job();
+    if (json) process.stdout.write(`${JSON.stringify({ ok: exitCode === 0, job: name, ...asObject(result) }, null, 2)}\n`);
+    else (summaryToStderr ? process.stderr : process.stdout).write(`${name}: ${summary}\n`);
     process.exitCode = exitCode;
   } catch (error) {
     reportFailure(name, error, json);
