@@ -93,7 +93,7 @@ export function describeHolder(lockMessage: string): string {
   let command = match[1] as string;
   try {
     const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((a) => a !== '');
-    if (args.length > 0) command = args.map((a, i) => (i === 0 ? a.split('/').pop() : a)).join(' ').slice(0, 120);
+    if (args.length > 0) command = args.map((a, i) => (i === 0 ? a.split('/').pop() : a)).join(' ').replace(/\s+/g, ' ').trim().slice(0, 120);
   } catch {
     // not Linux, or the process just ended: the program path is all there is
   }
