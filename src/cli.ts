@@ -91,7 +91,8 @@ function asObject(value: unknown): Record<string, unknown> {
  */
 export function usageFailure(name: string, commands: string[] = []): (message: string | undefined, error: Error | undefined) => never {
   return (message, error) => {
-    const text = oneLine(message ?? error?.message ?? 'invalid arguments');
+    // yargs spreads some messages over lines ("Invalid values:\n  Argument: ..."): one line here
+    const text = (message ?? error?.message ?? 'invalid arguments').replace(/\s*\n\s*/g, ' ').trim();
     const list = commands.length > 0 ? `; commands: ${commands.join(', ')}` : '';
     process.stderr.write(`${name}: ${text}${list} (see --help)\n`);
     process.exit(EXIT.input);
