@@ -15,6 +15,8 @@ const store = (argv, { creates = false } = {}) => {
   if (!creates) appsOf(dataDir);
   return new AppStore(pathsFor(dataDir).appsFile);
 };
+// --data-dir and --json are global options (set below, so an unknown command is named alone);
+// a command adds only its own
 const common = (y) => y;
 // what `list` shows: never a key hash or the secret
 const publicView = (app) => ({ appId: app.appId, name: app.name, timeZone: app.timeZone, webhookUrl: app.webhookUrl, apiKeys: app.apiKeys.length, previousSecretValidUntil: app.previousSecret?.validUntil ?? null, createdAt: app.createdAt });

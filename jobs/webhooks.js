@@ -9,6 +9,8 @@ import { formatWebhooks } from '../dist/jobs/webhooks-format.js';
 import { appsOf } from '../dist/jobs/data-dir.js';
 
 const COMMANDS = ['counts', 'list', 'show', 'replay'];
+// --data-dir and --json are global options (set below, so an unknown command is named alone);
+// a command adds only its own
 const common = (y) => y;
 const command = (name, request) => (argv) =>
   runJob(`webhooks ${name}`, argv.json, async () => {
