@@ -6,22 +6,32 @@ import { runJob, usageFailure } from '../dist/cli.js';
 import { resolveDataDir, pathsFor } from '../dist/config.js';
 import { AppStore } from '../dist/apps/store.js';
 import { InputError } from '../dist/errors.js';
+import { appsOf } from '../dist/jobs/data-dir.js';
 
-const store = (argv) => new AppStore(pathsFor(resolveDataDir(argv.dataDir)).appsFile);
-const common = (y) =>
-  y.option('data-dir', { type: 'string', describe: 'data folder (env DRIVING_DATA_DIR, default ./data)' })
-    .option('json', { type: 'boolean', default: false, describe: 'machine-readable output' });
+const COMMANDS = ['add', 'list', 'rotate-key', 'rotate-secret', 'set-webhook'];
+// every command but `add` works on existing apps: a data folder without any is a mistyped --data-dir
+const store = (argv, { creates = false } = {}) => {
+  const dataDir = resolveDataDir(argv.dataDir);
+  if (!creates) appsOf(dataDir);
+  return new AppStore(pathsFor(dataDir).appsFile);
+};
+// --data-dir and --json are global options (set below, so an unknown command is named alone);
+// a command adds only its own
+const common = (y) => y;
 // what `list` shows: never a key hash or the secret
 const publicView = (app) => ({ appId: app.appId, name: app.name, timeZone: app.timeZone, webhookUrl: app.webhookUrl, apiKeys: app.apiKeys.length, previousSecretValidUntil: app.previousSecret?.validUntil ?? null, createdAt: app.createdAt });
 
 await yargs(hideBin(process.argv))
   .scriptName('apps')
+  .usage('$0 <command> [options]\n\nThe operator\'s tool for tenants (apps): create them, list them, rotate their keys and secrets, set their webhook URL.')
+  .option('data-dir', { type: 'string', global: true, describe: 'data folder (env DRIVING_DATA_DIR, default ./data)' })
+  .option('json', { type: 'boolean', default: false, global: true, describe: 'machine-readable output' })
   .command('add', 'create an app; prints its appId, API key and AppSecret once', (y) => common(y)
     .option('name', { type: 'string', demandOption: true })
     .option('time-zone', { type: 'string', default: 'UTC', describe: 'IANA zone for days, weeks, rush hour' })
     .option('webhook-url', { type: 'string' }),
   (argv) => runJob('apps add', argv.json, async () => {
-    const created = await store(argv).add({ name: argv.name, timeZone: argv.timeZone, webhookUrl: argv.webhookUrl });
+    const created = await store(argv, { creates: true }).add({ name: argv.name, timeZone: argv.timeZone, webhookUrl: argv.webhookUrl });
     return { result: created, summary: `created ${created.appId}\n  apiKey:    ${created.apiKey}\n  appSecret: ${created.appSecret}\n  (shown once: store them now)` };
   }))
   .command('list', 'list apps', common, (argv) => runJob('apps list', argv.json, async () => {
@@ -50,7 +60,7 @@ await yargs(hideBin(process.argv))
       const app = await store(argv).setWebhook(argv.appId, argv.url ?? null);
       return { result: publicView(app), summary: `${app.appId} webhook ${app.webhookUrl ?? 'cleared'}` };
     }))
-  .demandCommand(1)
+  .demandCommand(1, 'a command is needed')
   .strict()
-  .fail(usageFailure('apps'))
+  .fail(usageFailure('apps', COMMANDS))
   .parseAsync();

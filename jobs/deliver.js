@@ -8,6 +8,7 @@ import { runJob, usageFailure } from '../dist/cli.js';
 import { resolveDataDir } from '../dist/config.js';
 import { runDeliver, describeCounters } from '../dist/jobs/deliver.js';
 import { stderrProgress } from '../dist/progress.js';
+import { appsOf } from '../dist/jobs/data-dir.js';
 
 const argv = yargs(hideBin(process.argv))
   .scriptName('deliver')
@@ -41,6 +42,7 @@ const stop = new Promise((resolve) => {
 });
 
 await runJob('deliver', argv.json, async () => {
+  appsOf(resolveDataDir(argv.dataDir));
   const result = await runDeliver({ dataDir: resolveDataDir(argv.dataDir), once: argv.once, stop, settings, progress: stderrProgress });
   return { result, summary: `${describeCounters(result)} in ${result.seconds.toFixed(1)} s` };
 });

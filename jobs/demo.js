@@ -3,7 +3,7 @@
 import './threadpool.js';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { runJob, usageFailure } from '../dist/cli.js';
+import { reportFailure, runJob, usageFailure, wholeNumbers } from '../dist/cli.js';
 import { resolveDataDir } from '../dist/config.js';
 import { runDemo } from '../dist/jobs/demo.js';
 import { stderrProgress } from '../dist/progress.js';
@@ -12,13 +12,15 @@ import { demoCurlExamples } from '../dist/jobs/demo-examples.js';
 
 const argv = yargs(hideBin(process.argv))
   .scriptName('demo')
-  .option('users', { type: 'number', default: 50 })
-  .option('days', { type: 'number', default: 30 })
+  .usage('$0 [--users 50] [--days 30] [--data-dir DIR] [--port 8080] [--no-serve]\n\nThe whole pipeline on sample data: creates the app "Demo Fleet" (first run), generates trips, loads, scores, publishes, then serves the API.\nRun again, it reuses everything and only catches up.')
+  .option('users', { type: 'number', default: 50, describe: 'sample drivers (first run only)' })
+  .option('days', { type: 'number', default: 30, describe: 'days of trips up to yesterday (first run only)' })
   .option('data-dir', { type: 'string', describe: 'data folder (env DRIVING_DATA_DIR, default ./data)' })
   .option('json', { type: 'boolean', default: false })
   .option('serve', { type: 'boolean', default: true, describe: 'serve the API afterwards (--no-serve to stop after publishing)' })
   .option('port', { type: 'number', default: 8080 })
   .option('host', { type: 'string', default: '127.0.0.1' })
+  .check(wholeNumbers({ port: { min: 0, max: 65535 } }))
   .strict()
   .fail(usageFailure('demo'))
   .parseSync();
@@ -39,8 +41,16 @@ await runJob('demo', argv.json, async () => {
 });
 
 if (argv.serve && process.exitCode === 0 && demo) {
-  const api = await createApi({ dataDir: resolveDataDir(argv.dataDir), logger: false });
-  const address = await api.app.listen({ port: argv.port, host: argv.host });
+  let api;
+  let address;
+  try {
+    api = await createApi({ dataDir: resolveDataDir(argv.dataDir), logger: false });
+    address = await api.app.listen({ port: argv.port, host: argv.host });
+  } catch (error) {
+    // the data is published; only serving it failed (an API already running on it, a taken port)
+    await api?.close().catch(() => undefined);
+    process.exit(reportFailure('demo', error));
+  }
   process.stdout.write(`\nserving on ${address} (Ctrl-C to stop). Try:\n${demoCurlExamples(address, demo.apiKey, demo.published.sampleUsers[0] ?? 'driver-00001', demo.published.firstDay && demo.published.lastDay ? { first: demo.published.firstDay, last: demo.published.lastDay } : undefined).join('\n')}\n`);
   for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => api.close().then(() => process.exit(0)));
 }

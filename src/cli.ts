@@ -1,6 +1,7 @@
-import { DatabaseBusyError } from './db/open.js';
+import { DatabaseBusyError, reportLockWaits } from './db/open.js';
 import { InputError } from './errors.js';
 import { CheckFailedError } from './publish/checks.js';
+import { stderrProgress } from './progress.js';
 
 // Every file a job or the API creates may hold personal data (warehouse, points, slots, serving
 // files, landing and event files, passport): readable by its owner only, 0600, and folders 0700,
@@ -8,31 +9,75 @@ import { CheckFailedError } from './publish/checks.js';
 // line covers every writer; every entry point in jobs/ imports this module first.
 process.umask(0o077);
 
+// A job waiting for another process's lock says so at once and every few seconds, naming the
+// holder, instead of sitting silent until it gives up.
+reportLockWaits(stderrProgress);
+
+// `node jobs/sql.js ... | head`: the reader closed the pipe, which is the reader's way of saying
+// "enough". End quietly with what was written, not with an EPIPE stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+}
+
+/**
+ * The one exit-code rule of every job (docs/jobs.md):
+ * 0 done; 1 an internal failure (a bug or the machine: the message says what, DRIVING_DEBUG=1 adds
+ * the stack); 2 bad input or usage (a flag, a value, a file or folder given, a data folder without
+ * apps); 3 a resource is busy (another process holds a database, or the port is taken): try again
+ * later; 4 a check stopped a publish (the last good snapshot stays served).
+ */
+export const EXIT = { ok: 0, internal: 1, input: 2, busy: 3, check: 4 } as const;
+
+export function exitCodeOf(error: unknown): number {
+  if (error instanceof InputError) return EXIT.input;
+  if (error instanceof DatabaseBusyError) return EXIT.busy;
+  if (error instanceof CheckFailedError) return EXIT.check;
+  if ((error as NodeJS.ErrnoException | null)?.code === 'EADDRINUSE') return EXIT.busy;
+  return EXIT.internal;
+}
+
+/** The failure's first line: DuckDB and Node append reader settings, SQL or stacks after it. */
+export function oneLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return (message.split('\n')[0] ?? message).trim();
+}
+
+/** Says a failure in one line on stderr (the stack only with DRIVING_DEBUG) and sets the exit code. */
+export function reportFailure(name: string, error: unknown, json = false): number {
+  const code = exitCodeOf(error);
+  const message = oneLine(error);
+  if (json) process.stdout.write(`${JSON.stringify({ ok: false, job: name, exitCode: code, error: message }, null, 2)}\n`);
+  process.stderr.write(`${name}: failed: ${message}\n`);
+  if (code === EXIT.internal && error instanceof Error && process.env['DRIVING_DEBUG']) process.stderr.write(`${error.stack}\n`);
+  process.exitCode = code;
+  return code;
+}
+
 export interface JobOutcome<T> {
   result: T;
   /** The one line every job ends with. */
   summary: string;
   /** Non-zero when the job finished but not everything succeeded (e.g. a file could not be read). */
   exitCode?: number;
+  /** The summary goes to stderr when stdout carries the job's data (sql.js's CSV). */
+  summaryToStderr?: boolean;
 }
 
 /**
  * Runs a job the same way for every entry point: progress on stderr, then either the one-line
- * summary or (with --json) the result as JSON on stdout; exit code 0, or 2 for bad input,
- * 3 when another process holds a database, 4 when a check stopped a publish, 1 otherwise.
+ * summary or (with --json) the result as JSON on stdout; the exit code by the rule above.
  */
 export async function runJob<T>(name: string, json: boolean, job: () => Promise<JobOutcome<T>>): Promise<void> {
   try {
-    const { result, summary, exitCode = 0 } = await job();
-    process.stdout.write(json ? `${JSON.stringify({ ok: exitCode === 0, job: name, ...asObject(result) }, null, 2)}\n` : `${name}: ${summary}\n`);
+    const { result, summary, exitCode = 0, summaryToStderr = false } = await job();
+    if (json) process.stdout.write(`${JSON.stringify({ ok: exitCode === 0, job: name, ...asObject(result) }, null, 2)}\n`);
+    else (summaryToStderr ? process.stderr : process.stdout).write(`${name}: ${summary}\n`);
     process.exitCode = exitCode;
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    const code = error instanceof InputError ? 2 : error instanceof DatabaseBusyError ? 3 : error instanceof CheckFailedError ? 4 : 1;
-    if (json) process.stdout.write(`${JSON.stringify({ ok: false, job: name, error: message }, null, 2)}\n`);
-    process.stderr.write(`${name}: failed: ${message}\n`);
-    if (code === 1 && error instanceof Error && process.env['DRIVING_DEBUG']) process.stderr.write(`${error.stack}\n`);
-    process.exitCode = code;
+    reportFailure(name, error, json);
   }
 }
 
@@ -40,10 +85,31 @@ function asObject(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : { result: value };
 }
 
-/** For yargs' `.fail()`: a wrong flag or value is bad input (exit 2), said in one line. */
-export function usageFailure(name: string): (message: string | undefined, error: Error | undefined) => never {
+/**
+ * For yargs' `.fail()`: a wrong flag or value is bad input (exit 2), said in one line; a job with
+ * sub-commands lists them, so a mistyped command shows what it could have been.
+ */
+export function usageFailure(name: string, commands: string[] = []): (message: string | undefined, error: Error | undefined) => never {
   return (message, error) => {
-    process.stderr.write(`${name}: ${message ?? error?.message ?? 'invalid arguments'} (see --help)\n`);
-    process.exit(2);
+    // yargs spreads some messages over lines ("Invalid values:\n  Argument: ..."): one line here
+    const text = (message ?? error?.message ?? 'invalid arguments').replace(/\s*\n\s*/g, ' ').trim();
+    const list = commands.length > 0 ? `; commands: ${commands.join(', ')}` : '';
+    process.stderr.write(`${name}: ${text}${list} (see --help)\n`);
+    process.exit(EXIT.input);
+  };
+}
+
+/** For yargs' `.check()` on number flags: `--port abc` parses to NaN, which is bad input. */
+export function wholeNumbers(flags: Record<string, { min: number; max: number }>): (argv: Record<string, unknown>) => true {
+  return (argv) => {
+    for (const [flag, { min, max }] of Object.entries(flags)) {
+      const key = flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+      const value = argv[key];
+      if (value === undefined) continue;
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+        throw new Error(`--${flag} must be a whole number from ${min} to ${max}`);
+      }
+    }
+    return true;
   };
 }

@@ -51,6 +51,8 @@ export interface JobSettings {
   loadConcurrency: number;
   /** How long a publish waits for API readers to release the standby slot. */
   publishLockWaitMs: number;
+  /** How long a job waits for another job to let go of the warehouse before it exits 3. */
+  warehouseLockWaitMs: number;
 }
 
 export function jobSettings(env: NodeJS.ProcessEnv = process.env): JobSettings {
@@ -62,6 +64,7 @@ export function jobSettings(env: NodeJS.ProcessEnv = process.env): JobSettings {
     memoryLimit: env['DRIVING_MEMORY_LIMIT'] ?? '2.5GB',
     loadConcurrency: Math.max(1, positiveInt(env['DRIVING_LOAD_CONCURRENCY'], 2, 'DRIVING_LOAD_CONCURRENCY')),
     publishLockWaitMs: positiveInt(env['DRIVING_PUBLISH_LOCK_WAIT_MS'], 30_000, 'DRIVING_PUBLISH_LOCK_WAIT_MS'),
+    warehouseLockWaitMs: positiveInt(env['DRIVING_WAREHOUSE_LOCK_WAIT_MS'], 60_000, 'DRIVING_WAREHOUSE_LOCK_WAIT_MS'),
   };
 }
 

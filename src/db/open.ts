@@ -1,5 +1,5 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { TRACE } from './sql.js';
 
@@ -9,7 +9,21 @@ export interface OpenOptions {
   lockWaitMs?: number;
   memoryLimit?: string;
   threads?: number;
+  /** Told, at the first refusal and then every few seconds, who holds the file while we wait. */
+  onWait?: (message: string) => void;
 }
+
+/**
+ * Where waits are reported when a caller passes no `onWait`: silent for the API and tests; the
+ * command-line jobs set it to their progress line (src/cli.ts), so a person never waits unseen.
+ */
+let defaultOnWait: ((message: string) => void) | null = null;
+export function reportLockWaits(onWait: ((message: string) => void) | null): void {
+  defaultOnWait = onWait;
+}
+
+/** How often a wait is reported again (the first report comes at once). */
+export const WAIT_REPORT_EVERY_MS = 5_000;
 
 export interface Database {
   instance: DuckDBInstance;
@@ -33,6 +47,8 @@ export async function openDatabase(path: string, options: OpenOptions = {}): Pro
   if (options.memoryLimit) settings['memory_limit'] = options.memoryLimit;
   if (options.threads) settings['threads'] = String(options.threads);
   const deadline = Date.now() + (options.lockWaitMs ?? 0);
+  const onWait = options.onWait ?? defaultOnWait;
+  let reportedAt = -Infinity;
   for (let attempt = 0; ; attempt++) {
     try {
       const instance = await DuckDBInstance.create(path, settings);
@@ -57,18 +73,44 @@ export async function openDatabase(path: string, options: OpenOptions = {}): Pro
         if (LOCK_ERROR.test(message)) throw new DatabaseBusyError(path, message);
         throw error;
       }
+      if (onWait && Date.now() - reportedAt >= WAIT_REPORT_EVERY_MS) {
+        reportedAt = Date.now();
+        onWait(`waiting for ${describeHolder(message)} holding ${path} (gives up in ${Math.ceil((deadline - Date.now()) / 1000)} s, then exits 3)`);
+      }
       await new Promise((resolve) => setTimeout(resolve, Math.min(50 * 2 ** attempt, 500)));
     }
   }
+}
+
+/**
+ * DuckDB names the holder as `Conflicting lock is held in /usr/bin/node (PID 6646)`; the process's
+ * command line (Linux /proc) says which job that is.
+ */
+export function describeHolder(lockMessage: string): string {
+  const match = /held in (.*?) \(PID (\d+)\)/.exec(lockMessage);
+  if (!match) return 'another process';
+  const pid = match[2] as string;
+  let command = match[1] as string;
+  try {
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((a) => a !== '');
+    if (args.length > 0) command = args.map((a, i) => (i === 0 ? a.split('/').pop() : a)).join(' ').replace(/\s+/g, ' ').trim().slice(0, 120);
+  } catch {
+    // not Linux, or the process just ended: the program path is all there is
+  }
+  return `PID ${pid} (${command})`;
 }
 
 /** Another process holds the file: DuckDB allows one writer or many readers, never both. */
 export class DatabaseBusyError extends Error {
   constructor(
     readonly path: string,
-    detail: string,
+    /** DuckDB's own message, which names the holder. */
+    readonly detail: string,
+    /** What to do about it, when the caller knows better than "try again". */
+    hint = 'try again when it has finished',
   ) {
-    super(`${path} is in use by another process (${detail.split('\n')[0]})`);
+    const holder = describeHolder(detail);
+    super(`${path} is in use by another process${holder === 'another process' ? '' : `, ${holder}`}; ${hint}`);
     this.name = 'DatabaseBusyError';
   }
 }

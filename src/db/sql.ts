@@ -21,6 +21,11 @@ export function sqlText(name: string): string {
   return text;
 }
 
+/** The `$name` parameters a statement names, in order of first use (comments and quotes ignored). */
+export function parameterNames(sql: string): string[] {
+  return [...new Set([...outsideQuotes(stripComments(sql)).matchAll(/\$([a-z_][a-z0-9_]*)/gi)].map((m) => m[1] as string))];
+}
+
 /** Binds only the parameters a statement names, so one params object can serve many files. */
 export function paramsFor(sql: string, params: Params = {}): Params | undefined {
   const used: Params = {};

@@ -63,8 +63,17 @@ export function describeCounters(c: DeliveryCounters): string {
     `${c.intake.failedFiles > 0 ? `, ${c.intake.failedFiles} unreadable file(s) set aside in events/failed` : ''}; ${c.attempts} attempt(s): ` +
     `${c.delivered} delivered, ${c.retried} to retry, ${c.dead} dead-lettered` +
     `${c.shortCircuited > 0 ? `, ${c.shortCircuited} not sent (breaker open)` : ''}` +
-    `${c.replayed + c.replayFailed > 0 ? `; replays: ${c.replayed} delivered, ${c.replayFailed} failed` : ''}`
+    `${c.replayed + c.replayFailed > 0 ? `; replays: ${c.replayed} delivered, ${c.replayFailed} failed` : ''}` +
+    describeFailures(c.failures)
   );
+}
+
+/** Why attempts failed, most frequent first: `; failed: 2142 blocked: plain http is ...`. */
+function describeFailures(failures: Record<string, number> | undefined): string {
+  const entries = Object.entries(failures ?? {}).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  if (entries.length === 0) return '';
+  const shown = entries.slice(0, 5).map(([reason, n]) => `${n} ${reason}${reason.includes('loopback') ? ' (or --allow-loopback)' : ''}`);
+  return `; failed: ${shown.join('; ')}${entries.length > 5 ? `; ${entries.length - 5} other reason(s)` : ''}`;
 }
 
 function describeSettings(s: DeliverySettings): string {

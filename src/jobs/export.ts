@@ -1,6 +1,8 @@
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { InputError } from '../errors.js';
 import { pathsFor, jobSettings } from '../config.js';
-import { AppStore } from '../apps/store.js';
+import { appsOf } from './data-dir.js';
 import { openWarehouse } from '../warehouse/warehouse.js';
 import { exportParquet, type ExportResult } from '../export/export.js';
 import { silent, type Progress } from '../progress.js';
@@ -17,7 +19,9 @@ export async function runExport(options: ExportOptions): Promise<ExportResult & 
   const paths = pathsFor(options.dataDir);
   const out = resolve(options.out ?? paths.exportsDir);
   const progress = options.progress ?? silent;
-  const wh = await openWarehouse(paths.warehouseFile, new AppStore(paths.appsFile).list(), { memoryLimit: jobSettings().memoryLimit });
+  const apps = appsOf(options.dataDir);
+  checkOut(out);
+  const wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: jobSettings().memoryLimit });
   try {
     progress(`export: writing Parquet to ${out}`);
     const result = await exportParquet(wh, out);
@@ -25,4 +29,18 @@ export async function runExport(options: ExportOptions): Promise<ExportResult & 
   } finally {
     wh.close();
   }
+}
+
+/**
+ * The export replaces its target folder whole, so the target must be a folder (or not exist yet):
+ * a file there is a mistyped flag, not something to overwrite.
+ */
+function checkOut(out: string): void {
+  let stats;
+  try {
+    stats = statSync(out);
+  } catch {
+    return;
+  }
+  if (!stats.isDirectory()) throw new InputError(`--out ${out} is a file, not a folder: give a folder (it is replaced whole)`);
 }

@@ -1,10 +1,9 @@
 import { pathsFor, jobSettings } from '../config.js';
-import { AppStore } from '../apps/store.js';
+import { appsOf } from './data-dir.js';
 import { openWarehouse } from '../warehouse/warehouse.js';
 import { loadFiles } from '../load/load-file.js';
 import { expandInputs, landingFiles, moveLanded, type RefusedInput } from '../load/landing.js';
 import { ChangedDuringLoadError } from '../load/file-identity.js';
-import { InputError } from '../errors.js';
 import { pruneLandingArchive, prunePoints } from '../load/retention.js';
 import { emptyFileReport, totals, type FileReport, type LoadTotals } from '../load/report.js';
 import { publish, type PublishResult } from '../publish/publish.js';
@@ -51,8 +50,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const progress = options.progress ?? silent;
   const paths = pathsFor(options.dataDir);
   const settings = jobSettings();
-  const apps = new AppStore(paths.appsFile).list();
-  if (apps.length === 0) throw new InputError(`no apps in ${paths.appsFile}: create one with 'node jobs/apps.js add --name NAME'`);
+  const apps = appsOf(options.dataDir);
   const fromLanding = options.inputs === undefined || options.inputs.length === 0;
   const { files, refused } = fromLanding ? landingFiles(paths.landingDir) : expandInputs(options.inputs ?? []);
   progress(`load: ${files.length} file(s) ${fromLanding ? `from ${paths.landingDir}` : 'given'}`);

@@ -1,5 +1,5 @@
 import { pathsFor, jobSettings } from '../config.js';
-import { AppStore } from '../apps/store.js';
+import { appsOf } from './data-dir.js';
 import { openWarehouse } from '../warehouse/warehouse.js';
 import { queryFile } from '../db/sql.js';
 import { findArchived } from '../load/archive.js';
@@ -44,8 +44,7 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
   const progress = options.progress ?? silent;
   const paths = pathsFor(options.dataDir);
   const settings = jobSettings();
-  const apps = new AppStore(paths.appsFile).list();
-  if (apps.length === 0) throw new InputError(`no apps in ${paths.appsFile}: create one with 'node jobs/apps.js add --name NAME'`);
+  const apps = appsOf(options.dataDir);
   const wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: settings.memoryLimit });
   try {
     const ledger = await queryFile(wh.conn, 'load/rederive_files', { since });

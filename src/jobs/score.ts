@@ -1,12 +1,12 @@
 import { pathsFor, jobSettings } from '../config.js';
-import { AppStore } from '../apps/store.js';
+import { appsOf } from './data-dir.js';
 import { openWarehouse } from '../warehouse/warehouse.js';
 import { scoreDate, type ScoreDateResult } from '../score/score-date.js';
 import { publish, type PublishResult } from '../publish/publish.js';
 import { purgeDeletedUsers, type PurgeResult } from '../purge/purge.js';
 import { emitEvents, type EmitResult } from '../events/emit.js';
 import { InputError } from '../errors.js';
-import { silent, type Progress } from '../progress.js';
+import { silent, steps, type Progress } from '../progress.js';
 import { datesBetween, isDate, todayIn } from '../time.js';
 
 export interface ScoreOptions {
@@ -17,7 +17,19 @@ export interface ScoreOptions {
   to?: string;
   now?: Date;
   progress?: Progress;
+  /** A backfill of more than MAX_UNASKED_DAYS dates runs only when asked for (`--yes`). */
+  yes?: boolean;
+  /** Show a backfill's progress as one line updating in place (stderr is a terminal, no --json). */
+  tty?: boolean;
 }
+
+/**
+ * A backfill beyond a year asks first: each date is a run and a warehouse version, and seven
+ * years took 223 s and 5,036 versions, easily started by a mistyped year.
+ */
+export const MAX_UNASKED_DAYS = 366;
+/** Up to this many runs (a night's apps) each get their own progress line. */
+const LINES_UP_TO = 10;
 
 export interface ScoreResult {
   runs: ScoreDateResult[];
@@ -33,8 +45,7 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
   const now = options.now ?? new Date();
   const progress = options.progress ?? silent;
   const paths = pathsFor(options.dataDir);
-  const apps = new AppStore(paths.appsFile).list();
-  if (apps.length === 0) throw new InputError(`no apps in ${paths.appsFile}: create one with 'node jobs/apps.js add --name NAME'`);
+  const apps = appsOf(options.dataDir);
   const plan = planDates(options, apps.map((a) => ({ appId: a.appId, today: todayIn(a.timeZone, now) })));
 
   const settings = jobSettings();
@@ -44,10 +55,16 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
   progress(`score: warehouse opened in ${seconds(opening)} s`);
   try {
     const runs: ScoreDateResult[] = [];
-    for (const [index, item] of plan.entries()) {
-      const result = await scoreDate(wh, item.appId, item.date, now);
-      runs.push(result);
-      progress(`score: [${index + 1}/${plan.length}] ${item.appId} as of ${item.date}: ${result.users} user(s) scored`);
+    const counter = plan.length > LINES_UP_TO ? steps(plan.length, 'score:', progress, { tty: options.tty ?? false }) : null;
+    try {
+      for (const [index, item] of plan.entries()) {
+        const result = await scoreDate(wh, item.appId, item.date, now);
+        runs.push(result);
+        if (counter) counter.step(`${item.appId} as of ${item.date}: ${result.users} user(s)`);
+        else progress(`score: [${index + 1}/${plan.length}] ${item.appId} as of ${item.date}: ${result.users} user(s) scored`);
+      }
+    } finally {
+      counter?.done();
     }
     const purged = await purgeDeletedUsers(wh, paths, now);
     if (purged.users > 0) progress(`score: purged ${purged.users} deleted account(s): ${purged.trips} trips, ${purged.pointFilesRewritten} points file(s) rewritten`);
@@ -82,6 +99,9 @@ function planDates(options: ScoreOptions, apps: { appId: string; today: string }
     if (options.to < options.from) throw new InputError('--to must not be before --from');
     const dates = datesBetween(options.from, options.to);
     if (dates.length > 3660) throw new InputError('--from/--to covers more than 3660 days');
+    if (dates.length > MAX_UNASKED_DAYS && !options.yes) {
+      throw new InputError(`--from ${options.from} --to ${options.to} covers ${dates.length} days (${dates.length * apps.length} runs, each a warehouse version): a backfill of more than ${MAX_UNASKED_DAYS} days runs only with --yes`);
+    }
     return dates.flatMap((date) => apps.map((a) => ({ appId: a.appId, date })));
   }
   return apps.map((a) => ({ appId: a.appId, date: options.date ?? a.today }));

@@ -30,9 +30,22 @@ export function formatWebhooks(request: OperatorRequest, result: unknown): strin
     case 'counts': {
       const counts = r['counts'] as Row[];
       const live = r['deliverer'] as { inFlight: number; openEndpoints: { endpoint: string; openedAt: string }[] } | null;
-      const lines = counts.map((c) => `  ${c['app_id']}  ${c['status']}: ${c['events']}${c['status'] === 'pending' ? ` (${c['due_now']} due now, next ${c['next_attempt_at'] ?? '-'})` : ''}${Number(c['replays_queued']) > 0 ? `, ${c['replays_queued']} replay(s) queued` : ''}`);
+      const waiting = r['waiting'] as { files: number; events: number; byApp: Record<string, number> } | undefined;
+      const apps = (r['apps'] as { appId: string; webhookUrl: string | null }[] | undefined) ?? [];
+      const noUrl = new Set(apps.filter((a) => !a.webhookUrl).map((a) => a.appId));
+      const pending = (c: Row): string =>
+        noUrl.has(String(c['app_id']))
+          ? ' (no URL set: they wait until one is set with apps.js set-webhook)'
+          : ` (${c['due_now']} due now, next ${c['next_attempt_at'] ?? '-'})`;
+      const lines = counts.map((c) => `  ${c['app_id']}  ${c['status']}: ${c['events']}${c['status'] === 'pending' ? pending(c) : ''}${Number(c['replays_queued']) > 0 ? `, ${c['replays_queued']} replay(s) queued` : ''}`);
+      if (waiting && waiting.events > 0) {
+        const perApp = Object.entries(waiting.byApp).map(([app, n]) => `${app} ${n}${noUrl.has(app) ? ' (no URL set)' : ''}`).join(', ');
+        lines.push(`  waiting in ${waiting.files} event file(s), not yet taken in by the deliverer: ${waiting.events} event(s) (${perApp})`);
+      }
+      for (const app of apps) if (noUrl.has(app.appId) && !counts.some((c) => c['app_id'] === app.appId) && !waiting?.byApp[app.appId]) lines.push(`  ${app.appId}  no URL set`);
       const state = live ? `\n  deliverer running: ${live.inFlight} attempt(s) in flight; open breakers: ${live.openEndpoints.map((o) => `${o.endpoint} since ${o.openedAt}`).join(', ') || 'none'}` : '\n  deliverer not running';
-      return `${counts.length} app/status row(s)${lines.length ? `\n${lines.join('\n')}` : ''}${state}`;
+      const total = counts.reduce((a, c) => a + Number(c['events']), 0);
+      return `${total} event(s) in the outbox (${counts.length} app/status row(s))${waiting ? `, ${waiting.events} waiting in event files` : ''}${lines.length ? `\n${lines.join('\n')}` : ''}${state}`;
     }
   }
 }

@@ -13,6 +13,7 @@ import { CheckFailedError, runChecks } from './checks.js';
 import { readManifest, slotFile, writeManifest, type Manifest, type Slot } from './manifest.js';
 import { scrubRetired } from './retire.js';
 import { purgedSince, scrubLayers } from '../serving/scrub.js';
+import { describeHolder, WAIT_REPORT_EVERY_MS } from '../db/open.js';
 
 export interface PublishOptions {
   publishedDir: string;
@@ -87,7 +88,7 @@ interface Attempt {
 async function publishInto(wh: Warehouse, options: PublishOptions, a: Attempt): Promise<PublishResult> {
   const conn = wh.conn;
   const { version, whId, current, target, file, started } = a;
-  await attachWithRetry(conn, file, options.lockWaitMs);
+  await attachWithRetry(conn, file, options.lockWaitMs, (m) => options.progress?.(`publish: ${m}`));
   try {
     const since = await prepareSlot(conn, whId, version);
     const home = await currentDatabase(conn);
@@ -302,8 +303,9 @@ async function slotNoReaderHolds(conn: DuckDBConnection, publishedDir: string): 
 }
 
 /** The API may still be draining the standby slot after the last switch: wait for it to let go. */
-async function attachWithRetry(conn: DuckDBConnection, file: string, waitMs: number): Promise<void> {
+async function attachWithRetry(conn: DuckDBConnection, file: string, waitMs: number, onWait?: (message: string) => void): Promise<void> {
   const deadline = Date.now() + waitMs;
+  let reportedAt = -Infinity;
   for (;;) {
     try {
       await run(conn, `attach ${quoteLiteral(file)} as slot`);
@@ -312,6 +314,11 @@ async function attachWithRetry(conn: DuckDBConnection, file: string, waitMs: num
       const message = error instanceof Error ? error.message : String(error);
       if (!/Could not set lock|Conflicting lock/i.test(message) || Date.now() > deadline) {
         throw new Error(`cannot open standby slot ${file} for writing: ${message.split('\n')[0]}`);
+      }
+      // an API lets go of the previous slot when its last request on it ends: say whom we wait for
+      if (onWait && Date.now() - reportedAt >= WAIT_REPORT_EVERY_MS) {
+        reportedAt = Date.now();
+        onWait(`waiting for ${describeHolder(message)} holding the standby slot ${basename(file)} (gives up in ${Math.ceil((deadline - Date.now()) / 1000)} s; DRIVING_PUBLISH_LOCK_WAIT_MS)`);
       }
       await new Promise((r) => setTimeout(r, 200));
     }

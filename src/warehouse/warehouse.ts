@@ -4,6 +4,7 @@ import { installMacros } from '../db/macros.js';
 import { query, run, runScript } from '../db/sql.js';
 import type { App } from '../apps/store.js';
 import { randomUUID } from 'node:crypto';
+import { jobSettings } from '../config.js';
 
 export interface Warehouse {
   db: Database;
@@ -20,7 +21,7 @@ export async function openWarehouse(
   apps: App[],
   options: { memoryLimit?: string; lockWaitMs?: number } = {},
 ): Promise<Warehouse> {
-  const db = await openDatabase(file, { lockWaitMs: options.lockWaitMs ?? 60_000, memoryLimit: options.memoryLimit });
+  const db = await openDatabase(file, { lockWaitMs: options.lockWaitMs ?? jobSettings().warehouseLockWaitMs, memoryLimit: options.memoryLimit });
   const conn = db.connection;
   try {
     await runScript(conn, 'warehouse/schema');

@@ -21,6 +21,21 @@ export interface DeliveryCounters {
   replayFailed: number;
   /** Attempts failed at once because the endpoint's breaker was open. */
   shortCircuited: number;
+  /** Failed attempts (retried, dead-lettered or replays failed) by reason, so a summary says why. */
+  failures: Record<string, number>;
+}
+
+/**
+ * A failed attempt's reason without what varies between attempts (a URL's path, a port, a
+ * receiver's text): `HTTP 503`, `timeout`, `ECONNREFUSED`, `circuit_open`, or a refusal whole
+ * (`blocked: ...` names the rule and is the same for every event of an endpoint).
+ */
+export function failureReason(error: string | null, statusCode: number | null): string {
+  if (error === null) return statusCode === null ? 'no answer' : `HTTP ${statusCode}`;
+  if (error.startsWith('blocked:')) return error.slice(0, 160);
+  if (/^HTTP \d+/.test(error)) return (/^HTTP \d+/.exec(error) as RegExpExecArray)[0];
+  const head = /^[A-Za-z_]+/.exec(error);
+  return head ? head[0] : error.slice(0, 60);
 }
 
 /**
@@ -233,6 +248,10 @@ export class Deliverer {
     else if (next.outcome === 'retry') c.retried++;
     else if (next.outcome === 'dead') c.dead++;
     else c.replayFailed++;
+    if (next.outcome !== 'delivered') {
+      const reason = failureReason(result.error, result.statusCode);
+      c.failures[reason] = (c.failures[reason] ?? 0) + 1;
+    }
     if (this.finished.length >= FLUSH_AT || this.taken.size === this.finished.length) this.wake();
   }
 
@@ -317,7 +336,7 @@ function redactUrl(url: string): string {
 }
 
 function emptyCounters(): DeliveryCounters {
-  return { intake: { files: 0, events: 0, known: 0, rejected: 0, failedFiles: 0 }, attempts: 0, delivered: 0, retried: 0, dead: 0, replayed: 0, replayFailed: 0, shortCircuited: 0 };
+  return { intake: { files: 0, events: 0, known: 0, rejected: 0, failedFiles: 0 }, attempts: 0, delivered: 0, retried: 0, dead: 0, replayed: 0, replayFailed: 0, shortCircuited: 0, failures: {} };
 }
 
 function addIntake(total: IntakeResult, more: IntakeResult): void {

@@ -9,8 +9,12 @@ export interface Received {
   index: number;
 }
 
-/** What the receiver does with a request: answer a status (after a delay), or hang. */
-export type Behaviour = (request: Received) => { status: number; delayMs?: number; headers?: Record<string, string>; body?: string } | 'hang';
+/**
+ * What the receiver does with a request: answer a status (after a delay, or once `until` has
+ * resolved: an event rather than a time, for tests that must not depend on the machine's speed),
+ * or hang.
+ */
+export type Behaviour = (request: Received) => { status: number; delayMs?: number; until?: Promise<unknown>; headers?: Record<string, string>; body?: string } | 'hang';
 
 export interface Receiver {
   url: string;
@@ -44,10 +48,10 @@ export async function startReceiver(behaviour: Behaviour = () => ({ status: 204 
       for (const w of waiters.filter((x) => received.length >= x.count)) w.resolve();
       const answer = current(entry);
       if (answer === 'hang') return;
-      setTimeout(() => {
+      void (answer.until ?? Promise.resolve()).then(() => setTimeout(() => {
         res.writeHead(answer.status, answer.headers ?? {});
         res.end(answer.body ?? '');
-      }, answer.delayMs ?? 0);
+      }, answer.delayMs ?? 0));
     });
   });
   server.keepAliveTimeout = 30_000;

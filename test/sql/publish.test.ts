@@ -67,24 +67,35 @@ describe('publish', () => {
     expect(manifestOf(ws.paths)).toEqual(good);
   });
 
-  it('waits for a reader to let go of the standby slot, and gives up with a clear error', async () => {
+  it('waits for a reader to let go of the standby slot, saying whom it waits for', async () => {
     await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', '2026-11-18')])], now });
     await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '2.ndjson'), [trip('b', '2026-11-18')])], now });
     expect(manifestOf(ws.paths)?.slot).toBe('b');
-    // an API that has not yet closed slot a (the standby now) holds a read lock on it
+    // an API that has not yet closed slot a (the standby now) holds a read lock on it until told
     const { spawn } = await import('node:child_process');
     const holder = spawn(process.execPath, ['-e', `
       const { DuckDBInstance } = await import('@duckdb/node-api');
       const i = await DuckDBInstance.create(${JSON.stringify(slotFile(ws.paths.publishedDir, 'a'))}, { access_mode: 'READ_ONLY' });
-      await i.connect(); console.log('holding'); setTimeout(() => process.exit(0), Number(process.argv[1]));`, '1500'], { stdio: ['ignore', 'pipe', 'inherit'] });
+      await i.connect(); console.log('holding'); process.stdin.on('data', () => process.exit(0));`], { stdio: ['pipe', 'pipe', 'inherit'] });
     await new Promise<void>((resolve) => holder.stdout.on('data', () => resolve()));
-    process.env['DRIVING_PUBLISH_LOCK_WAIT_MS'] = '10000';
+    const exited = new Promise<void>((resolve) => holder.on('exit', () => resolve()));
+    // the reader lets go when the publish says it waits for it: an event, not a delay
+    const waits: string[] = [];
+    const progress = (m: string) => {
+      if (!m.includes('waiting for')) return;
+      waits.push(m);
+      holder.stdin?.write('go\n');
+    };
+    process.env['DRIVING_PUBLISH_LOCK_WAIT_MS'] = '120000';
     try {
-      const result = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '3.ndjson'), [trip('c', '2026-11-18')])], now });
+      const result = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '3.ndjson'), [trip('c', '2026-11-18')])], now, progress });
       expect(result.publish).toMatchObject({ published: true, slot: 'a' });
     } finally {
       delete process.env['DRIVING_PUBLISH_LOCK_WAIT_MS'];
+      holder.stdin?.end();
+      await exited;
     }
+    expect(waits[0]).toMatch(new RegExp(`publish: waiting for PID ${holder.pid} \\(.*\\) holding the standby slot slot-a.duckdb`));
   });
 
   it('writes the serving pack sections that changed as delta layers, merges layers, reuses the rest, and removes files no manifest names', async () => {

@@ -103,9 +103,10 @@ describe('Parquet export', () => {
     const exported = await runExport({ dataDir: ws.dir, out });
     expect(exported.tables['trips']).toBe(60);
 
-    const scores = await runSqlOnExport({
+    const { rows: scores, notes } = await runSqlOnExport({
       parquet: out, file: SQL('marts/safety_scores'), params: ['as_of=2026-11-21', 'evaluated_at=2026-11-21T03:00:00Z'],
     });
+    expect(notes).toEqual([]);
     const fromWarehouse = await warehouseRows(ws.paths,
       "select * exclude (version, evaluated_at) from safety_scores where evaluation_date = '2026-11-21' order by user_id, interval_days");
     const sorted = scores.map(({ evaluated_at: _, ...rest }) => rest)
@@ -120,7 +121,7 @@ describe('Parquet export', () => {
     expect(readFileSync(join(foreign, 'precious.txt'), 'utf8')).toBe('keep');
     await runExport({ dataDir: ws.dir, out }); // an earlier export is replaced
 
-    const stats = await runSqlOnExport({ parquet: out, file: SQL('marts/stats_daily'), params: ['version=0'] });
+    const { rows: stats } = await runSqlOnExport({ parquet: out, file: SQL('marts/stats_daily'), params: ['version=0'] });
     const statsWarehouse = await warehouseRows(ws.paths, 'select * exclude (version) from stats_daily order by user_id, stat_date');
     expect(stats.map(({ version: _, ...rest }) => rest)
       .sort((a, b) => Number(a['user_id']) - Number(b['user_id']) || String(a['stat_date']).localeCompare(String(b['stat_date']))))

@@ -18,14 +18,44 @@ afterEach(async () => {
   await new Promise((r) => (server ? server.close(r) : r(undefined)));
 });
 
-async function serve(handler: (ms: number, answer: (status?: number) => void) => void): Promise<string> {
-  const started = performance.now();
+// Every request's path is its index in the schedule (`/r/<i>`, due at i / rate seconds after the
+// generator's start), so the server decides by WHICH request it is, never by its own clock: the
+// outcome is the same on an idle machine and on a busy one that starts the generator late.
+const indexed = (count: number): string[] => Array.from({ length: count }, (_, i) => `/r/${i}`);
+
+async function serve(handler: (index: number, answer: (status?: number) => void) => void): Promise<string> {
   server = createServer((req, res) => {
     req.resume();
-    handler(performance.now() - started, (status = 200) => res.writeHead(status).end('{}'));
+    handler(Number(/^\/r\/(\d+)/.exec(req.url ?? '')?.[1] ?? -1), (status = 200) => res.writeHead(status).end('{}'));
   });
   await new Promise<void>((r) => server?.listen(0, '127.0.0.1', r));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/**
+ * Holds the answers of `count` requests until every one of them has arrived AND `release()` was
+ * called (by a later request's arrival): requests on different connections may arrive out of
+ * order, and a held request arriving after the release would escape the stall.
+ */
+function holding(count: number): { hold: (answer: () => void) => void; release: () => void } {
+  const held: (() => void)[] = [];
+  let released = false;
+  let open = false;
+  const flush = (): void => {
+    if (!released || held.length < count || open) return;
+    open = true;
+    for (const answer of held.splice(0)) answer();
+  };
+  return {
+    hold: (answer) => {
+      held.push(answer);
+      flush();
+    },
+    release: () => {
+      released = true;
+      flush();
+    },
+  };
 }
 
 function generate(config: LoadGeneratorConfig): Promise<LoadGeneratorResult> {
@@ -40,49 +70,65 @@ function generate(config: LoadGeneratorConfig): Promise<LoadGeneratorResult> {
 }
 
 describe('the load generator', () => {
-  it('shows a 400 ms server stall in p99 (latency from each request\'s due time) and keeps the rate', async () => {
-    // answers at once, except that everything arriving between 0.5 s and 0.9 s waits until 0.9 s
-    const url = await serve((ms, answer) => (ms >= 500 && ms < 900 ? setTimeout(answer, 900 - ms) : answer()));
-    const r = await generate({ url, apiKey: 'k', paths: ['/a', '/b'], rate: 200, seconds: 2, connections: 50 });
-    expect(r.sent).toBeGreaterThanOrEqual(398);
+  it('shows a server stall in p99 (latency from each request\'s due time) and keeps the rate', async () => {
+    // 200/s: request i is due at 5i ms. Those due from 500 ms to 900 ms (i = 100..179) are held
+    // until request 180 (due at 900 ms) arrives: each waited at least 900 - 5i ms from its due time,
+    // since no request is sent before it is due, whatever the machine's load.
+    const stall = holding(80);
+    const url = await serve((i, answer) => {
+      if (i >= 100 && i < 180) return stall.hold(answer);
+      if (i >= 180) stall.release();
+      answer();
+    });
+    const r = await generate({ url, apiKey: 'k', paths: indexed(401), rate: 200, seconds: 2, connections: 100 });
+    // the rate is kept by schedule: requests due at 0, 5, ..., 2000 ms (the last one on the edge)
+    expect(r.sent).toBeGreaterThanOrEqual(400);
+    expect(r.sent).toBeLessThanOrEqual(401);
     expect(r.requests).toBe(r.sent);
+    expect(r.measured).toBe(r.sent);
     expect(r.errors + r.timeouts + r.non2xx).toBe(0);
-    // about 80 of 400 requests were due during the stall: p90 and p99 see it
-    expect(r.p99Ms).toBeGreaterThan(250);
-    expect(r.p50Ms).toBeLessThan(250);
+    // 80 of about 400 were held, request i at least 900 - 5i ms: p99 (the 5th highest of 401) is
+    // at least request 104's 380 ms, p90 (the 41st highest) at least request 140's 200 ms
+    expect(r.p99Ms).toBeGreaterThanOrEqual(380);
+    expect(r.p90Ms).toBeGreaterThanOrEqual(200);
+    expect(r.maxMs).toBeGreaterThanOrEqual(400);
   }, 30_000);
 
   it('counts requests that are never answered as failed instead of dropping them', async () => {
-    const url = await serve((ms, answer) => (ms < 300 ? answer() : undefined));
-    const r = await generate({ url, apiKey: 'k', paths: ['/a'], rate: 100, seconds: 1, connections: 200, graceMs: 300 });
-    expect(r.sent).toBeGreaterThanOrEqual(99);
-    expect(r.timeouts).toBe(r.sent - r.requests);
-    expect(r.timeouts).toBeGreaterThan(60);
+    // 100/s: the first 30 requests are answered, the rest never
+    const url = await serve((i, answer) => (i < 30 ? answer() : undefined));
+    const r = await generate({ url, apiKey: 'k', paths: indexed(101), rate: 100, seconds: 1, connections: 200, graceMs: 300 });
+    expect(r.sent).toBeGreaterThanOrEqual(100);
+    expect(r.requests).toBe(30);
+    expect(r.timeouts).toBe(r.sent - 30);
   }, 30_000);
 });
 
 describe('the load generator\'s warm-up', () => {
   it('leaves a stall during the warm-up out of the latencies but counts a failure during it', async () => {
-    // 0-0.4 s: the warm-up. Requests due in its first 0.3 s are held until 2.4 s (so, counted, they
-    // would put the p99 above 2 s, far above what a loaded CI machine adds), and one is answered 500.
-    // 100 connections: the 60 held ones leave enough free for the measured requests.
+    // 200/s, warm-up 0.4 s: requests 0..79 are due in it. Requests 0..59 are held until request
+    // 570 arrives (near the end, 2.85 s), so counted they would add 60 latencies of seconds; the
+    // first of requests 60..79 to arrive is answered 500. 100 connections: the 60 held ones leave
+    // enough free for the measured requests.
+    const stall = holding(60);
     let failedOne = false;
-    const url = await serve((ms, answer) => {
-      if (ms < 300) return void setTimeout(answer, 2400 - ms);
-      if (ms < 400 && !failedOne) {
+    const url = await serve((i, answer) => {
+      if (i < 60) return stall.hold(answer);
+      if (i >= 570) stall.release();
+      if (i < 80 && !failedOne) {
         failedOne = true;
         return answer(500);
       }
       answer();
     });
-    const r = await generate({ url, apiKey: 'k', paths: ['/a'], rate: 200, seconds: 2.5, connections: 100, warmupSeconds: 0.4 });
-    expect(r.sent).toBeGreaterThanOrEqual(550);
+    const r = await generate({ url, apiKey: 'k', paths: indexed(581), rate: 200, seconds: 2.5, connections: 100, warmupSeconds: 0.4 });
+    expect(r.sent).toBeGreaterThanOrEqual(580);
     expect(r.requests).toBe(r.sent);
-    expect(r.measured).toBeGreaterThanOrEqual(490);
-    expect(r.measured).toBeLessThan(r.requests - 70);
+    // exactly the requests due after the warm-up are measured: none of the 60 held ones
+    expect(r.measured).toBe(r.sent - 80);
+    // the failure in the warm-up still counts
     expect(r.non2xx).toBe(1);
-    expect(r.p99Ms).toBeLessThan(1500);
-    expect(r.throughput).toBeGreaterThan(150);
+    expect(r.statusCodes).toEqual({ 200: r.sent - 1, 500: 1 });
   }, 30_000);
 });
 

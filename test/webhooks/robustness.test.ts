@@ -73,14 +73,17 @@ describe('the deliverer', () => {
   });
 
   it('sends attempts taken before the operator changed the URL to the new URL', async () => {
-    // the first answer takes 1.5 s: the operator changes the URL meanwhile, even on a loaded machine
-    const before = await receiver((req) => (req.index === 0 ? { status: 200, delayMs: 1_500 } : { status: 200 }));
+    // the first answer waits until the operator has changed the URL (an event, not a delay, so a
+    // loaded machine cannot change the order)
+    let urlChanged: () => void = () => undefined;
+    const changedUrl = new Promise<void>((resolve) => (urlChanged = resolve));
+    const before = await receiver((req) => (req.index === 0 ? { status: 200, until: changedUrl } : { status: 200 }));
     const after = await receiver();
     await setWebhook(ws, before.url);
     writeEvents(ws, 'v1.ndjson', Array.from({ length: 20 }, (_, i) => ({ id: `evt_u${i}` })));
     const d = await openDeliverer(ws, testSettings({ perEndpoint: 1, timeoutMs: 10_000 }));
     try {
-      const changed = before.waitFor(1).then(() => setWebhook(ws, after.url));
+      const changed = before.waitFor(1).then(() => setWebhook(ws, after.url)).then(urlChanged);
       await d.deliverer.runOnce();
       await changed;
       await d.deliverer.runOnce();
