@@ -7,6 +7,7 @@ import { ChangedDuringLoadError } from '../load/file-identity.js';
 import { InputError } from '../errors.js';
 import { pruneLandingArchive, prunePoints } from '../load/retention.js';
 import { emptyFileReport, totals, type FileReport, type LoadTotals } from '../load/report.js';
+import { routeOptions } from '../publish/routes.js';
 import { publish, type PublishResult } from '../publish/publish.js';
 import { purgeDeletedUsers, type PurgeResult } from '../purge/purge.js';
 import { emitEvents, type EmitResult } from '../events/emit.js';
@@ -83,6 +84,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       t0 = Date.now();
     });
     const removed = prunePoints(paths.pointsDir, settings.pointsRetentionDays, todayIn('UTC', now));
+    // the routes the API serves go with the raw points they were copied from (same days)
+    prunePoints(paths.routesDir, settings.pointsRetentionDays, todayIn('UTC', now));
     if (removed.length > 0) progress(`load: pruned raw points of ${removed.length} day(s) older than ${settings.pointsRetentionDays} days`);
     const archived = pruneLandingArchive(paths.landingDir, settings.pointsRetentionDays, todayIn('UTC', now));
     if (archived.length > 0) progress(`load: pruned ${archived.length} landing archive folder(s)`);
@@ -95,6 +98,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       lockWaitMs: settings.publishLockWaitMs,
       now,
       progress: (m) => progress(`load: ${m}`),
+      routes: routeOptions(paths, settings.pointsRetentionDays, now),
     });
     progress(`load: publish ${published.detail}`);
     const events = await emitEvents(wh, paths.eventsDir, published.version, now);

@@ -2,6 +2,7 @@ import { pathsFor, jobSettings } from '../config.js';
 import { AppStore } from '../apps/store.js';
 import { openWarehouse } from '../warehouse/warehouse.js';
 import { scoreDate, type ScoreDateResult } from '../score/score-date.js';
+import { routeOptions } from '../publish/routes.js';
 import { publish, type PublishResult } from '../publish/publish.js';
 import { purgeDeletedUsers, type PurgeResult } from '../purge/purge.js';
 import { emitEvents, type EmitResult } from '../events/emit.js';
@@ -58,6 +59,7 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
       lockWaitMs: settings.publishLockWaitMs,
       now,
       progress: (m) => progress(`score: ${m}`),
+      routes: routeOptions(paths, settings.pointsRetentionDays, now),
     });
     progress(`score: publish ${published.detail}`);
     const events = await emitEvents(wh, paths.eventsDir, published.version, now);
