@@ -102,7 +102,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     });
     progress(`load: publish ${published.detail}`);
     const events = await emitEvents(wh, paths.eventsDir, published.version, now);
-    if (events.file) progress(`load: ${events.tripCreated} trip.created and ${events.safetyScoreUpdated} safety_score.updated event(s) in ${events.file}`);
+    if (events.file) progress(`load: ${events.tripCreated} trip.created, ${events.tripUpdated} trip.updated, ${events.safetyScoreUpdated} safety_score.updated and ${events.userDeleted} user.deleted event(s) in ${events.file}`);
     return { files: reports, refused, refusedNamed: !fromLanding && refused.length > 0, totals: totals(reports), publish: published, pointsPartitionsRemoved: removed, purged, events, seconds: (Date.now() - started) / 1000 };
   } finally {
     wh.close();

@@ -63,7 +63,7 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
     });
     progress(`score: publish ${published.detail}`);
     const events = await emitEvents(wh, paths.eventsDir, published.version, now);
-    if (events.file) progress(`score: ${events.tripCreated} trip.created and ${events.safetyScoreUpdated} safety_score.updated event(s) in ${events.file}`);
+    if (events.file) progress(`score: ${events.tripCreated} trip.created, ${events.tripUpdated} trip.updated, ${events.safetyScoreUpdated} safety_score.updated and ${events.userDeleted} user.deleted event(s) in ${events.file}`);
     return { runs, purged, publish: published, events, seconds: (Date.now() - started) / 1000 };
   } finally {
     const closing = performance.now();
