@@ -12,8 +12,7 @@ type Position = [lng: number, lat: number];
  * null geometry (a Feature without a location).
  */
 export function routeFeature(trip: Row, points: RoutePoints, toleranceM: number): Record<string, unknown> {
-  const latLng = Array.from(points.lat, (lat, i) => ({ lat, lng: points.lng[i] as number }));
-  const kept = simplifyIndexes(latLng, toleranceM);
+  const kept = simplifyIndexes(points.lat, points.lng, toleranceM);
   const coordinates = kept.map((i): Position => [points.lng[i] as number, points.lat[i] as number]);
   const geometry = coordinates.length >= 2 ? { type: 'LineString', coordinates }
     : coordinates.length === 1 ? { type: 'Point', coordinates: coordinates[0] } : null;
