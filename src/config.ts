@@ -9,6 +9,8 @@ export interface Paths {
   warehouseFile: string;
   pointsDir: string;
   publishedDir: string;
+  /** Route files of the published trips (src/publish/routes.ts), read by the API. */
+  routesDir: string;
   manifestFile: string;
   passportFile: string;
   deletionsDir: string;
@@ -31,6 +33,7 @@ export function pathsFor(dataDir: string): Paths {
     warehouseFile: join(dataDir, 'warehouse', 'warehouse.duckdb'),
     pointsDir: join(dataDir, 'warehouse', 'points'),
     publishedDir: join(dataDir, 'published'),
+    routesDir: join(dataDir, 'published', 'routes'),
     manifestFile: join(dataDir, 'published', 'manifest.json'),
     passportFile: join(dataDir, 'passport', 'passport.duckdb'),
     deletionsDir: join(dataDir, 'requests', 'deletions'),

@@ -10,7 +10,7 @@ select distinct app_id, user_id, trip_date from trips where version = $version;
 
 -- History is not news: the deliverer must not get millions of trip.created events for it, so its
 -- trips count as announced (the load's emitEvents then announces only what is loaded later).
-insert into announced_trips
+insert into announced_trips (app_id, trip_id, announced_version)
 select app_id, trip_id, $version from trips where version = $version;
 
 insert into batches values ($batch_id, 'bench-history', $source_file, $version, $loaded_at::timestamptz, now(), $report::json);

@@ -170,12 +170,17 @@ create table if not exists purged_users (
     version bigint not null
 );
 
--- trips already announced by a trip.created event (once per trip, even when it is re-sent)
+-- trips already announced by a trip.created event (once per trip, even when it is re-sent), with
+-- the fingerprint of what the API served when last announced (sql/events/trip_fingerprints.sql):
+-- a re-sent trip is announced again (trip.updated) only when it differs. Rows written before the
+-- fingerprint existed have none (null): their next re-send is announced.
 create table if not exists announced_trips (
     app_id varchar not null,
     trip_id varchar not null,
     announced_version bigint not null
 );
+alter table announced_trips add column if not exists fingerprint varchar;
+alter table announced_trips add column if not exists generation integer;
 
 -- the values each user's scores of a date were last announced with (safety_score.updated): a
 -- re-run of the date announces the user again only when they differ

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { ApiContext } from './context.js';
 import { ApiError, ERRORS } from './errors.js';
 import { tripRoutes } from './routes/trips.js';
+import { routeRoutes } from './routes/route.js';
 import { statisticsRoutes } from './routes/statistics.js';
 import { passportRoutes } from './routes/passport.js';
 import { sdkRoutes } from './routes/sdk.js';
@@ -106,6 +107,7 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
     };
   });
   tripRoutes(app, ctx);
+  routeRoutes(app, ctx);
   statisticsRoutes(app, ctx);
   passportRoutes(app, ctx);
   sdkRoutes(app, ctx);

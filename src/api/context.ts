@@ -17,6 +17,8 @@ export interface ApiContext {
   cursors: CursorCodec;
   deletionsDir: string;
   landingDir: string;
+  /** Route files of the published trips (src/route/route-file.ts). */
+  routesDir: string;
   now: () => Date;
 }
 

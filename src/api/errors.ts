@@ -7,6 +7,7 @@ export const ERRORS = {
   score_not_available: { status: 404, code: 40403 },
   token_not_found: { status: 404, code: 40404 },
   route_not_found: { status: 404, code: 40405 },
+  route_not_available: { status: 404, code: 40406 },
   payload_too_large: { status: 413, code: 41301 },
   not_ready: { status: 503, code: 50301 },
   storage_unavailable: { status: 503, code: 50302 },

@@ -60,6 +60,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
     cursors: new CursorCodec(cursorKey(join(dirname(paths.passportFile), 'cursor.key'))),
     deletionsDir: paths.deletionsDir,
     landingDir: paths.landingDir,
+    routesDir: paths.routesDir,
     now: options.now ?? (() => new Date()),
   };
   const app = buildApp(ctx, { logger: options.logger });

@@ -124,7 +124,7 @@ export function diskUse(dir: string, label: string, days: number): DiskUse {
   };
 }
 
-function folderBytes(dir: string): number {
+export function folderBytes(dir: string): number {
   if (!existsSync(dir)) return 0;
   let total = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {

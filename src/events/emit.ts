@@ -7,7 +7,11 @@ import { writeFileAtomic } from '../fsutil.js';
 
 export interface EmitResult {
   tripCreated: number;
+  /** Re-sent or re-derived trips whose served fields changed (sql/events/trip_fingerprints.sql). */
+  tripUpdated: number;
   safetyScoreUpdated: number;
+  /** Accounts purged since the last run. */
+  userDeleted: number;
   file: string | null;
 }
 
@@ -23,10 +27,15 @@ export async function emitEvents(wh: Warehouse, eventsDir: string, publishedVers
   const [announced] = await query(conn, 'select coalesce(max(announced_version), 0) as v from announced_trips');
   const tripsSince = Number(announced?.['v'] ?? 0);
   const trips = await query(conn, sqlText('events/trip_created'), { since: tripsSince, version: publishedVersion });
+  // held for the record below: every trip written since, with what it serves as a fingerprint
+  await run(conn, `create or replace temp table trip_fingerprints as ${sqlText('events/trip_fingerprints')}`, { since: tripsSince, version: publishedVersion });
+  const updated = await query(conn, sqlText('events/trip_updated'));
+  const usersSince = Number((await query(conn, "select coalesce(max(value::bigint), 0) as v from meta where key = 'user_events_version'"))[0]?.['v'] ?? 0);
+  const deleted = await query(conn, sqlText('events/user_deleted'), { since: usersSince, version: publishedVersion });
   // held for the record below: only users whose values changed since their last announcement
   await run(conn, `create or replace temp table score_events as ${sqlText('events/safety_score_updated')}`, { since, version: publishedVersion });
   const scores = await query(conn, 'select id, type, app_id, data from score_events order by app_id, user_id, evaluation_date');
-  const events = [...trips, ...scores];
+  const events = [...trips, ...updated, ...scores, ...deleted];
   let file: string | null = null;
   if (events.length > 0) {
     const createdAt = now.toISOString();
@@ -39,19 +48,14 @@ export async function emitEvents(wh: Warehouse, eventsDir: string, publishedVers
     writeFileAtomic(file, `${lines.join('\n')}\n`, 0o644);
   }
   await inTransaction(conn, async () => {
-    await run(
-      conn,
-      `insert into announced_trips
-       select app_id, trip_id, $version from trips as t
-       where version > $since and version <= $version
-         and not exists (select 1 from announced_trips as n where n.app_id = t.app_id and n.trip_id = t.trip_id)`,
-      { since: tripsSince, version: publishedVersion },
-    );
+    await runScript(conn, 'events/mark_trips_announced', { version: publishedVersion });
+    await run(conn, "insert or replace into meta values ('user_events_version', $v::varchar)", { v: publishedVersion });
     await runScript(conn, 'events/mark_scores_announced', { version: publishedVersion });
     await markScoresAnnounced(conn, publishedVersion);
   });
   await run(conn, 'drop table score_events');
-  return { tripCreated: trips.length, safetyScoreUpdated: scores.length, file };
+  await run(conn, 'drop table trip_fingerprints');
+  return { tripCreated: trips.length, tripUpdated: updated.length, safetyScoreUpdated: scores.length, userDeleted: deleted.length, file };
 }
 
 /** Scores written up to `version` count as announced: later runs announce only newer ones. */

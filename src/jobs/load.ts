@@ -6,6 +6,7 @@ import { expandInputs, landingFiles, moveLanded, type RefusedInput } from '../lo
 import { ChangedDuringLoadError } from '../load/file-identity.js';
 import { pruneLandingArchive, prunePoints } from '../load/retention.js';
 import { emptyFileReport, totals, type FileReport, type LoadTotals } from '../load/report.js';
+import { routeOptions } from '../publish/routes.js';
 import { publish, type PublishResult } from '../publish/publish.js';
 import { purgeDeletedUsers, type PurgeResult } from '../purge/purge.js';
 import { emitEvents, type EmitResult } from '../events/emit.js';
@@ -81,6 +82,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       t0 = Date.now();
     });
     const removed = prunePoints(paths.pointsDir, settings.pointsRetentionDays, todayIn('UTC', now));
+    // the routes the API serves go with the raw points they were copied from (same days)
+    prunePoints(paths.routesDir, settings.pointsRetentionDays, todayIn('UTC', now));
     if (removed.length > 0) progress(`load: pruned raw points of ${removed.length} day(s) older than ${settings.pointsRetentionDays} days`);
     const archived = pruneLandingArchive(paths.landingDir, settings.pointsRetentionDays, todayIn('UTC', now));
     if (archived.length > 0) progress(`load: pruned ${archived.length} landing archive folder(s)`);
@@ -93,10 +96,11 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       lockWaitMs: settings.publishLockWaitMs,
       now,
       progress: (m) => progress(`load: ${m}`),
+      routes: routeOptions(paths, settings.pointsRetentionDays, now),
     });
     progress(`load: publish ${published.detail}`);
     const events = await emitEvents(wh, paths.eventsDir, published.version, now);
-    if (events.file) progress(`load: ${events.tripCreated} trip.created and ${events.safetyScoreUpdated} safety_score.updated event(s) in ${events.file}`);
+    if (events.file) progress(`load: ${events.tripCreated} trip.created, ${events.tripUpdated} trip.updated, ${events.safetyScoreUpdated} safety_score.updated and ${events.userDeleted} user.deleted event(s) in ${events.file}`);
     return { files: reports, refused, refusedNamed: !fromLanding && refused.length > 0, totals: totals(reports), publish: published, pointsPartitionsRemoved: removed, purged, events, seconds: (Date.now() - started) / 1000 };
   } finally {
     wh.close();

@@ -5,6 +5,7 @@ import { queryFile } from '../db/sql.js';
 import { findArchived } from '../load/archive.js';
 import { rederiveFile, type RederivedFile } from '../load/rederive-file.js';
 import { InputError } from '../errors.js';
+import { routeOptions } from '../publish/routes.js';
 import { publish, type PublishResult } from '../publish/publish.js';
 import { emitEvents, type EmitResult } from '../events/emit.js';
 import { silent, type Progress } from '../progress.js';
@@ -85,6 +86,7 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
       lockWaitMs: settings.publishLockWaitMs,
       now,
       progress: (m) => progress(`load: ${m}`),
+      routes: routeOptions(paths, settings.pointsRetentionDays, now),
     });
     const events = await emitEvents(wh, paths.eventsDir, published.version, now);
     const sum = (pick: (f: RederivedFile) => number) => files.reduce((a, f) => a + pick(f), 0);

@@ -2,6 +2,7 @@ import { pathsFor, jobSettings } from '../config.js';
 import { appsOf } from './data-dir.js';
 import { openWarehouse } from '../warehouse/warehouse.js';
 import { scoreDate, type ScoreDateResult } from '../score/score-date.js';
+import { routeOptions } from '../publish/routes.js';
 import { publish, type PublishResult } from '../publish/publish.js';
 import { purgeDeletedUsers, type PurgeResult } from '../purge/purge.js';
 import { emitEvents, type EmitResult } from '../events/emit.js';
@@ -75,10 +76,11 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
       lockWaitMs: settings.publishLockWaitMs,
       now,
       progress: (m) => progress(`score: ${m}`),
+      routes: routeOptions(paths, settings.pointsRetentionDays, now),
     });
     progress(`score: publish ${published.detail}`);
     const events = await emitEvents(wh, paths.eventsDir, published.version, now);
-    if (events.file) progress(`score: ${events.tripCreated} trip.created and ${events.safetyScoreUpdated} safety_score.updated event(s) in ${events.file}`);
+    if (events.file) progress(`score: ${events.tripCreated} trip.created, ${events.tripUpdated} trip.updated, ${events.safetyScoreUpdated} safety_score.updated and ${events.userDeleted} user.deleted event(s) in ${events.file}`);
     return { runs, purged, publish: published, events, seconds: (Date.now() - started) / 1000 };
   } finally {
     const closing = performance.now();

@@ -14,6 +14,7 @@ import { readManifest, slotFile, writeManifest, type Manifest, type Slot } from 
 import { scrubRetired } from './retire.js';
 import { purgedSince, scrubLayers } from '../serving/scrub.js';
 import { describeHolder, WAIT_REPORT_EVERY_MS } from '../db/open.js';
+import { writeRoutes, type RouteOptions } from './routes.js';
 
 export interface PublishOptions {
   publishedDir: string;
@@ -24,6 +25,8 @@ export interface PublishOptions {
   servingPack?: boolean;
   /** Where the pack build reports its steps. */
   progress?: (message: string) => void;
+  /** Write the route files the API reads trip routes from (src/publish/routes.ts); none without. */
+  routes?: RouteOptions;
 }
 
 export interface PublishResult {
@@ -37,6 +40,8 @@ export interface PublishResult {
   pack: SectionBuildResult[] | null;
   /** The standby slot was not a valid DuckDB file (or held a corrupt block): it was deleted and rebuilt in full. */
   corruptSlotRebuilt?: boolean;
+  /** Route files written (one per version and trip date that had none). */
+  routesWritten?: number;
   detail: string;
 }
 
@@ -51,9 +56,12 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
   const started = performance.now();
   const version = await warehouseVersion(conn);
   const whId = await warehouseId(conn);
+  // before the switch, so every trip the new snapshot serves has its route file; also when the
+  // version is already published (a version served before routes were written gets them now)
+  const routesWritten = options.routes ? await writeRoutes(conn, options.routes) : 0;
   const current = readManifest(options.manifestFile);
   if (current && current.version === version && current.warehouseId === whId) {
-    return { published: false, slot: current.slot, fromVersion: version, version, rowsApplied: 0, seconds: 0, pack: null, detail: 'already published' };
+    return { published: false, slot: current.slot, fromVersion: version, version, rowsApplied: 0, seconds: 0, pack: null, routesWritten, detail: 'already published' };
   }
   mkdirSync(options.publishedDir, { recursive: true });
   const target: Slot = current ? (current.slot === 'a' ? 'b' : 'a') : await slotNoReaderHolds(conn, options.publishedDir);
@@ -61,7 +69,7 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
   let rebuilt = false;
   for (;;) {
     try {
-      return await publishInto(wh, options, { version, whId, current, target, file, started, rebuilt });
+      return { ...(await publishInto(wh, options, { version, whId, current, target, file, started, rebuilt })), routesWritten };
     } catch (error) {
       // a standby slot that is not a valid DuckDB file (or holds a corrupt block) is not served:
       // it is deleted once and rebuilt from the warehouse (a new slot has version 0). Deleted, not

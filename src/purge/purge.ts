@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { listValue } from '@duckdb/node-api';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { inTransaction, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
-import { materialize, query, quoteLiteral, run, runScript } from '../db/sql.js';
+import { materialize, query, quoteLiteral, run, runScript, type Row } from '../db/sql.js';
+import { rewriteRouteFileWithout } from '../route/route-file.js';
+import { fsyncDir } from '../fsutil.js';
 import type { Paths } from '../config.js';
 import { readDeletionRequests, removeDeletionRequests } from './requests.js';
 import { scrubArchives, type PurgedUser } from './archives.js';
@@ -12,6 +14,8 @@ export interface PurgeResult {
   users: number;
   trips: number;
   pointFilesRewritten: number;
+  /** Route files (published/routes) rewritten without the users' trips. */
+  routeFilesRewritten: number;
   /** Quarantined raw lines of purged users removed (late records of earlier purges included). */
   quarantined: number;
   /** Archived landing files rewritten without the users' records, and removed (nothing else was in them). */
@@ -30,12 +34,12 @@ export interface PurgeResult {
  * Quarantined lines of users purged earlier (late records, rejected as user_deleted) are removed on
  * every run.
  */
-export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'deletionsDir' | 'pointsDir' | 'landingDir'>, now: Date): Promise<PurgeResult> {
+export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'deletionsDir' | 'pointsDir' | 'routesDir' | 'landingDir'>, now: Date): Promise<PurgeResult> {
   const conn = wh.conn;
   const pending = readDeletionRequests(paths.deletionsDir);
   if (pending.length === 0) {
     const quarantined = await scrubQuarantine(conn);
-    return { users: 0, trips: 0, pointFilesRewritten: 0, quarantined, archivesRewritten: 0, archivesRemoved: 0, archivesUnreadable: [] };
+    return { users: 0, trips: 0, pointFilesRewritten: 0, routeFilesRewritten: 0, quarantined, archivesRewritten: 0, archivesRemoved: 0, archivesUnreadable: [] };
   }
   await run(conn, 'create or replace temp table purge_requests (app_id varchar, user_id bigint, org_user_id varchar, requested_at timestamptz)');
   // a user deleted twice (a retried DELETE whose first answer was lost) is purged once
@@ -48,11 +52,13 @@ export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'delet
   }
   await runScript(conn, 'purge/macros');
   await materialize(conn, 'purge/purged_trips');
-  const trips = await query(conn, 'select trip_id, trip_date from purged_trips');
+  const trips = await query(conn, 'select app_id, trip_id, trip_date from purged_trips');
   // points first: while the warehouse still has the trips, a crash here is simply repeated
   let rewritten = 0;
+  let routesRewritten = 0;
   for (const day of new Set(trips.map((t) => String(t['trip_date'])))) {
     rewritten += await rewritePointsWithout(conn, join(paths.pointsDir, `trip_date=${day}`), trips.map((t) => String(t['trip_id'])));
+    routesRewritten += rewriteRoutesWithout(join(paths.routesDir, `trip_date=${day}`), trips);
   }
   const version = (await warehouseVersion(conn)) + 1;
   let quarantined = 0;
@@ -64,7 +70,7 @@ export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'delet
   const archives = await scrubArchives(conn, paths.landingDir, [...users.values()], now);
   removeDeletionRequests(pending.map((p) => p.file));
   return {
-    users: users.size, trips: trips.length, pointFilesRewritten: rewritten, quarantined,
+    users: users.size, trips: trips.length, pointFilesRewritten: rewritten, routeFilesRewritten: routesRewritten, quarantined,
     archivesRewritten: archives.filesRewritten, archivesRemoved: archives.filesRemoved, archivesUnreadable: archives.unreadable,
   };
 }
@@ -91,5 +97,20 @@ async function rewritePointsWithout(conn: Warehouse['conn'], dir: string, tripId
     renameSync(tmp, file);
     rewritten++;
   }
+  return rewritten;
+}
+
+/**
+ * Route files hold the purged trips of every version that wrote them (a re-sent trip's earlier
+ * copy too): each file of the day that holds one is rewritten without them (src/route/route-file.ts).
+ */
+function rewriteRoutesWithout(dir: string, trips: Row[]): number {
+  if (!existsSync(dir)) return 0;
+  const purged = new Set(trips.map((t) => `${String(t['app_id'])}\u0000${String(t['trip_id'])}`));
+  let rewritten = 0;
+  for (const name of readdirSync(dir).filter((n) => n.endsWith('.route'))) {
+    if (rewriteRouteFileWithout(join(dir, name), (app, trip) => purged.has(`${app}\u0000${trip}`))) rewritten++;
+  }
+  if (rewritten > 0) fsyncDir(dir);
   return rewritten;
 }

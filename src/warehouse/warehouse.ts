@@ -28,6 +28,9 @@ export async function openWarehouse(
     await installMacros(conn);
     await run(conn, "insert into meta values ('warehouse_id', $id) on conflict do nothing", { id: randomUUID() });
     await run(conn, "insert into meta values ('version', '0') on conflict do nothing");
+    // user.deleted events start with the warehouse that first knows them: purges done before are
+    // not announced (a new warehouse starts at 0)
+    await run(conn, "insert into meta select 'user_events_version', value from meta where key = 'version' on conflict do nothing");
     await syncApps(conn, apps);
   } catch (error) {
     db.close();

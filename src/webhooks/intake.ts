@@ -6,7 +6,7 @@ import { silent, type Progress } from '../progress.js';
 
 const PRINTABLE = /^[\x21-\x7e]{1,200}$/;
 
-export const EVENT_TYPES = ['trip.created', 'safety_score.updated'] as const;
+export const EVENT_TYPES = ['trip.created', 'trip.updated', 'safety_score.updated', 'user.deleted'] as const;
 
 export interface IntakeResult {
   files: number;

@@ -10,6 +10,7 @@ import { PassportStore } from '../../src/passport/store.js';
 import { openDatabase } from '../../src/db/open.js';
 import { query, quoteLiteral } from '../../src/db/sql.js';
 import { slotFile } from '../../src/publish/manifest.js';
+import { readRoute } from '../../src/route/route-file.js';
 import { manifestOf, warehouseRows, workspace, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
 
@@ -164,9 +165,17 @@ describe('purge: every copy of a deleted user', () => {
     // every serving file, by bytes: the served pack holds the keeper, no file holds the leaver
     const published = filesUnder(ws.paths.publishedDir).filter((f) => !f.endsWith('.duckdb') && !f.endsWith('.wal'));
     const named = Object.values(manifestOf(ws.paths)?.pack?.files ?? {}).flat();
-    expect(published.map((f) => f.slice(ws.paths.publishedDir.length + 1)).sort()).toEqual(
+    const routeFiles = published.filter((f) => f.startsWith(`${ws.paths.routesDir}/`));
+    expect(published.filter((f) => !routeFiles.includes(f)).map((f) => f.slice(ws.paths.publishedDir.length + 1)).sort()).toEqual(
       ['manifest.json', ...named.flatMap((n) => [n, `${n}.extras`])].sort(),
     );
+    // route files (the trips' points the route operation serves): every one is a whole route file,
+    // and together they hold the keeper's trips only (checked by bytes with the pack below)
+    expect(routeFiles.length).toBeGreaterThan(0);
+    expect(purged.purged.routeFilesRewritten).toBeGreaterThan(0);
+    for (const file of routeFiles) {
+      for (const id of leaverTrips) expect(await readRoute(file, ws.appId, id), `${file}: ${id}`).toBeNull();
+    }
     const packBytes = Buffer.concat(published.map((f) => readFileSync(f)));
     for (const id of leaverIds) expect(packBytes.includes(id), id).toBe(false);
     for (const id of keeperTrips) expect(packBytes.includes(id), id).toBe(true);

@@ -1,0 +1,172 @@
+import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { endianness } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * A route file: the kept points of the trips one warehouse version wrote for one trip date, read
+ * by the API with two positioned reads (no DuckDB per request: a Parquet read of one trip cost
+ * 6-50 ms here, most of it the footer of a day's file).
+ *
+ * Layout, little-endian: one block per trip, its n points as four float64 columns one after the
+ * other (time in epoch ms, lat, lng, speed in m/s); then the index, UTF-8 JSON
+ * `[[appId, tripId, offset, count], ...]`; then 16 bytes: the index's byte length (float64) and
+ * the magic `DDSROUT1`. The magic comes last, so a file cut short is refused, not misread.
+ */
+const MAGIC = 'DDSROUT1';
+const FOOTER = 16;
+const BYTES_PER_POINT = 32;
+
+/** The file of the trips `version` wrote for `tripDate`: where the API looks for such a trip's route. */
+export const routeFile = (routesDir: string, tripDate: string, version: number | string): string =>
+  join(routesDir, `trip_date=${tripDate}`, `v${version}.route`);
+
+if (endianness() !== 'LE') throw new Error('route files are little-endian; this host is big-endian');
+
+export interface RoutePoints {
+  /** Epoch milliseconds. */
+  t: Float64Array;
+  lat: Float64Array;
+  lng: Float64Array;
+  /** Metres per second, as delivered. */
+  speed: Float64Array;
+}
+
+type IndexEntry = [appId: string, tripId: string, offset: number, count: number];
+
+/** Writes a route file to `tmp`, trip by trip; `finish(target)` completes it and renames it into place. */
+export class RouteFileWriter {
+  private readonly fd: number;
+  private offset = 0;
+  private readonly index: IndexEntry[] = [];
+
+  constructor(private readonly tmp: string) {
+    this.fd = openSync(tmp, 'w', 0o600);
+  }
+
+  add(appId: string, tripId: string, points: RoutePoints): void {
+    const n = points.t.length;
+    this.index.push([appId, tripId, this.offset, n]);
+    for (const column of [points.t, points.lat, points.lng, points.speed]) {
+      this.offset += writeSync(this.fd, new Uint8Array(column.buffer, column.byteOffset, n * 8), 0, n * 8, this.offset);
+    }
+  }
+
+  /** Appends the index and footer, fsyncs and renames onto `target` (readers see it whole or not at all). */
+  finish(target: string): void {
+    try {
+      const index = Buffer.from(JSON.stringify(this.index), 'utf8');
+      const footer = Buffer.alloc(FOOTER);
+      footer.writeDoubleLE(index.length, 0);
+      footer.write(MAGIC, 8, 'latin1');
+      writeSync(this.fd, index, 0, index.length, this.offset);
+      writeSync(this.fd, footer, 0, FOOTER, this.offset + index.length);
+      fsyncSync(this.fd);
+    } finally {
+      closeSync(this.fd);
+    }
+    renameSync(this.tmp, target);
+  }
+
+  abort(): void {
+    try {
+      closeSync(this.fd);
+    } catch {
+      // already closed by finish
+    }
+    rmSync(this.tmp, { force: true });
+  }
+}
+
+/** The index, keyed `appId \u0000 tripId`, of a file whose identity (inode, size, mtime) has not changed. */
+const indexes = new Map<string, { identity: string; trips: Map<string, [offset: number, count: number]> }>();
+const MAX_CACHED_INDEXES = 256;
+
+const keyOf = (appId: string, tripId: string): string => `${appId}\u0000${tripId}`;
+
+/** The index entries from the tail of a file (`bytes` ends where the file ends). */
+function parseEntries(bytes: Buffer, fileSize: number): IndexEntry[] {
+  const footer = bytes.subarray(bytes.length - FOOTER);
+  if (bytes.length < FOOTER || footer.toString('latin1', 8) !== MAGIC) throw new Error('not a route file (no magic at its end)');
+  const length = footer.readDoubleLE(0);
+  const start = bytes.length - FOOTER - length;
+  if (!Number.isInteger(length) || start < 0) throw new Error(`route file index of ${length} bytes does not fit a ${fileSize}-byte file`);
+  return JSON.parse(bytes.toString('utf8', start, start + length)) as IndexEntry[];
+}
+
+/**
+ * One trip's points from a route file; null when the file does not hold the trip, undefined when
+ * the file does not exist (pruned by retention, or never written).
+ */
+export async function readRoute(path: string, appId: string, tripId: string): Promise<RoutePoints | null | undefined> {
+  let handle;
+  try {
+    handle = await open(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    const stat = await handle.stat();
+    const identity = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+    let cached = indexes.get(path);
+    if (cached?.identity !== identity) {
+      // the index sits just before the footer: one read of the tail, a second one if it is longer
+      let tail = Math.min(stat.size, 64 * 1024);
+      let bytes = Buffer.alloc(tail);
+      await handle.read(bytes, 0, tail, stat.size - tail);
+      const length = bytes.readDoubleLE(tail - FOOTER);
+      if (Number.isInteger(length) && length + FOOTER > tail && length + FOOTER <= stat.size) {
+        tail = length + FOOTER;
+        bytes = Buffer.alloc(tail);
+        await handle.read(bytes, 0, tail, stat.size - tail);
+      }
+      cached = { identity, trips: new Map(parseEntries(bytes, stat.size).map(([app, trip, offset, count]) => [keyOf(app, trip), [offset, count]])) };
+      if (indexes.size >= MAX_CACHED_INDEXES) indexes.delete(indexes.keys().next().value as string);
+      indexes.set(path, cached);
+    }
+    const entry = cached.trips.get(keyOf(appId, tripId));
+    if (!entry) return null;
+    const [offset, n] = entry;
+    const block = new Float64Array(n * 4);
+    if (n > 0) {
+      const { bytesRead } = await handle.read(new Uint8Array(block.buffer), 0, n * BYTES_PER_POINT, offset);
+      if (bytesRead !== n * BYTES_PER_POINT) throw new Error(`route file ${path} is shorter than its index says`);
+    }
+    return { t: block.subarray(0, n), lat: block.subarray(n, 2 * n), lng: block.subarray(2 * n, 3 * n), speed: block.subarray(3 * n, 4 * n) };
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Rewrites a route file without the trips `drop` names (a purge), under a temp name renamed over
+ * it: a reader that has it open keeps the old bytes, the next open gets the new. Returns whether
+ * the file held such a trip.
+ */
+export function rewriteRouteFileWithout(path: string, drop: (appId: string, tripId: string) => boolean): boolean {
+  const fd = openSync(path, 'r');
+  try {
+    // through the fd: the file may be renamed over meanwhile, the fd keeps what was opened
+    const size = fstatSync(fd).size;
+    const bytes = Buffer.alloc(size);
+    readSync(fd, bytes, 0, size, 0);
+    const entries = parseEntries(bytes, size);
+    if (!entries.some(([app, trip]) => drop(app, trip))) return false;
+    const writer = new RouteFileWriter(`${path}.purge.tmp`);
+    try {
+      for (const [app, trip, offset, n] of entries) {
+        if (drop(app, trip)) continue;
+        const block = new Float64Array(bytes.buffer.slice(bytes.byteOffset + offset, bytes.byteOffset + offset + n * BYTES_PER_POINT));
+        writer.add(app, trip, { t: block.subarray(0, n), lat: block.subarray(n, 2 * n), lng: block.subarray(2 * n, 3 * n), speed: block.subarray(3 * n, 4 * n) });
+      }
+      writer.finish(path);
+    } catch (error) {
+      writer.abort();
+      throw error;
+    }
+    return true;
+  } finally {
+    closeSync(fd);
+  }
+}
