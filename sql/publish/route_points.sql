@@ -1,7 +1,7 @@
 -- grain: one row per kept point of the trips one warehouse version wrote for one trip date, in the
 --        order the API reads them (app, trip, time)
 -- reads: trips, the raw-point Parquet files of the files those trips came from
--- params: $files VARCHAR[] (the raw-point files of those file keys in the date's folder),
+-- params: $files VARCHAR[] (the raw-point files of those file keys in the date's folder; at least one),
 --         $version BIGINT, $trip_date DATE
 -- distinct: a re-derivation killed between writing its new files and deleting the earlier ones
 -- leaves a trip's points twice; they are the same rows.
@@ -11,7 +11,12 @@ with version_trips as (
     where version = $version and trip_date = $trip_date::date
 )
 
-select distinct p.app_id, p.trip_id, epoch_ms(p.t)::double as t_ms, p.lat, p.lng, p.speed
-from read_parquet($files) as p
-semi join version_trips as v on v.app_id = p.app_id and v.trip_id = p.trip_id
-order by p.app_id, p.trip_id, t_ms
+-- A trip that kept no point is listed too (one row, its point columns NULL), so the newest file of
+-- a date that lists a trip always holds its served copy (src/api/trip-route.ts reads it so).
+select v.app_id, v.trip_id, p.t_ms, p.lat, p.lng, p.speed
+from version_trips as v
+left join (
+    select distinct app_id, trip_id, epoch_ms(t)::double as t_ms, lat, lng, speed
+    from read_parquet($files)
+) as p on p.app_id = v.app_id and p.trip_id = v.trip_id
+order by v.app_id, v.trip_id, p.t_ms

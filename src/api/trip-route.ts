@@ -1,3 +1,5 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { sqlText, type Row } from '../db/sql.js';
 import { readRoute, routeFile, type RoutePoints } from '../route/route-file.js';
 import { tripDetail, type Scope } from './repository.js';
@@ -11,15 +13,45 @@ export interface TripRoute {
 
 const NO_POINTS: RoutePoints = { t: new Float64Array(0), lat: new Float64Array(0), lng: new Float64Array(0), speed: new Float64Array(0) };
 
+/** The versions that wrote route files for a date, newest first, per served version (the listing of one snapshot). */
+const listings = new Map<string, Promise<number[]>>();
+const MAX_LISTINGS = 512;
+
+function versionsFor(routesDir: string, tripDate: string, servedVersion: number): Promise<number[]> {
+  const key = `${routesDir}\u0000${tripDate}\u0000${servedVersion}`;
+  let listing = listings.get(key);
+  if (!listing) {
+    listing = readdir(join(routesDir, `trip_date=${tripDate}`)).then(
+      (names) => names.map((n) => /^v(\d+)\.route$/.exec(n)?.[1]).filter((v): v is string => v !== undefined).map(Number)
+        // a file newer than the served snapshot belongs to a publish the API has not switched to
+        .filter((v) => v <= servedVersion).sort((a, b) => b - a),
+      () => [],
+    );
+    if (listings.size >= MAX_LISTINGS) listings.delete(listings.keys().next().value as string);
+    listings.set(key, listing);
+  }
+  return listing;
+}
+
 /**
  * The served trip with its kept points, read from the route file its version wrote for its date
  * (src/publish/routes.ts): null when the user has no such trip, 'expired' when the file is gone
  * (raw points kept only DRIVING_POINTS_RETENTION_DAYS days) or was never written. A file that
  * does not list the trip means the trip kept no point.
+ * The trip and its events come from the serving pack; its file is found without SQL: the trip's
+ * date is its local start day (trip_date is the start's day in the app's zone), and of that date's
+ * files the newest one the served snapshot knows that lists the trip holds its current copy (a
+ * re-sent trip is written again by a newer version). Only when none lists it (the app's zone
+ * changed since the trip was loaded) does the slot say where it is.
  */
 export async function tripRoute(s: Snapshot, scope: Scope, tripId: string, routesDir: string): Promise<TripRoute | null | 'expired'> {
   const found = await tripDetail(s, scope, tripId);
   if (!found) return null;
+  const localDate = String(found.trip['start_time']).slice(0, 10);
+  for (const version of await versionsFor(routesDir, localDate, s.manifest.version)) {
+    const points = await readRoute(routeFile(routesDir, localDate, version), scope.appId, tripId);
+    if (points) return { ...found, points };
+  }
   const [key] = await s.query(sqlText('api/trip_route_key'), { app_id: scope.appId, user_id: scope.userId, trip_id: tripId });
   if (!key) return null;
   const points = await readRoute(routeFile(routesDir, String(key['trip_date']), String(key['version'])), scope.appId, tripId);

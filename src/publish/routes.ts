@@ -47,7 +47,9 @@ export async function writeRoutes(conn: DuckDBConnection, options: RouteOptions)
     const files = pointFiles(join(options.pointsDir, `trip_date=${tripDate}`), prefixes);
     const writer = new RouteFileWriter(`${target}.tmp`);
     try {
-      if (files.length > 0) await copyTrips(conn, writer, { files: listValue(files), version, trip_date: tripDate });
+      await (files.length > 0
+        ? copyTrips(conn, writer, 'publish/route_points', { files: listValue(files), version, trip_date: tripDate })
+        : copyTrips(conn, writer, 'publish/route_trips', { version, trip_date: tripDate }));
       writer.finish(target);
     } catch (error) {
       writer.abort();
@@ -59,9 +61,9 @@ export async function writeRoutes(conn: DuckDBConnection, options: RouteOptions)
   return written;
 }
 
-/** Streams sql/publish/route_points.sql (sorted by trip) into the writer, one trip at a time. */
-async function copyTrips(conn: DuckDBConnection, writer: RouteFileWriter, params: Params): Promise<void> {
-  const text = stripComments(sqlText('publish/route_points'));
+/** Streams sql/publish/route_points.sql or route_trips.sql (sorted by trip) into the writer, one trip at a time. */
+async function copyTrips(conn: DuckDBConnection, writer: RouteFileWriter, file: string, params: Params): Promise<void> {
+  const text = stripComments(sqlText(file));
   const result = await conn.stream(text, paramsFor(text, params));
   let key: [string, string] | null = null;
   let t: number[] = [];
@@ -79,6 +81,8 @@ async function copyTrips(conn: DuckDBConnection, writer: RouteFileWriter, params
         flush();
         key = [apps[i] as string, trips[i] as string];
       }
+      // a trip that kept no point comes as one row without a point
+      if (ts[i] === null) continue;
       t.push(ts[i] as number);
       lat.push(lats[i] as number);
       lng.push(lngs[i] as number);

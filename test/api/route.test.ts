@@ -192,6 +192,21 @@ describe('trip route', () => {
     expect(body['route'].properties.times).toEqual([main[0]!.t]);
   });
 
+  it('serves the copy of a re-sent trip even when it kept no point, never the earlier copy of the same day', async () => {
+    const again = wavy(120, START + 5_400_000);
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'resend-1.ndjson'), [record('resent', 'driver-1', userId, again)])], now: clock });
+    await api.ctx.snapshots.refresh();
+    expect((await routeOf('/v1/org-user/driver-1/trip/resent/route?tolerance=0')).body['route'].properties.keptPointCount).toBe(121);
+    // the same trip again, every point out of range: the newer version lists it without points
+    const none = again.map((p) => ({ ...p, lat: 95 }));
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'resend-2.ndjson'), [record('resent', 'driver-1', userId, none)])], now: clock });
+    await api.ctx.snapshots.refresh();
+    const { status, body } = await routeOf('/v1/org-user/driver-1/trip/resent/route?tolerance=0');
+    expect(status).toBe(200);
+    expect(body['route'].properties.keptPointCount).toBe(0);
+    expect(body['route'].geometry).toBeNull();
+  });
+
   it('answers 404 route_not_available for a trip whose raw points are past retention', async () => {
     const { status, body } = await routeOf('/v1/org-user/driver-1/trip/old/route');
     expect(status).toBe(404);
