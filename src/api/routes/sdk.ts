@@ -14,8 +14,10 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post<{ Body: unknown }>(
     '/v1/sdk/trips',
     {
-      // the SDK presents the passport token it was given, never the integrator's API key
+      // the SDK presents the passport token it was given, never the integrator's API key; the
+      // token is checked before the body is read (auth.ts), which may then be this large
       config: { auth: 'passportToken' },
+      bodyLimit: ctx.limits.sdkBodyLimitBytes,
       schema: {
         summary: 'SDK upload: one trip record or an array, with Authorization: Bearer <passport token>',
         response: {
@@ -31,8 +33,10 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
       },
     },
     async (request, reply) => {
+      // checked again now the body is in: the account may have been deleted, or the token have
+      // expired, while it was sent (answered from memory, like the first check)
       const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
-      const owner = match ? await ctx.passport.tokenOwner(match[1] as string, ctx.now()) : null;
+      const owner = match ? ctx.passport.tokenOwner(match[1] as string, ctx.now()) : null;
       if (!owner) throw new ApiError('unauthorized', 'Authorization: expected "Bearer <passport token>" with a valid token');
       const records = Array.isArray(request.body) ? request.body : [request.body];
       if (records.length === 0) throw invalid('body', 'no trip records');
