@@ -60,10 +60,10 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
       done(error as Error, undefined);
     }
   });
-  const routes: RouteDoc[] = [];
+  const docs: RouteDoc[] = [];
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith('/v1/')) {
-      routes.push({ method: String(route.method), url: route.url, schema: (route.schema ?? {}) as Record<string, unknown>, auth: route.config?.auth ?? 'apiKey' });
+      docs.push({ method: String(route.method), url: route.url, schema: (route.schema ?? {}) as Record<string, unknown>, auth: route.config?.auth ?? 'apiKey' });
     }
   });
   // in this order: shed, resolve the credential, count it (the rate limit's own per-route hook),
@@ -98,33 +98,36 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
     reply.status(404).send({ code: ERRORS.route_not_found.code, error: 'route_not_found', message: `no route ${request.method} ${request.url.split('?')[0] ?? ''}`, requestId: request.id }),
   );
 
-  // health probes cost nothing and must not flap under load: never shed, never rate limited
-  const probe = { auth: 'none', shed: false, rateLimit: false } as const;
-  app.get('/healthz', { config: probe }, async () => ({ status: 'ok' }));
-  // unauthenticated: a status, the served slot and version, how operations 1-4 are answered and
-  // coarse states, with a stable reason code; paths, sizes and error texts go to the log only
-  app.get('/readyz', { config: probe }, async (_request, reply) => {
-    const manifest = ctx.snapshots.manifest;
-    const failed = ctx.snapshots.lastError !== null;
-    if (!manifest) return reply.status(503).send({ status: 'not_ready', reason: failed ? 'snapshot_open_failed' : 'nothing_published' });
-    const serving = ctx.snapshots.serving;
-    const reason = failed ? 'snapshot_open_failed' : ctx.snapshots.manifestMissing ? 'manifest_missing' : serving?.refusal ?? null;
-    return {
-      status: failed ? 'stale' : 'ready',
-      snapshot: `${manifest.slot}@${manifest.version}`,
-      slot: manifest.slot,
-      version: manifest.version,
-      serving: serving?.mode ?? 'sql',
-      // the serving pack read into the page cache: until 'warm', some answers wait for the disk
-      pageCache: ctx.snapshots.pageCache?.state ?? 'off',
-      ...(reason ? { reason } : {}),
-    };
+  // registered once the guard plugins have loaded, so that their hooks reach every route
+  app.register(async (routes) => {
+    // health probes cost nothing and must not flap under load: never shed, never rate limited
+    const probe = { auth: 'none', shed: false, rateLimit: false } as const;
+    routes.get('/healthz', { config: probe }, async () => ({ status: 'ok' }));
+    // unauthenticated: a status, the served slot and version, how operations 1-4 are answered and
+    // coarse states, with a stable reason code; paths, sizes and error texts go to the log only
+    routes.get('/readyz', { config: probe }, async (_request, reply) => {
+      const manifest = ctx.snapshots.manifest;
+      const failed = ctx.snapshots.lastError !== null;
+      if (!manifest) return reply.status(503).send({ status: 'not_ready', reason: failed ? 'snapshot_open_failed' : 'nothing_published' });
+      const serving = ctx.snapshots.serving;
+      const reason = failed ? 'snapshot_open_failed' : ctx.snapshots.manifestMissing ? 'manifest_missing' : serving?.refusal ?? null;
+      return {
+        status: failed ? 'stale' : 'ready',
+        snapshot: `${manifest.slot}@${manifest.version}`,
+        slot: manifest.slot,
+        version: manifest.version,
+        serving: serving?.mode ?? 'sql',
+        // the serving pack read into the page cache: until 'warm', some answers wait for the disk
+        pageCache: ctx.snapshots.pageCache?.state ?? 'off',
+        ...(reason ? { reason } : {}),
+      };
+    });
+    tripRoutes(routes, ctx);
+    statisticsRoutes(routes, ctx);
+    passportRoutes(routes, ctx);
+    sdkRoutes(routes, ctx);
+    routes.get('/v1/openapi.json', { config: { auth: 'none' } }, async () => openApiDocument(docs));
   });
-  tripRoutes(app, ctx);
-  statisticsRoutes(app, ctx);
-  passportRoutes(app, ctx);
-  sdkRoutes(app, ctx);
-  app.get('/v1/openapi.json', { config: { auth: 'none' } }, async () => openApiDocument(routes));
   return app;
 }
 

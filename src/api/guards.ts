@@ -4,7 +4,7 @@ import underPressure from '@fastify/under-pressure';
 import { ApiError } from './errors.js';
 import type { ApiLimits } from './limits.js';
 
-const overloaded = (): ApiError => new ApiError('overloaded', 'the service is overloaded; retry after the time in Retry-After');
+const overloaded = (why: string): ApiError => new ApiError('overloaded', `the service is overloaded (${why}); retry after the time in Retry-After`);
 
 /**
  * Sheds load instead of queueing it: a request beyond `maxInFlight` being answered, or arriving
@@ -17,7 +17,7 @@ export function shedLoad(app: FastifyInstance, limits: ApiLimits): void {
     if (request.routeOptions.config.shed === false) return;
     if (limits.maxInFlight > 0 && inFlight >= limits.maxInFlight) {
       reply.header('Retry-After', String(limits.overloadRetryAfterSeconds));
-      throw overloaded();
+      throw overloaded('too many requests in progress');
     }
     inFlight += 1;
     // 'close' comes once the response is sent or the client is gone, whichever happens
@@ -27,10 +27,10 @@ export function shedLoad(app: FastifyInstance, limits: ApiLimits): void {
     app.register(underPressure, {
       maxEventLoopDelay: limits.maxEventLoopDelayMs,
       retryAfter: limits.overloadRetryAfterSeconds,
-      pressureHandler: async (request: FastifyRequest, reply) => {
+      pressureHandler: async (request: FastifyRequest, reply, type) => {
         if (request.routeOptions.config.shed === false) return;
         reply.header('Retry-After', String(limits.overloadRetryAfterSeconds));
-        throw overloaded();
+        throw overloaded(type === 'eventLoopDelay' ? 'the event loop lags' : String(type));
       },
     });
   }

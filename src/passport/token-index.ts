@@ -29,15 +29,10 @@ export class TokenIndex {
     hashes.add(hash);
   }
 
-  /** The holder while the token is valid at `nowMs`; an expired one is forgotten on the way. */
+  /** The holder while the token is valid at `nowMs` (expired ones stay until the next sweep). */
   get(hash: string, nowMs: number): TokenHolder | null {
     const holder = this.byHash.get(hash);
-    if (!holder) return null;
-    if (holder.expiresMs <= nowMs) {
-      this.remove(hash, holder);
-      return null;
-    }
-    return holder;
+    return holder && holder.expiresMs > nowMs ? holder : null;
   }
 
   /** Every token of account `platformUserId` stops resolving (the account was deleted). */
