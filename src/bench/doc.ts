@@ -26,6 +26,12 @@ How the numbers are made:
   earlier ones were answered, its latency counts from that due time (so a stalled server shows up in
   p99 instead of hiding behind requests never sent), throughput is answers over the time from the
   first due request to the last answer, and a request unanswered 10 s after the run counts as failed.
+- **abuse**: \`node jobs/serve.js\` on loopback over a small published folder; \`/healthz\` and token
+  issuing are timed one request after another from 127.0.0.1 while idle, while 8 clients post
+  4.6 MB bodies with made-up tokens and 64 send random tokens (from 127.0.0.2, in their own
+  process, \`src/bench/abuse-clients.ts\`), during a flood of concurrent connections and while idle
+  connections are held (other addresses); then how each kind of bad request is answered.
+  \`--serve-from DIR\` runs another (built) checkout's server the same way, for a before/after.
 - **resources**: peak RSS reported by each job process itself on exit (\`process.resourceUsage().maxRSS\`).
 - The machine is shared: the load average before and after the run is recorded with it.
 

@@ -14,6 +14,7 @@ import { benchLoad } from './load-stage.js';
 import { benchGrowth } from './growth-stage.js';
 import { benchScore } from './score-stage.js';
 import { benchApi } from './api-stage.js';
+import { benchAbuse } from './abuse-stage.js';
 import { benchWebhooks } from './webhooks-stage.js';
 import { benchResources } from './resources-stage.js';
 
@@ -34,6 +35,7 @@ const RUNNERS: Readonly<Record<Stage, (ctx: BenchContext) => Promise<unknown>>> 
   growth: benchGrowth,
   score: benchScore,
   api: benchApi,
+  abuse: benchAbuse,
   webhooks: benchWebhooks,
   resources: benchResources,
 };
