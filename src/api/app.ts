@@ -14,6 +14,9 @@ import { authenticate } from './auth.js';
 import { limitRates, shedLoad } from './guards.js';
 import { strictNumbers } from './strict-query.js';
 
+/** An unread body up to this size is drained after an error answer rather than the connection closed. */
+const DRAIN_BYTES = 64 * 1024;
+
 export interface AppOptions {
   logger?: boolean;
 }
@@ -84,9 +87,9 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
   });
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     const body = (name: keyof typeof ERRORS, message: string) => ({ code: ERRORS[name].code, error: name, message, requestId: request.id });
-    // a body left unread (refused before it was read, or too large) is not drained: the
-    // connection closes after the answer
-    if (!request.raw.complete) reply.header('Connection', 'close');
+    // a large body left unread (refused before it was read, or too large) is not drained: the
+    // connection closes after the answer; a small rest is read and dropped, keeping the connection
+    if (!request.raw.complete && !(Number(request.headers['content-length']) <= DRAIN_BYTES)) reply.header('Connection', 'close');
     if (error instanceof ApiError) return reply.status(error.status).send(body(error.error, error.message));
     if (error.validation) return reply.status(400).send(body('invalid_parameter', validationMessage(error)));
     if (error.statusCode === 413) return reply.status(413).send(body('payload_too_large', `body: larger than the ${reply.request.routeOptions.bodyLimit ?? limits.bodyLimitBytes} bytes this operation takes`));
