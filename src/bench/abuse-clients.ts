@@ -94,11 +94,27 @@ function randomTokens(s: Extract<AbuseScenario, { kind: 'hostile' }>, agent: Age
   });
 }
 
+/**
+ * A JSON array of trip-like records with points, `bytes` long (padded with spaces): what a server
+ * that reads before it authenticates has to parse.
+ */
+function tripsJson(bytes: number): Buffer {
+  const points = Array.from({ length: 200 }, (_, i) => ({ t: 1_700_000_000_000 + i * 1000, lat: 52.5 + i * 1e-4, lng: 13.4 + i * 1e-4, speed: 12.5 }));
+  const records: string[] = [];
+  let size = 2;
+  for (let i = 0; ; i++) {
+    const record = JSON.stringify({ tripId: `t-${i}`, os: 'ios', startTime: 1_700_000_000_000, endTime: 1_700_000_200_000, points });
+    if (size + record.length + 1 > bytes) break;
+    records.push(record);
+    size += record.length + 1;
+  }
+  const text = `[${records.join(',')}]`;
+  return Buffer.from(text.padEnd(bytes, ' '));
+}
+
 async function hostile(s: Extract<AbuseScenario, { kind: 'hostile' }>): Promise<AbuseReport> {
   const report: AbuseReport = { statuses: {}, answeredBeforeBodySent: 0 };
-  const body = Buffer.alloc(s.bodyBytes, 0x20);
-  body[0] = 0x5b;
-  body[body.length - 1] = 0x5d;
+  const body = tripsJson(s.bodyBytes);
   const agent = new Agent({ keepAlive: true, maxSockets: s.tokenClients, localAddress: s.from });
   const loop = async (one: () => Promise<void>): Promise<void> => {
     while (!stopping) await one();
