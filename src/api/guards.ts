@@ -27,8 +27,10 @@ export function shedLoad(app: FastifyInstance, limits: ApiLimits): void {
     app.register(underPressure, {
       maxEventLoopDelay: limits.maxEventLoopDelayMs,
       retryAfter: limits.overloadRetryAfterSeconds,
-      pressureHandler: async (request: FastifyRequest, reply, type) => {
-        if (request.routeOptions.config.shed === false) return;
+      pressureHandler: async (request: FastifyRequest, reply, type, value) => {
+        // an interval without a single sample (the process was starting, or blocked through
+        // all of it) reads as Infinity: the next interval measures the lag itself
+        if (request.routeOptions.config.shed === false || (typeof value === 'number' && !Number.isFinite(value))) return;
         reply.header('Retry-After', String(limits.overloadRetryAfterSeconds));
         throw overloaded(type === 'eventLoopDelay' ? 'the event loop lags' : String(type));
       },
