@@ -38,6 +38,10 @@ declare module 'fastify' {
   interface FastifySchema {
     /** One line for the OpenAPI document. */
     summary?: string;
+    /** The OpenAPI document's fields of the operation. */
+    operationId?: string;
+    tags?: string[];
+    description?: string;
   }
 }
 

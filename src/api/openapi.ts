@@ -24,7 +24,10 @@ export function openApiDocument(routes: RouteDoc[]): Record<string, unknown> {
       ]),
     );
     (paths[path] ??= {})[route.method.toLowerCase()] = {
+      ...(route.schema['operationId'] ? { operationId: route.schema['operationId'] } : {}),
+      ...(route.schema['tags'] ? { tags: route.schema['tags'] } : {}),
       summary: route.schema['summary'],
+      ...(route.schema['description'] ? { description: route.schema['description'] } : {}),
       parameters,
       ...(route.schema['body'] ? { requestBody: { content: { 'application/json': { schema: route.schema['body'] } } } } : {}),
       responses,
