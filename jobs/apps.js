@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-// The operator's tool for tenants: add an app, list apps, rotate an API key, set the webhook URL.
+// The operator's tool for tenants: add an app, list apps, rotate or revoke API keys, rotate the
+// AppSecret, set the webhook URL.
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { runJob, usageFailure } from '../dist/cli.js';
 import { resolveDataDir, pathsFor } from '../dist/config.js';
-import { AppStore } from '../dist/apps/store.js';
+import { AppStore, keyIdOf } from '../dist/apps/store.js';
+import { parseDuration } from '../dist/apps/duration.js';
 import { InputError } from '../dist/errors.js';
 import { appsOf } from '../dist/jobs/data-dir.js';
 
@@ -19,7 +21,12 @@ const store = (argv, { creates = false } = {}) => {
 // a command adds only its own
 const common = (y) => y;
 // what `list` shows: never a key hash or the secret
-const publicView = (app) => ({ appId: app.appId, name: app.name, timeZone: app.timeZone, webhookUrl: app.webhookUrl, apiKeys: app.apiKeys.length, previousSecretValidUntil: app.previousSecret?.validUntil ?? null, createdAt: app.createdAt });
+const publicView = (app) => ({
+  appId: app.appId, name: app.name, timeZone: app.timeZone, webhookUrl: app.webhookUrl, apiKeys: app.apiKeys.length,
+  keys: app.apiKeys.map((k) => ({ keyId: keyIdOf(k), createdAt: k.createdAt, validUntil: k.validUntil ?? null })),
+  previousSecretValidUntil: app.previousSecret?.validUntil ?? null, createdAt: app.createdAt,
+});
+const keysLine = (app) => app.apiKeys.map((k) => `${keyIdOf(k)}${k.validUntil ? ` (until ${k.validUntil})` : ''}`).join(', ');
 
 await yargs(hideBin(process.argv))
   .scriptName('apps')
@@ -36,13 +43,30 @@ await yargs(hideBin(process.argv))
   }))
   .command('list', 'list apps', common, (argv) => runJob('apps list', argv.json, async () => {
     const apps = store(argv).list().map(publicView);
-    return { result: { apps }, summary: `${apps.length} app(s)\n${apps.map((a) => `  ${a.appId}  ${a.name}  ${a.timeZone}  webhook=${a.webhookUrl ?? '-'}`).join('\n')}` };
+    const all = store(argv).list();
+    return { result: { apps }, summary: `${apps.length} app(s)\n${all.map((a) => `  ${a.appId}  ${a.name}  ${a.timeZone}  webhook=${a.webhookUrl ?? '-'}  keys=${keysLine(a) || '-'}`).join('\n')}` };
   }))
-  .command('rotate-key <appId>', 'issue a new API key; the previous one stays valid until the next rotation', common,
-    (argv) => runJob('apps rotate-key', argv.json, async () => {
-      const rotated = await store(argv).rotateKey(argv.appId);
-      return { result: rotated, summary: `new apiKey for ${rotated.appId}: ${rotated.apiKey} (shown once; the previous key stays valid until the next rotation)` };
-    }))
+  .command('rotate-key <appId>', 'issue a new API key; the previous one stays valid until the next rotation, or for --expire-previous', (y) => common(y)
+    .option('expire-previous', { type: 'string', describe: 'the previous key ends after this long: 0 (now), 10m, 24h, 7d (at most 30d); default: at the next rotation' }),
+  (argv) => runJob('apps rotate-key', argv.json, async () => {
+    const expirePreviousMs = argv.expirePrevious === undefined ? undefined : parseDuration('--expire-previous', String(argv.expirePrevious));
+    const rotated = await store(argv).rotateKey(argv.appId, { expirePreviousMs });
+    const previous = rotated.previousValidUntil ? `the previous key stays valid until ${rotated.previousValidUntil}` : 'the previous key stays valid until the next rotation';
+    return { result: rotated, summary: `new apiKey for ${rotated.appId} (keyId ${rotated.keyId}): ${rotated.apiKey} (shown once; ${previous})` };
+  }))
+  .command('revoke-key <appId>', 'end API keys now (a leaked key): every key by default, or --previous, --key-id, --key; a new key is issued when the current one ends', (y) => common(y)
+    .option('previous', { type: 'boolean', describe: 'end every key but the current one' })
+    .option('key-id', { type: 'string', describe: 'end the key with this keyId (as `list` shows it)' })
+    .option('key', { type: 'string', describe: 'end this key (the leaked value itself; it is only hashed)' })
+    .conflicts('previous', ['key-id', 'key'])
+    .conflicts('key-id', 'key'),
+  (argv) => runJob('apps revoke-key', argv.json, async () => {
+    const which = argv.previous ? { previous: true } : argv.keyId ? { keyId: argv.keyId } : argv.key ? { apiKey: argv.key } : { all: true };
+    const revoked = await store(argv).revokeKeys(argv.appId, which);
+    const ended = revoked.revoked.length > 0 ? `ended ${revoked.revoked.join(', ')} for ${revoked.appId}` : `no key ended for ${revoked.appId}`;
+    const issued = revoked.apiKey ? `\n  new apiKey (keyId ${revoked.keyId}): ${revoked.apiKey} (shown once: hand it to the integrator as at add)` : '';
+    return { result: revoked, summary: `${ended}; the API refuses them from its next request${issued}` };
+  }))
   .command('rotate-secret <appId>', 'issue a new AppSecret; the previous one keeps signing webhooks for --grace-hours', (y) => common(y)
     .option('grace-hours', { type: 'number', default: 24, describe: 'how long the previous secret still signs' }),
   (argv) => runJob('apps rotate-secret', argv.json, async () => {

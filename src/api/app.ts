@@ -3,25 +3,36 @@ import { randomUUID } from 'node:crypto';
 import type { ApiContext } from './context.js';
 import { ApiError, ERRORS } from './errors.js';
 import { tripRoutes } from './routes/trips.js';
-import { routeRoutes } from './routes/route.js';
 import { statisticsRoutes } from './routes/statistics.js';
 import { passportRoutes } from './routes/passport.js';
 import { sdkRoutes } from './routes/sdk.js';
+import { routeRoutes } from './routes/route.js';
 import { docsRoutes } from './routes/docs.js';
 import { openApiDocument, type RouteDoc } from './openapi.js';
+import { parseJsonBody } from './json-body.js';
+import { answerClientError } from './client-error.js';
+import { boundConnections } from './connections.js';
+import { authenticate } from './auth.js';
+import { limitRates, shedLoad } from './guards.js';
+import { strictNumbers } from './strict-query.js';
 
-/** Routes outside /v1 that the OpenAPI document lists too. */
-const DOCUMENTED = new Set(['/healthz', '/readyz', '/docs']);
+/** An unread body up to this size is drained after an error answer rather than the connection closed. */
+const DRAIN_BYTES = 64 * 1024;
 
 export interface AppOptions {
   logger?: boolean;
 }
 
+/** Routes outside /v1 that the OpenAPI document lists too. */
+const DOCUMENTED = new Set(['/healthz', '/readyz', '/docs']);
+
 /**
  * The HTTP layer: thin routes over the published snapshot and the passport store. Every /v1
- * operation needs `Authorization: Bearer <apiKey>`; every failure is an ErrorResult.
+ * operation needs `Authorization: Bearer <apiKey>`; every failure is an ErrorResult. What one
+ * client can cost is bounded by `ctx.limits` (docs/api-limits.md).
  */
 export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInstance {
+  const limits = ctx.limits;
   const app = Fastify({
     logger: options.logger ? { level: 'info' } : false,
     // one line per request, written below once the status is known; Fastify's own two lines
@@ -36,36 +47,42 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
       reply.header('X-Request-Id', request.id);
       return reply.status(400).send({ code: ERRORS.invalid_parameter.code, error: 'invalid_parameter', message: `url: ${error.message}`, requestId: request.id });
     },
-    bodyLimit: 8 * 1024 * 1024,
+    // only the SDK upload takes a body; its route sets its own limit
+    bodyLimit: limits.bodyLimitBytes,
+    http: {
+      maxHeaderSize: limits.maxHeaderBytes,
+      // how often Node checks the header and request timeouts (its default, 30 s, is longer than they are)
+      connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4))),
+    },
+    // what Node's parser refuses never reaches a route: answered as an ErrorResult there
+    clientErrorHandler: answerClientError,
     ajv: { customOptions: { coerceTypes: true, removeAdditional: false, allErrors: false } },
   });
+  boundConnections(app.server, limits);
   // operations 5 and DELETE take no body; clients that still send Content-Type: application/json
-  // with an empty body must not get a 400
+  // with an empty body must not get a 400. A body nested too deep is refused before it is parsed.
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    if (body === '') return done(null, undefined);
     try {
-      done(null, JSON.parse(body as string));
-    } catch {
-      done(new ApiError('invalid_parameter', 'body: not valid JSON'), undefined);
+      done(null, parseJsonBody(body as string, limits.maxJsonDepth));
+    } catch (error) {
+      done(error as Error, undefined);
     }
   });
-  const routes: RouteDoc[] = [];
+  const docs: RouteDoc[] = [];
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith('/v1/') || DOCUMENTED.has(route.url)) {
-      routes.push({ method: String(route.method), url: route.url, schema: (route.schema ?? {}) as Record<string, unknown>, auth: route.config?.auth ?? 'apiKey' });
+      docs.push({ method: String(route.method), url: route.url, schema: (route.schema ?? {}) as Record<string, unknown>, auth: route.config?.auth ?? 'apiKey' });
     }
   });
+  // in this order: shed, resolve the credential, count it (the rate limit's own per-route hook),
+  // then refuse an unauthenticated request before its body is read (preParsing)
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
-    // decided by the matched route's own declaration, never by the raw URL, and API key by default;
-    // an unmatched URL goes on to the 404 handler
-    if (request.routeOptions.url === undefined || (request.routeOptions.config.auth ?? 'apiKey') !== 'apiKey') return;
-    const header = request.headers.authorization ?? '';
-    const match = /^Bearer\s+(\S+)$/i.exec(header);
-    const tenant = match ? ctx.apps.byApiKey(match[1] as string) : null;
-    if (!tenant) throw new ApiError('unauthorized', 'Authorization: expected "Bearer <apiKey>" with a valid API key');
-    request.tenant = tenant;
   });
+  shedLoad(app, limits);
+  authenticate(app, ctx);
+  limitRates(app, limits);
+  strictNumbers(app);
   app.addHook('onResponse', async (request, reply) => {
     request.log.info({
       // the route pattern, not the URL: a token in the path never reaches the log
@@ -75,9 +92,12 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
   });
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     const body = (name: keyof typeof ERRORS, message: string) => ({ code: ERRORS[name].code, error: name, message, requestId: request.id });
+    // a large body left unread (refused before it was read, or too large) is not drained: the
+    // connection closes after the answer; a small rest is read and dropped, keeping the connection
+    if (!request.raw.complete && !(Number(request.headers['content-length']) <= DRAIN_BYTES)) reply.header('Connection', 'close');
     if (error instanceof ApiError) return reply.status(error.status).send(body(error.error, error.message));
     if (error.validation) return reply.status(400).send(body('invalid_parameter', validationMessage(error)));
-    if (error.statusCode === 413) return reply.status(413).send(body('payload_too_large', 'body: too large'));
+    if (error.statusCode === 413) return reply.status(413).send(body('payload_too_large', `body: larger than the ${reply.request.routeOptions.bodyLimit ?? limits.bodyLimitBytes} bytes this operation takes`));
     if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return reply.status(400).send(body('invalid_parameter', `request: ${error.message}`));
     request.log.error({ err: error }, 'internal error');
     return reply.status(500).send(body('internal_error', 'internal error; quote the requestId when reporting it'));
@@ -86,33 +106,38 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
     reply.status(404).send({ code: ERRORS.route_not_found.code, error: 'route_not_found', message: `no route ${request.method} ${request.url.split('?')[0] ?? ''}`, requestId: request.id }),
   );
 
-  app.get('/healthz', { config: { auth: 'none' } }, async () => ({ status: 'ok' }));
-  // unauthenticated: a status, the served slot and version, how operations 1-4 are answered and
-  // coarse states, with a stable reason code; paths, sizes and error texts go to the log only
-  app.get('/readyz', { config: { auth: 'none' } }, async (_request, reply) => {
-    const manifest = ctx.snapshots.manifest;
-    const failed = ctx.snapshots.lastError !== null;
-    if (!manifest) return reply.status(503).send({ status: 'not_ready', reason: failed ? 'snapshot_open_failed' : 'nothing_published' });
-    const serving = ctx.snapshots.serving;
-    const reason = failed ? 'snapshot_open_failed' : ctx.snapshots.manifestMissing ? 'manifest_missing' : serving?.refusal ?? null;
-    return {
-      status: failed ? 'stale' : 'ready',
-      snapshot: `${manifest.slot}@${manifest.version}`,
-      slot: manifest.slot,
-      version: manifest.version,
-      serving: serving?.mode ?? 'sql',
-      // the serving pack read into the page cache: until 'warm', some answers wait for the disk
-      pageCache: ctx.snapshots.pageCache?.state ?? 'off',
-      ...(reason ? { reason } : {}),
-    };
+  // registered once the guard plugins have loaded, so that their hooks reach every route
+  app.register(async (routes) => {
+    // health probes cost nothing and must not flap under load: never shed, never rate limited
+    const probe = { auth: 'none', shed: false, rateLimit: false } as const;
+    routes.get('/healthz', { config: probe }, async () => ({ status: 'ok' }));
+    // unauthenticated: a status, the served slot and version, how operations 1-4 are answered and
+    // coarse states, with a stable reason code; paths, sizes and error texts go to the log only
+    routes.get('/readyz', { config: probe }, async (_request, reply) => {
+      const manifest = ctx.snapshots.manifest;
+      const failed = ctx.snapshots.lastError !== null;
+      if (!manifest) return reply.status(503).send({ status: 'not_ready', reason: failed ? 'snapshot_open_failed' : 'nothing_published' });
+      const serving = ctx.snapshots.serving;
+      const reason = failed ? 'snapshot_open_failed' : ctx.snapshots.manifestMissing ? 'manifest_missing' : serving?.refusal ?? null;
+      return {
+        status: failed ? 'stale' : 'ready',
+        snapshot: `${manifest.slot}@${manifest.version}`,
+        slot: manifest.slot,
+        version: manifest.version,
+        serving: serving?.mode ?? 'sql',
+        // the serving pack read into the page cache: until 'warm', some answers wait for the disk
+        pageCache: ctx.snapshots.pageCache?.state ?? 'off',
+        ...(reason ? { reason } : {}),
+      };
+    });
+    tripRoutes(routes, ctx);
+    routeRoutes(routes, ctx);
+    statisticsRoutes(routes, ctx);
+    passportRoutes(routes, ctx);
+    sdkRoutes(routes, ctx);
+    routes.get('/v1/openapi.json', { config: { auth: 'none' } }, async () => openApiDocument(docs));
+    docsRoutes(routes);
   });
-  tripRoutes(app, ctx);
-  routeRoutes(app, ctx);
-  statisticsRoutes(app, ctx);
-  passportRoutes(app, ctx);
-  sdkRoutes(app, ctx);
-  app.get('/v1/openapi.json', { config: { auth: 'none' } }, async () => openApiDocument(routes));
-  docsRoutes(app);
   return app;
 }
 

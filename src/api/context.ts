@@ -7,6 +7,8 @@ import type { CursorCodec } from './cursor.js';
 import type { SnapshotFollower, Snapshot } from './snapshot.js';
 import { ApiError } from './errors.js';
 import type { Scope } from './repository.js';
+import type { Credential } from './auth.js';
+import type { ApiLimits } from './limits.js';
 
 /** What the routes need; built once by the server (tests build it with their own clock). */
 export interface ApiContext {
@@ -20,19 +22,28 @@ export interface ApiContext {
   /** Route files of the published trips (src/route/route-file.ts). */
   routesDir: string;
   now: () => Date;
+  limits: ApiLimits;
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
     tenant: App;
+    /** What authenticated the request, resolved before its body is read (auth.ts); null when nothing did. */
+    credential: Credential | null;
   }
   interface FastifyContextConfig {
     /** How a route authenticates; every route needs an API key unless it says otherwise. */
     auth?: 'apiKey' | 'passportToken' | 'none';
+    /** false: never shed with 503 under load (health probes). */
+    shed?: boolean;
   }
   interface FastifySchema {
     /** One line for the OpenAPI document. */
     summary?: string;
+    /** The OpenAPI document's fields of the operation. */
+    operationId?: string;
+    tags?: string[];
+    description?: string;
   }
 }
 

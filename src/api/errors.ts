@@ -1,6 +1,7 @@
 /** The ErrorResult of decisions 10: `{code, error, message, requestId}`. */
 export const ERRORS = {
   invalid_parameter: { status: 400, code: 40001 },
+  malformed_request: { status: 400, code: 40002 },
   unauthorized: { status: 401, code: 40101 },
   user_not_found: { status: 404, code: 40401 },
   trip_not_found: { status: 404, code: 40402 },
@@ -8,9 +9,13 @@ export const ERRORS = {
   token_not_found: { status: 404, code: 40404 },
   route_not_found: { status: 404, code: 40405 },
   route_not_available: { status: 404, code: 40406 },
+  request_timeout: { status: 408, code: 40801 },
   payload_too_large: { status: 413, code: 41301 },
+  rate_limited: { status: 429, code: 42901 },
+  headers_too_large: { status: 431, code: 43101 },
   not_ready: { status: 503, code: 50301 },
   storage_unavailable: { status: 503, code: 50302 },
+  overloaded: { status: 503, code: 50303 },
   internal_error: { status: 500, code: 50001 },
 } as const;
 

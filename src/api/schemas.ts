@@ -11,10 +11,11 @@ export const ErrorResult = {
 
 export const OrgUserParams = {
   type: 'object', required: ['org_user_id'],
-  properties: { org_user_id: { type: 'string', minLength: 1, maxLength: 256 } },
+  properties: { org_user_id: { type: 'string', minLength: 1, maxLength: 256, description: "The integrator's own id of the user" } },
 } as const;
 
-export const errorResponses = { 400: ErrorResult, 401: ErrorResult, 404: ErrorResult, 500: ErrorResult, 503: ErrorResult } as const;
+/** Every operation may answer these (429 rate_limited and 503 overloaded: docs/api-limits.md). */
+export const errorResponses = { 400: ErrorResult, 401: ErrorResult, 404: ErrorResult, 429: ErrorResult, 500: ErrorResult, 503: ErrorResult } as const;
 
 const tripCommon = {
   tripId: { type: 'string' }, deviceId: { type: 'string' }, status: { type: 'string' },

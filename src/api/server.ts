@@ -12,6 +12,7 @@ import { buildApp } from './app.js';
 import type { ApiContext } from './context.js';
 import { CursorCodec } from './cursor.js';
 import { SnapshotFollower } from './snapshot.js';
+import { apiLimits, type ApiLimits } from './limits.js';
 
 export interface ServerOptions {
   dataDir: string;
@@ -27,7 +28,12 @@ export interface ServerOptions {
   now?: () => Date;
   /** How deletion requests are written durably (tests inject a full disk). */
   writeDurably?: DurableWrite;
+  /** Limits over those of the environment (DRIVING_API_*, src/api/limits.ts). */
+  limits?: Partial<ApiLimits>;
 }
+
+/** How often expired passport tokens are dropped from the in-memory index. */
+const TOKEN_SWEEP_MS = 10 * 60_000;
 
 /** Opens what the API owns (passport store) and follows what it reads (published snapshots). */
 export async function createApi(options: ServerOptions): Promise<{ app: FastifyInstance; ctx: ApiContext; close(): Promise<void> }> {
@@ -38,6 +44,11 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
   const deletion = new AccountDeletion(passport, paths.deletionsDir, options.writeDurably);
   // deletions a killed process left half-done are confirmed or discarded before anything is served
   await deletion.settle();
+  const now = options.now ?? (() => new Date());
+  // token checks are answered from memory from the first request on
+  await passport.warmTokens(now());
+  const sweep = setInterval(() => passport.sweepTokens(now()), TOKEN_SWEEP_MS);
+  sweep.unref();
   const snapshots = new SnapshotFollower(paths.publishedDir, paths.manifestFile, {
     connections: options.connections ?? 4,
     pollMs: options.pollMs ?? 250,
@@ -61,13 +72,15 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
     deletionsDir: paths.deletionsDir,
     landingDir: paths.landingDir,
     routesDir: paths.routesDir,
-    now: options.now ?? (() => new Date()),
+    now,
+    limits: apiLimits(process.env, options.limits),
   };
   const app = buildApp(ctx, { logger: options.logger });
   return {
     app,
     ctx,
     async close() {
+      clearInterval(sweep);
       await app.close();
       snapshots.stop();
       passport.close();

@@ -16,12 +16,29 @@ export interface App {
   name: string;
   timeZone: string;
   createdAt: string;
-  apiKeys: { hash: string; createdAt: string }[];
+  apiKeys: ApiKeyEntry[];
   appSecret: string;
   /** The secret before the last rotation, still signing until `validUntil` (the grace period). */
   previousSecret?: { secret: string; validUntil: string } | null;
   webhookUrl: string | null;
 }
+
+/** An API key as stored: its hash, never the key. */
+export interface ApiKeyEntry {
+  hash: string;
+  createdAt: string;
+  /** The key stops working at this instant (set for a previous key by `rotate-key --expire-previous`). */
+  validUntil?: string | null;
+}
+
+/** A key's public name (the first 12 hex digits of its hash): what `list` shows and `revoke-key --key-id` takes. */
+export const keyIdOf = (key: ApiKeyEntry): string => key.hash.slice(0, 12);
+
+/** Whether a stored key still works at `now`. */
+export const keyIsValid = (key: ApiKeyEntry, now: Date): boolean => !key.validUntil || Date.parse(key.validUntil) > now.getTime();
+
+/** Which keys `revoke-key` ends: every key (default), all but the newest, or one named key. */
+export type KeySelector = { all: true } | { previous: true } | { keyId: string } | { apiKey: string };
 
 export interface NewAppCredentials {
   appId: string;
@@ -66,14 +83,60 @@ export class AppStore {
     return { appId, apiKey, appSecret };
   }
 
-  /** Issues a new key; the newest previous key stays valid so integrators can switch without downtime. */
-  async rotateKey(appId: string): Promise<{ appId: string; apiKey: string }> {
+  /**
+   * Issues a new key. The newest previous key stays valid so integrators can switch without
+   * downtime: until the next rotation, or with `expirePreviousMs` for that long from `now` (0: it
+   * ends now). Older keys, and keys already expired, are dropped.
+   */
+  async rotateKey(appId: string, options: { expirePreviousMs?: number; now?: Date } = {}): Promise<{ appId: string; apiKey: string; keyId: string; previousValidUntil: string | null }> {
+    const now = options.now ?? new Date();
     const apiKey = newSecret('dk_');
+    const fresh: ApiKeyEntry = { hash: hashSecret(apiKey), createdAt: now.toISOString(), validUntil: null };
+    let previousValidUntil: string | null = null;
     await this.mutate((apps) => {
       const app = findOrThrow(apps, appId);
-      app.apiKeys = [{ hash: hashSecret(apiKey), createdAt: new Date().toISOString() }, ...app.apiKeys].slice(0, 2);
+      const previous = app.apiKeys.filter((k) => keyIsValid(k, now))[0];
+      if (previous && options.expirePreviousMs !== undefined) {
+        const until = now.getTime() + options.expirePreviousMs;
+        // a deadline already set earlier is never pushed back
+        if (!previous.validUntil || Date.parse(previous.validUntil) > until) previous.validUntil = new Date(until).toISOString();
+      }
+      previousValidUntil = previous?.validUntil ?? null;
+      app.apiKeys = [fresh, ...(previous && keyIsValid(previous, now) ? [previous] : [])];
     });
-    return { appId, apiKey };
+    return { appId, apiKey, keyId: keyIdOf(fresh), previousValidUntil };
+  }
+
+  /**
+   * Ends keys now (a leaked key). When the newest key is among them a new one is issued in the
+   * same write, so the app is never left without a key; the operator hands it over as at `add`.
+   */
+  async revokeKeys(appId: string, which: KeySelector, now = new Date()): Promise<{ appId: string; revoked: string[]; apiKey: string | null; keyId: string | null }> {
+    const revoked: string[] = [];
+    let issued: { apiKey: string; entry: ApiKeyEntry } | null = null;
+    await this.mutate((apps) => {
+      const app = findOrThrow(apps, appId);
+      const valid = app.apiKeys.filter((k) => keyIsValid(k, now));
+      const newest = valid[0];
+      const ends = (k: ApiKeyEntry, index: number): boolean =>
+        'all' in which ? true
+          : 'previous' in which ? index > 0
+            : 'keyId' in which ? keyIdOf(k) === which.keyId
+              : k.hash === hashSecret(which.apiKey);
+      const gone = valid.filter(ends);
+      if (gone.length === 0 && ('keyId' in which || 'apiKey' in which)) {
+        throw new InputError(`no valid key of ${appId} matches ${'keyId' in which ? `--key-id ${which.keyId}` : 'the --key given'}`);
+      }
+      revoked.push(...gone.map(keyIdOf));
+      app.apiKeys = valid.filter((k) => !gone.includes(k));
+      if ('all' in which || (newest && gone.includes(newest))) {
+        const apiKey = newSecret('dk_');
+        issued = { apiKey, entry: { hash: hashSecret(apiKey), createdAt: now.toISOString(), validUntil: null } };
+        app.apiKeys.unshift(issued.entry);
+      }
+    });
+    const made = issued as { apiKey: string; entry: ApiKeyEntry } | null;
+    return { appId, revoked, apiKey: made?.apiKey ?? null, keyId: made ? keyIdOf(made.entry) : null };
   }
 
   /**

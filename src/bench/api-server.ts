@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { childOptions, jobScript, type BenchContext } from './context.js';
 import { startNodeChild, type ChildResult, type RunningChild } from './child.js';
 
@@ -7,12 +8,17 @@ export interface ApiServer {
   stop(): Promise<ChildResult>;
 }
 
-/** Starts the real `serve.js` on a free loopback port over a data folder and waits until it serves. */
-export async function startApiServer(ctx: BenchContext, dataDir: string): Promise<ApiServer> {
+/**
+ * Starts the real `serve.js` on a free loopback port over a data folder and waits until it serves;
+ * `repoDir` runs another checkout's (built) server instead of this one's.
+ */
+export async function startApiServer(ctx: BenchContext, dataDir: string, options: { repoDir?: string } = {}): Promise<ApiServer> {
   let resolveUrl: (url: string) => void = () => undefined;
   const listening = new Promise<string>((resolve) => (resolveUrl = resolve));
-  const running: RunningChild = startNodeChild('serve', jobScript(ctx, 'serve'), ['--data-dir', dataDir, '--port', '0', '--host', '127.0.0.1', '--no-log'], {
+  const script = options.repoDir ? join(options.repoDir, 'jobs', 'serve.js') : jobScript(ctx, 'serve');
+  const running: RunningChild = startNodeChild('serve', script, ['--data-dir', dataDir, '--port', '0', '--host', '127.0.0.1', '--no-log'], {
     ...childOptions(ctx),
+    ...(options.repoDir ? { cwd: options.repoDir } : {}),
     onStderrLine: (line) => {
       const match = /listening on (http:\/\/\S+)/.exec(line);
       if (match) resolveUrl(match[1] as string);

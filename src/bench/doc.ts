@@ -51,7 +51,7 @@ function section(ctx: BenchContext, machine: Machine, seconds: number, stage: st
 - Command: \`${ctx.options.command}\` (stages: ${ctx.options.stages.join(', ')}; ${Math.round(seconds)} s in all)
 - Machine: ${machine.cores} cores, ${machine.memoryGiB} GiB, ${machine.cpu}; Node ${machine.node}; DuckDB ${machine.duckdb}
 - Load average (1 min) before / after the run: ${ctx.loadBefore.toFixed(2)} / ${loadavg()[0]?.toFixed(2)} (other work on the machine shares its cores)
-- Sizes: ${s.users.toLocaleString('en-US')} users, one day of points (${s.usersPerFile} users per file), ${s.historyDays} days of history, API snapshot >= ${s.apiTrips.toLocaleString('en-US')} trips, load generator ${s.apiSeconds} s per run at ${s.apiRates.join(' and ')} req/s over at most ${s.apiConnections} connections
+- Sizes: ${s.users.toLocaleString('en-US')} users, one day of points (${s.usersPerFile} users per file), ${s.historyDays} days of history, API snapshot >= ${s.apiTrips.toLocaleString('en-US')} trips, load generator ${s.apiSeconds} s per run at ${s.apiRates.join(' and ')} req/s over at most ${s.apiConnections} connections${stage === 'abuse' ? `; abuse: ${s.abuseSeconds} s per timed phase, a flood of ${s.abuseFlood.toLocaleString('en-US')} connections, ${s.abuseIdle.toLocaleString('en-US')} idle ones${ctx.options.serveFrom ? `, server of ${ctx.options.serveFrom}` : ''}` : ''}
 - Day D = ${ctx.day}; scores as of ${ctx.scoreDate}
 
 ${table}

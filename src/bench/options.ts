@@ -2,7 +2,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { InputError } from '../errors.js';
 
-export const STAGES = ['load', 'growth', 'score', 'api', 'route', 'webhooks', 'resources'] as const;
+export const STAGES = ['load', 'growth', 'score', 'api', 'route', 'abuse', 'webhooks', 'resources'] as const;
 export type Stage = (typeof STAGES)[number];
 
 export type SizeName = 'small' | 'full';
@@ -25,11 +25,17 @@ export interface BenchSizes {
   apiRates: number[];
   /** Webhook events to the fast receiver (and as many to the dead endpoint in the second run). */
   webhookEvents: number;
+  /** Seconds of each timed phase of the abuse stage (idle, then under hostile clients). */
+  abuseSeconds: number;
+  /** Connections opened at once from one address in the abuse stage's flood. */
+  abuseFlood: number;
+  /** Idle connections one address opens and holds in the abuse stage. */
+  abuseIdle: number;
 }
 
 export const SIZES: Readonly<Record<SizeName, BenchSizes>> = {
-  small: { users: 2_000, historyDays: 90, apiTrips: 200_000, usersPerFile: 400, apiSeconds: 5, apiConnections: 100, apiRates: [200, 1000], webhookEvents: 5_000 },
-  full: { users: 100_000, historyDays: 90, apiTrips: 5_000_000, usersPerFile: 400, apiSeconds: 20, apiConnections: 100, apiRates: [200, 1000], webhookEvents: 10_000 },
+  small: { users: 2_000, historyDays: 90, apiTrips: 200_000, usersPerFile: 400, apiSeconds: 5, apiConnections: 100, apiRates: [200, 1000], webhookEvents: 5_000, abuseSeconds: 5, abuseFlood: 10_000, abuseIdle: 16_000 },
+  full: { users: 100_000, historyDays: 90, apiTrips: 5_000_000, usersPerFile: 400, apiSeconds: 20, apiConnections: 100, apiRates: [200, 1000], webhookEvents: 10_000, abuseSeconds: 20, abuseFlood: 10_000, abuseIdle: 16_000 },
 };
 
 export interface BenchOptions {
@@ -47,6 +53,8 @@ export interface BenchOptions {
   /** The command line as typed, for the record. */
   command: string;
   seed: number;
+  /** The abuse stage runs the `jobs/serve.js` of this checkout (default: this one), to measure the code before a change. */
+  serveFrom?: string;
 }
 
 export interface BenchFlags {
@@ -66,6 +74,7 @@ export interface BenchFlags {
   docFile?: string;
   command?: string;
   seed?: number;
+  serveFrom?: string;
 }
 
 /** Flags to options: a size's defaults, then any override (so a mid size is `--users 20000`). */
@@ -100,6 +109,7 @@ export function benchOptions(flags: BenchFlags, repoDir: string): BenchOptions {
     docFile: resolve(flags.docFile ?? join(repoDir, 'docs', 'benchmarks.md')),
     command: flags.command ?? 'npm run bench',
     seed: flags.seed ?? 42,
+    ...(flags.serveFrom ? { serveFrom: resolve(flags.serveFrom) } : {}),
   };
 }
 

@@ -15,6 +15,7 @@ import { benchGrowth } from './growth-stage.js';
 import { benchScore } from './score-stage.js';
 import { benchApi } from './api-stage.js';
 import { benchRoute } from './route-stage.js';
+import { benchAbuse } from './abuse-stage.js';
 import { benchWebhooks } from './webhooks-stage.js';
 import { benchResources } from './resources-stage.js';
 
@@ -36,6 +37,7 @@ const RUNNERS: Readonly<Record<Stage, (ctx: BenchContext) => Promise<unknown>>> 
   score: benchScore,
   api: benchApi,
   route: benchRoute,
+  abuse: benchAbuse,
   webhooks: benchWebhooks,
   resources: benchResources,
 };

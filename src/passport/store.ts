@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { listValue } from '@duckdb/node-api';
 import { openDatabase, type Database } from '../db/open.js';
-import { query, run, runScript } from '../db/sql.js';
+import { query, queryFile, run, runScript } from '../db/sql.js';
 import { inTransaction } from '../warehouse/warehouse.js';
 import { hashSecret, newSecret } from '../secrets.js';
 import { SerialQueue } from '../db/serial.js';
+import { TokenIndex } from './token-index.js';
 
 /** Platform user ids: random (not sequential, so they reveal nothing), positive, below 2^53. */
 export function newPlatformUserId(): number {
@@ -20,6 +21,8 @@ export class PassportStore {
   private readonly queue = new SerialQueue();
   /** Active accounts by app and org user id; exact because this process is the only writer. */
   private readonly active = new Map<string, number | null>();
+  /** Valid tokens by hash; exact for the same reason, so token checks never wait in the queue. */
+  private readonly tokens = new TokenIndex();
 
   private constructor(private readonly db: Database) {}
 
@@ -85,6 +88,29 @@ export class PassportStore {
     return rows.length;
   }
 
+  /**
+   * Loads every token that resolves now into the in-memory index: token checks are answered from
+   * it alone. The store must be warmed before it serves (createApi does).
+   */
+  async warmTokens(now: Date): Promise<number> {
+    const rows = await this.queue.run(() => queryFile(this.db.connection, 'passport/active_tokens', { now: now.toISOString() }));
+    for (const r of rows) {
+      this.tokens.add(String(r['token_hash']), {
+        appId: String(r['app_id']), platformUserId: Number(r['platform_user_id']), orgUserId: String(r['org_user_id']), expiresMs: Number(r['expires_ms']),
+      });
+    }
+    return rows.length;
+  }
+
+  /** Forgets expired tokens (memory only: an expired token never resolves anyway). */
+  sweepTokens(now: Date): number {
+    return this.tokens.sweep(now.getTime());
+  }
+
+  get indexedTokens(): number {
+    return this.tokens.size;
+  }
+
   private async lookupAccount(appId: string, orgUserId: string): Promise<number | null> {
     const rows = await query(
       this.db.connection,
@@ -104,41 +130,33 @@ export class PassportStore {
 
   private async issueTokenNow(appId: string, orgUserId: string, now: Date, validMs: number): Promise<{ token: string; platformUserId: number }> {
     const token = newSecret('pt_');
+    const hash = hashSecret(token);
+    const expiresMs = now.getTime() + validMs;
     let platformUserId = 0;
     await inTransaction(this.db.connection, async () => {
       platformUserId = (await this.ensureAccountsNow(appId, [orgUserId], now, false)).get(orgUserId) as number;
       await run(this.db.connection, 'insert into tokens values ($hash, $app, $user, $now, $expires)', {
-        hash: hashSecret(token), app: appId, user: platformUserId, now: now.toISOString(), expires: new Date(now.getTime() + validMs).toISOString(),
+        hash, app: appId, user: platformUserId, now: now.toISOString(), expires: new Date(expiresMs).toISOString(),
       });
     });
+    // indexed only once committed: a token is never answered that the store does not hold
+    this.tokens.add(hash, { appId, platformUserId, orgUserId, expiresMs });
     return { token, platformUserId };
   }
 
-  /** Operation 6: the holder of a valid token of this app, or null (unknown, expired, revoked). */
-  async tokenHolder(appId: string, token: string, now: Date): Promise<{ platformUserId: number; orgUserId: string } | null> {
-    const rows = await this.queue.run(() => query(
-      this.db.connection,
-      `select a.platform_user_id, a.org_user_id
-       from tokens as t join accounts as a on a.platform_user_id = t.platform_user_id
-       where t.token_hash = $hash and t.app_id = $app and a.app_id = $app
-         and a.deleted_at is null and t.expires_at > $now::timestamptz`,
-      { hash: hashSecret(token), app: appId, now: now.toISOString() },
-    ));
-    const row = rows[0];
-    return row ? { platformUserId: Number(row['platform_user_id']), orgUserId: String(row['org_user_id']) } : null;
+  /**
+   * Operation 6: the holder of a valid token of this app, or null (unknown, expired, revoked, or
+   * another app's). From the index: no query, no wait.
+   */
+  tokenHolder(appId: string, token: string, now: Date): { platformUserId: number; orgUserId: string } | null {
+    const holder = this.tokens.get(hashSecret(token), now.getTime());
+    return holder && holder.appId === appId ? { platformUserId: holder.platformUserId, orgUserId: holder.orgUserId } : null;
   }
 
   /** The app and holder of a valid token, whichever app issued it (the SDK presents only the token). */
-  async tokenOwner(token: string, now: Date): Promise<{ appId: string; platformUserId: number; orgUserId: string } | null> {
-    const rows = await this.queue.run(() => query(
-      this.db.connection,
-      `select a.app_id, a.platform_user_id, a.org_user_id
-       from tokens as t join accounts as a on a.platform_user_id = t.platform_user_id and a.app_id = t.app_id
-       where t.token_hash = $hash and a.deleted_at is null and t.expires_at > $now::timestamptz`,
-      { hash: hashSecret(token), now: now.toISOString() },
-    ));
-    const row = rows[0];
-    return row ? { appId: String(row['app_id']), platformUserId: Number(row['platform_user_id']), orgUserId: String(row['org_user_id']) } : null;
+  tokenOwner(token: string, now: Date): { appId: string; platformUserId: number; orgUserId: string } | null {
+    const holder = this.tokens.get(hashSecret(token), now.getTime());
+    return holder ? { appId: holder.appId, platformUserId: holder.platformUserId, orgUserId: holder.orgUserId } : null;
   }
 
   /**
@@ -153,6 +171,8 @@ export class PassportStore {
         { now: now.toISOString(), id: userId, app: appId },
       );
       this.active.delete(cacheKey(appId, orgUserId));
+      // its tokens stop at once, as the store's join on an active account says
+      if (marked.length > 0) this.tokens.forgetUser(userId);
       return marked.length > 0;
     });
   }

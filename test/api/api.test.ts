@@ -268,7 +268,11 @@ describe('hardening', () => {
     expect((await get(`/v1/org-user/${'u'.repeat(200)}/trips`)).json()).toMatchObject({ error: 'user_not_found' });
     const empty = await api.app.inject({ method: 'POST', url: '/v1/org-user/driver-1/token', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } });
     expect(empty.statusCode).toBe(200);
-    const broken = await api.app.inject({ method: 'POST', url: '/v1/sdk/trips', headers: { authorization: 'Bearer x', 'content-type': 'application/json' }, payload: '{"a":' });
+    // the token is checked before the body is read: a bad token is a 401 whatever the body
+    const unread = await api.app.inject({ method: 'POST', url: '/v1/sdk/trips', headers: { authorization: 'Bearer x', 'content-type': 'application/json' }, payload: '{"a":' });
+    expect(unread.json()).toMatchObject({ error: 'unauthorized' });
+    const token = empty.json().token as string;
+    const broken = await api.app.inject({ method: 'POST', url: '/v1/sdk/trips', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, payload: '{"a":' });
     expect(broken.json()).toMatchObject({ error: 'invalid_parameter', message: 'body: not valid JSON' });
   });
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { ApiContext } from '../context.js';
 import { ApiError, invalid } from '../errors.js';
-import { errorResponses } from '../schemas.js';
+import { ErrorResult, errorResponses } from '../schemas.js';
 import { uploadRejection } from '../upload-check.js';
 
 export const MAX_RECORDS_PER_UPLOAD = 500;
@@ -14,10 +14,18 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post<{ Body: unknown }>(
     '/v1/sdk/trips',
     {
-      // the SDK presents the passport token it was given, never the integrator's API key
+      // the SDK presents the passport token it was given, never the integrator's API key; the
+      // token is checked before the body is read (auth.ts), which may then be this large
       config: { auth: 'passportToken' },
+      bodyLimit: ctx.limits.sdkBodyLimitBytes,
       schema: {
+        operationId: 'uploadTrips',
+        tags: ['SDK'],
         summary: 'SDK upload: one trip record or an array, with Authorization: Bearer <passport token>',
+        description:
+          'The token is checked before the body is read: without a valid one the answer is 401 at once and a large body is not waited for. ' +
+          `At most ${MAX_RECORDS_PER_UPLOAD} records and 8 MiB by default (DRIVING_API_SDK_BODY_LIMIT_BYTES; 413), JSON nested at most 32 deep (400), ` +
+          '120 uploads a minute per token by default (429 with Retry-After). 202 once the valid records are durably landed; each refused record is listed with its reason.',
         response: {
           202: {
             type: 'object', required: ['code', 'message', 'accepted', 'rejected'],
@@ -25,14 +33,18 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
               code: { type: 'integer' }, message: { type: 'string' }, accepted: { type: 'integer' },
               rejected: { type: 'array', items: { type: 'object', properties: { index: { type: 'integer' }, tripId: { type: 'string' }, reason: { type: 'string' } } } },
             },
+            examples: [{ code: 0, message: 'accepted', accepted: 1, rejected: [{ index: 1, tripId: 't-2', reason: 'invalid_os' }] }],
           },
           ...errorResponses,
+          413: ErrorResult,
         },
       },
     },
     async (request, reply) => {
+      // checked again now the body is in: the account may have been deleted, or the token have
+      // expired, while it was sent (answered from memory, like the first check)
       const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
-      const owner = match ? await ctx.passport.tokenOwner(match[1] as string, ctx.now()) : null;
+      const owner = match ? ctx.passport.tokenOwner(match[1] as string, ctx.now()) : null;
       if (!owner) throw new ApiError('unauthorized', 'Authorization: expected "Bearer <passport token>" with a valid token');
       const records = Array.isArray(request.body) ? request.body : [request.body];
       if (records.length === 0) throw invalid('body', 'no trip records');

@@ -68,9 +68,15 @@ export function statisticsRoutes(app: FastifyInstance, ctx: ApiContext): void {
     '/v1/org-user/:org_user_id/safety-score',
     {
       schema: {
+        operationId: 'getSafetyScore',
+        tags: ['Safety score'],
         summary: 'The latest daily safety score (30 or 90 days) with its factors',
+        description: 'The newest score not after today in the app zone; 404 score_not_available when the user has none yet.',
         params: OrgUserParams,
-        querystring: { type: 'object', required: ['interval'], additionalProperties: false, properties: { interval: { type: 'integer', enum: [30, 90] } } },
+        querystring: {
+          type: 'object', required: ['interval'], additionalProperties: false,
+          properties: { interval: { type: 'integer', enum: [30, 90], description: 'Days the score covers: 30 or 90, a plain decimal integer' } },
+        },
         response: {
           200: {
             type: 'object', required: ['appId', 'userId', 'orgUserId', 'score'],
@@ -85,6 +91,13 @@ export function statisticsRoutes(app: FastifyInstance, ctx: ApiContext): void {
                 },
               },
             },
+            examples: [{
+              appId: 'app_0123456789abcdef', userId: 4503599627370497, orgUserId: 'driver-1',
+              score: {
+                evaluationTime: '2026-11-24 00:00:00', startTime: '2026-10-25 00:00:00', endTime: '2026-11-23 23:59:59', safetyScore: 87.25, tripCount: 41,
+                distractedDriving: 0.0123, eveningRushHour: 0.1841, acclongAbs1: 0.0312, weekdayDriving: 0.7422, lowSpeed: 0.2105,
+              },
+            }],
           },
           ...errorResponses,
         },

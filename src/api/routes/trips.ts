@@ -26,17 +26,33 @@ export function tripRoutes(app: FastifyInstance, ctx: ApiContext): void {
     '/v1/org-user/:org_user_id/trips',
     {
       schema: {
+        operationId: 'listTrips',
+        tags: ['Trips'],
         summary: 'List trips, newest first',
+        description:
+          'Keyset paging: pass the nextCursor of a page, byte for byte, to get the next one (any change is a 400); it is absent on the last page. ' +
+          'startTime and endTime bound the trip start, both inclusive.',
         params: OrgUserParams,
         querystring: {
           type: 'object', additionalProperties: false,
           properties: {
-            nextCursor: { type: 'string', maxLength: 1000 }, limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
-            startTime: { type: 'string', maxLength: 40 }, endTime: { type: 'string', maxLength: 40 },
+            nextCursor: { type: 'string', maxLength: 1000, description: 'The nextCursor of the previous page, exactly as it was returned' },
+            limit: { type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Trips per page, 1 to 100, a plain decimal integer' },
+            startTime: { type: 'string', maxLength: 40, description: "Earliest trip start: YYYY-MM-DD, 'YYYY-MM-DD HH:MM:SS' in the app's zone, or ISO 8601 with an offset within ±14:00" },
+            endTime: { type: 'string', maxLength: 40, description: 'Latest trip start, inclusive (a date means its whole day); the same forms as startTime' },
           },
         },
         response: {
-          200: { type: 'object', required: ['appId', 'userId', 'orgUserId', 'trips'], properties: { ...identity, nextCursor: { type: 'string' }, trips: { type: 'array', items: TripBrief } } },
+          200: {
+            type: 'object', required: ['appId', 'userId', 'orgUserId', 'trips'], properties: { ...identity, nextCursor: { type: 'string' }, trips: { type: 'array', items: TripBrief } },
+            examples: [{
+              appId: 'app_0123456789abcdef', userId: 4503599627370497, orgUserId: 'driver-1', nextCursor: 'WyIxNzYyMDg...In0.8mC3...',
+              trips: [{
+                tripId: 'trip-1', deviceId: 'device-1', status: 'normal', eventCount: 1, score: 96.5, energy: 1830, mileageInMeters: 12400, durationInSeconds: 1260,
+                startTime: '2026-11-02 08:00:00', endTime: '2026-11-02 08:21:00', startPoint: { lng: 13.4, lat: 52.5 }, endPoint: { lng: 13.47, lat: 52.52 },
+              }],
+            }],
+          },
           ...errorResponses,
         },
       },
