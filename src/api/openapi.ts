@@ -41,9 +41,11 @@ function responsesOf(route: RouteDoc, example: unknown): Record<string, unknown>
   const responses: Record<string, unknown> = {};
   for (const [status, schema] of Object.entries(schemas)) {
     const success = status.startsWith('2');
+    // an example on the route's own schema serves when the operation's docs give none
+    const shown = example ?? (schema as { examples?: unknown[] } | undefined)?.examples?.[0];
     responses[status] = {
       description: success ? 'success' : ERROR_DESCRIPTIONS[status] ?? 'ErrorResult',
-      content: { 'application/json': { schema: success ? schema : { $ref: '#/components/schemas/ErrorResult' }, ...(success && example !== undefined ? { example } : {}) } },
+      content: { 'application/json': { schema: success ? schema : { $ref: '#/components/schemas/ErrorResult' }, ...(success && shown !== undefined ? { example: shown } : {}) } },
     };
   }
   if (!Object.keys(responses).some((s) => s.startsWith('2'))) {

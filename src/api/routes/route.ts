@@ -83,7 +83,7 @@ export function routeRoutes(app: FastifyInstance, ctx: ApiContext): void {
                 properties: {
                   type: { type: 'string' },
                   // LineString (2+ points), Point (1) or null (none)
-                  geometry: { type: 'object', nullable: true, properties: { type: { type: 'string' }, coordinates: {} } },
+                  geometry: { type: ['object', 'null'], properties: { type: { type: 'string' }, coordinates: {} } },
                   properties: {
                     type: 'object',
                     required: ['tripId', 'coordinate', 'startTime', 'endTime', 'tolerance', 'keptPointCount', 'times', 'speedsInKmh'],
