@@ -56,6 +56,8 @@ export interface JobSettings {
   publishLockWaitMs: number;
   /** How long a job waits for another job to let go of the warehouse before it exits 3. */
   warehouseLockWaitMs: number;
+  /** Points a load derives at once (a file with more is derived a part at a time). */
+  pointsPerPart: number;
 }
 
 export function jobSettings(env: NodeJS.ProcessEnv = process.env): JobSettings {
@@ -68,6 +70,7 @@ export function jobSettings(env: NodeJS.ProcessEnv = process.env): JobSettings {
     loadConcurrency: Math.max(1, positiveInt(env['DRIVING_LOAD_CONCURRENCY'], 2, 'DRIVING_LOAD_CONCURRENCY')),
     publishLockWaitMs: positiveInt(env['DRIVING_PUBLISH_LOCK_WAIT_MS'], 30_000, 'DRIVING_PUBLISH_LOCK_WAIT_MS'),
     warehouseLockWaitMs: positiveInt(env['DRIVING_WAREHOUSE_LOCK_WAIT_MS'], 60_000, 'DRIVING_WAREHOUSE_LOCK_WAIT_MS'),
+    pointsPerPart: Math.max(1, positiveInt(env['DRIVING_LOAD_POINTS_PER_PART'], 8_000_000, 'DRIVING_LOAD_POINTS_PER_PART')),
   };
 }
 

@@ -1,5 +1,7 @@
 -- grain: one row per delivered point of a loadable record, keyed by the record's line_no
--- reads: stg_trip_records (the point lists), int_loadable_records
+-- reads: stg_point_lists (the loadable records' point lists), int_loadable_records
+-- params: $first_line, $last_line BIGINT: the part of the file derived (src/load/stage-file.ts
+--         derives a large file a part at a time, so the window's memory is bounded)
 -- Marks each point with the reason it is dropped (decisions 3), first match wins; NULL keeps it:
 -- the value checks, then a repeated time (of points sharing a time, the first delivered is kept),
 -- then position spikes (decisions 3, "Plausibility"): over the points left in time order, a point
@@ -21,8 +23,9 @@ with records as (
         parse_json_instant(start_time_json) - interval 60 second as earliest,
         parse_json_instant(end_time_json) + interval 60 second as latest,
         points
-    from stg_trip_records
+    from stg_point_lists
     where line_no in (select line_no from int_loadable_records)
+        and line_no between $first_line and $last_line
 ),
 
 delivered as (

@@ -22,6 +22,8 @@ export interface LoadOptions {
   concurrency?: number;
   /** NDJSON text parsed at once when a file is read line by line (tests make it small). */
   parseBytes?: number;
+  /** Points derived at once (default DRIVING_LOAD_POINTS_PER_PART, 8,000,000; tests make it small). */
+  pointsPerPart?: number;
   /** Called between a file's staging and its merge (tests change the file there). */
   afterStage?: (file: string) => void | Promise<void>;
 }
@@ -62,7 +64,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     const reports: FileReport[] = [];
     const day = now.toISOString().slice(0, 10);
     let t0 = Date.now();
-    await loadFiles(wh, files, { pointsDir: paths.pointsDir, now, parseBytes: options.parseBytes, afterStage: options.afterStage, concurrency: options.concurrency ?? settings.loadConcurrency }, ({ file, report: loaded, error }, index) => {
+    await loadFiles(wh, files, { pointsDir: paths.pointsDir, now, parseBytes: options.parseBytes, pointsPerPart: options.pointsPerPart ?? settings.pointsPerPart, afterStage: options.afterStage, concurrency: options.concurrency ?? settings.loadConcurrency }, ({ file, report: loaded, error }, index) => {
       let report: FileReport;
       if (loaded) {
         report = loaded;

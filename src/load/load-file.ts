@@ -16,6 +16,8 @@ export interface LoadFileContext {
   now: Date;
   /** NDJSON text parsed at once when a file is read line by line (default 64 MiB). */
   parseBytes?: number;
+  /** Points derived at once by int_points; a larger file is derived a part at a time. */
+  pointsPerPart?: number;
   /** Called between a file's staging and its merge (a test appends to the file here). */
   afterStage?: (file: string) => void | Promise<void>;
 }
@@ -128,7 +130,7 @@ async function ownersChanged(conn: DuckDBConnection, since: number): Promise<boo
 
 /** Derives the file into temp tables of `conn` and writes its kept points to Parquet. */
 async function stage(conn: DuckDBConnection, source: string, key: string, lines: LineIndex | undefined, ctx: LoadFileContext): Promise<StagePath> {
-  const how = await stageFile(conn, source, lines, ctx.now, ctx.parseBytes);
+  const how = await stageFile(conn, source, lines, ctx.now, ctx.parseBytes, ctx.pointsPerPart);
   await materialize(conn, 'intermediate/int_trips', { source_file: source, loaded_at: ctx.now.toISOString(), file_key: key });
   await writePoints(conn, ctx.pointsDir, key);
   return how;

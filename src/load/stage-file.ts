@@ -23,6 +23,13 @@ const tableOf = (model: string): string => model.split('/').pop() as string;
 /** Text a line-by-line parse takes at once: from_json's memory is not spilled (see stg_trip_records.sql). */
 const PARSE_BYTES = 64 * 1024 * 1024;
 
+/**
+ * Points int_points derives at once. Its window holds a part whole (about 60 bytes a point, then
+ * sorted): 8 M points stay well within a 1 GB memory limit, and a day file of up to 8 M points
+ * (some 4,000 drivers) is derived in one statement as before.
+ */
+export const POINTS_PER_PART = 8_000_000;
+
 export type InputFormat = 'ndjson' | 'parquet';
 
 export function formatOf(path: string): InputFormat {
@@ -38,7 +45,7 @@ export type StagePath = 'parquet' | 'typed' | 'lines';
  * identity) is materialised by the caller. `validatedAt` is the moment record times are judged
  * against (no record time may lie more than 10 minutes after it): the load's clock.
  */
-export async function stageFile(conn: DuckDBConnection, path: string, lines: LineIndex | undefined, validatedAt: Date, parseBytes = PARSE_BYTES): Promise<StagePath> {
+export async function stageFile(conn: DuckDBConnection, path: string, lines: LineIndex | undefined, validatedAt: Date, parseBytes = PARSE_BYTES, pointsPerPart = POINTS_PER_PART): Promise<StagePath> {
   let how: StagePath;
   if (formatOf(path) === 'parquet') {
     // A view, not a copy: each model reads only the columns it needs (the point lists once, in
@@ -57,12 +64,40 @@ export async function stageFile(conn: DuckDBConnection, path: string, lines: Lin
   // only the lines of rejected records are read again, for the quarantine
   if (how === 'typed') await appendRawLines(conn, path, lines as LineIndex, await rejectedLines(conn));
   for (const model of DERIVE.slice(1)) {
-    if (STREAMED.has(model)) await run(conn, `create or replace temp view ${quoteIdent(tableOf(model))} as\n${sqlText(model)}`);
+    if (model === 'intermediate/int_points') await derivePoints(conn, path, how, pointsPerPart);
+    else if (STREAMED.has(model)) await run(conn, `create or replace temp view ${quoteIdent(tableOf(model))} as\n${sqlText(model)}`);
     else await materialize(conn, model, params);
     // int_points is exact for records without a repeated time; the few others are judged again
     if (model === 'intermediate/int_points') await runScript(conn, 'intermediate/int_points_repeated');
   }
   return how;
+}
+
+/**
+ * int_points, in one statement for a file of up to `pointsPerPart` points, else a part of the
+ * records at a time: the point lists of the loadable records are first copied into a table (which
+ * DuckDB spills to disk beyond its limit; a Parquet file is read once, not once per part), then
+ * each part's window sees only its own points.
+ */
+async function derivePoints(conn: DuckDBConnection, path: string, how: StagePath, pointsPerPart: number): Promise<void> {
+  const [counted] = how === 'parquet'
+    ? await query(conn, sqlText('load/point_count_parquet'), { path })
+    : await query(conn, 'select coalesce(sum(len(points)), 0)::bigint as points from stg_trip_records');
+  const lists = 'select line_no, start_time_json, end_time_json, points from stg_trip_records';
+  if (Number(counted?.['points'] ?? 0) <= pointsPerPart) {
+    await run(conn, `create or replace temp view stg_point_lists as ${lists}`);
+    await materialize(conn, 'intermediate/int_points', { first_line: 0, last_line: Number.MAX_SAFE_INTEGER });
+    return;
+  }
+  await run(conn, `create or replace temp table stg_point_lists as ${lists} where line_no in (select line_no from int_loadable_records) order by line_no`);
+  const parts = await query(conn, sqlText('load/point_parts'), { max_points: pointsPerPart });
+  for (const [i, part] of parts.entries()) {
+    const range = { first_line: Number(part['first_line']), last_line: Number(part['last_line']) };
+    if (i === 0) await materialize(conn, 'intermediate/int_points', range);
+    else await run(conn, `insert into int_points\n${sqlText('intermediate/int_points')}`, range);
+  }
+  if (parts.length === 0) await materialize(conn, 'intermediate/int_points', { first_line: 0, last_line: -1 });
+  await conn.run('drop table temp.main.stg_point_lists');
 }
 
 /**
@@ -109,8 +144,8 @@ async function rejectedLines(conn: DuckDBConnection): Promise<number[]> {
 /** Frees the memory the staged file holds before the next file. */
 export async function dropStaged(conn: DuckDBConnection): Promise<void> {
   // stg_trip_records is a view for Parquet and a table for NDJSON, the streamed models views; DROP TABLE refuses a view
-  for (const view of ['stg_trip_records', ...[...STREAMED].map(tableOf)]) await conn.run(`drop view if exists temp.main.${quoteIdent(view)}`).catch(() => undefined);
-  for (const table of ['raw_lines', 'line_index', 'repeated_lines', 'repeated_points', 'stg_trip_records', 'int_trips', 'scope_user_days', 'replaced_trips', ...DERIVE.map((m) => m.split('/')[1])]) {
+  for (const view of ['stg_trip_records', 'stg_point_lists', ...[...STREAMED].map(tableOf)]) await conn.run(`drop view if exists temp.main.${quoteIdent(view)}`).catch(() => undefined);
+  for (const table of ['raw_lines', 'line_index', 'repeated_lines', 'repeated_points', 'stg_trip_records', 'stg_point_lists', 'int_trips', 'scope_user_days', 'replaced_trips', ...DERIVE.map((m) => m.split('/')[1])]) {
     const name = `temp.main.${quoteIdent(table as string)}`;
     await conn.run(`drop table if exists ${name}`).catch(() => conn.run(`drop view if exists ${name}`));
   }

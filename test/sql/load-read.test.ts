@@ -111,6 +111,56 @@ describe('load: reading NDJSON', () => {
   });
 });
 
+describe('load: a file of any size', () => {
+  // A large file is derived a part of its records at a time (DRIVING_LOAD_POINTS_PER_PART): parts
+  // of 100 points (every record larger than a part, so each is a part of its own) give exactly
+  // the warehouse, the drops and the kept points of one statement, for NDJSON and for Parquet.
+  it.each(['ndjson', 'parquet'] as const)('derives %s a part at a time exactly as at once', async (format) => {
+    const all = records(9);
+    // a spike, a repeated time and a point out of range in the first record
+    const first = all[0] as { points: { t: number; lat: number; lng: number; speed: number }[] };
+    const at = first.points[40] as { t: number; lat: number; lng: number; speed: number };
+    first.points[40] = { ...at, lng: at.lng + 1 };
+    first.points.push({ ...(first.points[41] as typeof at) }, { ...at, lat: 95 });
+    const ndjson = writeNdjson(join(ws.dir, 'in', 'all.ndjson'), all);
+    let file = ndjson;
+    if (format === 'parquet') {
+      const { DuckDBInstance } = await import('@duckdb/node-api');
+      const db = await DuckDBInstance.create(':memory:');
+      const conn = await db.connect();
+      file = join(ws.dir, 'in', 'all.parquet');
+      // every column of the record, typed as an SDK's Parquet writer would; absent ones NULL
+      await conn.run(`copy (select * from read_ndjson('${ndjson}', columns = {
+        appId: 'VARCHAR', platformUserId: 'BIGINT', orgUserId: 'VARCHAR', tripId: 'VARCHAR', deviceId: 'VARCHAR', os: 'VARCHAR',
+        coordinate: 'VARCHAR', isAutoStart: 'BOOLEAN', isAutoEnd: 'BOOLEAN', startTime: 'VARCHAR', endTime: 'VARCHAR',
+        startPoi: 'VARCHAR', endPoi: 'VARCHAR', points: 'STRUCT(t BIGINT, lat DOUBLE, lng DOUBLE, speed DOUBLE)[]',
+        events: 'STRUCT(type VARCHAR, startTime VARCHAR, endTime VARCHAR, startPoint STRUCT(lat DOUBLE, lng DOUBLE), endPoint STRUCT(lat DOUBLE, lng DOUBLE), description VARCHAR)[]'
+      })) to '${file}' (format parquet)`);
+      conn.closeSync();
+      db.closeSync();
+    }
+    const POINTS = `select * from read_parquet('${ws.paths.pointsDir}/**/*.parquet') order by all`;
+    const once = await runLoad({ dataDir: ws.dir, inputs: [file], now });
+    expect(once.totals.tripsLoaded, JSON.stringify(once.files[0])).toBe(9);
+    const whole = [...(await snapshot()), await warehouseRows(ws.paths, POINTS)];
+    const other = await workspace('Europe/Berlin');
+    try {
+      writeFileSync(other.paths.appsFile, (await import('node:fs')).readFileSync(ws.paths.appsFile));
+      const parted = await runLoad({ dataDir: other.dir, inputs: [file], now, pointsPerPart: 100 });
+      expect(parted.totals.pointsDropped).toEqual(once.totals.pointsDropped);
+      expect(once.totals.pointsDropped).toMatchObject({ duplicate_time: 1, position_spike: 1, invalid_position: 1 });
+      const P = POINTS.replace(ws.paths.pointsDir, other.paths.pointsDir);
+      const [trips, events, stats, points] = whole as [unknown, unknown, unknown, unknown];
+      expect(await warehouseRows(other.paths, TRIP)).toEqual(trips);
+      expect(await warehouseRows(other.paths, EVENTS)).toEqual(events);
+      expect(await warehouseRows(other.paths, 'select * exclude (version) from stats_daily order by all')).toEqual(stats);
+      expect(await warehouseRows(other.paths, P)).toEqual(points);
+    } finally {
+      other.cleanup();
+    }
+  });
+});
+
 describe('load: files that cannot be read, and where', () => {
   it('names the byte and the line of invalid UTF-8', async () => {
     const [a, b] = records(2).map((r) => JSON.stringify(r));
