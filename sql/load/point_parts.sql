@@ -1,11 +1,12 @@
 -- grain: one row per part of a file's loadable records, in line order, each holding at most
 --        $max_points points (a record with more is a part of its own)
--- reads: stg_point_lists
+-- reads: int_point_values
 -- params: $max_points BIGINT
 -- int_points' window holds a part at a time: a file of any size is derived within the memory limit.
 with sizes as (
-    select line_no, coalesce(len(points), 0) as n
-    from stg_point_lists
+    select line_no, count(*) as n
+    from int_point_values
+    group by line_no
 ),
 
 placed as (

@@ -3,8 +3,10 @@
 -- reads: trips, the raw-point Parquet files of the files those trips came from
 -- params: $files VARCHAR[] (the raw-point files of those file keys in the date's folder; at least one),
 --         $version BIGINT, $trip_date DATE
--- distinct: a re-derivation killed between writing its new files and deleting the earlier ones
--- leaves a trip's points twice; they are the same rows.
+-- A re-derivation killed between writing its new files and deleting the earlier ones leaves a
+-- trip's points twice: the same rows, side by side in this order, and the writer keeps one of each
+-- time (src/publish/routes.ts). A DISTINCT here hashed every point of the date and ran out of
+-- memory on a 74 M-point day at a 1 GB limit.
 with version_trips as (
     select app_id, trip_id
     from trips
@@ -16,7 +18,7 @@ with version_trips as (
 select v.app_id, v.trip_id, p.t_ms, p.lat, p.lng, p.speed
 from version_trips as v
 left join (
-    select distinct app_id, trip_id, epoch_ms(t)::double as t_ms, lat, lng, speed
+    select app_id, trip_id, epoch_ms(t)::double as t_ms, lat, lng, speed
     from read_parquet($files)
 ) as p on p.app_id = v.app_id and p.trip_id = v.trip_id
 order by v.app_id, v.trip_id, p.t_ms

@@ -75,21 +75,20 @@ export async function stageFile(conn: DuckDBConnection, path: string, lines: Lin
 
 /**
  * int_points, in one statement for a file of up to `pointsPerPart` points, else a part of the
- * records at a time: the point lists of the loadable records are first copied into a table (which
- * DuckDB spills to disk beyond its limit; a Parquet file is read once, not once per part), then
- * each part's window sees only its own points.
+ * records at a time: every delivered point is first written, typed and judged by its value, to a
+ * table as the file streams by (DuckDB spills it to disk beyond its limit; the file is read once,
+ * not once per part), then each part's window holds only its own points.
  */
 async function derivePoints(conn: DuckDBConnection, path: string, how: StagePath, pointsPerPart: number): Promise<void> {
   const [counted] = how === 'parquet'
     ? await query(conn, sqlText('load/point_count_parquet'), { path })
     : await query(conn, 'select coalesce(sum(len(points)), 0)::bigint as points from stg_trip_records');
-  const lists = 'select line_no, start_time_json, end_time_json, points from stg_trip_records';
   if (Number(counted?.['points'] ?? 0) <= pointsPerPart) {
-    await run(conn, `create or replace temp view stg_point_lists as ${lists}`);
+    await run(conn, `create or replace temp view int_point_values as\n${sqlText('intermediate/int_point_values')}`);
     await materialize(conn, 'intermediate/int_points', { first_line: 0, last_line: Number.MAX_SAFE_INTEGER });
     return;
   }
-  await run(conn, `create or replace temp table stg_point_lists as ${lists} where line_no in (select line_no from int_loadable_records) order by line_no`);
+  await materialize(conn, 'intermediate/int_point_values');
   const parts = await query(conn, sqlText('load/point_parts'), { max_points: pointsPerPart });
   for (const [i, part] of parts.entries()) {
     const range = { first_line: Number(part['first_line']), last_line: Number(part['last_line']) };
@@ -97,7 +96,7 @@ async function derivePoints(conn: DuckDBConnection, path: string, how: StagePath
     else await run(conn, `insert into int_points\n${sqlText('intermediate/int_points')}`, range);
   }
   if (parts.length === 0) await materialize(conn, 'intermediate/int_points', { first_line: 0, last_line: -1 });
-  await conn.run('drop table temp.main.stg_point_lists');
+  await conn.run('drop table temp.main.int_point_values');
 }
 
 /**
@@ -144,8 +143,8 @@ async function rejectedLines(conn: DuckDBConnection): Promise<number[]> {
 /** Frees the memory the staged file holds before the next file. */
 export async function dropStaged(conn: DuckDBConnection): Promise<void> {
   // stg_trip_records is a view for Parquet and a table for NDJSON, the streamed models views; DROP TABLE refuses a view
-  for (const view of ['stg_trip_records', 'stg_point_lists', ...[...STREAMED].map(tableOf)]) await conn.run(`drop view if exists temp.main.${quoteIdent(view)}`).catch(() => undefined);
-  for (const table of ['raw_lines', 'line_index', 'repeated_lines', 'repeated_points', 'stg_trip_records', 'stg_point_lists', 'int_trips', 'scope_user_days', 'replaced_trips', ...DERIVE.map((m) => m.split('/')[1])]) {
+  for (const view of ['stg_trip_records', 'int_point_values', ...[...STREAMED].map(tableOf)]) await conn.run(`drop view if exists temp.main.${quoteIdent(view)}`).catch(() => undefined);
+  for (const table of ['raw_lines', 'line_index', 'repeated_lines', 'repeated_points', 'stg_trip_records', 'int_point_values', 'int_trips', 'scope_user_days', 'replaced_trips', ...DERIVE.map((m) => m.split('/')[1])]) {
     const name = `temp.main.${quoteIdent(table as string)}`;
     await conn.run(`drop table if exists ${name}`).catch(() => conn.run(`drop view if exists ${name}`));
   }

@@ -81,8 +81,9 @@ async function copyTrips(conn: DuckDBConnection, writer: RouteFileWriter, file: 
         flush();
         key = [apps[i] as string, trips[i] as string];
       }
-      // a trip that kept no point comes as one row without a point
-      if (ts[i] === null) continue;
+      // a trip that kept no point comes as one row without a point; a time seen just before is
+      // the same point from a second copy of the trip's file
+      if (ts[i] === null || ts[i] === t[t.length - 1]) continue;
       t.push(ts[i] as number);
       lat.push(lats[i] as number);
       lng.push(lngs[i] as number);
