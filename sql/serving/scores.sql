@@ -1,7 +1,7 @@
--- grain: one row per score of one app kept in a published slot (per user and interval, the newest
---        not after today and any later ones): the serving pack's score section. The JSON holds
---        exactly the columns and formatting of api/safety_score.sql in the app's zone as of this
---        publish.
+-- grain: one row per score of one app kept in a published slot (every user, interval and
+--        evaluation date: the history): the serving pack's score section. The JSON holds exactly
+--        the columns and formatting of api/safety_score.sql and api/safety_score_history.sql in
+--        the app's zone as of this publish.
 -- reads: safety_scores
 -- params: $app_id VARCHAR, $zone VARCHAR, $buckets INTEGER, $bucket INTEGER (one build step's
 --         users, as in serving/trips.sql)
@@ -10,12 +10,26 @@ select
     (evaluation_date - date '1970-01-01')::double as sort_key,
     interval_days::varchar as trip_id,
     to_json({
+        'evaluation_date': strftime(evaluation_date, '%Y-%m-%d'),
         'evaluation_time': strftime(timezone($zone, evaluated_at), '%Y-%m-%d %H:%M:%S'),
         'start_time': strftime(window_start_local, '%Y-%m-%d %H:%M:%S'),
         'end_time': strftime(window_end_local, '%Y-%m-%d %H:%M:%S'),
         'safety_score': safety_score, 'count_trips': count_trips,
         'distracted_driving': distracted_driving, 'evening_rush_hour': evening_rush_hour,
-        'acclong_abs_1': acclong_abs_1, 'weekday_driving': weekday_driving, 'low_speed': low_speed
+        'acclong_abs_1': acclong_abs_1, 'weekday_driving': weekday_driving, 'low_speed': low_speed,
+        'events_per_100km': events_per_100km, 'percentile': percentile, 'model_version': model_version,
+        'multiplier_distracted_driving': multiplier_distracted_driving,
+        'multiplier_evening_rush_hour': multiplier_evening_rush_hour,
+        'multiplier_acclong_abs_1': multiplier_acclong_abs_1,
+        'multiplier_weekday_driving': multiplier_weekday_driving,
+        'multiplier_low_speed': multiplier_low_speed,
+        'multiplier_events': multiplier_events,
+        'contribution_distracted_driving': contribution_distracted_driving,
+        'contribution_evening_rush_hour': contribution_evening_rush_hour,
+        'contribution_acclong_abs_1': contribution_acclong_abs_1,
+        'contribution_weekday_driving': contribution_weekday_driving,
+        'contribution_low_speed': contribution_low_speed,
+        'contribution_events': contribution_events
     })::varchar as payload,
     '' as extra
 from safety_scores

@@ -4,6 +4,7 @@ import type { ApiContext } from './context.js';
 import { ApiError, ERRORS } from './errors.js';
 import { tripRoutes } from './routes/trips.js';
 import { statisticsRoutes } from './routes/statistics.js';
+import { safetyScoreRoutes } from './routes/safety-score.js';
 import { passportRoutes } from './routes/passport.js';
 import { sdkRoutes } from './routes/sdk.js';
 import { openApiDocument, type RouteDoc } from './openapi.js';
@@ -103,6 +104,7 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
   });
   tripRoutes(app, ctx);
   statisticsRoutes(app, ctx);
+  safetyScoreRoutes(app, ctx);
   passportRoutes(app, ctx);
   sdkRoutes(app, ctx);
   app.get('/v1/openapi.json', { config: { auth: 'none' } }, async () => openApiDocument(routes));

@@ -31,6 +31,10 @@ declare module 'fastify' {
   interface FastifySchema {
     /** One line for the OpenAPI document. */
     summary?: string;
+    /** OpenAPI: the operation's name, its group, and a paragraph about it. */
+    operationId?: string;
+    tags?: string[];
+    description?: string;
   }
 }
 

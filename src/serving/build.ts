@@ -4,7 +4,7 @@ import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync
 import { positiveInt } from '../config.js';
 import { query, stripComments, paramsFor, sqlText } from '../db/sql.js';
 import { visibleRows, type SectionFile } from './pack.js';
-import { ENTRY_BYTES, EXTRAS_SUFFIX, FORMAT, MAGIC, USER_FIELDS, tripIdHash, type Footer, type Section } from './format.js';
+import { ENTRY_BYTES, EXTRAS_SUFFIX, MAGIC, SECTION_FORMAT, USER_FIELDS, tripIdHash, type Footer, type Section } from './format.js';
 
 export interface SectionBuildResult {
   file: string;
@@ -224,7 +224,7 @@ export async function buildSection(
         for (const row of await query(conn, 'select user_id::double as u from serving_purged where app_id = $app_id order by 1', { app_id: appId })) purged.push(a, Number(row['u']));
       }
     }
-    const { bytes, users, sha256 } = writer.finish({ format: FORMAT, section, version, zones, apps, purged });
+    const { bytes, users, sha256 } = writer.finish({ format: SECTION_FORMAT[section], section, version, zones, apps, purged });
     const result = { file, section, bytes, rows: writer.rows, copied: 0, users, seconds: (performance.now() - started) / 1000, sha256 };
     onProgress?.(describe(result, since === undefined ? 'written' : `delta since version ${since} written`));
     return result;
@@ -269,7 +269,7 @@ export function mergeLayers(
         for (const u of [...marks].sort((x, y) => x - y)) purged.push(a, u);
       }
     }
-    const { bytes, users, sha256 } = writer.finish({ format: FORMAT, section, version, zones, apps, purged });
+    const { bytes, users, sha256 } = writer.finish({ format: SECTION_FORMAT[section], section, version, zones, apps, purged });
     const result = { file, section, bytes, rows: writer.rows, copied: writer.rows, users, seconds: (performance.now() - started) / 1000, sha256 };
     onProgress?.(describe(result, `${files.length} layers merged${base ? ' into a new base' : ''}`));
     return result;

@@ -26,6 +26,15 @@ export const ENTRY_BYTES = 40;
 export const SECTIONS = ['trips', 'stats', 'scores'] as const;
 export type Section = (typeof SECTIONS)[number];
 
+/**
+ * The format a section's footer records: the layout's (FORMAT), or later where that section's
+ * payloads changed. Scores are 6: every evaluation date (the history), with percentile, model
+ * version, multipliers and contributions in each payload. A layer of another format does not
+ * open: the API serves that snapshot by SQL and the next publish writes the section anew (scores
+ * are rewritten whole whenever they change, and a section that does not open is not reused).
+ */
+export const SECTION_FORMAT: Record<Section, number> = { trips: FORMAT, stats: FORMAT, scores: 6 };
+
 /** A trip's payload is a JSON array of these, in this order (sql/serving/trips.sql), named as api/trip_list.sql and api/trip_detail.sql name them. */
 export const TRIP_FIELDS = [
   'trip_id', 'device_id', 'status', 'abnormal_reason', 'os', 'count_events', 'score', 'energy_g', 'avg_speed_kmh', 'max_speed_kmh',

@@ -2,7 +2,7 @@ import { closeSync, fstatSync, openSync, read, readSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Row } from '../db/sql.js';
 import { Directory } from './directory.js';
-import { ENTRY_BYTES, EXTRAS_SUFFIX, FORMAT, MAGIC, PURGED_FIELDS, SECTIONS, USER_FIELDS, tripIdHash, utf8Less, type Footer, type Section } from './format.js';
+import { ENTRY_BYTES, EXTRAS_SUFFIX, MAGIC, PURGED_FIELDS, SECTION_FORMAT, SECTIONS, USER_FIELDS, tripIdHash, utf8Less, type Footer, type Section } from './format.js';
 import { epochDay, statisticsPeriods, type DayStats, type Period } from './periods.js';
 
 export interface PackScope {
@@ -105,7 +105,7 @@ export class SectionFile {
       const footerBytes = Buffer.alloc(footerLength);
       readSync(fd, footerBytes, 0, footerLength, size - tail.length - footerLength);
       const footer = JSON.parse(footerBytes.toString('utf8')) as Footer;
-      if (footer.format !== FORMAT || footer.section !== section) throw new Error(`serving pack ${file} holds ${footer.section} in format ${footer.format}; expected ${section} in ${FORMAT}`);
+      if (footer.format !== SECTION_FORMAT[section] || footer.section !== section) throw new Error(`serving pack ${file} holds ${footer.section} in format ${footer.format}; expected ${section} in ${SECTION_FORMAT[section]}`);
       return new SectionFile(fd, openSync(`${file}${EXTRAS_SUFFIX}`, 'r'), footer, file);
     } catch (error) {
       closeSync(fd);
@@ -515,5 +515,23 @@ export class ServingPack {
       return (file.payloads(e, [i])[0] as Row | undefined) ?? null;
     }
     return null;
+  }
+
+  /** The user's scores for one interval evaluated from `startDate` to `endDate` and not after `today`, oldest first. */
+  scoreHistory(scope: PackScope, interval: number, startDate: string, endDate: string, today: string): Row[] {
+    const file = this.layers.scores[0] as SectionFile;
+    const e = file.entries(scope.appId, scope.userId);
+    const first = epochDay(startDate);
+    const last = Math.min(epochDay(endDate), epochDay(today));
+    const wanted: number[] = [];
+    // entries are newest first; the payloads are read in that (ascending entry) order, then reversed
+    for (let i = 0; i < e.count; i++) {
+      if (e.buf.readUInt32LE(i * ENTRY_BYTES + 8) !== interval) continue;
+      const day = e.buf.readDoubleLE(i * ENTRY_BYTES);
+      if (day > last) continue;
+      if (day < first) break;
+      wanted.push(i);
+    }
+    return (file.payloads(e, wanted) as Row[]).reverse();
   }
 }

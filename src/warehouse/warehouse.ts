@@ -4,6 +4,7 @@ import { installMacros } from '../db/macros.js';
 import { query, run, runScript } from '../db/sql.js';
 import type { App } from '../apps/store.js';
 import { randomUUID } from 'node:crypto';
+import { backfillScoreExplanations } from './score-explain.js';
 
 export interface Warehouse {
   db: Database;
@@ -25,6 +26,7 @@ export async function openWarehouse(
   try {
     await runScript(conn, 'warehouse/schema');
     await installMacros(conn);
+    await backfillScoreExplanations(conn);
     await run(conn, "insert into meta values ('warehouse_id', $id) on conflict do nothing", { id: randomUUID() });
     await run(conn, "insert into meta values ('version', '0') on conflict do nothing");
     await syncApps(conn, apps);
