@@ -73,7 +73,7 @@ ranked as (
         round(raw_score, 2) as safety_score,
         case
             when count_trips < 1 then null
-            when count(*) over ranking = 1 then 100.0
+            when count(*) over (partition by app_id, interval_days, count_trips >= 1) = 1 then 100.0
             else round(100.0 * percent_rank() over ranking, 2)
         end as percentile
     from scored

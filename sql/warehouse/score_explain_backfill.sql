@@ -35,7 +35,7 @@ from (
         t.app_id, t.user_id, t.interval_days, t.evaluation_date,
         case
             when t.count_trips < 1 then null
-            when count(*) over ranking = 1 then 100.0
+            when count(*) over (partition by t.app_id, t.evaluation_date, t.interval_days, t.count_trips >= 1) = 1 then 100.0
             else round(100.0 * percent_rank() over ranking, 2)
         end as percentile
     from safety_scores as t
