@@ -4,7 +4,9 @@
 --        the app's zone as of this publish.
 -- reads: safety_scores
 -- params: $app_id VARCHAR, $zone VARCHAR, $buckets INTEGER, $bucket INTEGER (one build step's
---         users, as in serving/trips.sql)
+--         users, as in serving/trips.sql), $since BIGINT (only the scores written after that
+--         version, for a delta layer; -1: all)
+-- Each user's scores oldest first, by evaluation date then interval: the order the layers merge in.
 select
     user_id,
     (evaluation_date - date '1970-01-01')::double as sort_key,
@@ -33,5 +35,5 @@ select
     })::varchar as payload,
     '' as extra
 from safety_scores
-where app_id = $app_id and user_id % $buckets = $bucket
-order by user_id, evaluation_date desc, interval_days
+where app_id = $app_id and user_id % $buckets = $bucket and version > $since
+order by user_id, evaluation_date, interval_days

@@ -111,8 +111,11 @@ class SectionWriter {
   private lastApp = NaN;
   private lastUser = NaN;
   rows = 0;
+  /** The distinct keys written, when the footer lists them (scores: evaluation days). */
+  private readonly days: Set<number> | null;
 
-  constructor(readonly file: string) {
+  constructor(readonly file: string, listDays = false) {
+    this.days = listDays ? new Set() : null;
     this.tmp = `${file}.tmp`;
     this.indexTmp = `${file}.index.tmp`;
     this.extrasTmp = `${file}${EXTRAS_SUFFIX}.tmp`;
@@ -137,6 +140,7 @@ class SectionWriter {
     const extraOffset = this.extras.position;
     const extraLength = typeof extra === 'string' ? this.extras.string(extra) : (this.extras.bytes(extra), extra.length);
     this.index.entry(key, aux, length, extraLength, offset, extraOffset);
+    this.days?.add(key);
     this.rows++;
   }
 
@@ -154,7 +158,7 @@ class SectionWriter {
       this.data.bytes(copy.subarray(0, n));
       at += n;
     }
-    const full: Footer = { ...footer, indexOffset, count: this.rows, users: this.users };
+    const full: Footer = { ...footer, indexOffset, count: this.rows, users: this.users, ...(this.days ? { days: [...this.days].sort((x, y) => x - y) } : {}) };
     const footerLength = this.data.string(JSON.stringify(full));
     const tail = Buffer.alloc(4 + MAGIC.length);
     tail.writeUInt32LE(footerLength, 0);
@@ -200,7 +204,7 @@ export async function buildSection(
   onProgress?: (message: string) => void, since?: number,
 ): Promise<SectionBuildResult> {
   const started = performance.now();
-  const writer = new SectionWriter(file);
+  const writer = new SectionWriter(file, section === 'scores');
   try {
     const apps = Object.keys(zones).sort();
     const purged: number[] = [];
@@ -244,7 +248,7 @@ export function mergeLayers(
   base: boolean, onProgress?: (message: string) => void, skip?: (appId: string, userId: number) => boolean,
 ): SectionBuildResult {
   const started = performance.now();
-  const writer = new SectionWriter(file);
+  const writer = new SectionWriter(file, section === 'scores');
   try {
     const apps = Object.keys(zones).sort();
     const purged: number[] = [];

@@ -28,8 +28,8 @@ export type Section = (typeof SECTIONS)[number];
 
 /**
  * The format a section's footer records: the layout's (FORMAT), or later where that section's
- * payloads changed. Scores are 6: every evaluation date (the history), with percentile, model
- * version, multipliers and contributions in each payload. A layer of another format does not
+ * payloads changed. Scores are 6: every evaluation date (the history), oldest first and in layers,
+ * with percentile, model version, multipliers and contributions in each payload. A layer of another format does not
  * open: the API serves that snapshot by SQL and the next publish writes the section anew (scores
  * are rewritten whole whenever they change, and a section that does not open is not reused).
  */
@@ -59,13 +59,24 @@ export interface Footer {
   users: number[];
   /** Per user purged before this layer was written: app index, user id (their rows in older layers are gone). */
   purged: number[];
+  /**
+   * Scores: the evaluation days (days since 1970) this layer holds rows of, ascending. A publish
+   * whose new scores include one of them (a date scored again) writes the section whole, since a
+   * driver the new run no longer scores would otherwise keep the older layer's row.
+   */
+  days?: number[];
 }
 
 export const USER_FIELDS = 4;
 export const PURGED_FIELDS = 2;
 
-/** The sections written as layers (scores are few and rewritten whole). */
-export const LAYERED: readonly Section[] = ['trips', 'stats'];
+/**
+ * The sections written as layers: all of them. Scores are layered since they keep every evaluation
+ * date (90 nightly dates are 180 rows per driver): a night's publish writes that night's scores
+ * only. A row is identified by its key and aux (a trip by its id's hash and id; a day of
+ * statistics by its day; a score by its evaluation day and interval).
+ */
+export const LAYERED: readonly Section[] = ['trips', 'stats', 'scores'];
 
 /** FNV-1a over UTF-16 code units: a trip id's 32-bit tag, so a detail lookup parses one row, not all. */
 export function tripIdHash(tripId: string): number {

@@ -329,7 +329,9 @@ function mergeVisible(rows: UserRows, section: Section): UserRows {
     return rows;
   }
   const trips = section === 'trips';
-  const idOfEntry = (l: number, i: number): number => (trips ? entryAux(entries[l] as Entries, i) : entryKey(entries[l] as Entries, i));
+  // a row's identity across layers: a trip's id hash (then its id), a day, a score's day and interval (30 or 90)
+  const idOfEntry = (l: number, i: number): number =>
+    (trips ? entryAux(entries[l] as Entries, i) : entryKey(entries[l] as Entries, i) * 128 + entryAux(entries[l] as Entries, i));
   // the rows each layer keeps: not replaced by a newer layer (only newer layers are indexed, and they are small)
   const newer = new Map<number, [number, number][]>();
   const kept = used.map((l, u) => {
@@ -354,7 +356,7 @@ function mergeVisible(rows: UserRows, section: Section): UserRows {
   const before = (l: number, i: number, m: number, j: number): boolean => {
     const a = entryKey(entries[l] as Entries, i);
     const b = entryKey(entries[m] as Entries, j);
-    if (!trips) return a < b;
+    if (!trips) return a < b || (a === b && entryAux(entries[l] as Entries, i) < entryAux(entries[m] as Entries, j));
     if (a !== b) return a > b;
     return utf8Less(rows.idAt(m, j), rows.idAt(l, i));
   };
@@ -504,34 +506,27 @@ export class ServingPack {
   }
 
   latestScore(scope: PackScope, interval: number, today: string): Row | null {
-    // scores are not layered: one file
-    const file = this.layers.scores[0] as SectionFile;
-    const e = file.entries(scope.appId, scope.userId);
+    const rows = visibleRows(this.layers.scores, 'scores', scope.appId, scope.userId);
     const until = epochDay(today);
-    // newest evaluation first
-    for (let i = 0; i < e.count; i++) {
-      if (e.buf.readUInt32LE(i * ENTRY_BYTES + 8) !== interval) continue;
-      if (e.buf.readDoubleLE(i * ENTRY_BYTES) > until) continue;
-      return (file.payloads(e, [i])[0] as Row | undefined) ?? null;
+    // oldest first: the newest not after today is the last one at or before it
+    for (let n = rows.count - 1; n >= 0; n--) {
+      if (rows.aux(n) !== interval || rows.key(n) > until) continue;
+      return (rows.payloads([n])[0] as Row | undefined) ?? null;
     }
     return null;
   }
 
   /** The user's scores for one interval evaluated from `startDate` to `endDate` and not after `today`, oldest first. */
   scoreHistory(scope: PackScope, interval: number, startDate: string, endDate: string, today: string): Row[] {
-    const file = this.layers.scores[0] as SectionFile;
-    const e = file.entries(scope.appId, scope.userId);
+    const rows = visibleRows(this.layers.scores, 'scores', scope.appId, scope.userId);
     const first = epochDay(startDate);
     const last = Math.min(epochDay(endDate), epochDay(today));
     const wanted: number[] = [];
-    // entries are newest first; the payloads are read in that (ascending entry) order, then reversed
-    for (let i = 0; i < e.count; i++) {
-      if (e.buf.readUInt32LE(i * ENTRY_BYTES + 8) !== interval) continue;
-      const day = e.buf.readDoubleLE(i * ENTRY_BYTES);
-      if (day > last) continue;
-      if (day < first) break;
-      wanted.push(i);
+    for (let n = 0; n < rows.count; n++) {
+      const day = rows.key(n);
+      if (day > last) break;
+      if (day >= first && rows.aux(n) === interval) wanted.push(n);
     }
-    return (file.payloads(e, wanted) as Row[]).reverse();
+    return rows.payloads(wanted) as Row[];
   }
 }

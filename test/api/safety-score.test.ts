@@ -12,7 +12,7 @@ import { createApi } from '../../src/api/server.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { runScore } from '../../src/jobs/score.js';
 import { PassportStore } from '../../src/passport/store.js';
-import { workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
+import { manifestOf, publishedRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
 import { referenceFactors } from '../reference/factors.js';
 import { referenceTrip, type RefTrip } from '../reference/trip.js';
@@ -274,5 +274,49 @@ describe('safety score history', () => {
     expect(await status('interval=7')).toEqual([400, 'interval', 'invalid_parameter']);
     expect(await status('startTime=2026-11-01')).toEqual([400, 'interval', 'invalid_parameter']);
     expect(await status('interval=30&limit=3')).toEqual([400, 'limit', 'invalid_parameter']);
+  });
+});
+
+describe('score layers of the serving pack', () => {
+  const dates = async (org: string, interval = 30) =>
+    ((await get(`/v1/org-user/${org}/safety-score/history?interval=${interval}&startTime=2026-11-01&endTime=2026-11-30`)).body.history as Body[]).map((h) => h['evaluationDate']);
+  const waitFor = async (version: number) => {
+    for (const api of [packApi, sqlApi]) {
+      for (let i = 0; i < 200 && api.ctx.snapshots.manifest?.version !== version; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(api.ctx.snapshots.manifest?.version).toBe(version);
+    }
+  };
+
+  it('adds a night\'s scores as a delta layer, and answers across the layers like SQL', async () => {
+    clock = new Date('2026-11-22T09:00:00Z');
+    const night = await runScore({ dataDir: ws.dir, date: '2026-11-22', now: clock });
+    const written = night.publish.pack?.filter((p) => p.section === 'scores') ?? [];
+    const served = await publishedRows(ws.paths, 'safety_scores', 'user_id', []);
+    const tonight = served.filter((r) => r['evaluation_date'] === '2026-11-22').length;
+    // that night's scores only, above the earlier layer(s)
+    expect(written.map((w) => [w.rows, w.copied])).toEqual([[tonight, 0]]);
+    expect(manifestOf(ws.paths)?.pack?.files.scores.length).toBeGreaterThanOrEqual(2);
+    await waitFor(night.publish.version);
+    expect(await dates('calm')).toEqual([...DATES, '2026-11-22']);
+    for (const org of DRIVERS.map((d) => d.org)) for (const interval of [30, 90]) await get(`/v1/org-user/${org}/safety-score?interval=${interval}`);
+  });
+
+  it('writes the section whole when a date is scored again, so a driver no longer scored loses that date', async () => {
+    // the newcomer's only trip, sent again too short to count: no window holds a normal trip of theirs now
+    const passport = packApi.ctx.passport;
+    const id = (await passport.activeAccount(ws.appId, 'newcomer')) as number;
+    const resent = tripRecord({ appId: ws.appId, tripId: 'newcomer-2026-11-20', userId: id, orgUserId: 'newcomer', start: '2026-11-20T09:30:00+01:00', seconds: 30 });
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'resent.ndjson'), [resent])], now: clock });
+    const again = await runScore({ dataDir: ws.dir, date: '2026-11-22', now: clock });
+    const written = again.publish.pack?.filter((p) => p.section === 'scores') ?? [];
+    const served = await publishedRows(ws.paths, 'safety_scores', 'user_id', []);
+    expect(written.map((w) => w.rows)).toEqual([served.length]);
+    expect(manifestOf(ws.paths)?.pack?.files.scores).toHaveLength(1);
+    await waitFor(again.publish.version);
+    // the 21st was not scored again: its score stays, as in the warehouse
+    expect(await dates('newcomer')).toEqual(['2026-11-21']);
+    expect((await get('/v1/org-user/newcomer/safety-score?interval=30')).body.score.evaluationDate).toBe('2026-11-21');
+    expect(await dates('calm')).toEqual([...DATES, '2026-11-22']);
+    clock = new Date('2026-11-21T09:00:00Z');
   });
 });
