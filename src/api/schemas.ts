@@ -11,7 +11,7 @@ export const ErrorResult = {
 
 export const OrgUserParams = {
   type: 'object', required: ['org_user_id'],
-  properties: { org_user_id: { type: 'string', minLength: 1, maxLength: 256 } },
+  properties: { org_user_id: { type: 'string', minLength: 1, maxLength: 256, description: 'The integrator\'s id of the driver (the account of operation 5).' } },
 } as const;
 
 export const errorResponses = { 400: ErrorResult, 401: ErrorResult, 404: ErrorResult, 500: ErrorResult, 503: ErrorResult } as const;

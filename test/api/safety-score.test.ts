@@ -320,3 +320,28 @@ describe('score layers of the serving pack', () => {
     clock = new Date('2026-11-21T09:00:00Z');
   });
 });
+
+describe('OpenAPI', () => {
+  it('documents both score routes: operation, tag, parameters and an example that fits the schema', async () => {
+    const doc = (await (await fetch(`${base.pack}/v1/openapi.json`)).json()) as Body;
+    for (const [path, id, params] of [
+      ['/v1/org-user/{org_user_id}/safety-score', 'getSafetyScore', ['org_user_id', 'interval', 'explain']],
+      ['/v1/org-user/{org_user_id}/safety-score/history', 'getSafetyScoreHistory', ['org_user_id', 'interval', 'startTime', 'endTime', 'explain']],
+    ] as const) {
+      const op = doc['paths'][path]['get'];
+      expect(op).toMatchObject({ operationId: id, tags: ['Safety score'] });
+      expect(op.summary.length).toBeGreaterThan(10);
+      expect(op.description.length).toBeGreaterThan(10);
+      expect(op.parameters.map((p: Body) => p['name'])).toEqual(params);
+      for (const p of op.parameters) expect(p['description'], `${id} ${p['name']}`).toEqual(expect.any(String));
+      const example = op.responses['200'].content['application/json'].schema.examples[0];
+      const score = id === 'getSafetyScore' ? example.score : example.history[0];
+      // the example is the model's own arithmetic: contributions recomputed from its values
+      const inputs = Object.fromEntries((score.factors as Body[]).map((f) => [f['factor'], f['value']])) as Record<string, number>;
+      const explained = refExplain(inputs as never);
+      expect(score.safetyScore).toBe(round(explained.score, 2));
+      expect(score.factors.map((f: Body) => f['contribution'])).toEqual(explained.factors.map((f) => f.contribution));
+      expect(score.factors.map((f: Body) => f['multiplier'])).toEqual(explained.factors.map((f) => round(f.multiplier, 4)));
+    }
+  });
+});

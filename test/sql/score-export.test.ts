@@ -13,6 +13,15 @@ import { publishedRows, warehouseRows, workspace, writeNdjson, type Workspace } 
 import { tripRecord } from '../helpers/trips.js';
 
 let ws: Workspace;
+
+async function withMemoryDb<T>(fn: (c: Awaited<ReturnType<typeof openDatabase>>['connection']) => Promise<T>): Promise<T> {
+  const db = await openDatabase(':memory:');
+  try {
+    return await fn(db.connection);
+  } finally {
+    db.close();
+  }
+}
 const now = new Date('2026-11-21T03:00:00Z');
 const SQL = (name: string) => join(import.meta.dirname, '..', '..', 'sql', `${name}.sql`);
 
@@ -146,6 +155,15 @@ describe('Parquet export', () => {
     const sorted = scores.map(({ evaluated_at: _, ...rest }) => rest)
       .sort((a, b) => Number(a['user_id']) - Number(b['user_id']) || Number(a['interval_days']) - Number(b['interval_days']));
     expect(sorted).toEqual(fromWarehouse);
+
+    // the score history with its explanation and percentiles, as a table: every stored score
+    const history = await withMemoryDb((c) => query(c,
+      'select evaluation_date, user_id, interval_days, percentile, contribution_distracted_driving, multiplier_events, model_version from read_parquet($g, hive_partitioning = true) order by all',
+      { g: join(out, 'safety_scores', '**', '*.parquet') }));
+    expect(history).toEqual(await warehouseRows(ws.paths,
+      'select evaluation_date, user_id, interval_days, percentile, contribution_distracted_driving, multiplier_events, model_version from safety_scores order by all'));
+    expect(new Set(history.map((r) => r['evaluation_date'])).size).toBeGreaterThanOrEqual(4);
+    expect(history.every((r) => r['percentile'] !== null)).toBe(true);
 
     const { mkdirSync, writeFileSync, readFileSync } = await import('node:fs');
     const foreign = join(ws.dir, 'not-an-export');
