@@ -28,8 +28,9 @@ export type Section = (typeof SECTIONS)[number];
 
 /**
  * The format a section's footer records: the layout's (FORMAT), or later where that section's
- * payloads changed. Scores are 6: every evaluation date (the history), oldest first and in layers,
- * with percentile, model version, multipliers and contributions in each payload. A layer of another format does not
+ * payloads changed. Scores are 6: every evaluation date (the history), by interval then oldest
+ * first, in layers, each payload an array of SCORE_FIELDS (percentile, model version, multipliers
+ * and contributions included). A layer of another format does not
  * open: the API serves that snapshot by SQL and the next publish writes the section anew (scores
  * are rewritten whole whenever they change, and a section that does not open is not reused).
  */
@@ -40,6 +41,15 @@ export const TRIP_FIELDS = [
   'trip_id', 'device_id', 'status', 'abnormal_reason', 'os', 'count_events', 'score', 'energy_g', 'avg_speed_kmh', 'max_speed_kmh',
   'mileage_m', 'duration_s', 'coordinate', 'is_auto_start', 'is_auto_end', 'start_time', 'end_time', 'started_us',
   'start_lat', 'start_lng', 'end_lat', 'end_lng', 'start_poi', 'end_poi',
+] as const;
+
+/** A score's payload is a JSON array of these, in this order (sql/serving/scores.sql), named as api/safety_score.sql names them. */
+export const SCORE_FIELDS = [
+  'evaluation_date', 'evaluation_time', 'start_time', 'end_time', 'safety_score', 'count_trips', 'distracted_driving',
+  'evening_rush_hour', 'acclong_abs_1', 'weekday_driving', 'low_speed', 'events_per_100km', 'percentile', 'model_version',
+  'multiplier_distracted_driving', 'multiplier_evening_rush_hour', 'multiplier_acclong_abs_1', 'multiplier_weekday_driving',
+  'multiplier_low_speed', 'multiplier_events', 'contribution_distracted_driving', 'contribution_evening_rush_hour',
+  'contribution_acclong_abs_1', 'contribution_weekday_driving', 'contribution_low_speed', 'contribution_events',
 ] as const;
 
 /** The fields of one event in a trip's events array (`extra`), as api/trip_events.sql names them. */

@@ -2,7 +2,7 @@ import { closeSync, fstatSync, openSync, read, readSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Row } from '../db/sql.js';
 import { Directory } from './directory.js';
-import { ENTRY_BYTES, EXTRAS_SUFFIX, MAGIC, PURGED_FIELDS, SECTION_FORMAT, SECTIONS, USER_FIELDS, tripIdHash, utf8Less, type Footer, type Section } from './format.js';
+import { ENTRY_BYTES, EXTRAS_SUFFIX, MAGIC, PURGED_FIELDS, SCORE_FIELDS, SECTION_FORMAT, SECTIONS, USER_FIELDS, tripIdHash, utf8Less, type Footer, type Section } from './format.js';
 import { epochDay, statisticsPeriods, type DayStats, type Period } from './periods.js';
 
 export interface PackScope {
@@ -57,6 +57,14 @@ export const tripRow = (values: unknown): Row => {
     start_poi: v[22],
     end_poi: v[23],
   };
+};
+
+/** A score's stored array as the row api/safety_score.sql returns (the order of SCORE_FIELDS). */
+export const scoreRow = (values: unknown): Row => {
+  const v = values as unknown[];
+  const row: Row = {};
+  for (let i = 0; i < SCORE_FIELDS.length; i++) row[SCORE_FIELDS[i] as string] = v[i];
+  return row;
 };
 
 /** An event's stored array as the row api/trip_events.sql returns (the order of EVENT_FIELDS, which a test checks). */
@@ -356,7 +364,12 @@ function mergeVisible(rows: UserRows, section: Section): UserRows {
   const before = (l: number, i: number, m: number, j: number): boolean => {
     const a = entryKey(entries[l] as Entries, i);
     const b = entryKey(entries[m] as Entries, j);
-    if (!trips) return a < b || (a === b && entryAux(entries[l] as Entries, i) < entryAux(entries[m] as Entries, j));
+    if (!trips) {
+      // scores: by interval, then by day; statistics (aux 0): by day
+      const x = entryAux(entries[l] as Entries, i);
+      const y = entryAux(entries[m] as Entries, j);
+      return x < y || (x === y && a < b);
+    }
     if (a !== b) return a > b;
     return utf8Less(rows.idAt(m, j), rows.idAt(l, i));
   };
@@ -508,10 +521,10 @@ export class ServingPack {
   latestScore(scope: PackScope, interval: number, today: string): Row | null {
     const rows = visibleRows(this.layers.scores, 'scores', scope.appId, scope.userId);
     const until = epochDay(today);
-    // oldest first: the newest not after today is the last one at or before it
+    // by interval, then oldest first: the newest not after today is the last of the interval's at or before it
     for (let n = rows.count - 1; n >= 0; n--) {
       if (rows.aux(n) !== interval || rows.key(n) > until) continue;
-      return (rows.payloads([n])[0] as Row | undefined) ?? null;
+      return scoreRow(rows.payloads([n])[0]);
     }
     return null;
   }
@@ -524,9 +537,9 @@ export class ServingPack {
     const wanted: number[] = [];
     for (let n = 0; n < rows.count; n++) {
       const day = rows.key(n);
-      if (day > last) break;
-      if (day >= first && rows.aux(n) === interval) wanted.push(n);
+      if (rows.aux(n) === interval && day >= first && day <= last) wanted.push(n);
     }
-    return rows.payloads(wanted) as Row[];
+    // one interval's rows are contiguous: one read per layer
+    return rows.payloads(wanted).map(scoreRow);
   }
 }
