@@ -53,14 +53,31 @@ scored as (
     select
         *,
         ss_pcf(distracted_driving, evening_rush_hour, acclong_abs_1, weekday_driving, low_speed, events_per_100km) as pcf,
-        ss_score(ss_pcf(distracted_driving, evening_rush_hour, acclong_abs_1, weekday_driving, low_speed, events_per_100km)) as raw_score,
-        ss_log_distracted(distracted_driving) as log_distracted,
-        ss_log_evening_rush(evening_rush_hour) as log_rush,
-        ss_log_acclong(acclong_abs_1) as log_acc,
-        ss_log_weekday(weekday_driving) as log_weekday,
-        ss_log_low_speed(low_speed) as log_low_speed,
-        ss_log_events(events_per_100km) as log_events
+        ss_score_of(distracted_driving, evening_rush_hour, acclong_abs_1, weekday_driving, low_speed, events_per_100km) as raw_score,
+        -- the score with one factor at 0, the others as they are (decisions 7, "Contribution")
+        ss_score_of(0, evening_rush_hour, acclong_abs_1, weekday_driving, low_speed, events_per_100km) as without_distracted,
+        ss_score_of(distracted_driving, 0, acclong_abs_1, weekday_driving, low_speed, events_per_100km) as without_rush,
+        ss_score_of(distracted_driving, evening_rush_hour, 0, weekday_driving, low_speed, events_per_100km) as without_acc,
+        ss_score_of(distracted_driving, evening_rush_hour, acclong_abs_1, 0, low_speed, events_per_100km) as without_weekday,
+        ss_score_of(distracted_driving, evening_rush_hour, acclong_abs_1, weekday_driving, 0, events_per_100km) as without_low_speed,
+        ss_score_of(distracted_driving, evening_rush_hour, acclong_abs_1, weekday_driving, low_speed, 0) as without_events
     from factors
+),
+
+-- Percentile (decisions 7): per app and interval (one evaluation date here), over the drivers
+-- with at least one trip, by the stored (rounded) score, ties sharing the lowest rank; 100 alone.
+-- Every row here has a trip (the grain); the condition keeps the definition explicit.
+ranked as (
+    select
+        *,
+        round(raw_score, 2) as safety_score,
+        case
+            when count_trips < 1 then null
+            when count(*) over (partition by app_id, interval_days, count_trips >= 1) = 1 then 100.0
+            else round(100.0 * percent_rank() over ranking, 2)
+        end as percentile
+    from scored
+    window ranking as (partition by app_id, interval_days, count_trips >= 1 order by round(raw_score, 2))
 ),
 
 final as (
@@ -86,15 +103,22 @@ final as (
         low_speed,
         events_per_100km,
         pcf,
-        round(raw_score, 2) as safety_score,
-        ss_lost(log_distracted, log_distracted + log_rush + log_acc + log_weekday + log_low_speed + log_events, raw_score) as lost_distracted_driving,
-        ss_lost(log_rush, log_distracted + log_rush + log_acc + log_weekday + log_low_speed + log_events, raw_score) as lost_evening_rush_hour,
-        ss_lost(log_acc, log_distracted + log_rush + log_acc + log_weekday + log_low_speed + log_events, raw_score) as lost_acclong_abs_1,
-        ss_lost(log_weekday, log_distracted + log_rush + log_acc + log_weekday + log_low_speed + log_events, raw_score) as lost_weekday_driving,
-        ss_lost(log_low_speed, log_distracted + log_rush + log_acc + log_weekday + log_low_speed + log_events, raw_score) as lost_low_speed,
-        ss_lost(log_events, log_distracted + log_rush + log_acc + log_weekday + log_low_speed + log_events, raw_score) as lost_events,
+        safety_score,
+        percentile,
+        ss_multiplier(ss_log_distracted(distracted_driving)) as multiplier_distracted_driving,
+        ss_multiplier(ss_log_evening_rush(evening_rush_hour)) as multiplier_evening_rush_hour,
+        ss_multiplier(ss_log_acclong(acclong_abs_1)) as multiplier_acclong_abs_1,
+        ss_multiplier(ss_log_weekday(weekday_driving)) as multiplier_weekday_driving,
+        ss_multiplier(ss_log_low_speed(low_speed)) as multiplier_low_speed,
+        ss_multiplier(ss_log_events(events_per_100km)) as multiplier_events,
+        ss_contribution(without_distracted, raw_score) as contribution_distracted_driving,
+        ss_contribution(without_rush, raw_score) as contribution_evening_rush_hour,
+        ss_contribution(without_acc, raw_score) as contribution_acclong_abs_1,
+        ss_contribution(without_weekday, raw_score) as contribution_weekday_driving,
+        ss_contribution(without_low_speed, raw_score) as contribution_low_speed,
+        ss_contribution(without_events, raw_score) as contribution_events,
         safety_score_model_version() as model_version
-    from scored
+    from ranked
 )
 
 select * from final

@@ -19,7 +19,17 @@ create or replace temp macro ss_pcf(distracted, rush, acc, weekday, low_speed, e
 
 create or replace temp macro ss_score(pcf) as greatest(0.0, least(100.0, 115.38 - 22.3 * pcf));
 
--- Points of score a factor cost: the score's loss from a perfect 100, split in proportion to each
--- factor's log-multiplier (the PCF is a product, so logs add).
-create or replace temp macro ss_lost(log_multiplier, total_log, safety_score) as
-    case when total_log <= 0 then 0.0 else (100.0 - safety_score) * log_multiplier / total_log end;
+-- A factor's multiplier of the PCF: its base to the power of its value (exp of its log-multiplier).
+create or replace temp macro ss_multiplier(log_multiplier) as exp(log_multiplier);
+
+-- The score of a set of inputs, clamped as the model does (the one formula the score and the
+-- contributions share).
+create or replace temp macro ss_score_of(distracted, rush, acc, weekday, low_speed, events_per_100km) as
+    ss_score(ss_pcf(distracted, rush, acc, weekday, low_speed, events_per_100km));
+
+-- Points of score a factor cost (decisions 7, "Contribution of a factor"): the score with that
+-- factor's value set to 0 and every other input unchanged, minus the actual score, both clamped,
+-- rounded to 2 places. Never negative (every base exceeds 1); the six need not add up to
+-- 100 - score, because the clamp at 0 and the product's curvature are not shared out.
+create or replace temp macro ss_contribution(score_without_factor, score) as
+    round(score_without_factor - score, 2);

@@ -1,6 +1,6 @@
 -- Brings the attached standby slot from version $since to the warehouse's version $version.
 -- Cost follows what changed since $since (rows carry the version that wrote them), not history.
--- params: $since BIGINT, $version BIGINT, $now TIMESTAMPTZ
+-- params: $since BIGINT, $version BIGINT
 
 create or replace temp table changed_trips as
 select app_id, trip_id from trips where version > $since;
@@ -53,47 +53,19 @@ insert into slot.trip_events by name select * from trip_events where version > $
 
 insert into slot.stats_daily by name select * from stats_daily where version > $since;
 
--- The API answers with the newest score not after today. Per user and interval, keep that one and
--- any later (back-filled ahead) ones; older rows can never be the answer again. The cut is taken
--- over the slot's remaining rows and the incoming ones together, before inserting, so rows that
--- would be dropped at once are never written: a first publish of 90 nightly runs for 100,000 users
--- inserted 18 M rows and then deleted 17.8 M of them again in the same transaction, which ran out
--- of memory at the 3 GB limit.
-create or replace temp table score_keep_from as
-with incoming as (
-    select app_id, user_id, interval_days, evaluation_date
-    from safety_scores
-    where version > $since
-),
-
-candidates as (
-    select * from incoming
-    union all
-    select s.app_id, s.user_id, s.interval_days, s.evaluation_date
-    from slot.safety_scores as s
-    semi join (select distinct app_id, user_id from incoming) as u
-        on u.app_id = s.app_id and u.user_id = s.user_id
-)
-
-select c.app_id, c.user_id, c.interval_days, max(c.evaluation_date) as keep_from
-from candidates as c
-join apps as a on a.app_id = c.app_id
-where c.evaluation_date <= timezone(a.time_zone, $now::timestamptz)::date
-group by all;
-
-delete from slot.safety_scores as s using score_keep_from as k
-where s.app_id = k.app_id and s.user_id = k.user_id and s.interval_days = k.interval_days
-    and s.evaluation_date < k.keep_from;
-
+-- Every score is kept: the history route answers any evaluation date (decisions 7, "History").
+-- A date scored again was deleted above (changed_score_runs) and comes back whole here.
 insert into slot.safety_scores by name
 select
-    s.app_id, s.user_id, s.org_user_id, s.evaluation_date, s.interval_days, s.evaluated_at,
-    s.window_start_local, s.window_end_local, s.count_trips, s.distracted_driving, s.evening_rush_hour,
-    s.acclong_abs_1, s.weekday_driving, s.low_speed, s.events_per_100km, s.safety_score, s.model_version, s.version
-from safety_scores as s
-left join score_keep_from as k
-    on k.app_id = s.app_id and k.user_id = s.user_id and k.interval_days = s.interval_days
-where s.version > $since
-    and (k.keep_from is null or s.evaluation_date >= k.keep_from);
+    app_id, user_id, org_user_id, evaluation_date, interval_days, evaluated_at,
+    window_start_local, window_end_local, count_trips, distracted_driving, evening_rush_hour,
+    acclong_abs_1, weekday_driving, low_speed, events_per_100km, safety_score, percentile,
+    multiplier_distracted_driving, multiplier_evening_rush_hour, multiplier_acclong_abs_1,
+    multiplier_weekday_driving, multiplier_low_speed, multiplier_events,
+    contribution_distracted_driving, contribution_evening_rush_hour, contribution_acclong_abs_1,
+    contribution_weekday_driving, contribution_low_speed, contribution_events,
+    model_version, version
+from safety_scores
+where version > $since;
 
 insert or replace into slot.meta values ('version', $version::varchar);

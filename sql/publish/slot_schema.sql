@@ -84,7 +84,36 @@ create table if not exists safety_scores (
     low_speed double not null,
     events_per_100km double not null,
     safety_score double not null,
+    percentile double,
+    multiplier_distracted_driving double,
+    multiplier_evening_rush_hour double,
+    multiplier_acclong_abs_1 double,
+    multiplier_weekday_driving double,
+    multiplier_low_speed double,
+    multiplier_events double,
+    contribution_distracted_driving double,
+    contribution_evening_rush_hour double,
+    contribution_acclong_abs_1 double,
+    contribution_weekday_driving double,
+    contribution_low_speed double,
+    contribution_events double,
     model_version varchar not null,
     version bigint not null
 );
 drop index if exists safety_scores_user_id;
+-- slots written before scores were explained and ranked gain the columns (the publish that follows
+-- the warehouse's backfill fills them: sql/warehouse/score_explain_backfill.sql)
+alter table safety_scores add column if not exists percentile double;
+alter table safety_scores add column if not exists multiplier_distracted_driving double;
+alter table safety_scores add column if not exists multiplier_evening_rush_hour double;
+alter table safety_scores add column if not exists multiplier_acclong_abs_1 double;
+alter table safety_scores add column if not exists multiplier_weekday_driving double;
+alter table safety_scores add column if not exists multiplier_low_speed double;
+alter table safety_scores add column if not exists multiplier_events double;
+alter table safety_scores add column if not exists contribution_distracted_driving double;
+alter table safety_scores add column if not exists contribution_evening_rush_hour double;
+alter table safety_scores add column if not exists contribution_acclong_abs_1 double;
+alter table safety_scores add column if not exists contribution_weekday_driving double;
+alter table safety_scores add column if not exists contribution_low_speed double;
+alter table safety_scores add column if not exists contribution_events double;
+

@@ -4,6 +4,7 @@ import type { ApiContext } from './context.js';
 import { ApiError, ERRORS } from './errors.js';
 import { tripRoutes } from './routes/trips.js';
 import { statisticsRoutes } from './routes/statistics.js';
+import { safetyScoreRoutes } from './routes/safety-score.js';
 import { passportRoutes } from './routes/passport.js';
 import { sdkRoutes } from './routes/sdk.js';
 import { routeRoutes } from './routes/route.js';
@@ -133,6 +134,7 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
     tripRoutes(routes, ctx);
     routeRoutes(routes, ctx);
     statisticsRoutes(routes, ctx);
+    safetyScoreRoutes(routes, ctx);
     passportRoutes(routes, ctx);
     sdkRoutes(routes, ctx);
     routes.get('/v1/openapi.json', { config: { auth: 'none' } }, async () => openApiDocument(docs));

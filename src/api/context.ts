@@ -40,7 +40,7 @@ declare module 'fastify' {
   interface FastifySchema {
     /** One line for the OpenAPI document. */
     summary?: string;
-    /** The OpenAPI document's fields of the operation. */
+    /** OpenAPI: the operation's name, its group, and a paragraph about it. */
     operationId?: string;
     tags?: string[];
     description?: string;

@@ -41,8 +41,8 @@ function responsesOf(route: RouteDoc, example: unknown): Record<string, unknown>
   const responses: Record<string, unknown> = {};
   for (const [status, schema] of Object.entries(schemas)) {
     const success = status.startsWith('2');
-    // an example on the route's own schema serves when the operation's docs give none
-    const shown = example ?? (schema as { examples?: unknown[] } | undefined)?.examples?.[0];
+    // the route's own example first (it is made with the route), else the operation's docs'
+    const shown = (schema as { examples?: unknown[] } | undefined)?.examples?.[0] ?? example;
     responses[status] = {
       description: success ? 'success' : ERROR_DESCRIPTIONS[status] ?? 'ErrorResult',
       content: { 'application/json': { schema: success ? schema : { $ref: '#/components/schemas/ErrorResult' }, ...(success && shown !== undefined ? { example: shown } : {}) } },

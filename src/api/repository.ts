@@ -69,3 +69,15 @@ export const latestScore = (s: Snapshot, scope: Scope, interval: number, today: 
     });
     return rows[0] ?? null;
   });
+
+export interface ScoreHistoryQuery {
+  interval: number;
+  startDate: string;
+  endDate: string;
+  today: string;
+}
+
+export const scoreHistory = (s: Snapshot, scope: Scope, q: ScoreHistoryQuery): Promise<Row[]> =>
+  answer(s, scope, (pack) => pack.scoreHistory(scope, q.interval, q.startDate, q.endDate, q.today), () => s.query(sqlText('api/safety_score_history'), {
+    app_id: scope.appId, user_id: scope.userId, interval: q.interval, start_date: q.startDate, end_date: q.endDate, today: q.today, zone: scope.zone,
+  }));

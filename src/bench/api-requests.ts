@@ -3,14 +3,15 @@ import { openDatabase } from '../db/open.js';
 import { queryFile } from '../db/sql.js';
 import { addDays } from '../time.js';
 
-/** Operations 1-4 of the interface, as the api stage names them. */
-export const OPERATIONS = ['1 trip list', '2 trip detail', '3 statistics', '4 safety score'] as const;
+/** Operations 1-4 of the interface and the score's history, as the api stage names them. */
+export const OPERATIONS = ['1 trip list', '2 trip detail', '3 statistics', '4 safety score', '4h score history'] as const;
 export type Operation = (typeof OPERATIONS)[number];
 
 /**
  * Request paths for each operation, over sampled users and their real trips, with the query
  * varied the way integrators vary it (last week / month / quarter, day / week / month statistics,
- * both score intervals). Read from the warehouse (read-only; no job may be running).
+ * both score intervals, the score explained (the default) and not, its history over the last
+ * month, quarter and year). Read from the warehouse (read-only; no job may be running).
  *
  * @example const paths = await requestPaths(dir, '2026-11-20', 42); paths.get('2 trip detail')
  */
@@ -30,15 +31,17 @@ export async function requestPaths(dataDir: string, lastDay: string, seed: numbe
     `type=week&startTime=${addDays(lastDay, -83)}&endTime=${lastDay}`,
     `type=month&startTime=${addDays(lastDay, -89)}&endTime=${lastDay}`,
   ];
+  const histories = [29, 89, 365].map((back) => `startTime=${addDays(lastDay, -back)}&endTime=${lastDay}`);
   return new Map<Operation, string[]>([
     ['1 trip list', rows.map((r, i) => `${user(r)}/trips?limit=20&${lists[i % lists.length]}`)],
     ['2 trip detail', rows.map((r) => `${user(r)}/trip/${encodeURIComponent(String(r['trip_id']))}`)],
     ['3 statistics', rows.map((r, i) => `${user(r)}/statistics?${stats[i % stats.length]}`)],
-    ['4 safety score', rows.map((r, i) => `${user(r)}/safety-score?interval=${i % 2 === 0 ? 30 : 90}`)],
+    ['4 safety score', rows.map((r, i) => `${user(r)}/safety-score?interval=${i % 2 === 0 ? 30 : 90}${i % 4 === 3 ? '&explain=false' : ''}`)],
+    ['4h score history', rows.map((r, i) => `${user(r)}/safety-score/history?interval=${i % 2 === 0 ? 30 : 90}&${histories[i % histories.length]}`)],
   ]);
 }
 
-/** The four operations interleaved, for the run during a publish. */
+/** The operations interleaved, for the run during a publish. */
 export function mixedPaths(paths: Map<Operation, string[]>): string[] {
   const lists = OPERATIONS.map((op) => paths.get(op) ?? []);
   const longest = Math.max(...lists.map((l) => l.length));

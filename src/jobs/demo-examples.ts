@@ -8,6 +8,7 @@ export function demoCurlExamples(base: string, apiKey: string, user: string, day
     `  curl -s ${auth} "${base}/v1/org-user/${user}/trip/<tripId from the list>"`,
     `  curl -s ${auth} "${base}/v1/org-user/${user}/statistics?type=week&startTime=${from}&endTime=${to}"`,
     `  curl -s ${auth} "${base}/v1/org-user/${user}/safety-score?interval=30"`,
+    `  curl -s ${auth} "${base}/v1/org-user/${user}/safety-score/history?interval=30"`,
     `  curl -s -X POST ${auth} "${base}/v1/org-user/${user}/token"`,
     `  curl -s ${auth} "${base}/v1/token/<token from the call above>"`,
     `  curl -s "${base}/v1/openapi.json"`,

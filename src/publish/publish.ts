@@ -166,7 +166,7 @@ async function writePack(
         files[section] = old as string[];
         continue;
       }
-      const since = current && served && LAYERED.includes(section) ? current.version : undefined;
+      const since = current && served && LAYERED.includes(section) && !(await rescored(conn, section, served, current.version)) ? current.version : undefined;
       if (since !== undefined) await runScript(conn, 'serving/changed_since', { since });
       const home = await currentDatabase(conn);
       await run(conn, 'use slot');
@@ -254,6 +254,17 @@ function openLayers(publishedDir: string, names: string[], section: Section): Se
 /** Every file a manifest's pack names (a manifest of an older version named one per section). */
 function packFiles(pack: Manifest['pack'] | undefined): string[] {
   return Object.values(pack?.files ?? {}).flatMap((names: string[] | string) => (Array.isArray(names) ? names : [names]));
+}
+
+/**
+ * Whether scores written after `since` are of an evaluation day the served layers hold (a date
+ * scored again): a delta would leave the older row of a driver the new run no longer scores, so
+ * the section is written whole. The nightly run scores a new day and gets a delta.
+ */
+async function rescored(conn: DuckDBConnection, section: Section, served: SectionFile[], since: number): Promise<boolean> {
+  if (section !== 'scores') return false;
+  const held = new Set(served.flatMap((f) => f.footer.days ?? []));
+  return (await query(conn, sqlText('serving/changed_score_days'), { since })).some((r) => held.has(Number(r['day'])));
 }
 
 /** Whether the warehouse rows a section is made of changed after `since` (purges included). */

@@ -4,7 +4,7 @@ import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync
 import { positiveInt } from '../config.js';
 import { query, stripComments, paramsFor, sqlText } from '../db/sql.js';
 import { visibleRows, type SectionFile } from './pack.js';
-import { ENTRY_BYTES, EXTRAS_SUFFIX, FORMAT, MAGIC, USER_FIELDS, tripIdHash, type Footer, type Section } from './format.js';
+import { ENTRY_BYTES, EXTRAS_SUFFIX, MAGIC, SECTION_FORMAT, USER_FIELDS, tripIdHash, type Footer, type Section } from './format.js';
 
 export interface SectionBuildResult {
   file: string;
@@ -111,8 +111,11 @@ class SectionWriter {
   private lastApp = NaN;
   private lastUser = NaN;
   rows = 0;
+  /** The distinct keys written, when the footer lists them (scores: evaluation days). */
+  private readonly days: Set<number> | null;
 
-  constructor(readonly file: string) {
+  constructor(readonly file: string, listDays = false) {
+    this.days = listDays ? new Set() : null;
     this.tmp = `${file}.tmp`;
     this.indexTmp = `${file}.index.tmp`;
     this.extrasTmp = `${file}${EXTRAS_SUFFIX}.tmp`;
@@ -137,6 +140,7 @@ class SectionWriter {
     const extraOffset = this.extras.position;
     const extraLength = typeof extra === 'string' ? this.extras.string(extra) : (this.extras.bytes(extra), extra.length);
     this.index.entry(key, aux, length, extraLength, offset, extraOffset);
+    this.days?.add(key);
     this.rows++;
   }
 
@@ -154,7 +158,7 @@ class SectionWriter {
       this.data.bytes(copy.subarray(0, n));
       at += n;
     }
-    const full: Footer = { ...footer, indexOffset, count: this.rows, users: this.users };
+    const full: Footer = { ...footer, indexOffset, count: this.rows, users: this.users, ...(this.days ? { days: [...this.days].sort((x, y) => x - y) } : {}) };
     const footerLength = this.data.string(JSON.stringify(full));
     const tail = Buffer.alloc(4 + MAGIC.length);
     tail.writeUInt32LE(footerLength, 0);
@@ -200,7 +204,7 @@ export async function buildSection(
   onProgress?: (message: string) => void, since?: number,
 ): Promise<SectionBuildResult> {
   const started = performance.now();
-  const writer = new SectionWriter(file);
+  const writer = new SectionWriter(file, section === 'scores');
   try {
     const apps = Object.keys(zones).sort();
     const purged: number[] = [];
@@ -224,7 +228,7 @@ export async function buildSection(
         for (const row of await query(conn, 'select user_id::double as u from serving_purged where app_id = $app_id order by 1', { app_id: appId })) purged.push(a, Number(row['u']));
       }
     }
-    const { bytes, users, sha256 } = writer.finish({ format: FORMAT, section, version, zones, apps, purged });
+    const { bytes, users, sha256 } = writer.finish({ format: SECTION_FORMAT[section], section, version, zones, apps, purged });
     const result = { file, section, bytes, rows: writer.rows, copied: 0, users, seconds: (performance.now() - started) / 1000, sha256 };
     onProgress?.(describe(result, since === undefined ? 'written' : `delta since version ${since} written`));
     return result;
@@ -244,7 +248,7 @@ export function mergeLayers(
   base: boolean, onProgress?: (message: string) => void, skip?: (appId: string, userId: number) => boolean,
 ): SectionBuildResult {
   const started = performance.now();
-  const writer = new SectionWriter(file);
+  const writer = new SectionWriter(file, section === 'scores');
   try {
     const apps = Object.keys(zones).sort();
     const purged: number[] = [];
@@ -269,7 +273,7 @@ export function mergeLayers(
         for (const u of [...marks].sort((x, y) => x - y)) purged.push(a, u);
       }
     }
-    const { bytes, users, sha256 } = writer.finish({ format: FORMAT, section, version, zones, apps, purged });
+    const { bytes, users, sha256 } = writer.finish({ format: SECTION_FORMAT[section], section, version, zones, apps, purged });
     const result = { file, section, bytes, rows: writer.rows, copied: writer.rows, users, seconds: (performance.now() - started) / 1000, sha256 };
     onProgress?.(describe(result, `${files.length} layers merged${base ? ' into a new base' : ''}`));
     return result;

@@ -26,11 +26,30 @@ export const ENTRY_BYTES = 40;
 export const SECTIONS = ['trips', 'stats', 'scores'] as const;
 export type Section = (typeof SECTIONS)[number];
 
+/**
+ * The format a section's footer records: the layout's (FORMAT), or later where that section's
+ * payloads changed. Scores are 6: every evaluation date (the history), by interval then oldest
+ * first, in layers, each payload an array of SCORE_FIELDS (percentile, model version, multipliers
+ * and contributions included). A layer of another format does not
+ * open: the API serves that snapshot by SQL and the next publish writes the section anew (scores
+ * are rewritten whole whenever they change, and a section that does not open is not reused).
+ */
+export const SECTION_FORMAT: Record<Section, number> = { trips: FORMAT, stats: FORMAT, scores: 6 };
+
 /** A trip's payload is a JSON array of these, in this order (sql/serving/trips.sql), named as api/trip_list.sql and api/trip_detail.sql name them. */
 export const TRIP_FIELDS = [
   'trip_id', 'device_id', 'status', 'abnormal_reason', 'os', 'count_events', 'score', 'energy_g', 'avg_speed_kmh', 'max_speed_kmh',
   'mileage_m', 'duration_s', 'coordinate', 'is_auto_start', 'is_auto_end', 'start_time', 'end_time', 'started_us',
   'start_lat', 'start_lng', 'end_lat', 'end_lng', 'start_poi', 'end_poi',
+] as const;
+
+/** A score's payload is a JSON array of these, in this order (sql/serving/scores.sql), named as api/safety_score.sql names them. */
+export const SCORE_FIELDS = [
+  'evaluation_date', 'evaluation_time', 'start_time', 'end_time', 'safety_score', 'count_trips', 'distracted_driving',
+  'evening_rush_hour', 'acclong_abs_1', 'weekday_driving', 'low_speed', 'events_per_100km', 'percentile', 'model_version',
+  'multiplier_distracted_driving', 'multiplier_evening_rush_hour', 'multiplier_acclong_abs_1', 'multiplier_weekday_driving',
+  'multiplier_low_speed', 'multiplier_events', 'contribution_distracted_driving', 'contribution_evening_rush_hour',
+  'contribution_acclong_abs_1', 'contribution_weekday_driving', 'contribution_low_speed', 'contribution_events',
 ] as const;
 
 /** The fields of one event in a trip's events array (`extra`), as api/trip_events.sql names them. */
@@ -50,13 +69,24 @@ export interface Footer {
   users: number[];
   /** Per user purged before this layer was written: app index, user id (their rows in older layers are gone). */
   purged: number[];
+  /**
+   * Scores: the evaluation days (days since 1970) this layer holds rows of, ascending. A publish
+   * whose new scores include one of them (a date scored again) writes the section whole, since a
+   * driver the new run no longer scores would otherwise keep the older layer's row.
+   */
+  days?: number[];
 }
 
 export const USER_FIELDS = 4;
 export const PURGED_FIELDS = 2;
 
-/** The sections written as layers (scores are few and rewritten whole). */
-export const LAYERED: readonly Section[] = ['trips', 'stats'];
+/**
+ * The sections written as layers: all of them. Scores are layered since they keep every evaluation
+ * date (90 nightly dates are 180 rows per driver): a night's publish writes that night's scores
+ * only. A row is identified by its key and aux (a trip by its id's hash and id; a day of
+ * statistics by its day; a score by its evaluation day and interval).
+ */
+export const LAYERED: readonly Section[] = ['trips', 'stats', 'scores'];
 
 /** FNV-1a over UTF-16 code units: a trip id's 32-bit tag, so a detail lookup parses one row, not all. */
 export function tripIdHash(tripId: string): number {

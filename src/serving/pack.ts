@@ -2,7 +2,7 @@ import { closeSync, fstatSync, openSync, read, readSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Row } from '../db/sql.js';
 import { Directory } from './directory.js';
-import { ENTRY_BYTES, EXTRAS_SUFFIX, FORMAT, MAGIC, PURGED_FIELDS, SECTIONS, USER_FIELDS, tripIdHash, utf8Less, type Footer, type Section } from './format.js';
+import { ENTRY_BYTES, EXTRAS_SUFFIX, MAGIC, PURGED_FIELDS, SCORE_FIELDS, SECTION_FORMAT, SECTIONS, USER_FIELDS, tripIdHash, utf8Less, type Footer, type Section } from './format.js';
 import { epochDay, statisticsPeriods, type DayStats, type Period } from './periods.js';
 
 export interface PackScope {
@@ -59,6 +59,14 @@ export const tripRow = (values: unknown): Row => {
   };
 };
 
+/** A score's stored array as the row api/safety_score.sql returns (the order of SCORE_FIELDS). */
+export const scoreRow = (values: unknown): Row => {
+  const v = values as unknown[];
+  const row: Row = {};
+  for (let i = 0; i < SCORE_FIELDS.length; i++) row[SCORE_FIELDS[i] as string] = v[i];
+  return row;
+};
+
 /** An event's stored array as the row api/trip_events.sql returns (the order of EVENT_FIELDS, which a test checks). */
 export const eventRow = (v: unknown[]): Row => ({ type: v[0], description: v[1], start_lat: v[2], start_lng: v[3], end_lat: v[4], end_lng: v[5], start_time: v[6], end_time: v[7] });
 
@@ -105,7 +113,7 @@ export class SectionFile {
       const footerBytes = Buffer.alloc(footerLength);
       readSync(fd, footerBytes, 0, footerLength, size - tail.length - footerLength);
       const footer = JSON.parse(footerBytes.toString('utf8')) as Footer;
-      if (footer.format !== FORMAT || footer.section !== section) throw new Error(`serving pack ${file} holds ${footer.section} in format ${footer.format}; expected ${section} in ${FORMAT}`);
+      if (footer.format !== SECTION_FORMAT[section] || footer.section !== section) throw new Error(`serving pack ${file} holds ${footer.section} in format ${footer.format}; expected ${section} in ${SECTION_FORMAT[section]}`);
       return new SectionFile(fd, openSync(`${file}${EXTRAS_SUFFIX}`, 'r'), footer, file);
     } catch (error) {
       closeSync(fd);
@@ -329,7 +337,9 @@ function mergeVisible(rows: UserRows, section: Section): UserRows {
     return rows;
   }
   const trips = section === 'trips';
-  const idOfEntry = (l: number, i: number): number => (trips ? entryAux(entries[l] as Entries, i) : entryKey(entries[l] as Entries, i));
+  // a row's identity across layers: a trip's id hash (then its id), a day, a score's day and interval (30 or 90)
+  const idOfEntry = (l: number, i: number): number =>
+    (trips ? entryAux(entries[l] as Entries, i) : entryKey(entries[l] as Entries, i) * 128 + entryAux(entries[l] as Entries, i));
   // the rows each layer keeps: not replaced by a newer layer (only newer layers are indexed, and they are small)
   const newer = new Map<number, [number, number][]>();
   const kept = used.map((l, u) => {
@@ -354,7 +364,12 @@ function mergeVisible(rows: UserRows, section: Section): UserRows {
   const before = (l: number, i: number, m: number, j: number): boolean => {
     const a = entryKey(entries[l] as Entries, i);
     const b = entryKey(entries[m] as Entries, j);
-    if (!trips) return a < b;
+    if (!trips) {
+      // scores: by interval, then by day; statistics (aux 0): by day
+      const x = entryAux(entries[l] as Entries, i);
+      const y = entryAux(entries[m] as Entries, j);
+      return x < y || (x === y && a < b);
+    }
     if (a !== b) return a > b;
     return utf8Less(rows.idAt(m, j), rows.idAt(l, i));
   };
@@ -504,16 +519,27 @@ export class ServingPack {
   }
 
   latestScore(scope: PackScope, interval: number, today: string): Row | null {
-    // scores are not layered: one file
-    const file = this.layers.scores[0] as SectionFile;
-    const e = file.entries(scope.appId, scope.userId);
+    const rows = visibleRows(this.layers.scores, 'scores', scope.appId, scope.userId);
     const until = epochDay(today);
-    // newest evaluation first
-    for (let i = 0; i < e.count; i++) {
-      if (e.buf.readUInt32LE(i * ENTRY_BYTES + 8) !== interval) continue;
-      if (e.buf.readDoubleLE(i * ENTRY_BYTES) > until) continue;
-      return (file.payloads(e, [i])[0] as Row | undefined) ?? null;
+    // by interval, then oldest first: the newest not after today is the last of the interval's at or before it
+    for (let n = rows.count - 1; n >= 0; n--) {
+      if (rows.aux(n) !== interval || rows.key(n) > until) continue;
+      return scoreRow(rows.payloads([n])[0]);
     }
     return null;
+  }
+
+  /** The user's scores for one interval evaluated from `startDate` to `endDate` and not after `today`, oldest first. */
+  scoreHistory(scope: PackScope, interval: number, startDate: string, endDate: string, today: string): Row[] {
+    const rows = visibleRows(this.layers.scores, 'scores', scope.appId, scope.userId);
+    const first = epochDay(startDate);
+    const last = Math.min(epochDay(endDate), epochDay(today));
+    const wanted: number[] = [];
+    for (let n = 0; n < rows.count; n++) {
+      const day = rows.key(n);
+      if (rows.aux(n) === interval && day >= first && day <= last) wanted.push(n);
+    }
+    // one interval's rows are contiguous: one read per layer
+    return rows.payloads(wanted).map(scoreRow);
   }
 }

@@ -5,6 +5,7 @@ import { query, run, runScript } from '../db/sql.js';
 import type { App } from '../apps/store.js';
 import { randomUUID } from 'node:crypto';
 import { jobSettings } from '../config.js';
+import { backfillScoreExplanations } from './score-explain.js';
 
 export interface Warehouse {
   db: Database;
@@ -26,6 +27,7 @@ export async function openWarehouse(
   try {
     await runScript(conn, 'warehouse/schema');
     await installMacros(conn);
+    await backfillScoreExplanations(conn);
     await run(conn, "insert into meta values ('warehouse_id', $id) on conflict do nothing", { id: randomUUID() });
     await run(conn, "insert into meta values ('version', '0') on conflict do nothing");
     // user.deleted events start with the warehouse that first knows them: purges done before are

@@ -19,7 +19,8 @@ const TABLES: Array<[table: string, orderBy: string, skip: string[]]> = [
   ['trips', 'app_id, trip_id', ['version']],
   ['trip_events', 'app_id, trip_id, event_index', ['version']],
   ['stats_daily', 'app_id, user_id, stat_date', ['version']],
-  ['safety_scores', 'app_id, user_id, evaluation_date, interval_days', ['version', 'evaluated_at']],
+  // the percentile ranks a driver among all the app's drivers: across partitions (checked below)
+  ['safety_scores', 'app_id, user_id, evaluation_date, interval_days', ['version', 'evaluated_at', 'percentile']],
 ];
 
 let whole: Workspace;
@@ -79,5 +80,25 @@ describe('two user partitions, each on its own', () => {
     // each partition holds some of the users, none holds them all
     expect((await published(parts[0] as string, table, orderBy, skip)).length).toBeLessThan(single.length);
     expect(union).toEqual(single);
+  });
+});
+
+describe('the percentile across partitions', () => {
+  it('is each partition\'s own rank, and the rank over every partition\'s scores is the one folder\'s', async () => {
+    const cols = 'app_id, user_id, evaluation_date, interval_days, safety_score, percentile';
+    const order = 'app_id, evaluation_date, interval_days, user_id';
+    const single = (await published(whole.dir, 'safety_scores', order, [])).map((r) => Object.fromEntries(cols.split(', ').map((c) => [c, r[c]])));
+    const union = (await Promise.all(parts.map((dir) => published(dir, 'safety_scores', order, [])))).flat();
+    // percentile from the union's scores, by the definition: per app, date and interval, rank by score (ties lowest), 100 alone
+    const group = (r: Record<string, unknown>) => `${r['app_id']}|${r['evaluation_date']}|${r['interval_days']}`;
+    const ranked = union.map((r) => {
+      const peers = union.filter((p) => group(p) === group(r)).map((p) => Number(p['safety_score']));
+      const below = peers.filter((x) => x < Number(r['safety_score'])).length;
+      return { key: `${group(r)}|${r['user_id']}`, percentile: peers.length === 1 ? 100 : Math.round((10_000 * below) / (peers.length - 1)) / 100 };
+    });
+    const byKey = new Map(ranked.map((r) => [r.key, r.percentile]));
+    for (const r of single) expect(r['percentile'], `${group(r)}|${r['user_id']}`).toBe(byKey.get(`${group(r)}|${r['user_id']}`));
+    // a partition alone ranks its drivers among fewer: some differ
+    expect(union.some((r) => r['percentile'] !== byKey.get(`${group(r)}|${r['user_id']}`))).toBe(true);
   });
 });

@@ -116,15 +116,18 @@ describe('publish', () => {
     const served = () => readdirSync(ws.paths.publishedDir).filter((f) => f.startsWith('serving-')).sort();
     const withExtras = (files: string[]) => files.flatMap((f) => [f, `${f}.extras`]);
     expect(served()).toEqual(withExtras(['serving-v1-scores.pack', 'serving-v2-stats-merged.pack', 'serving-v2-trips-merged.pack', 'serving-v3-stats.pack', 'serving-v3-trips.pack']));
-    // the score job changes scores only: only they are written again
+    // the score job changes scores only: only they are written again, a delta (that night's scores)
+    // merged at once with the empty base below it
     const scored = await runScore({ dataDir: ws.dir, date: '2026-11-21', now });
-    expect(scored.publish.pack?.map((p) => p.section)).toEqual(['scores']);
-    expect(manifestOf(ws.paths)?.pack?.files.scores).toEqual(['serving-v4-scores.pack']);
+    const scores = (await publishedRows(ws.paths, 'safety_scores', 'user_id')).length;
+    expect(scores).toBeGreaterThan(0);
+    expect(scored.publish.pack?.map((p) => [p.section, p.rows, p.copied])).toEqual([['scores', scores, 0], ['scores', scores, scores]]);
+    expect(manifestOf(ws.paths)?.pack?.files.scores).toEqual(['serving-v4-scores-merged.pack']);
     // a fourth delta: 2 >= 2 x 1 holds below it, 2 < 2 x (1 + 1) does not: all three merge into a base of four rows
     const fourth = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '4.ndjson'), [trip('d', '2026-11-21')])], now });
     expect(fourth.publish.pack?.filter((p) => p.section === 'trips').map((p) => [p.rows, p.copied])).toEqual([[1, 0], [4, 4]]);
     expect(manifestOf(ws.paths)?.pack?.files.trips).toEqual(['serving-v5-trips-merged.pack']);
-    expect(served()).toEqual(withExtras(['serving-v4-scores.pack', 'serving-v5-stats-merged.pack', 'serving-v5-trips-merged.pack']).concat(withExtras(['serving-v2-stats-merged.pack', 'serving-v2-trips-merged.pack', 'serving-v3-stats.pack', 'serving-v3-trips.pack'])).sort());
+    expect(served()).toEqual(withExtras(['serving-v4-scores-merged.pack', 'serving-v5-stats-merged.pack', 'serving-v5-trips-merged.pack']).concat(withExtras(['serving-v2-stats-merged.pack', 'serving-v2-trips-merged.pack', 'serving-v3-stats.pack', 'serving-v3-trips.pack'])).sort());
   });
 
   it('writes anew, instead of copying or reusing, pack files of another format (an older version of the service)', async () => {

@@ -7,10 +7,21 @@ import { runSqlOnExport } from '../../src/jobs/sql.js';
 import { openDatabase } from '../../src/db/open.js';
 import { installMacros } from '../../src/db/macros.js';
 import { query } from '../../src/db/sql.js';
+import { openWarehouse, warehouseVersion } from '../../src/warehouse/warehouse.js';
+import { AppStore } from '../../src/apps/store.js';
 import { publishedRows, warehouseRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
 
 let ws: Workspace;
+
+async function withMemoryDb<T>(fn: (c: Awaited<ReturnType<typeof openDatabase>>['connection']) => Promise<T>): Promise<T> {
+  const db = await openDatabase(':memory:');
+  try {
+    return await fn(db.connection);
+  } finally {
+    db.close();
+  }
+}
 const now = new Date('2026-11-21T03:00:00Z');
 const SQL = (name: string) => join(import.meta.dirname, '..', '..', 'sql', `${name}.sql`);
 
@@ -37,16 +48,16 @@ beforeAll(async () => {
 afterAll(() => ws.cleanup());
 
 describe('score job', () => {
-  it('scores every user with trips in the window, for both intervals, and serves the latest not after today', async () => {
+  it('scores every user with trips in the window, for both intervals, and publishes every evaluation date', async () => {
     const stored = await warehouseRows(ws.paths, 'select evaluation_date, interval_days, count(*)::int as n from safety_scores group by all order by all');
     expect(stored).toEqual([
       { evaluation_date: '2026-11-19', interval_days: 30, n: 3 }, { evaluation_date: '2026-11-19', interval_days: 90, n: 3 },
       { evaluation_date: '2026-11-20', interval_days: 30, n: 3 }, { evaluation_date: '2026-11-20', interval_days: 90, n: 3 },
       { evaluation_date: '2026-11-21', interval_days: 30, n: 3 }, { evaluation_date: '2026-11-21', interval_days: 90, n: 3 },
     ]);
-    // today in New York is 2026-11-20 at 03:00Z: the 21st is ahead and stays; the 19th can never be the answer again
+    // the history route answers any date: the slot keeps them all (the 21st, ahead of New York's today, too)
     const served = await publishedRows(ws.paths, 'safety_scores', 'user_id, interval_days, evaluation_date');
-    expect([...new Set(served.map((r) => r['evaluation_date']))].sort()).toEqual(['2026-11-20', '2026-11-21']);
+    expect([...new Set(served.map((r) => r['evaluation_date']))].sort()).toEqual(['2026-11-19', '2026-11-20', '2026-11-21']);
   });
 
   it('gives the same scores when a date is scored again', async () => {
@@ -56,27 +67,60 @@ describe('score job', () => {
     expect(await warehouseRows(ws.paths, `select ${cols} from safety_scores order by all`)).toEqual(before);
   });
 
-  it('keeps the model version, the factors and each factor’s cost in points with every score', async () => {
+  it('keeps the model version, the factors, each one\'s multiplier and contribution, and the percentile with every score', async () => {
     const rows = await warehouseRows(ws.paths, "select * from safety_scores where evaluation_date = '2026-11-21'");
+    const inputs = [['distracted_driving', 20], ['evening_rush_hour', 1.5], ['acclong_abs_1', 4], ['weekday_driving', 1.2], ['low_speed', 1.5], ['events', 1.01]] as const;
+    const scoreOf = (v: number[]) => Math.min(100, Math.max(0, 115.38 - 22.3 * 0.682 * inputs.reduce((p, [, b], i) => p * b ** (v[i] as number), 1)));
     for (const row of rows) {
       expect(row['model_version']).toBe('safety-score/1');
-      const lost = ['lost_distracted_driving', 'lost_evening_rush_hour', 'lost_acclong_abs_1', 'lost_weekday_driving', 'lost_low_speed', 'lost_events']
-        .reduce((sum, c) => sum + Number(row[c]), 0);
-      expect(lost).toBeCloseTo(100 - Number(row['safety_score']), 1);
+      const values = inputs.map(([c]) => Number(row[c === 'events' ? 'events_per_100km' : c]));
+      const score = scoreOf(values);
+      inputs.forEach(([c, b], i) => {
+        expect(Number(row[`multiplier_${c}`]), c).toBeCloseTo(b ** (values[i] as number), 12);
+        expect(Number(row[`contribution_${c}`]), c).toBeCloseTo(Math.round((scoreOf(values.map((v, j) => (j === i ? 0 : v))) - score) * 100) / 100, 9);
+      });
     }
     // driver-2 drives 17:30-17:45 New York time every day: all of it is evening rush hour
     const rush = rows.find((r) => r['org_user_id'] === 'driver-2' && r['interval_days'] === 30)!;
     expect(Number(rush['evening_rush_hour'])).toBe(1);
+    // three drivers per interval; 1 and 3 drive alike (outside rush hour), so they tie: rank 1 + how many score lower
+    for (const interval of [30, 90]) {
+      const group = rows.filter((r) => r['interval_days'] === interval);
+      const scores = group.map((r) => Number(r['safety_score']));
+      expect(group.map((r) => Number(r['percentile']))).toEqual(scores.map((x) => Math.round((100 * scores.filter((y) => y < x).length) / 2 * 100) / 100));
+      expect(new Set(scores).size).toBe(2);
+    }
   });
 
-  it('drops served scores that can no longer be the answer once a newer one is published, in both slots', async () => {
-    // New York's today becomes the 22nd: its scores are now the answer, the 20th's and 21st's never again
+  it('fills the explanation and percentile of scores stored before they were kept, and publishes them', async () => {
+    const cols = `user_id, interval_days, evaluation_date, percentile, ${['distracted_driving', 'evening_rush_hour', 'acclong_abs_1', 'weekday_driving', 'low_speed', 'events']
+      .flatMap((c) => [`multiplier_${c}`, `contribution_${c}`]).join(', ')}`;
+    const before = await warehouseRows(ws.paths, `select ${cols} from safety_scores order by all`);
+    // the warehouse as an earlier version left it: none of these columns, the proportional lost_* instead
+    const db = await openDatabase(ws.paths.warehouseFile);
+    for (const c of cols.split(', ').slice(3)) await query(db.connection, `alter table safety_scores drop column ${c}`);
+    for (const c of ['distracted_driving', 'events']) await query(db.connection, `alter table safety_scores add column lost_${c} double default 0`);
+    db.close();
+    const wh = await openWarehouse(ws.paths.warehouseFile, new AppStore(ws.paths.appsFile).list());
+    const version = await warehouseVersion(wh.conn);
+    wh.close();
+    expect(await warehouseRows(ws.paths, `select ${cols} from safety_scores order by all`)).toEqual(before);
+    expect(await warehouseRows(ws.paths, "select count(*)::int as n from information_schema.columns where table_name = 'safety_scores' and column_name like 'lost_%'")).toEqual([{ n: 0 }]);
+    expect(await warehouseRows(ws.paths, 'select distinct version::int as v from safety_scores')).toEqual([{ v: version }]);
+    // the next job's publish carries them to the slot
+    await runScore({ dataDir: ws.dir, date: '2026-11-21', now });
+    const served = await publishedRows(ws.paths, 'safety_scores', 'user_id, interval_days, evaluation_date');
+    expect(served.filter((r) => r['evaluation_date'] === '2026-11-19')).toHaveLength(6);
+    expect(served.every((r) => r['multiplier_distracted_driving'] !== null && r['percentile'] !== null)).toBe(true);
+  });
+
+  it('keeps every evaluation date in both slots as newer ones are published, and a date scored again once', async () => {
     const later = new Date('2026-11-23T03:00:00Z');
     for (const date of ['2026-11-22', '2026-11-22']) {
       await runScore({ dataDir: ws.dir, date, now: later });
       const served = await publishedRows(ws.paths, 'safety_scores', 'user_id, interval_days, evaluation_date');
-      expect([...new Set(served.map((r) => r['evaluation_date']))]).toEqual(['2026-11-22']);
-      expect(served).toHaveLength(6);
+      expect([...new Set(served.map((r) => r['evaluation_date']))]).toEqual(['2026-11-19', '2026-11-20', '2026-11-21', '2026-11-22']);
+      expect(served).toHaveLength(24);
     }
   });
 });
@@ -112,6 +156,15 @@ describe('Parquet export', () => {
     const sorted = scores.map(({ evaluated_at: _, ...rest }) => rest)
       .sort((a, b) => Number(a['user_id']) - Number(b['user_id']) || Number(a['interval_days']) - Number(b['interval_days']));
     expect(sorted).toEqual(fromWarehouse);
+
+    // the score history with its explanation and percentiles, as a table: every stored score
+    const history = await withMemoryDb((c) => query(c,
+      'select evaluation_date, user_id, interval_days, percentile, contribution_distracted_driving, multiplier_events, model_version from read_parquet($g, hive_partitioning = true) order by all',
+      { g: join(out, 'safety_scores', '**', '*.parquet') }));
+    expect(history).toEqual(await warehouseRows(ws.paths,
+      'select evaluation_date, user_id, interval_days, percentile, contribution_distracted_driving, multiplier_events, model_version from safety_scores order by all'));
+    expect(new Set(history.map((r) => r['evaluation_date'])).size).toBeGreaterThanOrEqual(4);
+    expect(history.every((r) => r['percentile'] !== null)).toBe(true);
 
     const { mkdirSync, writeFileSync, readFileSync } = await import('node:fs');
     const foreign = join(ws.dir, 'not-an-export');

@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { parseQueryDate, parseQueryTime } from '../../src/api/query-time.js';
 import { ApiError } from '../../src/api/errors.js';
 import { Directory } from '../../src/serving/directory.js';
-import { EVENT_FIELDS, TRIP_FIELDS } from '../../src/serving/format.js';
-import { eventRow, tripRow } from '../../src/serving/pack.js';
+import { EVENT_FIELDS, SCORE_FIELDS, TRIP_FIELDS } from '../../src/serving/format.js';
+import { eventRow, scoreRow, tripRow } from '../../src/serving/pack.js';
+import { sqlText } from '../../src/db/sql.js';
 
 describe('stored arrays to rows', () => {
   it('names a trip array by TRIP_FIELDS, in order', () => {
@@ -11,6 +12,17 @@ describe('stored arrays to rows', () => {
   });
   it('names an event array by EVENT_FIELDS, in order', () => {
     expect(Object.entries(eventRow(EVENT_FIELDS.map((_, k) => k)))).toEqual(EVENT_FIELDS.map((f, k) => [f, k]));
+  });
+  it('names a score array by SCORE_FIELDS, the columns api/safety_score.sql and its history answer with, in their order', () => {
+    expect(Object.entries(scoreRow(SCORE_FIELDS.map((_, k) => k)))).toEqual(SCORE_FIELDS.map((f, k) => [f, k]));
+    for (const file of ['api/safety_score', 'api/safety_score_history']) {
+      const select = sqlText(file).split('\n').filter((l) => !l.startsWith('--')).join(' ');
+      let list = select.slice(select.indexOf('select') + 6, select.indexOf(' from '));
+      // calls' arguments out (innermost first), so the commas left separate the columns
+      while (/\([^()]*\)/.test(list)) list = list.replace(/\([^()]*\)/g, '');
+      const names = list.split(',').map((c) => c.trim().split(/\s+as\s+/).pop()?.trim());
+      expect(names, file).toEqual([...SCORE_FIELDS]);
+    }
   });
 });
 
