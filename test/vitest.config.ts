@@ -11,5 +11,8 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 300_000,
     pool: 'forks',
+    // two files at a time: most tests wait on fsync, child processes and sockets more than on a
+    // core, so two workers on two cores finish the suite sooner than vitest's default of one
+    maxWorkers: 2,
   },
 });
