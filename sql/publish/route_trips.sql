@@ -1,7 +1,7 @@
--- grain: one row per trip one warehouse version wrote for one trip date, when none of them kept a
---        point (no raw-point file): listed in the route file without points, in the API's order
+-- grain: one row per trip one warehouse version wrote for one trip date, numbered in the order of
+--        the route file (app, trip): route_points.sql names a trip by this number only
 -- params: $version BIGINT, $trip_date DATE
-select app_id, trip_id, null::double as t_ms, null::double as lat, null::double as lng, null::double as speed
+select app_id, trip_id
 from trips
 where version = $version and trip_date = $trip_date::date
 order by app_id, trip_id

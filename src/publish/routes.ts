@@ -1,4 +1,4 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBVector } from '@duckdb/node-api';
 import { listValue } from '@duckdb/node-api';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -30,8 +30,8 @@ export function routeOptions(paths: Pick<Paths, 'pointsDir' | 'routesDir'>, rete
  * that has none yet (src/route/route-file.ts): the kept points of those trips, trip by trip. A
  * file is never rewritten once it exists (the API may be reading it; only a purge replaces one,
  * by rename), so the publish's cost follows the new versions, and a version published before
- * routes existed gets its file at the next publish. A trip without kept points has no entry: the
- * file's presence says its route is served, empty.
+ * routes existed gets its file at the next publish. A trip without kept points is listed without
+ * points, so the newest file of a date that lists a trip holds its served copy.
  */
 export async function writeRoutes(conn: DuckDBConnection, options: RouteOptions): Promise<number> {
   const parts = await queryFile(conn, 'publish/route_parts', { oldest: options.oldestDate });
@@ -47,9 +47,9 @@ export async function writeRoutes(conn: DuckDBConnection, options: RouteOptions)
     const files = pointFiles(join(options.pointsDir, `trip_date=${tripDate}`), prefixes);
     const writer = new RouteFileWriter(`${target}.tmp`);
     try {
-      await (files.length > 0
-        ? copyTrips(conn, writer, 'publish/route_points', { files: listValue(files), version, trip_date: tripDate })
-        : copyTrips(conn, writer, 'publish/route_trips', { version, trip_date: tripDate }));
+      const trips = (await queryFile(conn, 'publish/route_trips', { version, trip_date: tripDate })).map((r) => [String(r['app_id']), String(r['trip_id'])] as const);
+      if (files.length > 0) await copyTrips(conn, writer, trips, { files: listValue(files), version, trip_date: tripDate });
+      else for (const [app, trip] of trips) writer.add(app, trip, { t: new Float64Array(0), lat: new Float64Array(0), lng: new Float64Array(0), speed: new Float64Array(0) });
       writer.finish(target);
     } catch (error) {
       writer.abort();
@@ -61,33 +61,39 @@ export async function writeRoutes(conn: DuckDBConnection, options: RouteOptions)
   return written;
 }
 
-/** Streams sql/publish/route_points.sql or route_trips.sql (sorted by trip) into the writer, one trip at a time. */
-async function copyTrips(conn: DuckDBConnection, writer: RouteFileWriter, file: string, params: Params): Promise<void> {
-  const text = stripComments(sqlText(file));
+/**
+ * Streams sql/publish/route_points.sql into the writer, one trip at a time, reading each column
+ * from DuckDB's vectors: numbers only, no value built per point but the doubles themselves.
+ */
+async function copyTrips(conn: DuckDBConnection, writer: RouteFileWriter, trips: readonly (readonly [string, string])[], params: Params): Promise<void> {
+  const text = stripComments(sqlText('publish/route_points'));
   const result = await conn.stream(text, paramsFor(text, params));
-  let key: [string, string] | null = null;
-  let t: number[] = [];
-  let lat: number[] = [];
-  let lng: number[] = [];
-  let speed: number[] = [];
+  let current = 0;
+  let n = 0;
+  let cols = [new Float64Array(4096), new Float64Array(4096), new Float64Array(4096), new Float64Array(4096)] as const;
   const flush = () => {
-    if (key) writer.add(key[0], key[1], { t: Float64Array.from(t), lat: Float64Array.from(lat), lng: Float64Array.from(lng), speed: Float64Array.from(speed) });
-    t = []; lat = []; lng = []; speed = [];
+    const trip = trips[current - 1];
+    if (trip) writer.add(trip[0], trip[1], { t: cols[0].slice(0, n), lat: cols[1].slice(0, n), lng: cols[2].slice(0, n), speed: cols[3].slice(0, n) });
+    n = 0;
   };
   for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
-    const [apps, trips, ts, lats, lngs, speeds] = chunk.getColumns() as [string[], string[], number[], number[], number[], number[]];
+    const [k, t, lat, lng, speed] = [0, 1, 2, 3, 4].map((i) => chunk.getColumnVector(i)) as [DuckDBVector<number>, DuckDBVector<number>, DuckDBVector<number>, DuckDBVector<number>, DuckDBVector<number>];
     for (let i = 0; i < chunk.rowCount; i++) {
-      if (!key || key[0] !== apps[i] || key[1] !== trips[i]) {
+      const trip = k.getItem(i) as number;
+      if (trip !== current) {
         flush();
-        key = [apps[i] as string, trips[i] as string];
+        current = trip;
       }
+      const time = t.getItem(i);
       // a trip that kept no point comes as one row without a point; a time seen just before is
       // the same point from a second copy of the trip's file
-      if (ts[i] === null || ts[i] === t[t.length - 1]) continue;
-      t.push(ts[i] as number);
-      lat.push(lats[i] as number);
-      lng.push(lngs[i] as number);
-      speed.push(speeds[i] as number);
+      if (time === null || (n > 0 && time === cols[0][n - 1])) continue;
+      if (n === cols[0].length) cols = cols.map((c) => { const grown = new Float64Array(c.length * 2); grown.set(c); return grown; }) as unknown as typeof cols;
+      cols[0][n] = time;
+      cols[1][n] = lat.getItem(i) as number;
+      cols[2][n] = lng.getItem(i) as number;
+      cols[3][n] = speed.getItem(i) as number;
+      n++;
     }
   }
   flush();
