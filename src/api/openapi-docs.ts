@@ -70,12 +70,6 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     },
     example: { ...identity, statistics: [{ startTime: '2026-11-16 00:00:00', endTime: '2026-11-22 23:59:59', mileageInMeters: 207386, eventCount: 63, avgSpeedInKmh: 51.94, maxSpeedInKmh: 150.01, durationInSeconds: 14374, score: 73.56 }] },
   },
-  'GET /v1/org-user/{org_user_id}/safety-score': {
-    operationId: 'getSafetyScore', tag: 'Safety score', summary: 'The latest safety score with its factors',
-    description: 'Operation 4. The newest score the nightly job computed (from the trips of the `interval` days before the evaluation date), 0-100, higher is safer, with the factors behind it: shares of driving time in [0, 1]. The model: docs/models.md. 404 `score_not_available` until the job has scored the user.',
-    parameters: { org_user_id: ID, interval: 'The window in days: `30` or `90`.' },
-    example: { ...identity, score: { evaluationTime: '2026-11-24 03:00:12', startTime: '2026-10-25 00:00:00', endTime: '2026-11-23 23:59:59', safetyScore: 76.72, tripCount: 40, distractedDriving: 0.0286, eveningRushHour: 0.3039, acclongAbs1: 0.1408, weekdayDriving: 0.6168, lowSpeed: 0.1301 } },
-  },
   'POST /v1/org-user/{org_user_id}/token': {
     operationId: 'issueToken', tag: 'Passport', summary: 'Issue a passport token',
     description: 'Operation 5. Creates the account when the user has none, then issues a new token (valid 7 days; earlier tokens stay valid until they expire). Give the token to your app\'s SDK: it uploads trips with it. `platformUserId` is the user\'s id in every answer (`userId`).',
