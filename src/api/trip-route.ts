@@ -5,6 +5,7 @@ import { readRoute, routeFile, type RoutePoints } from '../route/route-file.js';
 import { tripDetail, type Scope } from './repository.js';
 import type { Snapshot } from './snapshot.js';
 
+/** What the route is drawn from; `points` are valid only during the render call (src/route/route-file.ts, readRoute). */
 export interface TripRoute {
   trip: Row;
   events: Row[];
@@ -34,27 +35,30 @@ function versionsFor(routesDir: string, tripDate: string, servedVersion: number)
 }
 
 /**
- * The served trip with its kept points, read from the route file its version wrote for its date
- * (src/publish/routes.ts): null when the user has no such trip, 'expired' when the file is gone
- * (raw points kept only DRIVING_POINTS_RETENTION_DAYS days) or was never written. A file that
- * does not list the trip means the trip kept no point.
+ * The served trip rendered with its kept points, read from the route file its version wrote for
+ * its date (src/publish/routes.ts): null when the user has no such trip, 'expired' when the file
+ * is gone (raw points kept only DRIVING_POINTS_RETENTION_DAYS days) or was never written. A file
+ * that does not list the trip means the trip kept no point.
  * The trip and its events come from the serving pack; its file is found without SQL: the trip's
  * date is its local start day (trip_date is the start's day in the app's zone), and of that date's
  * files the newest one the served snapshot knows that lists the trip holds its current copy (a
  * re-sent trip is written again by a newer version). Only when none lists it (the app's zone
  * changed since the trip was loaded) does the slot say where it is.
+ * `render` runs synchronously right after the read: the points live in a buffer the next read reuses.
  */
-export async function tripRoute(s: Snapshot, scope: Scope, tripId: string, routesDir: string): Promise<TripRoute | null | 'expired'> {
+export async function tripRoute<T>(
+  s: Snapshot, scope: Scope, tripId: string, routesDir: string, render: (route: TripRoute) => T,
+): Promise<T | null | 'expired'> {
   const found = await tripDetail(s, scope, tripId);
   if (!found) return null;
   const localDate = String(found.trip['start_time']).slice(0, 10);
   for (const version of await versionsFor(routesDir, localDate, s.manifest.version)) {
-    const points = await readRoute(routeFile(routesDir, localDate, version), scope.appId, tripId);
-    if (points) return { ...found, points };
+    const points = readRoute(routeFile(routesDir, localDate, version), scope.appId, tripId);
+    if (points) return render({ ...found, points });
   }
   const [key] = await s.query(sqlText('api/trip_route_key'), { app_id: scope.appId, user_id: scope.userId, trip_id: tripId });
   if (!key) return null;
-  const points = await readRoute(routeFile(routesDir, String(key['trip_date']), String(key['version'])), scope.appId, tripId);
+  const points = readRoute(routeFile(routesDir, String(key['trip_date']), String(key['version'])), scope.appId, tripId);
   if (points === undefined) return 'expired';
-  return { ...found, points: points ?? NO_POINTS };
+  return render({ ...found, points: points ?? NO_POINTS });
 }

@@ -11,7 +11,13 @@ export function project(lat: ArrayLike<number>, lng: ArrayLike<number>): { x: Fl
   const n = lat.length;
   const x = new Float64Array(n);
   const y = new Float64Array(n);
-  if (n === 0) return { x, y };
+  projectInto(lat, lng, x, y);
+  return { x, y };
+}
+
+function projectInto(lat: ArrayLike<number>, lng: ArrayLike<number>, x: Float64Array, y: Float64Array): void {
+  const n = lat.length;
+  if (n === 0) return;
   const lat0 = lat[0] as number;
   const lng0 = lng[0] as number;
   const kx = EARTH_RADIUS_M * RAD * Math.cos(lat0 * RAD);
@@ -23,7 +29,22 @@ export function project(lat: ArrayLike<number>, lng: ArrayLike<number>): { x: Fl
     x[i] = kx * dLng;
     y[i] = ky * ((lat[i] as number) - lat0);
   }
-  return { x, y };
+}
+
+/**
+ * Working space reused by every call (the function is synchronous): a one-hour trip would
+ * otherwise allocate 61 kB outside V8's heap per call, which at a few hundred calls a second makes
+ * V8 run full collections for the external memory alone.
+ */
+let scratch = { x: new Float64Array(4096), y: new Float64Array(4096), keep: new Uint8Array(4096) };
+
+function scratchFor(n: number): typeof scratch {
+  if (scratch.x.length < n) {
+    let size = scratch.x.length;
+    while (size < n) size *= 2;
+    scratch = { x: new Float64Array(size), y: new Float64Array(size), keep: new Uint8Array(size) };
+  }
+  return scratch;
 }
 
 /**
@@ -38,9 +59,10 @@ export function project(lat: ArrayLike<number>, lng: ArrayLike<number>): { x: Fl
 export function simplifyIndexes(lat: ArrayLike<number>, lng: ArrayLike<number>, toleranceM: number): number[] {
   const n = lat.length;
   if (toleranceM <= 0 || n <= 2) return Array.from({ length: n }, (_, i) => i);
-  const { x, y } = project(lat, lng);
+  const { x, y, keep } = scratchFor(n);
+  projectInto(lat, lng, x, y);
+  keep.fill(0, 0, n);
   const tolerance2 = toleranceM * toleranceM;
-  const keep = new Uint8Array(n);
   keep[0] = 1;
   keep[n - 1] = 1;
   const stack: number[] = [0, n - 1];

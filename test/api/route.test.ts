@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
 import { createApi } from '../../src/api/server.js';
@@ -190,6 +191,28 @@ describe('trip route', () => {
     expect(status).toBe(200);
     expect(body['route'].geometry).toEqual({ type: 'Point', coordinates: [main[0]!.lng, main[0]!.lat] });
     expect(body['route'].properties.times).toEqual([main[0]!.t]);
+  });
+
+  it('answers routes requested at the same time each with its own points (reads share one buffer)', async () => {
+    const paths = ['main/route?tolerance=0', 'gcj/route?tolerance=0', 'one-point/route', 'main/route', 'gcj/route?tolerance=1']
+      .map((p) => `/v1/org-user/driver-1/trip/${p}`);
+    const alone: string[] = [];
+    for (const path of paths) alone.push(JSON.stringify((await routeOf(path)).body));
+    // connections opened first, then every request written in one tick: the server reads them in
+    // one turn of its loop, so their handlers interleave
+    const { port } = new URL(base);
+    const sockets = await Promise.all(Array.from({ length: 20 }, () => new Promise<Socket>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => resolve(socket)).on('error', reject);
+    })));
+    const answers = sockets.map((socket) => new Promise<string>((resolve) => {
+      const chunks: Buffer[] = [];
+      socket.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    }));
+    sockets.forEach((socket, i) => socket.write(
+      `GET ${paths[i % paths.length]} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`,
+    ));
+    const bodies = (await Promise.all(answers)).map((raw) => JSON.stringify(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))));
+    bodies.forEach((body, i) => expect(body, paths[i % paths.length]).toBe(alone[i % paths.length]));
   });
 
   it('serves the copy of a re-sent trip even when it kept no point, never the earlier copy of the same day', async () => {
