@@ -78,7 +78,9 @@ async function copyTrips(conn: DuckDBConnection, writer: RouteFileWriter, trips:
   };
   for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
     const [k, t, lat, lng, speed] = [0, 1, 2, 3, 4].map((i) => chunk.getColumnVector(i)) as [DuckDBVector<number>, DuckDBVector<number>, DuckDBVector<number>, DuckDBVector<number>, DuckDBVector<number>];
-    for (let i = 0; i < chunk.rowCount; i++) {
+    // rowCount asks the native chunk each time it is read: once per chunk, not once per point
+    const rows = chunk.rowCount;
+    for (let i = 0; i < rows; i++) {
       const trip = k.getItem(i) as number;
       if (trip !== current) {
         flush();

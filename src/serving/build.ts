@@ -218,7 +218,8 @@ export async function buildSection(
         const result = await conn.stream(sql, paramsFor(sql, { ...params, buckets, bucket }));
         for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
           const [userIds, keys, tripIds, payloads, extraTexts] = chunk.getColumns() as [bigint[], number[], string[], string[], string[]];
-          for (let r = 0; r < chunk.rowCount; r++) {
+          const count = chunk.rowCount; // a native call per read
+          for (let r = 0; r < count; r++) {
             const aux = section === 'trips' ? tripIdHash(tripIds[r] as string) : section === 'scores' ? Number(tripIds[r]) : 0;
             writer.emit(a, Number(userIds[r]), keys[r] as number, aux, payloads[r] as string, extraTexts[r] as string);
           }
