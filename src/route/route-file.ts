@@ -94,8 +94,8 @@ function parseEntries(bytes: Buffer, fileSize: number): IndexEntry[] {
 }
 
 /**
- * Where a trip's points are read to when no buffer is given: one block reused by every read,
- * grown to the longest trip seen. A route read allocated 32 bytes per point (115 kB for a one-hour
+ * Where a trip's points are read to: one block reused by every read, grown to the longest trip
+ * seen. A route read allocated 32 bytes per point (115 kB for a one-hour
  * trip) outside V8's heap, and at 200 reads/s that external memory alone made V8 run a full
  * mark-compact every 300 ms, the route's p99 (23-32 ms against 7-9 ms without). Points read into
  * it are valid until the next read: use them before anything else can run.
@@ -117,10 +117,10 @@ function blockFor(n: number): Float64Array {
  * or two reads, close), as the serving pack reads: a route file the publish just wrote is in the
  * page cache, and four system calls cost less than the thread pool's round trips they replace.
  *
- * The points are views into one shared block (see `blockFor`) unless `copy` is set: they are
- * valid until the next call, so use them before the next await.
+ * The points are views into one shared block (see `blockFor`): they are valid until the next
+ * call, so use them before the next await.
  */
-export function readRoute(path: string, appId: string, tripId: string, copy = false): RoutePoints | null | undefined {
+export function readRoute(path: string, appId: string, tripId: string): RoutePoints | null | undefined {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -150,7 +150,7 @@ export function readRoute(path: string, appId: string, tripId: string, copy = fa
     const entry = cached.trips.get(keyOf(appId, tripId));
     if (!entry) return null;
     const [offset, n] = entry;
-    const block = copy ? new Float64Array(4 * n) : blockFor(n);
+    const block = blockFor(n);
     if (n > 0) {
       const bytesRead = readSync(fd, new Uint8Array(block.buffer, 0, n * BYTES_PER_POINT), 0, n * BYTES_PER_POINT, offset);
       if (bytesRead !== n * BYTES_PER_POINT) throw new Error(`route file ${path} is shorter than its index says`);
