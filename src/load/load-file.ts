@@ -10,6 +10,7 @@ import { scanFile, type LineIndex } from './scan-file.js';
 import { assertUnchanged, ChangedDuringLoadError, identityOf, removePointFiles, type FileIdentity } from './file-identity.js';
 import { mergeStaged } from './merge-staged.js';
 import { emptyFileReport, type FileReport } from './report.js';
+import { writeStagedRoutes, type RouteOptions } from '../publish/routes.js';
 
 export interface LoadFileContext {
   pointsDir: string;
@@ -20,6 +21,11 @@ export interface LoadFileContext {
   pointsPerPart?: number;
   /** Called between a file's staging and its merge (a test appends to the file here). */
   afterStage?: (file: string) => void | Promise<void>;
+  /**
+   * Where the route files go: each file's merge is followed by the route files of its version,
+   * from the points still staged (the publish writes any that are missing, from the Parquet).
+   */
+  routes?: Pick<RouteOptions, 'routesDir' | 'oldestDate'>;
 }
 
 /** One file's outcome, in input order; `error` when it could not be loaded at all. */
@@ -105,6 +111,9 @@ async function loadOne(conn: DuckDBConnection, file: string, ctx: LoadFileContex
       how = await stage(conn, source, key, scan.lines, ctx);
     }
     const report = await merge(conn, source, key, identity, ctx, stagedAfter);
+    // the file is committed whatever happens here: a route file not written now (a full disk, a
+    // kill) is written by the publish from the raw-point Parquet, which fails the publish loudly
+    if (ctx.routes && report.version !== null) await writeStagedRoutes(conn, ctx.routes, report.version).catch(() => undefined);
     return { file, report: { ...report, read: how } };
   } catch (error) {
     // nothing of a changed file is kept: its merge rolled back; the points it wrote go too

@@ -2,7 +2,7 @@ import type { DuckDBConnection, DuckDBVector } from '@duckdb/node-api';
 import { listValue } from '@duckdb/node-api';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { paramsFor, queryFile, sqlText, stripComments, type Params } from '../db/sql.js';
+import { paramsFor, query, queryFile, sqlText, stripComments, type Params } from '../db/sql.js';
 import { RouteFileWriter, routeFile } from '../route/route-file.js';
 import { fsyncDir } from '../fsutil.js';
 import type { Paths } from '../config.js';
@@ -39,34 +39,64 @@ export async function writeRoutes(conn: DuckDBConnection, options: RouteOptions)
   for (const part of parts) {
     const tripDate = String(part['trip_date']);
     const version = Number(part['version']);
-    const target = routeFile(options.routesDir, tripDate, version);
-    if (existsSync(target)) continue;
-    const dir = join(options.routesDir, `trip_date=${tripDate}`);
-    mkdirSync(dir, { recursive: true });
+    if (existsSync(routeFile(options.routesDir, tripDate, version))) continue;
     const prefixes = (part['file_keys'] as string[]).map((key) => `f${key.slice(0, 16)}_`);
     const files = pointFiles(join(options.pointsDir, `trip_date=${tripDate}`), prefixes);
-    const writer = new RouteFileWriter(`${target}.tmp`);
-    try {
-      const trips = (await queryFile(conn, 'publish/route_trips', { version, trip_date: tripDate })).map((r) => [String(r['app_id']), String(r['trip_id'])] as const);
-      if (files.length > 0) await copyTrips(conn, writer, trips, { files: listValue(files), version, trip_date: tripDate });
-      else for (const [app, trip] of trips) writer.add(app, trip, { t: new Float64Array(0), lat: new Float64Array(0), lng: new Float64Array(0), speed: new Float64Array(0) });
-      writer.finish(target);
-    } catch (error) {
-      writer.abort();
-      throw error;
-    }
-    fsyncDir(dir);
-    written++;
+    const points = files.length > 0 ? { sql: 'publish/route_points', params: { files: listValue(files), version, trip_date: tripDate } } : null;
+    if (await writeRouteFile(conn, options.routesDir, tripDate, version, points)) written++;
   }
   return written;
 }
 
 /**
- * Streams sql/publish/route_points.sql into the writer, one trip at a time, reading each column
- * from DuckDB's vectors: numbers only, no value built per point but the doubles themselves.
+ * At load, right after a file's merge committed `version`: the route files of that version (one
+ * per trip date within retention) from the file's staged points, still in the connection's temp
+ * tables (sql/load/route_points_staged.sql), instead of the publish reading them back from the
+ * raw-point Parquet. Same bytes as the publish would write. Returns the files written.
  */
-async function copyTrips(conn: DuckDBConnection, writer: RouteFileWriter, trips: readonly (readonly [string, string])[], params: Params): Promise<void> {
-  const text = stripComments(sqlText('publish/route_points'));
+export async function writeStagedRoutes(conn: DuckDBConnection, options: Pick<RouteOptions, 'routesDir' | 'oldestDate'>, version: number): Promise<number> {
+  const dates = await query(conn, 'select distinct trip_date::varchar as d from int_trips where trip_date >= $oldest::date order by 1', { oldest: options.oldestDate });
+  let written = 0;
+  for (const row of dates) {
+    const tripDate = String(row['d']);
+    if (await writeRouteFile(conn, options.routesDir, tripDate, version, { sql: 'load/route_points_staged', params: { version, trip_date: tripDate } })) written++;
+  }
+  return written;
+}
+
+/**
+ * The route file of (`tripDate`, `version`), unless it exists: the version's trips of that date
+ * (sql/publish/route_trips.sql) with the points `points` streams, or every trip without points
+ * when there are none. Written to a temp name, fsynced and renamed; false when it existed.
+ */
+async function writeRouteFile(
+  conn: DuckDBConnection, routesDir: string, tripDate: string, version: number, points: { sql: string; params: Params } | null,
+): Promise<boolean> {
+  const target = routeFile(routesDir, tripDate, version);
+  if (existsSync(target)) return false;
+  const dir = join(routesDir, `trip_date=${tripDate}`);
+  mkdirSync(dir, { recursive: true });
+  const writer = new RouteFileWriter(`${target}.tmp`);
+  try {
+    const trips = (await queryFile(conn, 'publish/route_trips', { version, trip_date: tripDate })).map((r) => [String(r['app_id']), String(r['trip_id'])] as const);
+    if (points) await copyTrips(conn, writer, trips, points.sql, points.params);
+    else for (const [app, trip] of trips) writer.add(app, trip, { t: new Float64Array(0), lat: new Float64Array(0), lng: new Float64Array(0), speed: new Float64Array(0) });
+    writer.finish(target);
+  } catch (error) {
+    writer.abort();
+    throw error;
+  }
+  fsyncDir(dir);
+  return true;
+}
+
+/**
+ * Streams `sqlName` (rows of trip number, time, lat, lng, speed, as sql/publish/route_points.sql)
+ * into the writer, one trip at a time, reading each column from DuckDB's vectors: numbers only, no
+ * value built per point but the doubles themselves.
+ */
+async function copyTrips(conn: DuckDBConnection, writer: RouteFileWriter, trips: readonly (readonly [string, string])[], sqlName: string, params: Params): Promise<void> {
+  const text = stripComments(sqlText(sqlName));
   const result = await conn.stream(text, paramsFor(text, params));
   let current = 0;
   let n = 0;

@@ -7,6 +7,8 @@ import { createApi } from '../../src/api/server.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { PassportStore } from '../../src/passport/store.js';
 import { readRoute } from '../../src/route/route-file.js';
+import { openDatabase } from '../../src/db/open.js';
+import { routeOptions, writeRoutes } from '../../src/publish/routes.js';
 import { workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 
 // The route of a trip against the real server on a loopback port. The expected points are worked
@@ -228,6 +230,32 @@ describe('trip route', () => {
     expect(status).toBe(200);
     expect(body['route'].properties.keptPointCount).toBe(0);
     expect(body['route'].geometry).toBeNull();
+  });
+
+  it('is written by the load from its staged points: the bytes the publish writes from the raw-point Parquet', async () => {
+    const late = wavy(200, START + 9_000_000);
+    const loaded = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'late.ndjson'), [record('late', 'driver-1', userId, late)])], now: clock });
+    const version = loaded.files[0]!.version as number;
+    expect(existsSync(join(ws.paths.routesDir, 'trip_date=2026-11-20', `v${version}.route`))).toBe(true);
+    // the load wrote it: its publish had nothing left to write
+    expect(loaded.publish?.routesWritten).toBe(0);
+    // every route file so far (spikes, repeated times, a trip without points, re-sent trips) as the
+    // publish writes it from the Parquet the same loads wrote
+    const fromParquet = join(ws.dir, 'routes-from-parquet');
+    const db = await openDatabase(ws.paths.warehouseFile, { readOnly: true });
+    try {
+      await writeRoutes(db.connection, { ...routeOptions(ws.paths, 30, clock), routesDir: fromParquet });
+    } finally {
+      db.close();
+    }
+    const relative = (dir: string) => filesUnder(dir).map((f) => f.slice(dir.length)).sort();
+    // the publish writes the versions that still own trips (the first copy of the re-sent trip,
+    // v2, owns none now: its file was written when it did)
+    expect(relative(fromParquet).length).toBeGreaterThanOrEqual(2);
+    expect(relative(ws.paths.routesDir)).toEqual(expect.arrayContaining(relative(fromParquet)));
+    for (const name of relative(fromParquet)) {
+      expect(readFileSync(join(ws.paths.routesDir, name)).equals(readFileSync(join(fromParquet, name))), name).toBe(true);
+    }
   });
 
   it('answers 404 route_not_available for a trip whose raw points are past retention', async () => {
