@@ -25,4 +25,5 @@ select v.k, epoch_ms(p.t)::double as t_ms, p.lat, p.lng, p.speed
 from version_trips as v
 left join lines as l on l.k = v.k
 left join int_points as p on p.line_no = l.source_line and p.drop_reason is null
-order by v.k, t_ms
+-- the exact time after the millisecond, as route_points.sql: the same point is kept of two in one ms
+order by v.k, t_ms, p.t

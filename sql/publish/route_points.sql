@@ -19,7 +19,8 @@ with version_trips as (
 select v.k, p.t_ms, p.lat, p.lng, p.speed
 from version_trips as v
 left join (
-    select app_id, trip_id, epoch_ms(t)::double as t_ms, lat, lng, speed
+    select app_id, trip_id, t, epoch_ms(t)::double as t_ms, lat, lng, speed
     from read_parquet($files)
 ) as p on p.app_id = v.app_id and p.trip_id = v.trip_id
-order by v.k, p.t_ms
+-- the exact time after the millisecond: of two points in one millisecond the writer keeps the first
+order by v.k, p.t_ms, p.t

@@ -78,7 +78,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         if (fromLanding) moveLanded(paths.landingDir, file, day, 'failed', report.failed);
       }
       reports.push(report);
-      const summary = report.failed ? `FAILED: ${report.failed}` : report.skipped ? 'already loaded, skipped' : describe(report);
+      const summary = report.failed ? `FAILED: ${report.failed}` : report.skipped ? 'already loaded, skipped'
+        : `${describe(report)}${report.routesDeferred ? `; route files left to the publish: ${report.routesDeferred}` : ''}`;
       // files are derived two at a time but finish in order: the time is since the previous one finished
       progress(`load: [${index + 1}/${files.length}] ${file}: ${summary} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
       t0 = Date.now();

@@ -113,7 +113,11 @@ async function loadOne(conn: DuckDBConnection, file: string, ctx: LoadFileContex
     const report = await merge(conn, source, key, identity, ctx, stagedAfter);
     // the file is committed whatever happens here: a route file not written now (a full disk, a
     // kill) is written by the publish from the raw-point Parquet, which fails the publish loudly
-    if (ctx.routes && report.version !== null) await writeStagedRoutes(conn, ctx.routes, report.version).catch(() => undefined);
+    if (ctx.routes && report.version !== null) {
+      await writeStagedRoutes(conn, ctx.routes, report.version).catch((error: unknown) => {
+        report.routesDeferred = (error instanceof Error ? error.message : String(error)).split('\n')[0]?.slice(0, 300);
+      });
+    }
     return { file, report: { ...report, read: how } };
   } catch (error) {
     // nothing of a changed file is kept: its merge rolled back; the points it wrote go too

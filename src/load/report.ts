@@ -9,6 +9,8 @@ export interface FileReport {
   /** How an NDJSON file was read: `typed` (DuckDB's reader, whole) or `lines` (line by line, when a line is malformed or mistyped). */
   read?: 'typed' | 'lines' | 'parquet';
   version: number | null;
+  /** Why the file's route files were left to the publish (written from the Parquet there), if they were. */
+  routesDeferred?: string;
   records: Record<string, number>;
   points: Record<string, number>;
   events: Record<string, number>;

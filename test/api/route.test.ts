@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
@@ -258,6 +258,29 @@ describe('trip route', () => {
     }
   });
 
+  it('leaves a route file the load could not write to the publish, and says so', async () => {
+    const db = await openDatabase(ws.paths.warehouseFile, { readOnly: true });
+    const [row] = (await db.connection.runAndReadAll("select value from meta where key = 'version'")).getRowObjectsJson();
+    db.close();
+    const next = Number(row?.['value']) + 1;
+    // a folder where the first file's route file is written to first: that write fails
+    const blocker = join(ws.paths.routesDir, 'trip_date=2026-11-20', `v${next}.route.tmp`);
+    const inputs = ['deferred-a', 'deferred-b'].map((id, i) => writeNdjson(join(ws.dir, 'in', `${id}.ndjson`), [record(id, 'driver-1', userId, wavy(150, START + 10_000_000 + i * 400_000))]));
+    const loaded = await runLoad({
+      dataDir: ws.dir, inputs, now: clock, concurrency: 1,
+      afterStage: (file) => (file.endsWith('deferred-a.ndjson') ? mkdirSync(blocker, { recursive: true }) : rmSync(blocker, { recursive: true, force: true })),
+    });
+    expect(loaded.files.map((f) => f.failed)).toEqual([undefined, undefined]);
+    expect(loaded.files[0]!.routesDeferred).toMatch(/EISDIR|directory/i);
+    expect(loaded.files[1]!.routesDeferred).toBeUndefined();
+    // the publish wrote it from the Parquet, and the route is served
+    expect(loaded.publish?.routesWritten).toBe(1);
+    await api.ctx.snapshots.refresh();
+    const { status, body } = await routeOf('/v1/org-user/driver-1/trip/deferred-a/route?tolerance=0');
+    expect(status).toBe(200);
+    expect(body['route'].properties.keptPointCount).toBe(151);
+  });
+
   it('answers 404 route_not_available for a trip whose raw points are past retention', async () => {
     const { status, body } = await routeOf('/v1/org-user/driver-1/trip/old/route');
     expect(status).toBe(404);
@@ -310,7 +333,7 @@ describe('trip route over time', () => {
     const bytes = Buffer.concat(routeFiles().map((f) => readFileSync(f)));
     expect(bytes.includes('leaver-trip')).toBe(false);
     expect(bytes.includes('main')).toBe(true);
-    for (const file of routeFiles()) expect(await readRoute(file, ws.appId, 'leaver-trip')).toBeNull();
+    for (const file of routeFiles()) expect(readRoute(file, ws.appId, 'leaver-trip')).toBeNull();
     // the other user's route is untouched
     expect((await routeOf('/v1/org-user/driver-1/trip/main/route?tolerance=0')).body['route'].properties.times).toEqual(keptMain.map((p) => p.t));
   });

@@ -174,7 +174,7 @@ describe('purge: every copy of a deleted user', () => {
     expect(routeFiles.length).toBeGreaterThan(0);
     expect(purged.purged.routeFilesRewritten).toBeGreaterThan(0);
     for (const file of routeFiles) {
-      for (const id of leaverTrips) expect(await readRoute(file, ws.appId, id), `${file}: ${id}`).toBeNull();
+      for (const id of leaverTrips) expect(readRoute(file, ws.appId, id), `${file}: ${id}`).toBeNull();
     }
     const packBytes = Buffer.concat(published.map((f) => readFileSync(f)));
     for (const id of leaverIds) expect(packBytes.includes(id), id).toBe(false);
