@@ -12,6 +12,7 @@ import { purgeDeletedUsers, type PurgeResult } from '../purge/purge.js';
 import { emitEvents, type EmitResult } from '../events/emit.js';
 import { silent, type Progress } from '../progress.js';
 import { todayIn } from '../time.js';
+import { firstLine } from '../errors.js';
 
 export interface LoadOptions {
   dataDir: string;
@@ -64,7 +65,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     const reports: FileReport[] = [];
     const day = now.toISOString().slice(0, 10);
     let t0 = Date.now();
-    await loadFiles(wh, files, { pointsDir: paths.pointsDir, now, parseBytes: options.parseBytes, pointsPerPart: options.pointsPerPart ?? settings.pointsPerPart, afterStage: options.afterStage, concurrency: options.concurrency ?? settings.loadConcurrency, routes: routeOptions(paths, settings.pointsRetentionDays, now) }, ({ file, report: loaded, error }, index) => {
+    // the same route files the load writes per file, and the publish any still missing
+    const routes = routeOptions(paths, settings.pointsRetentionDays, now);
+    await loadFiles(wh, files, { pointsDir: paths.pointsDir, now, parseBytes: options.parseBytes, pointsPerPart: options.pointsPerPart ?? settings.pointsPerPart, afterStage: options.afterStage, concurrency: options.concurrency ?? settings.loadConcurrency, routes }, ({ file, report: loaded, error }, index) => {
       let report: FileReport;
       if (loaded) {
         report = loaded;
@@ -99,7 +102,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       lockWaitMs: settings.publishLockWaitMs,
       now,
       progress: (m) => progress(`load: ${m}`),
-      routes: routeOptions(paths, settings.pointsRetentionDays, now),
+      routes,
     });
     progress(`load: publish ${published.detail}`);
     const events = await emitEvents(wh, paths.eventsDir, published.version, now);
@@ -108,12 +111,6 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   } finally {
     wh.close();
   }
-}
-
-/** DuckDB's first line says what went wrong; the rest (reader settings, SQL) is for developers. */
-function firstLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return (message.split('\n')[0] ?? message).slice(0, 300);
 }
 
 function describe(report: FileReport): string {

@@ -4,7 +4,7 @@ import { openWarehouse } from '../warehouse/warehouse.js';
 import { queryFile } from '../db/sql.js';
 import { findArchived } from '../load/archive.js';
 import { rederiveFile, type RederivedFile } from '../load/rederive-file.js';
-import { InputError } from '../errors.js';
+import { firstLine, InputError } from '../errors.js';
 import { routeOptions } from '../publish/routes.js';
 import { publish, type PublishResult } from '../publish/publish.js';
 import { emitEvents, type EmitResult } from '../events/emit.js';
@@ -105,11 +105,6 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
   } finally {
     wh.close();
   }
-}
-
-function firstLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return (message.split('\n')[0] ?? message).slice(0, 300);
 }
 
 export function rederiveSummary(r: RederiveResult): string {

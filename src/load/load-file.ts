@@ -11,6 +11,7 @@ import { assertUnchanged, ChangedDuringLoadError, identityOf, removePointFiles, 
 import { mergeStaged } from './merge-staged.js';
 import { emptyFileReport, type FileReport } from './report.js';
 import { writeStagedRoutes, type RouteOptions } from '../publish/routes.js';
+import { firstLine } from '../errors.js';
 
 export interface LoadFileContext {
   pointsDir: string;
@@ -114,9 +115,7 @@ async function loadOne(conn: DuckDBConnection, file: string, ctx: LoadFileContex
     // the file is committed whatever happens here: a route file not written now (a full disk, a
     // kill) is written by the publish from the raw-point Parquet, which fails the publish loudly
     if (ctx.routes && report.version !== null) {
-      await writeStagedRoutes(conn, ctx.routes, report.version).catch((error: unknown) => {
-        report.routesDeferred = (error instanceof Error ? error.message : String(error)).split('\n')[0]?.slice(0, 300);
-      });
+      await writeStagedRoutes(conn, ctx.routes, report.version).catch((error: unknown) => (report.routesDeferred = firstLine(error)));
     }
     return { file, report: { ...report, read: how } };
   } catch (error) {
