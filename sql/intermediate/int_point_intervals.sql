@@ -40,8 +40,8 @@ paired as (
 
 select
     *,
-    epoch(next_t) - epoch(t) as dt,
+    seconds_between(t, next_t) as dt,
     haversine_m(lat, lng, next_lat, next_lng) as distance_m,
-    next_t is not null and epoch(next_t) - epoch(t) > 0 and epoch(next_t) - epoch(t) <= 10 as is_driving,
+    next_t is not null and dt > 0 and dt <= 10 as is_driving,
     coalesce(faster_than_plausible(distance_m, dt), false) as is_implausible
 from paired
