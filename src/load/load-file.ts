@@ -54,24 +54,33 @@ export async function loadFiles(
     for (let i = 1; i < lanes; i++) connections.push(await stagingConnection(wh));
     let next = 0;
     let stopped: unknown;
-    // each file waits for the one before it to be merged (or to fail) before merging itself
+    // each file waits for the one before it to be merged (or to fail) before merging itself, and
+    // to be reported before reporting itself; its route files are written after its merge lets
+    // the next file merge, so they are off the chain of merges
     const merged: Promise<void>[] = [];
+    const reported: Promise<void>[] = [];
     const lane = async (conn: DuckDBConnection): Promise<void> => {
       while (next < files.length && stopped === undefined) {
         const index = next++;
         const file = files[index] as string;
         const previous = merged[index - 1] ?? Promise.resolve();
+        const previousReported = reported[index - 1] ?? Promise.resolve();
         let release!: () => void;
+        let releaseReport!: () => void;
         merged[index] = new Promise((done) => (release = done));
+        reported[index] = new Promise((done) => (releaseReport = done));
         try {
-          const outcome = await loadOne(conn, file, ctx, previous);
+          const outcome = await loadOne(conn, file, ctx, previous, release);
           await previous;
+          release();
+          await previousReported;
           if (stopped === undefined) await onFile(outcome, index);
         } catch (error) {
           stopped ??= error;
         } finally {
-          await dropStaged(conn).catch(() => undefined);
           release();
+          await dropStaged(conn).catch(() => undefined);
+          releaseReport();
         }
       }
     };
@@ -90,7 +99,8 @@ async function stagingConnection(wh: Warehouse): Promise<DuckDBConnection> {
   return conn;
 }
 
-async function loadOne(conn: DuckDBConnection, file: string, ctx: LoadFileContext, previous: Promise<void>): Promise<FileOutcome> {
+/** `merged` is called once the file's merge has committed or failed (the next file may merge). */
+async function loadOne(conn: DuckDBConnection, file: string, ctx: LoadFileContext, previous: Promise<void>, merged: () => void): Promise<FileOutcome> {
   const source = resolve(file);
   let key: string | undefined;
   try {
@@ -111,7 +121,7 @@ async function loadOne(conn: DuckDBConnection, file: string, ctx: LoadFileContex
       stagedAfter = await lastBatchId(conn);
       how = await stage(conn, source, key, scan.lines, ctx);
     }
-    const report = await merge(conn, source, key, identity, ctx, stagedAfter);
+    const report = await merge(conn, source, key, identity, ctx, stagedAfter).finally(merged);
     // the file is committed whatever happens here: a route file not written now (a full disk, a
     // kill) is written by the publish from the raw-point Parquet, which fails the publish loudly
     if (ctx.routes && report.version !== null) {
