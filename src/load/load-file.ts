@@ -12,6 +12,7 @@ import { mergeStaged } from './merge-staged.js';
 import { emptyFileReport, type FileReport } from './report.js';
 import { writeStagedRoutes, type RouteOptions } from '../publish/routes.js';
 import { firstLine } from '../errors.js';
+import { POINTS_PARQUET } from './points-parquet.js';
 
 export interface LoadFileContext {
   pointsDir: string;
@@ -171,13 +172,13 @@ async function writePoints(conn: DuckDBConnection, pointsDir: string, key: strin
     const dir = join(pointsDir, `trip_date=${String(days[0]?.['d'])}`);
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `${name}0.parquet`);
-    await run(conn, `copy (select * exclude (trip_date) from (${sqlText('load/write_points')})) to ${quoteLiteral(file)} (format parquet, compression zstd)`);
+    await run(conn, `copy (select * exclude (trip_date) from (${sqlText('load/write_points')})) to ${quoteLiteral(file)} (${POINTS_PARQUET})`);
     return;
   }
   await run(
     conn,
     `copy (${sqlText('load/write_points')}) to ${quoteLiteral(pointsDir)} ` +
-      `(format parquet, compression zstd, partition_by (trip_date), overwrite_or_ignore true, ` +
+      `(${POINTS_PARQUET}, partition_by (trip_date), overwrite_or_ignore true, ` +
       `filename_pattern ${quoteLiteral(`${name}{i}`)})`,
   );
 }

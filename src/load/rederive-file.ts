@@ -7,6 +7,7 @@ import { dropStaged, formatOf, stageFile } from './stage-file.js';
 import { scanFile } from './scan-file.js';
 import { mergeStaged } from './merge-staged.js';
 import { emptyFileReport, type FileReport } from './report.js';
+import { POINTS_PARQUET } from './points-parquet.js';
 
 export interface RederivedFile {
   file: string;
@@ -84,13 +85,13 @@ async function writePoints(conn: DuckDBConnection, pointsDir: string, key: strin
     const [rows] = await query(conn, 'select count(*)::int as n from rederive_kept_point_rows');
     if (Number(rows?.['n'] ?? 0) === 0) continue;
     const tmp = join(dir, `.${prefix}kept.tmp`);
-    await run(conn, `copy rederive_kept_point_rows to ${quoteLiteral(tmp)} (format parquet, compression zstd)`);
+    await run(conn, `copy rederive_kept_point_rows to ${quoteLiteral(tmp)} (${POINTS_PARQUET})`);
     renameSync(tmp, join(dir, `${prefix}r${stamp}_kept.parquet`));
   }
   await run(
     conn,
     `copy (${sqlText('load/write_points')}) to ${quoteLiteral(pointsDir)} ` +
-      `(format parquet, compression zstd, partition_by (trip_date), overwrite_or_ignore true, ` +
+      `(${POINTS_PARQUET}, partition_by (trip_date), overwrite_or_ignore true, ` +
       `filename_pattern ${quoteLiteral(`${prefix}r${stamp}_{i}`)})`,
   );
   for (const path of earlier) rmSync(path, { force: true });

@@ -9,6 +9,7 @@ import { fsyncDir } from '../fsutil.js';
 import type { Paths } from '../config.js';
 import { readDeletionRequests, removeDeletionRequests } from './requests.js';
 import { scrubArchives, type PurgedUser } from './archives.js';
+import { POINTS_PARQUET } from '../load/points-parquet.js';
 
 export interface PurgeResult {
   users: number;
@@ -93,7 +94,7 @@ async function rewritePointsWithout(conn: Warehouse['conn'], dir: string, tripId
     const [hit] = await query(conn, 'select count(*) as n from read_parquet($file) where list_contains($ids, trip_id)', { file, ids: listValue(tripIds) });
     if (Number(hit?.['n'] ?? 0) === 0) continue;
     const tmp = `${file}.purge.tmp`;
-    await run(conn, `copy (select * from read_parquet(${quoteLiteral(file)}) where not list_contains($ids, trip_id)) to ${quoteLiteral(tmp)} (format parquet, compression zstd)`, { ids: listValue(tripIds) });
+    await run(conn, `copy (select * from read_parquet(${quoteLiteral(file)}) where not list_contains($ids, trip_id)) to ${quoteLiteral(tmp)} (${POINTS_PARQUET})`, { ids: listValue(tripIds) });
     renameSync(tmp, file);
     rewritten++;
   }
