@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
@@ -242,12 +242,15 @@ describe('trip route', () => {
     // every route file so far (spikes, repeated times, a trip without points, re-sent trips) as the
     // publish writes it from the Parquet the same loads wrote
     const fromParquet = join(ws.dir, 'routes-from-parquet');
-    const db = await openDatabase(ws.paths.warehouseFile, { readOnly: true });
-    try {
-      await writeRoutes(db.connection, { ...routeOptions(ws.paths, 30, clock), routesDir: fromParquet });
-    } finally {
-      db.close();
-    }
+    const routesFromParquet = async (routesDir: string) => {
+      const db = await openDatabase(ws.paths.warehouseFile, { readOnly: true });
+      try {
+        await writeRoutes(db.connection, { ...routeOptions(ws.paths, 30, clock), routesDir });
+      } finally {
+        db.close();
+      }
+    };
+    await routesFromParquet(fromParquet);
     const relative = (dir: string) => filesUnder(dir).map((f) => f.slice(dir.length)).sort();
     // the publish writes the versions that still own trips (the first copy of the re-sent trip,
     // v2, owns none now: its file was written when it did)
@@ -255,6 +258,29 @@ describe('trip route', () => {
     expect(relative(ws.paths.routesDir)).toEqual(expect.arrayContaining(relative(fromParquet)));
     for (const name of relative(fromParquet)) {
       expect(readFileSync(join(ws.paths.routesDir, name)).equals(readFileSync(join(fromParquet, name))), name).toBe(true);
+    }
+
+    // the raw points are Parquet format 2; the format-1 files of a warehouse written before give
+    // the same routes
+    const pointFiles = filesUnder(ws.paths.pointsDir).filter((f) => f.endsWith('.parquet'));
+    const formatOf = async (c: Awaited<ReturnType<typeof openDatabase>>['connection'], file: string) =>
+      String((await c.runAndReadAll(`select format_version from parquet_file_metadata('${file}')`)).getRowsJson()[0]?.[0]);
+    const mem = await openDatabase(':memory:');
+    try {
+      for (const file of pointFiles) {
+        expect(await formatOf(mem.connection, file), file).toBe('2');
+        await mem.connection.run(`copy (select * from read_parquet('${file}')) to '${file}.v1' (format parquet, compression zstd, parquet_version v1)`);
+        renameSync(`${file}.v1`, file);
+        expect(await formatOf(mem.connection, file), file).toBe('1');
+      }
+    } finally {
+      mem.close();
+    }
+    const fromFormat1 = join(ws.dir, 'routes-from-format-1');
+    await routesFromParquet(fromFormat1);
+    expect(relative(fromFormat1)).toEqual(relative(fromParquet));
+    for (const name of relative(fromFormat1)) {
+      expect(readFileSync(join(fromFormat1, name)).equals(readFileSync(join(fromParquet, name))), name).toBe(true);
     }
   });
 
