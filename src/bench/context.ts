@@ -45,6 +45,8 @@ export interface DiskUse {
   label: string;
   days: number;
   pointsBytes: number;
+  /** The route files the API serves the same points from (published/routes). */
+  routesBytes: number;
   warehouseBytes: number;
   slotsBytes: number;
   /** The serving pack files the manifest names. */

@@ -118,6 +118,7 @@ export function diskUse(dir: string, label: string, days: number): DiskUse {
     label,
     days,
     pointsBytes: folderBytes(paths.pointsDir),
+    routesBytes: folderBytes(paths.routesDir),
     warehouseBytes: fileBytes(paths.warehouseFile) + fileBytes(`${paths.warehouseFile}.wal`),
     slotsBytes: slots.reduce((sum, f) => sum + fileBytes(join(paths.publishedDir, f)), 0),
     packBytes: Object.values(readManifest(paths.manifestFile)?.pack?.files ?? {}).flat().reduce((sum, f) => sum + fileBytes(join(paths.publishedDir, f)) + fileBytes(join(paths.publishedDir, `${f}${EXTRAS_SUFFIX}`)), 0),

@@ -26,7 +26,10 @@ export async function benchResources(ctx: BenchContext): Promise<void> {
   for (const use of ctx.disk) {
     const perDay = (bytes: number): number => Number(mib(bytes / use.days));
     // raw points exist only for loaded days (history is synthesized without them)
-    if (use.days === 1) record(ctx, { stage: 'resources', metric: `disk per day, ${use.label}: raw points Parquet`, value: perDay(use.pointsBytes), unit: 'MiB/day' });
+    if (use.days === 1) {
+      record(ctx, { stage: 'resources', metric: `disk per day, ${use.label}: raw points Parquet`, value: perDay(use.pointsBytes), unit: 'MiB/day' });
+      record(ctx, { stage: 'resources', metric: `disk per day, ${use.label}: route files`, value: perDay(use.routesBytes), unit: 'MiB/day' });
+    }
     record(ctx, { stage: 'resources', metric: `disk per day, ${use.label}: warehouse`, value: perDay(use.warehouseBytes), unit: 'MiB/day' });
     record(ctx, { stage: 'resources', metric: `disk per day, ${use.label}: published slots`, value: perDay(use.slotsBytes), unit: 'MiB/day' });
     record(ctx, { stage: 'resources', metric: `disk per day, ${use.label}: serving pack`, value: perDay(use.packBytes), unit: 'MiB/day' });
