@@ -4,17 +4,9 @@ const RAD = Math.PI / 180;
 
 /**
  * Positions in metres on an equirectangular projection centred on the first point (decisions 7,
- * "Route"): x east, y north. Longitude differences are taken the short way round, so a trip over
- * the antimeridian is not stretched across the globe.
+ * "Route"), written into `x` and `y`: x east, y north. Longitude differences are taken the short
+ * way round, so a trip over the antimeridian is not stretched across the globe.
  */
-export function project(lat: ArrayLike<number>, lng: ArrayLike<number>): { x: Float64Array; y: Float64Array } {
-  const n = lat.length;
-  const x = new Float64Array(n);
-  const y = new Float64Array(n);
-  projectInto(lat, lng, x, y);
-  return { x, y };
-}
-
 function projectInto(lat: ArrayLike<number>, lng: ArrayLike<number>, x: Float64Array, y: Float64Array): void {
   const n = lat.length;
   if (n === 0) return;

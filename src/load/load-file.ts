@@ -71,9 +71,10 @@ export async function loadFiles(
         merged[index] = new Promise((done) => (release = done));
         reported[index] = new Promise((done) => (releaseReport = done));
         try {
+          // `release` lets the next file merge once this one's merge is done; a file that never
+          // merged (skipped, failed) lets it in `finally`
           const outcome = await loadOne(conn, file, ctx, previous, release);
-          await previous;
-          release();
+          // the previous file is reported only after its merge chain was released
           await previousReported;
           if (stopped === undefined) await onFile(outcome, index);
         } catch (error) {
