@@ -1,4 +1,4 @@
-import { listValue } from '@duckdb/node-api';
+import { listValue } from '../db/duckdb.js';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase } from '../db/open.js';

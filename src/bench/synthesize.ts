@@ -1,4 +1,4 @@
-import { listValue } from '@duckdb/node-api';
+import { listValue } from '../db/duckdb.js';
 import { pathsFor, jobSettings } from '../config.js';
 import { AppStore, type App } from '../apps/store.js';
 import { inTransaction, nextBatchId, openWarehouse, setWarehouseVersion, warehouseVersion, type Warehouse } from '../warehouse/warehouse.js';

@@ -1,4 +1,4 @@
-import { listValue } from '@duckdb/node-api';
+import { listValue } from '../db/duckdb.js';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { openDatabase } from '../db/open.js';

@@ -1,7 +1,8 @@
 import { readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { inTransaction, nextBatchId, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
-import { listValue, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { listValue } from '../db/duckdb.js';
 import { materialize, query, queryFile, quoteLiteral, run, runFile, runScript, sqlText } from '../db/sql.js';
 import { dropStaged, formatOf, stageFile } from './stage-file.js';
 import { scanFile } from './scan-file.js';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { listValue } from '@duckdb/node-api';
+import { listValue } from '../db/duckdb.js';
 import { openDatabase, type Database } from '../db/open.js';
 import { query, queryFile, run, runScript } from '../db/sql.js';
 import { inTransaction } from '../warehouse/warehouse.js';

@@ -1,5 +1,5 @@
 import type { DuckDBConnection, DuckDBVector } from '@duckdb/node-api';
-import { listValue } from '@duckdb/node-api';
+import { listValue } from '../db/duckdb.js';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { paramsFor, query, queryFile, sqlText, stripComments, type Params } from '../db/sql.js';

@@ -2,7 +2,7 @@ import { openDatabase, type Database } from '../db/open.js';
 import { query, queryFile, queryScript, runFile, runScript, type Params, type Row } from '../db/sql.js';
 import { inTransaction } from '../warehouse/warehouse.js';
 import { SerialQueue } from '../db/serial.js';
-import { listValue } from '@duckdb/node-api';
+import { listValue } from '../db/duckdb.js';
 
 export interface IncomingEvent {
   lineNo: number;
