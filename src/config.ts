@@ -58,6 +58,8 @@ export interface JobSettings {
   warehouseLockWaitMs: number;
   /** Points a load derives at once (a file with more is derived a part at a time). */
   pointsPerPart: number;
+  /** Bytes of SDK upload files a load puts together into one batch file (0: none). */
+  uploadBatchBytes: number;
 }
 
 export function jobSettings(env: NodeJS.ProcessEnv = process.env): JobSettings {
@@ -71,6 +73,7 @@ export function jobSettings(env: NodeJS.ProcessEnv = process.env): JobSettings {
     publishLockWaitMs: positiveInt(env['DRIVING_PUBLISH_LOCK_WAIT_MS'], 30_000, 'DRIVING_PUBLISH_LOCK_WAIT_MS'),
     warehouseLockWaitMs: positiveInt(env['DRIVING_WAREHOUSE_LOCK_WAIT_MS'], 60_000, 'DRIVING_WAREHOUSE_LOCK_WAIT_MS'),
     pointsPerPart: Math.max(1, positiveInt(env['DRIVING_LOAD_POINTS_PER_PART'], 8_000_000, 'DRIVING_LOAD_POINTS_PER_PART')),
+    uploadBatchBytes: positiveInt(env['DRIVING_LOAD_UPLOAD_BATCH_BYTES'], 128 * 2 ** 20, 'DRIVING_LOAD_UPLOAD_BATCH_BYTES'),
   };
 }
 

@@ -3,6 +3,7 @@ import { appsOf } from './data-dir.js';
 import { openWarehouse } from '../warehouse/warehouse.js';
 import { loadFiles } from '../load/load-file.js';
 import { expandInputs, landingFiles, moveLanded, type RefusedInput } from '../load/landing.js';
+import { batchUploads, type UploadBatches } from '../load/uploads.js';
 import { ChangedDuringLoadError } from '../load/file-identity.js';
 import { pruneLandingArchive, prunePoints } from '../load/retention.js';
 import { emptyFileReport, totals, type FileReport, type LoadTotals } from '../load/report.js';
@@ -25,6 +26,8 @@ export interface LoadOptions {
   parseBytes?: number;
   /** Points derived at once (default DRIVING_LOAD_POINTS_PER_PART, 8,000,000; tests make it small). */
   pointsPerPart?: number;
+  /** Bytes of SDK upload files put together into one batch file (default DRIVING_LOAD_UPLOAD_BATCH_BYTES, 128 MiB; 0: none). */
+  uploadBatchBytes?: number;
   /** Called between a file's staging and its merge (tests change the file there). */
   afterStage?: (file: string) => void | Promise<void>;
 }
@@ -33,6 +36,8 @@ export interface LoadResult {
   files: FileReport[];
   /** Entries of the landing area or `--input` that are not regular files: never read, left where they are. */
   refused: RefusedInput[];
+  /** SDK upload files put together into batch files before the landing area was listed. */
+  uploadBatches: UploadBatches | null;
   /** Whether an input named with `--input` was refused (bad input: exit 2). */
   refusedNamed: boolean;
   totals: LoadTotals;
@@ -56,12 +61,16 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const settings = jobSettings();
   const apps = appsOf(options.dataDir);
   const fromLanding = options.inputs === undefined || options.inputs.length === 0;
-  const { files, refused } = fromLanding ? landingFiles(paths.landingDir) : expandInputs(options.inputs ?? []);
-  progress(`load: ${files.length} file(s) ${fromLanding ? `from ${paths.landingDir}` : 'given'}`);
-  for (const r of refused) progress(`load: ${r.file}: not loaded, not a regular file (${r.kind}): never followed, left where it is`);
 
   const wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: settings.memoryLimit });
   try {
+    // with the warehouse held, so that no other load batches the same uploads
+    const batched = fromLanding ? batchUploads(paths.landingDir, options.uploadBatchBytes ?? settings.uploadBatchBytes) : null;
+    if (batched && batched.files.length > 0) progress(`load: ${batched.uploads} SDK upload file(s) put together into ${batched.files.length} batch file(s), ${(batched.bytes / 2 ** 20).toFixed(1)} MiB`);
+    if (batched?.error) progress(`load: SDK uploads not all batched (${batched.error}): the rest load as files of their own`);
+    const { files, refused } = fromLanding ? landingFiles(paths.landingDir) : expandInputs(options.inputs ?? []);
+    progress(`load: ${files.length} file(s) ${fromLanding ? `from ${paths.landingDir}` : 'given'}`);
+    for (const r of refused) progress(`load: ${r.file}: not loaded, not a regular file (${r.kind}): never followed, left where it is`);
     const reports: FileReport[] = [];
     const day = now.toISOString().slice(0, 10);
     let t0 = Date.now();
@@ -107,7 +116,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     progress(`load: publish ${published.detail}`);
     const events = await emitEvents(wh, paths.eventsDir, published.version, now);
     if (events.file) progress(`load: ${events.tripCreated} trip.created, ${events.tripUpdated} trip.updated, ${events.safetyScoreUpdated} safety_score.updated and ${events.userDeleted} user.deleted event(s) in ${events.file}`);
-    return { files: reports, refused, refusedNamed: !fromLanding && refused.length > 0, totals: totals(reports), publish: published, pointsPartitionsRemoved: removed, purged, events, seconds: (Date.now() - started) / 1000 };
+    return { files: reports, uploadBatches: batched, refused, refusedNamed: !fromLanding && refused.length > 0, totals: totals(reports), publish: published, pointsPartitionsRemoved: removed, purged, events, seconds: (Date.now() - started) / 1000 };
   } finally {
     wh.close();
   }

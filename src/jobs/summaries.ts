@@ -11,6 +11,7 @@ export function publishSummary(p: PublishResult): string {
 export function loadSummary(r: LoadResult): string {
   const t = r.totals;
   return (
+    (r.uploadBatches && r.uploadBatches.uploads > 0 ? `${r.uploadBatches.uploads} SDK upload(s) batched into ${r.uploadBatches.files.length} file(s); ` : '') +
     `${t.files - t.filesSkipped - t.filesFailed} file(s) loaded, ${t.filesSkipped} skipped, ${t.filesFailed} failed; ${t.tripsLoaded} trips (${t.tripsReplaced} replaced, ` +
     `${sum(t.tripsAbnormal)} abnormal), ${sum(t.rejected)} records rejected, ${sum(t.pointsDropped)} points dropped, ` +
     `${sum(t.eventsQuarantined)} events quarantined; ${publishSummary(r.publish)} in ${r.seconds.toFixed(1)} s` +

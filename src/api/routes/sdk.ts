@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { mkdir, open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import type { ApiContext } from '../context.js';
 import { ApiError, invalid } from '../errors.js';
 import { ErrorResult, errorResponses } from '../schemas.js';
 import { uploadRejection } from '../upload-check.js';
+import { uploadFileName } from '../../load/uploads.js';
 
 export const MAX_RECORDS_PER_UPLOAD = 500;
 
@@ -75,7 +75,7 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
  */
 async function landDurably(landingDir: string, content: string): Promise<void> {
   await mkdir(landingDir, { recursive: true });
-  const name = `sdk-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID()}.ndjson`;
+  const name = uploadFileName(new Date());
   const tmp = join(landingDir, `.${name}.tmp`);
   const file = await open(tmp, 'w', 0o600);
   try {
