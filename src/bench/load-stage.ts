@@ -4,6 +4,7 @@ import { bareRead, floorWrite } from './bare-read.js';
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import { diskUse, dropDataDir, ensureDayFiles, newDataDir } from './fixtures.js';
+import { benchUploads } from './uploads-stage.js';
 
 /** The target: the full load (validation, derivation, statistics, points, publish) within 2x of the floor. */
 const MAX_RATIO = 2;
@@ -14,7 +15,8 @@ const TRACE_TOP = 5;
  * Load: one day of every user's points, from NDJSON and from Parquet, by the real `load.js` into an
  * empty data folder, beside the floor timed in the same run: DuckDB's bare read of the same files
  * plus DuckDB's own sorted ZSTD Parquet write of their points (work any load must do). The load
- * runs with its SQL trace on; the slowest statements (summed over files) are reported.
+ * runs with its SQL trace on; the slowest statements (summed over files) are reported. Then the
+ * first NDJSON file's records as SDK uploads (src/bench/uploads-stage.ts).
  */
 export async function benchLoad(ctx: BenchContext): Promise<void> {
   for (const format of ['ndjson', 'parquet'] as const) {
@@ -62,6 +64,7 @@ export async function benchLoad(ctx: BenchContext): Promise<void> {
     slowest.forEach(([statement, seconds], i) => record(ctx, { stage: 'load', metric: `${format}: trace #${i + 1} ${statement}`, value: seconds, unit: 's' }));
     ctx.disk.push(diskUse(dir, `one loaded day (${format})`, 1));
     dropDataDir(ctx, dir);
+    if (format === 'ndjson') await benchUploads(ctx, input);
     // only this stage reads the NDJSON copy, the largest thing a run writes (about 25 GB at full size)
     if (format === 'ndjson' && !ctx.options.keep) {
       dropDataDir(ctx, input);
