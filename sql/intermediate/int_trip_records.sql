@@ -3,7 +3,8 @@
 -- params: $validated_at TIMESTAMPTZ (the load's clock: a record time more than 10 minutes after it
 --         is out of range, decisions 3 "Plausibility")
 -- Decides, per record, the first quarantine reason (decisions 3, "Validation"), or none.
--- Within one file the last line of a tripId wins; earlier ones are marked superseded_in_file.
+-- Within one file the last line of a tripId wins; earlier ones are marked superseded_in_file. The
+-- first loadable line of a tripId new to the warehouse decides its owner (trip_id_taken below).
 -- owner_id and owner_trip_date describe the warehouse's copy of the trip when the file was staged.
 -- The point and event lists stay in stg_trip_records (int_points and int_events read them there by
 -- line_no): copying them through every model cost as much as deriving from them.
@@ -66,13 +67,38 @@ reasons as (
         on gone.app_id = f.app_id and gone.gone_id = try_cast(f.platform_user_id_text as bigint)
 ),
 
+-- A tripId the warehouse does not have belongs to the user of its first loadable line in the file:
+-- a later line of another user is trip_id_taken, as it would be in a later file (an SDK batch
+-- file holds many users' uploads). A user_deleted line after it is trip_id_taken too, the reason
+-- that comes first; before it, it stays user_deleted, as in an earlier file.
+first_owners as (
+    select app_id, trip_id, min(line_no) as first_line, arg_min(try_cast(platform_user_id_text as bigint), line_no) as first_user
+    from reasons
+    where reason is null
+    group by app_id, trip_id
+),
+
+owned as (
+    select
+        r.* replace (
+            case
+                when r.owner_id is null and (r.reason is null or r.reason = 'user_deleted')
+                    and o.first_line < r.line_no and o.first_user <> try_cast(r.platform_user_id_text as bigint)
+                then 'trip_id_taken'
+                else r.reason
+            end as reason
+        )
+    from reasons as r
+    left join first_owners as o on o.app_id = r.app_id and o.trip_id = r.trip_id
+),
+
 final as (
     select
         *,
         reason is null
             and row_number() over (partition by reason is null, app_id, trip_id order by line_no desc) > 1
             as superseded_in_file
-    from reasons
+    from owned
 )
 
 select * from final

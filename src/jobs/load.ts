@@ -4,6 +4,9 @@ import { openWarehouse } from '../warehouse/warehouse.js';
 import { loadFiles } from '../load/load-file.js';
 import { expandInputs, landingFiles, moveLanded, type RefusedInput } from '../load/landing.js';
 import { batchUploads, type UploadBatches } from '../load/uploads.js';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { listValue } from '../db/duckdb.js';
+import { query } from '../db/sql.js';
 import { ChangedDuringLoadError } from '../load/file-identity.js';
 import { pruneLandingArchive, prunePoints } from '../load/retention.js';
 import { emptyFileReport, totals, type FileReport, type LoadTotals } from '../load/report.js';
@@ -65,8 +68,11 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: settings.memoryLimit });
   try {
     // with the warehouse held, so that no other load batches the same uploads
-    const batched = fromLanding ? batchUploads(paths.landingDir, options.uploadBatchBytes ?? settings.uploadBatchBytes) : null;
-    if (batched && batched.files.length > 0) progress(`load: ${batched.uploads} SDK upload file(s) put together into ${batched.files.length} batch file(s), ${(batched.bytes / 2 ** 20).toFixed(1)} MiB`);
+    const batched = fromLanding ? await batchUploads(paths.landingDir, options.uploadBatchBytes ?? settings.uploadBatchBytes, (keys) => loadedKeys(wh.conn, keys)) : null;
+    if (batched && batched.files.length > 0) {
+      const copies = batched.duplicates > 0 ? ` (${batched.duplicates} byte-identical to an earlier upload or a loaded file, left out)` : '';
+      progress(`load: ${batched.uploads} SDK upload file(s) put together into ${batched.files.length} batch file(s), ${(batched.bytes / 2 ** 20).toFixed(1)} MiB${copies}`);
+    }
     if (batched?.error) progress(`load: SDK uploads not all batched (${batched.error}): the rest load as files of their own`);
     const { files, refused } = fromLanding ? landingFiles(paths.landingDir) : expandInputs(options.inputs ?? []);
     progress(`load: ${files.length} file(s) ${fromLanding ? `from ${paths.landingDir}` : 'given'}`);
@@ -120,6 +126,12 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   } finally {
     wh.close();
   }
+}
+
+/** Which of these file keys (SHA-256) the warehouse has loaded. */
+async function loadedKeys(conn: DuckDBConnection, keys: string[]): Promise<Set<string>> {
+  const rows = await query(conn, 'select file_key from loaded_files where list_contains($keys, file_key)', { keys: listValue(keys) });
+  return new Set(rows.map((r) => String(r['file_key'])));
 }
 
 function describe(report: FileReport): string {

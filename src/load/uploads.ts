@@ -1,7 +1,10 @@
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, lstatSync, readFileSync, renameSync, rmdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmdirSync, rmSync, writeSync } from 'node:fs';
+import { isUtf8 } from 'node:buffer';
+import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { fsyncDir } from '../fsutil.js';
+import { sameIdentity, type FileIdentity } from './file-identity.js';
+import { MAX_LINE_BYTES } from './scan-file.js';
 
 /**
  * The name the API gives the landing file of one SDK upload (src/api/routes/sdk.ts): the upload's
@@ -11,15 +14,21 @@ export function uploadFileName(at: Date): string {
   return `sdk-${stamp(at)}-${randomUUID()}.ndjson`;
 }
 
+const TIME = '\\d{4}-\\d{2}-\\d{2}T\\d{2}-\\d{2}-\\d{2}-\\d{3}Z';
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 /** Exactly the API's upload names: a partner's file is never taken for one. */
-const UPLOAD = /^sdk-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.ndjson$/;
+const UPLOAD = new RegExp(`^sdk-${TIME}-${UUID}\\.ndjson$`);
+/** A batch file: named after its last upload's time, so it sorts where that upload did. */
+const BATCH = new RegExp(`^sdk-${TIME}-batch-\\d+-${UUID}\\.ndjson$`);
 
-/** Where the upload files of a batch wait while the batch file is made (a `.` name: never loaded). */
+/** Where the uploads of a batch wait while its file is made (a `.` name: never loaded). */
 const PENDING = '.uploads-batched';
 
 export interface UploadBatches {
-  /** Upload files put into batch files. */
+  /** Upload files put into batch files (duplicates included). */
   uploads: number;
+  /** Of those, byte-identical to an earlier upload of the batch or to a loaded file: left out, as a load of them one by one skips them. */
+  duplicates: number;
   /** The batch files made, each now an ordinary landing file. */
   files: string[];
   bytes: number;
@@ -27,114 +36,232 @@ export interface UploadBatches {
   error?: string;
 }
 
+interface Upload {
+  name: string;
+  identity: FileIdentity;
+  bytes: Buffer;
+  key: string;
+}
+
 /**
  * Puts the SDK upload files waiting in the landing area together into batch files of up to
- * `maxBytes` each, oldest first, before the load lists the area. Every upload is a file of its own
- * (the API answers 202 once its file is renamed into place), and the load pays its per-file work
- * (a transaction, a version, a points file and a route file) for each: 619 one-trip files took
- * 101 s against 2 s for the same records in one file. A batch file holds its uploads' lines in
- * order, so a later upload of a trip still wins over an earlier one, as between files.
+ * `maxBytes` each, in arrival order, before the load lists the area. Every upload is a file of its
+ * own (the API answers 202 once its file is renamed into place), and the load pays its per-file
+ * work (a transaction, a version, a points file and a route file) for each: 100 one-trip files
+ * took 20 s against 7 ms an upload batched. A batch holds its uploads' lines in order, so a later
+ * upload of a trip still wins over an earlier one, as between files, and the result is the one
+ * loading them one by one gives (test/api/upload-batches.test.ts):
+ * - an upload byte-identical to an earlier upload, or to a file already loaded (`loaded` says
+ *   which keys are), is left out, as the load skips a known file;
+ * - only regular files are read, never through a link, and only a file that is still the one that
+ *   was read when it is moved aside goes in: otherwise the batch is undone and its uploads load as
+ *   files of their own;
+ * - a file the load would refuse whole (not UTF-8, a line over 32 MiB) stays a file of its own,
+ *   so it fails alone.
  *
- * Crash-safe in three renames: the batch file is written and fsynced under a `.tmp` name; its
- * uploads are moved into `.uploads-batched/<batch>/`; the batch file is renamed into place; the
- * folder is removed. A run that died in between is finished first (`recoverBatches`), so no
- * upload is lost or loaded twice. `maxBytes` 0 leaves every upload a file of its own.
+ * Crash-safe: the uploads are moved into `.uploads-batched/<batch>/` first; the batch file is
+ * written from what was read, fsynced and renamed into place; then the folder is removed. Until
+ * that rename the folder is the truth: the next load (`recoverBatches`) moves its uploads back.
+ * `maxBytes` 0 leaves every upload a file of its own.
  */
-export function batchUploads(landingDir: string, maxBytes: number): UploadBatches {
-  const out: UploadBatches = { uploads: 0, files: [], bytes: 0 };
+export async function batchUploads(landingDir: string, maxBytes: number, loaded: (keys: string[]) => Promise<Set<string>>): Promise<UploadBatches> {
+  const out: UploadBatches = { uploads: 0, duplicates: 0, files: [], bytes: 0 };
+  // the landing folder itself may be a link the operator made (to a larger disk); what is in it is never followed
   if (!existsSync(landingDir)) return out;
-  recoverBatches(landingDir);
+  const refused = recoverBatches(landingDir);
+  if (refused) return { ...out, error: refused };
   if (maxBytes <= 0) return out;
-  for (const group of groups(landingDir, maxBytes)) {
-    if (group.length < 2) continue;
-    const first = group[0] as { name: string; bytes: number };
-    const name = `${first.name.slice(0, 'sdk-'.length + 24)}-batch-${group.length}-${randomUUID()}.ndjson`;
-    const tmp = join(landingDir, `.${name}.tmp`);
-    try {
-      writeBatch(landingDir, group, tmp);
-    } catch (error) {
-      // a full disk, say: the uploads stay files of their own and load as such
-      rmSync(tmp, { force: true });
-      out.error = error instanceof Error ? error.message : String(error);
-      break;
+  try {
+    let group: Upload[] = [];
+    let size = 0;
+    // every key met so far, in arrival order: a copy in a later batch is as known as one in the same
+    const seen = new Set<string>();
+    const flush = async () => {
+      if (group.length > 0) await makeBatch(landingDir, group, await loaded(group.map((u) => u.key)), seen, out);
+      group = [];
+      size = 0;
+    };
+    for (const name of readdirSync(landingDir).filter((n) => UPLOAD.test(n)).sort()) {
+      const upload = readUpload(landingDir, name, maxBytes);
+      // a file that cannot join a batch keeps its place between batches: arrival order holds
+      if (!upload) {
+        await flush();
+        continue;
+      }
+      if (size + upload.bytes.length > maxBytes) await flush();
+      group.push(upload);
+      size += upload.bytes.length;
     }
-    const pending = join(landingDir, PENDING, name);
-    mkdirSync(pending, { recursive: true });
-    fsyncDir(join(landingDir, PENDING));
-    for (const { name: upload } of group) renameSync(join(landingDir, upload), join(pending, upload));
-    fsyncDir(pending);
-    fsyncDir(landingDir);
-    renameSync(tmp, join(landingDir, name));
-    fsyncDir(landingDir);
-    rmSync(pending, { recursive: true, force: true });
-    out.uploads += group.length;
-    out.bytes += group.reduce((sum, g) => sum + g.bytes, 0);
-    out.files.push(join(landingDir, name));
+    await flush();
+  } catch (error) {
+    out.error = error instanceof Error ? error.message : String(error);
   }
-  rmEmpty(join(landingDir, PENDING));
   return out;
 }
 
-function rmEmpty(dir: string): void {
-  if (existsSync(dir) && readdirSync(dir).length === 0) rmdirSync(dir);
-}
-
-function writeBatch(landingDir: string, group: readonly { name: string }[], tmp: string): void {
-  const fd = openSync(tmp, 'w', 0o600);
+/** One upload, read through a descriptor that never follows a link; null when it cannot join a batch. */
+function readUpload(landingDir: string, name: string, maxBytes: number): Upload | null {
+  const path = join(landingDir, name);
+  const st = lstatSync(path, { throwIfNoEntry: false });
+  if (!st?.isFile() || st.size > maxBytes) return null;
+  let fd: number;
   try {
-    for (const { name } of group) {
-      const text = readFileSync(join(landingDir, name));
-      writeSync(fd, text);
-      // the API ends every file with a newline; a line is never joined to the next file's
-      if (text.length > 0 && text[text.length - 1] !== 0x0a) writeSync(fd, '\n');
+    // O_NONBLOCK: a FIFO put in its place must not block the load
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const now = fstatSync(fd);
+    const identity = { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
+    if (!now.isFile() || !sameIdentity(identity, now)) return null;
+    const bytes = Buffer.alloc(st.size);
+    let read = 0;
+    while (read < bytes.length) {
+      const n = readSync(fd, bytes, read, bytes.length - read, read);
+      if (n === 0) return null;
+      read += n;
     }
-    fsyncSync(fd);
+    if (!isUtf8(bytes) || longestLine(bytes) > MAX_LINE_BYTES) return null;
+    return { name, identity, bytes, key: createHash('sha256').update(bytes).digest('hex') };
   } finally {
     closeSync(fd);
   }
 }
 
 /**
- * Finishes batches a run left halfway: a batch whose uploads were moved aside has its fsynced
- * `.tmp` file renamed into place (or already had); one whose file is missing gets its uploads back.
- * A `.tmp` batch file whose uploads were never moved is a copy: removed.
+ * Makes one batch file of `group`, less the uploads whose bytes are `known` (loaded) or `seen`
+ * earlier; these copies are removed (a load of them one by one would skip them). Fewer than two
+ * new uploads make no batch: the one left loads as a file of its own.
  */
-export function recoverBatches(landingDir: string): void {
-  const pendingRoot = join(landingDir, PENDING);
-  const waiting = existsSync(pendingRoot) ? readdirSync(pendingRoot).sort() : [];
-  for (const name of waiting) {
-    const pending = join(pendingRoot, name);
-    const tmp = join(landingDir, `.${name}.tmp`);
-    const target = join(landingDir, name);
-    if (existsSync(tmp)) renameSync(tmp, target);
-    else if (!existsSync(target)) for (const upload of readdirSync(pending)) renameSync(join(pending, upload), join(landingDir, upload));
+async function makeBatch(landingDir: string, group: Upload[], known: Set<string>, seen: Set<string>, out: UploadBatches): Promise<void> {
+  const kept = group.filter((u) => {
+    const fresh = !known.has(u.key) && !seen.has(u.key);
+    seen.add(u.key);
+    return fresh;
+  });
+  if (kept.length < 2) {
+    for (const u of group) {
+      if (kept.includes(u)) continue;
+      const st = lstatSync(join(landingDir, u.name), { throwIfNoEntry: false });
+      if (st?.isFile() && sameIdentity(u.identity, st)) {
+        rmSync(join(landingDir, u.name));
+        out.duplicates++;
+      }
+    }
+    return;
+  }
+  const last = group[group.length - 1] as Upload;
+  const name = `${last.name.slice(0, 'sdk-'.length + 24)}-batch-${kept.length}-${randomUUID()}.ndjson`;
+  const work = join(landingDir, PENDING);
+  const pending = join(work, name);
+  mkdirSync(pending, { recursive: true, mode: 0o700 });
+  fsyncDir(work);
+  fsyncDir(landingDir);
+  const moved: string[] = [];
+  try {
+    for (const u of group) {
+      renameSync(join(landingDir, u.name), join(pending, u.name));
+      moved.push(u.name);
+      // still the file that was read: not replaced, appended to or turned into a link since
+      const st = lstatSync(join(pending, u.name));
+      if (!st.isFile() || !sameIdentity(u.identity, st)) throw new Error(`${u.name} changed while it was batched: its batch is undone`);
+    }
+    fsyncDir(pending);
     fsyncDir(landingDir);
-    rmSync(pending, { recursive: true, force: true });
+    const tmp = join(landingDir, `.${name}.tmp`);
+    const fd = openSync(tmp, 'wx', 0o600);
+    try {
+      for (const u of kept) {
+        writeAll(fd, u.bytes);
+        // the API ends every file with a newline; a line is never joined to the next file's
+        if (u.bytes.length > 0 && u.bytes[u.bytes.length - 1] !== 0x0a) writeAll(fd, Buffer.from('\n'));
+      }
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, join(landingDir, name));
+    fsyncDir(landingDir);
+  } catch (error) {
+    undo(landingDir, pending, name);
+    throw error;
   }
-  for (const entry of readdirSync(landingDir)) {
-    if (/^\.sdk-.*-batch-\d+-.*\.ndjson\.tmp$/.test(entry) && !waiting.includes(entry.slice(1, -'.tmp'.length))) rmSync(join(landingDir, entry), { force: true });
-  }
-  rmEmpty(pendingRoot);
+  rmSync(pending, { recursive: true, force: true });
+  fsyncDir(work);
+  rmEmpty(work);
+  out.uploads += group.length;
+  out.duplicates += group.length - kept.length;
+  out.bytes += kept.reduce((sum, u) => sum + u.bytes.length, 0);
+  out.files.push(join(landingDir, name));
 }
 
-/** The upload files in name (arrival) order, cut into runs of at most `maxBytes` (a larger file alone). */
-function groups(landingDir: string, maxBytes: number): { name: string; bytes: number }[][] {
-  const out: { name: string; bytes: number }[][] = [];
-  let current: { name: string; bytes: number }[] = [];
-  let size = 0;
-  for (const name of readdirSync(landingDir).filter((n) => UPLOAD.test(n)).sort()) {
-    const st = lstatSync(join(landingDir, name), { throwIfNoEntry: false });
-    if (!st?.isFile()) continue;
-    if (current.length > 0 && size + st.size > maxBytes) {
-      out.push(current);
-      current = [];
-      size = 0;
-    }
-    current.push({ name, bytes: st.size });
-    size += st.size;
+/**
+ * Finishes what a load left halfway, before anything else: a batch whose file is in place has its
+ * waiting uploads removed (they are in it); any other has them moved back and its `.tmp` file
+ * removed. Returns why batching must not run, if the folder is not one the load made (a link or a
+ * file in its place is left alone: never followed).
+ */
+export function recoverBatches(landingDir: string): string | undefined {
+  const work = join(landingDir, PENDING);
+  const what = kind(work);
+  if (what !== null && what !== 'folder') return `${work} is a ${what}, not the load's folder: left alone, uploads not batched`;
+  const waiting = what === 'folder' ? readdirSync(work).filter((n) => BATCH.test(n) && kind(join(work, n)) === 'folder').sort() : [];
+  for (const name of waiting) {
+    const pending = join(work, name);
+    if (kind(join(landingDir, name)) === 'file') rmSync(pending, { recursive: true, force: true });
+    else undo(landingDir, pending, name);
   }
-  if (current.length > 0) out.push(current);
-  return out;
+  if (what === 'folder') {
+    fsyncDir(work);
+    rmEmpty(work);
+  }
+  for (const entry of readdirSync(landingDir)) {
+    const batch = entry.startsWith('.') && entry.endsWith('.tmp') ? entry.slice(1, -'.tmp'.length) : '';
+    if (BATCH.test(batch) && kind(join(landingDir, entry)) === 'file') rmSync(join(landingDir, entry), { force: true });
+  }
+  return undefined;
+}
+
+/**
+ * Moves a batch's uploads back into the landing area and removes what was made of it. An upload
+ * whose name was taken meanwhile comes back under the same time with a new id (its place in the
+ * order kept); what is not an upload file (a link put there) is removed, never followed.
+ */
+function undo(landingDir: string, pending: string, name: string): void {
+  for (const upload of readdirSync(pending)) {
+    if (!UPLOAD.test(upload) || kind(join(pending, upload)) !== 'file') continue;
+    const back = kind(join(landingDir, upload)) === null ? upload : `${upload.slice(0, 'sdk-'.length + 24)}-${randomUUID()}.ndjson`;
+    renameSync(join(pending, upload), join(landingDir, back));
+  }
+  rmSync(join(landingDir, `.${name}.tmp`), { force: true });
+  fsyncDir(landingDir);
+  rmSync(pending, { recursive: true, force: true });
+}
+
+function writeAll(fd: number, bytes: Buffer): void {
+  for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
+}
+
+function longestLine(bytes: Buffer): number {
+  let longest = 0;
+  let start = 0;
+  for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, start)) {
+    longest = Math.max(longest, i - start);
+    start = i + 1;
+  }
+  return Math.max(longest, bytes.length - start);
+}
+
+/** What is at `path` itself (a link is a link): 'file', 'folder', another kind, or null. */
+function kind(path: string): string | null {
+  const st = lstatSync(path, { throwIfNoEntry: false });
+  if (!st) return null;
+  return st.isFile() ? 'file' : st.isDirectory() ? 'folder' : st.isSymbolicLink() ? 'symbolic link' : 'special file';
+}
+
+function rmEmpty(dir: string): void {
+  if (kind(dir) === 'folder' && readdirSync(dir).length === 0) rmdirSync(dir);
 }
 
 /** 2026-11-24T10:00:00.000Z as 2026-11-24T10-00-00-000Z: no `:` in file names. */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
 import { createApi } from '../../src/api/server.js';
@@ -30,6 +30,8 @@ const tripsOf = (w: Workspace) => warehouseRows(w.paths, `
   select app_id, trip_id, user_id, org_user_id, started_at, ended_at, status, mileage_m, count_points, max_speed_kmh, trip_date
   from trips order by app_id, trip_id`);
 const statsOf = (w: Workspace) => warehouseRows(w.paths, 'select * exclude (version) from stats_daily order by all');
+const quarantineOf = (w: Workspace) => warehouseRows(w.paths, 'select kind, reason, app_id, trip_id, raw from quarantine order by all');
+const none = async () => new Set<string>();
 
 beforeAll(async () => {
   ws = await workspace('Europe/Berlin');
@@ -53,10 +55,14 @@ beforeAll(async () => {
     ]);
     // the phone sends t-0 again, longer: the later upload must win, in a batch as between files
     await upload(tokens[0] as string, tripRecord({ appId: 'x', tripId: 't-0', start: '2026-11-10T17:30:00+01:00', seconds: 900 }));
+    // a stale retry of t-0's first upload, byte for byte: skipped as a known file, so left out of a batch
+    await upload(tokens[0] as string, tripRecord({ appId: 'x', tripId: 't-0', start: '2026-11-10T17:30:00+01:00', seconds: 300 }));
+    // u3 sends u2's tripId t-1: trip_id_taken, in a batch as in a later file
+    await upload(tokens[2] as string, tripRecord({ appId: 'x', tripId: 't-1', start: '2026-11-11T08:00:00+01:00', seconds: 400 }));
   } finally {
     await api.close();
   }
-  expect(uploads()).toHaveLength(11);
+  expect(uploads()).toHaveLength(13);
 });
 afterAll(() => {
   for (const c of copies) c.cleanup();
@@ -64,32 +70,42 @@ afterAll(() => {
 });
 
 describe('SDK uploads put together by the load', () => {
-  it('loads the uploads as one batch file with the same trips and statistics as one file per upload', async () => {
+  it('loads the uploads as one batch file with the same trips, statistics and quarantine as one file per upload', async () => {
     const each = copyOf(ws);
     const batched = copyOf(ws);
-    const lines = uploads().map((n) => readFileSync(join(ws.paths.landingDir, n), 'utf8')).join('');
+    const names = uploads();
+    // the stale retry (the 12th upload) is left out
+    const lines = names.filter((_, i) => i !== 11).map((n) => readFileSync(join(ws.paths.landingDir, n), 'utf8')).join('');
 
     const one = await runLoad({ dataDir: each.dir, now: clock, uploadBatchBytes: 0 });
     expect(one.uploadBatches).toMatchObject({ uploads: 0, files: [] });
-    expect(one.totals.files).toBe(11);
+    expect(one.totals.files).toBe(13);
+    expect(one.totals.filesSkipped).toBe(1);
     const two = await runLoad({ dataDir: batched.dir, now: clock });
-    expect(two.uploadBatches).toMatchObject({ uploads: 11 });
+    expect(two.uploadBatches).toMatchObject({ uploads: 13, duplicates: 1 });
     expect(two.uploadBatches?.files).toHaveLength(1);
     expect(two.totals.files).toBe(1);
     // t-0's first upload is superseded within the batch file, not replaced by a later file
     expect(one.totals.tripsLoaded).toBe(12);
     expect(one.totals.tripsReplaced).toBe(1);
     expect(two.totals.tripsLoaded).toBe(11);
+    expect(one.totals.rejected).toEqual({ trip_id_taken: 1 });
+    expect(two.totals.rejected).toEqual({ trip_id_taken: 1 });
 
     expect(await tripsOf(batched)).toEqual(await tripsOf(each));
     expect(await statsOf(batched)).toEqual(await statsOf(each));
-    const t0 = (await tripsOf(batched)).find((t) => t['trip_id'] === 't-0');
-    expect(Number(t0?.['count_points'])).toBe(901);
+    expect(await quarantineOf(batched)).toEqual(await quarantineOf(each));
+    const trips = await tripsOf(batched);
+    expect(Number(trips.find((t) => t['trip_id'] === 't-0')?.['count_points'])).toBe(901);
+    const t1 = await warehouseRows(batched.paths, "select org_user_id from trips where trip_id = 't-1'");
+    expect(t1).toEqual([{ org_user_id: 'u2' }]);
 
     // the batch file is archived like any loaded file, holding the uploads' lines in order
     const archived = readdirSync(join(batched.paths.landingDir, 'loaded', '2026-11-21'));
-    expect(archived).toEqual([expect.stringMatching(/^sdk-.*-batch-11-.*\.ndjson$/)]);
+    expect(archived).toEqual([expect.stringMatching(/^sdk-.*-batch-12-.*\.ndjson$/)]);
     expect(readFileSync(join(batched.paths.landingDir, 'loaded', '2026-11-21', archived[0] as string), 'utf8')).toBe(lines);
+    // named after its last upload: it sorts where that upload did
+    expect((archived[0] as string).slice(0, 28)).toBe((names[12] as string).slice(0, 28));
     expect(readdirSync(batched.paths.landingDir).filter((n) => n !== 'loaded')).toEqual([]);
   });
 
@@ -109,16 +125,26 @@ describe('SDK uploads put together by the load', () => {
     expect(await tripsOf(batched)).toEqual(await tripsOf(each));
   });
 
-  it('never takes a partner file, or a name the API does not write, into a batch', async () => {
+  it('never takes a partner file, a link or a file the load would refuse whole into a batch', async () => {
     const w = copyOf(ws);
     const partner = writeNdjson(join(w.paths.landingDir, 'partner-2026-11-20.ndjson'), [tripRecord({ appId: w.appId, tripId: 'p-1', start: '2026-11-20T09:00:00+01:00', seconds: 300 })]);
     writeNdjson(join(w.paths.landingDir, 'sdk-export.ndjson'), [tripRecord({ appId: w.appId, tripId: 'p-2', start: '2026-11-20T10:00:00+01:00', seconds: 300 })]);
+    // named as the API names uploads, but not UTF-8: it fails alone, as it would unbatched
+    const broken = uploadFileName(new Date('2026-11-21T08:59:00Z'));
+    writeFileSync(join(w.paths.landingDir, broken), Buffer.from([0x7b, 0xff, 0xfe, 0x7d, 0x0a]));
+    // and a link with an upload's name: never followed
+    const link = uploadFileName(new Date('2026-11-21T08:59:01Z'));
+    symlinkSync(w.paths.appsFile, join(w.paths.landingDir, link));
     const result = await runLoad({ dataDir: w.dir, now: clock });
-    expect(result.uploadBatches?.uploads).toBe(11);
+    expect(result.uploadBatches?.uploads).toBe(13);
     const names = result.files.map((f) => f.file.replace(/.*\//, '')).sort();
-    expect(names).toEqual([expect.stringMatching(/^partner-/), expect.stringMatching(/-batch-11-/), 'sdk-export.ndjson'].sort());
+    expect(names).toHaveLength(4);
+    expect(names).toEqual(expect.arrayContaining([expect.stringMatching(/^partner-/), broken, expect.stringMatching(/-batch-12-/), 'sdk-export.ndjson']));
+    expect(result.files.find((f) => f.file.endsWith(broken))?.failed).toMatch(/UTF-8/);
+    expect(result.refused.map((r) => r.file.replace(/.*\//, ''))).toEqual([link]);
     expect(existsSync(partner)).toBe(false);
     expect(result.totals.tripsLoaded).toBe(13);
+    expect(JSON.stringify(await quarantineOf(w))).not.toMatch(/appSecret|ds_/);
   });
 });
 
@@ -131,45 +157,66 @@ describe('a batch a load left halfway', () => {
     return { dir, names };
   };
   const visible = (dir: string) => readdirSync(dir).filter((n) => !n.startsWith('.')).sort();
-  const pendingOf = (dir: string, batch: string) => join(dir, '.uploads-batched', batch);
+  const batch = (i: number) => `sdk-2026-11-21T08-00-02-000Z-batch-3-0f0e0d0c-0b0a-4908-8706-05040302010${i}.ndjson`;
+  const pendingOf = (dir: string, name: string) => join(dir, '.uploads-batched', name);
 
-  it('is finished when its uploads were moved aside: the fsynced batch file goes into place', () => {
+  it('is undone when its file was not in place: every upload back, the half-written file removed', () => {
     const { dir, names } = landing();
-    const batch = 'sdk-2026-11-21T08-00-00-000Z-batch-3-0f0e0d0c-0b0a-4908-8706-050403020100.ndjson';
-    writeFileSync(join(dir, `.${batch}.tmp`), names.map((_, i) => `{"line":${i}}\n`).join(''));
-    mkdirSync(pendingOf(dir, batch), { recursive: true });
-    // the crash came after the first upload was moved: the other two were still in the landing area
-    renameSync(join(dir, names[0] as string), join(pendingOf(dir, batch), names[0] as string));
-    recoverBatches(dir);
-    expect(visible(dir)).toContain(batch);
-    expect(existsSync(pendingOf(dir, batch))).toBe(false);
+    const name = batch(0);
+    mkdirSync(pendingOf(dir, name), { recursive: true });
+    // the crash came after two uploads were moved aside and while the batch file was written
+    for (const n of names.slice(0, 2)) renameSync(join(dir, n), join(pendingOf(dir, name), n));
+    writeFileSync(join(dir, `.${name}.tmp`), '{"line":0}\n{"li');
+    expect(recoverBatches(dir)).toBeUndefined();
+    expect(visible(dir)).toEqual([...names].sort());
+    expect(readdirSync(dir).filter((n) => n.startsWith('.'))).toEqual([]);
   });
 
-  it('gives the uploads back when its batch file is gone, and drops a batch file no upload was moved for', () => {
+  it('is finished when its file was in place: the uploads it holds are removed', () => {
     const { dir, names } = landing();
-    const batch = 'sdk-2026-11-21T08-00-00-000Z-batch-3-0f0e0d0c-0b0a-4908-8706-050403020101.ndjson';
-    mkdirSync(pendingOf(dir, batch), { recursive: true });
-    for (const n of names) renameSync(join(dir, n), join(pendingOf(dir, batch), n));
-    const stray = '.sdk-2026-11-21T08-00-00-000Z-batch-3-0f0e0d0c-0b0a-4908-8706-050403020102.ndjson.tmp';
+    const name = batch(1);
+    mkdirSync(pendingOf(dir, name), { recursive: true });
+    for (const n of names) renameSync(join(dir, n), join(pendingOf(dir, name), n));
+    writeFileSync(join(dir, name), '{"line":0}\n{"line":1}\n{"line":2}\n');
+    recoverBatches(dir);
+    expect(visible(dir)).toEqual([name]);
+    expect(existsSync(join(dir, '.uploads-batched'))).toBe(false);
+  });
+
+  it('drops a batch file no folder waits for, and leaves the API its own files in the making', () => {
+    const { dir, names } = landing();
+    const stray = `.${batch(2)}.tmp`;
     writeFileSync(join(dir, stray), 'copy\n');
     const apiTmp = `.${names[0]}.tmp`;
     writeFileSync(join(dir, apiTmp), 'an upload being written\n');
     recoverBatches(dir);
     expect(visible(dir)).toEqual([...names].sort());
     expect(existsSync(join(dir, stray))).toBe(false);
-    // the API's own file in the making is not the load's to remove
     expect(existsSync(join(dir, apiTmp))).toBe(true);
   });
 
-  it('leaves a single upload as it is, and batches nothing at 0 bytes', () => {
+  it('never follows a link put in place of its folder, and then batches nothing', async () => {
     const { dir, names } = landing();
-    expect(batchUploads(dir, 0)).toMatchObject({ uploads: 0, files: [] });
+    const elsewhere = join(ws.dir, `elsewhere-${Math.random().toString(36).slice(2)}`);
+    mkdirSync(join(elsewhere, batch(3)), { recursive: true });
+    writeFileSync(join(elsewhere, batch(3), names[0] as string), 'not the load\'s\n');
+    symlinkSync(elsewhere, join(dir, '.uploads-batched'));
+    const result = await batchUploads(dir, 1 << 20, none);
+    expect(result.error).toMatch(/symbolic link/);
+    expect(result.files).toEqual([]);
+    expect(readdirSync(join(elsewhere, batch(3)))).toEqual([names[0]]);
     expect(visible(dir)).toEqual([...names].sort());
-    const small = batchUploads(dir, 1);
-    expect(small).toMatchObject({ uploads: 0, files: [] });
-    const all = batchUploads(dir, 1 << 20);
+  });
+
+  it('leaves a single upload as it is, and batches nothing at 0 bytes', async () => {
+    const { dir, names } = landing();
+    expect(await batchUploads(dir, 0, none)).toMatchObject({ uploads: 0, files: [] });
+    expect(visible(dir)).toEqual([...names].sort());
+    expect(await batchUploads(dir, 1, none)).toMatchObject({ uploads: 0, files: [] });
+    const all = await batchUploads(dir, 1 << 20, none);
     expect(all.uploads).toBe(3);
     expect(readFileSync(all.files[0] as string, 'utf8')).toBe('{"line":0}\n{"line":1}\n{"line":2}\n');
     expect(visible(dir)).toEqual([all.files[0]?.replace(/.*\//, '')]);
+    expect(readdirSync(dir).filter((n) => n.startsWith('.'))).toEqual([]);
   });
 });

@@ -228,6 +228,17 @@ describe('load: ownership', () => {
     expect(await publishedRows(ws.paths, 'trips', 'trip_id')).toEqual([]);
   });
 
+  it('gives a trip id new to the warehouse to the first user of a file that sends it, as an earlier file would', async () => {
+    const first = tripRecord({ appId: ws.appId, tripId: 'contested', userId: 11, orgUserId: 'first', start: '2026-11-20T08:00:00+01:00', seconds: 600 });
+    const second = tripRecord({ appId: ws.appId, tripId: 'contested', userId: 12, orgUserId: 'second', start: '2026-11-20T09:00:00+01:00', seconds: 300 });
+    const again = { ...first, endTime: '2026-11-20T07:15:00Z' };
+    const result = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'contested.ndjson'), [first, second, again])], now });
+    // the second user's line is taken; the first user's later line still replaces its earlier one
+    expect(result.files[0]?.records).toEqual({ loaded: 1, superseded_in_file: 1, trip_id_taken: 1 });
+    expect(await warehouseRows(ws.paths, "select org_user_id, ended_at::varchar as ended_at from trips where trip_id = 'contested'"))
+      .toEqual([{ org_user_id: 'first', ended_at: '2026-11-20 07:15:00+00' }]);
+  });
+
   it('rejects trip ids longer than 128 characters', async () => {
     const record = tripRecord({ appId: ws.appId, tripId: 'x'.repeat(129), start: '2026-11-20T08:00:00+01:00', seconds: 600 });
     const result = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'long.ndjson'), [record])], now });
