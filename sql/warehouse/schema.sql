@@ -19,6 +19,15 @@ create table if not exists loaded_files (
     loaded_at timestamptz not null
 );
 
+-- the SDK uploads a batch file holds (src/load/uploads.ts), by SHA-256: recorded when the batch is
+-- made; an upload counts as loaded once its batch file is in loaded_files, so a byte-identical
+-- retry is skipped as a known file would be. Pruned with the landing archive.
+create table if not exists loaded_uploads (
+    upload_key varchar not null,
+    batch_key varchar not null,
+    recorded_at timestamptz not null
+);
+
 create table if not exists batches (
     batch_id bigint primary key,
     kind varchar not null,

@@ -3,10 +3,10 @@ import { appsOf } from './data-dir.js';
 import { openWarehouse } from '../warehouse/warehouse.js';
 import { loadFiles } from '../load/load-file.js';
 import { expandInputs, landingFiles, moveLanded, type RefusedInput } from '../load/landing.js';
-import { batchUploads, type UploadBatches } from '../load/uploads.js';
+import { batchUploads, type UploadBatches, type UploadLedger } from '../load/uploads.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { listValue } from '../db/duckdb.js';
-import { query } from '../db/sql.js';
+import { queryFile, runFile } from '../db/sql.js';
 import { ChangedDuringLoadError } from '../load/file-identity.js';
 import { pruneLandingArchive, prunePoints } from '../load/retention.js';
 import { emptyFileReport, totals, type FileReport, type LoadTotals } from '../load/report.js';
@@ -68,7 +68,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: settings.memoryLimit });
   try {
     // with the warehouse held, so that no other load batches the same uploads
-    const batched = fromLanding ? await batchUploads(paths.landingDir, options.uploadBatchBytes ?? settings.uploadBatchBytes, (keys) => loadedKeys(wh.conn, keys)) : null;
+    const batched = fromLanding ? await batchUploads(paths.landingDir, options.uploadBatchBytes ?? settings.uploadBatchBytes, uploadLedger(wh.conn, now)) : null;
     if (batched && batched.files.length > 0) {
       const copies = batched.duplicates > 0 ? ` (${batched.duplicates} byte-identical to an earlier upload or a loaded file, left out)` : '';
       progress(`load: ${batched.uploads} SDK upload file(s) put together into ${batched.files.length} batch file(s), ${(batched.bytes / 2 ** 20).toFixed(1)} MiB${copies}`);
@@ -107,6 +107,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     prunePoints(paths.routesDir, settings.pointsRetentionDays, todayIn('UTC', now));
     if (removed.length > 0) progress(`load: pruned raw points of ${removed.length} day(s) older than ${settings.pointsRetentionDays} days`);
     const archived = pruneLandingArchive(paths.landingDir, settings.pointsRetentionDays, todayIn('UTC', now));
+    // the uploads of batch files gone with the archive are forgotten with them
+    await runFile(wh.conn, 'load/prune_loaded_uploads', { oldest: new Date(now.getTime() - settings.pointsRetentionDays * 86_400_000).toISOString() });
     if (archived.length > 0) progress(`load: pruned ${archived.length} landing archive folder(s)`);
     const purged = await purgeDeletedUsers(wh, paths, now);
     if (purged.users > 0) progress(`load: purged ${purged.users} deleted account(s): ${purged.trips} trips, ${purged.pointFilesRewritten} points file(s) rewritten`);
@@ -128,10 +130,15 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   }
 }
 
-/** Which of these file keys (SHA-256) the warehouse has loaded. */
-async function loadedKeys(conn: DuckDBConnection, keys: string[]): Promise<Set<string>> {
-  const rows = await query(conn, 'select file_key from loaded_files where list_contains($keys, file_key)', { keys: listValue(keys) });
-  return new Set(rows.map((r) => String(r['file_key'])));
+/** The warehouse's record of SDK uploads, for batching them (src/load/uploads.ts). */
+function uploadLedger(conn: DuckDBConnection, now: Date): UploadLedger {
+  return {
+    known: async (keys) => new Set((await queryFile(conn, 'load/uploads_known', { keys: listValue(keys) })).map((r) => String(r['key']))),
+    record: async (batchKey, uploadKeys) => {
+      await runFile(conn, 'load/record_uploads', { keys: listValue(uploadKeys), batch_key: batchKey, at: now.toISOString() });
+    },
+    batchLoaded: async (name) => (await queryFile(conn, 'load/batch_loaded', { name })).length > 0,
+  };
 }
 
 function describe(report: FileReport): string {

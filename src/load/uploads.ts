@@ -25,15 +25,25 @@ const BATCH = new RegExp(`^sdk-${TIME}-batch-\\d+-${UUID}\\.ndjson$`);
 const PENDING = '.uploads-batched';
 
 export interface UploadBatches {
-  /** Upload files put into batch files (duplicates included). */
+  /** Upload files put into batch files (their duplicates included). */
   uploads: number;
-  /** Of those, byte-identical to an earlier upload of the batch or to a loaded file: left out, as a load of them one by one skips them. */
+  /** Uploads byte-identical to an earlier upload or to a loaded file: removed, as a load of them one by one would skip them. */
   duplicates: number;
   /** The batch files made, each now an ordinary landing file. */
   files: string[];
   bytes: number;
   /** Why batching stopped early, if it did (the uploads not batched load as files of their own). */
   error?: string;
+}
+
+/** What the warehouse knows of uploads (src/jobs/load.ts answers from loaded_files and loaded_uploads). */
+export interface UploadLedger {
+  /** Which of these SHA-256 keys were loaded: as a file, or as an upload inside a loaded batch file. */
+  known(keys: string[]): Promise<Set<string>>;
+  /** Records the uploads a batch file (by its SHA-256) holds, before it is put in place. */
+  record(batchKey: string, uploadKeys: string[]): Promise<void>;
+  /** Whether a batch file of this name was loaded (it may have been archived since). */
+  batchLoaded(name: string): Promise<boolean>;
 }
 
 interface Upload {
@@ -64,20 +74,21 @@ interface Upload {
  * that rename the folder is the truth: the next load (`recoverBatches`) moves its uploads back.
  * `maxBytes` 0 leaves every upload a file of its own.
  */
-export async function batchUploads(landingDir: string, maxBytes: number, loaded: (keys: string[]) => Promise<Set<string>>): Promise<UploadBatches> {
+export async function batchUploads(landingDir: string, maxBytes: number, ledger: UploadLedger): Promise<UploadBatches> {
   const out: UploadBatches = { uploads: 0, duplicates: 0, files: [], bytes: 0 };
   // the landing folder itself may be a link the operator made (to a larger disk); what is in it is never followed
   if (!existsSync(landingDir)) return out;
-  const refused = recoverBatches(landingDir);
-  if (refused) return { ...out, error: refused };
-  if (maxBytes <= 0) return out;
+  // whatever the landing area holds, the load goes on: uploads not batched load as files of their own
   try {
+    const refused = await recoverBatches(landingDir, ledger);
+    if (refused) return { ...out, error: refused };
+    if (maxBytes <= 0) return out;
     let group: Upload[] = [];
     let size = 0;
     // every key met so far, in arrival order: a copy in a later batch is as known as one in the same
     const seen = new Set<string>();
     const flush = async () => {
-      if (group.length > 0) await makeBatch(landingDir, group, await loaded(group.map((u) => u.key)), seen, out);
+      if (group.length > 0) await makeBatch(landingDir, group, await ledger.known(group.map((u) => u.key)), seen, ledger, out);
       group = [];
       size = 0;
     };
@@ -95,6 +106,12 @@ export async function batchUploads(landingDir: string, maxBytes: number, loaded:
     await flush();
   } catch (error) {
     out.error = error instanceof Error ? error.message : String(error);
+  } finally {
+    try {
+      rmEmpty(join(landingDir, PENDING));
+    } catch {
+      // left for the next run
+    }
   }
   return out;
 }
@@ -134,7 +151,7 @@ function readUpload(landingDir: string, name: string, maxBytes: number): Upload 
  * earlier; these copies are removed (a load of them one by one would skip them). Fewer than two
  * new uploads make no batch: the one left loads as a file of its own.
  */
-async function makeBatch(landingDir: string, group: Upload[], known: Set<string>, seen: Set<string>, out: UploadBatches): Promise<void> {
+async function makeBatch(landingDir: string, group: Upload[], known: Set<string>, seen: Set<string>, ledger: UploadLedger, out: UploadBatches): Promise<void> {
   const kept = group.filter((u) => {
     const fresh = !known.has(u.key) && !seen.has(u.key);
     seen.add(u.key);
@@ -153,16 +170,16 @@ async function makeBatch(landingDir: string, group: Upload[], known: Set<string>
   }
   const last = group[group.length - 1] as Upload;
   const name = `${last.name.slice(0, 'sdk-'.length + 24)}-batch-${kept.length}-${randomUUID()}.ndjson`;
-  const work = join(landingDir, PENDING);
+  const content = Buffer.concat(kept.flatMap((u) => (u.bytes.length > 0 && u.bytes[u.bytes.length - 1] !== 0x0a ? [u.bytes, Buffer.from('\n')] : [u.bytes])));
+  const work = holdingFolder(landingDir);
   const pending = join(work, name);
-  mkdirSync(pending, { recursive: true, mode: 0o700 });
+  mkdirSync(pending, { mode: 0o700 });
   fsyncDir(work);
-  fsyncDir(landingDir);
-  const moved: string[] = [];
+  // the batch file's key and its uploads', before it exists: they count as loaded once it is
+  await ledger.record(createHash('sha256').update(content).digest('hex'), kept.map((u) => u.key));
   try {
     for (const u of group) {
       renameSync(join(landingDir, u.name), join(pending, u.name));
-      moved.push(u.name);
       // still the file that was read: not replaced, appended to or turned into a link since
       const st = lstatSync(join(pending, u.name));
       if (!st.isFile() || !sameIdentity(u.identity, st)) throw new Error(`${u.name} changed while it was batched: its batch is undone`);
@@ -172,50 +189,63 @@ async function makeBatch(landingDir: string, group: Upload[], known: Set<string>
     const tmp = join(landingDir, `.${name}.tmp`);
     const fd = openSync(tmp, 'wx', 0o600);
     try {
-      for (const u of kept) {
-        writeAll(fd, u.bytes);
-        // the API ends every file with a newline; a line is never joined to the next file's
-        if (u.bytes.length > 0 && u.bytes[u.bytes.length - 1] !== 0x0a) writeAll(fd, Buffer.from('\n'));
-      }
+      writeAll(fd, content);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
-    renameSync(tmp, join(landingDir, name));
-    fsyncDir(landingDir);
   } catch (error) {
     undo(landingDir, pending, name);
     throw error;
   }
-  rmSync(pending, { recursive: true, force: true });
-  fsyncDir(work);
-  rmEmpty(work);
+  // from here the batch file is the uploads' copy: whatever fails next, the next run's recovery
+  // sees it in place or loaded and removes the uploads held aside, never loads them again
+  renameSync(join(landingDir, `.${name}.tmp`), join(landingDir, name));
   out.uploads += group.length;
   out.duplicates += group.length - kept.length;
-  out.bytes += kept.reduce((sum, u) => sum + u.bytes.length, 0);
+  out.bytes += content.length;
   out.files.push(join(landingDir, name));
+  fsyncDir(landingDir);
+  rmSync(pending, { recursive: true, force: true });
+  fsyncDir(work);
 }
 
 /**
- * Finishes what a load left halfway, before anything else: a batch whose file is in place has its
- * waiting uploads removed (they are in it); any other has them moved back and its `.tmp` file
- * removed. Returns why batching must not run, if the folder is not one the load made (a link or a
- * file in its place is left alone: never followed).
+ * The folder uploads wait in while their batch file is made: a real folder of this process's user,
+ * made if missing. Anything else in its place (a link, another user's folder) is refused.
  */
-export function recoverBatches(landingDir: string): string | undefined {
+function holdingFolder(landingDir: string): string {
   const work = join(landingDir, PENDING);
-  const what = kind(work);
-  if (what !== null && what !== 'folder') return `${work} is a ${what}, not the load's folder: left alone, uploads not batched`;
-  const waiting = what === 'folder' ? readdirSync(work).filter((n) => BATCH.test(n) && kind(join(work, n)) === 'folder').sort() : [];
+  if (kind(work) === null) mkdirSync(work, { mode: 0o700 });
+  const st = lstatSync(work);
+  if (!st.isDirectory() || (process.getuid && st.uid !== process.getuid())) throw new Error(`${work} is not the load's own folder: uploads not batched`);
+  return work;
+}
+
+/**
+ * Finishes what a load left halfway, before anything else: a batch whose file is in place, or was
+ * loaded, has its waiting uploads removed (they are in it); any other has them moved back and its
+ * `.tmp` file removed. Returns why batching must not run, if the folder is not one the load made
+ * (a link, a file or another user's folder in its place is left alone: never followed).
+ */
+export async function recoverBatches(landingDir: string, ledger: Pick<UploadLedger, 'batchLoaded'>): Promise<string | undefined> {
+  const work = join(landingDir, PENDING);
+  let waiting: string[] = [];
+  if (kind(work) !== null) {
+    try {
+      holdingFolder(landingDir);
+    } catch (error) {
+      return `${(error as Error).message} (left alone)`;
+    }
+    waiting = readdirSync(work).filter((n) => BATCH.test(n) && kind(join(work, n)) === 'folder').sort();
+  }
   for (const name of waiting) {
     const pending = join(work, name);
-    if (kind(join(landingDir, name)) === 'file') rmSync(pending, { recursive: true, force: true });
+    if (kind(join(landingDir, name)) === 'file' || (await ledger.batchLoaded(name))) rmSync(pending, { recursive: true, force: true });
     else undo(landingDir, pending, name);
   }
-  if (what === 'folder') {
-    fsyncDir(work);
-    rmEmpty(work);
-  }
+  if (waiting.length > 0) fsyncDir(work);
+  if (kind(work) === 'folder') rmEmpty(work);
   for (const entry of readdirSync(landingDir)) {
     const batch = entry.startsWith('.') && entry.endsWith('.tmp') ? entry.slice(1, -'.tmp'.length) : '';
     if (BATCH.test(batch) && kind(join(landingDir, entry)) === 'file') rmSync(join(landingDir, entry), { force: true });
@@ -234,7 +264,8 @@ function undo(landingDir: string, pending: string, name: string): void {
     const back = kind(join(landingDir, upload)) === null ? upload : `${upload.slice(0, 'sdk-'.length + 24)}-${randomUUID()}.ndjson`;
     renameSync(join(pending, upload), join(landingDir, back));
   }
-  rmSync(join(landingDir, `.${name}.tmp`), { force: true });
+  const tmp = join(landingDir, `.${name}.tmp`);
+  if (kind(tmp) === 'file') rmSync(tmp);
   fsyncDir(landingDir);
   rmSync(pending, { recursive: true, force: true });
 }

@@ -31,7 +31,7 @@ const tripsOf = (w: Workspace) => warehouseRows(w.paths, `
   from trips order by app_id, trip_id`);
 const statsOf = (w: Workspace) => warehouseRows(w.paths, 'select * exclude (version) from stats_daily order by all');
 const quarantineOf = (w: Workspace) => warehouseRows(w.paths, 'select kind, reason, app_id, trip_id, raw from quarantine order by all');
-const none = async () => new Set<string>();
+const none = { known: async () => new Set<string>(), record: async () => undefined, batchLoaded: async () => false };
 
 beforeAll(async () => {
   ws = await workspace('Europe/Berlin');
@@ -109,6 +109,17 @@ describe('SDK uploads put together by the load', () => {
     expect(readdirSync(batched.paths.landingDir).filter((n) => n !== 'loaded')).toEqual([]);
   });
 
+  it('skips a retry of an upload loaded in a batch on an earlier night, as it skips a known file', async () => {
+    const w = copyOf(ws);
+    const stale = readFileSync(join(w.paths.landingDir, uploads()[0] as string));
+    await runLoad({ dataDir: w.dir, now: clock });
+    writeFileSync(join(w.paths.landingDir, uploadFileName(new Date('2026-11-22T07:00:00Z'))), stale);
+    const next = await runLoad({ dataDir: w.dir, now: new Date('2026-11-22T09:00:00Z') });
+    expect(next.uploadBatches).toMatchObject({ duplicates: 1, files: [] });
+    expect(next.totals.files).toBe(0);
+    expect(Number((await tripsOf(w)).find((t) => t['trip_id'] === 't-0')?.['count_points'])).toBe(901);
+  });
+
   it('cuts the uploads into batches of at most the given bytes, in arrival order', async () => {
     const each = copyOf(ws);
     const batched = copyOf(ws);
@@ -160,36 +171,45 @@ describe('a batch a load left halfway', () => {
   const batch = (i: number) => `sdk-2026-11-21T08-00-02-000Z-batch-3-0f0e0d0c-0b0a-4908-8706-05040302010${i}.ndjson`;
   const pendingOf = (dir: string, name: string) => join(dir, '.uploads-batched', name);
 
-  it('is undone when its file was not in place: every upload back, the half-written file removed', () => {
+  it('is undone when its file was not in place: every upload back, the half-written file removed', async () => {
     const { dir, names } = landing();
     const name = batch(0);
     mkdirSync(pendingOf(dir, name), { recursive: true });
     // the crash came after two uploads were moved aside and while the batch file was written
     for (const n of names.slice(0, 2)) renameSync(join(dir, n), join(pendingOf(dir, name), n));
     writeFileSync(join(dir, `.${name}.tmp`), '{"line":0}\n{"li');
-    expect(recoverBatches(dir)).toBeUndefined();
+    expect(await recoverBatches(dir, none)).toBeUndefined();
     expect(visible(dir)).toEqual([...names].sort());
     expect(readdirSync(dir).filter((n) => n.startsWith('.'))).toEqual([]);
   });
 
-  it('is finished when its file was in place: the uploads it holds are removed', () => {
+  it('is finished when its file was in place: the uploads it holds are removed', async () => {
     const { dir, names } = landing();
     const name = batch(1);
     mkdirSync(pendingOf(dir, name), { recursive: true });
     for (const n of names) renameSync(join(dir, n), join(pendingOf(dir, name), n));
     writeFileSync(join(dir, name), '{"line":0}\n{"line":1}\n{"line":2}\n');
-    recoverBatches(dir);
+    await recoverBatches(dir, none);
     expect(visible(dir)).toEqual([name]);
     expect(existsSync(join(dir, '.uploads-batched'))).toBe(false);
   });
 
-  it('drops a batch file no folder waits for, and leaves the API its own files in the making', () => {
+  it('is finished when its file was loaded and archived meanwhile: the uploads are not given back', async () => {
+    const { dir, names } = landing();
+    const name = batch(4);
+    mkdirSync(pendingOf(dir, name), { recursive: true });
+    for (const n of names) renameSync(join(dir, n), join(pendingOf(dir, name), n));
+    await recoverBatches(dir, { batchLoaded: async (n) => n === name });
+    expect(visible(dir)).toEqual([]);
+  });
+
+  it('drops a batch file no folder waits for, and leaves the API its own files in the making', async () => {
     const { dir, names } = landing();
     const stray = `.${batch(2)}.tmp`;
     writeFileSync(join(dir, stray), 'copy\n');
     const apiTmp = `.${names[0]}.tmp`;
     writeFileSync(join(dir, apiTmp), 'an upload being written\n');
-    recoverBatches(dir);
+    await recoverBatches(dir, none);
     expect(visible(dir)).toEqual([...names].sort());
     expect(existsSync(join(dir, stray))).toBe(false);
     expect(existsSync(join(dir, apiTmp))).toBe(true);
@@ -202,7 +222,7 @@ describe('a batch a load left halfway', () => {
     writeFileSync(join(elsewhere, batch(3), names[0] as string), 'not the load\'s\n');
     symlinkSync(elsewhere, join(dir, '.uploads-batched'));
     const result = await batchUploads(dir, 1 << 20, none);
-    expect(result.error).toMatch(/symbolic link/);
+    expect(result.error).toMatch(/not the load's own folder/);
     expect(result.files).toEqual([]);
     expect(readdirSync(join(elsewhere, batch(3)))).toEqual([names[0]]);
     expect(visible(dir)).toEqual([...names].sort());
