@@ -65,7 +65,7 @@ function sorted(paths: string[]): Inputs {
 }
 
 /** What is at `path` itself (lstat: a link is a link, whatever it points to); null when nothing. */
-function kindOf(path: string): string | null {
+export function kindOf(path: string): string | null {
   let st;
   try {
     st = lstatSync(path);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fsyncDir } from '../fsutil.js';
 import { sameIdentity, type FileIdentity } from './file-identity.js';
 import { MAX_LINE_BYTES } from './scan-file.js';
+import { kindOf } from './landing.js';
 
 /**
  * The name the API gives the landing file of one SDK upload (src/api/routes/sdk.ts): the upload's
@@ -216,7 +217,7 @@ async function makeBatch(landingDir: string, group: Upload[], known: Set<string>
  */
 function holdingFolder(landingDir: string): string {
   const work = join(landingDir, PENDING);
-  if (kind(work) === null) mkdirSync(work, { mode: 0o700 });
+  if (kindOf(work) === null) mkdirSync(work, { mode: 0o700 });
   const st = lstatSync(work);
   if (!st.isDirectory() || (process.getuid && st.uid !== process.getuid())) throw new Error(`${work} is not the load's own folder: uploads not batched`);
   return work;
@@ -231,24 +232,24 @@ function holdingFolder(landingDir: string): string {
 export async function recoverBatches(landingDir: string, ledger: Pick<UploadLedger, 'batchLoaded'>): Promise<string | undefined> {
   const work = join(landingDir, PENDING);
   let waiting: string[] = [];
-  if (kind(work) !== null) {
+  if (kindOf(work) !== null) {
     try {
       holdingFolder(landingDir);
     } catch (error) {
       return `${(error as Error).message} (left alone)`;
     }
-    waiting = readdirSync(work).filter((n) => BATCH.test(n) && kind(join(work, n)) === 'folder').sort();
+    waiting = readdirSync(work).filter((n) => BATCH.test(n) && kindOf(join(work, n)) === 'folder').sort();
   }
   for (const name of waiting) {
     const pending = join(work, name);
-    if (kind(join(landingDir, name)) === 'file' || (await ledger.batchLoaded(name))) rmSync(pending, { recursive: true, force: true });
+    if (kindOf(join(landingDir, name)) === 'file' || (await ledger.batchLoaded(name))) rmSync(pending, { recursive: true, force: true });
     else undo(landingDir, pending, name);
   }
   if (waiting.length > 0) fsyncDir(work);
-  if (kind(work) === 'folder') rmEmpty(work);
+  if (kindOf(work) === 'folder') rmEmpty(work);
   for (const entry of readdirSync(landingDir)) {
     const batch = entry.startsWith('.') && entry.endsWith('.tmp') ? entry.slice(1, -'.tmp'.length) : '';
-    if (BATCH.test(batch) && kind(join(landingDir, entry)) === 'file') rmSync(join(landingDir, entry), { force: true });
+    if (BATCH.test(batch) && kindOf(join(landingDir, entry)) === 'file') rmSync(join(landingDir, entry), { force: true });
   }
   return undefined;
 }
@@ -260,12 +261,12 @@ export async function recoverBatches(landingDir: string, ledger: Pick<UploadLedg
  */
 function undo(landingDir: string, pending: string, name: string): void {
   for (const upload of readdirSync(pending)) {
-    if (!UPLOAD.test(upload) || kind(join(pending, upload)) !== 'file') continue;
-    const back = kind(join(landingDir, upload)) === null ? upload : `${upload.slice(0, 'sdk-'.length + 24)}-${randomUUID()}.ndjson`;
+    if (!UPLOAD.test(upload) || kindOf(join(pending, upload)) !== 'file') continue;
+    const back = kindOf(join(landingDir, upload)) === null ? upload : `${upload.slice(0, 'sdk-'.length + 24)}-${randomUUID()}.ndjson`;
     renameSync(join(pending, upload), join(landingDir, back));
   }
   const tmp = join(landingDir, `.${name}.tmp`);
-  if (kind(tmp) === 'file') rmSync(tmp);
+  if (kindOf(tmp) === 'file') rmSync(tmp);
   fsyncDir(landingDir);
   rmSync(pending, { recursive: true, force: true });
 }
@@ -284,15 +285,8 @@ function longestLine(bytes: Buffer): number {
   return Math.max(longest, bytes.length - start);
 }
 
-/** What is at `path` itself (a link is a link): 'file', 'folder', another kind, or null. */
-function kind(path: string): string | null {
-  const st = lstatSync(path, { throwIfNoEntry: false });
-  if (!st) return null;
-  return st.isFile() ? 'file' : st.isDirectory() ? 'folder' : st.isSymbolicLink() ? 'symbolic link' : 'special file';
-}
-
 function rmEmpty(dir: string): void {
-  if (kind(dir) === 'folder' && readdirSync(dir).length === 0) rmdirSync(dir);
+  if (kindOf(dir) === 'folder' && readdirSync(dir).length === 0) rmdirSync(dir);
 }
 
 /** 2026-11-24T10:00:00.000Z as 2026-11-24T10-00-00-000Z: no `:` in file names. */
