@@ -141,7 +141,9 @@ function readUpload(landingDir: string, name: string, maxBytes: number): Upload 
       read += n;
     }
     if (!isUtf8(bytes) || longestLine(bytes) > MAX_LINE_BYTES) return null;
-    return { name, identity, bytes, key: createHash('sha256').update(bytes).digest('hex') };
+    // a byte-order mark opens a file, never a line: the load's reader skips it there only
+    const text = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
+    return { name, identity, bytes: text, key: createHash('sha256').update(bytes).digest('hex') };
   } finally {
     closeSync(fd);
   }
