@@ -1,9 +1,9 @@
-import { closeSync, constants, existsSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { fsyncDir } from '../fsutil.js';
-import { sameIdentity, type FileIdentity } from './file-identity.js';
+import { identityOf, sameIdentity, type FileIdentity } from './file-identity.js';
 import { MAX_LINE_BYTES } from './scan-file.js';
 import { kindOf } from './landing.js';
 
@@ -58,12 +58,12 @@ interface Upload {
  * Puts the SDK upload files waiting in the landing area together into batch files of up to
  * `maxBytes` each, in arrival order, before the load lists the area. Every upload is a file of its
  * own (the API answers 202 once its file is renamed into place), and the load pays its per-file
- * work (a transaction, a version, a points file and a route file) for each: 100 one-trip files
- * took 20 s against 7 ms an upload batched. A batch holds its uploads' lines in order, so a later
- * upload of a trip still wins over an earlier one, as between files, and the result is the one
- * loading them one by one gives (test/api/upload-batches.test.ts):
- * - an upload byte-identical to an earlier upload, or to a file already loaded (`loaded` says
- *   which keys are), is left out, as the load skips a known file;
+ * work (a transaction, a version, a points file and a route file) for each: 113-202 ms an upload
+ * as files of their own, 4.6-7.1 ms batched (docs/benchmarks.md). A batch holds its uploads'
+ * lines in order, so a later upload of a trip still wins over an earlier one, as between files,
+ * and the result is the one loading them one by one gives (test/api/upload-batches.test.ts):
+ * - an upload byte-identical to an earlier upload, or to a file already loaded (the `ledger`
+ *   says which keys are), is left out, as the load skips a known file;
  * - only regular files are read, never through a link, and only a file that is still the one that
  *   was read when it is moved aside goes in: otherwise the batch is undone and its uploads load as
  *   files of their own;
@@ -72,7 +72,8 @@ interface Upload {
  *
  * Crash-safe: the uploads are moved into `.uploads-batched/<batch>/` first; the batch file is
  * written from what was read, fsynced and renamed into place; then the folder is removed. Until
- * that rename the folder is the truth: the next load (`recoverBatches`) moves its uploads back.
+ * that rename the folder is the truth: the next load (`recoverBatches`) moves its uploads back,
+ * unless the batch file is in place or was loaded.
  * `maxBytes` 0 leaves every upload a file of its own.
  */
 export async function batchUploads(landingDir: string, maxBytes: number, ledger: UploadLedger): Promise<UploadBatches> {
@@ -120,27 +121,19 @@ export async function batchUploads(landingDir: string, maxBytes: number, ledger:
 /** One upload, read through a descriptor that never follows a link; null when it cannot join a batch. */
 function readUpload(landingDir: string, name: string, maxBytes: number): Upload | null {
   const path = join(landingDir, name);
-  const st = lstatSync(path, { throwIfNoEntry: false });
-  if (!st?.isFile() || st.size > maxBytes) return null;
+  let identity: FileIdentity;
   let fd: number;
   try {
+    identity = identityOf(path);
     // O_NONBLOCK: a FIFO put in its place must not block the load
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return null;
   }
   try {
-    const now = fstatSync(fd);
-    const identity = { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
-    if (!now.isFile() || !sameIdentity(identity, now)) return null;
-    const bytes = Buffer.alloc(st.size);
-    let read = 0;
-    while (read < bytes.length) {
-      const n = readSync(fd, bytes, read, bytes.length - read, read);
-      if (n === 0) return null;
-      read += n;
-    }
-    if (!isUtf8(bytes) || longestLine(bytes) > MAX_LINE_BYTES) return null;
+    if (identity.size > maxBytes || !sameIdentity(identity, fstatSync(fd))) return null;
+    const bytes = readFileSync(fd);
+    if (bytes.length !== identity.size || !isUtf8(bytes) || longestLine(bytes) > MAX_LINE_BYTES) return null;
     // a byte-order mark opens a file, never a line: the load's reader skips it there only
     const text = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
     return { name, identity, bytes: text, key: createHash('sha256').update(bytes).digest('hex') };
@@ -172,7 +165,7 @@ async function makeBatch(landingDir: string, group: Upload[], known: Set<string>
     return;
   }
   const last = group[group.length - 1] as Upload;
-  const name = `${last.name.slice(0, 'sdk-'.length + 24)}-batch-${kept.length}-${randomUUID()}.ndjson`;
+  const name = `${timePrefix(last.name)}-batch-${kept.length}-${randomUUID()}.ndjson`;
   const content = Buffer.concat(kept.flatMap((u) => (u.bytes.length > 0 && u.bytes[u.bytes.length - 1] !== 0x0a ? [u.bytes, Buffer.from('\n')] : [u.bytes])));
   const work = holdingFolder(landingDir);
   const pending = join(work, name);
@@ -192,7 +185,7 @@ async function makeBatch(landingDir: string, group: Upload[], known: Set<string>
     const tmp = join(landingDir, `.${name}.tmp`);
     const fd = openSync(tmp, 'wx', 0o600);
     try {
-      writeAll(fd, content);
+      writeFileSync(fd, content);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
@@ -264,17 +257,13 @@ export async function recoverBatches(landingDir: string, ledger: Pick<UploadLedg
 function undo(landingDir: string, pending: string, name: string): void {
   for (const upload of readdirSync(pending)) {
     if (!UPLOAD.test(upload) || kindOf(join(pending, upload)) !== 'file') continue;
-    const back = kindOf(join(landingDir, upload)) === null ? upload : `${upload.slice(0, 'sdk-'.length + 24)}-${randomUUID()}.ndjson`;
+    const back = kindOf(join(landingDir, upload)) === null ? upload : `${timePrefix(upload)}-${randomUUID()}.ndjson`;
     renameSync(join(pending, upload), join(landingDir, back));
   }
   const tmp = join(landingDir, `.${name}.tmp`);
   if (kindOf(tmp) === 'file') rmSync(tmp);
   fsyncDir(landingDir);
   rmSync(pending, { recursive: true, force: true });
-}
-
-function writeAll(fd: number, bytes: Buffer): void {
-  for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
 }
 
 function longestLine(bytes: Buffer): number {
@@ -289,6 +278,11 @@ function longestLine(bytes: Buffer): number {
 
 function rmEmpty(dir: string): void {
   if (kindOf(dir) === 'folder' && readdirSync(dir).length === 0) rmdirSync(dir);
+}
+
+/** `sdk-<time>` of an upload's name: where it sorts. */
+function timePrefix(name: string): string {
+  return name.slice(0, 'sdk-'.length + 24);
 }
 
 /** 2026-11-24T10:00:00.000Z as 2026-11-24T10-00-00-000Z: no `:` in file names. */
