@@ -1,20 +1,25 @@
 import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { join } from 'node:path';
+import { decodeBlock, encodeBlock, maxBlockBytes } from './route-codec.js';
 
 /**
  * A route file: the kept points of the trips one warehouse version wrote for one trip date, read
  * by the API with two positioned reads (no DuckDB per request: a Parquet read of one trip cost
  * 6-50 ms here, most of it the footer of a day's file).
  *
- * Layout, little-endian: one block per trip, its n points as four float64 columns one after the
- * other (time in epoch ms, lat, lng, speed in m/s); then the index, UTF-8 JSON
- * `[[appId, tripId, offset, count], ...]`; then 16 bytes: the index's byte length (float64) and
- * the magic `DDSROUT1`. The magic comes last, so a file cut short is refused, not misread.
+ * Layout, little-endian: one block per trip, its n points' four columns one after the other
+ * (time in epoch ms, lat, lng, speed in m/s), each stored exactly in as few bytes as its decimals
+ * allow (src/route/route-codec.ts: 7-8 bytes a point for an SDK's positions, where four float64
+ * took 32); then the index, UTF-8 JSON `[[appId, tripId, offset, count, bytes], ...]`; then 16
+ * bytes: the index's byte length (float64) and the magic `DDSROUT2`. The magic comes last, so a
+ * file cut short is refused, not misread. A `DDSROUT1` file (every column float64, 32 bytes a
+ * point, no block length in the index) is still read.
  */
-const MAGIC = 'DDSROUT1';
+const MAGIC = 'DDSROUT2';
+const MAGIC_FLOAT64 = 'DDSROUT1';
 const FOOTER = 16;
-const BYTES_PER_POINT = 32;
+const FLOAT64_BYTES_PER_POINT = 32;
 
 /** The file of the trips `version` wrote for `tripDate`: where the API looks for such a trip's route. */
 export const routeFile = (routesDir: string, tripDate: string, version: number | string): string =>
@@ -31,13 +36,23 @@ export interface RoutePoints {
   speed: Float64Array;
 }
 
-type IndexEntry = [appId: string, tripId: string, offset: number, count: number];
+type IndexEntry = [appId: string, tripId: string, offset: number, count: number, bytes: number];
+
+/** A trip's block: where it starts, its points, its bytes, and whether it is four plain float64 columns. */
+interface Block {
+  offset: number;
+  count: number;
+  bytes: number;
+  float64: boolean;
+}
 
 /** Writes a route file to `tmp`, trip by trip; `finish(target)` completes it and renames it into place. */
 export class RouteFileWriter {
   private readonly fd: number;
   private offset = 0;
   private readonly index: IndexEntry[] = [];
+  /** Where a block is encoded before it is written: grown to the largest trip, reused. */
+  private scratch = Buffer.alloc(maxBlockBytes(4096));
 
   constructor(private readonly tmp: string) {
     this.fd = openSync(tmp, 'w', 0o600);
@@ -45,10 +60,11 @@ export class RouteFileWriter {
 
   add(appId: string, tripId: string, points: RoutePoints): void {
     const n = points.t.length;
-    this.index.push([appId, tripId, this.offset, n]);
-    for (const column of [points.t, points.lat, points.lng, points.speed]) {
-      this.offset += writeSync(this.fd, new Uint8Array(column.buffer, column.byteOffset, n * 8), 0, n * 8, this.offset);
-    }
+    if (this.scratch.length < maxBlockBytes(n)) this.scratch = Buffer.alloc(maxBlockBytes(n));
+    const bytes = encodeBlock([points.t, points.lat, points.lng, points.speed], this.scratch, 0);
+    this.index.push([appId, tripId, this.offset, n, bytes]);
+    for (let at = 0; at < bytes;) at += writeSync(this.fd, this.scratch, at, bytes - at, this.offset + at);
+    this.offset += bytes;
   }
 
   /** Appends the index and footer, fsyncs and renames onto `target` (readers see it whole or not at all). */
@@ -78,19 +94,23 @@ export class RouteFileWriter {
 }
 
 /** The index, keyed `appId \u0000 tripId`, of a file whose identity (inode, size, mtime) has not changed. */
-const indexes = new Map<string, { identity: string; trips: Map<string, [offset: number, count: number]> }>();
+const indexes = new Map<string, { identity: string; trips: Map<string, Block> }>();
 const MAX_CACHED_INDEXES = 256;
 
 const keyOf = (appId: string, tripId: string): string => `${appId}\u0000${tripId}`;
 
 /** The index entries from the tail of a file (`bytes` ends where the file ends). */
-function parseEntries(bytes: Buffer, fileSize: number): IndexEntry[] {
+function parseEntries(bytes: Buffer, fileSize: number): [appId: string, tripId: string, block: Block][] {
   const footer = bytes.subarray(bytes.length - FOOTER);
-  if (bytes.length < FOOTER || footer.toString('latin1', 8) !== MAGIC) throw new Error('not a route file (no magic at its end)');
+  const magic = bytes.length < FOOTER ? '' : footer.toString('latin1', 8);
+  if (magic !== MAGIC && magic !== MAGIC_FLOAT64) throw new Error('not a route file (no magic at its end)');
   const length = footer.readDoubleLE(0);
   const start = bytes.length - FOOTER - length;
   if (!Number.isInteger(length) || start < 0) throw new Error(`route file index of ${length} bytes does not fit a ${fileSize}-byte file`);
-  return JSON.parse(bytes.toString('utf8', start, start + length)) as IndexEntry[];
+  const float64 = magic === MAGIC_FLOAT64;
+  return (JSON.parse(bytes.toString('utf8', start, start + length)) as IndexEntry[]).map(([app, trip, offset, count, blockBytes]) => [
+    app, trip, { offset, count, bytes: float64 ? count * FLOAT64_BYTES_PER_POINT : blockBytes, float64 },
+  ]);
 }
 
 /**
@@ -101,6 +121,8 @@ function parseEntries(bytes: Buffer, fileSize: number): IndexEntry[] {
  * it are valid until the next read: use them before anything else can run.
  */
 let shared = new Float64Array(4 * 4096);
+/** Where a block's bytes are read to before they are decoded into `shared`: reused likewise. */
+let sharedBytes = Buffer.alloc(maxBlockBytes(4096));
 
 function blockFor(n: number): Float64Array {
   if (shared.length < 4 * n) {
@@ -110,6 +132,27 @@ function blockFor(n: number): Float64Array {
   }
   return shared;
 }
+
+function bytesFor(n: number): Buffer {
+  if (sharedBytes.length < n) {
+    let size = sharedBytes.length;
+    while (size < n) size *= 2;
+    sharedBytes = Buffer.alloc(size);
+  }
+  return sharedBytes;
+}
+
+/** Reads one block at its offset through `fd` into `into` (four columns of its count). */
+function readBlock(fd: number, path: string, block: Block, into: Float64Array): void {
+  const { offset, count: n, bytes, float64 } = block;
+  if (n === 0) return;
+  const target = float64 ? new Uint8Array(into.buffer, into.byteOffset, bytes) : bytesFor(bytes);
+  if (readSync(fd, target, 0, bytes, offset) !== bytes) throw new Error(`route file ${path} is shorter than its index says`);
+  if (!float64) decodeBlock(target, 0, bytes, n, into);
+}
+
+const pointsOf = (block: Float64Array, n: number): RoutePoints =>
+  ({ t: block.subarray(0, n), lat: block.subarray(n, 2 * n), lng: block.subarray(2 * n, 3 * n), speed: block.subarray(3 * n, 4 * n) });
 
 /**
  * One trip's points from a route file; null when the file does not hold the trip, undefined when
@@ -143,19 +186,15 @@ export function readRoute(path: string, appId: string, tripId: string): RoutePoi
         bytes = Buffer.alloc(tail);
         readSync(fd, bytes, 0, tail, stat.size - tail);
       }
-      cached = { identity, trips: new Map(parseEntries(bytes, stat.size).map(([app, trip, offset, count]) => [keyOf(app, trip), [offset, count]])) };
+      cached = { identity, trips: new Map(parseEntries(bytes, stat.size).map(([app, trip, block]) => [keyOf(app, trip), block])) };
       if (indexes.size >= MAX_CACHED_INDEXES) indexes.delete(indexes.keys().next().value as string);
       indexes.set(path, cached);
     }
     const entry = cached.trips.get(keyOf(appId, tripId));
     if (!entry) return null;
-    const [offset, n] = entry;
-    const block = blockFor(n);
-    if (n > 0) {
-      const bytesRead = readSync(fd, new Uint8Array(block.buffer, 0, n * BYTES_PER_POINT), 0, n * BYTES_PER_POINT, offset);
-      if (bytesRead !== n * BYTES_PER_POINT) throw new Error(`route file ${path} is shorter than its index says`);
-    }
-    return { t: block.subarray(0, n), lat: block.subarray(n, 2 * n), lng: block.subarray(2 * n, 3 * n), speed: block.subarray(3 * n, 4 * n) };
+    const block = blockFor(entry.count);
+    readBlock(fd, path, entry, block);
+    return pointsOf(block, entry.count);
   } finally {
     closeSync(fd);
   }
@@ -177,10 +216,11 @@ export function rewriteRouteFileWithout(path: string, drop: (appId: string, trip
     if (!entries.some(([app, trip]) => drop(app, trip))) return false;
     const writer = new RouteFileWriter(`${path}.purge.tmp`);
     try {
-      for (const [app, trip, offset, n] of entries) {
+      for (const [app, trip, block] of entries) {
         if (drop(app, trip)) continue;
-        const block = new Float64Array(bytes.buffer.slice(bytes.byteOffset + offset, bytes.byteOffset + offset + n * BYTES_PER_POINT));
-        writer.add(app, trip, { t: block.subarray(0, n), lat: block.subarray(n, 2 * n), lng: block.subarray(2 * n, 3 * n), speed: block.subarray(3 * n, 4 * n) });
+        const points = new Float64Array(4 * block.count);
+        readBlock(fd, path, block, points);
+        writer.add(app, trip, pointsOf(points, block.count));
       }
       writer.finish(path);
     } catch (error) {
