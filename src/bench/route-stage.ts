@@ -68,14 +68,18 @@ export async function benchRoute(ctx: BenchContext): Promise<void> {
   }
 }
 
-/** One trip of one hour at 1 Hz on `day` (UTC 07:00), winding north: points Douglas–Peucker has work with. */
+/**
+ * One trip of one hour at 1 Hz on `day` (UTC 07:00), winding north: points Douglas–Peucker has
+ * work with. Positions to 6 decimals and speeds to 2, as an SDK sends them (and the generator
+ * writes them): the route file's compact columns, which a read decodes.
+ */
 function oneHourTrip(appId: string, orgUserId: string, platformUserId: number, tripId: string, day: string, n: number): Record<string, unknown> {
   const start = Date.parse(`${day}T07:00:00Z`);
   const points = Array.from({ length: TRIP_SECONDS + 1 }, (_, i) => ({
     t: start + i * 1000,
-    lat: 48 + n * 0.01 + (i * 13) / 111_195,
-    lng: 11 + 0.002 * Math.sin(i / 40) + 0.0003 * Math.sin(i / 4.3),
-    speed: 13 + 2 * Math.sin(i / 60),
+    lat: Number((48 + n * 0.01 + (i * 13) / 111_195).toFixed(6)),
+    lng: Number((11 + 0.002 * Math.sin(i / 40) + 0.0003 * Math.sin(i / 4.3)).toFixed(6)),
+    speed: Number((13 + 2 * Math.sin(i / 60)).toFixed(2)),
   }));
   return {
     appId, platformUserId, orgUserId, tripId, os: 'android',
