@@ -4,8 +4,9 @@
  * whole milliseconds), so a column whose every value is an integer count of 10^-k (k <= 9) is
  * stored as those integers, each as the zigzag varint of its difference from the one before:
  * one or two bytes a value at one point a second, where a float64 takes eight. A column where
- * that is not exact (a position with every bit of its double used, or -0) is stored as float64.
- * Either way the decoded doubles are bit for bit the ones given (test/unit/route-codec.test.ts).
+ * that is not exact (a position with every bit of its double used, -0, NaN, an infinity, an
+ * integer of 2^50 or more) is stored as float64. Either way the decoded doubles are bit for bit
+ * the ones given (test/unit/route-codec.test.ts).
  *
  * Column layout: one byte, the scale k, or RAW; then n float64 (RAW) or n varints.
  */
@@ -68,12 +69,14 @@ export function encodeBlock(columns: readonly Float64Array[], out: Buffer, at: n
 
 /**
  * Decodes a block of n points from `bytes[at, end)` into `into` (four columns of n, one after the
- * other). Throws when the bytes do not hold exactly that: a damaged file is refused, not misread.
+ * other). Throws when the bytes do not hold exactly that (a block cut short, longer, or a value the
+ * encoder cannot write); a bit flipped inside a value is not detected, as in a float64 layout.
  */
 export function decodeBlock(bytes: Uint8Array, at: number, end: number, n: number, into: Float64Array): void {
   let pos = at;
   for (let c = 0; c < 4; c++) {
     const base = c * n;
+    if (pos >= end) throw new Error('route block shorter than its points');
     const k = bytes[pos++];
     if (k === RAW) {
       if (pos + 8 * n > end) throw new Error('route block shorter than its points');
@@ -96,6 +99,8 @@ export function decodeBlock(bytes: Uint8Array, at: number, end: number, n: numbe
         // longer ones by arithmetic, as they exceed 32 bits (the integers reach 2^52)
         for (let scale = 16384; byte >= 128; scale *= 128) {
           if (pos >= end) throw new Error('route block shorter than its points');
+          // the encoder's values stay below 2^52: eight bytes at most
+          if (scale > 2 ** 49) throw new Error('route block value longer than eight bytes');
           byte = bytes[pos++] as number;
           z += (byte & 127) * scale;
         }

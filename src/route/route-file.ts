@@ -10,8 +10,8 @@ import { decodeBlock, encodeBlock, maxBlockBytes } from './route-codec.js';
  *
  * Layout, little-endian: one block per trip, its n points' four columns one after the other
  * (time in epoch ms, lat, lng, speed in m/s), each stored exactly in as few bytes as its decimals
- * allow (src/route/route-codec.ts: 7-8 bytes a point for an SDK's positions, where four float64
- * took 32); then the index, UTF-8 JSON `[[appId, tripId, offset, count, bytes], ...]`; then 16
+ * allow (src/route/route-codec.ts: 6.4 bytes a point on the generator's day, whose positions have
+ * 6 decimals as an SDK's do, where four float64 took 32); then the index, UTF-8 JSON `[[appId, tripId, offset, count, bytes], ...]`; then 16
  * bytes: the index's byte length (float64) and the magic `DDSROUT2`. The magic comes last, so a
  * file cut short is refused, not misread. A `DDSROUT1` file (every column float64, 32 bytes a
  * point, no block length in the index) is still read.
@@ -113,6 +113,20 @@ function parseEntries(bytes: Buffer, fileSize: number): [appId: string, tripId: 
   ]);
 }
 
+/** The index entries of the file open as `fd`, from its tail: one read, a second one if the index is longer. */
+function readEntries(fd: number, size: number): [appId: string, tripId: string, block: Block][] {
+  let tail = Math.min(size, 64 * 1024);
+  let bytes = Buffer.alloc(tail);
+  readSync(fd, bytes, 0, tail, size - tail);
+  const length = tail >= FOOTER ? bytes.readDoubleLE(tail - FOOTER) : NaN;
+  if (Number.isInteger(length) && length + FOOTER > tail && length + FOOTER <= size) {
+    tail = length + FOOTER;
+    bytes = Buffer.alloc(tail);
+    readSync(fd, bytes, 0, tail, size - tail);
+  }
+  return parseEntries(bytes, size);
+}
+
 /**
  * Where a trip's points are read to: one block reused by every read, grown to the longest trip
  * seen. A route read allocated 32 bytes per point (115 kB for a one-hour
@@ -176,17 +190,7 @@ export function readRoute(path: string, appId: string, tripId: string): RoutePoi
     const identity = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
     let cached = indexes.get(path);
     if (cached?.identity !== identity) {
-      // the index sits just before the footer: one read of the tail, a second one if it is longer
-      let tail = Math.min(stat.size, 64 * 1024);
-      let bytes = Buffer.alloc(tail);
-      readSync(fd, bytes, 0, tail, stat.size - tail);
-      const length = tail >= FOOTER ? bytes.readDoubleLE(tail - FOOTER) : NaN;
-      if (Number.isInteger(length) && length + FOOTER > tail && length + FOOTER <= stat.size) {
-        tail = length + FOOTER;
-        bytes = Buffer.alloc(tail);
-        readSync(fd, bytes, 0, tail, stat.size - tail);
-      }
-      cached = { identity, trips: new Map(parseEntries(bytes, stat.size).map(([app, trip, block]) => [keyOf(app, trip), block])) };
+      cached = { identity, trips: new Map(readEntries(fd, stat.size).map(([app, trip, block]) => [keyOf(app, trip), block])) };
       if (indexes.size >= MAX_CACHED_INDEXES) indexes.delete(indexes.keys().next().value as string);
       indexes.set(path, cached);
     }
@@ -209,10 +213,7 @@ export function rewriteRouteFileWithout(path: string, drop: (appId: string, trip
   const fd = openSync(path, 'r');
   try {
     // through the fd: the file may be renamed over meanwhile, the fd keeps what was opened
-    const size = fstatSync(fd).size;
-    const bytes = Buffer.alloc(size);
-    readSync(fd, bytes, 0, size, 0);
-    const entries = parseEntries(bytes, size);
+    const entries = readEntries(fd, fstatSync(fd).size);
     if (!entries.some(([app, trip]) => drop(app, trip))) return false;
     const writer = new RouteFileWriter(`${path}.purge.tmp`);
     try {

@@ -103,12 +103,20 @@ describe('route block codec', () => {
     }
   });
 
-  it('refuses a block cut short or with bytes to spare', () => {
+  it('refuses a block cut short, with bytes to spare, or with a value longer than the encoder writes', () => {
     const columns = sdkTrip(random(4), 50);
     const out = Buffer.alloc(maxBlockBytes(50));
     const end = encodeBlock(columns, out, 0);
     expect(() => decodeBlock(out, 0, end - 1, 50, new Float64Array(200))).toThrow(/shorter/);
     expect(() => decodeBlock(out, 0, end + 1, 50, new Float64Array(200))).toThrow(/longer/);
+    // a varint of nine bytes, which the encoder never writes (its values stay below 2^52)
+    const nine = Buffer.from([0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0, 0, 0, 0, 0, 0]);
+    expect(() => decodeBlock(nine, 0, nine.length, 1, new Float64Array(4))).toThrow(/eight bytes/);
+    // the same value in eight bytes is read: the limit is the encoder's, not one byte sooner
+    const eight = Buffer.from([0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0, 0, 0, 0, 0, 0]);
+    const into = new Float64Array(4);
+    decodeBlock(eight, 0, eight.length, 1, into);
+    expect(Array.from(into)).toEqual([2 ** 48, 0, 0, 0]);
   });
 });
 
