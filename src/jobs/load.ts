@@ -15,7 +15,7 @@ import { publish, type PublishResult } from '../publish/publish.js';
 import { purgeDeletedUsers, type PurgeResult } from '../purge/purge.js';
 import { emitEvents, type EmitResult } from '../events/emit.js';
 import { silent, type Progress } from '../progress.js';
-import { todayIn } from '../time.js';
+import { addDays, todayIn } from '../time.js';
 import { firstLine } from '../errors.js';
 
 export interface LoadOptions {
@@ -102,13 +102,15 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       progress(`load: [${index + 1}/${files.length}] ${file}: ${summary} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
       t0 = Date.now();
     });
-    const removed = prunePoints(paths.pointsDir, settings.pointsRetentionDays, todayIn('UTC', now));
+    const today = todayIn('UTC', now);
+    const removed = prunePoints(paths.pointsDir, settings.pointsRetentionDays, today);
     // the routes the API serves go with the raw points they were copied from (same days)
-    prunePoints(paths.routesDir, settings.pointsRetentionDays, todayIn('UTC', now));
+    prunePoints(paths.routesDir, settings.pointsRetentionDays, today);
     if (removed.length > 0) progress(`load: pruned raw points of ${removed.length} day(s) older than ${settings.pointsRetentionDays} days`);
-    const archived = pruneLandingArchive(paths.landingDir, settings.pointsRetentionDays, todayIn('UTC', now));
-    // the uploads of batch files gone with the archive are forgotten with them
-    await runFile(wh.conn, 'load/prune_loaded_uploads', { oldest: new Date(now.getTime() - settings.pointsRetentionDays * 86_400_000).toISOString() });
+    const archived = pruneLandingArchive(paths.landingDir, settings.pointsRetentionDays, today);
+    // the uploads of batch files gone with the archive are forgotten with them: the same cut, the
+    // start of the oldest (UTC) day the archive keeps, so neither outlives the other
+    await runFile(wh.conn, 'load/prune_loaded_uploads', { oldest: `${addDays(today, -settings.pointsRetentionDays)}T00:00:00Z` });
     if (archived.length > 0) progress(`load: pruned ${archived.length} landing archive folder(s)`);
     const purged = await purgeDeletedUsers(wh, paths, now);
     if (purged.users > 0) progress(`load: purged ${purged.users} deleted account(s): ${purged.trips} trips, ${purged.pointFilesRewritten} points file(s) rewritten`);

@@ -120,6 +120,22 @@ describe('SDK uploads put together by the load', () => {
     expect(Number((await tripsOf(w)).find((t) => t['trip_id'] === 't-0')?.['count_points'])).toBe(901);
   });
 
+  it('forgets the uploads of a batch file on the day retention removes the file from the landing archive, not before', async () => {
+    const w = copyOf(ws);
+    await runLoad({ dataDir: w.dir, now: clock });
+    const recorded = async () => Number((await warehouseRows(w.paths, 'select count(*) as n from loaded_uploads'))[0]?.['n']);
+    const archive = join(w.paths.landingDir, 'loaded', '2026-11-21');
+    const kept = await recorded();
+    expect(kept).toBeGreaterThan(0);
+    // the last day the archive keeps 2026-11-21 (30 days), later in the day than the batch was made
+    await runLoad({ dataDir: w.dir, now: new Date('2026-12-21T10:00:00Z') });
+    expect(existsSync(archive)).toBe(true);
+    expect(await recorded()).toBe(kept);
+    await runLoad({ dataDir: w.dir, now: new Date('2026-12-22T01:00:00Z') });
+    expect(existsSync(archive)).toBe(false);
+    expect(await recorded()).toBe(0);
+  });
+
   it('cuts the uploads into batches of at most the given bytes, in arrival order', async () => {
     const each = copyOf(ws);
     const batched = copyOf(ws);
