@@ -1,6 +1,6 @@
 -- grain: one row per trip loaded from one input file (the last line of each tripId)
 -- reads: int_loadable_records, int_trip_point_metrics, int_events, int_trip_distraction,
---        int_trip_time_factors
+--        int_trip_time_factors, int_trip_content
 -- params: $loaded_at TIMESTAMPTZ, $source_file VARCHAR, $file_key VARCHAR
 -- The batch and version are given at merge time (files are derived ahead of their turn).
 -- Derives the trip fields of decisions 4 and the status of decisions 3 (first rule that matches).
@@ -38,6 +38,8 @@ joined as (
         cast(round(coalesce(m.distance_m, 0)) as bigint) as mileage_m,
         coalesce(m.max_speed_kmh, 0) as max_speed_kmh,
         coalesce(m.has_implausible_interval, false) as has_implausible_interval,
+        coalesce(m.driving_distance_m, 0) as driving_distance_m,
+        coalesce(m.reported_distance_m, 0) as reported_distance_m,
         coalesce(m.count_points, 0) as count_points,
         coalesce(e.count_events, 0) as count_events,
         coalesce(e.risk, 0) as risk,
@@ -48,12 +50,14 @@ joined as (
         coalesce(d.distracted_seconds, 0) as distracted_seconds,
         coalesce(f.evening_rush_seconds, 0) as evening_rush_seconds,
         coalesce(f.weekday_seconds, 0) as weekday_seconds,
+        c.content_hash,
         r.line_no
     from int_loadable_records as r
     left join int_trip_point_metrics as m on m.line_no = r.line_no
     left join event_totals as e on e.app_id = r.app_id and e.trip_id = r.trip_id
     left join int_trip_distraction as d on d.app_id = r.app_id and d.trip_id = r.trip_id
     left join int_trip_time_factors as f on f.app_id = r.app_id and f.trip_id = r.trip_id
+    left join int_trip_content as c on c.line_no = r.line_no
 ),
 
 classified as (
@@ -64,6 +68,10 @@ classified as (
             when count_points < 2 then 'too_few_points'
             -- a reported speed, or a jump between two kept points, faster than 250 km/h
             when max_speed_kmh > 250 or has_implausible_interval then 'speed_implausible'
+            -- the reported speeds do not describe the positions (a D_rep of 0 counts as outside)
+            when driving_distance_m + reported_distance_m >= 2000
+                and (reported_distance_m = 0 or driving_distance_m / reported_distance_m not between 0.5 and 2)
+                then 'speed_inconsistent'
             when duration_s < 60 or mileage_m < 100 then 'too_short'
             else ''
         end as abnormal_reason
@@ -90,6 +98,7 @@ final as (
         driving_seconds, low_speed_seconds, acc_over_1_seconds,
         distracted_seconds, evening_rush_seconds, weekday_seconds,
         trip_score_model_version() || '+' || energy_model_version() as model_version,
+        content_hash,
         $source_file as source_file,
         line_no as source_line,
         $file_key as file_key,

@@ -21,6 +21,14 @@ from trips as t
 semi join int_trips as n on n.app_id = t.app_id and n.trip_id = t.trip_id
 where t.batch_id > $staged_after;
 
+-- the stored copies' times and arrival (decisions 3 rule 5): a replaced trip keeps its first
+-- arrival position, and the trips its old times overlapped are judged again (load/overlaps.ts).
+-- Usually empty: a join to an empty list reads nothing of the history.
+create or replace temp table replaced_copies as
+select t.app_id, t.trip_id, t.user_id, t.started_at, t.ended_at, t.arrival_batch_id, t.arrival_line
+from trips as t
+semi join replaced_trips as r on r.app_id = t.app_id and r.trip_id = t.trip_id;
+
 -- the user-days whose statistics change: where the new trips start, and where replaced ones did
 create or replace temp table scope_user_days as
 select distinct app_id, user_id, trip_date from int_trips
@@ -33,7 +41,15 @@ where e.app_id = r.app_id and e.trip_id = r.trip_id;
 delete from trips as t using replaced_trips as r
 where t.app_id = r.app_id and t.trip_id = r.trip_id;
 
-insert into trips by name select *, $batch_id as batch_id, $version as version from int_trips;
+insert into trips by name
+select
+    n.*,
+    $batch_id as batch_id,
+    $version as version,
+    coalesce(c.arrival_batch_id, $batch_id) as arrival_batch_id,
+    coalesce(c.arrival_line, n.source_line) as arrival_line
+from int_trips as n
+left join replaced_copies as c on c.app_id = n.app_id and c.trip_id = n.trip_id;
 
 insert into trip_events by name
 select

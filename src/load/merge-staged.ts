@@ -1,14 +1,18 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { query, run, runScript, sqlText, type Params } from '../db/sql.js';
 import type { FileReport } from './report.js';
+import { judgeOverlaps } from './overlaps.js';
 
 /**
  * Inside a file's transaction: merges the staged file into the warehouse (sql/load/merge_file.sql),
+ * judges the overlap rule again where the file changed the account's trips (overlaps.ts),
  * recomputes the statistics of every user-day it touched, and adds what it counted to `report`.
  * Shared by the load and the re-derivation, which differ only in their ledger rows.
  */
 export async function mergeStaged(conn: DuckDBConnection, params: Params & { version: number }, report: FileReport): Promise<void> {
   await runScript(conn, 'load/merge_file', params);
+  // before the statistics: a trip the rule changes moves its user-day's sums too
+  await judgeOverlaps(conn, params.version);
   await run(conn, `insert into stats_daily by name\n${sqlText('marts/stats_daily')}`, { version: params.version });
   for (const row of await query(conn, sqlText('load/file_report'))) {
     const section = row['section'] as 'records' | 'points' | 'events' | 'status' | 'replaced';

@@ -13,6 +13,7 @@ const DERIVE = [
   'intermediate/int_events',
   'intermediate/int_trip_distraction',
   'intermediate/int_trip_time_factors',
+  'intermediate/int_trip_content',
 ] as const;
 
 /** Models read once, by an aggregate: views, so their rows are never stored (a point per row). */
@@ -144,7 +145,7 @@ async function rejectedLines(conn: DuckDBConnection): Promise<number[]> {
 export async function dropStaged(conn: DuckDBConnection): Promise<void> {
   // stg_trip_records is a view for Parquet and a table for NDJSON, the streamed models views; DROP TABLE refuses a view
   for (const view of ['stg_trip_records', 'int_point_values', ...[...STREAMED].map(tableOf)]) await conn.run(`drop view if exists temp.main.${quoteIdent(view)}`).catch(() => undefined);
-  for (const table of ['raw_lines', 'line_index', 'repeated_lines', 'repeated_points', 'stg_trip_records', 'int_point_values', 'int_trips', 'scope_user_days', 'replaced_trips', ...DERIVE.map((m) => m.split('/')[1])]) {
+  for (const table of ['raw_lines', 'line_index', 'repeated_lines', 'repeated_points', 'stg_trip_records', 'int_point_values', 'int_trips', 'scope_user_days', 'replaced_trips', 'replaced_copies', 'overlap_range', 'overlap_range_next', 'overlap_judged', 'overlap_changed_days', 'resent_records', ...DERIVE.map((m) => m.split('/')[1])]) {
     const name = `temp.main.${quoteIdent(table as string)}`;
     await conn.run(`drop table if exists ${name}`).catch(() => conn.run(`drop view if exists ${name}`));
   }

@@ -26,6 +26,7 @@ export async function openWarehouse(
   const conn = db.connection;
   try {
     await runScript(conn, 'warehouse/schema');
+    await runScript(conn, 'warehouse/trip_rule_columns');
     await installMacros(conn);
     await backfillScoreExplanations(conn);
     await run(conn, "insert into meta values ('warehouse_id', $id) on conflict do nothing", { id: randomUUID() });

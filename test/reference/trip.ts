@@ -61,7 +61,7 @@ export type PointDropReason =
 
 export type EventQuarantineReason = 'invalid_event' | 'unknown_event_type' | 'event_time_inverted';
 
-export type AbnormalReason = 'time_inverted' | 'too_few_points' | 'speed_implausible' | 'too_short';
+export type AbnormalReason = 'time_inverted' | 'too_few_points' | 'speed_implausible' | 'speed_inconsistent' | 'too_short' | 'overlapping_trip';
 
 export const EARTH_RADIUS_M = 6371008.8;
 export const POINT_TIME_TOLERANCE_MS = 60_000;
@@ -72,6 +72,10 @@ export const IMPLAUSIBLE_SPEED_KMH = 250;
 export const EARLIEST_RECORD_MS = Date.UTC(2000, 0, 1, 0, 0, 0);
 export const FUTURE_TOLERANCE_MS = 10 * 60 * 1000;
 export const MIN_DURATION_S = 60;
+/** speed_inconsistent: judged once positions and reported speeds together cover this many metres. */
+export const CONSISTENCY_MIN_METERS = 2000;
+export const CONSISTENCY_MIN_RATIO = 0.5;
+export const CONSISTENCY_MAX_RATIO = 2;
 export const MIN_MILEAGE_M = 100;
 export const EVENING_RUSH_FROM_HOUR = 17;
 export const EVENING_RUSH_TO_HOUR = 20;
@@ -322,6 +326,14 @@ export function weekdaySecondsOf(startMs: number, endMs: number, zone: string): 
   return total;
 }
 
+/** Rule speed_inconsistent: enough distance to judge, and D_pos / D_rep outside [0.5, 2] (D_rep 0 is outside). */
+export function speedsInconsistent(positionMeters: number, reportedMeters: number): boolean {
+  if (positionMeters + reportedMeters < CONSISTENCY_MIN_METERS) return false;
+  if (reportedMeters === 0) return true;
+  const ratio = positionMeters / reportedMeters;
+  return ratio < CONSISTENCY_MIN_RATIO || ratio > CONSISTENCY_MAX_RATIO;
+}
+
 export function referenceTrip(
   record: Record<string, unknown>,
   appZone: string,
@@ -346,6 +358,8 @@ export function referenceTrip(
   let drivingSeconds = 0;
   let lowSpeedSeconds = 0;
   let accOver1Seconds = 0;
+  let positionMeters = 0; // D_pos: haversine over driving intervals
+  let reportedMeters = 0; // D_rep: earlier point's speed x dt over driving intervals
   for (let i = 0; i < points.length; i++) {
     const p = points[i] as ValidPoint;
     if (p.speed > maxSpeed) maxSpeed = p.speed;
@@ -355,6 +369,8 @@ export function referenceTrip(
     const dt = (q.t - p.t) / 1000;
     if (dt > 0 && dt <= MAX_DRIVING_DT_S) {
       drivingSeconds += dt;
+      positionMeters += haversineMeters(p.lat, p.lng, q.lat, q.lng);
+      reportedMeters += p.speed * dt;
       if (p.speed * 3.6 <= LOW_SPEED_MAX_KMH) lowSpeedSeconds += dt;
       if (Math.abs(q.speed - p.speed) / dt > ACC_THRESHOLD_MS2) accOver1Seconds += dt;
     }
@@ -372,6 +388,7 @@ export function referenceTrip(
   ) {
     abnormalReason = 'speed_implausible';
   }
+  else if (speedsInconsistent(positionMeters, reportedMeters)) abnormalReason = 'speed_inconsistent';
   else if (durationInSeconds < MIN_DURATION_S || mileageInMeters < MIN_MILEAGE_M) abnormalReason = 'too_short';
 
   return {

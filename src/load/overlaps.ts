@@ -1,0 +1,25 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { queryFile, runFile, runScript } from '../db/sql.js';
+
+/**
+ * Inside a file's transaction, after its merge: judges the overlap rule (decisions 3 rule 5) again
+ * for every trip the merge could have changed, so that a trip's status is a function of the stored
+ * trips: a new trip overlapping an earlier normal one becomes `overlapping_trip`, and one that a
+ * replaced or re-judged trip no longer overlaps becomes normal again. The changed trips get the
+ * file's version (published, announced as `trip.updated`) and their user-days join the statistics
+ * the merge recomputes. Returns how many stored trips changed.
+ */
+export async function judgeOverlaps(conn: DuckDBConnection, version: number): Promise<number> {
+  await runScript(conn, 'load/overlap_seed');
+  for (;;) {
+    const [bounds] = await queryFile(conn, 'load/overlap_bounds');
+    if (!bounds || Number(bounds['accounts']) === 0) return 0;
+    await runFile(conn, 'load/overlap_widen', { from: String(bounds['range_from']), to: String(bounds['range_to']) });
+    const [grown] = await queryFile(conn, 'load/overlap_grown');
+    await conn.run('create or replace temp table overlap_range as select * from overlap_range_next');
+    if (Number(grown?.['grown'] ?? 0) === 0) break;
+  }
+  await runScript(conn, 'load/overlap_judge', { version });
+  const [changed] = await queryFile(conn, 'load/overlap_changed');
+  return Number(changed?.['n'] ?? 0);
+}
