@@ -88,3 +88,13 @@ create or replace temp macro event_type_description(event_type) as
         when 'night_driving' then 'Night driving'
         when 'tired_driving' then 'Fatigued driving'
     end;
+
+-- A record's point and event lists as parsed (times as instants): two records sending the same
+-- values, whatever their formatting, give equal lists (load/resends.sql).
+create or replace temp macro parsed_points(points) as
+    list_transform(points, p -> {'t': parse_instant(p.t), 'lat': p.lat::double, 'lng': p.lng::double, 'speed': p.speed::double});
+
+create or replace temp macro parsed_events(events) as
+    list_transform(events, e -> {'type': e.type, 'start': parse_instant(e.startTime), 'end': parse_instant(e.endTime),
+        'start_lat': e.startPoint.lat, 'start_lng': e.startPoint.lng, 'end_lat': e.endPoint.lat, 'end_lng': e.endPoint.lng,
+        'description': e.description});

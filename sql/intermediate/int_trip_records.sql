@@ -1,9 +1,10 @@
 -- grain: one row per parsed record of one input file
 -- reads: stg_trip_records, apps, trips and purged_users (the warehouse's)
 -- params: $validated_at TIMESTAMPTZ (the load's clock: a record time more than 10 minutes after it
---         is out of range, decisions 3 "Plausibility")
+--         is out of range, decisions 3 "Plausibility"), $sdk_upload BOOLEAN (an SDK upload file)
 -- Decides, per record, the first quarantine reason (decisions 3, "Validation"), or none.
--- Within one file the last line of a tripId wins; earlier ones are marked superseded_in_file. The
+-- Within one file the last line of a tripId wins (the first, in an SDK upload file); the others
+-- are marked superseded_in_file. The
 -- first loadable line of a tripId new to the warehouse decides its owner (trip_id_taken below).
 -- owner_id and owner_trip_date describe the warehouse's copy of the trip when the file was staged.
 -- The point and event lists stay in stg_trip_records (int_points and int_events read them there by
@@ -96,8 +97,13 @@ final as (
     select
         *,
         reason is null
-            and row_number() over (partition by reason is null, app_id, trip_id order by line_no desc) > 1
-            as superseded_in_file
+            -- an SDK upload cannot rewrite a trip (decisions 3 rule 6): there the first line wins,
+            -- and load/resends.sql judges the later ones
+            and row_number() over (partition by reason is null, app_id, trip_id
+                                   order by case when $sdk_upload then line_no else -line_no end) > 1
+            as superseded_in_file,
+        -- an SDK re-send equal to the stored trip (load/resends.sql): accepted, changes nothing
+        false as is_unchanged
     from owned
 )
 

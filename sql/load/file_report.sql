@@ -1,5 +1,5 @@
 -- One row per counted thing of the staged file: (section, reason, n). Feeds the load report.
-select 'records' as section, coalesce(reason, case when superseded_in_file then 'superseded_in_file' else 'loaded' end) as reason, count(*) as n
+select 'records' as section, coalesce(reason, case when superseded_in_file then 'superseded_in_file' when is_unchanged then 'unchanged' else 'loaded' end) as reason, count(*) as n
 from int_trip_records group by all
 union all
 select 'points', coalesce(drop_reason, 'kept'), count(*) from int_points group by all

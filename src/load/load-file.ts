@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { inTransaction, nextBatchId, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
@@ -9,6 +9,8 @@ import { dropStaged, formatOf, stageFile, type StagePath } from './stage-file.js
 import { scanFile, type LineIndex } from './scan-file.js';
 import { assertUnchanged, ChangedDuringLoadError, identityOf, removePointFiles, type FileIdentity } from './file-identity.js';
 import { mergeStaged } from './merge-staged.js';
+import { settleResends } from './resends.js';
+import { isSdkUploadFile } from './uploads.js';
 import { emptyFileReport, type FileReport } from './report.js';
 import { writeStagedRoutes, type RouteOptions } from '../publish/routes.js';
 import { firstLine } from '../errors.js';
@@ -118,7 +120,7 @@ async function loadOne(conn: DuckDBConnection, file: string, ctx: LoadFileContex
     await previous;
     // checked again in turn: the same bytes may come twice in one run
     if (await alreadyLoaded(conn, key)) return { file, report: emptyFileReport(source, true) };
-    if ((await lastBatchId(conn)) > stagedAfter && (await ownersChanged(conn, stagedAfter))) {
+    if ((await lastBatchId(conn)) > stagedAfter && (await ownersChanged(conn, stagedAfter, isSdkUploadFile(basename(source))))) {
       await dropStaged(conn);
       stagedAfter = await lastBatchId(conn);
       how = await stage(conn, source, key, scan.lines, ctx);
@@ -146,9 +148,12 @@ async function lastBatchId(conn: DuckDBConnection): Promise<number> {
   return Number(row?.['b'] ?? 0);
 }
 
-/** Whether a trip merged since batch `since` now belongs to another user than a staged record says. */
-async function ownersChanged(conn: DuckDBConnection, since: number): Promise<boolean> {
-  const [row] = await queryFile(conn, 'load/owners_changed', { since });
+/**
+ * Whether a trip merged since batch `since` now belongs to another user than a staged record says,
+ * or, for an SDK upload, is one the file sends (its records are compared with the stored copy).
+ */
+async function ownersChanged(conn: DuckDBConnection, since: number, sdk: boolean): Promise<boolean> {
+  const [row] = await queryFile(conn, 'load/owners_changed', { since, sdk });
   return Boolean(row?.['changed']);
 }
 
@@ -156,6 +161,7 @@ async function ownersChanged(conn: DuckDBConnection, since: number): Promise<boo
 async function stage(conn: DuckDBConnection, source: string, key: string, lines: LineIndex | undefined, ctx: LoadFileContext): Promise<StagePath> {
   const how = await stageFile(conn, source, lines, ctx.now, ctx.parseBytes, ctx.pointsPerPart);
   await materialize(conn, 'intermediate/int_trips', { source_file: source, loaded_at: ctx.now.toISOString(), file_key: key });
+  await settleResends(conn, source, key, lines, how);
   await writePoints(conn, ctx.pointsDir, key);
   return how;
 }

@@ -7,6 +7,7 @@ import { materialize, query, queryFile, quoteLiteral, run, runFile, runScript, s
 import { dropStaged, formatOf, stageFile } from './stage-file.js';
 import { scanFile } from './scan-file.js';
 import { mergeStaged } from './merge-staged.js';
+import { settleResends } from './resends.js';
 import { emptyFileReport, type FileReport } from './report.js';
 import { POINTS_PARQUET } from './points-parquet.js';
 
@@ -37,8 +38,9 @@ export async function rederiveFile(
   const key = loaded.file_key;
   try {
     const { lines } = await scanFile(file, formatOf(file) === 'ndjson');
-    await stageFile(conn, file, lines, ctx.now);
+    const how = await stageFile(conn, file, lines, ctx.now);
     await materialize(conn, 'intermediate/int_trips', { source_file: file, loaded_at: ctx.now.toISOString(), file_key: key });
+    await settleResends(conn, file, key, lines, how);
     await runScript(conn, 'load/rederive_restrict', { file_key: key });
     const [counts] = await queryFile(conn, 'load/rederive_changes');
     const elsewhere = await query(conn, 'select count(*)::int as n from rederive_elsewhere');

@@ -34,7 +34,8 @@ export interface LoadTotals {
   eventsQuarantined: Record<string, number>;
 }
 
-const NOT_REJECTED = new Set(['loaded', 'superseded_in_file']);
+/** `unchanged`: an SDK re-send equal to the stored trip, accepted without effect (decisions 3 rule 6). */
+const NOT_REJECTED = new Set(['loaded', 'superseded_in_file', 'unchanged']);
 
 export function emptyFileReport(file: string, skipped: boolean): FileReport {
   return { file, skipped, version: null, records: {}, points: {}, events: {}, status: {}, replaced: 0 };

@@ -2,6 +2,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { materialize, quoteIdent, quoteLiteral, run, runScript, sqlText, query } from '../db/sql.js';
 import type { LineIndex } from './scan-file.js';
 import { appendLineIndex, appendRawLines } from './raw-lines.js';
+import { isSdkUploadFile } from './uploads.js';
+import { basename } from 'node:path';
 
 /** The models that turn one input file into loadable rows, in dependency order. */
 const DERIVE = [
@@ -60,7 +62,7 @@ export async function stageFile(conn: DuckDBConnection, path: string, lines: Lin
     if (how === 'lines') await stageLines(conn, path, lines, parseBytes);
   }
   if (how !== 'lines') await materialize(conn, 'staging/stg_no_lines', {}, 'raw_lines');
-  const params = { validated_at: validatedAt.toISOString() };
+  const params = { validated_at: validatedAt.toISOString(), sdk_upload: isSdkUploadFile(basename(path)) };
   await materialize(conn, DERIVE[0], params);
   // only the lines of rejected records are read again, for the quarantine
   if (how === 'typed') await appendRawLines(conn, path, lines as LineIndex, await rejectedLines(conn));

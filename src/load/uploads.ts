@@ -22,6 +22,14 @@ const UPLOAD = new RegExp(`^sdk-${TIME}-${UUID}\\.ndjson$`);
 /** A batch file: named after its last upload's time, so it sorts where that upload did. */
 const BATCH = new RegExp(`^sdk-${TIME}-batch-\\d+-${UUID}\\.ndjson$`);
 
+/**
+ * Whether a landing file holds SDK uploads (one upload, or a batch of them): the names only the API
+ * and the batching give. Its records cannot rewrite a trip (decisions 3 rule 6, load/resends.sql).
+ */
+export function isSdkUploadFile(name: string): boolean {
+  return UPLOAD.test(name) || BATCH.test(name);
+}
+
 /** Where the uploads of a batch wait while its file is made (a `.` name: never loaded). */
 const PENDING = '.uploads-batched';
 

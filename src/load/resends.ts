@@ -1,0 +1,23 @@
+import { basename } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { query, runScript } from '../db/sql.js';
+import { appendRawLines } from './raw-lines.js';
+import type { LineIndex } from './scan-file.js';
+import type { StagePath } from './stage-file.js';
+import { isSdkUploadFile } from './uploads.js';
+
+/**
+ * For an SDK upload file, once its trips are staged: a record of a trip the account already has
+ * (stored from another file, or sent earlier in this one) is accepted without effect when equal to
+ * it, and rejected as `trip_immutable` otherwise (decisions 3 rule 6, sql/load/resends.sql).
+ * Partner files may replace trips: nothing is done for them. The rejected lines' text joins
+ * `raw_lines` for the quarantine.
+ */
+export async function settleResends(conn: DuckDBConnection, path: string, key: string, lines: LineIndex | undefined, how: StagePath): Promise<void> {
+  if (!isSdkUploadFile(basename(path))) return;
+  await runScript(conn, 'load/resends', { file_key: key, sdk_upload: true });
+  if (how !== 'typed' || !lines) return;
+  // the typed path read only the lines rejected at staging; a line-by-line stage has them all
+  const rows = await query(conn, "select line_no from int_trip_records where reason = 'trip_immutable' order by line_no");
+  await appendRawLines(conn, path, lines, rows.map((r) => Number(r['line_no'])));
+}
