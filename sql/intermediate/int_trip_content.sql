@@ -1,20 +1,20 @@
 -- grain: one row per loadable record (by its line_no): a digest of its delivered points and events
--- reads: int_points (every delivered point, parsed), int_events (every delivered event, parsed)
+-- reads: int_points (every delivered point, parsed), int_events (every delivered event, parsed), meta
 -- An SDK re-send of a known trip is accepted only when it carries the same values (decisions 3
 -- rule 6, trip_immutable): the record's scalar fields are compared with the stored trip's columns,
 -- its point and event lists through this digest, which the trip keeps. Values are taken as parsed
 -- (a time as an instant, a number as a double), so key order, number formatting and an instant
--- written as ISO text or epoch milliseconds do not change it; the order of the lists does. MD5 of
--- the values in order, not an additive hash: a driver must not be able to pad a changed record
--- with junk points until its digest matches.
-with point_digests as (
-    select
-        line_no,
-        md5(string_agg(
-            concat(point_index, ',', coalesce(epoch_us(t)::varchar, '~'), ',', coalesce(lat::varchar, '~'), ',',
-                   coalesce(lng::varchar, '~'), ',', coalesce(speed::varchar, '~')),
-            ';' order by point_index
-        )) as points_digest
+-- written as ISO text or epoch milliseconds do not change it; a value's place in its list does.
+-- Each element's hash starts from the warehouse's secret salt (meta 'content_salt', never
+-- published): without it a driver cannot compute element hashes, so cannot pad a changed record
+-- with junk points until the XOR matches. An XOR streams; MD5 over the ordered values cost a
+-- fifth of the load (3.5 s of 16 s for a 650,000-point file).
+with salt as (
+    select hash(value) as salt from meta where key = 'content_salt'
+),
+
+point_digests as (
+    select line_no, bit_xor(hash((select salt from salt), point_index, t, lat, lng, speed)) as points_digest
     from int_points
     group by line_no
 ),
@@ -22,20 +22,15 @@ with point_digests as (
 event_digests as (
     select
         line_no,
-        md5(string_agg(
-            concat(event_index, ',', coalesce(type, '~'), ',', coalesce(epoch_us(started_at)::varchar, '~'), ',',
-                   coalesce(epoch_us(ended_at)::varchar, '~'), ',', coalesce(start_lat::varchar, '~'), ',',
-                   coalesce(start_lng::varchar, '~'), ',', coalesce(end_lat::varchar, '~'), ',',
-                   coalesce(end_lng::varchar, '~'), ',', coalesce(to_json(description)::varchar, '~')),
-            ';' order by event_index
-        )) as events_digest
+        bit_xor(hash((select salt from salt), event_index, type, started_at, ended_at, start_lat, start_lng, end_lat, end_lng, description))
+            as events_digest
     from int_events
     group by line_no
 )
 
 select
     r.line_no,
-    md5(concat(coalesce(p.points_digest, ''), '|', coalesce(e.events_digest, ''))) as content_hash
+    hash((select salt from salt), coalesce(p.points_digest, 0), coalesce(e.events_digest, 0))::varchar as content_hash
 from int_loadable_records as r
 left join point_digests as p on p.line_no = r.line_no
 left join event_digests as e on e.line_no = r.line_no

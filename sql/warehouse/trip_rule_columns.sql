@@ -10,3 +10,6 @@ alter table trips add column if not exists arrival_batch_id bigint;
 alter table trips add column if not exists arrival_line bigint;
 alter table trips add column if not exists content_hash varchar;
 update trips set arrival_batch_id = batch_id, arrival_line = source_line where arrival_batch_id is null;
+
+-- the secret the content digests start from (int_trip_content.sql): random per warehouse, never published
+insert into meta select 'content_salt', gen_random_uuid()::varchar on conflict do nothing;
