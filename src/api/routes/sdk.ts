@@ -5,6 +5,7 @@ import type { ApiContext } from '../context.js';
 import { ApiError, invalid } from '../errors.js';
 import { ErrorResult, errorResponses } from '../schemas.js';
 import { uploadRejection } from '../upload-check.js';
+import { loneSurrogatePath } from '../well-formed.js';
 import { uploadFileName } from '../../load/uploads.js';
 
 export const MAX_RECORDS_PER_UPLOAD = 500;
@@ -31,7 +32,7 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
             type: 'object', required: ['code', 'message', 'accepted', 'rejected'],
             properties: {
               code: { type: 'integer' }, message: { type: 'string' }, accepted: { type: 'integer' },
-              rejected: { type: 'array', items: { type: 'object', properties: { index: { type: 'integer' }, tripId: { type: 'string' }, reason: { type: 'string' } } } },
+              rejected: { type: 'array', items: { type: 'object', properties: { index: { type: 'integer' }, tripId: { type: 'string' }, reason: { type: 'string' }, field: { type: 'string', description: 'The offending field, where the reason alone does not name it (a string with a lone UTF-16 surrogate: `invalid_json`).' } } } },
             },
             examples: [{ code: 0, message: 'accepted', accepted: 1, rejected: [{ index: 1, tripId: 't-2', reason: 'invalid_os' }] }],
           },
@@ -49,19 +50,25 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const records = Array.isArray(request.body) ? request.body : [request.body];
       if (records.length === 0) throw invalid('body', 'no trip records');
       if (records.length > MAX_RECORDS_PER_UPLOAD) throw invalid('body', `at most ${MAX_RECORDS_PER_UPLOAD} records per upload, got ${records.length}`);
-      const rejected: { index: number; tripId?: string; reason: string }[] = [];
+      const rejected: { index: number; tripId?: string; reason: string; field?: string }[] = [];
       const lines: string[] = [];
       // record times are judged against the moment of the upload (decisions 3, "Plausibility")
       const uploadedAt = ctx.now();
       records.forEach((record, index) => {
-        const reason = uploadRejection(record, uploadedAt);
         const tripId = (record as Record<string, unknown> | null)?.['tripId'];
+        const field = loneSurrogatePath(record);
+        if (field !== null) {
+          // the load refuses such a line whole (invalid_json); a tripId that is not well formed is not echoed
+          rejected.push({ index, ...(typeof tripId === 'string' && field !== 'tripId' ? { tripId } : {}), reason: 'invalid_json', field });
+          return;
+        }
+        const reason = uploadRejection(record, uploadedAt);
         if (reason) rejected.push({ index, ...(typeof tripId === 'string' ? { tripId } : {}), reason });
         // identity comes from the token, whatever the body says
         else lines.push(JSON.stringify({ ...(record as object), appId: owner.appId, platformUserId: owner.platformUserId, orgUserId: owner.orgUserId }));
       });
       if (lines.length === 0) {
-        throw invalid('body', `no valid record: ${rejected.map((r) => `[${r.index}] ${r.reason}`).join(', ')}`);
+        throw invalid('body', `no valid record: ${rejected.map((r) => `[${r.index}] ${r.reason}${r.field ? ` (${r.field}: a lone UTF-16 surrogate)` : ''}`).join(', ')}`);
       }
       await landDurably(ctx.landingDir, `${lines.join('\n')}\n`);
       return reply.status(202).send({ code: 0, message: 'accepted', accepted: lines.length, rejected });
