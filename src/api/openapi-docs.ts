@@ -49,7 +49,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   },
   'GET /v1/org-user/{org_user_id}/trip/{trip_id}': {
     operationId: 'getTrip', tag: 'Trips', summary: 'One trip with its events',
-    description: 'Operation 2. The trip with its derived fields and its dangerous-driving events in time order. An abnormal trip (`status: "abnormal"`, `abnormalReason` one of `time_inverted`, `too_few_points`, `speed_implausible`, `too_short`) is shown but not counted in statistics or scores. Speeds in km/h.',
+    description: 'Operation 2. The trip with its derived fields and its dangerous-driving events in time order. An abnormal trip (`status: "abnormal"`, `abnormalReason` one of `time_inverted`, `too_few_points`, `speed_implausible`, `speed_inconsistent`, `too_short`, `overlapping_trip`, the first that applies) is shown but not counted in statistics or scores. Speeds in km/h.',
     parameters: { org_user_id: ID, trip_id: 'The trip\'s id, as the SDK sent it.' },
     example: {
       ...identity,

@@ -39,7 +39,7 @@ export const TripDetail = {
   type: 'object',
   required: ['tripId', 'deviceId', 'status', 'abnormalReason', 'os', 'score', 'energy', 'avgSpeedInKmh', 'maxSpeedInKmh', 'mileageInMeters', 'durationInSeconds', 'startTime', 'endTime', 'coordinate', 'startPoint', 'endPoint', 'isAutoStart', 'isAutoEnd', 'events'],
   properties: {
-    ...tripCommon, abnormalReason: { type: 'string' }, os: { type: 'string' }, avgSpeedInKmh: { type: 'number' },
+    ...tripCommon, abnormalReason: { type: 'string', enum: ['', 'time_inverted', 'too_few_points', 'speed_implausible', 'speed_inconsistent', 'too_short', 'overlapping_trip'] }, os: { type: 'string' }, avgSpeedInKmh: { type: 'number' },
     maxSpeedInKmh: { type: 'number' }, coordinate: { type: 'string' }, isAutoStart: { type: 'boolean' }, isAutoEnd: { type: 'boolean' },
     events: { type: 'array', items: Event },
   },
