@@ -9,6 +9,8 @@ import { AppStore } from '../../src/apps/store.js';
 import { createApi } from '../../src/api/server.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { runScore } from '../../src/jobs/score.js';
+import { runRederive } from '../../src/jobs/rederive.js';
+import { openDatabase } from '../../src/db/open.js';
 import { warehouseRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
 
@@ -76,6 +78,26 @@ describe('(a) copies of an own trip under new tripIds, same times, no events', (
     const copies_ = await tripsRows("trip_id like 'copy-%' or trip_id = 'honest-0'");
     expect(copies_).toHaveLength(16);
     expect(copies_.filter((t) => t['status'] === 'normal').map((t) => t['trip_id'])).toEqual(['honest-0']);
+  });
+});
+
+describe('a warehouse from before the rules', () => {
+  it('load.js --rederive judges stored history by them: the copies become overlapping_trip again, the score goes back', async () => {
+    const before = await scoreNow();
+    // as a warehouse written before rule 5 holds them: the copies normal, no digests
+    const db = await openDatabase(ws.paths.warehouseFile);
+    try {
+      await db.connection.run("update trips set abnormal_reason = '', status = 'normal', is_normal = true, content_hash = null, version = version + 1000 where trip_id like 'copy-%'");
+    } finally {
+      db.close();
+    }
+    const result = await runRederive({ dataDir: ws.dir, now: clock });
+    expect(result.totals.failed).toBe(0);
+    expect((await tripsRows("trip_id like 'copy-%'")).map((t) => t['abnormal_reason'])).toEqual(Array(15).fill('overlapping_trip'));
+    const [missing] = await warehouseRows(ws.paths, 'select count(*)::int as n from trips where content_hash is null');
+    expect(missing!['n']).toBe(0);
+    const after = await scoreNow();
+    expect(Math.abs(after.safetyScore - before.safetyScore)).toBeLessThanOrEqual(0.01);
   });
 });
 

@@ -53,7 +53,8 @@ beforeAll(async () => {
       tripRecord({ appId: 'x', tripId: 't-a', start: '2026-11-19T23:50:00+01:00', seconds: 1200 }),
       tripRecord({ appId: 'x', tripId: 't-b', start: '2026-11-20T07:00:00+01:00', seconds: 200, speed: () => 30 }),
     ]);
-    // the phone sends t-0 again, longer: the later upload must win, in a batch as between files
+    // the phone sends t-0 again, longer: an SDK upload cannot rewrite a trip (trip_immutable), in a
+    // batch as between files
     await upload(tokens[0] as string, tripRecord({ appId: 'x', tripId: 't-0', start: '2026-11-10T17:30:00+01:00', seconds: 900 }));
     // a stale retry of t-0's first upload, byte for byte: skipped as a known file, so left out of a batch
     await upload(tokens[0] as string, tripRecord({ appId: 'x', tripId: 't-0', start: '2026-11-10T17:30:00+01:00', seconds: 300 }));
@@ -85,18 +86,18 @@ describe('SDK uploads put together by the load', () => {
     expect(two.uploadBatches).toMatchObject({ uploads: 13, duplicates: 1 });
     expect(two.uploadBatches?.files).toHaveLength(1);
     expect(two.totals.files).toBe(1);
-    // t-0's first upload is superseded within the batch file, not replaced by a later file
-    expect(one.totals.tripsLoaded).toBe(12);
-    expect(one.totals.tripsReplaced).toBe(1);
+    // t-0's longer re-send is refused, within the batch file as from a later file
+    expect(one.totals.tripsLoaded).toBe(11);
+    expect(one.totals.tripsReplaced).toBe(0);
     expect(two.totals.tripsLoaded).toBe(11);
-    expect(one.totals.rejected).toEqual({ trip_id_taken: 1 });
-    expect(two.totals.rejected).toEqual({ trip_id_taken: 1 });
+    expect(one.totals.rejected).toEqual({ trip_id_taken: 1, trip_immutable: 1 });
+    expect(two.totals.rejected).toEqual({ trip_id_taken: 1, trip_immutable: 1 });
 
     expect(await tripsOf(batched)).toEqual(await tripsOf(each));
     expect(await statsOf(batched)).toEqual(await statsOf(each));
     expect(await quarantineOf(batched)).toEqual(await quarantineOf(each));
     const trips = await tripsOf(batched);
-    expect(Number(trips.find((t) => t['trip_id'] === 't-0')?.['count_points'])).toBe(901);
+    expect(Number(trips.find((t) => t['trip_id'] === 't-0')?.['count_points'])).toBe(301);
     const t1 = await warehouseRows(batched.paths, "select org_user_id from trips where trip_id = 't-1'");
     expect(t1).toEqual([{ org_user_id: 'u2' }]);
 
@@ -117,7 +118,7 @@ describe('SDK uploads put together by the load', () => {
     const next = await runLoad({ dataDir: w.dir, now: new Date('2026-11-22T09:00:00Z') });
     expect(next.uploadBatches).toMatchObject({ duplicates: 1, files: [] });
     expect(next.totals.files).toBe(0);
-    expect(Number((await tripsOf(w)).find((t) => t['trip_id'] === 't-0')?.['count_points'])).toBe(901);
+    expect(Number((await tripsOf(w)).find((t) => t['trip_id'] === 't-0')?.['count_points'])).toBe(301);
   });
 
   it('forgets the uploads of a batch file on the day retention removes the file from the landing archive, not before', async () => {
