@@ -23,8 +23,14 @@ let token: string;
 let platformUserId: number;
 let honest: Record<string, unknown>[];
 
-const upload = (payload: unknown) =>
-  api.app.inject({ method: 'POST', url: '/v1/sdk/trips', headers: { authorization: `Bearer ${token}` }, payload: payload as object });
+/** An SDK upload; a 503 (load shedding on a busy machine) is retried as the SDK would. */
+const upload = async (payload: unknown) => {
+  for (let attempt = 1; ; attempt++) {
+    const res = await api.app.inject({ method: 'POST', url: '/v1/sdk/trips', headers: { authorization: `Bearer ${token}` }, payload: payload as object });
+    if (res.statusCode !== 503 || attempt === 10) return res;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+};
 
 /** The trip as the SDK sends it: without the identity fields the token supplies. */
 const sdkRecord = (record: Record<string, unknown>) => {
