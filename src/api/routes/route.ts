@@ -67,7 +67,7 @@ export function routeRoutes(app: FastifyInstance, ctx: ApiContext): void {
           properties: {
             tolerance: {
               type: 'number', minimum: 0, maximum: MAX_TOLERANCE_M, default: DEFAULT_TOLERANCE_M,
-              description: `Simplification tolerance in metres, 0 to ${MAX_TOLERANCE_M}; 0 returns every kept point. Default ${DEFAULT_TOLERANCE_M}.`,
+              description: `Simplification tolerance in metres, any number from 0 to ${MAX_TOLERANCE_M}, decimals included (2.5); 0 returns every kept point. Default ${DEFAULT_TOLERANCE_M}.`,
             },
           },
         },
