@@ -38,8 +38,14 @@ export interface ApiLimits {
   maxInFlight: number;
   /** Mean event-loop delay above which requests are shed with 503. 0: not checked. */
   maxEventLoopDelayMs: number;
-  /** Retry-After of a 503 overloaded, in seconds. */
+  /** Retry-After of a 503 overloaded or busy, in seconds. */
   overloadRetryAfterSeconds: number;
+  /** Distance evaluations one route's simplification may spend; beyond it 503 busy (src/api/route-work.ts). */
+  routeWorkBudget: number;
+  /** Distance evaluations of a route between two turns of the event loop. */
+  routeWorkSlice: number;
+  /** Routes worked on across turns of the event loop at once; the next such one is 503 busy. */
+  routeWorkConcurrent: number;
 }
 
 const ZERO_SWITCHES_OFF = new Set<keyof ApiLimits>(['maxInFlight', 'maxEventLoopDelayMs', 'overloadRetryAfterSeconds', 'idleTimeoutMs']);
@@ -62,6 +68,9 @@ export const DEFAULT_LIMITS: Readonly<ApiLimits> = {
   maxInFlight: 512,
   maxEventLoopDelayMs: 1_000,
   overloadRetryAfterSeconds: 2,
+  routeWorkBudget: 20_000_000,
+  routeWorkSlice: 250_000,
+  routeWorkConcurrent: 4,
 };
 
 /** The environment variable of each limit: DRIVING_API_ and the name in upper snake case. */
