@@ -16,6 +16,10 @@ export interface RouteWorkLimits {
   overloadRetryAfterSeconds: number;
 }
 
+/** Routes worked on across turns of the event loop in this process, every server's together. */
+let inProgress = 0;
+export const routesInProgress = (): number => inProgress;
+
 /** Positions written per turn of the event loop (about 2 ms of JSON.stringify). */
 export const POSITIONS_PER_CHUNK = 4096;
 
@@ -48,6 +52,7 @@ export class RouteWork {
     if (!done && dp.evaluations >= budget) throw this.overBudget();
     if (this.pending >= this.limits.routeWorkConcurrent) throw this.busy('as many long routes are being worked on as the service takes at once');
     this.pending += 1;
+    inProgress += 1;
     try {
       // from here on other requests run between the slices: nothing shared may be kept
       dp.detach();
@@ -63,6 +68,7 @@ export class RouteWork {
       return await routeJsonInChunks(answer, own, kept, toleranceM, POSITIONS_PER_CHUNK, this.pause);
     } finally {
       this.pending -= 1;
+      inProgress -= 1;
     }
   }
 
