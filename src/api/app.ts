@@ -14,7 +14,7 @@ import { parseJsonBody } from './json-body.js';
 import { answerClientError } from './client-error.js';
 import { boundConnections } from './connections.js';
 import { authenticate } from './auth.js';
-import { limitRates, shedLoad } from './guards.js';
+import { capPerApp, limitRates, shedLoad } from './guards.js';
 import { strictNumbers } from './strict-query.js';
 
 /** An unread body up to this size is drained after an error answer rather than the connection closed. */
@@ -82,6 +82,7 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
   });
   shedLoad(app, limits);
   authenticate(app, ctx);
+  capPerApp(app, limits);
   limitRates(app, limits);
   strictNumbers(app);
   app.addHook('onResponse', async (request, reply) => {

@@ -77,6 +77,27 @@ describe('a route that is the worst case of the simplification', () => {
     }
   });
 
+  it('holds a place of the service\'s gate while worked on: beyond the gate 503 overloaded, health probes still answered', async () => {
+    const { api, base } = await serve({ routeWorkSlice: 2_000, routeWorkBudget: 100_000_000, maxInFlight: 1, overloadRetryAfterSeconds: 5 });
+    try {
+      const route = get(base, ROUTE);
+      for (let turns = 0; routesInProgress() === 0; turns++) {
+        if (turns > 100_000) throw new Error('the route never started');
+        await nextTurn();
+      }
+      const shed = await get(base, '/v1/org-user/driver-1/trips');
+      expect(shed.status).toBe(503);
+      expect(((await shed.json()) as any).error).toBe('overloaded');
+      expect(shed.headers.get('retry-after')).toBe('5');
+      expect((await fetch(`${base}/healthz`)).status).toBe(200);
+      expect(routesInProgress()).toBe(1);
+      expect((await route).status).toBe(200);
+      expect((await get(base, '/v1/org-user/driver-1/trips')).status).toBe(200);
+    } finally {
+      await api.close();
+    }
+  });
+
   it('answers 503 busy with Retry-After once its budget is spent, every time; tolerance=0 and a tolerance above the zig-zag still answer', async () => {
     const { api, base } = await serve({ routeWorkSlice: 10_000, routeWorkBudget: 1_000_000, overloadRetryAfterSeconds: 4 });
     try {

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { type ApiContext, onSnapshot, scopeFor } from '../context.js';
 import { ApiError } from '../errors.js';
 import { RouteWork } from '../route-work.js';
+import { ROUTE_COST } from '../cost.js';
 import { tripRoute } from '../trip-route.js';
 import { errorResponses, identity, OrgUserParams } from '../schemas.js';
 
@@ -45,6 +46,7 @@ export function routeRoutes(app: FastifyInstance, ctx: ApiContext, work = new Ro
   app.get<{ Params: { org_user_id: string; trip_id: string }; Querystring: { tolerance?: number } }>(
     '/v1/org-user/:org_user_id/trip/:trip_id/route',
     {
+      config: { cost: ROUTE_COST },
       schema: {
         operationId: 'getTripRoute',
         tags: ['Trips'],
