@@ -69,13 +69,14 @@ const PLACEHOLDER = `\u0000${randomUUID()}`;
 const QUOTED = JSON.stringify(PLACEHOLDER);
 
 /**
- * The same JSON as `routeJson`, byte for byte, written `chunk` positions at a time with `pause()`
- * between chunks, so that a 100,000-position route (several MB) does not hold the event loop while
- * it is written. For two or more kept points (a LineString).
+ * The same JSON as `routeJson`, byte for byte, as UTF-8 pieces of `chunk` positions each, with
+ * `pause()` between pieces, so that a 100,000-position route (several MB) is neither written nor
+ * encoded in one go: the pieces are sent as they are, never joined into one string.
+ * For two or more kept points (a LineString).
  */
 export async function routeJsonInChunks(
   a: RouteAnswer, points: RoutePoints, kept: readonly number[], toleranceM: number, chunk: number, pause: () => Promise<void>,
-): Promise<string> {
+): Promise<Buffer[]> {
   const feature = featureOf(a.trip, points, toleranceM, { type: 'LineString', coordinates: PLACEHOLDER }, PLACEHOLDER, PLACEHOLDER);
   const parts = JSON.stringify({ ...a.head, route: feature, events: eventCollection(a.events) }).split(QUOTED);
   if (parts.length !== 4) throw new Error('route JSON skeleton: placeholder not found three times');
@@ -84,15 +85,19 @@ export async function routeJsonInChunks(
     (i) => points.t[i] as number,
     (i) => speedKmh(points, i),
   ];
-  const out: string[] = [parts[0] as string];
+  const out: Buffer[] = [];
+  let text = parts[0] as string;
   for (const [c, value] of columns.entries()) {
-    const pieces: string[] = [];
+    text += '[';
     for (let from = 0; from < kept.length; from += chunk) {
       if (from > 0 || c > 0) await pause();
       // JSON.stringify of the slice, its brackets dropped: the same text the whole array gives
-      pieces.push(JSON.stringify(kept.slice(from, from + chunk).map(value)).slice(1, -1));
+      text += `${from > 0 ? ',' : ''}${JSON.stringify(kept.slice(from, from + chunk).map(value)).slice(1, -1)}`;
+      out.push(Buffer.from(text, 'utf8'));
+      text = '';
     }
-    out.push('[', pieces.join(','), ']', parts[c + 1] as string);
+    text += `]${parts[c + 1] as string}`;
   }
-  return out.join('');
+  out.push(Buffer.from(text, 'utf8'));
+  return out;
 }

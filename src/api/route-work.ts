@@ -38,10 +38,10 @@ export class RouteWork {
   constructor(private readonly limits: RouteWorkLimits, private readonly pause: () => Promise<void> = () => nextTurn()) {}
 
   /**
-   * The answer's JSON. Runs synchronously up to its first pause, so `points` (views into a
+   * The answer's JSON: one string, or a long one as UTF-8 pieces to send one after the other. Runs synchronously up to its first pause, so `points` (views into a
    * buffer the next route read reuses) need only be valid when it is called.
    */
-  async render(answer: RouteAnswer, points: RoutePoints, toleranceM: number): Promise<string> {
+  async render(answer: RouteAnswer, points: RoutePoints, toleranceM: number): Promise<string | Buffer[]> {
     const { routeWorkBudget: budget, routeWorkSlice: slice } = this.limits;
     const dp = new Simplification(points.lat, points.lng, toleranceM);
     let done = dp.run(Math.min(slice, budget));

@@ -156,8 +156,11 @@ export class Simplification {
   indexes(): number[] {
     if (!this.finished) throw new Error('the simplification has not finished');
     const n = this.n;
-    if (this.keep.length === 0) return Array.from({ length: n }, (_, i) => i);
     const out: number[] = [];
+    if (this.keep.length === 0) {
+      for (let i = 0; i < n; i++) out.push(i);
+      return out;
+    }
     for (let i = 0; i < n; i++) if (this.keep[i]) out.push(i);
     return out;
   }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { Readable } from 'node:stream';
 import { type ApiContext, onSnapshot, scopeFor } from '../context.js';
 import { ApiError } from '../errors.js';
 import { RouteWork } from '../route-work.js';
@@ -137,7 +138,10 @@ export function routeRoutes(app: FastifyInstance, ctx: ApiContext, work = new Ro
       if (body === 'expired') {
         throw new ApiError('route_not_available', `trip_id: the route of trip '${tripId}' is no longer available: raw points are kept only for a limited number of days after the trip`);
       }
-      return reply.type('application/json; charset=utf-8').send(body);
+      reply.type('application/json; charset=utf-8');
+      if (typeof body === 'string') return reply.send(body);
+      // a long route: its pieces are written one at a time, never joined into one buffer
+      return reply.header('content-length', body.reduce((sum, piece) => sum + piece.length, 0)).send(Readable.from(body));
     },
   );
 }
