@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Simplification } from '../geo/douglas-peucker.js';
-import type { RoutePoints } from '../route/route-file.js';
+import { isShared, type RoutePoints } from '../route/route-file.js';
 import { ApiError } from './errors.js';
 import { routeJson, routeJsonInChunks, type RouteAnswer } from './route-geojson.js';
 
@@ -56,7 +56,7 @@ export class RouteWork {
     try {
       // from here on other requests run between the slices: nothing shared may be kept
       dp.detach();
-      const own = copyOf(points);
+      const own = isShared(points) ? copyOf(points) : points;
       while (!done) {
         await this.pause();
         done = dp.run(Math.min(slice, budget - dp.evaluations));

@@ -30,6 +30,8 @@ function projectInto(lat: ArrayLike<number>, lng: ArrayLike<number>, x: Float64A
  * first (`detach`).
  */
 let scratch = { x: new Float64Array(4096), y: new Float64Array(4096), keep: new Uint8Array(4096) };
+/** Longer trips get arrays of their own. */
+const SCRATCH_MAX_POINTS = 16_384;
 
 function scratchFor(n: number): typeof scratch {
   if (scratch.x.length < n) {
@@ -78,7 +80,10 @@ export class Simplification {
       this.keep = new Uint8Array(0);
       return;
     }
-    ({ x: this.x, y: this.y, keep: this.keep } = scratchFor(this.n));
+    // a long trip is likely to pause: its own arrays spare the copy `detach` would make
+    ({ x: this.x, y: this.y, keep: this.keep } = this.n > SCRATCH_MAX_POINTS
+      ? { x: new Float64Array(this.n), y: new Float64Array(this.n), keep: new Uint8Array(this.n) }
+      : scratchFor(this.n));
     projectInto(lat, lng, this.x, this.y);
     this.keep.fill(0, 0, this.n);
     this.keep[0] = 1;

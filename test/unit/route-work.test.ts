@@ -4,7 +4,10 @@ import { routeJson, routeJsonInChunks, type RouteAnswer } from '../../src/api/ro
 import { POSITIONS_PER_CHUNK, RouteWork } from '../../src/api/route-work.js';
 import { ApiError } from '../../src/api/errors.js';
 import { zigzag, type ZigzagPoint } from '../../src/bench/zigzag.js';
-import type { RoutePoints } from '../../src/route/route-file.js';
+import { isShared, readRoute, RouteFileWriter, SHARED_BLOCK_MAX_POINTS, type RoutePoints } from '../../src/route/route-file.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 // The route's work counted, not timed: distance evaluations of Douglas–Peucker, the slices it is
 // cut into, the budget that stops it, and the chunks a long answer is written in. Correctness
@@ -155,5 +158,28 @@ describe('route work bounded', () => {
     expect(pauses).toBe(3 * Math.ceil(n / POSITIONS_PER_CHUNK) - 1);
     // no piece holds more than one chunk of positions
     expect(Math.max(...chunked.map((b) => b.length))).toBeLessThan(routeJson(odd, points, kept, 0).length / 3);
+  });
+});
+
+describe('route reads for long routes', () => {
+  it('reads a trip longer than the shared block into its own, which the next read leaves alone', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'route-work-'));
+    try {
+      const long = zigzag(SHARED_BLOCK_MAX_POINTS + 1, 0);
+      const short = smooth(100);
+      const writer = new RouteFileWriter(join(dir, 'v1.route.tmp'));
+      writer.add('a', 'long', columns(long));
+      writer.add('a', 'short', columns(short));
+      writer.finish(join(dir, 'v1.route'));
+      const first = readRoute(join(dir, 'v1.route'), 'a', 'long')!;
+      expect(isShared(first)).toBe(false);
+      const second = readRoute(join(dir, 'v1.route'), 'a', 'short')!;
+      expect(isShared(second)).toBe(true);
+      readRoute(join(dir, 'v1.route'), 'a', 'long');
+      expect(Array.from(first.lat)).toEqual(long.map((p) => p.lat));
+      expect(Array.from(second.t)).toEqual(short.map((p) => p.t));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
