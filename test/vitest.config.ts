@@ -3,6 +3,10 @@ import { fileURLToPath } from 'node:url';
 
 // Every test runs with a pinned zone so nothing depends on the machine's TZ.
 process.env.TZ = 'UTC';
+// An app's default rate limit (1,000 cost units a second) would refuse the suites that ask as fast
+// as they can about something else (publish switches, SQL against the serving pack); the tests of
+// the limits set their own (test/e2e/abuse.test.ts).
+process.env['DRIVING_API_RATE_PER_APP'] ??= '1000000';
 
 export default defineConfig({
   test: {

@@ -14,7 +14,7 @@ import { parseJsonBody } from './json-body.js';
 import { answerClientError } from './client-error.js';
 import { boundConnections } from './connections.js';
 import { authenticate } from './auth.js';
-import { limitRates, shedLoad } from './guards.js';
+import { capPerApp, limitRates, shedLoad } from './guards.js';
 import { strictNumbers } from './strict-query.js';
 
 /** An unread body up to this size is drained after an error answer rather than the connection closed. */
@@ -82,6 +82,7 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
   });
   shedLoad(app, limits);
   authenticate(app, ctx);
+  capPerApp(app, limits);
   limitRates(app, limits);
   strictNumbers(app);
   app.addHook('onResponse', async (request, reply) => {
@@ -96,7 +97,7 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
     // a large body left unread (refused before it was read, or too large) is not drained: the
     // connection closes after the answer; a small rest is read and dropped, keeping the connection
     if (!request.raw.complete && !(Number(request.headers['content-length']) <= DRAIN_BYTES)) reply.header('Connection', 'close');
-    if (error instanceof ApiError) return reply.status(error.status).send(body(error.error, error.message));
+    if (error instanceof ApiError) return reply.status(error.status).headers(error.headers).send(body(error.error, error.message));
     if (error.validation) return reply.status(400).send(body('invalid_parameter', validationMessage(error)));
     if (error.statusCode === 413) return reply.status(413).send(body('payload_too_large', `body: larger than the ${reply.request.routeOptions.bodyLimit ?? limits.bodyLimitBytes} bytes this operation takes`));
     if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return reply.status(400).send(body('invalid_parameter', `request: ${error.message}`));

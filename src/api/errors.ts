@@ -16,6 +16,7 @@ export const ERRORS = {
   not_ready: { status: 503, code: 50301 },
   storage_unavailable: { status: 503, code: 50302 },
   overloaded: { status: 503, code: 50303 },
+  busy: { status: 503, code: 50305 },
   internal_error: { status: 500, code: 50001 },
 } as const;
 
@@ -28,6 +29,8 @@ export class ApiError extends Error {
   constructor(
     readonly error: ErrorName,
     message: string,
+    /** Sent with the answer (Retry-After). */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
     this.status = ERRORS[error].status;

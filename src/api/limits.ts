@@ -26,23 +26,33 @@ export interface ApiLimits {
   sdkBodyLimitBytes: number;
   /** Nesting of arrays and objects in a JSON body; 400. */
   maxJsonDepth: number;
-  /** The rate limits count requests in windows of this length. */
+  /** The rate limits per passport token and per address count requests in windows of this length. */
   rateWindowMs: number;
-  /** Requests per window with one API key (operations 1-6). */
-  ratePerApiKey: number;
+  /** The rate limit per app counts cost units (src/api/cost.ts) in windows of this length. */
+  appRateWindowMs: number;
+  /** Cost units per app window with the app's API keys (operations 1-6), every key of the app together. */
+  ratePerApp: number;
   /** Requests per window with one passport token (SDK upload). */
   ratePerToken: number;
   /** Requests per window from one address without a valid credential (refused ones included). */
   ratePerAddress: number;
   /** Requests being answered at once; beyond it a request is shed at once with 503. 0: no gate. */
   maxInFlight: number;
+  /** Requests of one app being answered at once (body time included); beyond it 429. 0: no cap. */
+  maxInFlightPerApp: number;
   /** Mean event-loop delay above which requests are shed with 503. 0: not checked. */
   maxEventLoopDelayMs: number;
-  /** Retry-After of a 503 overloaded, in seconds. */
+  /** Retry-After of a 503 overloaded or busy, in seconds. */
   overloadRetryAfterSeconds: number;
+  /** Distance evaluations one route's simplification may spend; beyond it 503 busy (src/api/route-work.ts). */
+  routeWorkBudget: number;
+  /** Distance evaluations of a route between two turns of the event loop. */
+  routeWorkSlice: number;
+  /** Routes worked on across turns of the event loop at once; the next such one is 503 busy. */
+  routeWorkConcurrent: number;
 }
 
-const ZERO_SWITCHES_OFF = new Set<keyof ApiLimits>(['maxInFlight', 'maxEventLoopDelayMs', 'overloadRetryAfterSeconds', 'idleTimeoutMs']);
+const ZERO_SWITCHES_OFF = new Set<keyof ApiLimits>(['maxInFlight', 'maxInFlightPerApp', 'maxEventLoopDelayMs', 'overloadRetryAfterSeconds', 'idleTimeoutMs']);
 
 export const DEFAULT_LIMITS: Readonly<ApiLimits> = {
   maxConnections: 4096,
@@ -56,12 +66,17 @@ export const DEFAULT_LIMITS: Readonly<ApiLimits> = {
   sdkBodyLimitBytes: 8 * 1024 * 1024,
   maxJsonDepth: 32,
   rateWindowMs: 60_000,
-  ratePerApiKey: 120_000,
+  appRateWindowMs: 1_000,
+  ratePerApp: 1_000,
   ratePerToken: 120,
   ratePerAddress: 1_200,
   maxInFlight: 512,
+  maxInFlightPerApp: 32,
   maxEventLoopDelayMs: 1_000,
   overloadRetryAfterSeconds: 2,
+  routeWorkBudget: 20_000_000,
+  routeWorkSlice: 250_000,
+  routeWorkConcurrent: 4,
 };
 
 /** The environment variable of each limit: DRIVING_API_ and the name in upper snake case. */

@@ -10,15 +10,16 @@ export interface ApiServer {
 
 /**
  * Starts the real `serve.js` on a free loopback port over a data folder and waits until it serves;
- * `repoDir` runs another checkout's (built) server instead of this one's.
+ * `repoDir` runs another checkout's (built) server instead of this one's; `env` is added to its environment (limits).
  */
-export async function startApiServer(ctx: BenchContext, dataDir: string, options: { repoDir?: string } = {}): Promise<ApiServer> {
+export async function startApiServer(ctx: BenchContext, dataDir: string, options: { repoDir?: string; env?: NodeJS.ProcessEnv } = {}): Promise<ApiServer> {
   let resolveUrl: (url: string) => void = () => undefined;
   const listening = new Promise<string>((resolve) => (resolveUrl = resolve));
   const script = options.repoDir ? join(options.repoDir, 'jobs', 'serve.js') : jobScript(ctx, 'serve');
   const running: RunningChild = startNodeChild('serve', script, ['--data-dir', dataDir, '--port', '0', '--host', '127.0.0.1', '--no-log'], {
     ...childOptions(ctx),
     ...(options.repoDir ? { cwd: options.repoDir } : {}),
+    ...(options.env ? { env: options.env } : {}),
     onStderrLine: (line) => {
       const match = /listening on (http:\/\/\S+)/.exec(line);
       if (match) resolveUrl(match[1] as string);

@@ -1,9 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { pathsFor } from '../config.js';
 import { childOptions, jobScript, record, type BenchContext } from './context.js';
-import { jobJson, runNodeChild, startNodeChild } from './child.js';
+import { jobJson, runNodeChild } from './child.js';
+import { runGenerator } from './generate-run.js';
 import { dropDataDir, ensureBase, folderBytes, newDataDir } from './fixtures.js';
 import { startApiServer } from './api-server.js';
 import type { LoadGeneratorConfig, LoadGeneratorResult } from './load-generator.js';
@@ -14,8 +14,6 @@ const RATE = 200;
 /** Drivers with one one-hour trip each (1 Hz: 3,601 points per trip). */
 const DRIVERS = 100;
 const TRIP_SECONDS = 3600;
-
-const GENERATOR = fileURLToPath(new URL('./load-generator.js', import.meta.url));
 
 /**
  * Route: the real load job writes a day of one-hour trips (1 Hz) and its publish their route
@@ -73,7 +71,7 @@ export async function benchRoute(ctx: BenchContext): Promise<void> {
  * work with. Positions to 6 decimals and speeds to 2, as an SDK sends them (and the generator
  * writes them): the route file's compact columns, which a read decodes.
  */
-function oneHourTrip(appId: string, orgUserId: string, platformUserId: number, tripId: string, day: string, n: number): Record<string, unknown> {
+export function oneHourTrip(appId: string, orgUserId: string, platformUserId: number, tripId: string, day: string, n: number): Record<string, unknown> {
   const start = Date.parse(`${day}T07:00:00Z`);
   const points = Array.from({ length: TRIP_SECONDS + 1 }, (_, i) => ({
     t: start + i * 1000,
@@ -88,11 +86,4 @@ function oneHourTrip(appId: string, orgUserId: string, platformUserId: number, t
   };
 }
 
-async function generate(ctx: BenchContext, config: LoadGeneratorConfig): Promise<LoadGeneratorResult> {
-  const file = join(ctx.options.workDir, 'load-generator-route.json');
-  writeFileSync(file, JSON.stringify(config));
-  const run = await startNodeChild(`load generator @${config.rate}/s`, GENERATOR, [file], { ...childOptions(ctx), ipc: true }).done;
-  const line = run.stdout.trim().split('\n').pop() ?? '';
-  if (run.exitCode !== 0 || !line.startsWith('{')) throw new Error(`load generator exited ${run.exitCode}: ${run.stderrTail.slice(-3).join(' | ')}`);
-  return JSON.parse(line) as LoadGeneratorResult;
-}
+const generate = (ctx: BenchContext, config: LoadGeneratorConfig): Promise<LoadGeneratorResult> => runGenerator(ctx, config, 'route');

@@ -15,6 +15,8 @@ import { benchGrowth } from './growth-stage.js';
 import { benchScore } from './score-stage.js';
 import { benchApi } from './api-stage.js';
 import { benchRoute } from './route-stage.js';
+import { benchZigzag } from './zigzag-stage.js';
+import { benchFairshare } from './fairshare-stage.js';
 import { benchAbuse } from './abuse-stage.js';
 import { benchWebhooks } from './webhooks-stage.js';
 import { benchResources } from './resources-stage.js';
@@ -37,6 +39,8 @@ const RUNNERS: Readonly<Record<Stage, (ctx: BenchContext) => Promise<unknown>>> 
   score: benchScore,
   api: benchApi,
   route: benchRoute,
+  zigzag: benchZigzag,
+  fairshare: benchFairshare,
   abuse: benchAbuse,
   webhooks: benchWebhooks,
   resources: benchResources,

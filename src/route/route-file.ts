@@ -138,7 +138,17 @@ let shared = new Float64Array(4 * 4096);
 /** Where a block's bytes are read to before they are decoded into `shared`: reused likewise. */
 let sharedBytes = Buffer.alloc(maxBlockBytes(4096));
 
+/**
+ * Trips longer than this are read into a block of their own: their route is worked on across
+ * turns of the event loop (src/api/route-work.ts), and its own block spares it a copy.
+ */
+export const SHARED_BLOCK_MAX_POINTS = 16_384;
+
+/** Whether `points` are views into the shared block (valid only until the next read). */
+export const isShared = (points: RoutePoints): boolean => points.t.buffer === shared.buffer;
+
 function blockFor(n: number): Float64Array {
+  if (n > SHARED_BLOCK_MAX_POINTS) return new Float64Array(4 * n);
   if (shared.length < 4 * n) {
     let size = shared.length;
     while (size < 4 * n) size *= 2;

@@ -76,6 +76,9 @@ describe('/docs', () => {
     const page = await fetch(`${base}/docs`);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    // no other site may frame the page (clickjacking)
+    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
     const html = await page.text();
     const refs = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] as string);
     expect(refs.every((r) => r.startsWith('/docs/'))).toBe(true);

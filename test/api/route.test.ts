@@ -326,7 +326,7 @@ describe('trip route', () => {
   });
 
   it('answers 400 naming tolerance for a bad value', async () => {
-    for (const bad of ['-1', '1000.5', 'abc', '', 'NaN', '1e9']) {
+    for (const bad of ['-1', '1000.5', 'abc', '', 'NaN', '1e9', '2.', '.5', '2.5e0', '+2.5', '0x10']) {
       const { status, body } = await routeOf(`/v1/org-user/driver-1/trip/main/route?tolerance=${bad}`);
       expect(status, bad).toBe(400);
       expect(body['error']).toBe('invalid_parameter');
@@ -334,6 +334,15 @@ describe('trip route', () => {
     }
     const { status } = await routeOf('/v1/org-user/driver-1/trip/main/route?tolerance=1000');
     expect(status).toBe(200);
+  });
+
+  it('takes a tolerance with decimals and simplifies at exactly that tolerance', async () => {
+    for (const tolerance of [2.5, 0.75, 999.999]) {
+      const { status, body } = await routeOf(`/v1/org-user/driver-1/trip/main/route?tolerance=${tolerance}`);
+      expect(status, String(tolerance)).toBe(200);
+      expect(body['route'].properties.tolerance).toBe(tolerance);
+      expect(body['route'].properties.times).toEqual(referenceDp(keptMain, tolerance).map((i) => keptMain[i]!.t));
+    }
   });
 
   it('is in the OpenAPI document with an example', async () => {

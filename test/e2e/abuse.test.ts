@@ -256,11 +256,11 @@ describe('passport tokens are checked from memory', () => {
 describe('rate limits', () => {
   let s: Server;
   beforeAll(async () => {
-    s = await startServer({ ratePerAddress: 5, ratePerApiKey: 8, ratePerToken: 3, rateWindowMs: 60_000 });
+    s = await startServer({ ratePerAddress: 5, ratePerApp: 8, appRateWindowMs: 60_000, ratePerToken: 3, rateWindowMs: 60_000 });
   });
   afterAll(() => stop(s));
 
-  it('answers 429 with Retry-After in the ErrorResult shape per address, per API key and per token; health probes are never limited', async () => {
+  it('answers 429 with Retry-After in the ErrorResult shape per address, per app and per token; health probes are never limited', async () => {
     const refused: number[] = [];
     for (let i = 0; i < 7; i++) refused.push((await call(s, '/v1/org-user/u/trips', { bearer: `dk_made-up-${i}` })).status);
     expect(refused).toEqual([401, 401, 401, 401, 401, 429, 429]);
@@ -277,6 +277,37 @@ describe('rate limits', () => {
     expect((await call(s, '/readyz')).status).not.toBe(429);
   });
 
+  it('weighs an app\'s requests by cost: a year of history or a large page takes more of the limit than a lookup; another app counts on its own', async () => {
+    let otherKey = '';
+    const w = await startServer({ ratePerApp: 30, appRateWindowMs: 60_000 }, async (ws) => {
+      otherKey = (await new AppStore(ws.paths.appsFile).add({ name: 'other app', timeZone: 'UTC' })).apiKey;
+    });
+    try {
+      const history = '/v1/org-user/nobody/safety-score/history?interval=30';
+      const sequence: [path: string, cost: number][] = [
+        [history, 12], // the default range: 366 days
+        [`${history}&startTime=2026-01-01&endTime=2026-01-31`, 1],
+        [history, 12],
+        ['/v1/org-user/nobody/trips?limit=100', 5],
+      ];
+      for (const [path] of sequence) expect((await call(w, path, { bearer: w.key })).status, path).toBe(404);
+      // 30 units spent: the next request is refused, whatever it costs, until the window ends
+      const refused = await call(w, '/v1/org-user/nobody/trip/t', { bearer: w.key });
+      expect(refused.status).toBe(429);
+      expect(refused.body).toEqual({ ...ERROR_RESULT, code: 42901, error: 'rate_limited', message: expect.stringMatching(/^rate limit of 30 cost units per 1 minute for this app reached \(this request costs 1\)/) });
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(refused.headers.get('x-ratelimit-limit')).toBe('30');
+      const costly = await call(w, history, { bearer: w.key });
+      expect(costly.body.message).toMatch(/this request costs 12\)/);
+      // the other app's limit is its own: 30 units are two years of history and six lookups
+      const statuses: number[] = [];
+      for (const path of [history, history, ...Array(7).fill('/v1/org-user/nobody/trip/t')]) statuses.push((await call(w, path, { bearer: otherKey })).status);
+      expect(statuses).toEqual([404, 404, 404, 404, 404, 404, 404, 404, 429]);
+    } finally {
+      await stop(w);
+    }
+  });
+
   it('counts a passport token on its own', async () => {
     const other = await startServer({ ratePerToken: 2 });
     try {
@@ -290,11 +321,14 @@ describe('rate limits', () => {
 });
 
 describe('overload', () => {
-  it('sheds with 503 and Retry-After once as many requests are in flight as allowed; health probes still answer', async () => {
-    const s = await startServer({ maxInFlight: 2, overloadRetryAfterSeconds: 3 });
+  it('keeps slow uploads on their own app\'s places: that app gets 429, another app and health probes are answered', async () => {
+    let otherKey = '';
+    const s = await startServer({ maxInFlight: 2, maxInFlightPerApp: 2, overloadRetryAfterSeconds: 3 }, async (ws) => {
+      otherKey = (await new AppStore(ws.paths.appsFile).add({ name: 'other app', timeZone: 'UTC' })).apiKey;
+    });
     try {
       const token = await issueToken(s, 'slow-device');
-      // two uploads whose bodies are still coming hold the two places; the probe goes once the
+      // two uploads whose bodies are still coming hold the app's two places; the probe goes once the
       // server has taken both (their 'request' events, then one turn of the loop for the hooks)
       const taken = new Promise<void>((resolve) => {
         let n = 0;
@@ -311,10 +345,13 @@ describe('overload', () => {
         return socket;
       }));
       await taken;
-      const shed = await call(s, '/v1/org-user/x/trips', { bearer: s.key });
-      expect(shed.status).toBe(503);
-      expect(shed.body).toEqual({ ...ERROR_RESULT, code: 50303, error: 'overloaded', message: expect.stringMatching(/too many requests in progress/) });
-      expect(shed.headers.get('retry-after')).toBe('3');
+      const capped = await call(s, '/v1/org-user/x/trips', { bearer: s.key });
+      expect(capped.status).toBe(429);
+      expect(capped.body).toEqual({ ...ERROR_RESULT, code: 42901, error: 'rate_limited', message: expect.stringMatching(/^this app has 2 requests in progress/) });
+      expect(capped.headers.get('retry-after')).toBe('1');
+      // the service's gate of 2 is not held by bodies still arriving: another app is answered, twice at once
+      const other = await Promise.all([0, 1].map(() => call(s, '/v1/org-user/x/trips', { bearer: otherKey })));
+      expect(other.map((r) => r.status)).toEqual([404, 404]);
       expect((await call(s, '/healthz')).status).toBe(200);
       const answers = slow.map((socket) => readResponse(socket));
       for (const socket of slow) socket.write(']');

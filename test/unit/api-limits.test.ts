@@ -31,8 +31,8 @@ describe('limits from the environment', () => {
   it('takes DRIVING_API_* variables over the defaults and refuses a zero that would refuse everything', () => {
     expect(apiLimits({})).toEqual(DEFAULT_LIMITS);
     const limits = apiLimits({ DRIVING_API_RATE_PER_ADDRESS: '10', DRIVING_API_MAX_IN_FLIGHT: '0', DRIVING_API_SDK_BODY_LIMIT_BYTES: '1024' });
-    expect(limits).toMatchObject({ ratePerAddress: 10, maxInFlight: 0, sdkBodyLimitBytes: 1024, ratePerApiKey: DEFAULT_LIMITS.ratePerApiKey });
-    expect(() => apiLimits({ DRIVING_API_RATE_PER_API_KEY: '0' })).toThrow('DRIVING_API_RATE_PER_API_KEY must be at least 1');
+    expect(limits).toMatchObject({ ratePerAddress: 10, maxInFlight: 0, sdkBodyLimitBytes: 1024, ratePerApp: DEFAULT_LIMITS.ratePerApp });
+    expect(() => apiLimits({ DRIVING_API_RATE_PER_APP: '0' })).toThrow('DRIVING_API_RATE_PER_APP must be at least 1');
     expect(() => apiLimits({ DRIVING_API_MAX_HEADER_BYTES: '16k' })).toThrow(/DRIVING_API_MAX_HEADER_BYTES must be a non-negative integer/);
   });
 });

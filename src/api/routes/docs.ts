@@ -36,7 +36,10 @@ const PAGE = `<!doctype html>
 // a file, not an inline script, so the page's Content-Security-Policy can forbid inline scripts
 const INIT = `window.ui = SwaggerUIBundle({ url: '/v1/openapi.json', dom_id: '#swagger-ui', deepLinking: true });\n`;
 
-const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'";
+// frame-ancestors 'none' (and X-Frame-Options for browsers without CSP 2): no other site can frame
+// the page to trick a click; base-uri and form-action keep an injected tag from sending anything away
+const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; " +
+  "frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 const cache = new Map<string, Buffer>();
 const asset = (name: string): Buffer => {
@@ -47,7 +50,7 @@ const asset = (name: string): Buffer => {
 
 export function docsRoutes(app: FastifyInstance): void {
   app.get('/docs', { config: { auth: 'none' } }, async (_request, reply) =>
-    reply.header('content-security-policy', CSP).type('text/html; charset=utf-8').send(PAGE));
+    reply.header('content-security-policy', CSP).header('x-frame-options', 'DENY').type('text/html; charset=utf-8').send(PAGE));
   app.get('/docs/init.js', { config: { auth: 'none' } }, async (_request, reply) =>
     reply.type('text/javascript; charset=utf-8').send(INIT));
   app.get<{ Params: { name: string } }>('/docs/:name', { config: { auth: 'none' } }, async (request, reply) => {

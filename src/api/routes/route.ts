@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import { Readable } from 'node:stream';
 import { type ApiContext, onSnapshot, scopeFor } from '../context.js';
 import { ApiError } from '../errors.js';
-import { eventCollection, routeFeature } from '../route-geojson.js';
+import { RouteWork } from '../route-work.js';
+import { ROUTE_COST } from '../cost.js';
 import { tripRoute } from '../trip-route.js';
 import { errorResponses, identity, OrgUserParams } from '../schemas.js';
 
@@ -41,10 +43,11 @@ const EXAMPLE = {
 };
 
 /** The trip drawn on a map: its kept points as a simplified GeoJSON LineString, and its events. */
-export function routeRoutes(app: FastifyInstance, ctx: ApiContext): void {
+export function routeRoutes(app: FastifyInstance, ctx: ApiContext, work = new RouteWork(ctx.limits)): void {
   app.get<{ Params: { org_user_id: string; trip_id: string }; Querystring: { tolerance?: number } }>(
     '/v1/org-user/:org_user_id/trip/:trip_id/route',
     {
+      config: { cost: ROUTE_COST },
       schema: {
         operationId: 'getTripRoute',
         tags: ['Trips'],
@@ -67,7 +70,7 @@ export function routeRoutes(app: FastifyInstance, ctx: ApiContext): void {
           properties: {
             tolerance: {
               type: 'number', minimum: 0, maximum: MAX_TOLERANCE_M, default: DEFAULT_TOLERANCE_M,
-              description: `Simplification tolerance in metres, 0 to ${MAX_TOLERANCE_M}; 0 returns every kept point. Default ${DEFAULT_TOLERANCE_M}.`,
+              description: `Simplification tolerance in metres, any number from 0 to ${MAX_TOLERANCE_M}, decimals included (2.5); 0 returns every kept point. Default ${DEFAULT_TOLERANCE_M}.`,
             },
           },
         },
@@ -127,17 +130,18 @@ export function routeRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const tolerance = request.query.tolerance ?? DEFAULT_TOLERANCE_M;
       // serialised here: V8's JSON.stringify writes a route's thousands of numbers several times
       // faster than the schema's serialiser (1.5 ms against about 6 ms for 3,600 positions), and
-      // the body is built to the schema above
-      const body = await onSnapshot(ctx, (s) => tripRoute(s, scope, tripId, ctx.routesDir, (found) => JSON.stringify({
-        appId: scope.appId, userId: scope.userId, orgUserId: scope.orgUserId, tripId,
-        route: routeFeature(found.trip, found.points, tolerance),
-        events: eventCollection(found.events),
-      })));
+      // the body is built to the schema above; the work is bounded however long the trip (route-work.ts)
+      const head = { appId: scope.appId, userId: scope.userId, orgUserId: scope.orgUserId, tripId };
+      const body = await onSnapshot(ctx, (s) => tripRoute(s, scope, tripId, ctx.routesDir, (found) =>
+        work.render({ head, trip: found.trip, events: found.events }, found.points, tolerance)));
       if (!body) throw new ApiError('trip_not_found', `trip_id: no trip '${tripId}' for this user`);
       if (body === 'expired') {
         throw new ApiError('route_not_available', `trip_id: the route of trip '${tripId}' is no longer available: raw points are kept only for a limited number of days after the trip`);
       }
-      return reply.type('application/json; charset=utf-8').send(body);
+      reply.type('application/json; charset=utf-8');
+      if (typeof body === 'string') return reply.send(body);
+      // a long route: its pieces are written one at a time, never joined into one buffer
+      return reply.header('content-length', body.reduce((sum, piece) => sum + piece.length, 0)).send(Readable.from(body));
     },
   );
 }

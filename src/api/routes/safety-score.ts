@@ -7,6 +7,7 @@ import { errorResponses, identity, OrgUserParams } from '../schemas.js';
 import { scoreBody, scoreExample, ScoreSchema } from '../score-body.js';
 import { epochDay, isoDate } from '../../serving/periods.js';
 import { todayIn } from '../../time.js';
+import { rangeCost } from '../cost.js';
 
 /** The history's range limit, as statistics per day (decisions 7, "History"). */
 const MAX_DAYS = 366;
@@ -48,6 +49,8 @@ export function safetyScoreRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.get<{ Params: { org_user_id: string }; Querystring: { interval: number; startTime?: string; endTime?: string; explain?: boolean } }>(
     '/v1/org-user/:org_user_id/safety-score/history',
     {
+      // one unit per 31 days of evaluation dates: 12 for the default 366
+      config: { cost: rangeCost(31, MAX_DAYS) },
       schema: {
         operationId: 'getSafetyScoreHistory',
         tags: ['Safety score'],

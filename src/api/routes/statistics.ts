@@ -5,6 +5,7 @@ import { parseQueryDate } from '../query-time.js';
 import { statistics } from '../repository.js';
 import { errorResponses, identity, OrgUserParams } from '../schemas.js';
 import { epochDay } from '../../serving/periods.js';
+import { rangeCost } from '../cost.js';
 
 const MAX_DAYS = { day: 366, week: 1100, month: 1100 } as const;
 
@@ -13,6 +14,8 @@ export function statisticsRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.get<{ Params: { org_user_id: string }; Querystring: { type?: 'day' | 'week' | 'month'; startTime: string; endTime: string } }>(
     '/v1/org-user/:org_user_id/statistics',
     {
+      // one unit per 92 days of the range: 4 for a year by day, 12 for 1,100 days by week or month
+      config: { cost: rangeCost(92, 1) },
       schema: {
         summary: 'Trip statistics per day, ISO week or month (dense, clipped to the range)',
         params: OrgUserParams,

@@ -6,6 +6,7 @@ import { parseQueryTime } from '../query-time.js';
 import { tripDetail, tripPage } from '../repository.js';
 import { errorResponses, identity, OrgUserParams, TripBrief, TripDetail } from '../schemas.js';
 import type { Row } from '../../db/sql.js';
+import { pageCost } from '../cost.js';
 
 const FAR_PAST = new Date('1970-01-01T00:00:00Z');
 const FAR_FUTURE = new Date('9999-12-31T23:59:59Z');
@@ -25,6 +26,8 @@ export function tripRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.get<{ Params: { org_user_id: string }; Querystring: { nextCursor?: string; limit?: number; startTime?: string; endTime?: string } }>(
     '/v1/org-user/:org_user_id/trips',
     {
+      // one unit per 20 trips of the page: 1 by default, 5 for 100
+      config: { cost: pageCost(20, 20) },
       schema: {
         operationId: 'listTrips',
         tags: ['Trips'],
