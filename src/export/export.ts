@@ -16,6 +16,9 @@ export const EXPORTS = [
 /** Marks a folder as an export, the only kind of folder a new export may replace. */
 const MARKER = '.driving-export';
 
+/** Whether `dir` holds an export this job wrote (the purge writes such a folder again). */
+export const isExport = (dir: string): boolean => existsSync(join(dir, MARKER));
+
 export interface ExportResult {
   out: string;
   tables: Record<string, number>;
