@@ -5,6 +5,7 @@ import type { Warehouse } from '../warehouse/warehouse.js';
 import { writeFileAtomic } from '../fsutil.js';
 import { exportParquet, isExport } from '../export/export.js';
 import { compactDatabase } from './compact.js';
+import { deletedAccounts } from './requests.js';
 import { query } from '../db/sql.js';
 import type { PurgedUser } from './archives.js';
 
@@ -26,11 +27,11 @@ export interface Erasure {
  * last and the job must not write to `wh` afterwards: its connection still holds the old file,
  * whose name now holds the new one.
  */
-export async function eraseToTheBytes(wh: Warehouse, paths: Pick<Paths, 'eventsDir' | 'exportsDir' | 'warehouseFile'>, users: PurgedUser[]): Promise<Erasure> {
+export async function eraseToTheBytes(wh: Warehouse, paths: Pick<Paths, 'eventsDir' | 'exportsDir' | 'warehouseFile' | 'deletionsDir'>, users: PurgedUser[]): Promise<Erasure> {
   if (users.length === 0) return { eventsDropped: 0, exportRewritten: false, warehouse: null };
   const eventsDropped = dropPendingEvents(paths.eventsDir, users);
   const exportRewritten = isExport(paths.exportsDir);
-  if (exportRewritten) await exportParquet(wh, paths.exportsDir);
+  if (exportRewritten) await exportParquet(wh, paths.exportsDir, deletedAccounts(paths.deletionsDir));
   const [db] = await query(wh.conn, 'select current_database() as db');
   const compacted = await compactDatabase(wh.conn, String(db?.['db']), paths.warehouseFile);
   return { eventsDropped, exportRewritten, warehouse: compacted };
