@@ -152,7 +152,7 @@ async function publishInto(wh: Warehouse, options: PublishOptions, a: Attempt): 
     // the file until it is written anew: rewritten before anyone reads it (src/purge/compact.ts)
     if (await purgedAfter(conn, since)) {
       const compacted = await compactDatabase(conn, 'slot', file);
-      options.progress?.(`publish: slot ${basename(file)} rewritten without the purged users' deleted rows (${(compacted.bytesBefore / 1e6).toFixed(1)} -> ${(compacted.bytesAfter / 1e6).toFixed(1)} MB in ${compacted.seconds.toFixed(2)} s)`);
+      options.progress?.(`publish: ${basename(file)} rewritten without the purged users' deleted rows (${(compacted.bytesBefore / 1e6).toFixed(1)} -> ${(compacted.bytesAfter / 1e6).toFixed(1)} MB in ${compacted.seconds.toFixed(2)} s)`);
     }
     await run(conn, 'detach slot');
     const manifest: Manifest = {
