@@ -117,9 +117,9 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
     routes.get('/readyz', { config: probe }, async (_request, reply) => {
       const manifest = ctx.snapshots.manifest;
       const failed = ctx.snapshots.lastError !== null;
-      if (!manifest) return reply.status(503).send({ status: 'not_ready', reason: failed ? 'snapshot_open_failed' : 'nothing_published' });
-      const serving = ctx.snapshots.serving;
       const damaged = ctx.snapshots.damaged.list();
+      if (!manifest) return reply.status(503).send({ status: 'not_ready', reason: failed ? 'snapshot_open_failed' : 'nothing_published', ...(damaged.length > 0 ? { damaged } : {}) });
+      const serving = ctx.snapshots.serving;
       const reason = failed ? 'snapshot_open_failed' : ctx.snapshots.manifestMissing ? 'manifest_missing' : serving?.refusal ?? (damaged.length > 0 ? 'file_damaged' : null);
       return {
         status: failed ? 'stale' : 'ready',

@@ -6,7 +6,7 @@ import type { AppsCache } from './apps-cache.js';
 import type { CursorCodec } from './cursor.js';
 import type { SnapshotFollower, Snapshot } from './snapshot.js';
 import { ApiError } from './errors.js';
-import { asUnavailable } from './damage.js';
+import { asUnavailable, unavailable } from './damage.js';
 import type { Scope } from './repository.js';
 import type { Credential } from './auth.js';
 import type { ApiLimits } from './limits.js';
@@ -64,7 +64,7 @@ export async function onSnapshot<T>(ctx: ApiContext, fn: (s: Snapshot) => Promis
       throw asUnavailable(s, error);
     }
   });
-  if (result === null) throw new ApiError('not_ready', 'no data has been published yet');
+  if (result === null) throw ctx.snapshots.damaged.list().length > 0 ? unavailable() : new ApiError('not_ready', 'no data has been published yet');
   return result.value;
 }
 

@@ -21,5 +21,5 @@ export function asUnavailable(s: Snapshot, error: unknown): unknown {
   return error;
 }
 
-const unavailable = (): ApiError =>
+export const unavailable = (): ApiError =>
   new ApiError('data_unavailable', 'a file this request needs is damaged; it is rebuilt by the next load: retry later');

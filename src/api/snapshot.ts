@@ -8,7 +8,7 @@ import { ServingPack, type PackOptions } from '../serving/pack.js';
 import { PageCacheWarmer, type WarmState } from '../serving/warm.js';
 import { verifyFiles, type Verification } from '../serving/checksum.js';
 import { EXTRAS_SUFFIX } from '../serving/format.js';
-import { DamagedFiles } from './damaged-files.js';
+import { DamagedFiles, isCorruptDatabase } from './damaged-files.js';
 
 /** Why a snapshot is served by SQL although its manifest names a pack (stable codes, shown on /readyz). */
 export type PackRefusal = 'pack_checksum_mismatch' | 'pack_not_verifiable' | 'pack_unreadable' | 'pack_read_failed';
@@ -286,12 +286,15 @@ export class SnapshotFollower {
     // a manifest that failed is not retried until it changes (the next publish rewrites it)
     if (text === this.lastManifestText || text === this.failedManifestText) return;
     let next: Snapshot;
+    let manifest: Manifest | null = null;
     try {
-      const manifest = JSON.parse(text) as Manifest;
+      manifest = JSON.parse(text) as Manifest;
       // a new publish may have rebuilt them: files still damaged are found (and listed) again
       this.damaged.clear();
       next = await Snapshot.open(this.publishedDir, manifest, this.options.connections, this.options.usePack ?? true, this.options.pack, this.damaged);
     } catch (error) {
+      // a slot whose blocks DuckDB refuses: named and listed like any damaged file (the next load rebuilds it)
+      if (manifest && isCorruptDatabase(error)) this.damaged.report(manifest.file, (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? 'corrupt');
       this.failedManifestText = text;
       this.lastError = error instanceof Error ? error.message.split('\n')[0] ?? error.message : String(error);
       throw error;
@@ -306,13 +309,13 @@ export class SnapshotFollower {
         return;
       }
     }
-    const manifest = next.manifest;
+    const served = next.manifest;
     this.lastError = null;
     const previous = this.current;
     this.current = next;
     this.lastManifestText = text;
     previous?.retire();
-    this.options.onSwitch?.(manifest);
-    void next.warmer?.done.then((state) => this.options.onWarm?.(manifest, state));
+    this.options.onSwitch?.(served);
+    void next.warmer?.done.then((state) => this.options.onWarm?.(served, state));
   }
 }
