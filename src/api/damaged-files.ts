@@ -13,11 +13,11 @@ export class DamagedFiles {
   constructor(private readonly publishedDir: string, private readonly log: (line: string) => void) {}
 
   /** `file` is a path inside published/ (absolute, or relative to it). */
-  report(file: string, why: string): void {
+  report(file: string, why: string, consequence = 'requests that need it get 503 data_unavailable'): void {
     const name = isAbsolute(file) ? relative(this.publishedDir, file) : file;
     if (this.names.has(name)) return;
     this.names.add(name);
-    this.log(`serve: ${name} is damaged (${why}): requests that need it get 503 data_unavailable until the next load rebuilds it`);
+    this.log(`serve: ${name} is damaged (${why}): ${consequence} until the next load rebuilds it`);
     reportDamage(this.publishedDir, name, why);
   }
 

@@ -37,7 +37,7 @@ async function openPack(
     const check = await verifyFiles(main.map(withSum));
     if (check.mismatch) {
       log(`serve: serving pack of ${label} refused, SQL serves it: ${basename(check.mismatch)} does not match its checksum (pack_checksum_mismatch)`);
-      damaged?.report(check.mismatch, 'does not match its SHA-256');
+      damaged?.report(check.mismatch, 'does not match its SHA-256', 'SQL answers its requests');
       return { pack: null, refused: 'pack_checksum_mismatch', extras: [] };
     }
     if (check.files > 0) log(`serve: serving pack of ${label}: ${describeCheck(check)}`);
@@ -86,7 +86,7 @@ export class Snapshot {
       const check = await verifyFiles(extras);
       if (check.mismatch) {
         this.refuse('pack_checksum_mismatch', `serve: serving pack of ${label} refused, SQL serves it: ${basename(check.mismatch)} does not match its checksum (pack_checksum_mismatch)`);
-        this.damaged?.report(check.mismatch, 'does not match its SHA-256');
+        this.damaged?.report(check.mismatch, 'does not match its SHA-256', 'SQL answers its requests');
         return;
       }
       if (check.files > 0) this.log(`serve: serving pack of ${label}: ${describeCheck(check, 'extras')}`);
