@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { quoteIdent, quoteLiteral, run } from '../db/sql.js';
 import { fsyncDir } from '../fsutil.js';
@@ -39,7 +39,8 @@ export async function compactDatabase(conn: DuckDBConnection, source: string, fi
     } finally {
       await run(conn, `detach database if exists ${alias}`);
     }
-    syncFile(tmp);
+    // fsyncDir fsyncs any path through a read-only descriptor: the new file's bytes, then the rename
+    fsyncDir(tmp);
     renameSync(tmp, file);
     // the old file's log, if any, was checkpointed above: none may be replayed into the new one
     rmSync(`${file}.wal`, { force: true });
@@ -49,13 +50,4 @@ export async function compactDatabase(conn: DuckDBConnection, source: string, fi
     rmSync(`${tmp}.wal`, { force: true });
   }
   return { file, bytesBefore, bytesAfter: statSync(file).size, seconds: (performance.now() - started) / 1000 };
-}
-
-function syncFile(file: string): void {
-  const fd = openSync(file, 'r+');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
