@@ -4,7 +4,7 @@
 // log names the file, /readyz lists it. Purge: the damaged file is never rewritten and sealed with
 // fresh checksums. Load: the file is rebuilt from the warehouse and the answers equal the intact ones.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { closeSync, cpSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
 import { createApi } from '../../src/api/server.js';
@@ -18,6 +18,7 @@ import { writeDeletionRequest } from '../../src/purge/requests.js';
 import { readRoute, routeFileIsCurrent, verifyRouteFile } from '../../src/route/route-file.js';
 import { sha256File } from '../../src/serving/checksum.js';
 import { publishedRows, workspace, type Workspace } from '../helpers/workspace.js';
+import { filesUnder, overwrite } from '../helpers/files.js';
 
 const clock = new Date('2026-11-20T12:00:00Z');
 let ws: Workspace;
@@ -28,24 +29,10 @@ let trips: { org: string; user: number; trip: string }[] = [];
 
 type Api = Awaited<ReturnType<typeof createApi>>;
 
-function overwrite(file: string, position: number, bytes: Buffer): void {
-  const fd = openSync(file, 'r+');
-  try {
-    writeSync(fd, bytes, 0, bytes.length, position);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 function copyOfData(name: string): string {
   const dir = join(ws.dir, name);
   cpSync(pristine, dir, { recursive: true });
   return dir;
-}
-
-function filesUnder(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir).flatMap((n) => (statSync(join(dir, n)).isDirectory() ? filesUnder(join(dir, n)) : [join(dir, n)]));
 }
 
 /** A route file's index entries (DDSROUT3: a 24-byte footer after the JSON index). */

@@ -5,7 +5,7 @@
 // in their user.deleted event. An export run after the DELETE, before the purge, leaves them out;
 // an archive the purge cannot read is removed and named.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { AppStore } from '../../src/apps/store.js';
@@ -17,6 +17,7 @@ import { openDatabase } from '../../src/db/open.js';
 import { query } from '../../src/db/sql.js';
 import { workspace, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
+import { filesUnder } from '../helpers/files.js';
 
 let ws: Workspace;
 let key: string;
@@ -34,15 +35,6 @@ const trip = (tripId: string, userId: number, orgUserId: string, device: string,
     appId: ws.appId, tripId, userId, orgUserId, start: `2026-11-${day}T08:00:00+01:00`, seconds: 600,
     events: [{ type: 'brake', from: 100, to: 103 }], extra: { deviceId: device },
   });
-
-/** Every file under `dir`, recursively (none is skipped). */
-function filesUnder(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? filesUnder(path) : [path];
-  });
-}
 
 /** The files under the data folder whose bytes (gzip unpacked where it can be) hold `text`. */
 function filesHolding(text: string): string[] {
