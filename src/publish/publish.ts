@@ -17,7 +17,7 @@ import { describeHolder, WAIT_REPORT_EVERY_MS } from '../db/open.js';
 import { writeRoutes, type RouteOptions } from './routes.js';
 import { upkeepRoutes } from './route-upkeep.js';
 import { damagedSections } from './verify-pack.js';
-import { compactDatabase } from '../purge/compact.js';
+import { compactDatabase } from '../db/compact.js';
 import { readDamageReports, removeDamageReport } from '../damage/reports.js';
 
 export interface PublishOptions {
@@ -149,7 +149,7 @@ async function publishInto(wh: Warehouse, options: PublishOptions, a: Attempt): 
     const pack = options.servingPack === false ? null : await writePack(conn, options.publishedDir, version, current?.warehouseId === whId ? current : null, options.progress);
     const damagedPack = pack?.damaged ?? [];
     // the rows of users purged since the slot's version were deleted above, but their bytes stay in
-    // the file until it is written anew: rewritten before anyone reads it (src/purge/compact.ts)
+    // the file until it is written anew: rewritten before anyone reads it (src/db/compact.ts)
     if (await purgedAfter(conn, since)) {
       const compacted = await compactDatabase(conn, 'slot', file);
       options.progress?.(`publish: ${basename(file)} rewritten without the purged users' deleted rows (${(compacted.bytesBefore / 1e6).toFixed(1)} -> ${(compacted.bytesAfter / 1e6).toFixed(1)} MB in ${compacted.seconds.toFixed(2)} s)`);

@@ -4,7 +4,7 @@ import type { Paths } from '../config.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { writeFileAtomic } from '../fsutil.js';
 import { exportParquet, isExport } from '../export/export.js';
-import { compactDatabase } from './compact.js';
+import { compactDatabase } from '../db/compact.js';
 import { deletedAccounts } from './requests.js';
 import { query } from '../db/sql.js';
 import type { PurgedUser } from './archives.js';
@@ -22,7 +22,7 @@ export interface Erasure {
  * The last steps of a run that purged users (decisions 8, erasure reaches the bytes), after its
  * publish and its event file: the users' undelivered events other than `user.deleted` leave the
  * event files, the export inside the data folder is written again from the purged warehouse, and
- * the warehouse file is rewritten without the deleted rows' bytes (src/purge/compact.ts). The
+ * the warehouse file is rewritten without the deleted rows' bytes (src/db/compact.ts). The
  * slots are rewritten by the publish itself (src/publish/publish.ts, retire.ts). The warehouse goes
  * last and the job must not write to `wh` afterwards: its connection still holds the old file,
  * whose name now holds the new one.

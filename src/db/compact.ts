@@ -1,7 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { quoteIdent, quoteLiteral, run } from '../db/sql.js';
+import { quoteIdent, quoteLiteral, run } from './sql.js';
 import { fsyncDir } from '../fsutil.js';
 
 export interface Compaction {
