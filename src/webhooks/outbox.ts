@@ -83,11 +83,13 @@ export class Outbox {
         let n = 0;
         // in slices, so a night's file (hundreds of thousands of events) is never one huge parameter
         for (let i = 0; i < events.length; i += INTAKE_SLICE) {
-          const rows = events.slice(i, i + INTAKE_SLICE).map((e) => ({ line_no: e.lineNo, event_id: e.eventId, app_id: e.appId, event_type: e.eventType, body: e.body, created_at: e.createdAt }));
+          const slice = events.slice(i, i + INTAKE_SLICE);
+          const rows = slice.map((e) => ({ line_no: e.lineNo, event_id: e.eventId, app_id: e.appId, event_type: e.eventType, body: e.body, created_at: e.createdAt }));
           const params = { rows: JSON.stringify(rows), now: now.toISOString(), source_file: sourceFile };
           n += Number((await queryScript(conn, 'webhooks/intake', params))[0]?.['taken'] ?? 0);
-          // a deleted user's other events leave the outbox with the intake that announces it
-          dropped += Number((await queryScript(conn, 'webhooks/drop_deleted_users'))[0]?.['dropped'] ?? 0);
+          // a deleted user's other events leave the outbox with the intake that announces it (only
+          // then is the events table read: most files announce no deletion)
+          if (slice.some((e) => e.eventType === 'user.deleted')) dropped += Number((await queryScript(conn, 'webhooks/drop_deleted_users'))[0]?.['dropped'] ?? 0);
         }
         if (rejects.length > 0) {
           await runFile(conn, 'webhooks/reject', { rows: JSON.stringify(rejects.map((r) => ({ line_no: r.lineNo, reason: r.reason, raw: r.raw }))), source_file: sourceFile, now: now.toISOString() });
