@@ -10,7 +10,7 @@ import { parseDuration } from '../dist/apps/duration.js';
 import { InputError } from '../dist/errors.js';
 import { appsOf } from '../dist/jobs/data-dir.js';
 
-const COMMANDS = ['add', 'list', 'rotate-key', 'rotate-secret', 'set-webhook'];
+const COMMANDS = ['add', 'list', 'rotate-key', 'revoke-key', 'rotate-secret', 'set-webhook'];
 // every command but `add` works on existing apps: a data folder without any is a mistyped --data-dir
 const store = (argv, { creates = false } = {}) => {
   const dataDir = resolveDataDir(argv.dataDir);

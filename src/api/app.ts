@@ -118,9 +118,10 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
     routes.get('/readyz', { config: probe }, async (_request, reply) => {
       const manifest = ctx.snapshots.manifest;
       const failed = ctx.snapshots.lastError !== null;
-      if (!manifest) return reply.status(503).send({ status: 'not_ready', reason: failed ? 'snapshot_open_failed' : 'nothing_published' });
+      const damaged = ctx.snapshots.damaged.list();
+      if (!manifest) return reply.status(503).send({ status: 'not_ready', reason: failed ? 'snapshot_open_failed' : 'nothing_published', ...(damaged.length > 0 ? { damaged } : {}) });
       const serving = ctx.snapshots.serving;
-      const reason = failed ? 'snapshot_open_failed' : ctx.snapshots.manifestMissing ? 'manifest_missing' : serving?.refusal ?? null;
+      const reason = failed ? 'snapshot_open_failed' : ctx.snapshots.manifestMissing ? 'manifest_missing' : serving?.refusal ?? (damaged.length > 0 ? 'file_damaged' : null);
       return {
         status: failed ? 'stale' : 'ready',
         snapshot: `${manifest.slot}@${manifest.version}`,
@@ -130,6 +131,8 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
         // the serving pack read into the page cache: until 'warm', some answers wait for the disk
         pageCache: ctx.snapshots.pageCache?.state ?? 'off',
         ...(reason ? { reason } : {}),
+        // published files found damaged (relative to published/): their requests get 503 data_unavailable
+        ...(damaged.length > 0 ? { damaged } : {}),
       };
     });
     tripRoutes(routes, ctx);

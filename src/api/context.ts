@@ -6,6 +6,7 @@ import type { AppsCache } from './apps-cache.js';
 import type { CursorCodec } from './cursor.js';
 import type { SnapshotFollower, Snapshot } from './snapshot.js';
 import { ApiError } from './errors.js';
+import { asUnavailable, unavailable } from './damage.js';
 import type { Scope } from './repository.js';
 import type { Credential } from './auth.js';
 import type { ApiLimits } from './limits.js';
@@ -54,10 +55,16 @@ export async function scopeFor(ctx: ApiContext, tenant: App, orgUserId: string):
   return { appId: tenant.appId, userId, zone: tenant.timeZone, orgUserId };
 }
 
-/** Runs a read on the current snapshot; 503 before the first publish. */
+/** Runs a read on the current snapshot; 503 before the first publish, and for a damaged file it needs (damage.ts). */
 export async function onSnapshot<T>(ctx: ApiContext, fn: (s: Snapshot) => Promise<T>): Promise<T> {
-  const result = await ctx.snapshots.use(fn);
-  if (result === null) throw new ApiError('not_ready', 'no data has been published yet');
+  const result = await ctx.snapshots.use(async (s) => {
+    try {
+      return await fn(s);
+    } catch (error) {
+      throw asUnavailable(s, error);
+    }
+  });
+  if (result === null) throw ctx.snapshots.damaged.list().length > 0 ? unavailable() : new ApiError('not_ready', 'no data has been published yet');
   return result.value;
 }
 

@@ -16,6 +16,7 @@ export const ERRORS = {
   not_ready: { status: 503, code: 50301 },
   storage_unavailable: { status: 503, code: 50302 },
   overloaded: { status: 503, code: 50303 },
+  data_unavailable: { status: 503, code: 50304 },
   busy: { status: 503, code: 50305 },
   internal_error: { status: 500, code: 50001 },
 } as const;

@@ -18,7 +18,7 @@ const ERROR_DESCRIPTIONS: Record<string, string> = {
   413: 'payload_too_large: the body is over the limit',
   429: 'rate_limited: too many requests; wait as Retry-After says',
   500: 'internal_error: never with internals; quote the requestId',
-  503: 'not_ready (nothing published yet), storage_unavailable (nothing changed; retry), overloaded, or busy (a route over its work budget); retry after Retry-After',
+  503: 'not_ready (nothing published yet), storage_unavailable (nothing changed; retry), overloaded, busy (a route over its work budget), or data_unavailable (a file the answer needs is damaged; the next load rebuilds it); retry after Retry-After',
 };
 
 /** An operation's parameters, each with its description. */

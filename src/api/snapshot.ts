@@ -8,6 +8,7 @@ import { ServingPack, type PackOptions } from '../serving/pack.js';
 import { PageCacheWarmer, type WarmState } from '../serving/warm.js';
 import { verifyFiles, type Verification } from '../serving/checksum.js';
 import { EXTRAS_SUFFIX } from '../serving/format.js';
+import { DamagedFiles, isCorruptDatabase } from './damaged-files.js';
 
 /** Why a snapshot is served by SQL although its manifest names a pack (stable codes, shown on /readyz). */
 export type PackRefusal = 'pack_checksum_mismatch' | 'pack_not_verifiable' | 'pack_unreadable' | 'pack_read_failed';
@@ -21,7 +22,7 @@ export type PackRefusal = 'pack_checksum_mismatch' | 'pack_not_verifiable' | 'pa
  * background: until they are, trip details are answered by SQL.
  */
 async function openPack(
-  publishedDir: string, pack: NonNullable<Manifest['pack']>, options: PackOptions, label: string,
+  publishedDir: string, pack: NonNullable<Manifest['pack']>, options: PackOptions, label: string, damaged?: DamagedFiles,
 ): Promise<{ pack: ServingPack | null; refused: PackRefusal | null; extras: { path: string; sha256: string }[] }> {
   const log = options.log ?? (() => undefined);
   const sums = pack.sha256 ?? {};
@@ -36,6 +37,7 @@ async function openPack(
     const check = await verifyFiles(main.map(withSum));
     if (check.mismatch) {
       log(`serve: serving pack of ${label} refused, SQL serves it: ${basename(check.mismatch)} does not match its checksum (pack_checksum_mismatch)`);
+      damaged?.report(check.mismatch, 'does not match its SHA-256', 'SQL answers its requests');
       return { pack: null, refused: 'pack_checksum_mismatch', extras: [] };
     }
     if (check.files > 0) log(`serve: serving pack of ${label}: ${describeCheck(check)}`);
@@ -70,6 +72,8 @@ export class Snapshot {
     /** Why SQL serves although the manifest names a pack (null: the pack serves, or SQL was chosen). */
     private refused: PackRefusal | null,
     private readonly log: (line: string) => void,
+    /** Where damaged files found while serving this snapshot are reported (the follower's list). */
+    readonly damaged: DamagedFiles | null,
   ) {}
 
   /** Settles when the pack's extras were verified in the background (or refused; at once without a pack). */
@@ -82,6 +86,7 @@ export class Snapshot {
       const check = await verifyFiles(extras);
       if (check.mismatch) {
         this.refuse('pack_checksum_mismatch', `serve: serving pack of ${label} refused, SQL serves it: ${basename(check.mismatch)} does not match its checksum (pack_checksum_mismatch)`);
+        this.damaged?.report(check.mismatch, 'does not match its SHA-256', 'SQL answers its requests');
         return;
       }
       if (check.files > 0) this.log(`serve: serving pack of ${label}: ${describeCheck(check, 'extras')}`);
@@ -115,7 +120,9 @@ export class Snapshot {
     this.refuse('pack_read_failed', `serve: serving pack of ${this.manifest.slot}@${this.manifest.version} failed a read, SQL serves it from now on: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (pack_read_failed)`);
   }
 
-  static async open(publishedDir: string, manifest: Manifest, connections: number, usePack = true, packOptions: PackOptions = {}): Promise<Snapshot> {
+  static async open(
+    publishedDir: string, manifest: Manifest, connections: number, usePack = true, packOptions: PackOptions = {}, damaged: DamagedFiles | null = null,
+  ): Promise<Snapshot> {
     // a new instance every time: the client's cache would hand back the previous file's instance
     const instance = await DuckDBInstance.create(join(publishedDir, manifest.file), { access_mode: 'READ_ONLY' });
     let pool: ConnectionPool | null = null;
@@ -124,7 +131,7 @@ export class Snapshot {
     try {
       pool = await ConnectionPool.open(instance, connections);
       let extras: { path: string; sha256: string }[] = [];
-      if (usePack && manifest.pack) ({ pack, refused, extras } = await openPack(publishedDir, manifest.pack, packOptions, `${manifest.slot}@${manifest.version}`));
+      if (usePack && manifest.pack) ({ pack, refused, extras } = await openPack(publishedDir, manifest.pack, packOptions, `${manifest.slot}@${manifest.version}`, damaged ?? undefined));
       // warm (SQL serving only): read each table's user_id column once before the first request needs it
       if (!pack) {
         for (const table of ['trips', 'trip_events', 'stats_daily', 'safety_scores']) {
@@ -134,7 +141,7 @@ export class Snapshot {
       // requests are served meanwhile: a cold read is slower, not wrong
       const warm = packOptions.warm ?? 'rows';
       const warmer = pack && warm !== 'none' ? new PageCacheWarmer(pack.files(warm === 'all')) : null;
-      const snapshot = new Snapshot(manifest, instance, pool, pack, warmer, refused, packOptions.log ?? (() => undefined));
+      const snapshot = new Snapshot(manifest, instance, pool, pack, warmer, refused, packOptions.log ?? (() => undefined), damaged);
       if (pack) snapshot.extrasChecked = snapshot.verifyExtras(pack, extras);
       return snapshot;
     } catch (error) {
@@ -194,6 +201,8 @@ export class SnapshotFollower {
   /** The manifest file is gone while a snapshot is served (it is kept until a publish writes one). */
   manifestMissing = false;
   private stopped = false;
+  /** Published files found damaged while serving the current snapshot (listed on /readyz). */
+  readonly damaged: DamagedFiles;
 
   constructor(
     private readonly publishedDir: string,
@@ -206,7 +215,10 @@ export class SnapshotFollower {
       /** A snapshot's page cache warming ended (warm, failed, or stopped because it was retired). */
       onWarm?: (m: Manifest, state: WarmState) => void;
     },
-  ) {}
+  ) {
+    const log = options.pack?.log ?? options.log;
+    this.damaged = new DamagedFiles(publishedDir, (line) => (log ? log(line) : process.stderr.write(`${line}\n`)));
+  }
 
   /** Never throws: a slot that cannot be opened leaves the API serving what it had (or 503). */
   async start(): Promise<void> {
@@ -274,10 +286,15 @@ export class SnapshotFollower {
     // a manifest that failed is not retried until it changes (the next publish rewrites it)
     if (text === this.lastManifestText || text === this.failedManifestText) return;
     let next: Snapshot;
+    let manifest: Manifest | null = null;
     try {
-      const manifest = JSON.parse(text) as Manifest;
-      next = await Snapshot.open(this.publishedDir, manifest, this.options.connections, this.options.usePack ?? true, this.options.pack);
+      manifest = JSON.parse(text) as Manifest;
+      // a new publish may have rebuilt them: files still damaged are found (and listed) again
+      this.damaged.clear();
+      next = await Snapshot.open(this.publishedDir, manifest, this.options.connections, this.options.usePack ?? true, this.options.pack, this.damaged);
     } catch (error) {
+      // a slot whose blocks DuckDB refuses: named and listed like any damaged file (the next load rebuilds it)
+      if (manifest && isCorruptDatabase(error)) this.damaged.report(manifest.file, (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? 'corrupt');
       this.failedManifestText = text;
       this.lastError = error instanceof Error ? error.message.split('\n')[0] ?? error.message : String(error);
       throw error;
@@ -292,13 +309,13 @@ export class SnapshotFollower {
         return;
       }
     }
-    const manifest = next.manifest;
+    const served = next.manifest;
     this.lastError = null;
     const previous = this.current;
     this.current = next;
     this.lastManifestText = text;
     previous?.retire();
-    this.options.onSwitch?.(manifest);
-    void next.warmer?.done.then((state) => this.options.onWarm?.(manifest, state));
+    this.options.onSwitch?.(served);
+    void next.warmer?.done.then((state) => this.options.onWarm?.(served, state));
   }
 }

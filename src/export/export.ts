@@ -16,6 +16,15 @@ export const EXPORTS = [
 /** Marks a folder as an export, the only kind of folder a new export may replace. */
 const MARKER = '.driving-export';
 
+/** Whether `dir` holds an export this job wrote (the purge writes such a folder again). */
+export const isExport = (dir: string): boolean => existsSync(join(dir, MARKER));
+
+/** An account whose DELETE was recorded (src/purge/requests.ts). */
+export interface DeletedUser {
+  appId: string;
+  platformUserId: number;
+}
+
 export interface ExportResult {
   out: string;
   tables: Record<string, number>;
@@ -25,7 +34,7 @@ export interface ExportResult {
  * Writes Hive-partitioned Parquet (app_id=…/<month>=…/) of the warehouse's served tables into a
  * fresh folder beside `out`, then swaps it in, so a reader never sees half an export.
  */
-export async function exportParquet(wh: Warehouse, out: string): Promise<ExportResult> {
+export async function exportParquet(wh: Warehouse, out: string, deleted: readonly DeletedUser[] = []): Promise<ExportResult> {
   if (existsSync(out) && readdirSync(out).length > 0 && !existsSync(join(out, MARKER))) {
     throw new InputError(`--out ${out}: exists and is not an earlier export; refusing to replace it`);
   }
@@ -33,8 +42,12 @@ export async function exportParquet(wh: Warehouse, out: string): Promise<ExportR
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
   const tables: Record<string, number> = {};
+  // accounts deleted but not yet purged are never exported (decisions 8): their rows are left out
+  await run(wh.conn, 'create or replace temp table export_deleted (app_id varchar, user_id bigint)');
+  for (const u of deleted) await run(wh.conn, 'insert into export_deleted values ($app, $user)', { app: u.appId, user: u.platformUserId });
   for (const { table, partition, by } of EXPORTS) {
-    const rows = await query(wh.conn, `select count(*) as n from ${quoteIdent(table)}`);
+    const source = partition === null ? quoteIdent(table) : `(select * from ${quoteIdent(table)} as t where not exists (select 1 from export_deleted as d where d.app_id = t.app_id and d.user_id = t.user_id))`;
+    const rows = await query(wh.conn, `select count(*) as n from ${source}`);
     tables[table] = Number(rows[0]?.['n'] ?? 0);
     if (partition === null || by === null) {
       await run(wh.conn, `copy ${quoteIdent(table)} to ${quoteLiteral(join(staging, `${table}.parquet`))} (format parquet)`);
@@ -44,7 +57,7 @@ export async function exportParquet(wh: Warehouse, out: string): Promise<ExportR
     // Ordered by user and time, so a reader filtering on a user prunes row groups by their min/max.
     await run(
       wh.conn,
-      `copy (select *, ${by} as ${quoteIdent(partition)} from ${quoteIdent(table)} order by app_id, user_id) ` +
+      `copy (select *, ${by} as ${quoteIdent(partition)} from ${source} order by app_id, user_id) ` +
         `to ${quoteLiteral(target)} (format parquet, compression zstd, partition_by (app_id, ${quoteIdent(partition)}), overwrite_or_ignore true)`,
     );
     if (tables[table] === 0) {

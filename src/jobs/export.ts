@@ -5,6 +5,7 @@ import { pathsFor, jobSettings } from '../config.js';
 import { appsOf } from './data-dir.js';
 import { openWarehouse } from '../warehouse/warehouse.js';
 import { exportParquet, type ExportResult } from '../export/export.js';
+import { deletedAccounts } from '../purge/requests.js';
 import { silent, type Progress } from '../progress.js';
 
 export interface ExportOptions {
@@ -24,7 +25,8 @@ export async function runExport(options: ExportOptions): Promise<ExportResult & 
   const wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: jobSettings().memoryLimit });
   try {
     progress(`export: writing Parquet to ${out}`);
-    const result = await exportParquet(wh, out);
+    // a DELETE answered before the purge ran: the user is left out already (decisions 8)
+    const result = await exportParquet(wh, out, deletedAccounts(paths.deletionsDir));
     return { ...result, seconds: (Date.now() - started) / 1000 };
   } finally {
     wh.close();

@@ -12,7 +12,9 @@ import { pruneLandingArchive, prunePoints } from '../load/retention.js';
 import { emptyFileReport, totals, type FileReport, type LoadTotals } from '../load/report.js';
 import { routeOptions } from '../publish/routes.js';
 import { publish, type PublishResult } from '../publish/publish.js';
+import { eraseToTheBytes, type Erasure } from '../purge/erase.js';
 import { purgeDeletedUsers, type PurgeResult } from '../purge/purge.js';
+import { reportPurgeRemovals } from '../purge/report.js';
 import { emitEvents, type EmitResult } from '../events/emit.js';
 import { silent, type Progress } from '../progress.js';
 import { addDays, todayIn } from '../time.js';
@@ -48,6 +50,7 @@ export interface LoadResult {
   pointsPartitionsRemoved: string[];
   purged: PurgeResult;
   events: EmitResult;
+  erasure: Erasure;
   seconds: number;
 }
 
@@ -114,6 +117,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     if (archived.length > 0) progress(`load: pruned ${archived.length} landing archive folder(s)`);
     const purged = await purgeDeletedUsers(wh, paths, now);
     if (purged.users > 0) progress(`load: purged ${purged.users} deleted account(s): ${purged.trips} trips, ${purged.pointFilesRewritten} points file(s) rewritten`);
+    reportPurgeRemovals(purged, progress);
     progress('load: publishing');
     const published = await publish(wh, {
       publishedDir: paths.publishedDir,
@@ -126,7 +130,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     progress(`load: publish ${published.detail}`);
     const events = await emitEvents(wh, paths.eventsDir, published.version, now);
     if (events.file) progress(`load: ${events.tripCreated} trip.created, ${events.tripUpdated} trip.updated, ${events.safetyScoreUpdated} safety_score.updated and ${events.userDeleted} user.deleted event(s) in ${events.file}`);
-    return { files: reports, uploadBatches: batched, refused, refusedNamed: !fromLanding && refused.length > 0, totals: totals(reports), publish: published, pointsPartitionsRemoved: removed, purged, events, seconds: (Date.now() - started) / 1000 };
+    // last: the warehouse file is rewritten, so nothing may write to it after this
+    const erasure = await eraseToTheBytes(wh, paths, purged.purgedUsers);
+    if (erasure.warehouse) progress(`load: erasure: warehouse rewritten without the deleted rows' bytes (${(erasure.warehouse.bytesBefore / 1e6).toFixed(1)} -> ${(erasure.warehouse.bytesAfter / 1e6).toFixed(1)} MB in ${erasure.warehouse.seconds.toFixed(2)} s), ${erasure.eventsDropped} pending event(s) dropped${erasure.exportRewritten ? ', export written again' : ''}`);
+    return { files: reports, uploadBatches: batched, refused, refusedNamed: !fromLanding && refused.length > 0, totals: totals(reports), publish: published, pointsPartitionsRemoved: removed, purged, events, erasure, seconds: (Date.now() - started) / 1000 };
   } finally {
     wh.close();
   }

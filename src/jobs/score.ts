@@ -4,6 +4,8 @@ import { openWarehouse } from '../warehouse/warehouse.js';
 import { scoreDate, type ScoreDateResult } from '../score/score-date.js';
 import { routeOptions } from '../publish/routes.js';
 import { publish, type PublishResult } from '../publish/publish.js';
+import { eraseToTheBytes, type Erasure } from '../purge/erase.js';
+import { reportPurgeRemovals } from '../purge/report.js';
 import { purgeDeletedUsers, type PurgeResult } from '../purge/purge.js';
 import { emitEvents, type EmitResult } from '../events/emit.js';
 import { InputError } from '../errors.js';
@@ -37,6 +39,7 @@ export interface ScoreResult {
   purged: PurgeResult;
   publish: PublishResult;
   events: EmitResult;
+  erasure: Erasure;
   seconds: number;
 }
 
@@ -69,6 +72,7 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
     }
     const purged = await purgeDeletedUsers(wh, paths, now);
     if (purged.users > 0) progress(`score: purged ${purged.users} deleted account(s): ${purged.trips} trips, ${purged.pointFilesRewritten} points file(s) rewritten`);
+    reportPurgeRemovals(purged, progress);
     progress('score: publishing');
     const published = await publish(wh, {
       publishedDir: paths.publishedDir,
@@ -81,7 +85,10 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
     progress(`score: publish ${published.detail}`);
     const events = await emitEvents(wh, paths.eventsDir, published.version, now);
     if (events.file) progress(`score: ${events.tripCreated} trip.created, ${events.tripUpdated} trip.updated, ${events.safetyScoreUpdated} safety_score.updated and ${events.userDeleted} user.deleted event(s) in ${events.file}`);
-    return { runs, purged, publish: published, events, seconds: (Date.now() - started) / 1000 };
+    // last: the warehouse file is rewritten, so nothing may write to it after this
+    const erasure = await eraseToTheBytes(wh, paths, purged.purgedUsers);
+    if (erasure.warehouse) progress(`score: erasure: warehouse rewritten without the deleted rows' bytes (${(erasure.warehouse.bytesBefore / 1e6).toFixed(1)} -> ${(erasure.warehouse.bytesAfter / 1e6).toFixed(1)} MB in ${erasure.warehouse.seconds.toFixed(2)} s), ${erasure.eventsDropped} pending event(s) dropped${erasure.exportRewritten ? ', export written again' : ''}`);
+    return { runs, purged, publish: published, events, erasure, seconds: (Date.now() - started) / 1000 };
   } finally {
     const closing = performance.now();
     wh.close();

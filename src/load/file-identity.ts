@@ -21,6 +21,7 @@ export class ChangedDuringLoadError extends Error {
 export function identityOf(path: string): FileIdentity {
   const st = lstatSync(path);
   if (!st.isFile()) throw new ChangedDuringLoadError(`changed_during_load: ${path} is no longer a regular file`);
+  if (st.nlink > 1) throw new ChangedDuringLoadError(`changed_during_load: ${path} has become a hard link`);
   return { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
 }
 

@@ -11,7 +11,7 @@ const IN_PROGRESS = /^\.|\.(tmp|part)$/i;
 export interface RefusedInput {
   file: string;
   reason: 'not_a_regular_file';
-  /** What it is instead: `symbolic link`, `folder`, `FIFO`, `socket`, `device`. */
+  /** What it is instead: `symbolic link`, `hard link` (a file with more than one name), `folder`, `FIFO`, `socket`, `device`. */
   kind: string;
 }
 
@@ -21,9 +21,10 @@ export interface Inputs {
 }
 
 /**
- * Files in the landing area, oldest name first. Only regular files are taken: a symbolic link is
- * never followed (a link to the apps file would put its secrets into the quarantine) and a FIFO
- * would block the load; both are reported and left alone. Names of files still being written
+ * Files in the landing area, oldest name first. Only regular files of one name are taken: a
+ * symbolic link is never followed and a hard link (st_nlink > 1) never read (a link to the apps
+ * file would put its secrets into the quarantine), and a FIFO would block the load; all are
+ * reported and left alone. Names of files still being written
  * (`.name`, `*.tmp`, `*.part`) are ignored.
  */
 export function landingFiles(landingDir: string): Inputs {
@@ -72,7 +73,9 @@ export function kindOf(path: string): string | null {
   } catch {
     return null;
   }
-  if (st.isFile()) return 'file';
+  // a second name of a file (a hard link to apps.json, say) is refused like a symbolic link: the
+  // load would otherwise read, quarantine and archive whatever file it names
+  if (st.isFile()) return st.nlink > 1 ? 'hard link' : 'file';
   if (st.isDirectory()) return 'folder';
   if (st.isSymbolicLink()) return 'symbolic link';
   if (st.isFIFO()) return 'FIFO';

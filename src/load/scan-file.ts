@@ -87,9 +87,10 @@ export async function scanFile(path: string, ndjson: boolean, expected?: FileIde
   } catch (error) {
     asChange(error as Error);
   }
-  if (expected && !sameIdentity(expected, fstatSync(fd))) {
+  const opened = fstatSync(fd);
+  if ((expected && !sameIdentity(expected, opened)) || opened.nlink > 1) {
     closeSync(fd);
-    throw new ChangedDuringLoadError(`changed_during_load: ${path} was replaced before it was read`);
+    throw new ChangedDuringLoadError(`changed_during_load: ${path} was replaced (or linked) before it was read`);
   }
   const source = createReadStream('', { fd, highWaterMark: 4 << 20 });
   source.on('data', (chunk) => hash.update(chunk as Buffer));

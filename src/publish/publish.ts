@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { buildSection, mergeLayers, type SectionBuildResult } from '../serving/build.js';
 import { EXTRAS_SUFFIX, LAYERED, SECTIONS, type Section } from '../serving/format.js';
@@ -15,6 +15,10 @@ import { scrubRetired } from './retire.js';
 import { purgedSince, scrubLayers } from '../serving/scrub.js';
 import { describeHolder, WAIT_REPORT_EVERY_MS } from '../db/open.js';
 import { writeRoutes, type RouteOptions } from './routes.js';
+import { upkeepRoutes } from './route-upkeep.js';
+import { damagedSections } from './verify-pack.js';
+import { compactDatabase } from '../db/compact.js';
+import { readDamageReports, removeDamageReport } from '../damage/reports.js';
 
 export interface PublishOptions {
   publishedDir: string;
@@ -42,6 +46,8 @@ export interface PublishResult {
   corruptSlotRebuilt?: boolean;
   /** Route files written (one per version and trip date that had none). */
   routesWritten?: number;
+  /** Published files found damaged and rebuilt from the warehouse (relative to published/): route files, serving files, slots. */
+  damagedRebuilt?: string[];
   detail: string;
 }
 
@@ -56,20 +62,47 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
   const started = performance.now();
   const version = await warehouseVersion(conn);
   const whId = await warehouseId(conn);
+  // files readers found damaged (src/damage/reports.ts), and route files cut short or of an older
+  // format, first: a damaged route file is removed here and written again just below
+  const reports = readDamageReports(options.publishedDir);
+  const upkeep = options.routes ? upkeepRoutes(options.publishedDir, options.routes.routesDir, reports, options.progress) : null;
   // before the switch, so every trip the new snapshot serves has its route file; also when the
   // version is already published (a version served before routes were written gets them now)
   const routesWritten = options.routes ? await writeRoutes(conn, options.routes) : 0;
+  const damaged = [...(upkeep?.removed ?? [])];
   const current = readManifest(options.manifestFile);
-  if (current && current.version === version && current.warehouseId === whId) {
-    return { published: false, slot: current.slot, fromVersion: version, version, rowsApplied: 0, seconds: 0, pack: null, routesWritten, detail: 'already published' };
+  // a reported serving file or slot is rebuilt by a publish even when the version is already published
+  const repair = reports.some((r) => !r.file.startsWith('routes/'));
+  if (current && current.version === version && current.warehouseId === whId && !repair) {
+    for (const r of reports) removeDamageReport(r);
+    return { published: false, slot: current.slot, fromVersion: version, version, rowsApplied: 0, seconds: 0, pack: null, routesWritten, damagedRebuilt: damaged, detail: 'already published' };
   }
   mkdirSync(options.publishedDir, { recursive: true });
   const target: Slot = current ? (current.slot === 'a' ? 'b' : 'a') : await slotNoReaderHolds(conn, options.publishedDir);
   const file = slotFile(options.publishedDir, target);
+  const reportedSlots = new Set(reports.map((r) => r.file).filter((f) => /^slot-[ab]\.duckdb$/.test(f)));
   let rebuilt = false;
+  if (reportedSlots.has(basename(file)) && existsSync(file)) {
+    // a block a reader found damaged: not written into, rebuilt in full (as a corrupt standby is below)
+    removeCorrupt(file);
+    rebuilt = true;
+    damaged.push(basename(file));
+    options.progress?.(`publish: standby slot ${basename(file)} was reported damaged; deleted, rebuilding it in full from the warehouse`);
+  }
   for (;;) {
     try {
-      return { ...(await publishInto(wh, options, { version, whId, current, target, file, started, rebuilt })), routesWritten };
+      const result = await publishInto(wh, options, { version, whId, current, target, file, started, rebuilt });
+      damaged.push(...(result.damagedRebuilt ?? []));
+      // the slot served until now was found damaged: no longer served, it is deleted, so the next
+      // publish (which writes it) rebuilds it in full
+      const retired = current ? basename(slotFile(options.publishedDir, current.slot)) : null;
+      if (retired && retired !== basename(file) && reportedSlots.has(retired)) {
+        removeCorrupt(slotFile(options.publishedDir, current!.slot));
+        damaged.push(retired);
+        options.progress?.(`publish: slot ${retired} was reported damaged; no longer served, deleted: the next publish rebuilds it in full`);
+      }
+      for (const r of reports) removeDamageReport(r);
+      return { ...result, routesWritten, damagedRebuilt: damaged };
     } catch (error) {
       // a standby slot that is not a valid DuckDB file (or holds a corrupt block) is not served:
       // it is deleted once and rebuilt from the warehouse (a new slot has version 0). Deleted, not
@@ -114,6 +147,13 @@ async function publishInto(wh: Warehouse, options: PublishOptions, a: Attempt): 
     await run(conn, 'checkpoint slot');
     // a pack that cannot be written fails the publish before the switch: the last good state stays served
     const pack = options.servingPack === false ? null : await writePack(conn, options.publishedDir, version, current?.warehouseId === whId ? current : null, options.progress);
+    const damagedPack = pack?.damaged ?? [];
+    // the rows of users purged since the slot's version were deleted above, but their bytes stay in
+    // the file until it is written anew: rewritten before anyone reads it (src/db/compact.ts)
+    if (await purgedAfter(conn, since)) {
+      const compacted = await compactDatabase(conn, 'slot', file);
+      options.progress?.(`publish: ${basename(file)} rewritten without the purged users' deleted rows (${(compacted.bytesBefore / 1e6).toFixed(1)} -> ${(compacted.bytesAfter / 1e6).toFixed(1)} MB in ${compacted.seconds.toFixed(2)} s)`);
+    }
     await run(conn, 'detach slot');
     const manifest: Manifest = {
       slot: target,
@@ -133,6 +173,7 @@ async function publishInto(wh: Warehouse, options: PublishOptions, a: Attempt): 
     return {
       published: true, slot: target, fromVersion: since, version, rowsApplied, seconds, pack: pack?.built ?? null,
       corruptSlotRebuilt: a.rebuilt,
+      damagedRebuilt: damagedPack,
       detail: `slot ${target} now at version ${version} (${rowsApplied} rows in ${seconds.toFixed(2)} s${packDetail}${a.rebuilt ? '; rebuilt in full: the file was corrupt' : ''}${retiredDetail})`,
     };
   } catch (error) {
@@ -152,13 +193,15 @@ async function publishInto(wh: Warehouse, options: PublishOptions, a: Attempt): 
  */
 async function writePack(
   conn: DuckDBConnection, publishedDir: string, version: number, current: Manifest | null, progress?: (m: string) => void,
-): Promise<{ manifest: NonNullable<Manifest['pack']>; built: SectionBuildResult[] }> {
+): Promise<{ manifest: NonNullable<Manifest['pack']>; built: SectionBuildResult[]; damaged: string[] }> {
+  // the served layers are checked before anything reuses, merges or scrubs them (src/publish/verify-pack.ts)
+  const damaged = damagedSections(publishedDir, current, progress);
   const zones = Object.fromEntries((await query(conn, 'select app_id, time_zone from apps order by app_id')).map((r) => [String(r['app_id']), String(r['time_zone'])]));
   const previous = current?.pack && JSON.stringify(current.pack.zones) === JSON.stringify(zones) ? current.pack : null;
   const files = {} as Record<Section, string[]>;
   const built: SectionBuildResult[] = [];
   for (const section of SECTIONS) {
-    const old = previous?.files[section];
+    const old = damaged.sections.has(section) ? undefined : previous?.files[section];
     // the served layers, opened once: to check they are readable, and to merge from
     const served = current && old ? openLayers(publishedDir, old, section) : null;
     try {
@@ -194,7 +237,7 @@ async function writePack(
       for (const f of served ?? []) f.close();
     }
   }
-  return { manifest: { files, zones, sha256: checksums(publishedDir, files, built, current) }, built };
+  return { manifest: { files, zones, sha256: checksums(publishedDir, files, built, current) }, built, damaged: damaged.files };
 }
 
 /**
@@ -355,6 +398,12 @@ const firstLine = (error: unknown): string => (error instanceof Error ? error.me
 function removeCorrupt(file: string): void {
   rmSync(file, { force: true });
   rmSync(`${file}.wal`, { force: true });
+}
+
+/** Whether users were purged after warehouse version `since`. */
+export async function purgedAfter(conn: DuckDBConnection, since: number): Promise<boolean> {
+  const [row] = await query(conn, 'select exists (select 1 from purged_users where version > $since) as any', { since });
+  return row?.['any'] === true;
 }
 
 async function currentDatabase(conn: DuckDBConnection): Promise<string> {

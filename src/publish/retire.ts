@@ -5,6 +5,7 @@ import { query, quoteLiteral, run, runScript } from '../db/sql.js';
 import { inTransaction } from '../warehouse/warehouse.js';
 import { EXTRAS_SUFFIX } from '../serving/format.js';
 import { slotFile, type Manifest } from './manifest.js';
+import { compactDatabase } from '../db/compact.js';
 
 export interface RetiredScrub {
   /** Users purged since the retired manifest's version (0: nothing was done). */
@@ -34,6 +35,8 @@ export async function scrubRetired(
   try {
     await inTransaction(conn, () => runScript(conn, 'purge/scrub_retired_slot', { since: retired.version }));
     await run(conn, 'checkpoint retired');
+    // deleted rows keep their bytes until the file is written anew (src/db/compact.ts)
+    await compactDatabase(conn, 'retired', slotFile(publishedDir, retired.slot));
   } finally {
     await run(conn, 'detach database if exists retired');
   }

@@ -28,9 +28,10 @@ export function routeOptions(paths: Pick<Paths, 'pointsDir' | 'routesDir'>, rete
 /**
  * Writes the route file of every (version, trip date) of the warehouse's trips within retention
  * that has none yet (src/route/route-file.ts): the kept points of those trips, trip by trip. A
- * file is never rewritten once it exists (the API may be reading it; only a purge replaces one,
- * by rename), so the publish's cost follows the new versions, and a version published before
- * routes existed gets its file at the next publish. A trip without kept points is listed without
+ * file is never rewritten once it exists (the API may be reading it; only a purge, or an upgrade
+ * to the current format, replaces one, by rename), so the publish's cost follows the new versions,
+ * and a version published before routes existed gets its file at the next publish; a damaged file
+ * removed before this (src/publish/route-upkeep.ts) is written again here. A trip without kept points is listed without
  * points, so the newest file of a date that lists a trip holds its served copy.
  */
 export async function writeRoutes(conn: DuckDBConnection, options: RouteOptions): Promise<number> {

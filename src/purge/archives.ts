@@ -18,7 +18,7 @@ export interface ArchiveScrubResult {
   filesRewritten: number;
   filesRemoved: number;
   records: number;
-  /** Archives that could not be read (a failed Parquet file without the identity columns): left as they are. */
+  /** Archives that could not be read (a truncated gzip, a damaged or failed Parquet file without the identity columns): removed. */
   unreadable: string[];
 }
 
@@ -32,7 +32,8 @@ const PARQUET = /\.parquet$/i;
  * line keeps its bytes and its line number (a removed record leaves an empty line, which the
  * loader skips), so quarantine references and a re-derive of the archive stay right. A rewritten
  * archive that was loaded is entered in the ledger under its new SHA-256 with the original's batch,
- * so loading it again is a no-op, like loading the original.
+ * so loading it again is a no-op, like loading the original. An archive that cannot be read whole
+ * (a truncated gzip, a damaged Parquet file) cannot be filtered and is removed.
  */
 export async function scrubArchives(conn: DuckDBConnection, landingDir: string, users: PurgedUser[], now: Date): Promise<ArchiveScrubResult> {
   const result: ArchiveScrubResult = { filesRewritten: 0, filesRemoved: 0, records: 0, unreadable: [] };
@@ -43,6 +44,9 @@ export async function scrubArchives(conn: DuckDBConnection, landingDir: string, 
       run(conn, sqlText('purge/ledger_rewritten'), { old_key: oldKey, new_key: newKey, path: file, bytes, now: now.toISOString() });
     const outcome = NDJSON.test(file) ? await scrubNdjson(file, users, ledger) : await scrubParquet(conn, file, ledger);
     if (outcome === 'unreadable') {
+      // it cannot be filtered, so it may hold the user's records: removed (decisions 8), and named
+      rmSync(file, { force: true });
+      fsyncDir(dirname(file));
       result.unreadable.push(file);
       continue;
     }

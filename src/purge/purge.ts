@@ -1,10 +1,10 @@
-import { existsSync, readdirSync, renameSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { listValue } from '../db/duckdb.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { inTransaction, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
 import { materialize, query, quoteLiteral, run, runScript, type Row } from '../db/sql.js';
-import { rewriteRouteFileWithout } from '../route/route-file.js';
+import { RouteFileDamagedError, rewriteRouteFileWithout } from '../route/route-file.js';
 import { fsyncDir } from '../fsutil.js';
 import type { Paths } from '../config.js';
 import { readDeletionRequests, removeDeletionRequests } from './requests.js';
@@ -22,8 +22,12 @@ export interface PurgeResult {
   /** Archived landing files rewritten without the users' records, and removed (nothing else was in them). */
   archivesRewritten: number;
   archivesRemoved: number;
-  /** Archives that could not be read to check (a failed Parquet file without the identity columns). */
+  /** Archives that could not be read to check (a truncated gzip, a Parquet file without the identity columns): removed. */
   archivesUnreadable: string[];
+  /** Route files found damaged while being rewritten: removed (the publish writes them again from the warehouse). */
+  routeFilesDamaged: string[];
+  /** The accounts purged by this run. */
+  purgedUsers: PurgedUser[];
 }
 
 /**
@@ -40,7 +44,7 @@ export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'delet
   const pending = readDeletionRequests(paths.deletionsDir);
   if (pending.length === 0) {
     const quarantined = await scrubQuarantine(conn);
-    return { users: 0, trips: 0, pointFilesRewritten: 0, routeFilesRewritten: 0, quarantined, archivesRewritten: 0, archivesRemoved: 0, archivesUnreadable: [] };
+    return { users: 0, trips: 0, pointFilesRewritten: 0, routeFilesRewritten: 0, quarantined, archivesRewritten: 0, archivesRemoved: 0, archivesUnreadable: [], routeFilesDamaged: [], purgedUsers: [] };
   }
   await run(conn, 'create or replace temp table purge_requests (app_id varchar, user_id bigint, org_user_id varchar, requested_at timestamptz)');
   // a user deleted twice (a retried DELETE whose first answer was lost) is purged once
@@ -57,9 +61,10 @@ export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'delet
   // points first: while the warehouse still has the trips, a crash here is simply repeated
   let rewritten = 0;
   let routesRewritten = 0;
+  const damagedRoutes: string[] = [];
   for (const day of new Set(trips.map((t) => String(t['trip_date'])))) {
     rewritten += await rewritePointsWithout(conn, join(paths.pointsDir, `trip_date=${day}`), trips.map((t) => String(t['trip_id'])));
-    routesRewritten += rewriteRoutesWithout(join(paths.routesDir, `trip_date=${day}`), trips);
+    routesRewritten += rewriteRoutesWithout(join(paths.routesDir, `trip_date=${day}`), trips, damagedRoutes);
   }
   const version = (await warehouseVersion(conn)) + 1;
   let quarantined = 0;
@@ -73,6 +78,8 @@ export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'delet
   return {
     users: users.size, trips: trips.length, pointFilesRewritten: rewritten, routeFilesRewritten: routesRewritten, quarantined,
     archivesRewritten: archives.filesRewritten, archivesRemoved: archives.filesRemoved, archivesUnreadable: archives.unreadable,
+    routeFilesDamaged: damagedRoutes,
+    purgedUsers: [...users.values()].map(({ appId, platformUserId, orgUserId }) => ({ appId, platformUserId, orgUserId })),
   };
 }
 
@@ -105,12 +112,21 @@ async function rewritePointsWithout(conn: Warehouse['conn'], dir: string, tripId
  * Route files hold the purged trips of every version that wrote them (a re-sent trip's earlier
  * copy too): each file of the day that holds one is rewritten without them (src/route/route-file.ts).
  */
-function rewriteRoutesWithout(dir: string, trips: Row[]): number {
+function rewriteRoutesWithout(dir: string, trips: Row[], damaged: string[]): number {
   if (!existsSync(dir)) return 0;
   const purged = new Set(trips.map((t) => `${String(t['app_id'])}\u0000${String(t['trip_id'])}`));
   let rewritten = 0;
   for (const name of readdirSync(dir).filter((n) => n.endsWith('.route'))) {
-    if (rewriteRouteFileWithout(join(dir, name), (app, trip) => purged.has(`${app}\u0000${trip}`))) rewritten++;
+    try {
+      if (rewriteRouteFileWithout(join(dir, name), (app, trip) => purged.has(`${app}\u0000${trip}`))) rewritten++;
+    } catch (error) {
+      // a damaged file is never rewritten (that would seal the damage with fresh checksums) nor
+      // kept (it may hold the purged trips): removed, the publish writes it again from the
+      // warehouse, which no longer has them
+      if (!(error instanceof RouteFileDamagedError)) throw error;
+      rmSync(join(dir, name), { force: true });
+      damaged.push(join(dir, name));
+    }
   }
   if (rewritten > 0) fsyncDir(dir);
   return rewritten;

@@ -72,3 +72,11 @@ function readRequests(dir: string, suffix: string): { file: string; request: Del
 export function removeDeletionRequests(files: string[]): void {
   for (const file of files) rmSync(file, { force: true });
 }
+
+/**
+ * Every account with a recorded DELETE not yet purged, confirmed or pending (a pending one is
+ * confirmed or discarded in the same request; an export between the two leaves the user out).
+ */
+export function deletedAccounts(dir: string): DeletionRequest[] {
+  return [...readDeletionRequests(dir), ...readPendingDeletions(dir)].map((r) => r.request);
+}

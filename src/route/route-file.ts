@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import { decodeBlock, encodeBlock, maxBlockBytes } from './route-codec.js';
 
 /**
@@ -11,14 +12,20 @@ import { decodeBlock, encodeBlock, maxBlockBytes } from './route-codec.js';
  * Layout, little-endian: one block per trip, its n points' four columns one after the other
  * (time in epoch ms, lat, lng, speed in m/s), each stored exactly in as few bytes as its decimals
  * allow (src/route/route-codec.ts: 6.4 bytes a point on the generator's day, whose positions have
- * 6 decimals as an SDK's do, where four float64 took 32); then the index, UTF-8 JSON `[[appId, tripId, offset, count, bytes], ...]`; then 16
- * bytes: the index's byte length (float64) and the magic `DDSROUT2`. The magic comes last, so a
- * file cut short is refused, not misread. A `DDSROUT1` file (every column float64, 32 bytes a
- * point, no block length in the index) is still read.
+ * 6 decimals as an SDK's do, where four float64 took 32); then the index, UTF-8 JSON
+ * `[[appId, tripId, offset, count, bytes, crc32], ...]`; then 24 bytes: the index's byte length
+ * (float64), the index's CRC-32 (uint32), four zero bytes and the magic `DDSROUT3`. The magic
+ * comes last, so a file cut short is refused, not misread; every block and the index carry a
+ * CRC-32, so a flipped byte is refused where it is read (RouteFileDamagedError), never served.
+ * `DDSROUT2` (no checksums, a 16-byte footer) and `DDSROUT1` (every column float64, 32 bytes a
+ * point, no block length in the index) files are still read, and rewritten as `DDSROUT3` by the
+ * next publish (src/publish/route-upkeep.ts).
  */
-const MAGIC = 'DDSROUT2';
+const MAGIC = 'DDSROUT3';
+const MAGIC_UNCHECKED = 'DDSROUT2';
 const MAGIC_FLOAT64 = 'DDSROUT1';
-const FOOTER = 16;
+const FOOTER = 24;
+const OLD_FOOTER = 16;
 const FLOAT64_BYTES_PER_POINT = 32;
 
 /** The file of the trips `version` wrote for `tripDate`: where the API looks for such a trip's route. */
@@ -36,14 +43,27 @@ export interface RoutePoints {
   speed: Float64Array;
 }
 
-type IndexEntry = [appId: string, tripId: string, offset: number, count: number, bytes: number];
+type IndexEntry = [appId: string, tripId: string, offset: number, count: number, bytes: number, crc: number];
 
-/** A trip's block: where it starts, its points, its bytes, and whether it is four plain float64 columns. */
+/** A trip's block: where it starts, its points, its bytes, its CRC-32 (null: a file of an older format), and whether it is four plain float64 columns. */
 interface Block {
   offset: number;
   count: number;
   bytes: number;
+  crc: number | null;
   float64: boolean;
+}
+
+/**
+ * A route file that cannot be read as written: cut short, a byte changed (a block's or the
+ * index's CRC-32 fails), or not a route file. Nothing of it is served; the API answers 503
+ * `data_unavailable` and the next publish rebuilds the file from the raw points.
+ */
+export class RouteFileDamagedError extends Error {
+  constructor(readonly file: string, why: string) {
+    super(`route file ${file} is damaged: ${why}`);
+    this.name = 'RouteFileDamagedError';
+  }
 }
 
 /** Writes a route file to `tmp`, trip by trip; `finish(target)` completes it and renames it into place. */
@@ -62,7 +82,7 @@ export class RouteFileWriter {
     const n = points.t.length;
     if (this.scratch.length < maxBlockBytes(n)) this.scratch = Buffer.alloc(maxBlockBytes(n));
     const bytes = encodeBlock([points.t, points.lat, points.lng, points.speed], this.scratch, 0);
-    this.index.push([appId, tripId, this.offset, n, bytes]);
+    this.index.push([appId, tripId, this.offset, n, bytes, crc32(this.scratch.subarray(0, bytes))]);
     for (let at = 0; at < bytes;) at += writeSync(this.fd, this.scratch, at, bytes - at, this.offset + at);
     this.offset += bytes;
   }
@@ -73,7 +93,8 @@ export class RouteFileWriter {
       const index = Buffer.from(JSON.stringify(this.index), 'utf8');
       const footer = Buffer.alloc(FOOTER);
       footer.writeDoubleLE(index.length, 0);
-      footer.write(MAGIC, 8, 'latin1');
+      footer.writeUInt32LE(crc32(index), 8);
+      footer.write(MAGIC, 16, 'latin1');
       writeSync(this.fd, index, 0, index.length, this.offset);
       writeSync(this.fd, footer, 0, FOOTER, this.offset + index.length);
       fsyncSync(this.fd);
@@ -99,32 +120,71 @@ const MAX_CACHED_INDEXES = 256;
 
 const keyOf = (appId: string, tripId: string): string => `${appId}\u0000${tripId}`;
 
-/** The index entries from the tail of a file (`bytes` ends where the file ends). */
-function parseEntries(bytes: Buffer, fileSize: number): [appId: string, tripId: string, block: Block][] {
-  const footer = bytes.subarray(bytes.length - FOOTER);
-  const magic = bytes.length < FOOTER ? '' : footer.toString('latin1', 8);
-  if (magic !== MAGIC && magic !== MAGIC_FLOAT64) throw new Error('not a route file (no magic at its end)');
+/** The format of a file from its last eight bytes: its footer's length, whether blocks carry checksums, whether columns are float64. */
+function formatOf(magic: string): { footer: number; checked: boolean; float64: boolean } | null {
+  if (magic === MAGIC) return { footer: FOOTER, checked: true, float64: false };
+  if (magic === MAGIC_UNCHECKED) return { footer: OLD_FOOTER, checked: false, float64: false };
+  if (magic === MAGIC_FLOAT64) return { footer: OLD_FOOTER, checked: false, float64: true };
+  return null;
+}
+
+/** The index entries from the tail of a file (`bytes` ends where the file ends); throws RouteFileDamagedError. */
+function parseEntries(path: string, bytes: Buffer, fileSize: number): [appId: string, tripId: string, block: Block][] {
+  const format = bytes.length < OLD_FOOTER ? null : formatOf(bytes.toString('latin1', bytes.length - 8));
+  if (!format || bytes.length < format.footer) throw new RouteFileDamagedError(path, 'no route file magic at its end (cut short?)');
+  const footer = bytes.subarray(bytes.length - format.footer);
   const length = footer.readDoubleLE(0);
-  const start = bytes.length - FOOTER - length;
-  if (!Number.isInteger(length) || start < 0) throw new Error(`route file index of ${length} bytes does not fit a ${fileSize}-byte file`);
-  const float64 = magic === MAGIC_FLOAT64;
-  return (JSON.parse(bytes.toString('utf8', start, start + length)) as IndexEntry[]).map(([app, trip, offset, count, blockBytes]) => [
-    app, trip, { offset, count, bytes: float64 ? count * FLOAT64_BYTES_PER_POINT : blockBytes, float64 },
+  const start = bytes.length - format.footer - length;
+  if (!Number.isInteger(length) || start < 0) throw new RouteFileDamagedError(path, `an index of ${length} bytes does not fit a ${fileSize}-byte file`);
+  const index = bytes.subarray(start, start + length);
+  if (format.checked && crc32(index) !== footer.readUInt32LE(8)) throw new RouteFileDamagedError(path, 'its index does not match its CRC-32');
+  let entries: IndexEntry[];
+  try {
+    entries = JSON.parse(index.toString('utf8')) as IndexEntry[];
+  } catch {
+    throw new RouteFileDamagedError(path, 'its index is not JSON');
+  }
+  return entries.map(([app, trip, offset, count, blockBytes, crc]) => [
+    app, trip, { offset, count, bytes: format.float64 ? count * FLOAT64_BYTES_PER_POINT : blockBytes, crc: format.checked ? crc : null, float64: format.float64 },
   ]);
 }
 
 /** The index entries of the file open as `fd`, from its tail: one read, a second one if the index is longer. */
-function readEntries(fd: number, size: number): [appId: string, tripId: string, block: Block][] {
+function readEntries(fd: number, path: string, size: number): [appId: string, tripId: string, block: Block][] {
   let tail = Math.min(size, 64 * 1024);
   let bytes = Buffer.alloc(tail);
   readSync(fd, bytes, 0, tail, size - tail);
-  const length = tail >= FOOTER ? bytes.readDoubleLE(tail - FOOTER) : NaN;
-  if (Number.isInteger(length) && length + FOOTER > tail && length + FOOTER <= size) {
-    tail = length + FOOTER;
+  const format = tail >= OLD_FOOTER ? formatOf(bytes.toString('latin1', tail - 8)) : null;
+  const length = format && tail >= format.footer ? bytes.readDoubleLE(tail - format.footer) : NaN;
+  if (format && Number.isInteger(length) && length + format.footer > tail && length + format.footer <= size) {
+    tail = length + format.footer;
     bytes = Buffer.alloc(tail);
     readSync(fd, bytes, 0, tail, size - tail);
   }
-  return parseEntries(bytes, size);
+  return parseEntries(path, bytes, size);
+}
+
+/** Whether a route file is of the current format (its blocks carry checksums); false for an older one. Throws RouteFileDamagedError. */
+export function routeFileIsCurrent(path: string): boolean {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const entries = readEntries(fd, path, size);
+    return entries.every(([, , block]) => block.crc !== null);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Reads every block of a route file and checks its CRC-32 (the publish, for a file a reader reported); throws RouteFileDamagedError. */
+export function verifyRouteFile(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    const entries = readEntries(fd, path, fstatSync(fd).size);
+    for (const [, , block] of entries) readBlock(fd, path, block, blockFor(block.count));
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
@@ -166,13 +226,19 @@ function bytesFor(n: number): Buffer {
   return sharedBytes;
 }
 
-/** Reads one block at its offset through `fd` into `into` (four columns of its count). */
+/** Reads one block at its offset through `fd` into `into` (four columns of its count), checking its CRC-32 first. */
 function readBlock(fd: number, path: string, block: Block, into: Float64Array): void {
-  const { offset, count: n, bytes, float64 } = block;
+  const { offset, count: n, bytes, crc, float64 } = block;
   if (n === 0) return;
   const target = float64 ? new Uint8Array(into.buffer, into.byteOffset, bytes) : bytesFor(bytes);
-  if (readSync(fd, target, 0, bytes, offset) !== bytes) throw new Error(`route file ${path} is shorter than its index says`);
-  if (!float64) decodeBlock(target, 0, bytes, n, into);
+  if (readSync(fd, target, 0, bytes, offset) !== bytes) throw new RouteFileDamagedError(path, 'shorter than its index says');
+  if (crc !== null && crc32(target.subarray(0, bytes)) !== crc) throw new RouteFileDamagedError(path, `the block at byte ${offset} does not match its CRC-32`);
+  if (float64) return;
+  try {
+    decodeBlock(target, 0, bytes, n, into);
+  } catch (error) {
+    throw new RouteFileDamagedError(path, `the block at byte ${offset}: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 const pointsOf = (block: Float64Array, n: number): RoutePoints =>
@@ -200,7 +266,7 @@ export function readRoute(path: string, appId: string, tripId: string): RoutePoi
     const identity = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
     let cached = indexes.get(path);
     if (cached?.identity !== identity) {
-      cached = { identity, trips: new Map(readEntries(fd, stat.size).map(([app, trip, block]) => [keyOf(app, trip), block])) };
+      cached = { identity, trips: new Map(readEntries(fd, path, stat.size).map(([app, trip, block]) => [keyOf(app, trip), block])) };
       if (indexes.size >= MAX_CACHED_INDEXES) indexes.delete(indexes.keys().next().value as string);
       indexes.set(path, cached);
     }
@@ -216,15 +282,18 @@ export function readRoute(path: string, appId: string, tripId: string): RoutePoi
 
 /**
  * Rewrites a route file without the trips `drop` names (a purge), under a temp name renamed over
- * it: a reader that has it open keeps the old bytes, the next open gets the new. Returns whether
- * the file held such a trip.
+ * it: a reader that has it open keeps the old bytes, the next open gets the new. Every block kept
+ * is checked (its CRC-32) before it is written again, so a damaged file is never sealed with fresh
+ * checksums: RouteFileDamagedError, and the file is left as it is. Returns whether the file held
+ * such a trip; with `always` it is rewritten anyway (a file of an older format, upgraded).
  */
-export function rewriteRouteFileWithout(path: string, drop: (appId: string, tripId: string) => boolean): boolean {
+export function rewriteRouteFileWithout(path: string, drop: (appId: string, tripId: string) => boolean, always = false): boolean {
   const fd = openSync(path, 'r');
   try {
     // through the fd: the file may be renamed over meanwhile, the fd keeps what was opened
-    const entries = readEntries(fd, fstatSync(fd).size);
-    if (!entries.some(([app, trip]) => drop(app, trip))) return false;
+    const entries = readEntries(fd, path, fstatSync(fd).size);
+    const dropped = entries.some(([app, trip]) => drop(app, trip));
+    if (!dropped && !always) return false;
     const writer = new RouteFileWriter(`${path}.purge.tmp`);
     try {
       for (const [app, trip, block] of entries) {
@@ -238,7 +307,7 @@ export function rewriteRouteFileWithout(path: string, drop: (appId: string, trip
       writer.abort();
       throw error;
     }
-    return true;
+    return dropped;
   } finally {
     closeSync(fd);
   }

@@ -3,6 +3,7 @@ import { query, queryFile, queryScript, runFile, runScript, type Params, type Ro
 import { inTransaction } from '../warehouse/warehouse.js';
 import { SerialQueue } from '../db/serial.js';
 import { listValue } from '../db/duckdb.js';
+import { compactDatabase } from '../db/compact.js';
 
 export interface IncomingEvent {
   lineNo: number;
@@ -57,34 +58,62 @@ export type EventStatus = 'pending' | 'failed' | 'delivered';
 export class Outbox {
   private readonly queue = new SerialQueue();
 
-  private constructor(private readonly db: Database) {}
+  /** Users' events dropped by intakes (user.deleted) since the outbox was opened. */
+  droppedForDeletedUsers = 0;
+
+  private constructor(private db: Database, private readonly file: string, private readonly settings: Parameters<typeof openDatabase>[1]) {}
 
   static async open(file: string, options: { readOnly?: boolean; lockWaitMs?: number } = {}): Promise<Outbox> {
-    const db = await openDatabase(file, { readOnly: options.readOnly, lockWaitMs: options.lockWaitMs ?? 0, threads: 2, memoryLimit: '1GB' });
+    const settings = { readOnly: options.readOnly, lockWaitMs: options.lockWaitMs ?? 0, threads: 2, memoryLimit: '1GB' };
+    const db = await openDatabase(file, settings);
     try {
       if (!options.readOnly) await runScript(db.connection, 'webhooks/schema');
     } catch (error) {
       db.close();
       throw error;
     }
-    return new Outbox(db);
+    return new Outbox(db, file, settings);
   }
 
   /** Takes one event file's lines in, in one transaction; known event ids are left alone. */
   intake(sourceFile: string, events: IncomingEvent[], rejects: RejectedLine[], now: Date): Promise<number> {
-    return this.serial(async (conn) => inTransaction(conn, async () => {
-      let taken = 0;
-      // in slices, so a night's file (hundreds of thousands of events) is never one huge parameter
-      for (let i = 0; i < events.length; i += INTAKE_SLICE) {
-        const rows = events.slice(i, i + INTAKE_SLICE).map((e) => ({ line_no: e.lineNo, event_id: e.eventId, app_id: e.appId, event_type: e.eventType, body: e.body, created_at: e.createdAt }));
-        const params = { rows: JSON.stringify(rows), now: now.toISOString(), source_file: sourceFile };
-        taken += Number((await queryScript(conn, 'webhooks/intake', params))[0]?.['taken'] ?? 0);
-      }
-      if (rejects.length > 0) {
-        await runFile(conn, 'webhooks/reject', { rows: JSON.stringify(rejects.map((r) => ({ line_no: r.lineNo, reason: r.reason, raw: r.raw }))), source_file: sourceFile, now: now.toISOString() });
+    return this.serial(async (conn) => {
+      let dropped = 0;
+      const taken = await inTransaction(conn, async () => {
+        let n = 0;
+        // in slices, so a night's file (hundreds of thousands of events) is never one huge parameter
+        for (let i = 0; i < events.length; i += INTAKE_SLICE) {
+          const slice = events.slice(i, i + INTAKE_SLICE);
+          const rows = slice.map((e) => ({ line_no: e.lineNo, event_id: e.eventId, app_id: e.appId, event_type: e.eventType, body: e.body, created_at: e.createdAt }));
+          const params = { rows: JSON.stringify(rows), now: now.toISOString(), source_file: sourceFile };
+          n += Number((await queryScript(conn, 'webhooks/intake', params))[0]?.['taken'] ?? 0);
+          // a deleted user's other events leave the outbox with the intake that announces it (only
+          // then is the events table read: most files announce no deletion)
+          if (slice.some((e) => e.eventType === 'user.deleted')) dropped += Number((await queryScript(conn, 'webhooks/drop_deleted_users'))[0]?.['dropped'] ?? 0);
+        }
+        if (rejects.length > 0) {
+          await runFile(conn, 'webhooks/reject', { rows: JSON.stringify(rejects.map((r) => ({ line_no: r.lineNo, reason: r.reason, raw: r.raw }))), source_file: sourceFile, now: now.toISOString() });
+        }
+        return n;
+      });
+      if (dropped > 0) {
+        this.droppedForDeletedUsers += dropped;
+        await this.rewrite();
       }
       return taken;
-    }));
+    });
+  }
+
+  /**
+   * Rewrites the outbox file without the bytes of deleted rows (src/db/compact.ts) and reopens it:
+   * DuckDB keeps a deleted event's body in the file's blocks until the table is written anew.
+   * Runs inside the serial queue, so nothing uses the old connection meanwhile.
+   */
+  private async rewrite(): Promise<void> {
+    const [row] = await query(this.db.connection, 'select current_database() as db');
+    await compactDatabase(this.db.connection, String(row?.['db']), this.file);
+    this.db.close();
+    this.db = await openDatabase(this.file, this.settings);
   }
 
   /** Queued attempts that are due, at most `perApp` per app, for apps that have a webhook URL. */

@@ -4,7 +4,7 @@
 // nor the next publish, and /readyz tells an unauthenticated caller nothing internal.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync, closeSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { createApi } from '../../src/api/server.js';
@@ -15,6 +15,7 @@ import { runScore } from '../../src/jobs/score.js';
 import { slotFile } from '../../src/publish/manifest.js';
 import { manifestOf, publishedRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
+import { overwrite } from '../helpers/files.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const clock = new Date('2026-11-20T12:00:00Z');
@@ -23,16 +24,6 @@ let key: string;
 /** The published data as written, before any test damages it (copied to its own folder). */
 let pristine: string;
 let urls: string[] = [];
-
-/** Overwrites `bytes` at `position` in `file`, in place (same inode, as a disk or a stray write would). */
-function overwrite(file: string, position: number, bytes: Buffer): void {
-  const fd = openSync(file, 'r+');
-  try {
-    writeSync(fd, bytes, 0, bytes.length, position);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 /** A copy of the pristine data folder for one test to damage. */
 function copyOfData(name: string): string {

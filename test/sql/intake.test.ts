@@ -2,7 +2,7 @@
 // still being written, a file appended to while it loads; and the modes of what the jobs create.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, existsSync, lstatSync, mkdirSync, readdirSync, statSync, symlinkSync } from 'node:fs';
+import { appendFileSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runLoad } from '../../src/jobs/load.js';
@@ -32,6 +32,23 @@ describe('intake: only regular files, never through a link', () => {
     expect(await tripIds()).toEqual(['good-1']);
     expect(await warehouseRows(ws.paths, 'select * from quarantine')).toEqual([]);
     expect(lstatSync(landing('x.ndjson')).isSymbolicLink()).toBe(true);
+  });
+
+  it('leaves a hard link to the apps file alone like a symbolic link: reported, never read, the other files load', async () => {
+    mkdirSync(ws.paths.landingDir, { recursive: true });
+    linkSync(ws.paths.appsFile, landing('x.ndjson'));
+    const secrets = readFileSync(ws.paths.appsFile);
+    writeNdjson(landing('y.ndjson'), [trip('good-1')]);
+    const result = await runLoad({ dataDir: ws.dir, now });
+    expect(result.refused).toEqual([{ file: landing('x.ndjson'), reason: 'not_a_regular_file', kind: 'hard link' }]);
+    expect(result.totals.filesFailed).toBe(0);
+    expect(await tripIds()).toEqual(['good-1']);
+    expect(await warehouseRows(ws.paths, 'select * from quarantine')).toEqual([]);
+    // left where it is, still the apps file's second name, and nothing was archived from it
+    expect(statSync(landing('x.ndjson')).nlink).toBe(2);
+    expect(readFileSync(landing('x.ndjson')).equals(secrets)).toBe(true);
+    expect(readdirSync(join(ws.paths.landingDir, 'loaded', '2026-11-21'))).toEqual(['y.ndjson']);
+    expect(existsSync(join(ws.paths.landingDir, 'failed'))).toBe(false);
   });
 
   it('does not stop at a dangling link or a FIFO', async () => {

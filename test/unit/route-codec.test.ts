@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeBlock, encodeBlock, maxBlockBytes } from '../../src/route/route-codec.js';
-import { readRoute, rewriteRouteFileWithout, RouteFileWriter, type RoutePoints } from '../../src/route/route-file.js';
+import { readRoute, rewriteRouteFileWithout, RouteFileDamagedError, RouteFileWriter, routeFileIsCurrent, verifyRouteFile, type RoutePoints } from '../../src/route/route-file.js';
 
 /** A seeded generator, so a failure names the same columns every run. */
 function random(seed: number): () => number {
@@ -124,7 +124,7 @@ describe('route files', () => {
   const points = (columns: Float64Array[]): RoutePoints => ({ t: columns[0]!, lat: columns[1]!, lng: columns[2]!, speed: columns[3]! });
   const copy = (p: RoutePoints | null | undefined): Float64Array[] => (p ? [p.t, p.lat, p.lng, p.speed].map((c) => Float64Array.from(c)) : []);
 
-  it('reads a file written in the float64 layout, and a purge rewrites it in the compact one', () => {
+  it('reads a file written in the float64 layout, and a purge rewrites it in the checked compact one', () => {
     const dir = mkdtempSync(join(tmpdir(), 'route-file-'));
     try {
       const rnd = random(5);
@@ -148,7 +148,7 @@ describe('route files', () => {
 
       trips.forEach((columns, i) => expect(bits(copy(readRoute(old, 'app', `trip-${i}`))).equals(bits(columns))).toBe(true));
       expect(rewriteRouteFileWithout(old, (_app, trip) => trip === 'trip-1')).toBe(true);
-      expect(readFileSync(old).subarray(-8).toString('latin1')).toBe('DDSROUT2');
+      expect(readFileSync(old).subarray(-8).toString('latin1')).toBe('DDSROUT3');
       expect(readRoute(old, 'app', 'trip-1')).toBeNull();
       for (const i of [0, 2]) expect(bits(copy(readRoute(old, 'app', `trip-${i}`))).equals(bits(trips[i]!))).toBe(true);
       expect(readRoute(join(dir, 'missing.route'), 'app', 'trip-0')).toBeUndefined();
@@ -178,6 +178,81 @@ describe('route files', () => {
         if (i === 5) expect(read).toBeNull();
         else expect(bits(copy(read)).equals(bits(columns))).toBe(true);
       }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  /** A written file of 20 trips, and their columns. */
+  function written(dir: string, seed: number): { file: string; trips: Float64Array[][] } {
+    const rnd = random(seed);
+    const trips = Array.from({ length: 20 }, (_, i) => sdkTrip(rnd, 100 + i * 10));
+    const file = join(dir, 'v3.route');
+    const writer = new RouteFileWriter(`${file}.tmp`);
+    trips.forEach((columns, i) => writer.add('app', `trip-${i}`, points(columns)));
+    writer.finish(file);
+    return { file, trips };
+  }
+
+  it('refuses a file cut short and a flipped byte in a block or in the index, where it is read, and never rewrites one', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'route-file-'));
+    try {
+      const { file, trips } = written(dir, 7);
+      const intact = readFileSync(file);
+      // a byte of trip-4's block: the index says where it is (its offset: the sum of the blocks before)
+      const index = JSON.parse(intact.toString('utf8', intact.length - 24 - intact.readDoubleLE(intact.length - 24), intact.length - 24)) as [string, string, number, number, number, number][];
+      const [, , offset, , bytes] = index[4]!;
+      const flipped = Buffer.from(intact);
+      flipped[offset + Math.floor(bytes / 2)]! ^= 0x01;
+      writeFileSync(file, flipped);
+      expect(() => readRoute(file, 'app', 'trip-4')).toThrow(RouteFileDamagedError);
+      expect(() => readRoute(file, 'app', 'trip-4')).toThrow(/does not match its CRC-32/);
+      // the other blocks are intact and served
+      expect(bits(copy(readRoute(file, 'app', 'trip-5'))).equals(bits(trips[5]!))).toBe(true);
+      expect(() => verifyRouteFile(file)).toThrow(RouteFileDamagedError);
+      // a purge that keeps trip-4 refuses to rewrite (and so re-seal) the damaged block, and leaves the file as it is
+      expect(() => rewriteRouteFileWithout(file, (_app, trip) => trip === 'trip-0')).toThrow(RouteFileDamagedError);
+      expect(readFileSync(file).equals(flipped)).toBe(true);
+
+      // a byte of the index
+      const badIndex = Buffer.from(intact);
+      badIndex[intact.length - 30]! ^= 0x04;
+      writeFileSync(file, badIndex);
+      expect(() => readRoute(file, 'app', 'trip-1')).toThrow(/index does not match its CRC-32/);
+      expect(() => routeFileIsCurrent(file)).toThrow(RouteFileDamagedError);
+
+      // cut short: anywhere, the magic is gone
+      for (const length of [0, 10, offset, intact.length - 1]) {
+        writeFileSync(file, intact.subarray(0, length));
+        expect(() => readRoute(file, 'app', 'trip-1'), `${length} bytes`).toThrow(RouteFileDamagedError);
+      }
+      writeFileSync(file, intact);
+      expect(routeFileIsCurrent(file)).toBe(true);
+      expect(() => verifyRouteFile(file)).not.toThrow();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads a DDSROUT2 file (no checksums) and says it is of an older format; rewritten, it is current and reads the same', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'route-file-'));
+    try {
+      const { file, trips } = written(dir, 8);
+      // the DDSROUT2 layout: the same blocks, the index without CRCs, a 16-byte footer
+      const bytes = readFileSync(file);
+      const indexLength = bytes.readDoubleLE(bytes.length - 24);
+      const start = bytes.length - 24 - indexLength;
+      const index = (JSON.parse(bytes.toString('utf8', start, start + indexLength)) as unknown[][]).map((e) => e.slice(0, 5));
+      const json = Buffer.from(JSON.stringify(index));
+      const footer = Buffer.alloc(16);
+      footer.writeDoubleLE(json.length, 0);
+      footer.write('DDSROUT2', 8, 'latin1');
+      writeFileSync(file, Buffer.concat([bytes.subarray(0, start), json, footer]));
+      expect(routeFileIsCurrent(file)).toBe(false);
+      for (const i of [0, 9, 19]) expect(bits(copy(readRoute(file, 'app', `trip-${i}`))).equals(bits(trips[i]!))).toBe(true);
+      expect(rewriteRouteFileWithout(file, () => false, true)).toBe(false);
+      expect(routeFileIsCurrent(file)).toBe(true);
+      expect(readFileSync(file).equals(bytes)).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
