@@ -52,3 +52,8 @@ create table if not exists intake_rejects (
     raw varchar not null,
     rejected_at timestamptz not null
 );
+
+-- attempts actually sent (X-Delivery-Attempt counts these): an attempt the breaker failed
+-- without sending counts in attempt_count only. Outboxes made before it count every attempt.
+alter table events add column if not exists sent_attempts integer;
+update events set sent_attempts = attempt_count where sent_attempts is null;

@@ -23,7 +23,8 @@ export function formatWebhooks(request: OperatorRequest, result: unknown): strin
         `  body: ${JSON.stringify(e['body'])}\n${attempts.length ? attempts.join('\n') : '  no attempt yet'}`
       );
     }
-    case 'replay': {
+    case 'replay':
+    case 'recover': {
       const queued = r['queued'] as string[];
       return `${queued.length} event(s) queued for one more attempt${queued.length ? `: ${queued.slice(0, 20).join(', ')}${queued.length > 20 ? ', …' : ''}` : ''}`;
     }
