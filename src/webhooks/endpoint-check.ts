@@ -74,7 +74,7 @@ export async function endpointRefusal(raw: string, options: { allowLoopback: boo
   }
   for (const address of addresses) {
     const refusal = addressRefusal(address, options.allowLoopback);
-    if (refusal) return `url: ${isIP(host) !== 0 ? refusal : `${host} resolves to ${refusal}`}`;
+    if (refusal) return `url: ${isIP(host) !== 0 ? refusal : `${host} resolves to ${refusal.replace(`${address} is `, `${address}, `)}`}`;
   }
   // plain http goes to this machine only, as the deliverer's http agent enforces
   if (url.protocol === 'http:' && !addresses.every(isLoopbackAddress)) return 'url: must be https (plain http only to a loopback host)';
