@@ -123,6 +123,7 @@ export class Deliverer {
     }
     await Promise.allSettled([...this.running]);
     await this.flush();
+    await this.health.settled();
     return this.counters;
   }
 
@@ -148,6 +149,7 @@ export class Deliverer {
     }
     await Promise.allSettled([...this.running]);
     await this.flush();
+    await this.health.settled();
     return this.counters;
   }
 

@@ -1,6 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { blockedReason, isLoopbackAddress } from './address-guard.js';
+import { blockedReason, isLoopbackAddress, isLoopbackHost } from './address-guard.js';
 
 /** Resolves a host name to every address it has (dns.lookup with `all`), for tests to replace. */
 export type ResolveAll = (hostname: string) => Promise<string[]>;
@@ -64,7 +64,11 @@ export async function endpointRefusal(raw: string, options: { allowLoopback: boo
   if (METADATA_NAMES.has(host)) return `url: ${host} is a cloud metadata address`;
   let addresses: string[];
   if (isIP(host) !== 0) addresses = [host];
-  else {
+  else if (isLoopbackHost(host)) {
+    // `localhost` and `*.localhost` mean this machine whatever a resolver says (RFC 6761)
+    if (!options.allowLoopback) return `url: ${host} resolves to 127.0.0.1, a loopback address`;
+    addresses = ['127.0.0.1'];
+  } else {
     try {
       addresses = await withTimeout((options.resolveAll ?? systemResolveAll)(host), 5_000);
     } catch (error) {
