@@ -10,7 +10,6 @@ import type { WebhookService } from '../../webhooks/integrator.js';
 import { Delivery, Endpoint, EndpointBody, examples } from './webhooks-schemas.js';
 
 const TAG = ['Webhooks'];
-const SINGLE_OBJECT = { type: 'object', additionalProperties: false, properties: {} } as const;
 
 /**
  * The webhook API (decisions 11, "Integrators manage their own webhooks"): each operation is one
@@ -136,7 +135,6 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext & { webhooks
     schema: {
       operationId: 'rotateWebhookSecret', tags: TAG, summary: 'Issue a new AppSecret (shown once)',
       description: 'A new AppSecret, shown only in this answer, also as `standardWebhooksSecret` (`whsec_` + base64 of its UTF-8 bytes) for Standard Webhooks libraries. For 24 hours `webhook-signature` carries a signature with each secret and `Authorization` stays signed with the previous one; then both use the new one only.',
-      body: SINGLE_OBJECT,
       response: {
         200: {
           type: 'object', required: ['appSecret', 'standardWebhooksSecret', 'previousSecretValidUntil'],
