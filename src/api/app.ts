@@ -10,6 +10,7 @@ import { sdkRoutes } from './routes/sdk.js';
 import { routeRoutes } from './routes/route.js';
 import { docsRoutes } from './routes/docs.js';
 import { webhookRoutes } from './routes/webhooks.js';
+import { exportRoutes } from './routes/exports.js';
 import { openApiDocument, type RouteDoc } from './openapi.js';
 import { parseJsonBody } from './json-body.js';
 import { answerClientError } from './client-error.js';
@@ -139,6 +140,7 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
     passportRoutes(routes, ctx);
     sdkRoutes(routes, ctx);
     webhookRoutes(routes, ctx);
+    exportRoutes(routes, ctx);
     routes.get('/v1/openapi.json', { config: { auth: 'none' } }, async () => openApiDocument(docs));
     docsRoutes(routes);
   });

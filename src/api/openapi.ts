@@ -48,6 +48,10 @@ function responsesOf(route: RouteDoc, example: unknown): Record<string, unknown>
       content: { 'application/json': { schema: success ? schema : { $ref: '#/components/schemas/ErrorResult' }, ...(success && shown !== undefined ? { example: shown } : {}) } },
     };
   }
+  const produces = route.schema['produces'] as string[] | undefined;
+  if (produces && !Object.keys(responses).some((s) => s.startsWith('2'))) {
+    responses['200'] = { description: 'success, streamed', content: Object.fromEntries(produces.map((type) => [type, { schema: { type: 'string', format: 'binary' } }])) };
+  }
   if (!Object.keys(responses).some((s) => s.startsWith('2'))) {
     responses['200'] = { description: 'success', content: { [route.url === '/docs' ? 'text/html' : 'application/json']: { schema: { type: route.url === '/docs' ? 'string' : 'object' } } } };
   }
