@@ -105,7 +105,8 @@ export class WebhookService {
     try {
       return ((await this.outbox({ op: 'replay', eventId, appId }, now)) as { queued: string[] }).queued;
     } catch (error) {
-      if (error instanceof InputError && /^no event/.test(error.message)) return null;
+      // no such event for this app, or no outbox yet (the deliverer never ran): either way not found
+      if (error instanceof InputError && /^no (event|outbox)/.test(error.message)) return null;
       throw error;
     }
   }
