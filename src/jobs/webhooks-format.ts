@@ -8,7 +8,8 @@ export function formatWebhooks(request: OperatorRequest, result: unknown): strin
     case 'list': {
       const events = r['events'] as Row[];
       const lines = events.map((e) => {
-        const when = e['status'] === 'pending' ? `next ${e['next_attempt_at'] ?? '-'}` : e['status'] === 'delivered' ? `delivered ${e['delivered_at']}` : `dead ${e['dead_at']}${e['queued_kind'] === 'replay' ? ' (replay queued)' : ''}`;
+        const when = e['status'] === 'pending' ? `next ${e['next_attempt_at'] ?? '-'}` : e['status'] === 'delivered' ? `delivered ${e['delivered_at']}`
+          : e['status'] === 'filtered' ? 'not sent: the endpoint does not take this type' : `dead ${e['dead_at']}${e['queued_kind'] === 'replay' ? ' (replay queued)' : ''}`;
         return `  ${e['event_id']}  ${e['app_id']}  ${e['event_type']}  ${e['status']}  attempts=${e['attempt_count']}  ${when}${e['last_error'] ? `  last: ${e['last_error']}` : ''}`;
       });
       return `${events.length} event(s)${lines.length ? `\n${lines.join('\n')}` : ''}`;
