@@ -35,7 +35,7 @@ create table if not exists queue (
 create table if not exists attempts (
     seq bigint not null,
     event_id varchar not null,
-    attempt integer not null,              -- the X-Delivery-Attempt that was sent
+    attempt integer not null,              -- the event's n-th attempt (X-Delivery-Attempt counts only those sent)
     kind varchar not null,                 -- scheduled | replay
     started_at timestamptz not null,
     duration_ms integer not null,
