@@ -9,6 +9,18 @@ import { AppStore, keyIdOf } from '../dist/apps/store.js';
 import { parseDuration } from '../dist/apps/duration.js';
 import { InputError } from '../dist/errors.js';
 import { appsOf } from '../dist/jobs/data-dir.js';
+import { endpointRefusal } from '../dist/webhooks/endpoint-check.js';
+import { deliverySettings } from '../dist/webhooks/settings.js';
+import { EVENT_TYPES } from '../dist/webhooks/intake.js';
+
+// the same check as the webhook API's: https, public addresses only (DRIVING_WEBHOOK_ALLOW_LOOPBACK
+// lets http and loopback through, for local testing)
+const checkedUrl = async (url) => {
+  if (!url) return url;
+  const refusal = await endpointRefusal(url, { allowLoopback: deliverySettings().allowLoopback });
+  if (refusal) throw new InputError(`--webhook-url refused: ${refusal.replace(/^url: /, '')}`);
+  return url;
+};
 
 const COMMANDS = ['add', 'list', 'rotate-key', 'revoke-key', 'rotate-secret', 'set-webhook'];
 // every command but `add` works on existing apps: a data folder without any is a mistyped --data-dir
@@ -22,7 +34,8 @@ const store = (argv, { creates = false } = {}) => {
 const common = (y) => y;
 // what `list` shows: never a key hash or the secret
 const publicView = (app) => ({
-  appId: app.appId, name: app.name, timeZone: app.timeZone, webhookUrl: app.webhookUrl, apiKeys: app.apiKeys.length,
+  appId: app.appId, name: app.name, timeZone: app.timeZone, webhookUrl: app.webhookUrl, webhookEventTypes: app.webhookEventTypes ?? [],
+  webhookDisabled: app.webhookDisabled ?? null, apiKeys: app.apiKeys.length,
   keys: app.apiKeys.map((k) => ({ keyId: keyIdOf(k), createdAt: k.createdAt, validUntil: k.validUntil ?? null })),
   previousSecretValidUntil: app.previousSecret?.validUntil ?? null, createdAt: app.createdAt,
 });
@@ -38,7 +51,7 @@ await yargs(hideBin(process.argv))
     .option('time-zone', { type: 'string', default: 'UTC', describe: 'IANA zone for days, weeks, rush hour' })
     .option('webhook-url', { type: 'string' }),
   (argv) => runJob('apps add', argv.json, async () => {
-    const created = await store(argv, { creates: true }).add({ name: argv.name, timeZone: argv.timeZone, webhookUrl: argv.webhookUrl });
+    const created = await store(argv, { creates: true }).add({ name: argv.name, timeZone: argv.timeZone, webhookUrl: await checkedUrl(argv.webhookUrl) });
     return { result: created, summary: `created ${created.appId}\n  apiKey:    ${created.apiKey}\n  appSecret: ${created.appSecret}\n  (shown once: store them now)` };
   }))
   .command('list', 'list apps', common, (argv) => runJob('apps list', argv.json, async () => {
@@ -79,10 +92,14 @@ await yargs(hideBin(process.argv))
         '  receivers verify with both secrets meanwhile (verifyWebhook(body, header, [newSecret, oldSecret])), then drop the old one',
     };
   }))
-  .command('set-webhook <appId> [url]', 'set (or, without url, clear) the webhook URL', common,
-    (argv) => runJob('apps set-webhook', argv.json, async () => {
-      const app = await store(argv).setWebhook(argv.appId, argv.url ?? null);
-      return { result: publicView(app), summary: `${app.appId} webhook ${app.webhookUrl ?? 'cleared'}` };
+  .command('set-webhook <appId> [url]', 'set (or, without url, clear) the webhook URL; setting it enables a disabled endpoint', (y) => common(y)
+    .option('event-types', { type: 'string', describe: 'comma-separated event types to send (default: every type)' }),
+  (argv) => runJob('apps set-webhook', argv.json, async () => {
+      const eventTypes = argv.eventTypes ? String(argv.eventTypes).split(',').map((t) => t.trim()).filter(Boolean) : [];
+      const unknown = eventTypes.filter((t) => !EVENT_TYPES.includes(t));
+      if (unknown.length > 0) throw new InputError(`--event-types: unknown type(s) ${unknown.join(', ')}; known: ${EVENT_TYPES.join(', ')}`);
+      const app = await store(argv).setWebhook(argv.appId, (await checkedUrl(argv.url)) ?? null, eventTypes);
+      return { result: publicView(app), summary: `${app.appId} webhook ${app.webhookUrl ?? 'cleared'}${eventTypes.length ? ` (${eventTypes.join(', ')})` : ''}` };
     }))
   .demandCommand(1, 'a command is needed')
   .strict()

@@ -8,7 +8,7 @@ with due as (
     where q.due_at <= $now::timestamptz and list_contains($apps, q.app_id)
     qualify row_number() over (partition by q.app_id order by q.due_at, q.seq) <= $per_app
 )
-select d.seq, e.event_id, d.app_id, d.kind, e.event_type, e.body, e.attempt_count, e.scheduled_attempts
+select d.seq, e.event_id, d.app_id, d.kind, e.event_type, e.body, e.attempt_count, e.sent_attempts, e.scheduled_attempts
 from due as d
 join events as e on e.seq = d.seq
 order by d.due_at, d.seq

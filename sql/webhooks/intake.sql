@@ -25,7 +25,7 @@ from new_events as n cross join base;
 
 insert into events
 select seq, event_id, app_id, event_type, body, created_at, $now::timestamptz, $source_file,
-       'pending', 0, 0, null, null, null, null, null
+       'pending', 0, 0, null, null, null, null, null, 0  -- the last: sent_attempts
 from incoming;
 
 insert into queue

@@ -35,7 +35,7 @@ create table if not exists queue (
 create table if not exists attempts (
     seq bigint not null,
     event_id varchar not null,
-    attempt integer not null,              -- the X-Delivery-Attempt that was sent
+    attempt integer not null,              -- the event's n-th attempt (X-Delivery-Attempt counts only those sent)
     kind varchar not null,                 -- scheduled | replay
     started_at timestamptz not null,
     duration_ms integer not null,
@@ -52,3 +52,8 @@ create table if not exists intake_rejects (
     raw varchar not null,
     rejected_at timestamptz not null
 );
+
+-- attempts actually sent (X-Delivery-Attempt counts these): an attempt the breaker failed
+-- without sending counts in attempt_count only. Outboxes made before it count every attempt.
+alter table events add column if not exists sent_attempts integer;
+update events set sent_attempts = attempt_count where sent_attempts is null;

@@ -9,6 +9,8 @@ import { passportRoutes } from './routes/passport.js';
 import { sdkRoutes } from './routes/sdk.js';
 import { routeRoutes } from './routes/route.js';
 import { docsRoutes } from './routes/docs.js';
+import { webhookRoutes } from './routes/webhooks.js';
+import { exportRoutes } from './routes/exports.js';
 import { openApiDocument, type RouteDoc } from './openapi.js';
 import { parseJsonBody } from './json-body.js';
 import { answerClientError } from './client-error.js';
@@ -141,6 +143,8 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
     safetyScoreRoutes(routes, ctx);
     passportRoutes(routes, ctx);
     sdkRoutes(routes, ctx);
+    webhookRoutes(routes, ctx);
+    exportRoutes(routes, ctx);
     routes.get('/v1/openapi.json', { config: { auth: 'none' } }, async () => openApiDocument(docs));
     docsRoutes(routes);
   });

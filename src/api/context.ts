@@ -10,6 +10,7 @@ import { asUnavailable, unavailable } from './damage.js';
 import type { Scope } from './repository.js';
 import type { Credential } from './auth.js';
 import type { ApiLimits } from './limits.js';
+import type { WebhookService } from '../webhooks/integrator.js';
 
 /** What the routes need; built once by the server (tests build it with their own clock). */
 export interface ApiContext {
@@ -24,6 +25,8 @@ export interface ApiContext {
   routesDir: string;
   now: () => Date;
   limits: ApiLimits;
+  /** The integrator's webhook settings and deliveries (src/webhooks/integrator.ts). */
+  webhooks: WebhookService;
 }
 
 declare module 'fastify' {

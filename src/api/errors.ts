@@ -9,6 +9,8 @@ export const ERRORS = {
   token_not_found: { status: 404, code: 40404 },
   route_not_found: { status: 404, code: 40405 },
   route_not_available: { status: 404, code: 40406 },
+  endpoint_not_found: { status: 404, code: 40407 },
+  event_not_found: { status: 404, code: 40408 },
   request_timeout: { status: 408, code: 40801 },
   payload_too_large: { status: 413, code: 41301 },
   rate_limited: { status: 429, code: 42901 },

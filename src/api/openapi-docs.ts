@@ -30,6 +30,8 @@ export const TAGS = [
   { name: 'Statistics', description: 'Mileage, duration, events, speeds and score per day, ISO week or month, in the app\'s time zone.' },
   { name: 'Safety score', description: 'The daily 30- and 90-day safety score and the factors behind it (docs/models.md).' },
   { name: 'Passport', description: 'Accounts of your users and the tokens their SDK uses.' },
+  { name: 'Webhooks', description: 'Your webhook endpoint, its deliveries, re-sends and the AppSecret that signs them (docs/webhooks.md).' },
+  { name: 'Exports', description: 'All of your trips at once, streamed as Apache Arrow or NDJSON.' },
   { name: 'SDK', description: 'What the mobile SDK calls, with a passport token instead of the API key.' },
   { name: 'Health', description: 'Liveness, readiness and this reference; no authentication.' },
 ];

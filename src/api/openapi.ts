@@ -14,7 +14,7 @@ type Schema = { properties?: Record<string, Record<string, unknown>>; required?:
 const ERROR_DESCRIPTIONS: Record<string, string> = {
   400: 'invalid_parameter: the message starts with the parameter\'s name and says why',
   401: 'unauthorized: no valid API key (or passport token, for the SDK upload)',
-  404: 'user_not_found, trip_not_found, score_not_available, token_not_found or route_not_found',
+  404: 'user_not_found, trip_not_found, score_not_available, token_not_found, route_not_found, endpoint_not_found or event_not_found',
   413: 'payload_too_large: the body is over the limit',
   429: 'rate_limited: too many requests; wait as Retry-After says',
   500: 'internal_error: never with internals; quote the requestId',
@@ -48,6 +48,10 @@ function responsesOf(route: RouteDoc, example: unknown): Record<string, unknown>
       content: { 'application/json': { schema: success ? schema : { $ref: '#/components/schemas/ErrorResult' }, ...(success && shown !== undefined ? { example: shown } : {}) } },
     };
   }
+  const produces = route.schema['produces'] as string[] | undefined;
+  if (produces && !Object.keys(responses).some((s) => s.startsWith('2'))) {
+    responses['200'] = { description: 'success, streamed', content: Object.fromEntries(produces.map((type) => [type, { schema: { type: 'string', format: 'binary' } }])) };
+  }
   if (!Object.keys(responses).some((s) => s.startsWith('2'))) {
     responses['200'] = { description: 'success', content: { [route.url === '/docs' ? 'text/html' : 'application/json']: { schema: { type: route.url === '/docs' ? 'string' : 'object' } } } };
   }
@@ -62,7 +66,7 @@ export function openApiDocument(routes: RouteDoc[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     if (route.method === 'HEAD') continue;
-    const path = route.url.replace(/:([a-z_]+)/g, '{$1}');
+    const path = route.url.replace(/:([A-Za-z_]+)/g, '{$1}');
     const doc = OPERATIONS[`${route.method} ${path}`];
     const own = route.schema as { operationId?: string; tags?: string[]; summary?: string; description?: string };
     const requestBody = route.schema['body']

@@ -13,6 +13,8 @@ import type { ApiContext } from './context.js';
 import { CursorCodec } from './cursor.js';
 import { SnapshotFollower } from './snapshot.js';
 import { apiLimits, type ApiLimits } from './limits.js';
+import { WebhookService } from '../webhooks/integrator.js';
+import { deliverySettings, type DeliverySettings } from '../webhooks/settings.js';
 
 export interface ServerOptions {
   dataDir: string;
@@ -30,6 +32,8 @@ export interface ServerOptions {
   writeDurably?: DurableWrite;
   /** Limits over those of the environment (DRIVING_API_*, src/api/limits.ts). */
   limits?: Partial<ApiLimits>;
+  /** Webhook settings over those of the environment (DRIVING_WEBHOOK_*): the loopback switch, the timeout. */
+  webhookSettings?: Partial<DeliverySettings>;
 }
 
 /** How often expired passport tokens are dropped from the in-memory index. */
@@ -74,6 +78,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
     routesDir: paths.routesDir,
     now,
     limits: apiLimits(process.env, options.limits),
+    webhooks: new WebhookService(options.dataDir, { ...deliverySettings(), ...options.webhookSettings }),
   };
   const app = buildApp(ctx, { logger: options.logger });
   return {
@@ -84,6 +89,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
       await app.close();
       snapshots.stop();
       passport.close();
+      ctx.webhooks.close();
     },
   };
 }

@@ -21,6 +21,12 @@ export interface App {
   /** The secret before the last rotation, still signing until `validUntil` (the grace period). */
   previousSecret?: { secret: string; validUntil: string } | null;
   webhookUrl: string | null;
+  /** Event types the endpoint receives; absent or empty: every type. */
+  webhookEventTypes?: string[];
+  /** Why the endpoint is disabled and since when (a 410, or days of failures); null: enabled. Setting it enables it. */
+  webhookDisabled?: { reason: string; at: string } | null;
+  /** Since when every attempt sent to the endpoint has failed; null after a success. */
+  webhookFailingSince?: string | null;
 }
 
 /** An API key as stored: its hash, never the key. */
@@ -155,14 +161,34 @@ export class AppStore {
     return { appId, appSecret, previousValidUntil };
   }
 
-  async setWebhook(appId: string, url: string | null): Promise<App> {
+  /**
+   * Sets (or, with null, removes) the endpoint. Setting it enables it again and starts its
+   * failure count afresh; `eventTypes` empty or absent means every type.
+   */
+  async setWebhook(appId: string, url: string | null, eventTypes: string[] = []): Promise<App> {
     const webhookUrl = url ? validateWebhookUrl(url) : null;
     let updated: App | undefined;
     await this.mutate((apps) => {
       updated = findOrThrow(apps, appId);
       updated.webhookUrl = webhookUrl;
+      updated.webhookEventTypes = webhookUrl ? [...new Set(eventTypes)].sort() : [];
+      updated.webhookDisabled = null;
+      updated.webhookFailingSince = null;
     });
     return updated as App;
+  }
+
+  /**
+   * The deliverer's word on an endpoint: disables it (with the reason) or notes since when it
+   * fails. Ignored when the app's URL is no longer `url`: the integrator changed it meanwhile.
+   */
+  async noteEndpoint(appId: string, url: string, change: { disabled?: { reason: string; at: string }; failingSince?: string | null }): Promise<void> {
+    await this.mutate((apps) => {
+      const app = apps.find((a) => a.appId === appId);
+      if (!app || app.webhookUrl !== url) return;
+      if (change.disabled && !app.webhookDisabled) app.webhookDisabled = change.disabled;
+      if (change.failingSince !== undefined) app.webhookFailingSince = change.failingSince;
+    });
   }
 
   private async mutate(change: (apps: App[]) => void): Promise<void> {

@@ -4,6 +4,7 @@ import type { Warehouse } from '../warehouse/warehouse.js';
 import { inTransaction } from '../warehouse/warehouse.js';
 import { query, run, runScript, sqlText } from '../db/sql.js';
 import { writeFileAtomic } from '../fsutil.js';
+import { ENVELOPE_VERSION } from '../webhooks/envelope.js';
 
 export interface EmitResult {
   tripCreated: number;
@@ -40,7 +41,7 @@ export async function emitEvents(wh: Warehouse, eventsDir: string, publishedVers
   if (events.length > 0) {
     const createdAt = now.toISOString();
     const lines = events.map((e) =>
-      JSON.stringify({ id: e['id'], type: e['type'], createdAt, appId: e['app_id'], data: JSON.parse(String(e['data'])) }),
+      JSON.stringify({ id: e['id'], type: e['type'], version: ENVELOPE_VERSION, createdAt, appId: e['app_id'], data: JSON.parse(String(e['data'])) }),
     );
     // named by the published version: a re-run after a crash rewrites the same file with the same
     // events and ids (if the deliverer already took it, they are delivered again: at-least-once)

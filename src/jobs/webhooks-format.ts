@@ -8,7 +8,8 @@ export function formatWebhooks(request: OperatorRequest, result: unknown): strin
     case 'list': {
       const events = r['events'] as Row[];
       const lines = events.map((e) => {
-        const when = e['status'] === 'pending' ? `next ${e['next_attempt_at'] ?? '-'}` : e['status'] === 'delivered' ? `delivered ${e['delivered_at']}` : `dead ${e['dead_at']}${e['queued_kind'] === 'replay' ? ' (replay queued)' : ''}`;
+        const when = e['status'] === 'pending' ? `next ${e['next_attempt_at'] ?? '-'}` : e['status'] === 'delivered' ? `delivered ${e['delivered_at']}`
+          : e['status'] === 'filtered' ? 'not sent: the endpoint does not take this type' : `dead ${e['dead_at']}${e['queued_kind'] === 'replay' ? ' (replay queued)' : ''}`;
         return `  ${e['event_id']}  ${e['app_id']}  ${e['event_type']}  ${e['status']}  attempts=${e['attempt_count']}  ${when}${e['last_error'] ? `  last: ${e['last_error']}` : ''}`;
       });
       return `${events.length} event(s)${lines.length ? `\n${lines.join('\n')}` : ''}`;
@@ -23,7 +24,8 @@ export function formatWebhooks(request: OperatorRequest, result: unknown): strin
         `  body: ${JSON.stringify(e['body'])}\n${attempts.length ? attempts.join('\n') : '  no attempt yet'}`
       );
     }
-    case 'replay': {
+    case 'replay':
+    case 'recover': {
       const queued = r['queued'] as string[];
       return `${queued.length} event(s) queued for one more attempt${queued.length ? `: ${queued.slice(0, 20).join(', ')}${queued.length > 20 ? ', …' : ''}` : ''}`;
     }

@@ -59,10 +59,15 @@ export function waitingEventFiles(eventsDir: string): WaitingEvents {
   return waiting;
 }
 
-async function askOutbox(dataDir: string, request: OperatorRequest, now: Date): Promise<unknown> {
+/**
+ * One request to the outbox: through the running deliverer's control socket, or, when none runs,
+ * by opening the outbox for this request only (the webhook API does the same).
+ */
+export async function askOutbox(dataDir: string, request: OperatorRequest, now: Date): Promise<unknown> {
   const paths = pathsFor(dataDir);
   if (!existsSync(paths.outboxFile)) {
     if (request.op === 'list') return { events: [] };
+    if (request.op === 'recover') return { queued: [] };
     if (request.op === 'counts') return { counts: [], deliverer: null };
     throw new InputError(`no outbox yet at ${paths.outboxFile}: the deliverer has not run`);
   }
@@ -72,7 +77,7 @@ async function askOutbox(dataDir: string, request: OperatorRequest, now: Date): 
   const deadline = Date.now() + SOCKET_WAIT_MS;
   for (;;) {
     try {
-      outbox = await Outbox.open(paths.outboxFile, { readOnly: request.op !== 'replay' });
+      outbox = await Outbox.open(paths.outboxFile, { readOnly: request.op !== 'replay' && request.op !== 'recover' });
       break;
     } catch (error) {
       if (!(error instanceof DatabaseBusyError)) throw error;

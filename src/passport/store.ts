@@ -177,6 +177,12 @@ export class PassportStore {
     });
   }
 
+  /** Platform user ids of the app's deleted accounts (the bulk export leaves their trips out). */
+  async deletedUserIds(appId: string): Promise<number[]> {
+    const rows = await this.queue.run(() => query(this.db.connection, 'select platform_user_id from accounts where app_id = $app and deleted_at is not null', { app: appId }));
+    return rows.map((r) => Number(r['platform_user_id']));
+  }
+
   /** Whether account `userId` of `appId` is marked deleted (false for an active or unknown one). */
   async isDeleted(appId: string, userId: number): Promise<boolean> {
     const rows = await this.queue.run(() => query(

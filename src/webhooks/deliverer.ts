@@ -10,6 +10,7 @@ import { outcomeOf } from './schedule.js';
 import { Sender, type SendResult } from './send.js';
 import type { DeliverySettings } from './settings.js';
 import { deliveryHeaders, signingSecrets } from './signature.js';
+import { EndpointHealth } from './endpoint-health.js';
 
 export interface DeliveryCounters {
   intake: IntakeResult;
@@ -21,6 +22,8 @@ export interface DeliveryCounters {
   replayFailed: number;
   /** Attempts failed at once because the endpoint's breaker was open. */
   shortCircuited: number;
+  /** Events not sent because the endpoint does not take their type. */
+  filtered: number;
   /** Failed attempts (retried, dead-lettered or replays failed) by reason, so a summary says why. */
   failures: Record<string, number>;
 }
@@ -59,6 +62,7 @@ export class Deliverer {
   private readonly perEndpoint = new Map<string, LimitFunction>();
   private readonly breaker: Breaker;
   private readonly sender: Sender;
+  private readonly health: EndpointHealth;
   /** Attempts taken from the queue and not yet recorded: seq → app. */
   private readonly taken = new Map<number, string>();
   private finished: FinishedAttempt[] = [];
@@ -82,6 +86,7 @@ export class Deliverer {
     this.overall = pLimit(settings.concurrency);
     this.breaker = new Breaker(settings.breakerThreshold, settings.breakerCooldownMs);
     this.sender = new Sender(settings);
+    this.health = new EndpointHealth(new AppStore(paths.appsFile), settings.disableAfterMs, progress);
   }
 
   /** One turn: record what finished, take new event files in, start the attempts that are due. */
@@ -95,7 +100,7 @@ export class Deliverer {
     }
     if (now.getTime() - this.lastPrune >= 3_600_000 || this.lastPrune > now.getTime()) {
       this.lastPrune = now.getTime();
-      const pruned = await this.outbox.prune(new Date(now.getTime() - this.settings.retentionDays * 86_400_000));
+      const pruned = await this.outbox.prune(new Date(now.getTime() - this.settings.retentionDays * 86_400_000), [...this.appsWithWebhook().keys()]);
       if (pruned > 0) this.progress(`deliver: forgot ${pruned} event(s) finished more than ${this.settings.retentionDays} days ago`);
     }
     return this.dispatchDue(now);
@@ -118,6 +123,7 @@ export class Deliverer {
     }
     await Promise.allSettled([...this.running]);
     await this.flush();
+    await this.health.settled();
     return this.counters;
   }
 
@@ -143,6 +149,7 @@ export class Deliverer {
     }
     await Promise.allSettled([...this.running]);
     await this.flush();
+    await this.health.settled();
     return this.counters;
   }
 
@@ -154,6 +161,7 @@ export class Deliverer {
   async close(): Promise<void> {
     await Promise.allSettled([...this.running]);
     await this.flush();
+    await this.health.settled();
     this.sender.close();
   }
 
@@ -174,7 +182,14 @@ export class Deliverer {
       const count = takenByApp.get(item.appId) ?? 0;
       if (count >= perApp) continue;
       takenByApp.set(item.appId, count + 1);
-      this.start(item, (apps.get(item.appId) as App).webhookUrl as string);
+      const app = apps.get(item.appId) as App;
+      if (!wants(app, item.eventType)) {
+        // the endpoint does not take this type: finished without an attempt
+        this.taken.set(item.seq, item.appId);
+        this.finish(item, app.webhookUrl as string, now, now, { statusCode: null, error: null, reach: 'refused', durationMs: 0 }, 'filtered');
+        continue;
+      }
+      this.start(item, app.webhookUrl as string);
       started++;
     }
     return started;
@@ -212,7 +227,8 @@ export class Deliverer {
       result = await this.overall(() => (this.stopping ? null : this.sender.send({
         url,
         body: item.body,
-        headers: deliveryHeaders({ id: item.eventId, type: item.eventType }, item.body, item.attemptCount + 1, signingSecrets(app, startedAt), startedAt),
+        // counts the attempts actually sent: one the breaker failed without sending is no gap
+        headers: deliveryHeaders({ id: item.eventId, type: item.eventType }, item.body, item.sentAttempts + 1, signingSecrets(app, startedAt), startedAt),
       }))).catch((error: unknown): SendResult => ({
         // our own failure (a header the HTTP client refuses, say) still counts as an attempt, so
         // the event follows its schedule instead of being tried again at every turn
@@ -225,7 +241,8 @@ export class Deliverer {
     }
     const finishedAt = this.clock();
     if (admitted !== 'reject') this.breaker.record(url, result.reach !== 'unanswered', finishedAt.getTime(), admitted === 'probe');
-    this.finish(item, url, startedAt, finishedAt, result, admitted === 'reject');
+    this.finish(item, url, startedAt, finishedAt, result, admitted === 'reject' ? 'skipped' : 'sent');
+    if (admitted !== 'reject') this.health.note(app, url, result, startedAt, finishedAt);
   }
 
   /** Gives an attempt back without recording it: it stays queued for the next turn (or run). */
@@ -233,11 +250,21 @@ export class Deliverer {
     this.taken.delete(item.seq);
   }
 
-  private finish(item: DueAttempt, url: string, startedAt: Date, finishedAt: Date, result: SendResult, shortCircuited: boolean): void {
+  /** `skipped`: failed by the open breaker, not sent; `filtered`: a type the endpoint does not take. */
+  private finish(item: DueAttempt, url: string, startedAt: Date, finishedAt: Date, result: SendResult, how: 'sent' | 'skipped' | 'filtered'): void {
+    const shortCircuited = how === 'skipped';
+    if (how === 'filtered') {
+      this.finished.push({
+        seq: item.seq, eventId: item.eventId, attempt: item.attemptCount, sent: false, kind: item.kind, startedAt, finishedAt,
+        durationMs: 0, statusCode: null, error: null, url: redactUrl(url), outcome: 'filtered', nextAt: null,
+      });
+      this.counters.filtered++;
+      return;
+    }
     const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     const next = outcomeOf({ kind: item.kind, delivered, scheduledBefore: item.scheduledAttempts, finishedAt, ...(result.retryAfterMs !== undefined ? { retryAfterMs: result.retryAfterMs } : {}) }, this.settings.scheduleMs);
     this.finished.push({
-      seq: item.seq, eventId: item.eventId, attempt: item.attemptCount + 1, kind: item.kind, startedAt, finishedAt,
+      seq: item.seq, eventId: item.eventId, attempt: item.attemptCount + 1, sent: !shortCircuited && result.reach !== 'refused', kind: item.kind, startedAt, finishedAt,
       durationMs: result.durationMs, statusCode: result.statusCode, error: result.error, url: redactUrl(url),
       outcome: next.outcome, nextAt: next.outcome === 'retry' ? next.nextAt : null,
     });
@@ -290,7 +317,7 @@ export class Deliverer {
     return limit;
   }
 
-  /** Apps with a webhook URL, re-read whenever the operator changes the apps file. */
+  /** Apps with an enabled webhook endpoint, re-read whenever the apps file changes. */
   private appsWithWebhook(): Map<string, App> {
     let stamp = '';
     try {
@@ -302,7 +329,7 @@ export class Deliverer {
     if (stamp !== this.appsStamp) {
       this.appsStamp = stamp;
       const apps = stamp === 'missing' ? [] : new AppStore(this.paths.appsFile).list();
-      this.apps = new Map(apps.filter((a) => a.webhookUrl).map((a) => [a.appId, a]));
+      this.apps = new Map(apps.filter((a) => a.webhookUrl && !a.webhookDisabled).map((a) => [a.appId, a]));
     }
     return this.apps;
   }
@@ -325,6 +352,11 @@ export class Deliverer {
   }
 }
 
+/** Whether the app's endpoint takes events of this type (none listed: every type). */
+function wants(app: App, eventType: string): boolean {
+  return !app.webhookEventTypes || app.webhookEventTypes.length === 0 || app.webhookEventTypes.includes(eventType);
+}
+
 function asciiOnly(text: string): string {
   return text.replace(/[^\x20-\x7e]/g, '?');
 }
@@ -336,7 +368,7 @@ function redactUrl(url: string): string {
 }
 
 function emptyCounters(): DeliveryCounters {
-  return { intake: { files: 0, events: 0, known: 0, rejected: 0, failedFiles: 0 }, attempts: 0, delivered: 0, retried: 0, dead: 0, replayed: 0, replayFailed: 0, shortCircuited: 0, failures: {} };
+  return { intake: { files: 0, events: 0, known: 0, rejected: 0, failedFiles: 0 }, attempts: 0, delivered: 0, retried: 0, dead: 0, replayed: 0, replayFailed: 0, shortCircuited: 0, filtered: 0, failures: {} };
 }
 
 function addIntake(total: IntakeResult, more: IntakeResult): void {

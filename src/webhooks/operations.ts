@@ -4,12 +4,14 @@ import type { EventStatus, Outbox } from './outbox.js';
 
 /** What the operator CLI asks of the outbox, directly or through the running deliverer. */
 export type OperatorRequest =
-  | { op: 'list'; appId?: string | null; status?: EventStatus | null; limit?: number }
+  | { op: 'list'; appId?: string | null; status?: EventStatus | null; limit?: number; beforeSeq?: number | null }
   | { op: 'show'; eventId: string }
   | { op: 'counts' }
-  | { op: 'replay'; eventId?: string | null; appId?: string | null; since?: string | null };
+  | { op: 'replay'; eventId?: string | null; appId?: string | null; since?: string | null }
+  /** Every delivered or dead event of one app created since then, sent once more (the webhook API's recover). */
+  | { op: 'recover'; appId: string; since: string };
 
-export const STATUSES: EventStatus[] = ['pending', 'failed', 'delivered'];
+export const STATUSES: EventStatus[] = ['pending', 'failed', 'delivered', 'filtered'];
 
 /**
  * Answers one operator request on an outbox. `live` is the running deliverer's in-memory state
@@ -21,7 +23,7 @@ export async function operate(outbox: Outbox, request: OperatorRequest, now: Dat
       if (request.status && !STATUSES.includes(request.status)) throw new InputError(`--status must be one of ${STATUSES.join(', ')}`);
       const limit = request.limit ?? 50;
       if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new InputError('--limit must be 1 to 10000');
-      const rows = await outbox.list({ appId: request.appId ?? null, status: request.status ?? null, limit });
+      const rows = await outbox.list({ appId: request.appId ?? null, status: request.status ?? null, limit, beforeSeq: request.beforeSeq ?? null });
       return { events: rows.map(withIsoTimes) };
     }
     case 'show': {
@@ -34,16 +36,22 @@ export async function operate(outbox: Outbox, request: OperatorRequest, now: Dat
       return { counts: (await outbox.counts(now)).map(withIsoTimes), deliverer: live ?? null };
     case 'replay':
       return replay(outbox, request, now);
+    case 'recover': {
+      const since = new Date(request.since);
+      if (!request.appId || Number.isNaN(since.getTime())) throw new InputError('recover needs an app and an ISO time');
+      return { queued: await outbox.replay({ appId: request.appId, since, statuses: ['failed', 'delivered', 'filtered'] }, now) };
+    }
   }
 }
 
 async function replay(outbox: Outbox, request: Extract<OperatorRequest, { op: 'replay' }>, now: Date): Promise<unknown> {
   if (request.eventId) {
     // one event: a dead letter, or a delivered one the receiver asks for again
-    const queued = await outbox.replay({ eventId: request.eventId, statuses: ['failed', 'delivered'] }, now);
+    // with an app, only that app's event (the webhook API): another app's id is "no event"
+    const queued = await outbox.replay({ eventId: request.eventId, appId: request.appId ?? null, statuses: ['failed', 'delivered', 'filtered'] }, now);
     if (queued.length === 0) {
       const found = await outbox.show(request.eventId);
-      if (!found) throw new InputError(`no event '${request.eventId}' in the outbox`);
+      if (!found || (request.appId && found.event['app_id'] !== request.appId)) throw new InputError(`no event '${request.eventId}' in the outbox`);
       throw new InputError(`event '${request.eventId}' is ${found.event['status']} and queued: its next attempt comes anyway`);
     }
     return { queued };

@@ -28,6 +28,8 @@ export interface DueAttempt {
   eventType: string;
   body: string;
   attemptCount: number;
+  /** Attempts actually sent so far (the breaker's skipped ones not counted). */
+  sentAttempts: number;
   scheduledAttempts: number;
 }
 
@@ -35,6 +37,8 @@ export interface FinishedAttempt {
   seq: number;
   eventId: string;
   attempt: number;
+  /** False when the breaker failed the attempt without sending it. */
+  sent: boolean;
   kind: 'scheduled' | 'replay';
   startedAt: Date;
   finishedAt: Date;
@@ -42,13 +46,13 @@ export interface FinishedAttempt {
   statusCode: number | null;
   error: string | null;
   url: string;
-  outcome: 'delivered' | 'retry' | 'dead' | 'replay_failed';
+  outcome: 'delivered' | 'retry' | 'dead' | 'replay_failed' | 'filtered';
   nextAt: Date | null;
 }
 
 const INTAKE_SLICE = 10_000;
 
-export type EventStatus = 'pending' | 'failed' | 'delivered';
+export type EventStatus = 'pending' | 'failed' | 'delivered' | 'filtered';
 
 /**
  * The deliverer's outbox (a DuckDB file it alone writes). Every call goes through one queue: a
@@ -122,7 +126,7 @@ export class Outbox {
     const rows = await this.serial((conn) => queryFile(conn, 'webhooks/due', { now: now.toISOString(), apps: listValue(appIds), per_app: perApp }));
     return rows.map((r) => ({
       seq: Number(r['seq']), eventId: String(r['event_id']), appId: String(r['app_id']), kind: r['kind'] as DueAttempt['kind'],
-      eventType: String(r['event_type']), body: String(r['body']), attemptCount: Number(r['attempt_count']), scheduledAttempts: Number(r['scheduled_attempts']),
+      eventType: String(r['event_type']), body: String(r['body']), attemptCount: Number(r['attempt_count']), sentAttempts: Number(r['sent_attempts']), scheduledAttempts: Number(r['scheduled_attempts']),
     }));
   }
 
@@ -130,14 +134,15 @@ export class Outbox {
   record(finished: FinishedAttempt[]): Promise<void> {
     if (finished.length === 0) return Promise.resolve();
     const rows = finished.map((f) => ({
-      seq: f.seq, event_id: f.eventId, attempt: f.attempt, kind: f.kind, started_at: f.startedAt.toISOString(), finished_at: f.finishedAt.toISOString(),
+      seq: f.seq, event_id: f.eventId, attempt: f.attempt, sent: f.sent, kind: f.kind, started_at: f.startedAt.toISOString(), finished_at: f.finishedAt.toISOString(),
       duration_ms: f.durationMs, status_code: f.statusCode, error: f.error, url: f.url, outcome: f.outcome, next_at: f.nextAt?.toISOString() ?? null,
     }));
     return this.serial((conn) => inTransaction(conn, () => runScript(conn, 'webhooks/record', { rows: JSON.stringify(rows) })));
   }
 
-  list(filter: { appId?: string | null; status?: EventStatus | null; limit: number }): Promise<Row[]> {
-    return this.serial((conn) => queryFile(conn, 'webhooks/list', { app: filter.appId ?? null, status: filter.status ?? null, limit: filter.limit }));
+  /** Events newest first; `beforeSeq` continues a page (rows carry their `seq`). */
+  list(filter: { appId?: string | null; status?: EventStatus | null; limit: number; beforeSeq?: number | null }): Promise<Row[]> {
+    return this.serial((conn) => queryFile(conn, 'webhooks/list', { app: filter.appId ?? null, status: filter.status ?? null, limit: filter.limit, before_seq: filter.beforeSeq ?? null }));
   }
 
   async show(eventId: string): Promise<{ event: Row; attempts: Row[] } | null> {
@@ -161,9 +166,12 @@ export class Outbox {
     return rows.map((r) => String(r['event_id']));
   }
 
-  /** Forgets delivered and dead events that finished before `before`; pending ones are kept. */
-  prune(before: Date): Promise<number> {
-    return this.serial(async (conn) => inTransaction(conn, async () => Number((await queryScript(conn, 'webhooks/prune', { before: before.toISOString() }))[0]?.['pruned'] ?? 0)));
+  /**
+   * Forgets delivered, dead and filtered events that finished before `before`, and pending events
+   * created before it whose app is not in `endpointApps` (no enabled endpoint).
+   */
+  prune(before: Date, endpointApps: string[]): Promise<number> {
+    return this.serial(async (conn) => inTransaction(conn, async () => Number((await queryScript(conn, 'webhooks/prune', { before: before.toISOString(), endpoint_apps: JSON.stringify(endpointApps) }))[0]?.['pruned'] ?? 0)));
   }
 
   /** Rows of any query over the outbox (tests and benchmarks). */

@@ -23,6 +23,8 @@ export interface DeliverySettings {
   pollMs: number;
   /** Extra CA certificate (PEM file) to trust, for staging receivers with a private CA. */
   caFile: string | null;
+  /** An endpoint that failed every attempt sent to it for this long is disabled (decisions 11: 5 days). */
+  disableAfterMs: number;
 }
 
 export const INTERFACE_SCHEDULE = '1m,5m,20m,60m,6h,24h';
@@ -39,6 +41,7 @@ export function deliverySettings(env: NodeJS.ProcessEnv = process.env): Delivery
     breakerCooldownMs: parseDuration(env['DRIVING_WEBHOOK_BREAKER_COOLDOWN'] || '30s', 'DRIVING_WEBHOOK_BREAKER_COOLDOWN'),
     pollMs: parseDuration(env['DRIVING_WEBHOOK_POLL'] || '1s', 'DRIVING_WEBHOOK_POLL'),
     caFile: env['DRIVING_WEBHOOK_CA_FILE'] || null,
+    disableAfterMs: parseDuration(env['DRIVING_WEBHOOK_DISABLE_AFTER'] || '5d', 'DRIVING_WEBHOOK_DISABLE_AFTER'),
   };
 }
 

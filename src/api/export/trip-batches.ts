@@ -1,0 +1,58 @@
+import { sqlText, type Row } from '../../db/sql.js';
+import type { Snapshot } from '../snapshot.js';
+import { point, round } from '../context.js';
+import { brief } from '../routes/trips.js';
+
+/** One trip of the bulk export: operation 1's fields, operation 2's, the user, and the events. */
+export type ExportTrip = ReturnType<typeof exportTrip>;
+
+export interface ExportQuery {
+  appId: string;
+  zone: string;
+  from: Date;
+  to: Date;
+  /** Deleted accounts: their trips are never exported, even before the purge removed them. */
+  excludedUsers: number[];
+  batchSize: number;
+}
+
+/**
+ * The app's trips, oldest first, a batch at a time (keyset on start, user, trip), each batch one
+ * bound query on the snapshot: memory holds one batch whatever the range. The caller keeps the
+ * snapshot for the whole export, so it is one publish's data.
+ */
+export async function* tripBatches(s: Snapshot, q: ExportQuery): AsyncGenerator<ExportTrip[]> {
+  let after = { us: -9223372036854775807n, user: -9223372036854775807n, trip: '' };
+  const excluded = JSON.stringify(q.excludedUsers);
+  for (;;) {
+    const rows = await s.query(sqlText('api/export_trips'), {
+      app_id: q.appId, zone: q.zone, from: q.from.toISOString(), to: q.to.toISOString(), excluded_users: excluded,
+      after_us: after.us, after_user: after.user, after_trip: after.trip, limit: q.batchSize,
+    });
+    if (rows.length === 0) return;
+    yield rows.map(exportTrip);
+    if (rows.length < q.batchSize) return;
+    const last = rows[rows.length - 1] as Row;
+    after = { us: BigInt(String(last['started_us'])), user: BigInt(String(last['user_id'])), trip: String(last['trip_id']) };
+  }
+}
+
+/** The same values, rounded the same way, as operations 1 and 2 serve them. */
+function exportTrip(r: Row) {
+  return {
+    ...brief(r),
+    orgUserId: String(r['org_user_id']),
+    userId: Number(r['user_id']),
+    abnormalReason: r['abnormal_reason'] as string,
+    os: r['os'] as string,
+    avgSpeedInKmh: round(r['avg_speed_kmh'], 2),
+    maxSpeedInKmh: round(r['max_speed_kmh'], 2),
+    coordinate: r['coordinate'] as string,
+    isAutoStart: r['is_auto_start'] as boolean,
+    isAutoEnd: r['is_auto_end'] as boolean,
+    events: (r['events'] as Row[]).map((e) => ({
+      startPoint: point(e['start_lat'], e['start_lng']), endPoint: point(e['end_lat'], e['end_lng']),
+      type: e['type'] as string, startTime: e['start_time'] as string, endTime: e['end_time'] as string, description: e['description'] as string,
+    })),
+  };
+}

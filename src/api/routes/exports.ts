@@ -1,0 +1,79 @@
+import type { FastifyInstance } from 'fastify';
+import { Readable } from 'node:stream';
+import type { ApiContext } from '../context.js';
+import { ApiError, invalid } from '../errors.js';
+import { parseQueryTime } from '../query-time.js';
+import { errorResponses } from '../schemas.js';
+import { arrowStream } from '../export/arrow.js';
+import { holdSnapshot } from '../export/hold-snapshot.js';
+import { tripBatches, type ExportTrip } from '../export/trip-batches.js';
+import { positiveInt } from '../../config.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** What a request weighs under the fair share between apps (1: an ordinary read). */
+    cost?: number;
+  }
+  interface FastifySchema {
+    /** OpenAPI: the media types a streamed answer comes in (its body has no JSON schema). */
+    produces?: string[];
+  }
+}
+
+const ARROW = 'application/vnd.apache.arrow.stream';
+const NDJSON = 'application/x-ndjson';
+const FAR_PAST = new Date('1970-01-01T00:00:00Z');
+const FAR_FUTURE = new Date('9999-12-31T23:59:59Z');
+/** Trips per batch: one query and one Arrow record batch each (about 1 KB a trip in memory). */
+const batchTrips = (): number => Math.max(1, positiveInt(process.env['DRIVING_API_EXPORT_BATCH_TRIPS'], 5_000, 'DRIVING_API_EXPORT_BATCH_TRIPS'));
+/** A whole export reads every trip of the app: it weighs as many ordinary reads under the fair share. */
+const EXPORT_COST = 100;
+
+/** Which format the Accept header asks for; NDJSON when it names neither (or anything, `*\/*`). */
+function formatOf(accept: string | undefined): typeof ARROW | typeof NDJSON {
+  const types = (accept ?? '*/*').split(',').map((t) => t.split(';')[0]?.trim().toLowerCase());
+  if (types.includes(ARROW)) return ARROW;
+  if (types.some((t) => t === NDJSON || t === '*/*' || t === 'application/*')) return NDJSON;
+  throw invalid('Accept', `must be ${ARROW} or ${NDJSON}`);
+}
+
+async function* ndjson(batches: AsyncIterable<ExportTrip[]>): AsyncGenerator<string> {
+  for await (const trips of batches) yield trips.map((t) => `${JSON.stringify(t)}\n`).join('');
+}
+
+/** The bulk export: every trip of the app in a time range, streamed in batches. */
+export function exportRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  app.get<{ Querystring: { startTime?: string; endTime?: string } }>('/v1/exports/trips', {
+    config: { cost: EXPORT_COST },
+    schema: {
+      operationId: 'exportTrips', tags: ['Exports'], summary: 'Every trip of the app, streamed (Arrow or NDJSON)',
+      description:
+        `All of the app's trips that start in [startTime, endTime], oldest first, with the fields of the trip list and the trip detail, the user (orgUserId, userId) and the events. ` +
+        `\`Accept: ${ARROW}\` gives an Arrow IPC stream (one record batch per 5,000 trips, DRIVING_API_EXPORT_BATCH_TRIPS; events a list of structs, points structs {lng, lat}); \`Accept: ${NDJSON}\` (the default) one JSON object per line, as the trip detail serves it. ` +
+        'The export reads one publish from start to end; deleted users are never included. It weighs as a costly request under the fair share between apps.',
+      querystring: {
+        type: 'object', additionalProperties: false,
+        properties: {
+          startTime: { type: 'string', maxLength: 40, description: "Earliest trip start: YYYY-MM-DD, 'YYYY-MM-DD HH:MM:SS' in the app's zone, or ISO 8601 with an offset; default: the first trip" },
+          endTime: { type: 'string', maxLength: 40, description: 'Latest trip start, inclusive (a date means its whole day); the same forms; default: the last trip' },
+        },
+      },
+      produces: [ARROW, NDJSON],
+      response: { ...errorResponses },
+    },
+  }, async (request, reply) => {
+    const format = formatOf(request.headers.accept);
+    const zone = request.tenant.timeZone;
+    const from = request.query.startTime ? parseQueryTime('startTime', request.query.startTime, zone, 'start') : FAR_PAST;
+    const to = request.query.endTime ? parseQueryTime('endTime', request.query.endTime, zone, 'end') : FAR_FUTURE;
+    if (to <= from) throw invalid('endTime', 'must not be before startTime');
+    const excludedUsers = await ctx.passport.deletedUserIds(request.tenant.appId);
+    const held = await holdSnapshot(ctx.snapshots);
+    if (!held) throw new ApiError('not_ready', 'no data has been published yet');
+    const batches = tripBatches(held.snapshot, { appId: request.tenant.appId, zone, from, to, excludedUsers, batchSize: batchTrips() });
+    const body = Readable.from(format === ARROW ? arrowStream(batches) : ndjson(batches), { objectMode: false });
+    // released when the answer ends, fails, or the client goes away
+    body.once('close', held.release);
+    return reply.type(format).header('Cache-Control', 'no-store').send(body);
+  });
+}
