@@ -10,10 +10,6 @@ import { tripBatches, type ExportTrip } from '../export/trip-batches.js';
 import { positiveInt } from '../../config.js';
 
 declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** What a request weighs under the fair share between apps (1: an ordinary read). */
-    cost?: number;
-  }
   interface FastifySchema {
     /** OpenAPI: the media types a streamed answer comes in (its body has no JSON schema). */
     produces?: string[];
