@@ -1,15 +1,12 @@
 #!/usr/bin/env node
 // Generates realistic, deterministic trip records for an app's users (who become real accounts).
-import yargs from 'yargs';
-import { hideBin } from 'yargs/helpers';
-import { runJob, usageFailure } from '../dist/cli.js';
+import { runJob } from '../dist/cli.js';
+import { jobArgs } from '../dist/jobs/args.js';
 import { resolveDataDir } from '../dist/config.js';
 import { runGenerate } from '../dist/jobs/generate.js';
 import { stderrProgress } from '../dist/progress.js';
 
-const argv = yargs(hideBin(process.argv))
-  .scriptName('generate')
-  .usage('$0 --users N --days D [--out DIR] [--seed S] [--format ndjson|parquet] [--bad-records]')
+const argv = jobArgs('generate', '$0 --users N --days D [--out DIR] [--seed S] [--format ndjson|parquet] [--bad-records]')
   .option('out', { type: 'string', describe: 'folder to write (default: the landing area, so load.js picks it up)' })
   .option('users', { type: 'number', default: 50 })
   .option('days', { type: 'number', default: 30, describe: 'days of trips, ending yesterday (app zone) unless --end-date' })
@@ -18,10 +15,6 @@ const argv = yargs(hideBin(process.argv))
   .option('format', { choices: ['ndjson', 'parquet'], default: 'ndjson' })
   .option('bad-records', { type: 'boolean', default: false, describe: 'also write malformed lines of every kind' })
   .option('app-id', { type: 'string', describe: 'which app (default: the only one)' })
-  .option('data-dir', { type: 'string', describe: 'data folder (env DRIVING_DATA_DIR, default ./data)' })
-  .option('json', { type: 'boolean', default: false })
-  .strict()
-  .fail(usageFailure('generate'))
   .parseSync();
 
 await runJob('generate', argv.json, async () => {

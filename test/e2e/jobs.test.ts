@@ -128,7 +128,7 @@ describe('a data folder that holds no apps (a mistyped --data-dir)', () => {
 describe('usage errors (exit 2, one line, no stack)', () => {
   it('names only the unknown command of apps and webhooks, and lists the commands', async () => {
     const apps = await job('apps', ['frobnicate', '--data-dir', DATA]);
-    failedWith(apps, 2, /^apps: Unknown argument: frobnicate; commands: add, list, rotate-key, rotate-secret, set-webhook \(see --help\)$/);
+    failedWith(apps, 2, /^apps: Unknown argument: frobnicate; commands: add, list, rotate-key, revoke-key, rotate-secret, set-webhook \(see --help\)$/);
     const hooks = await job('webhooks', ['frobnicate', '--data-dir', DATA]);
     failedWith(hooks, 2, /^webhooks: Unknown argument: frobnicate; commands: counts, list, show, replay \(see --help\)$/);
     failedWith(await job('apps', ['--data-dir', DATA]), 2, /^apps: a command is needed; commands: add, /);
