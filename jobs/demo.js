@@ -8,6 +8,7 @@ import { runDemo } from '../dist/jobs/demo.js';
 import { stderrProgress } from '../dist/progress.js';
 import { createApi } from '../dist/api/server.js';
 import { demoCurlExamples } from '../dist/jobs/demo-examples.js';
+import { assertPortFree } from '../dist/jobs/port-free.js';
 
 const argv = jobArgs('demo', '$0 [--users 50] [--days 30] [--data-dir DIR] [--port 8080] [--no-serve]\n\nThe whole pipeline on sample data: creates the app "Demo Fleet" (first run), generates trips, loads, scores, publishes, then serves the API.\nRun again, it reuses everything and only catches up.')
   .option('users', { type: 'number', default: 50, describe: 'sample drivers (first run only)' })
@@ -17,6 +18,15 @@ const argv = jobArgs('demo', '$0 [--users 50] [--days 30] [--data-dir DIR] [--po
   .option('host', { type: 'string', default: '127.0.0.1' })
   .check(wholeNumbers({ port: { min: 0, max: 65535 } }))
   .parseSync();
+
+// a port already taken is said before minutes of generating, loading and publishing, not after
+if (argv.serve) {
+  try {
+    await assertPortFree(argv.port, argv.host, 'another npm start?');
+  } catch (error) {
+    process.exit(reportFailure('demo', error, argv.json));
+  }
+}
 
 let demo;
 await runJob('demo', argv.json, async () => {

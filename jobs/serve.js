@@ -6,6 +6,7 @@ import { createApi } from '../dist/api/server.js';
 import { reportFailure, wholeNumbers } from '../dist/cli.js';
 import { jobArgs } from '../dist/jobs/args.js';
 import { appsOf } from '../dist/jobs/data-dir.js';
+import { assertPortFree } from '../dist/jobs/port-free.js';
 
 const argv = jobArgs('serve', '$0 [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--serving pack|sql] [--no-log]\n\nServes the published snapshot read-only over HTTP (README, "API") and owns the passport store; runs until SIGTERM/SIGINT.')
   .option('port', { type: 'number', default: Number(process.env.PORT ?? 8080) })
@@ -19,6 +20,7 @@ const argv = jobArgs('serve', '$0 [--port 8080] [--host 127.0.0.1] [--data-dir D
   .parseSync();
 
 try {
+  await assertPortFree(argv.port, argv.host, 'another serve.js or npm start?');
   appsOf(resolveDataDir(argv.dataDir));
   const api = await createApi({ dataDir: resolveDataDir(argv.dataDir), logger: argv.log, connections: argv.connections, serving: argv.serving, extrasReads: argv.extrasReads, packWarm: argv.packWarm });
   const address = await api.app.listen({ port: argv.port, host: argv.host });

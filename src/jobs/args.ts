@@ -9,6 +9,8 @@ export interface JobCommand {
   command: string;
   describe: string;
   builder?: (y: Argv) => Argv;
+  /** Run when the job is given no command (`quarantine.js` lists); without one, a command is required. */
+  isDefault?: boolean;
   handler: (argv: Arguments) => void | Promise<void>;
 }
 
@@ -33,17 +35,19 @@ export interface JobArgsOptions {
 export function jobArgs(name: string, usage: string, options: JobArgsOptions = {}): Argv<{ 'data-dir': string | undefined; json: boolean }> {
   const commands = options.commands ?? [];
   const names = commands.map((c) => c.command.split(' ')[0] as string);
-  const listed = names.length > 0 ? `\n\nCommands: ${names.join(', ')} (each with --help)` : '';
   let y = yargs(options.argv ?? hideBin(process.argv))
     .scriptName(name)
-    .usage(`${usage}${listed}`)
+    .usage(usage)
     .option('data-dir', { type: 'string', global: true, describe: options.dataDirHelp ?? DATA_DIR_HELP })
     .option('json', { type: 'boolean', default: false, global: true, describe: options.jsonHelp ?? 'the result as JSON on stdout' })
     .version(false)
     .help()
     .strict()
     .fail(usageFailure(name, names));
-  for (const c of commands) y = y.command(c.command, c.describe, (b: Argv) => (c.builder ? c.builder(b) : b), c.handler) as typeof y;
-  if (commands.length > 0) y = y.demandCommand(1, 'a command is needed');
+  for (const c of commands) {
+    const forms = c.isDefault ? [c.command, '$0'] : c.command;
+    y = y.command(forms, c.describe, (b: Argv) => (c.builder ? c.builder(b) : b), c.handler) as typeof y;
+  }
+  if (commands.length > 0 && !commands.some((c) => c.isDefault)) y = y.demandCommand(1, 'a command is needed');
   return y;
 }

@@ -286,7 +286,7 @@ describe('busy resources (exit 3) and the wait before it', () => {
       failedWith(generate, 3, new RegExp(`^generate: failed: .*passport.duckdb is in use by another process, PID ${api.child.pid} \\(node jobs/serve.js .*\\); .*stop serve.js, generate, then start it again$`));
       expect(generate.stderr).toMatch(new RegExp(`waiting for PID ${api.child.pid} \\(node jobs/serve.js`));
       failedWith(second, 3, new RegExp(`^serve: failed: .*passport.duckdb is in use by another process, PID ${api.child.pid} `));
-      failedWith(taken, 3, new RegExp(`^serve: failed: listen EADDRINUSE: address already in use 127.0.0.1:${port}$`));
+      failedWith(taken, 3, new RegExp(`^serve: failed: port ${port} on 127.0.0.1 is in use \\(another serve.js or npm start\\?\\); stop it or pass --port N$`));
     } finally {
       api.child.kill('SIGTERM');
       await api.done;
