@@ -39,5 +39,6 @@ export function scoreSummary(r: ScoreResult): string {
   const dates = [...new Set(r.runs.map((x) => x.date))].sort();
   const range = dates.length <= 1 ? (dates[0] ?? 'no date') : `${dates[0]}..${dates[dates.length - 1]}`;
   const users = r.runs.reduce((a, x) => a + x.users, 0);
-  return `${r.runs.length} run(s) as of ${range}, ${users} user score(s); ${publishSummary(r.publish)} in ${r.seconds.toFixed(1)} s`;
+  const nothing = r.nothingToScore ? `nothing to score: ${r.nothingToScore}; ` : '';
+  return `${nothing}${r.runs.length} run(s) as of ${range}, ${users} user score(s); ${publishSummary(r.publish)} in ${r.seconds.toFixed(1)} s`;
 }
