@@ -146,7 +146,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     if (archived.length > 0) progress(`load: pruned ${archived.length} landing archive folder(s)`);
     beat.doing('load: purging deleted accounts');
     const purged = await purgeDeletedUsers(wh, paths, now);
-    if (purged.users > 0) progress(`load: purged ${purged.users} deleted account(s): ${purged.trips} trips, ${purged.pointFilesRewritten} points file(s) rewritten`);
+    if (purged.users > 0) progress(`load: purged ${purged.users} deleted account(s): ${purged.trips} trips, ${purged.pointFilesRewritten} points file(s) rewritten${purged.exportRemoved ? `; the export in ${paths.exportsDir} removed (export again for a fresh one)` : ''}`);
     progress('load: publishing');
     beat.doing('load: publishing');
     const published = await publish(wh, {

@@ -73,7 +73,7 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
     const nothingToScore = runs.every((r) => r.users === 0) ? await whyNothing(wh.conn, plan.map((p) => p.date)) : null;
     if (nothingToScore) progress(`score: nothing to score: ${nothingToScore}`);
     const purged = await purgeDeletedUsers(wh, paths, now);
-    if (purged.users > 0) progress(`score: purged ${purged.users} deleted account(s): ${purged.trips} trips, ${purged.pointFilesRewritten} points file(s) rewritten`);
+    if (purged.users > 0) progress(`score: purged ${purged.users} deleted account(s): ${purged.trips} trips, ${purged.pointFilesRewritten} points file(s) rewritten${purged.exportRemoved ? `; the export in ${paths.exportsDir} removed (export again for a fresh one)` : ''}`);
     progress('score: publishing');
     const published = await publish(wh, {
       publishedDir: paths.publishedDir,

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, renameSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { listValue } from '../db/duckdb.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
@@ -24,6 +24,8 @@ export interface PurgeResult {
   archivesRemoved: number;
   /** Archives that could not be read to check (a failed Parquet file without the identity columns). */
   archivesUnreadable: string[];
+  /** The export in the data folder (export.js's default), removed with the accounts it held. */
+  exportRemoved: boolean;
 }
 
 /**
@@ -35,12 +37,12 @@ export interface PurgeResult {
  * Quarantined lines of users purged earlier (late records, rejected as user_deleted) are removed on
  * every run.
  */
-export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'deletionsDir' | 'pointsDir' | 'routesDir' | 'landingDir'>, now: Date): Promise<PurgeResult> {
+export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'deletionsDir' | 'pointsDir' | 'routesDir' | 'landingDir' | 'exportsDir'>, now: Date): Promise<PurgeResult> {
   const conn = wh.conn;
   const pending = readDeletionRequests(paths.deletionsDir);
   if (pending.length === 0) {
     const quarantined = await scrubQuarantine(conn);
-    return { users: 0, trips: 0, pointFilesRewritten: 0, routeFilesRewritten: 0, quarantined, archivesRewritten: 0, archivesRemoved: 0, archivesUnreadable: [] };
+    return { users: 0, trips: 0, pointFilesRewritten: 0, routeFilesRewritten: 0, quarantined, archivesRewritten: 0, archivesRemoved: 0, archivesUnreadable: [], exportRemoved: false };
   }
   await run(conn, 'create or replace temp table purge_requests (app_id varchar, user_id bigint, org_user_id varchar, requested_at timestamptz)');
   // a user deleted twice (a retried DELETE whose first answer was lost) is purged once
@@ -69,10 +71,14 @@ export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'delet
     await setWarehouseVersion(conn, version);
   });
   const archives = await scrubArchives(conn, paths.landingDir, [...users.values()], now);
+  // the default export is a copy inside the data folder, where erasure must reach: removed whole
+  // (export.js says so when it writes it); one written elsewhere with --out is the operator's copy
+  const exportRemoved = existsSync(paths.exportsDir);
+  rmSync(paths.exportsDir, { recursive: true, force: true });
   removeDeletionRequests(pending.map((p) => p.file));
   return {
     users: users.size, trips: trips.length, pointFilesRewritten: rewritten, routeFilesRewritten: routesRewritten, quarantined,
-    archivesRewritten: archives.filesRewritten, archivesRemoved: archives.filesRemoved, archivesUnreadable: archives.unreadable,
+    archivesRewritten: archives.filesRewritten, archivesRemoved: archives.filesRemoved, archivesUnreadable: archives.unreadable, exportRemoved,
   };
 }
 
