@@ -23,7 +23,7 @@ const argv = jobArgs('bench', '$0 [--size small|full] [--only STAGE,...] [--json
   .option('api-seconds', { type: 'number', describe: 'override: seconds per load-generator run' })
   .option('api-connections', { type: 'number', describe: 'override: load-generator connections' })
   .option('webhook-events', { type: 'number', describe: 'override: webhook events per receiver' })
-  .option('seed', { type: 'number', default: 42 })
+  .option('seed', { type: 'number', default: 42, describe: 'same seed, same generated data' })
   .option('serve-from', { type: 'string', describe: 'abuse: run the jobs/serve.js of this checkout (built), e.g. a worktree of the code before a change' })
   .option('work-dir', { type: 'string', describe: 'the same as --data-dir (the name the bench had first)' })
   .option('keep', { type: 'boolean', default: false, describe: 'keep the work folder afterwards' })

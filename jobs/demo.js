@@ -14,8 +14,8 @@ const argv = jobArgs('demo', '$0 [--users 50] [--days 30] [--data-dir DIR] [--po
   .option('users', { type: 'number', default: 50, describe: 'sample drivers (first run only)' })
   .option('days', { type: 'number', default: 30, describe: 'days of trips up to yesterday (first run only)' })
   .option('serve', { type: 'boolean', default: true, describe: 'serve the API afterwards (--no-serve to stop after publishing)' })
-  .option('port', { type: 'number', default: 8080 })
-  .option('host', { type: 'string', default: '127.0.0.1' })
+  .option('port', { type: 'number', default: 8080, describe: 'TCP port of the API (0: any free port); a taken one is said before any work (exit 3)' })
+  .option('host', { type: 'string', default: '127.0.0.1', describe: 'address the API listens on' })
   .check(wholeNumbers({ port: { min: 0, max: 65535 } }))
   .parseSync();
 

@@ -57,7 +57,7 @@ export async function runQuarantine(dataDir: string, request: QuarantineRequest)
     await runFile(db.connection, 'quarantine/numbered');
     if (request.op === 'show') {
       const [row] = await queryFile(db.connection, 'quarantine/show', { id: request.id });
-      if (!row) throw new InputError(`no quarantined record ${request.id} (ids as \`quarantine.js list\` shows them, e.g. 12-345 or 12-345-e1)`);
+      if (!row) throw new InputError(`no quarantined record ${request.id} (ids as quarantine.js list shows them, e.g. 12-345 or 12-345-e1)`);
       const found = item(row);
       return { op: 'show', item: { ...found, raw: row['raw'] === null ? null : String(row['raw']), nowAt: archivedCopy(landingDir, found) } };
     }
