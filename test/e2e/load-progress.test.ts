@@ -2,7 +2,7 @@
 // and its summary ends with what it set aside, by reason, counted by hand from the input below.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { tripRecord } from '../helpers/trips.js';
+import { badEvents, tripRecord } from '../helpers/trips.js';
 import { workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { runJobProcess } from '../helpers/job-process.js';
 
@@ -13,19 +13,13 @@ let file = '';
 function corpus(ws: Workspace): string {
   const good = (id: string, extra: Record<string, unknown> = {}) =>
     tripRecord({ appId: ws.appId, tripId: id, start: '2026-11-19T08:00:00Z', seconds: 120, extra });
-  const badEvents = {
-    ...good('ok-2'),
-    events: [
-      { type: 'drifting', startTime: '2026-11-19T08:00:10Z', endTime: '2026-11-19T08:00:20Z', startPoint: { lat: 1, lng: 1 }, endPoint: { lat: 1, lng: 1 } },
-      { type: 'brake', startTime: '2026-11-19T08:00:20Z', endTime: '2026-11-19T08:00:10Z', startPoint: { lat: 1, lng: 1 }, endPoint: { lat: 1, lng: 1 } },
-    ],
-  };
+  const withBadEvents = { ...good('ok-2'), events: badEvents() };
   const badPoint = good('ok-3');
   const points = badPoint['points'] as { t: number; lat: number; lng: number; speed: number }[];
   points.push({ t: (points.at(-1) as { t: number }).t + 500, lat: 52.6, lng: 13.4, speed: -1 });
   // rejected: not_an_object 2, invalid_json 1, invalid_os 1; events: unknown_event_type 1,
   // event_time_inverted 1; points: negative_speed 1
-  return writeNdjson(join(ws.dir, 'in', 'corpus.ndjson'), [good('ok-1'), '{"appId": "truncated', '[1, 2]', '[3]', good('x1', { os: 'windows' }), badEvents, badPoint]);
+  return writeNdjson(join(ws.dir, 'in', 'corpus.ndjson'), [good('ok-1'), '{"appId": "truncated', '[1, 2]', '[3]', good('x1', { os: 'windows' }), withBadEvents, badPoint]);
 }
 
 beforeAll(async () => {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { runLoad } from '../../src/jobs/load.js';
-import { tripRecord } from '../helpers/trips.js';
+import { badEvents, tripRecord } from '../helpers/trips.js';
 import { warehouseRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { holdDatabase, runJobProcess } from '../helpers/job-process.js';
 
@@ -19,14 +19,7 @@ beforeAll(async () => {
   ws = await workspace('UTC');
   const good = (id: string, extra: Record<string, unknown> = {}) =>
     tripRecord({ appId: ws.appId, tripId: id, start: '2026-11-19T08:00:00Z', seconds: 120, extra });
-  const withBadEvents = {
-    ...good('ok-1'),
-    events: [
-      { type: 'drifting', startTime: '2026-11-19T08:00:10Z', endTime: '2026-11-19T08:00:20Z', startPoint: { lat: 1, lng: 1 }, endPoint: { lat: 1, lng: 1 } },
-      { type: 'brake', startTime: '2026-11-19T08:00:20Z', endTime: '2026-11-19T08:00:10Z', startPoint: { lat: 1, lng: 1 }, endPoint: { lat: 1, lng: 1 } },
-      { type: 'brake', startTime: '2026-11-19T08:00:20Z', endTime: '2026-11-19T08:00:21Z', startPoint: { lat: 1, lng: 1 }, endPoint: { lat: 1, lng: 1 } },
-    ],
-  };
+  const withBadEvents = { ...good('ok-1'), events: badEvents(true) };
   // lines 2, 3, 4 are rejected; line 1's first two events are quarantined (its trip is kept)
   fileA = writeNdjson(join(ws.dir, 'in', 'a.ndjson'), [withBadEvents, '{"appId": "truncated', '[1, 2]', good('x1', { os: 'windows' }), good('ok-2')]);
   fileB = writeNdjson(join(ws.dir, 'in', 'b.ndjson'), ['not json at all', good('x2', { appId: 'someone-else' })]);
