@@ -72,15 +72,25 @@ describe('quarantine.js', () => {
       const out = JSON.parse(r.stdout);
       return { matching: out.matching as number, ids: out.items.map((i: { id: string }) => i.id) as string[] };
     };
-    expect(await ids(['--date', '2026-11-21'])).toEqual({ matching: 2, ids: [`${b}-1`, `${b}-2`] });
-    expect(await ids(['list', '--reason', 'invalid_json'])).toEqual({ matching: 2, ids: [`${b}-1`, `${a}-2`] });
-    expect(await ids(['--kind', 'event', '--date', '2026-11-20'])).toEqual({ matching: 2, ids: [`${a}-1-e1`, `${a}-1-e2`] });
-    expect(await ids(['--date', '2026-11-22'])).toEqual({ matching: 0, ids: [] });
+    // every run at once: each is a process of its own, reading the warehouse read-only
+    const [day, reason, events, none, mine, theirs, limit, limited] = await Promise.all([
+      ids(['--date', '2026-11-21']),
+      ids(['list', '--reason', 'invalid_json']),
+      ids(['--kind', 'event', '--date', '2026-11-20']),
+      ids(['--date', '2026-11-22']),
+      ids(['--app', ws.appId, '--kind', 'record']),
+      ids(['--app', 'someone-else']),
+      ids(['--limit', '3']),
+      quarantine(['--limit', '3']),
+    ]);
+    expect(day).toEqual({ matching: 2, ids: [`${b}-1`, `${b}-2`] });
+    expect(reason).toEqual({ matching: 2, ids: [`${b}-1`, `${a}-2`] });
+    expect(events).toEqual({ matching: 2, ids: [`${a}-1-e1`, `${a}-1-e2`] });
+    expect(none).toEqual({ matching: 0, ids: [] });
     // a record is listed under the appId it carries: line 4 (invalid_os) this app's, line 2 of b another's
-    expect(await ids(['--app', ws.appId, '--kind', 'record'])).toEqual({ matching: 1, ids: [`${a}-4`] });
-    expect(await ids(['--app', 'someone-else'])).toEqual({ matching: 1, ids: [`${b}-2`] });
-    expect(await ids(['--limit', '3'])).toEqual({ matching: 7, ids: [`${b}-1`, `${b}-2`, `${a}-1-e1`] });
-    const limited = await quarantine(['--limit', '3']);
+    expect(mine).toEqual({ matching: 1, ids: [`${a}-4`] });
+    expect(theirs).toEqual({ matching: 1, ids: [`${b}-2`] });
+    expect(limit).toEqual({ matching: 7, ids: [`${b}-1`, `${b}-2`, `${a}-1-e1`] });
     expect(limited.stdout).toMatch(/^quarantine list: 7 quarantined .*; the 3 newest shown \(--limit\)$/m);
   });
 
