@@ -9,8 +9,8 @@ import { appsOf } from '../dist/jobs/data-dir.js';
 import { assertPortFree } from '../dist/jobs/port-free.js';
 
 const argv = jobArgs('serve', '$0 [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--serving pack|sql] [--no-log]\n\nServes the published snapshot read-only over HTTP (README, "API") and owns the passport store; runs until SIGTERM/SIGINT.', { jsonHelp: 'a failure to start as JSON on stdout (the request log is JSON lines already)' })
-  .option('port', { type: 'number', default: Number(process.env.PORT ?? 8080), describe: 'TCP port (env PORT; 0: any free port); a taken one is said before anything starts (exit 3)' })
-  .option('host', { type: 'string', default: process.env.HOST ?? '127.0.0.1', describe: 'address to listen on (env HOST)' })
+  .option('port', { type: 'number', default: Number(process.env.PORT ?? 8080) })
+  .option('host', { type: 'string', default: process.env.HOST ?? '127.0.0.1' })
   .option('connections', { type: 'number', default: 4, describe: 'DuckDB connections to the snapshot' })
   .option('serving', { choices: ['pack', 'sql'], default: process.env.DRIVING_API_SERVING ?? 'pack', describe: 'answer trips, statistics and scores from the serving pack, or always by SQL (env DRIVING_API_SERVING)' })
   .option('extras-reads', { choices: ['sync', 'async'], default: process.env.DRIVING_PACK_EXTRAS_READS ?? 'sync', describe: 'read a trip detail\'s events on the event loop, or through the thread pool when they far exceed the page cache (env DRIVING_PACK_EXTRAS_READS)' })
