@@ -107,6 +107,23 @@ describe('quarantine.js', () => {
     expect(JSON.parse(event.raw)).toMatchObject({ type: 'drifting', startTime: '2026-11-19T08:00:10Z' });
   });
 
+  it('says where a file from the landing area is now: the load moved it to its archive', async () => {
+    const landed = await workspace('UTC');
+    try {
+      writeNdjson(join(landed.paths.landingDir, 'c.ndjson'), ['{"broken']);
+      await runLoad({ dataDir: landed.dir, now: new Date('2026-11-22T10:00:00Z') });
+      const [row] = await warehouseRows(landed.paths, 'select batch_id from quarantine');
+      const r = await runJobProcess('quarantine', ['show', `${Number(row?.['batch_id'])}-1`, '--data-dir', landed.dir, '--json']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout).item).toMatchObject({
+        reason: 'invalid_json', raw: '{"broken', sourceFile: join(landed.paths.landingDir, 'c.ndjson'),
+        nowAt: join(landed.paths.landingDir, 'loaded', '2026-11-22', 'c.ndjson'),
+      });
+    } finally {
+      landed.cleanup();
+    }
+  });
+
   it('says what is wrong with a request (exit 2), and that nothing was loaded yet (exit 0)', async () => {
     const missing = await quarantine(['show', `${a}-99`]);
     expect(missing.code).toBe(2);
