@@ -72,7 +72,8 @@ describe('--help of every job', () => {
     }
     // the global flags are documented once, for every job
     for (const flag of GLOBAL) expect(DOC.slice(0, DOC.indexOf('## Exit codes'))).toContain(`\`${flag}`);
-  });
+    // 24 node processes: 90 s at a load average of 30 on 2 cores (2026-11-25)
+  }, 300_000);
 
   it('lists every sub-command in a usage error, revoke-key included', async () => {
     const r = await runJobProcess('apps', ['frobnicate', '--data-dir', EMPTY]);
@@ -112,7 +113,7 @@ describe('--data-dir', () => {
     expect(bench.code).toBe(2);
     expect(bench.stderr).toContain(`bench: failed: --data-dir ${kept} is not empty and was not made by the bench`);
     expect(readFileSync(join(kept, 'apps.json'), 'utf8')).toBe('{}');
-  });
+  }, 300_000);
 });
 
 describe('a port already taken', () => {
