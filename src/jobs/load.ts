@@ -105,7 +105,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     // the files being read, validated and derived now (two at a time by default)
     const inFlight = new Map<number, string>();
     const deriving = () => {
-      if (inFlight.size > 0) beat.doing(`load: deriving ${[...inFlight].map(([i, f]) => `[${i + 1}/${files.length}] ${f}`).join(' and ')}`);
+      // not `[2/10]`: that names a file finished (the line a watcher, or test/e2e/kill.test.ts, waits for)
+      if (inFlight.size > 0) beat.doing(`load: deriving ${[...inFlight].map(([i, f]) => `${f} (${i + 1} of ${files.length})`).join(' and ')}`);
     };
     const onStart = (file: string, index: number) => {
       inFlight.set(index, file);

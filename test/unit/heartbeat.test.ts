@@ -18,7 +18,7 @@ describe('heartbeat', () => {
     // anything said is a sign of life: the next reminder is 5 s after it
     now = 7_000;
     beat.progress('load: warehouse open in 7.0 s');
-    beat.doing('load: deriving [1/2] a.ndjson');
+    beat.doing('load: deriving a.ndjson (1 of 2)');
     now = 11_999;
     beat.tick();
     now = 12_000;
@@ -28,7 +28,7 @@ describe('heartbeat', () => {
     expect(said).toEqual([
       'load: opening the warehouse (5 s so far)',
       'load: warehouse open in 7.0 s',
-      'load: deriving [1/2] a.ndjson (5 s so far)',
+      'load: deriving a.ndjson (1 of 2) (5 s so far)',
     ]);
     beat.stop();
   });
