@@ -1,9 +1,8 @@
 #!/usr/bin/env node
 // The operator's tool for tenants: add an app, list apps, rotate or revoke API keys, rotate the
 // AppSecret, set the webhook URL.
-import yargs from 'yargs';
-import { hideBin } from 'yargs/helpers';
-import { runJob, usageFailure } from '../dist/cli.js';
+import { runJob } from '../dist/cli.js';
+import { jobArgs } from '../dist/jobs/args.js';
 import { resolveDataDir, pathsFor } from '../dist/config.js';
 import { AppStore, keyIdOf } from '../dist/apps/store.js';
 import { parseDuration } from '../dist/apps/duration.js';
@@ -22,16 +21,12 @@ const checkedUrl = async (url) => {
   return url;
 };
 
-const COMMANDS = ['add', 'list', 'rotate-key', 'revoke-key', 'rotate-secret', 'set-webhook'];
 // every command but `add` works on existing apps: a data folder without any is a mistyped --data-dir
 const store = (argv, { creates = false } = {}) => {
   const dataDir = resolveDataDir(argv.dataDir);
   if (!creates) appsOf(dataDir);
   return new AppStore(pathsFor(dataDir).appsFile);
 };
-// --data-dir and --json are global options (set below, so an unknown command is named alone);
-// a command adds only its own
-const common = (y) => y;
 // what `list` shows: never a key hash or the secret
 const publicView = (app) => ({
   appId: app.appId, name: app.name, timeZone: app.timeZone, webhookUrl: app.webhookUrl, webhookEventTypes: app.webhookEventTypes ?? [],
@@ -41,67 +36,87 @@ const publicView = (app) => ({
 });
 const keysLine = (app) => app.apiKeys.map((k) => `${keyIdOf(k)}${k.validUntil ? ` (until ${k.validUntil})` : ''}`).join(', ');
 
-await yargs(hideBin(process.argv))
-  .scriptName('apps')
-  .usage('$0 <command> [options]\n\nThe operator\'s tool for tenants (apps): create them, list them, rotate their keys and secrets, set their webhook URL.')
-  .option('data-dir', { type: 'string', global: true, describe: 'data folder (env DRIVING_DATA_DIR, default ./data)' })
-  .option('json', { type: 'boolean', default: false, global: true, describe: 'machine-readable output' })
-  .command('add', 'create an app; prints its appId, API key and AppSecret once', (y) => common(y)
-    .option('name', { type: 'string', demandOption: true })
-    .option('time-zone', { type: 'string', default: 'UTC', describe: 'IANA zone for days, weeks, rush hour' })
-    .option('webhook-url', { type: 'string' }),
-  (argv) => runJob('apps add', argv.json, async () => {
-    const created = await store(argv, { creates: true }).add({ name: argv.name, timeZone: argv.timeZone, webhookUrl: await checkedUrl(argv.webhookUrl) });
-    return { result: created, summary: `created ${created.appId}\n  apiKey:    ${created.apiKey}\n  appSecret: ${created.appSecret}\n  (shown once: store them now)` };
-  }))
-  .command('list', 'list apps', common, (argv) => runJob('apps list', argv.json, async () => {
-    const apps = store(argv).list().map(publicView);
-    const all = store(argv).list();
-    return { result: { apps }, summary: `${apps.length} app(s)\n${all.map((a) => `  ${a.appId}  ${a.name}  ${a.timeZone}  webhook=${a.webhookUrl ?? '-'}  keys=${keysLine(a) || '-'}`).join('\n')}` };
-  }))
-  .command('rotate-key <appId>', 'issue a new API key; the previous one stays valid until the next rotation, or for --expire-previous', (y) => common(y)
-    .option('expire-previous', { type: 'string', describe: 'the previous key ends after this long: 0 (now), 10m, 24h, 7d (at most 30d); default: at the next rotation' }),
-  (argv) => runJob('apps rotate-key', argv.json, async () => {
-    const expirePreviousMs = argv.expirePrevious === undefined ? undefined : parseDuration('--expire-previous', String(argv.expirePrevious));
-    const rotated = await store(argv).rotateKey(argv.appId, { expirePreviousMs });
-    const previous = rotated.previousValidUntil ? `the previous key stays valid until ${rotated.previousValidUntil}` : 'the previous key stays valid until the next rotation';
-    return { result: rotated, summary: `new apiKey for ${rotated.appId} (keyId ${rotated.keyId}): ${rotated.apiKey} (shown once; ${previous})` };
-  }))
-  .command('revoke-key <appId>', 'end API keys now (a leaked key): every key by default, or --previous, --key-id, --key; a new key is issued when the current one ends', (y) => common(y)
-    .option('previous', { type: 'boolean', describe: 'end every key but the current one' })
-    .option('key-id', { type: 'string', describe: 'end the key with this keyId (as `list` shows it)' })
-    .option('key', { type: 'string', describe: 'end this key (the leaked value itself; it is only hashed)' })
-    .conflicts('previous', ['key-id', 'key'])
-    .conflicts('key-id', 'key'),
-  (argv) => runJob('apps revoke-key', argv.json, async () => {
-    const which = argv.previous ? { previous: true } : argv.keyId ? { keyId: argv.keyId } : argv.key ? { apiKey: argv.key } : { all: true };
-    const revoked = await store(argv).revokeKeys(argv.appId, which);
-    const ended = revoked.revoked.length > 0 ? `ended ${revoked.revoked.join(', ')} for ${revoked.appId}` : `no key ended for ${revoked.appId}`;
-    const issued = revoked.apiKey ? `\n  new apiKey (keyId ${revoked.keyId}): ${revoked.apiKey} (shown once: hand it to the integrator as at add)` : '';
-    return { result: revoked, summary: `${ended}; the API refuses them from its next request${issued}` };
-  }))
-  .command('rotate-secret <appId>', 'issue a new AppSecret; the previous one keeps signing webhooks for --grace-hours', (y) => common(y)
-    .option('grace-hours', { type: 'number', default: 24, describe: 'how long the previous secret still signs' }),
-  (argv) => runJob('apps rotate-secret', argv.json, async () => {
-    if (!(argv.graceHours >= 0 && argv.graceHours <= 720)) throw new InputError('--grace-hours must be 0 to 720');
-    const rotated = await store(argv).rotateSecret(argv.appId, argv.graceHours * 3_600_000);
-    return {
-      result: rotated,
-      summary: `new appSecret for ${rotated.appId}: ${rotated.appSecret} (shown once)\n` +
-        `  until ${rotated.previousValidUntil} the Authorization header stays signed with the previous secret and webhook-signature carries both;\n` +
-        '  receivers verify with both secrets meanwhile (verifyWebhook(body, header, [newSecret, oldSecret])), then drop the old one',
-    };
-  }))
-  .command('set-webhook <appId> [url]', 'set (or, without url, clear) the webhook URL; setting it enables a disabled endpoint', (y) => common(y)
-    .option('event-types', { type: 'string', describe: 'comma-separated event types to send (default: every type)' }),
-  (argv) => runJob('apps set-webhook', argv.json, async () => {
+const commands = [
+  {
+    command: 'add',
+    describe: 'create an app; prints its appId, API key and AppSecret once',
+    builder: (y) => y
+      .option('name', { type: 'string', demandOption: true, describe: 'the app\'s name' })
+      .option('time-zone', { type: 'string', default: 'UTC', describe: 'IANA zone for days, weeks, rush hour' })
+      .option('webhook-url', { type: 'string', describe: 'where its webhook events go (https)' }),
+    handler: (argv) => runJob('apps add', argv.json, async () => {
+      const created = await store(argv, { creates: true }).add({ name: argv.name, timeZone: argv.timeZone, webhookUrl: await checkedUrl(argv.webhookUrl) });
+      return { result: created, summary: `created ${created.appId}\n  apiKey:    ${created.apiKey}\n  appSecret: ${created.appSecret}\n  (shown once: store them now)` };
+    }),
+  },
+  {
+    command: 'list',
+    describe: 'list apps',
+    handler: (argv) => runJob('apps list', argv.json, async () => {
+      const all = store(argv).list();
+      const apps = all.map(publicView);
+      return { result: { apps }, summary: `${apps.length} app(s)\n${all.map((a) => `  ${a.appId}  ${a.name}  ${a.timeZone}  webhook=${a.webhookUrl ?? '-'}  keys=${keysLine(a) || '-'}`).join('\n')}` };
+    }),
+  },
+  {
+    command: 'rotate-key <appId>',
+    describe: 'issue a new API key; the previous one stays valid until the next rotation, or for --expire-previous',
+    builder: (y) => y
+      .option('expire-previous', { type: 'string', describe: 'the previous key ends after this long: 0 (now), 10m, 24h, 7d (at most 30d); default: at the next rotation' }),
+    handler: (argv) => runJob('apps rotate-key', argv.json, async () => {
+      const expirePreviousMs = argv.expirePrevious === undefined ? undefined : parseDuration('--expire-previous', String(argv.expirePrevious));
+      const rotated = await store(argv).rotateKey(argv.appId, { expirePreviousMs });
+      const previous = rotated.previousValidUntil ? `the previous key stays valid until ${rotated.previousValidUntil}` : 'the previous key stays valid until the next rotation';
+      return { result: rotated, summary: `new apiKey for ${rotated.appId} (keyId ${rotated.keyId}): ${rotated.apiKey} (shown once; ${previous})` };
+    }),
+  },
+  {
+    command: 'revoke-key <appId>',
+    describe: 'end API keys now (a leaked key): every key by default, or --previous, --key-id, --key; a new key is issued when the current one ends',
+    builder: (y) => y
+      .option('previous', { type: 'boolean', describe: 'end every key but the current one' })
+      .option('key-id', { type: 'string', describe: 'end the key with this keyId (as `list` shows it)' })
+      .option('key', { type: 'string', describe: 'end this key (the leaked value itself; it is only hashed)' })
+      .conflicts('previous', ['key-id', 'key'])
+      .conflicts('key-id', 'key'),
+    handler: (argv) => runJob('apps revoke-key', argv.json, async () => {
+      const which = argv.previous ? { previous: true } : argv.keyId ? { keyId: argv.keyId } : argv.key ? { apiKey: argv.key } : { all: true };
+      const revoked = await store(argv).revokeKeys(argv.appId, which);
+      const ended = revoked.revoked.length > 0 ? `ended ${revoked.revoked.join(', ')} for ${revoked.appId}` : `no key ended for ${revoked.appId}`;
+      const issued = revoked.apiKey ? `\n  new apiKey (keyId ${revoked.keyId}): ${revoked.apiKey} (shown once: hand it to the integrator as at add)` : '';
+      return { result: revoked, summary: `${ended}; the API refuses them from its next request${issued}` };
+    }),
+  },
+  {
+    command: 'rotate-secret <appId>',
+    describe: 'issue a new AppSecret; the previous one keeps signing webhooks for --grace-hours',
+    builder: (y) => y
+      .option('grace-hours', { type: 'number', default: 24, describe: 'how long the previous secret still signs (0 to 720)' }),
+    handler: (argv) => runJob('apps rotate-secret', argv.json, async () => {
+      if (!(argv.graceHours >= 0 && argv.graceHours <= 720)) throw new InputError('--grace-hours must be 0 to 720');
+      const rotated = await store(argv).rotateSecret(argv.appId, argv.graceHours * 3_600_000);
+      return {
+        result: rotated,
+        summary: `new appSecret for ${rotated.appId}: ${rotated.appSecret} (shown once)\n` +
+          `  until ${rotated.previousValidUntil} the Authorization header stays signed with the previous secret and webhook-signature carries both;\n` +
+          '  receivers verify with both secrets meanwhile (verifyWebhook(body, header, [newSecret, oldSecret])), then drop the old one',
+      };
+    }),
+  },
+  {
+    command: 'set-webhook <appId> [url]',
+    describe: 'set (or, without url, clear) the webhook URL; setting it enables a disabled endpoint',
+    builder: (y) => y
+      .option('event-types', { type: 'string', describe: 'comma-separated event types to send (default: every type)' }),
+    handler: (argv) => runJob('apps set-webhook', argv.json, async () => {
       const eventTypes = argv.eventTypes ? String(argv.eventTypes).split(',').map((t) => t.trim()).filter(Boolean) : [];
       const unknown = eventTypes.filter((t) => !EVENT_TYPES.includes(t));
       if (unknown.length > 0) throw new InputError(`--event-types: unknown type(s) ${unknown.join(', ')}; known: ${EVENT_TYPES.join(', ')}`);
       const app = await store(argv).setWebhook(argv.appId, (await checkedUrl(argv.url)) ?? null, eventTypes);
       return { result: publicView(app), summary: `${app.appId} webhook ${app.webhookUrl ?? 'cleared'}${eventTypes.length ? ` (${eventTypes.join(', ')})` : ''}` };
-    }))
-  .demandCommand(1, 'a command is needed')
-  .strict()
-  .fail(usageFailure('apps', COMMANDS))
+    }),
+  },
+];
+
+await jobArgs('apps', '$0 <command> [options]\n\nThe operator\'s tool for tenants (apps): create them, list them, rotate or revoke their keys, rotate their secrets, set their webhook URL.', { commands })
   .parseAsync();

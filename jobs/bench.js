@@ -1,18 +1,19 @@
 #!/usr/bin/env node
 // The benchmark: makes its own data, runs the real jobs and the API on it, prints a table and
 // adds the run to docs/benchmarks.md.
-import yargs from 'yargs';
-import { hideBin } from 'yargs/helpers';
 import { fileURLToPath } from 'node:url';
-import { runJob, usageFailure } from '../dist/cli.js';
+import { hideBin } from 'yargs/helpers';
+import { runJob } from '../dist/cli.js';
+import { jobArgs } from '../dist/jobs/args.js';
 import { benchOptions, judgesTargets, sizeLabel, STAGES } from '../dist/bench/options.js';
 import { runBench } from '../dist/bench/run.js';
 import { stderrProgress } from '../dist/progress.js';
 
 const args = hideBin(process.argv);
-const argv = yargs(args)
-  .scriptName('bench')
-  .usage('$0 [--size small|full] [--only STAGE,...] [--json]\n\nMeasures load, growth, score, API, webhooks and resources on generated data.')
+const argv = jobArgs('bench', '$0 [--size small|full] [--only STAGE,...] [--json]\n\nMeasures load, growth, score, API, webhooks and resources on generated data.', {
+  argv: args,
+  dataDirHelp: 'the bench\'s own folder, where the run makes its data (default: <tmp>/driving-bench; emptied first, so it must be empty, new, or made by an earlier run; never DRIVING_DATA_DIR)',
+})
   .option('size', { choices: ['small', 'full'], default: 'small', describe: 'small: minutes; full: 100,000 users, 90 days' })
   .option('only', { type: 'string', array: true, describe: `stages to run (${STAGES.join(', ')}), comma-separated` })
   .option('users', { type: 'number', describe: 'override: active users' })
@@ -22,15 +23,12 @@ const argv = yargs(args)
   .option('api-seconds', { type: 'number', describe: 'override: seconds per load-generator run' })
   .option('api-connections', { type: 'number', describe: 'override: load-generator connections' })
   .option('webhook-events', { type: 'number', describe: 'override: webhook events per receiver' })
-  .option('seed', { type: 'number', default: 42 })
+  .option('seed', { type: 'number', default: 42, describe: 'same seed, same generated data' })
   .option('serve-from', { type: 'string', describe: 'abuse: run the jobs/serve.js of this checkout (built), e.g. a worktree of the code before a change' })
-  .option('work-dir', { type: 'string', describe: 'where the run makes its data (default: <tmp>/driving-bench; emptied first)' })
+  .option('work-dir', { type: 'string', describe: 'the same as --data-dir (the name the bench had first)' })
   .option('keep', { type: 'boolean', default: false, describe: 'keep the work folder afterwards' })
   .option('merge-cost', { type: 'boolean', default: true, describe: 'growth: also time merging every layer of day N into a new base (--no-merge-cost: do not)' })
   .option('doc', { type: 'boolean', default: true, describe: 'add the run to docs/benchmarks.md (--no-doc: do not)' })
-  .option('json', { type: 'boolean', default: false })
-  .strict()
-  .fail(usageFailure('bench'))
   .parseSync();
 
 // the command as typed, for the record in docs/benchmarks.md
@@ -40,7 +38,7 @@ const command = process.env.npm_lifecycle_event === 'bench'
 
 await runJob('bench', argv.json, async () => {
   const repoDir = fileURLToPath(new URL('..', import.meta.url));
-  const options = benchOptions({ ...argv, command }, repoDir);
+  const options = benchOptions({ ...argv, workDir: argv.dataDir ?? argv.workDir, command }, repoDir);
   const result = await runBench(options, repoDir, stderrProgress);
   if (!argv.json) process.stdout.write(`\n${result.table}\n\n`);
   const scope = judgesTargets(options) ? '' : ' at this size (the targets are set for --size full)';

@@ -1,29 +1,32 @@
 #!/usr/bin/env node
 // `npm start`: the whole pipeline on an embedded default (demo app, 50 users x 30 days, load, score).
 import './threadpool.js';
-import yargs from 'yargs';
-import { hideBin } from 'yargs/helpers';
-import { reportFailure, runJob, usageFailure, wholeNumbers } from '../dist/cli.js';
+import { reportFailure, runJob, wholeNumbers } from '../dist/cli.js';
+import { jobArgs } from '../dist/jobs/args.js';
 import { resolveDataDir } from '../dist/config.js';
 import { runDemo } from '../dist/jobs/demo.js';
 import { stderrProgress } from '../dist/progress.js';
 import { createApi } from '../dist/api/server.js';
 import { demoCurlExamples } from '../dist/jobs/demo-examples.js';
+import { assertPortFree } from '../dist/jobs/port-free.js';
 
-const argv = yargs(hideBin(process.argv))
-  .scriptName('demo')
-  .usage('$0 [--users 50] [--days 30] [--data-dir DIR] [--port 8080] [--no-serve]\n\nThe whole pipeline on sample data: creates the app "Demo Fleet" (first run), generates trips, loads, scores, publishes, then serves the API.\nRun again, it reuses everything and only catches up.')
+const argv = jobArgs('demo', '$0 [--users 50] [--days 30] [--data-dir DIR] [--port 8080] [--no-serve]\n\nThe whole pipeline on sample data: creates the app "Demo Fleet" (first run), generates trips, loads, scores, publishes, then serves the API.\nRun again, it reuses everything and only catches up.')
   .option('users', { type: 'number', default: 50, describe: 'sample drivers (first run only)' })
   .option('days', { type: 'number', default: 30, describe: 'days of trips up to yesterday (first run only)' })
-  .option('data-dir', { type: 'string', describe: 'data folder (env DRIVING_DATA_DIR, default ./data)' })
-  .option('json', { type: 'boolean', default: false })
   .option('serve', { type: 'boolean', default: true, describe: 'serve the API afterwards (--no-serve to stop after publishing)' })
-  .option('port', { type: 'number', default: 8080 })
-  .option('host', { type: 'string', default: '127.0.0.1' })
+  .option('port', { type: 'number', default: 8080, describe: 'TCP port of the API (0: any free port); a taken one is said before any work (exit 3)' })
+  .option('host', { type: 'string', default: '127.0.0.1', describe: 'address the API listens on' })
   .check(wholeNumbers({ port: { min: 0, max: 65535 } }))
-  .strict()
-  .fail(usageFailure('demo'))
   .parseSync();
+
+// a port already taken is said before minutes of generating, loading and publishing, not after
+if (argv.serve) {
+  try {
+    await assertPortFree(argv.port, argv.host, 'another npm start?');
+  } catch (error) {
+    process.exit(reportFailure('demo', error, argv.json));
+  }
+}
 
 let demo;
 await runJob('demo', argv.json, async () => {

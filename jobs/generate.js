@@ -1,27 +1,20 @@
 #!/usr/bin/env node
 // Generates realistic, deterministic trip records for an app's users (who become real accounts).
-import yargs from 'yargs';
-import { hideBin } from 'yargs/helpers';
-import { runJob, usageFailure } from '../dist/cli.js';
+import { runJob } from '../dist/cli.js';
+import { jobArgs } from '../dist/jobs/args.js';
 import { resolveDataDir } from '../dist/config.js';
 import { runGenerate } from '../dist/jobs/generate.js';
 import { stderrProgress } from '../dist/progress.js';
 
-const argv = yargs(hideBin(process.argv))
-  .scriptName('generate')
-  .usage('$0 --users N --days D [--out DIR] [--seed S] [--format ndjson|parquet] [--bad-records]')
+const argv = jobArgs('generate', '$0 --users N --days D [--out DIR] [--seed S] [--format ndjson|parquet] [--bad-records]')
   .option('out', { type: 'string', describe: 'folder to write (default: the landing area, so load.js picks it up)' })
-  .option('users', { type: 'number', default: 50 })
+  .option('users', { type: 'number', default: 50, describe: 'drivers (each made a passport account)' })
   .option('days', { type: 'number', default: 30, describe: 'days of trips, ending yesterday (app zone) unless --end-date' })
   .option('end-date', { type: 'string', describe: 'last day YYYY-MM-DD' })
   .option('seed', { type: 'number', default: 42, describe: 'same seed, same bytes' })
-  .option('format', { choices: ['ndjson', 'parquet'], default: 'ndjson' })
+  .option('format', { choices: ['ndjson', 'parquet'], default: 'ndjson', describe: 'file format of the trip files' })
   .option('bad-records', { type: 'boolean', default: false, describe: 'also write malformed lines of every kind' })
   .option('app-id', { type: 'string', describe: 'which app (default: the only one)' })
-  .option('data-dir', { type: 'string', describe: 'data folder (env DRIVING_DATA_DIR, default ./data)' })
-  .option('json', { type: 'boolean', default: false })
-  .strict()
-  .fail(usageFailure('generate'))
   .parseSync();
 
 await runJob('generate', argv.json, async () => {

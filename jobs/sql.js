@@ -1,23 +1,18 @@
 #!/usr/bin/env node
 // Runs a file from sql/ on a Parquet export: the analysts' way to get the warehouse's numbers.
-import yargs from 'yargs';
-import { hideBin } from 'yargs/helpers';
-import { runJob, usageFailure } from '../dist/cli.js';
+import { runJob } from '../dist/cli.js';
+import { jobArgs } from '../dist/jobs/args.js';
+import { resolveDataDir } from '../dist/config.js';
 import { runSqlOnExport } from '../dist/jobs/sql.js';
 
-const argv = yargs(hideBin(process.argv))
-  .scriptName('sql')
-  .usage('$0 --parquet DIR --file FILE.sql [--param name=value ...]\n\nRuns a file from sql/ on an export (export.js); rows as CSV on stdout (--json: JSON).\n  $0 --parquet data/exports --file sql/analyst/users.sql      (each app\'s users: the app_id and user_id to pass)\n  $0 --parquet data/exports --file sql/marts/statistics_periods.sql --param app_id=APP --param user_id=USER --param period=week --param start_date=2026-11-01 --param end_date=2026-11-30')
-  .option('parquet', { type: 'string', demandOption: true, describe: 'an export folder written by export.js' })
+const argv = jobArgs('sql', '$0 --file FILE.sql [--parquet DIR] [--param name=value ...]\n\nRuns a file from sql/ on an export (export.js; default: the data folder\'s, <data-dir>/exports); rows as CSV on stdout (--json: JSON).\n  $0 --file sql/analyst/users.sql      (each app\'s users: the app_id and user_id to pass)\n  $0 --file sql/marts/statistics_periods.sql --param app_id=APP --param user_id=USER --param period=week --param start_date=2026-11-01 --param end_date=2026-11-30\n  $0 --parquet /tmp/export --file sql/analyst/users.sql      (an export written elsewhere with export.js --out)', { jsonHelp: 'rows as JSON (default: CSV)' })
+  .option('parquet', { type: 'string', describe: 'an export folder written by export.js (default: <data-dir>/exports, where export.js writes by default)' })
   .option('file', { type: 'string', demandOption: true, describe: 'a .sql file holding one SELECT' })
   .option('param', { type: 'string', array: true, default: [], describe: 'name=value, bound as $name' })
-  .option('json', { type: 'boolean', default: false, describe: 'rows as JSON (default: CSV)' })
-  .strict()
-  .fail(usageFailure('sql'))
   .parseSync();
 
 await runJob('sql', argv.json, async () => {
-  const { rows, notes } = await runSqlOnExport({ parquet: argv.parquet, file: argv.file, params: argv.param });
+  const { rows, notes } = await runSqlOnExport({ parquet: argv.parquet, dataDir: resolveDataDir(argv.dataDir), file: argv.file, params: argv.param });
   for (const note of notes) process.stderr.write(`sql: note: ${note}\n`);
   if (!argv.json) {
     const columns = Object.keys(rows[0] ?? {});

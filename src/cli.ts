@@ -27,9 +27,10 @@ for (const stream of [process.stdout, process.stderr]) {
  * 0 done; 1 an internal failure (a bug or the machine: the message says what, DRIVING_DEBUG=1 adds
  * the stack); 2 bad input or usage (a flag, a value, a file or folder given, a data folder without
  * apps); 3 a resource is busy (another process holds a database, or the port is taken): try again
- * later; 4 a check stopped a publish (the last good snapshot stays served).
+ * later; 4 a check stopped a publish (the last good snapshot stays served); 5 nothing to do, only
+ * when asked for (`score.js --fail-if-nothing`): by default an empty new install is not a failure.
  */
-export const EXIT = { ok: 0, internal: 1, input: 2, busy: 3, check: 4 } as const;
+export const EXIT = { ok: 0, internal: 1, input: 2, busy: 3, check: 4, nothing: 5 } as const;
 
 export function exitCodeOf(error: unknown): number {
   if (error instanceof InputError) return EXIT.input;

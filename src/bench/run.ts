@@ -106,12 +106,12 @@ const MARKER = '.driving-bench';
 
 /**
  * Empties the work folder for a fresh run, but only one the bench made (it holds a marker file):
- * `--work-dir` pointing at a real data folder by mistake must not be wiped.
+ * `--data-dir` pointing at a real data folder by mistake must not be wiped.
  */
 function claimWorkDir(dir: string): void {
-  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new InputError(`--work-dir ${dir} is a file, not a folder`);
+  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new InputError(`--data-dir ${dir} is a file, not a folder`);
   if (existsSync(dir) && readdirSync(dir).length > 0 && !existsSync(join(dir, MARKER))) {
-    throw new InputError(`--work-dir ${dir} is not empty and was not made by the bench: choose an empty or new folder`);
+    throw new InputError(`--data-dir ${dir} is not empty and was not made by the bench (a service data folder is never wiped): choose an empty or new folder`);
   }
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });

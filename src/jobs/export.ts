@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { InputError } from '../errors.js';
 import { pathsFor, jobSettings } from '../config.js';
 import { appsOf } from './data-dir.js';
@@ -14,8 +14,16 @@ export interface ExportOptions {
   progress?: Progress;
 }
 
+export interface ExportRun extends ExportResult {
+  seconds: number;
+  /** Whether the next purge of a deleted account removes this export (only the default, `<data-dir>/exports`, is). */
+  purgedWithAccounts: boolean;
+  /** What that means for the operator, said after the summary. */
+  note: string;
+}
+
 /** The export job: the warehouse as Parquet for analysts (default: <data-dir>/exports). */
-export async function runExport(options: ExportOptions): Promise<ExportResult & { seconds: number }> {
+export async function runExport(options: ExportOptions): Promise<ExportRun> {
   const started = Date.now();
   const paths = pathsFor(options.dataDir);
   const out = resolve(options.out ?? paths.exportsDir);
@@ -27,10 +35,26 @@ export async function runExport(options: ExportOptions): Promise<ExportResult & 
     progress(`export: writing Parquet to ${out}`);
     // a DELETE answered before the purge ran: the user is left out already (decisions 8)
     const result = await exportParquet(wh, out, deletedAccounts(paths.deletionsDir));
-    return { ...result, seconds: (Date.now() - started) / 1000 };
+    return { ...result, seconds: (Date.now() - started) / 1000, ...reach(out, paths.dataDir, paths.exportsDir) };
   } finally {
     wh.close();
   }
+}
+
+/**
+ * An export holds every user's trips: the operator must know whether a purge will reach it. The
+ * default folder inside the data folder is removed by the next purge (src/purge/purge.ts); any
+ * other folder is a copy the operator keeps and erases.
+ */
+export function reach(out: string, dataDir: string, exportsDir: string): { purgedWithAccounts: boolean; note: string } {
+  if (resolve(out) === resolve(exportsDir)) {
+    return { purgedWithAccounts: true, note: 'inside the data folder: the next load or score that purges a deleted account writes this export again without them' };
+  }
+  const inside = !relative(resolve(dataDir), resolve(out)).startsWith('..');
+  return {
+    purgedWithAccounts: false,
+    note: `${inside ? 'inside the data folder but not its exports/ folder' : 'outside the data folder'}: the operator's copy, which purges never reach; when an account is deleted (user.deleted events), remove or rewrite this export yourself`,
+  };
 }
 
 /**

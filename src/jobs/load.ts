@@ -9,7 +9,7 @@ import { listValue } from '../db/duckdb.js';
 import { queryFile, runFile } from '../db/sql.js';
 import { ChangedDuringLoadError } from '../load/file-identity.js';
 import { pruneLandingArchive, prunePoints } from '../load/retention.js';
-import { emptyFileReport, totals, type FileReport, type LoadTotals } from '../load/report.js';
+import { emptyFileReport, reasonCounts, totals, type FileReport, type LoadTotals, type ReasonCount } from '../load/report.js';
 import { routeOptions } from '../publish/routes.js';
 import { publish, type PublishResult } from '../publish/publish.js';
 import { eraseToTheBytes, type Erasure } from '../purge/erase.js';
@@ -17,6 +17,7 @@ import { purgeDeletedUsers, type PurgeResult } from '../purge/purge.js';
 import { reportPurgeRemovals } from '../purge/report.js';
 import { emitEvents, type EmitResult } from '../events/emit.js';
 import { silent, type Progress } from '../progress.js';
+import { heartbeat } from '../heartbeat.js';
 import { addDays, todayIn } from '../time.js';
 import { firstLine } from '../errors.js';
 
@@ -46,6 +47,8 @@ export interface LoadResult {
   /** Whether an input named with `--input` was refused (bad input: exit 2). */
   refusedNamed: boolean;
   totals: LoadTotals;
+  /** What was set aside, by reason (records rejected, events quarantined, points dropped); the summary ends with it. */
+  reasons: ReasonCount[];
   publish: PublishResult;
   pointsPartitionsRemoved: string[];
   purged: PurgeResult;
@@ -62,14 +65,30 @@ export interface LoadResult {
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const started = Date.now();
   const now = options.now ?? new Date();
-  const progress = options.progress ?? silent;
+  // every step is named as it starts and again every 5 s while it lasts: opening a large
+  // warehouse (its WAL replayed, the schema and macros installed), batching many uploads and a
+  // first file on a cold cache each took seconds without a word
+  const beat = heartbeat(options.progress ?? silent, { timer: options.progress !== undefined });
+  const progress = beat.progress;
   const paths = pathsFor(options.dataDir);
   const settings = jobSettings();
   const apps = appsOf(options.dataDir);
   const fromLanding = options.inputs === undefined || options.inputs.length === 0;
 
-  const wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: settings.memoryLimit });
+  const opening = `load: opening the warehouse ${paths.warehouseFile} (schema, macros, ${apps.length} app(s))`;
+  progress(opening);
+  beat.doing(opening);
+  const openStarted = Date.now();
+  let wh: Awaited<ReturnType<typeof openWarehouse>>;
   try {
+    wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: settings.memoryLimit });
+  } catch (error) {
+    beat.stop();
+    throw error;
+  }
+  progress(`load: warehouse open in ${((Date.now() - openStarted) / 1000).toFixed(1)} s`);
+  try {
+    if (fromLanding) beat.doing(`load: putting SDK uploads in ${paths.landingDir} together into batch files`);
     // with the warehouse held, so that no other load batches the same uploads
     const batched = fromLanding ? await batchUploads(paths.landingDir, options.uploadBatchBytes ?? settings.uploadBatchBytes, uploadLedger(wh.conn, now)) : null;
     if (batched && batched.files.length > 0) {
@@ -77,6 +96,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       progress(`load: ${batched.uploads} SDK upload file(s) put together into ${batched.files.length} batch file(s), ${(batched.bytes / 2 ** 20).toFixed(1)} MiB${copies}`);
     }
     if (batched?.error) progress(`load: SDK uploads not all batched (${batched.error}): the rest load as files of their own`);
+    beat.doing(`load: listing ${fromLanding ? paths.landingDir : 'the --input files'}`);
     const { files, refused } = fromLanding ? landingFiles(paths.landingDir) : expandInputs(options.inputs ?? []);
     progress(`load: ${files.length} file(s) ${fromLanding ? `from ${paths.landingDir}` : 'given'}`);
     for (const r of refused) progress(`load: ${r.file}: not loaded, not a regular file (${r.kind}): never followed, left where it is`);
@@ -85,7 +105,17 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     let t0 = Date.now();
     // the same route files the load writes per file, and the publish any still missing
     const routes = routeOptions(paths, settings.pointsRetentionDays, now);
-    await loadFiles(wh, files, { pointsDir: paths.pointsDir, now, parseBytes: options.parseBytes, pointsPerPart: options.pointsPerPart ?? settings.pointsPerPart, afterStage: options.afterStage, concurrency: options.concurrency ?? settings.loadConcurrency, routes }, ({ file, report: loaded, error }, index) => {
+    // the files being read, validated and derived now (two at a time by default)
+    const inFlight = new Map<number, string>();
+    const deriving = () => {
+      // not `[2/10]`: that names a file finished (the line a watcher, or test/e2e/kill.test.ts, waits for)
+      if (inFlight.size > 0) beat.doing(`load: deriving ${[...inFlight].map(([i, f]) => `${f} (${i + 1} of ${files.length})`).join(' and ')}`);
+    };
+    const onStart = (file: string, index: number) => {
+      inFlight.set(index, file);
+      deriving();
+    };
+    await loadFiles(wh, files, { onStart, pointsDir: paths.pointsDir, now, parseBytes: options.parseBytes, pointsPerPart: options.pointsPerPart ?? settings.pointsPerPart, afterStage: options.afterStage, concurrency: options.concurrency ?? settings.loadConcurrency, routes }, ({ file, report: loaded, error }, index) => {
       let report: FileReport;
       if (loaded) {
         report = loaded;
@@ -99,12 +129,15 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         if (fromLanding) moveLanded(paths.landingDir, file, day, 'failed', report.failed);
       }
       reports.push(report);
+      inFlight.delete(index);
+      deriving();
       const summary = report.failed ? `FAILED: ${report.failed}` : report.skipped ? 'already loaded, skipped'
         : `${describe(report)}${report.routesDeferred ? `; route files left to the publish: ${report.routesDeferred}` : ''}`;
       // files are derived two at a time but finish in order: the time is since the previous one finished
       progress(`load: [${index + 1}/${files.length}] ${file}: ${summary} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
       t0 = Date.now();
     });
+    beat.doing('load: pruning raw points and landing archives past retention');
     const today = todayIn('UTC', now);
     const removed = prunePoints(paths.pointsDir, settings.pointsRetentionDays, today);
     // the routes the API serves go with the raw points they were copied from (same days)
@@ -115,10 +148,12 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     // start of the oldest (UTC) day the archive keeps, so neither outlives the other
     await runFile(wh.conn, 'load/prune_loaded_uploads', { oldest: `${addDays(today, -settings.pointsRetentionDays)}T00:00:00Z` });
     if (archived.length > 0) progress(`load: pruned ${archived.length} landing archive folder(s)`);
+    beat.doing('load: purging deleted accounts');
     const purged = await purgeDeletedUsers(wh, paths, now);
     if (purged.users > 0) progress(`load: purged ${purged.users} deleted account(s): ${purged.trips} trips, ${purged.pointFilesRewritten} points file(s) rewritten`);
     reportPurgeRemovals(purged, progress);
     progress('load: publishing');
+    beat.doing('load: publishing');
     const published = await publish(wh, {
       publishedDir: paths.publishedDir,
       manifestFile: paths.manifestFile,
@@ -128,14 +163,17 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       routes,
     });
     progress(`load: publish ${published.detail}`);
+    beat.doing('load: writing webhook events');
     const events = await emitEvents(wh, paths.eventsDir, published.version, now);
     if (events.file) progress(`load: ${events.tripCreated} trip.created, ${events.tripUpdated} trip.updated, ${events.safetyScoreUpdated} safety_score.updated and ${events.userDeleted} user.deleted event(s) in ${events.file}`);
     // last: the warehouse file is rewritten, so nothing may write to it after this
     const erasure = await eraseToTheBytes(wh, paths, purged.purgedUsers);
     if (erasure.warehouse) progress(`load: erasure: warehouse rewritten without the deleted rows' bytes (${(erasure.warehouse.bytesBefore / 1e6).toFixed(1)} -> ${(erasure.warehouse.bytesAfter / 1e6).toFixed(1)} MB in ${erasure.warehouse.seconds.toFixed(2)} s), ${erasure.eventsDropped} pending event(s) dropped${erasure.exportRewritten ? ', export written again' : ''}`);
-    return { files: reports, uploadBatches: batched, refused, refusedNamed: !fromLanding && refused.length > 0, totals: totals(reports), publish: published, pointsPartitionsRemoved: removed, purged, events, erasure, seconds: (Date.now() - started) / 1000 };
+    const summed = totals(reports);
+    return { files: reports, uploadBatches: batched, refused, refusedNamed: !fromLanding && refused.length > 0, totals: summed, reasons: reasonCounts(summed), publish: published, pointsPartitionsRemoved: removed, purged, events, erasure, seconds: (Date.now() - started) / 1000 };
   } finally {
     wh.close();
+    beat.stop();
   }
 }
 

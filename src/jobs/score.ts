@@ -1,6 +1,7 @@
 import { pathsFor, jobSettings } from '../config.js';
 import { appsOf } from './data-dir.js';
-import { openWarehouse } from '../warehouse/warehouse.js';
+import { openWarehouse, type Warehouse } from '../warehouse/warehouse.js';
+import { queryFile } from '../db/sql.js';
 import { scoreDate, type ScoreDateResult } from '../score/score-date.js';
 import { routeOptions } from '../publish/routes.js';
 import { publish, type PublishResult } from '../publish/publish.js';
@@ -36,6 +37,8 @@ const LINES_UP_TO = 10;
 
 export interface ScoreResult {
   runs: ScoreDateResult[];
+  /** Why no run scored anyone (no normal trip in any window), or null when someone was scored. */
+  nothingToScore: string | null;
   purged: PurgeResult;
   publish: PublishResult;
   events: EmitResult;
@@ -70,6 +73,8 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
     } finally {
       counter?.done();
     }
+    const nothingToScore = runs.every((r) => r.users === 0) ? await whyNothing(wh.conn, plan.map((p) => p.date)) : null;
+    if (nothingToScore) progress(`score: nothing to score: ${nothingToScore}`);
     const purged = await purgeDeletedUsers(wh, paths, now);
     if (purged.users > 0) progress(`score: purged ${purged.users} deleted account(s): ${purged.trips} trips, ${purged.pointFilesRewritten} points file(s) rewritten`);
     reportPurgeRemovals(purged, progress);
@@ -88,12 +93,23 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
     // last: the warehouse file is rewritten, so nothing may write to it after this
     const erasure = await eraseToTheBytes(wh, paths, purged.purgedUsers);
     if (erasure.warehouse) progress(`score: erasure: warehouse rewritten without the deleted rows' bytes (${(erasure.warehouse.bytesBefore / 1e6).toFixed(1)} -> ${(erasure.warehouse.bytesAfter / 1e6).toFixed(1)} MB in ${erasure.warehouse.seconds.toFixed(2)} s), ${erasure.eventsDropped} pending event(s) dropped${erasure.exportRewritten ? ', export written again' : ''}`);
-    return { runs, purged, publish: published, events, erasure, seconds: (Date.now() - started) / 1000 };
+    return { runs, nothingToScore, purged, publish: published, events, erasure, seconds: (Date.now() - started) / 1000 };
   } finally {
     const closing = performance.now();
     wh.close();
     progress(`score: warehouse closed (checkpoint) in ${seconds(closing)} s`);
   }
+}
+
+/** Says why no user has a normal trip in a window: an empty (new) warehouse, or trips on other days. */
+async function whyNothing(conn: Warehouse['conn'], dates: string[]): Promise<string> {
+  const [held] = await queryFile(conn, 'score/trips_held');
+  const trips = Number(held?.['normal_trips'] ?? 0);
+  if (trips === 0) return 'the warehouse holds no normal trips yet (load some with node jobs/load.js)';
+  const sorted = [...dates].sort();
+  const asOf = sorted.length === 1 ? `as of ${sorted[0]}` : `as of ${sorted[0]}..${sorted[sorted.length - 1]}`;
+  // the longest window of sql/marts/safety_scores.sql
+  return `no normal trip in the 90 days before each date ${asOf} (the warehouse's ${trips} normal trip(s) start on ${String(held?.['first_day'])}..${String(held?.['last_day'])})`;
 }
 
 const seconds = (since: number): string => ((performance.now() - since) / 1000).toFixed(2);

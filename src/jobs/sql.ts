@@ -1,12 +1,15 @@
 import { openDatabase } from '../db/open.js';
 import { parameterNames, query, sqlText, type Params } from '../db/sql.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { pathsFor, resolveDataDir } from '../config.js';
 import { attachParquetExport } from '../analyst/parquet-views.js';
 import { InputError } from '../errors.js';
 
 export interface SqlOptions {
-  parquet: string;
+  /** The export folder; default: the data folder's own, where export.js writes by default. */
+  parquet?: string;
+  dataDir?: string;
   file: string;
   params: string[];
 }
@@ -40,9 +43,13 @@ export async function runSqlOnExport(options: SqlOptions): Promise<SqlResult> {
   if (missing.length > 0) throw new InputError(`${options.file} needs ${missing.map((m) => `--param ${m}=...`).join(' ')}`);
   const unused = Object.keys(params).filter((name) => !needed.includes(name));
   if (unused.length > 0) throw new InputError(`${options.file} has no parameter ${unused.map((u) => `$${u}`).join(', ')} (it takes: ${needed.map((n) => `$${n}`).join(', ') || 'none'})`);
+  const parquet = options.parquet ?? pathsFor(options.dataDir ?? resolveDataDir()).exportsDir;
+  if (options.parquet === undefined && !existsSync(parquet)) {
+    throw new InputError(`no export at ${parquet}: write one with node jobs/export.js (a purge of a deleted account removes it), or give --parquet DIR`);
+  }
   const db = await openDatabase(':memory:');
   try {
-    await attachParquetExport(db.connection, options.parquet);
+    await attachParquetExport(db.connection, parquet);
     const notes = await unmatched(db.connection, params);
     let rows: Record<string, unknown>[];
     try {

@@ -1,6 +1,7 @@
 import type { LoadResult } from './load.js';
 import type { ScoreResult } from './score.js';
 import type { PublishResult } from '../publish/publish.js';
+import type { ReasonCount } from '../load/report.js';
 
 const sum = (values: Record<string, number>): number => Object.values(values).reduce((a, b) => a + b, 0);
 
@@ -15,13 +16,29 @@ export function loadSummary(r: LoadResult): string {
     `${t.files - t.filesSkipped - t.filesFailed} file(s) loaded, ${t.filesSkipped} skipped, ${t.filesFailed} failed; ${t.tripsLoaded} trips (${t.tripsReplaced} replaced, ` +
     `${sum(t.tripsAbnormal)} abnormal), ${sum(t.rejected)} records rejected, ${sum(t.pointsDropped)} points dropped, ` +
     `${sum(t.eventsQuarantined)} events quarantined; ${publishSummary(r.publish)} in ${r.seconds.toFixed(1)} s` +
-    (r.refused.length > 0 ? `; ${r.refused.length} not a regular file (left alone)` : '')
+    (r.refused.length > 0 ? `; ${r.refused.length} not a regular file (left alone)` : '') +
+    reasonLines(r.reasons)
   );
+}
+
+const KIND_LINES = [
+  ['record', 'records rejected', ' (node jobs/quarantine.js lists them, with file and line)'],
+  ['event', 'events quarantined', ' (their trips kept)'],
+  ['point', 'points dropped', ''],
+] as const;
+
+/** The end of a load's summary: one line per kind of thing set aside, its reasons and their counts. */
+export function reasonLines(reasons: ReasonCount[]): string {
+  return KIND_LINES.map(([kind, label, hint]) => {
+    const of = reasons.filter((r) => r.kind === kind);
+    return of.length === 0 ? '' : `\n  ${label}: ${of.map((r) => `${r.reason} ${r.count}`).join(', ')}${hint}`;
+  }).join('');
 }
 
 export function scoreSummary(r: ScoreResult): string {
   const dates = [...new Set(r.runs.map((x) => x.date))].sort();
   const range = dates.length <= 1 ? (dates[0] ?? 'no date') : `${dates[0]}..${dates[dates.length - 1]}`;
   const users = r.runs.reduce((a, x) => a + x.users, 0);
-  return `${r.runs.length} run(s) as of ${range}, ${users} user score(s); ${publishSummary(r.publish)} in ${r.seconds.toFixed(1)} s`;
+  const nothing = r.nothingToScore ? `nothing to score: ${r.nothingToScore}; ` : '';
+  return `${nothing}${r.runs.length} run(s) as of ${range}, ${users} user score(s); ${publishSummary(r.publish)} in ${r.seconds.toFixed(1)} s`;
 }

@@ -48,7 +48,7 @@ export type FileOutcome = { file: string; report: FileReport; error?: undefined 
 export async function loadFiles(
   wh: Warehouse,
   files: string[],
-  ctx: LoadFileContext & { concurrency: number },
+  ctx: LoadFileContext & { concurrency: number; onStart?: (file: string, index: number) => void },
   onFile: (outcome: FileOutcome, index: number) => void | Promise<void>,
 ): Promise<void> {
   const lanes = Math.max(1, Math.min(ctx.concurrency, files.length));
@@ -66,6 +66,7 @@ export async function loadFiles(
       while (next < files.length && stopped === undefined) {
         const index = next++;
         const file = files[index] as string;
+        ctx.onStart?.(file, index);
         const previous = merged[index - 1] ?? Promise.resolve();
         const previousReported = reported[index - 1] ?? Promise.resolve();
         let release!: () => void;

@@ -75,3 +75,19 @@ export function totals(files: FileReport[]): LoadTotals {
 function add(target: Record<string, number>, key: string, n: number): void {
   target[key] = (target[key] ?? 0) + n;
 }
+
+export interface ReasonCount {
+  /** A record rejected whole, an event quarantined (its trip kept), a point dropped. */
+  kind: 'record' | 'event' | 'point';
+  reason: string;
+  count: number;
+}
+
+/** What a load set aside, by reason, most frequent first within each kind (the end of its summary). */
+export function reasonCounts(t: LoadTotals): ReasonCount[] {
+  const of = (kind: ReasonCount['kind'], counts: Record<string, number>): ReasonCount[] =>
+    Object.entries(counts)
+      .map(([reason, count]) => ({ kind, reason, count }))
+      .sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason));
+  return [...of('record', t.rejected), ...of('event', t.eventsQuarantined), ...of('point', t.pointsDropped)];
+}

@@ -39,7 +39,7 @@ export interface PurgeResult {
  * Quarantined lines of users purged earlier (late records, rejected as user_deleted) are removed on
  * every run.
  */
-export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'deletionsDir' | 'pointsDir' | 'routesDir' | 'landingDir'>, now: Date): Promise<PurgeResult> {
+export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'deletionsDir' | 'pointsDir' | 'routesDir' | 'landingDir' | 'exportsDir'>, now: Date): Promise<PurgeResult> {
   const conn = wh.conn;
   const pending = readDeletionRequests(paths.deletionsDir);
   if (pending.length === 0) {

@@ -42,3 +42,17 @@ export function tripRecord(spec: TripSpec): Record<string, unknown> {
     ...spec.extra,
   };
 }
+
+/**
+ * Raw events as an SDK might send them, at 2026-11-19T08:00:10Z..: one of an unknown type
+ * (`drifting`: quarantined as unknown_event_type), one ending before it starts (event_time_inverted),
+ * and, with `valid`, one that loads.
+ */
+export function badEvents(valid = false): Record<string, unknown>[] {
+  const at = { startPoint: { lat: 1, lng: 1 }, endPoint: { lat: 1, lng: 1 } };
+  return [
+    { type: 'drifting', startTime: '2026-11-19T08:00:10Z', endTime: '2026-11-19T08:00:20Z', ...at },
+    { type: 'brake', startTime: '2026-11-19T08:00:20Z', endTime: '2026-11-19T08:00:10Z', ...at },
+    ...(valid ? [{ type: 'brake', startTime: '2026-11-19T08:00:20Z', endTime: '2026-11-19T08:00:21Z', ...at }] : []),
+  ];
+}

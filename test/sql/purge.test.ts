@@ -264,3 +264,40 @@ describe('purge: the slot the API still holds', () => {
     }
   });
 });
+
+describe('purge: the export in the data folder', () => {
+  it('writes the default export again without the purged accounts, and leaves an export written elsewhere as the operator\'s copy', async () => {
+    const other = await workspace('UTC');
+    const elsewhere = join(other.dir, '..', `${other.dir.split('/').pop()}-export`);
+    try {
+      const file = join(other.dir, 'in', '1.ndjson');
+      mkdirSync(join(other.dir, 'in'), { recursive: true });
+      writeFileSync(file, [7, 8].map((u) => JSON.stringify(tripRecord({ appId: other.appId, tripId: `t-${u}`, userId: u, orgUserId: `org-${u}`, start: '2026-11-10T08:00:00Z', seconds: 600 }))).join('\n'));
+      await runLoad({ dataDir: other.dir, inputs: [file], now: clock });
+      const { runExport } = await import('../../src/jobs/export.js');
+      const inside = await runExport({ dataDir: other.dir });
+      expect(inside).toMatchObject({ out: other.paths.exportsDir, purgedWithAccounts: true });
+      expect(inside.note).toMatch(/^inside the data folder: the next load or score that purges a deleted account writes this export again without them/);
+      const outside = await runExport({ dataDir: other.dir, out: elsewhere });
+      expect(outside).toMatchObject({ purgedWithAccounts: false });
+      expect(outside.note).toMatch(/^outside the data folder: the operator's copy, which purges never reach/);
+
+      // a load with no deletion pending leaves both
+      expect((await runLoad({ dataDir: other.dir, inputs: [], now: clock })).erasure.exportRewritten).toBe(false);
+      expect(existsSync(join(other.paths.exportsDir, 'apps.parquet'))).toBe(true);
+
+      const { writeDeletionRequest } = await import('../../src/purge/requests.js');
+      writeDeletionRequest(other.paths.deletionsDir, { appId: other.appId, platformUserId: 7, orgUserId: 'org-7', requestedAt: clock.toISOString() });
+      const purged = await runLoad({ dataDir: other.dir, inputs: [], now: clock });
+      expect(purged.purged).toMatchObject({ users: 1 });
+      expect(purged.erasure.exportRewritten).toBe(true);
+      const rewritten = await withDb((c) => query(c, 'select user_id::int as u from read_parquet($f, hive_partitioning = true) order by 1', { f: join(other.paths.exportsDir, 'trips', '**', '*.parquet') }));
+      expect(rewritten).toEqual([{ u: 8 }]);
+      const kept = await withDb((c) => query(c, 'select user_id::int as u from read_parquet($f, hive_partitioning = true) order by 1', { f: join(elsewhere, 'trips', '**', '*.parquet') }));
+      expect(kept).toEqual([{ u: 7 }, { u: 8 }]);
+    } finally {
+      other.cleanup();
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,41 @@
+#!/usr/bin/env node
+// The operator's view of what loads set aside: rejected records and quarantined events, by date,
+// reason and source (file and line), and one whole with its raw line.
+import { runJob } from '../dist/cli.js';
+import { jobArgs } from '../dist/jobs/args.js';
+import { resolveDataDir } from '../dist/config.js';
+import { appsOf } from '../dist/jobs/data-dir.js';
+import { runQuarantine } from '../dist/jobs/quarantine.js';
+import { formatQuarantine } from '../dist/jobs/quarantine-format.js';
+
+const command = (name, request) => (argv) =>
+  runJob(`quarantine ${name}`, argv.json, async () => {
+    const dataDir = resolveDataDir(argv.dataDir);
+    appsOf(dataDir);
+    const result = await runQuarantine(dataDir, request(argv));
+    return { result, summary: formatQuarantine(result) };
+  });
+
+const commands = [
+  {
+    command: 'list',
+    describe: 'quarantined records and events, newest load first: id, load time, kind, reason, file:line (the default)',
+    isDefault: true,
+    builder: (y) => y
+      .option('date', { type: 'string', describe: 'only those of loads on this UTC day (YYYY-MM-DD)' })
+      .option('reason', { type: 'string', describe: 'only this reason (e.g. invalid_json, unknown_event_type)' })
+      .option('kind', { choices: ['record', 'event'], describe: 'only rejected records, or only quarantined events' })
+      .option('app', { type: 'string', describe: 'only this appId' })
+      .option('limit', { type: 'number', default: 50, describe: 'at most this many (1 to 100000)' }),
+    handler: command('list', (a) => ({ op: 'list', date: a.date ?? null, reason: a.reason ?? null, kind: a.kind ?? null, appId: a.app ?? null, limit: a.limit })),
+  },
+  {
+    command: 'show <id>',
+    describe: 'one of them whole: its reason, file and line, and the raw line (or event) as delivered',
+    builder: (y) => y.positional('id', { type: 'string', describe: 'as list shows it, e.g. 12-345 or 12-345-e1' }),
+    handler: command('show', (a) => ({ op: 'show', id: String(a.id) })),
+  },
+];
+
+await jobArgs('quarantine', '$0 <command> [options]\n\nWhat loads set aside: records rejected whole and events quarantined (their trips kept), read from the warehouse read-only.', { commands })
+  .parseAsync();
