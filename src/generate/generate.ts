@@ -15,9 +15,9 @@ export type { GeneratedUser, GenerateOptions, GenerateSummary } from './types.js
 
 /**
  * Trips built and written at a time (env DRIVING_GENERATE_PART_TRIPS): about 1,300 points each,
- * so the default part is about 3 M points, a few hundred MB.
+ * so the default part is about 1.3 M points, a few hundred MB.
  */
-const tripsPerPart = (): number => positiveInt(process.env['DRIVING_GENERATE_PART_TRIPS'], 2_000, 'DRIVING_GENERATE_PART_TRIPS');
+const tripsPerPart = (): number => positiveInt(process.env['DRIVING_GENERATE_PART_TRIPS'], 1_000, 'DRIVING_GENERATE_PART_TRIPS');
 
 /**
  * Generates realistic trip records (decisions 3) for users over local days, set-based in DuckDB:

@@ -153,7 +153,7 @@ describe('a score run publishes what it changed', () => {
     await threeDrivers();
     await runScore({ dataDir: ws.dir, date: DATE, now });
     // d-3's only trip is sent again on the evaluation date itself: outside the window, no score for d-3
-    await load([trip('c', 3, '2026-11-21T09:00:00-05:00')]);
+    await load([trip('c', 3, '2026-11-21T00:30:00-05:00')]);
     const removed = await runScore({ dataDir: ws.dir, date: DATE, now: later(1) });
     expect(removed.runs[0]).toMatchObject({ users: 2, rowsRemoved: 2 });
     const state = await served(ws.dir);
