@@ -8,8 +8,12 @@ select app_id, trip_id from trips where version > $since;
 create or replace temp table changed_days as
 select app_id, user_id, stat_date from stats_daily where version > $since;
 
-create or replace temp table changed_score_runs as
-select distinct app_id, evaluation_date from score_runs where version > $since;
+-- the scores a run wrote or removed since $since: a run writes only the rows whose values changed
+-- (sql/score/replace_scores.sql), so a date scored again copies its changed users, not the date
+create or replace temp table changed_scores as
+select app_id, user_id, interval_days, evaluation_date from safety_scores where version > $since
+union all
+select app_id, user_id, interval_days, evaluation_date from safety_scores_removed where version > $since;
 
 create or replace temp table purged as
 select distinct app_id, user_id from purged_users where version > $since;
@@ -32,8 +36,20 @@ where s.app_id = r.app_id and s.trip_id = r.trip_id;
 delete from slot.stats_daily as s using changed_days as c
 where s.app_id = c.app_id and s.user_id = c.user_id and s.stat_date = c.stat_date;
 
-delete from slot.safety_scores as s using changed_score_runs as c
-where s.app_id = c.app_id and s.evaluation_date = c.evaluation_date;
+-- as for trips: the slot's copies of the changed scores first (none for a new date), found among
+-- the rows of the changed dates only (rows arrive date by date, so zone maps skip the others)
+create or replace temp table replaced_scores as
+select s.app_id, s.user_id, s.interval_days, s.evaluation_date
+from slot.safety_scores as s
+semi join changed_scores as c
+    on c.app_id = s.app_id and c.user_id = s.user_id and c.interval_days = s.interval_days
+    and c.evaluation_date = s.evaluation_date
+where s.evaluation_date between (select min(evaluation_date) from changed_scores)
+    and (select max(evaluation_date) from changed_scores);
+
+delete from slot.safety_scores as s using replaced_scores as r
+where s.app_id = r.app_id and s.user_id = r.user_id and s.interval_days = r.interval_days
+    and s.evaluation_date = r.evaluation_date;
 
 delete from slot.trips as s using purged as p where s.app_id = p.app_id and s.user_id = p.user_id;
 delete from slot.trip_events as s using purged as p where s.app_id = p.app_id and s.user_id = p.user_id;
@@ -54,7 +70,7 @@ insert into slot.trip_events by name select * from trip_events where version > $
 insert into slot.stats_daily by name select * from stats_daily where version > $since;
 
 -- Every score is kept: the history route answers any evaluation date (decisions 7, "History").
--- A date scored again was deleted above (changed_score_runs) and comes back whole here.
+-- A changed score of a date scored again was deleted above (replaced_scores) and comes back here.
 insert into slot.safety_scores by name
 select
     app_id, user_id, org_user_id, evaluation_date, interval_days, evaluated_at,

@@ -9,6 +9,7 @@ delete from trips as t using purge_requests as p where t.app_id = p.app_id and t
 delete from trip_events as t using purge_requests as p where t.app_id = p.app_id and t.user_id = p.user_id;
 delete from stats_daily as t using purge_requests as p where t.app_id = p.app_id and t.user_id = p.user_id;
 delete from safety_scores as t using purge_requests as p where t.app_id = p.app_id and t.user_id = p.user_id;
+delete from safety_scores_removed as t using purge_requests as p where t.app_id = p.app_id and t.user_id = p.user_id;
 -- what the webhook events announced of them (ids and score fingerprints) goes too
 delete from announced_scores as t using purge_requests as p where t.app_id = p.app_id and t.user_id = p.user_id;
 delete from announced_trips as t using purged_trips as p where t.app_id = p.app_id and t.trip_id = p.trip_id;

@@ -177,6 +177,17 @@ create table if not exists score_runs (
     version bigint not null
 );
 
+-- scores a re-run of their evaluation date no longer gives (the user has no normal trip left in
+-- that window): the next publish deletes them from the slot, which copies only the rows a score
+-- run changed (sql/score/replace_scores.sql, sql/publish/apply.sql)
+create table if not exists safety_scores_removed (
+    app_id varchar not null,
+    user_id bigint not null,
+    interval_days integer not null,
+    evaluation_date date not null,
+    version bigint not null
+);
+
 create table if not exists purged_users (
     app_id varchar not null,
     user_id bigint not null,

@@ -3,22 +3,26 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { openDatabase } from '../db/open.js';
 import { type Params, queryFile, runFile, runScript } from '../db/sql.js';
+import { positiveInt } from '../config.js';
 import { addDays, datesBetween } from '../time.js';
 import { writeBadRecords } from './bad-records.js';
 import { checkOptions } from './check-options.js';
 import { cityCentre } from './city.js';
 import type { GenerateOptions, GenerateSummary, TripRecord } from './types.js';
-import { buildRecords, tripRanges } from './records.js';
 import { writeDayFiles } from './write-days.js';
 
 export type { GeneratedUser, GenerateOptions, GenerateSummary } from './types.js';
 
-/** Tables built in order; each file reads the ones before it. */
-const STEPS = ['users', 'trips', 'legs', 'points', 'events'] as const;
+/**
+ * Trips built and written at a time (env DRIVING_GENERATE_PART_TRIPS): about 1,300 points each,
+ * so the default part is about 1.3 M points, a few hundred MB.
+ */
+const tripsPerPart = (): number => positiveInt(process.env['DRIVING_GENERATE_PART_TRIPS'], 1_000, 'DRIVING_GENERATE_PART_TRIPS');
 
 /**
  * Generates realistic trip records (decisions 3) for users over local days, set-based in DuckDB:
- * the same options give byte-identical files.
+ * the same options give byte-identical files. Day by day and a part of a day's trips at a time
+ * (src/generate/write-days.ts): memory follows the part, whatever the users and days.
  *
  * @example
  * const summary = await generateTrips({ outDir: 'data/in', appId: 'demo', timeZone: 'Europe/Berlin',
@@ -48,20 +52,18 @@ export async function generateTrips(options: GenerateOptions): Promise<GenerateS
   try {
     const conn = db.connection;
     await runScript(conn, 'generate/macros');
-    for (const step of STEPS) {
-      await runFile(conn, `generate/${step}`, params);
-      progress(`built ${step}`);
-    }
+    await runFile(conn, 'generate/users', params);
+    progress('built users');
     const days = datesBetween(addDays(options.endDate, 1 - options.days), options.endDate);
-    const ranges = await tripRanges(conn);
-    const files = await writeDayFiles(conn, { ...options, outDir, days, ranges, onProgress: progress });
-    const [totals = {}] = await queryFile(conn, 'generate/summary');
+    const written = await writeDayFiles(conn, {
+      ...options, outDir, days, params, users: options.users.length, tripsPerPart: options.tripsPerPart ?? tripsPerPart(), onProgress: progress,
+    });
     const summary: GenerateSummary = {
-      files,
-      trips: Number(totals['trips']),
-      points: Number(totals['points']),
-      events: Number(totals['events']),
-      abnormalTrips: Number(totals['abnormal_trips']),
+      files: written.files,
+      trips: written.trips,
+      points: written.points,
+      events: written.events,
+      abnormalTrips: written.abnormalTrips,
       badLines: 0,
       badByReason: {},
       droppedPointsByReason: {},
@@ -69,12 +71,12 @@ export async function generateTrips(options: GenerateOptions): Promise<GenerateS
     };
     if (!options.badRecords) return summary;
 
-    await buildRecords(conn, ranges.get(null), options);
+    // the last day's bad-source trips: their records are in gen_records (write-days.ts)
     const sources = await queryFile(conn, 'generate/bad_sources');
     const bad = writeBadRecords(outDir, sources.map((row) => JSON.parse(String(row['line'])) as TripRecord));
     progress(`wrote ${bad.path}`);
     return {
-      files: [...files, bad.path],
+      files: [...written.files, bad.path],
       trips: summary.trips + bad.trips,
       points: summary.points + bad.points,
       events: summary.events + bad.events,

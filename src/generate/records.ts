@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { queryFile, runFile } from '../db/sql.js';
+import { runFile } from '../db/sql.js';
 
 /** A range of trip_no: one local day's trips, or the bad-source trips. */
 export interface TripRange {
@@ -8,16 +8,6 @@ export interface TripRange {
 }
 
 const NO_TRIPS: TripRange = { first: 0, last: -1 };
-
-/** The trip ranges by local day ('YYYY-MM-DD'); the bad-source trips under `null`. */
-export async function tripRanges(conn: DuckDBConnection): Promise<Map<string | null, TripRange>> {
-  const ranges = new Map<string | null, TripRange>();
-  for (const row of await queryFile(conn, 'generate/day_ranges')) {
-    const day = row['trip_day'] === null ? null : String(row['trip_day']);
-    ranges.set(day, { first: Number(row['first_trip_no']), last: Number(row['last_trip_no']) });
-  }
-  return ranges;
-}
 
 /**
  * Rebuilds gen_records, the delivered records, for one range of trips (empty without a range).

@@ -209,7 +209,7 @@ async function writePack(
         files[section] = old as string[];
         continue;
       }
-      const since = current && served && LAYERED.includes(section) && !(await rescored(conn, section, served, current.version)) ? current.version : undefined;
+      const since = current && served && LAYERED.includes(section) && !(await scoresRemoved(conn, section, current.version)) ? current.version : undefined;
       if (since !== undefined) await runScript(conn, 'serving/changed_since', { since });
       const home = await currentDatabase(conn);
       await run(conn, 'use slot');
@@ -300,14 +300,15 @@ function packFiles(pack: Manifest['pack'] | undefined): string[] {
 }
 
 /**
- * Whether scores written after `since` are of an evaluation day the served layers hold (a date
- * scored again): a delta would leave the older row of a driver the new run no longer scores, so
- * the section is written whole. The nightly run scores a new day and gets a delta.
+ * Whether scores were removed after `since` (a date scored again no longer gives a driver's score,
+ * sql/score/replace_scores.sql): a delta layer can replace a row but not remove one, so the
+ * section is written whole. A date scored again otherwise gets a delta of the rows whose values
+ * changed, which replace the older layers' rows of the same day and interval.
  */
-async function rescored(conn: DuckDBConnection, section: Section, served: SectionFile[], since: number): Promise<boolean> {
+async function scoresRemoved(conn: DuckDBConnection, section: Section, since: number): Promise<boolean> {
   if (section !== 'scores') return false;
-  const held = new Set(served.flatMap((f) => f.footer.days ?? []));
-  return (await query(conn, sqlText('serving/changed_score_days'), { since })).some((r) => held.has(Number(r['day'])));
+  const [row] = await query(conn, sqlText('serving/removed_scores'), { since });
+  return row?.['removed'] === true;
 }
 
 /** Whether the warehouse rows a section is made of changed after `since` (purges included). */
@@ -411,11 +412,11 @@ async function currentDatabase(conn: DuckDBConnection): Promise<string> {
   return String(rows[0]?.['db']);
 }
 
-/** Rows this publish copied: trips, user-days and score runs written since the slot's version. */
+/** Rows this publish copied or removed: trips, user-days and scores written since the slot's version. */
 async function changedRows(conn: DuckDBConnection): Promise<number> {
   const rows = await query(
     conn,
-    'select (select count(*) from changed_trips) + (select count(*) from changed_days) + (select count(*) from changed_score_runs) as n',
+    'select (select count(*) from changed_trips) + (select count(*) from changed_days) + (select count(*) from changed_scores) as n',
   );
   return Number(rows[0]?.['n'] ?? 0);
 }

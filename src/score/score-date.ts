@@ -1,17 +1,21 @@
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { inTransaction, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
-import { query, run, runScript, sqlText } from '../db/sql.js';
+import { queryFile, run, runScript, sqlText } from '../db/sql.js';
 
 export interface ScoreDateResult {
   appId: string;
   date: string;
   users: number;
   version: number;
+  /** Score rows this run wrote (new or changed values) and deleted (no longer given): what the publish copies. */
+  rowsWritten: number;
+  rowsRemoved: number;
 }
 
 /**
  * Computes one app's 30- and 90-day safety scores as of `date` with sql/marts/safety_scores.sql
- * and replaces that date's scores in one transaction (so re-running a date recomputes it).
+ * and replaces that date's scores in one transaction (so re-running a date recomputes it), writing
+ * only the rows whose values changed (sql/score/replace_scores.sql).
  */
 export async function scoreDate(wh: Warehouse, appId: string, date: string, evaluatedAt: Date): Promise<ScoreDateResult> {
   const conn = wh.conn;
@@ -27,7 +31,7 @@ export async function scoreDate(wh: Warehouse, appId: string, date: string, eval
     await runScript(conn, 'score/replace_scores', params);
     await setWarehouseVersion(conn, version);
   });
-  const rows = await query(conn, 'select count(distinct user_id) as n from scored_today');
+  const [row = {}] = await queryFile(conn, 'score/run_counts', params);
   await run(conn, 'drop table scored_today');
-  return { appId, date, users: Number(rows[0]?.['n'] ?? 0), version };
+  return { appId, date, users: Number(row['users'] ?? 0), version, rowsWritten: Number(row['written'] ?? 0), rowsRemoved: Number(row['removed'] ?? 0) };
 }

@@ -31,8 +31,8 @@ export type Section = (typeof SECTIONS)[number];
  * payloads changed. Scores are 6: every evaluation date (the history), by interval then oldest
  * first, in layers, each payload an array of SCORE_FIELDS (percentile, model version, multipliers
  * and contributions included). A layer of another format does not
- * open: the API serves that snapshot by SQL and the next publish writes the section anew (scores
- * are rewritten whole whenever they change, and a section that does not open is not reused).
+ * open: the API serves that snapshot by SQL and the next publish writes the section anew (a section
+ * that does not open is not reused).
  */
 export const SECTION_FORMAT: Record<Section, number> = { trips: FORMAT, stats: FORMAT, scores: 6 };
 
@@ -70,9 +70,9 @@ export interface Footer {
   /** Per user purged before this layer was written: app index, user id (their rows in older layers are gone). */
   purged: number[];
   /**
-   * Scores: the evaluation days (days since 1970) this layer holds rows of, ascending. A publish
-   * whose new scores include one of them (a date scored again) writes the section whole, since a
-   * driver the new run no longer scores would otherwise keep the older layer's row.
+   * Scores: the evaluation days (days since 1970) this layer holds rows of, ascending. A date
+   * scored again gets a delta of its changed rows, which replace these layers' rows of the same
+   * day and interval; a score removed since makes the publish write the section whole.
    */
   days?: number[];
 }

@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { createHash } from 'node:crypto';
 import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/open.js';
@@ -124,6 +125,36 @@ describe('generateTrips: determinism', () => {
       expect({ ...a, files: [] }).toEqual({ ...b, files: [] });
     }
   });
+});
+
+/** SHA-256 of each file's bytes, by file name: what the files hold, whatever folder they are in. */
+function hashes(files: string[]): Record<string, string> {
+  return Object.fromEntries(files.map((f) => [basename(f), createHash('sha256').update(readFileSync(f)).digest('hex')]));
+}
+const digest = (files: string[]): string =>
+  createHash('sha256').update(Object.entries(hashes(files)).map(([name, h]) => `${name} ${h}\n`).join('')).digest('hex');
+
+describe('generateTrips: streaming writes the bytes of the all-at-once generator', () => {
+  // The digests of the files the generator wrote when it built every day's points at once
+  // (commit 03e33dd), for these exact options: streaming changed how it writes, not a byte.
+  const PINNED = {
+    ndjson: '8fe76dc56c887ccb347ca52f9720154d3043a50590355e86656007f5da9f0b1f',
+    parquet: '6b8c17c340ce0846cc296748df02cc18c461ebed9d21e2fa19b6ef64ee9df0aa',
+  };
+
+  for (const format of ['ndjson', 'parquet'] as const) {
+    it(`${format}: a day in parts of 3 trips, in one part, and the pinned digest agree`, async () => {
+      const base = { users: users(4), days: 3, format, badRecords: true };
+      const parts = await generateTrips(options({ ...base, tripsPerPart: 3 }));
+      const whole = await generateTrips(options({ ...base, tripsPerPart: 1000 }));
+      expect(hashes(parts.files)).toEqual(hashes(whole.files));
+      expect(digest(parts.files)).toBe(PINNED[format]);
+      expect({ ...parts, files: [] }).toEqual({ ...whole, files: [] });
+      expect(parts.trips).toBe(20);
+      // no part file is left beside the day files
+      expect(readdirSync(dirname(parts.files[0] as string)).sort()).toEqual(parts.files.map((f) => basename(f)).sort());
+    });
+  }
 });
 
 describe('generateTrips: 20 users x 14 days across the October DST change', () => {
