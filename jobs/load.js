@@ -4,6 +4,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { runJob, usageFailure } from '../dist/cli.js';
+import { METRICS_DIR_FLAG, jobMetrics, metricsDirOf, loadRecords } from '../dist/metrics/jobs.js';
 import { resolveDataDir } from '../dist/config.js';
 import { runLoad } from '../dist/jobs/load.js';
 import { runRederive, rederiveSummary } from '../dist/jobs/rederive.js';
@@ -23,16 +24,18 @@ const argv = yargs(hideBin(process.argv))
     if (a.since !== undefined && !a.rederive) throw new Error('--since: only with --rederive');
     return true;
   })
+  .options(METRICS_DIR_FLAG)
   .strict()
   .fail(usageFailure('load'))
   .parseSync();
 
+const metricsDir = metricsDirOf(argv.metricsDir, resolveDataDir(argv.dataDir));
 if (argv.rederive) {
   await runJob('load', argv.json, async () => {
     const result = await runRederive({ dataDir: resolveDataDir(argv.dataDir), since: argv.since, progress: stderrProgress });
     // a file that could not be derived again keeps what it has; the others are re-derived and published
     return { result, summary: rederiveSummary(result), exitCode: result.totals.failed > 0 ? 2 : 0 };
-  });
+  }, jobMetrics('rederive', metricsDir));
 } else {
   await runJob('load', argv.json, async () => {
     const result = await runLoad({ dataDir: resolveDataDir(argv.dataDir), inputs: argv.input, progress: stderrProgress });
@@ -40,5 +43,5 @@ if (argv.rederive) {
     // loaded stays for the next run); the rest is loaded and published. A link or other non-file in
     // the landing area is reported and the night goes on (0); one named with --input is bad input (2).
     return { result, summary: loadSummary(result), exitCode: result.totals.filesFailed > 0 || result.refusedNamed ? 2 : 0 };
-  });
+  }, jobMetrics('load', metricsDir, loadRecords));
 }

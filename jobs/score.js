@@ -3,6 +3,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { runJob, usageFailure } from '../dist/cli.js';
+import { METRICS_DIR_FLAG, jobMetrics, metricsDirOf, scoreRecords } from '../dist/metrics/jobs.js';
 import { resolveDataDir } from '../dist/config.js';
 import { runScore } from '../dist/jobs/score.js';
 import { stderrProgress } from '../dist/progress.js';
@@ -17,6 +18,7 @@ const argv = yargs(hideBin(process.argv))
   .option('data-dir', { type: 'string', describe: 'data folder (env DRIVING_DATA_DIR, default ./data)' })
   .option('yes', { type: 'boolean', default: false, describe: 'run a backfill of more than 366 days (each date is a run and a version)' })
   .option('json', { type: 'boolean', default: false, describe: 'print the result as JSON' })
+  .options(METRICS_DIR_FLAG)
   .strict()
   .fail(usageFailure('score'))
   .parseSync();
@@ -25,4 +27,4 @@ await runJob('score', argv.json, async () => {
   const result = await runScore({ dataDir: resolveDataDir(argv.dataDir), date: argv.date, from: argv.from, to: argv.to, yes: argv.yes,
     tty: Boolean(process.stderr.isTTY) && !argv.json, progress: stderrProgress });
   return { result, summary: scoreSummary(result) };
-});
+}, jobMetrics('score', metricsDirOf(argv.metricsDir, resolveDataDir(argv.dataDir)), scoreRecords));

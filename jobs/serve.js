@@ -7,10 +7,13 @@ import { resolveDataDir } from '../dist/config.js';
 import { createApi } from '../dist/api/server.js';
 import { reportFailure, usageFailure, wholeNumbers } from '../dist/cli.js';
 import { appsOf } from '../dist/jobs/data-dir.js';
+import { register } from 'prom-client';
+import { processMetrics } from '../dist/metrics/api.js';
+import { METRICS_FLAGS, startMetrics } from '../dist/metrics/options.js';
 
 const argv = yargs(hideBin(process.argv))
   .scriptName('serve')
-  .usage('$0 [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--serving pack|sql] [--no-log]\n\nServes the published snapshot read-only over HTTP (README, "API") and owns the passport store; runs until SIGTERM/SIGINT.')
+  .usage('$0 [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--serving pack|sql] [--metrics-port 9464] [--no-log]\n\nServes the published snapshot read-only over HTTP (README, "API") and owns the passport store; runs until SIGTERM/SIGINT.')
   .option('port', { type: 'number', default: Number(process.env.PORT ?? 8080) })
   .option('host', { type: 'string', default: process.env.HOST ?? '127.0.0.1' })
   .option('data-dir', { type: 'string', describe: 'data folder (env DRIVING_DATA_DIR, default ./data)' })
@@ -19,19 +22,23 @@ const argv = yargs(hideBin(process.argv))
   .option('extras-reads', { choices: ['sync', 'async'], default: process.env.DRIVING_PACK_EXTRAS_READS ?? 'sync', describe: 'read a trip detail\'s events on the event loop, or through the thread pool when they far exceed the page cache (env DRIVING_PACK_EXTRAS_READS)' })
   .option('pack-warm', { choices: ['rows', 'all', 'none'], default: process.env.DRIVING_PACK_WARM ?? 'rows', describe: 'read into the page cache when a snapshot opens: the serving pack\'s indexes and rows, those and the trip events, or nothing (env DRIVING_PACK_WARM)' })
   .option('log', { type: 'boolean', default: true, describe: 'one JSON log line per request' })
-  .check(wholeNumbers({ port: { min: 0, max: 65535 }, connections: { min: 1, max: 64 } }))
+  .options(METRICS_FLAGS)
+  .check(wholeNumbers({ port: { min: 0, max: 65535 }, 'metrics-port': { min: 0, max: 65535 }, connections: { min: 1, max: 64 } }))
   .strict()
   .fail(usageFailure('serve'))
   .parseSync();
 
 try {
   appsOf(resolveDataDir(argv.dataDir));
-  const api = await createApi({ dataDir: resolveDataDir(argv.dataDir), logger: argv.log, connections: argv.connections, serving: argv.serving, extrasReads: argv.extrasReads, packWarm: argv.packWarm });
+  // the global registry: the one a cluster's primary aggregates from its workers
+  if (argv.metrics) processMetrics(register);
+  const api = await createApi({ dataDir: resolveDataDir(argv.dataDir), logger: argv.log, connections: argv.connections, serving: argv.serving, extrasReads: argv.extrasReads, packWarm: argv.packWarm, metrics: argv.metrics ? register : undefined });
   const address = await api.app.listen({ port: argv.port, host: argv.host });
   process.stderr.write(`serve: listening on ${address}\n`);
+  const metrics = await startMetrics('serve', argv, register);
   for (const signal of ['SIGINT', 'SIGTERM']) {
     process.once(signal, () => {
-      api.close().then(() => process.exit(0), () => process.exit(1));
+      Promise.all([api.close(), metrics?.close()]).then(() => process.exit(0), () => process.exit(1));
     });
   }
 } catch (error) {

@@ -13,6 +13,8 @@ import type { ApiContext } from './context.js';
 import { CursorCodec } from './cursor.js';
 import { SnapshotFollower } from './snapshot.js';
 import { apiLimits, type ApiLimits } from './limits.js';
+import type { Registry } from 'prom-client';
+import { ApiMetrics } from '../metrics/api.js';
 
 export interface ServerOptions {
   dataDir: string;
@@ -30,6 +32,8 @@ export interface ServerOptions {
   writeDurably?: DurableWrite;
   /** Limits over those of the environment (DRIVING_API_*, src/api/limits.ts). */
   limits?: Partial<ApiLimits>;
+  /** The registry the API's series are kept in (src/metrics/api.ts); none: not measured. */
+  metrics?: Registry;
 }
 
 /** How often expired passport tokens are dropped from the in-memory index. */
@@ -75,7 +79,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
     now,
     limits: apiLimits(process.env, options.limits),
   };
-  const app = buildApp(ctx, { logger: options.logger });
+  const app = buildApp(ctx, { logger: options.logger, metrics: options.metrics && new ApiMetrics(options.metrics, snapshots, now) });
   return {
     app,
     ctx,
