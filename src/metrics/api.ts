@@ -22,19 +22,22 @@ export class ApiMetrics {
     this.duration = new Histogram({ name: 'driving_http_request_duration_seconds', help: 'Time from a request\'s arrival to its answer, by method, route template and app', labelNames: ['method', 'route', 'app'], buckets: LATENCY_BUCKETS, registers });
     this.inFlight = new Gauge({ name: 'driving_http_requests_in_flight', help: 'Requests arrived and not yet answered', registers });
     this.rejected = new Counter({ name: 'driving_http_rejected_requests_total', help: 'Requests refused instead of answered (4xx and 503), by the ErrorResult error name and status code; 408 and 431 are refused by the HTTP parser', labelNames: ['reason', 'status'], registers });
+    // labelled by the served slot (a or b): a gauge without labels reads 0 after reset, where
+    // these must be absent while nothing is published (an age of 0 would read as fresh)
     new Gauge({
-      name: 'driving_snapshot_age_seconds', help: 'Seconds since the served snapshot was published (absent while nothing is published)', registers,
+      name: 'driving_snapshot_age_seconds', help: 'Seconds since the served snapshot was published, by slot (absent while nothing is published)', labelNames: ['slot'], registers,
       collect() {
         this.reset();
-        const published = Date.parse(snapshots.manifest?.publishedAt ?? '');
-        if (Number.isFinite(published)) this.set(Math.max(0, (now().getTime() - published) / 1000));
+        const manifest = snapshots.manifest;
+        const published = Date.parse(manifest?.publishedAt ?? '');
+        if (manifest && Number.isFinite(published)) this.set({ slot: manifest.slot }, Math.max(0, (now().getTime() - published) / 1000));
       },
     });
     new Gauge({
-      name: 'driving_snapshot_version', help: 'Version of the served snapshot (absent while nothing is published)', registers,
+      name: 'driving_snapshot_version', help: 'Version of the served snapshot, by slot (absent while nothing is published)', labelNames: ['slot'], registers,
       collect() {
         this.reset();
-        if (snapshots.manifest) this.set(snapshots.manifest.version);
+        if (snapshots.manifest) this.set({ slot: snapshots.manifest.slot }, snapshots.manifest.version);
       },
     });
     new Gauge({

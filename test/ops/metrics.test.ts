@@ -96,8 +96,8 @@ describe('serve.js metrics', () => {
   it('says the served snapshot\'s version and age, and that it is ready', async () => {
     const text = await (await fetch(metrics)).text();
     const manifest = JSON.parse(readFileSync(ws.paths.manifestFile, 'utf8'));
-    expect(sample(text, 'driving_snapshot_version')).toBe(manifest.version);
-    const age = sample(text, 'driving_snapshot_age_seconds') as number;
+    expect(sample(text, 'driving_snapshot_version', { slot: manifest.slot })).toBe(manifest.version);
+    const age = sample(text, 'driving_snapshot_age_seconds', { slot: manifest.slot }) as number;
     const expected = (Date.now() - Date.parse(manifest.publishedAt)) / 1000;
     expect(Math.abs(age - expected)).toBeLessThan(60);
     expect(sample(text, 'driving_api_ready')).toBe(1);
