@@ -7,6 +7,8 @@ export interface DelivererSource {
   /** This process's counts since it started (src/webhooks/deliverer.ts). */
   counters: DeliveryCounters;
   state(): { inFlight: number; openEndpoints: unknown[] };
+  /** Apps with a webhook URL: only their events can be attempted. */
+  appsWithWebhook(): Map<string, unknown>;
   /** The outbox per app and status (sql/webhooks/counts.sql). */
   outbox: { counts(now: Date): Promise<Row[]> };
 }
@@ -38,8 +40,12 @@ export function delivererMetrics(registry: Registry, source: DelivererSource, no
       async collect() { fromRows(this, perApp(await outboxRows(), 'pending', (r) => Number(r['events']))); },
     }),
     new Gauge({
-      name: 'driving_webhook_outbox_due_events', help: 'Pending events whose next attempt is due now, by app (they stay high while delivery is stuck)', labelNames: ['app'], registers,
-      async collect() { fromRows(this, perApp(await outboxRows(), 'pending', (r) => Number(r['due_now']))); },
+      name: 'driving_webhook_outbox_due_events', help: 'Pending events whose next attempt is due now, of apps with a webhook URL, by app (they stay high while delivery is stuck)', labelNames: ['app'], registers,
+      async collect() {
+        // an app without a URL keeps its events pending and never attempts them: not stuck, unaddressed
+        const addressed = source.appsWithWebhook();
+        fromRows(this, perApp(await outboxRows(), 'pending', (r) => Number(r['due_now'])).filter((e) => addressed.has(e.app)));
+      },
     }),
     new Gauge({
       name: 'driving_webhook_outbox_oldest_pending_age_seconds', help: 'Age of the oldest pending event, by app (absent when none is pending)', labelNames: ['app'], registers,

@@ -291,7 +291,7 @@ export class Deliverer {
   }
 
   /** Apps with a webhook URL, re-read whenever the operator changes the apps file. */
-  private appsWithWebhook(): Map<string, App> {
+  appsWithWebhook(): Map<string, App> {
     let stamp = '';
     try {
       const s = statSync(this.paths.appsFile);

@@ -138,6 +138,9 @@ describe('deliver.js metrics', () => {
     await setWebhook(ws, receiver.url);
     const createdAt = '2026-11-21T03:00:00.000Z';
     writeEvents(ws, 'metrics-test.ndjson', Array.from({ length: 8 }, (_, i) => ({ id: `e-${i}` })), createdAt);
+    // an app without a webhook URL: its event waits, never due
+    const unaddressed = (await new AppStore(ws.paths.appsFile).add({ name: 'no url', timeZone: 'UTC' })).appId;
+    writeEvents(ws, 'metrics-test-other.ndjson', [{ id: 'o-1', appId: unaddressed }], createdAt);
     const env = { ...process.env, DRIVING_WEBHOOK_ALLOW_LOOPBACK: '1', DRIVING_WEBHOOK_POLL: '50ms', DRIVING_WEBHOOK_TIMEOUT: '2s' };
     const deliver = start('jobs/deliver.js', ['--data-dir', ws.dir, '--metrics-port', '0'], env);
     running.push(deliver);
@@ -154,13 +157,15 @@ describe('deliver.js metrics', () => {
     expect(sample(text, 'driving_webhook_deliveries_total', { result: 'retried' })).toBe(3);
     expect(sample(text, 'driving_webhook_deliveries_total', { result: 'dead_lettered' })).toBe(0);
     expect(sample(text, 'driving_webhook_attempts_total')).toBe(8);
-    expect(sample(text, 'driving_webhook_intake_events_total')).toBe(8);
+    expect(sample(text, 'driving_webhook_intake_events_total')).toBe(9);
     expect(sample(text, 'driving_webhook_outbox_pending_events', { app: ws.appId })).toBe(3);
     // retried a minute later: none due now
     expect(sample(text, 'driving_webhook_outbox_due_events', { app: ws.appId })).toBe(0);
     const age = sample(text, 'driving_webhook_outbox_oldest_pending_age_seconds', { app: ws.appId }) as number;
     expect(Math.abs(age - (Date.now() - Date.parse(createdAt)) / 1000)).toBeLessThan(60);
     expect(sample(text, 'driving_webhook_dead_letters', { app: ws.appId })).toBeUndefined();
+    expect(sample(text, 'driving_webhook_outbox_pending_events', { app: unaddressed })).toBe(1);
+    expect(sample(text, 'driving_webhook_outbox_due_events', { app: unaddressed })).toBeUndefined();
     checkMetrics(text);
     deliver.child.kill('SIGTERM');
     expect(await deliver.exited).toBe(0);
