@@ -5,7 +5,9 @@ import type { SnapshotFollower } from '../api/snapshot.js';
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /**
- * The API's series (docs/operating.md lists them). Labels stay bounded: `route` is the route's
+ * The API's series (docs/operating.md lists them). Over a cluster's workers (AggregatorRegistry)
+ * counts and histograms are summed; the snapshot's version, age and failure take the workers'
+ * maximum and readiness their minimum, so that N workers never read as version N x v. Labels stay bounded: `route` is the route's
  * template (`/v1/org-user/:orgUserId/trips`, or `unmatched`), never the URL; `app` is an app id
  * (bounded by the apps configured) or `none`; `status` is the status code; `reason` is the
  * ErrorResult's stable error name.
@@ -25,7 +27,7 @@ export class ApiMetrics {
     // labelled by the served slot (a or b): a gauge without labels reads 0 after reset, where
     // these must be absent while nothing is published (an age of 0 would read as fresh)
     new Gauge({
-      name: 'driving_snapshot_age_seconds', help: 'Seconds since the served snapshot was published, by slot (absent while nothing is published)', labelNames: ['slot'], registers,
+      name: 'driving_snapshot_age_seconds', help: 'Seconds since the served snapshot was published, by slot (absent while nothing is published)', labelNames: ['slot'], registers, aggregator: 'max',
       collect() {
         this.reset();
         const manifest = snapshots.manifest;
@@ -34,20 +36,20 @@ export class ApiMetrics {
       },
     });
     new Gauge({
-      name: 'driving_snapshot_version', help: 'Version of the served snapshot, by slot (absent while nothing is published)', labelNames: ['slot'], registers,
+      name: 'driving_snapshot_version', help: 'Version of the served snapshot, by slot (absent while nothing is published)', labelNames: ['slot'], registers, aggregator: 'max',
       collect() {
         this.reset();
         if (snapshots.manifest) this.set({ slot: snapshots.manifest.slot }, snapshots.manifest.version);
       },
     });
     new Gauge({
-      name: 'driving_api_ready', help: '1 while /readyz answers 200 (a snapshot is served), 0 while it answers 503', registers,
+      name: 'driving_api_ready', help: '1 while /readyz answers 200 (a snapshot is served), 0 while it answers 503; over a cluster\'s workers, 0 if one of them is not ready', registers, aggregator: 'min',
       collect() {
         this.set(snapshots.manifest ? 1 : 0);
       },
     });
     new Gauge({
-      name: 'driving_snapshot_open_failed', help: '1 while the newest published snapshot could not be opened and the previous one is served (/readyz says stale)', registers,
+      name: 'driving_snapshot_open_failed', help: '1 while the newest published snapshot could not be opened and the previous one is served (/readyz says stale)', registers, aggregator: 'max',
       collect() {
         this.set(snapshots.lastError !== null ? 1 : 0);
       },
