@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathsFor } from '../config.js';
 import type { JobEnd } from '../cli.js';
 import type { LoadResult } from '../jobs/load.js';
 import type { ScoreResult } from '../jobs/score.js';
@@ -14,12 +15,12 @@ export const METRICS_DIR_FLAG = {
 
 /**
  * The metrics folder: the flag, else DRIVING_METRICS_DIR, else `<data-dir>/metrics`; null when
- * that default's data folder does not exist (a mistyped --data-dir must not be created).
+ * that default's data folder holds no apps (a mistyped --data-dir gets nothing written into it).
  */
 export function metricsDirOf(flag: string | undefined, dataDir: string, env: NodeJS.ProcessEnv = process.env): string | null {
   const given = flag ?? env['DRIVING_METRICS_DIR'];
   if (given !== undefined) return given;
-  return existsSync(dataDir) ? join(dataDir, 'metrics') : null;
+  return existsSync(pathsFor(dataDir).appsFile) ? join(dataDir, 'metrics') : null;
 }
 
 type Records = { records?: Record<string, number>; rejected?: Record<string, number> };
