@@ -8,13 +8,18 @@ import { resolveDataDir } from '../dist/config.js';
 import { runDeliver, describeCounters } from '../dist/jobs/deliver.js';
 import { stderrProgress } from '../dist/progress.js';
 import { appsOf } from '../dist/jobs/data-dir.js';
+import { register } from 'prom-client';
+import { processMetrics } from '../dist/metrics/api.js';
+import { METRICS_FLAGS, startMetrics } from '../dist/metrics/options.js';
 
 const argv = jobArgs('deliver', '$0 [--once]\n\nRuns until SIGTERM/SIGINT (or, with --once, delivers what is due now and exits).\nSettings: DRIVING_WEBHOOK_* variables (README, "Webhooks").')
   .option('once', { type: 'boolean', default: false, describe: 'deliver what is due now, then exit (for cron)' })
   .option('concurrency', { type: 'number', describe: 'attempts in flight at once (env DRIVING_WEBHOOK_CONCURRENCY, default 32)' })
   .option('per-endpoint', { type: 'number', describe: 'attempts in flight per endpoint (env DRIVING_WEBHOOK_PER_ENDPOINT, default 4)' })
   .option('allow-loopback', { type: 'boolean', describe: 'allow http and loopback receivers, for local testing (env DRIVING_WEBHOOK_ALLOW_LOOPBACK)' })
+  .options(METRICS_FLAGS)
   .check((a) => {
+    if (a.metricsPort !== undefined && !(Number.isInteger(a.metricsPort) && a.metricsPort >= 0 && a.metricsPort <= 65535)) throw new Error('--metrics-port must be a whole number from 0 to 65535');
     for (const name of ['concurrency', 'perEndpoint']) {
       if (a[name] !== undefined && !(Number.isInteger(a[name]) && a[name] >= 1)) throw new Error(`--${name === 'perEndpoint' ? 'per-endpoint' : name} must be a whole number of at least 1`);
     }
@@ -34,9 +39,17 @@ const stop = new Promise((resolve) => {
   });
 });
 
+// a cron run (--once) is over before a scrape comes: metrics only on a port given for it
+const measured = argv.metrics && (!argv.once || argv.metricsPort !== undefined);
 await runJob('deliver', argv.json, async () => {
   appsOf(resolveDataDir(argv.dataDir));
-  const result = await runDeliver({ dataDir: resolveDataDir(argv.dataDir), once: argv.once, stop, settings, progress: stderrProgress });
-  return { result, summary: `${describeCounters(result)} in ${result.seconds.toFixed(1)} s` };
+  if (measured) processMetrics(register);
+  const metrics = measured ? await startMetrics('deliver', argv, register) : null;
+  try {
+    const result = await runDeliver({ dataDir: resolveDataDir(argv.dataDir), once: argv.once, stop, settings, progress: stderrProgress, metrics: metrics ? register : undefined });
+    return { result, summary: `${describeCounters(result)} in ${result.seconds.toFixed(1)} s` };
+  } finally {
+    await metrics?.close();
+  }
 });
 process.exit();

@@ -2,16 +2,18 @@
 // Writes the warehouse as Hive-partitioned Parquet for analysts.
 import { runJob } from '../dist/cli.js';
 import { jobArgs } from '../dist/jobs/args.js';
+import { METRICS_DIR_FLAG, jobMetrics, metricsDirOf, exportRecords } from '../dist/metrics/jobs.js';
 import { resolveDataDir } from '../dist/config.js';
 import { runExport } from '../dist/jobs/export.js';
 import { stderrProgress } from '../dist/progress.js';
 
 const argv = jobArgs('export', '$0 [--out DIR]\n\nWrites trips, trip_events, stats_daily, safety_scores and apps as Parquet.')
-  .option('out', { type: 'string', describe: 'target folder, replaced whole (default <data-dir>/exports, which a purge of a deleted account removes; elsewhere: your copy, which purges never reach)' })
+  .option('out', { type: 'string', describe: 'target folder, replaced whole (default <data-dir>/exports, which a purge of a deleted account writes again without it; elsewhere: your copy, which purges never reach)' })
+  .options(METRICS_DIR_FLAG)
   .parseSync();
 
 await runJob('export', argv.json, async () => {
   const result = await runExport({ dataDir: resolveDataDir(argv.dataDir), out: argv.out, progress: stderrProgress });
   const counts = Object.entries(result.tables).map(([t, n]) => `${t} ${n}`).join(', ');
   return { result, summary: `wrote ${result.out} (${counts}) in ${result.seconds.toFixed(1)} s\n  ${result.note}` };
-});
+}, jobMetrics('export', metricsDirOf(argv.metricsDir, resolveDataDir(argv.dataDir)), exportRecords));

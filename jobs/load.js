@@ -6,7 +6,7 @@ import '../dist/jobs/starting.js';
 // The job's code is imported only after its first line (starting.js): Node reads every statically
 // imported module before running any, and reading these and DuckDB's library was the load's first
 // seconds of silence (8 s at a load average of 30).
-const [{ runJob }, { jobArgs }, { resolveDataDir }, { runLoad }, { runRederive, rederiveSummary }, { stderrProgress }, { loadSummary }] = await Promise.all([
+const [{ runJob }, { jobArgs }, { resolveDataDir }, { runLoad }, { runRederive, rederiveSummary }, { stderrProgress }, { loadSummary }, { METRICS_DIR_FLAG, jobMetrics, metricsDirOf, loadRecords }] = await Promise.all([
   import('../dist/cli.js'),
   import('../dist/jobs/args.js'),
   import('../dist/config.js'),
@@ -14,6 +14,7 @@ const [{ runJob }, { jobArgs }, { resolveDataDir }, { runLoad }, { runRederive, 
   import('../dist/jobs/rederive.js'),
   import('../dist/progress.js'),
   import('../dist/jobs/summaries.js'),
+  import('../dist/metrics/jobs.js'),
 ]);
 
 const argv = jobArgs('load', '$0 [--input PATH ...]\n$0 --rederive [--since YYYY-MM-DD]\n\nLoads what is new in the landing area, or the given files/folders, then publishes.\nWith --rederive, validates and derives every loaded file still kept in landing/loaded/ again by the current rules, then publishes.')
@@ -25,14 +26,16 @@ const argv = jobArgs('load', '$0 [--input PATH ...]\n$0 --rederive [--since YYYY
     if (a.since !== undefined && !a.rederive) throw new Error('--since: only with --rederive');
     return true;
   })
+  .options(METRICS_DIR_FLAG)
   .parseSync();
 
+const metricsDir = metricsDirOf(argv.metricsDir, resolveDataDir(argv.dataDir));
 if (argv.rederive) {
   await runJob('load', argv.json, async () => {
     const result = await runRederive({ dataDir: resolveDataDir(argv.dataDir), since: argv.since, progress: stderrProgress });
     // a file that could not be derived again keeps what it has; the others are re-derived and published
     return { result, summary: rederiveSummary(result), exitCode: result.totals.failed > 0 ? 2 : 0 };
-  });
+  }, jobMetrics('rederive', metricsDir));
 } else {
   await runJob('load', argv.json, async () => {
     const result = await runLoad({ dataDir: resolveDataDir(argv.dataDir), inputs: argv.input, progress: stderrProgress });
@@ -40,5 +43,5 @@ if (argv.rederive) {
     // loaded stays for the next run); the rest is loaded and published. A link or other non-file in
     // the landing area is reported and the night goes on (0); one named with --input is bad input (2).
     return { result, summary: loadSummary(result), exitCode: result.totals.filesFailed > 0 || result.refusedNamed ? 2 : 0 };
-  });
+  }, jobMetrics('load', metricsDir, loadRecords));
 }

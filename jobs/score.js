@@ -2,6 +2,7 @@
 // Computes the 30- and 90-day safety scores as of a date (or a range of dates) and publishes.
 import { EXIT, runJob } from '../dist/cli.js';
 import { jobArgs } from '../dist/jobs/args.js';
+import { METRICS_DIR_FLAG, jobMetrics, metricsDirOf, scoreRecords } from '../dist/metrics/jobs.js';
 import { resolveDataDir } from '../dist/config.js';
 import { runScore } from '../dist/jobs/score.js';
 import { stderrProgress } from '../dist/progress.js';
@@ -13,6 +14,7 @@ const argv = jobArgs('score', '$0 [--date YYYY-MM-DD | --from YYYY-MM-DD --to YY
   .option('to', { type: 'string', describe: 'last evaluation date of a backfill (inclusive)' })
   .option('yes', { type: 'boolean', default: false, describe: 'run a backfill of more than 366 days (each date is a run and a version)' })
   .option('fail-if-nothing', { type: 'boolean', default: false, describe: 'exit 5 (not 0) when there is nothing to score: no normal trip in any window, or none at all' })
+  .options(METRICS_DIR_FLAG)
   .parseSync();
 
 await runJob('score', argv.json, async () => {
@@ -21,4 +23,4 @@ await runJob('score', argv.json, async () => {
   // nothing to score is said in the summary (and `nothingToScore` in --json) and exits 0, so a cron
   // on a new, empty install does not alert; a script that must tell asks for exit 5
   return { result, summary: scoreSummary(result), exitCode: result.nothingToScore && argv.failIfNothing ? EXIT.nothing : EXIT.ok };
-});
+}, jobMetrics('score', metricsDirOf(argv.metricsDir, resolveDataDir(argv.dataDir)), scoreRecords));

@@ -7,8 +7,11 @@ import { reportFailure, wholeNumbers } from '../dist/cli.js';
 import { jobArgs } from '../dist/jobs/args.js';
 import { appsOf } from '../dist/jobs/data-dir.js';
 import { assertPortFree } from '../dist/jobs/port-free.js';
+import { register } from 'prom-client';
+import { processMetrics } from '../dist/metrics/api.js';
+import { METRICS_FLAGS, startMetrics } from '../dist/metrics/options.js';
 
-const argv = jobArgs('serve', '$0 [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--serving pack|sql] [--no-log]\n\nServes the published snapshot read-only over HTTP (README, "API") and owns the passport store; runs until SIGTERM/SIGINT.', { jsonHelp: 'a failure to start as JSON on stdout (the request log is JSON lines already)' })
+const argv = jobArgs('serve', '$0 [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--serving pack|sql] [--metrics-port 9464] [--no-log]\n\nServes the published snapshot read-only over HTTP (README, "API") and owns the passport store; runs until SIGTERM/SIGINT.', { jsonHelp: 'a failure to start as JSON on stdout (the request log is JSON lines already)' })
   .option('port', { type: 'number', default: Number(process.env.PORT ?? 8080) })
   .option('host', { type: 'string', default: process.env.HOST ?? '127.0.0.1' })
   .option('connections', { type: 'number', default: 4, describe: 'DuckDB connections to the snapshot' })
@@ -16,18 +19,22 @@ const argv = jobArgs('serve', '$0 [--port 8080] [--host 127.0.0.1] [--data-dir D
   .option('extras-reads', { choices: ['sync', 'async'], default: process.env.DRIVING_PACK_EXTRAS_READS ?? 'sync', describe: 'read a trip detail\'s events on the event loop, or through the thread pool when they far exceed the page cache (env DRIVING_PACK_EXTRAS_READS)' })
   .option('pack-warm', { choices: ['rows', 'all', 'none'], default: process.env.DRIVING_PACK_WARM ?? 'rows', describe: 'read into the page cache when a snapshot opens: the serving pack\'s indexes and rows, those and the trip events, or nothing (env DRIVING_PACK_WARM)' })
   .option('log', { type: 'boolean', default: true, describe: 'one JSON log line per request' })
-  .check(wholeNumbers({ port: { min: 0, max: 65535 }, connections: { min: 1, max: 64 } }))
+  .options(METRICS_FLAGS)
+  .check(wholeNumbers({ port: { min: 0, max: 65535 }, 'metrics-port': { min: 0, max: 65535 }, connections: { min: 1, max: 64 } }))
   .parseSync();
 
 try {
   await assertPortFree(argv.port, argv.host, 'another serve.js or npm start?');
   appsOf(resolveDataDir(argv.dataDir));
-  const api = await createApi({ dataDir: resolveDataDir(argv.dataDir), logger: argv.log, connections: argv.connections, serving: argv.serving, extrasReads: argv.extrasReads, packWarm: argv.packWarm });
+  // the global registry: the one a cluster's primary aggregates from its workers
+  if (argv.metrics) processMetrics(register);
+  const api = await createApi({ dataDir: resolveDataDir(argv.dataDir), logger: argv.log, connections: argv.connections, serving: argv.serving, extrasReads: argv.extrasReads, packWarm: argv.packWarm, metrics: argv.metrics ? register : undefined });
   const address = await api.app.listen({ port: argv.port, host: argv.host });
   process.stderr.write(`serve: listening on ${address}\n`);
+  const metrics = await startMetrics('serve', argv, register);
   for (const signal of ['SIGINT', 'SIGTERM']) {
     process.once(signal, () => {
-      api.close().then(() => process.exit(0), () => process.exit(1));
+      Promise.all([api.close(), metrics?.close()]).then(() => process.exit(0), () => process.exit(1));
     });
   }
 } catch (error) {

@@ -71,16 +71,29 @@ export interface JobOutcome<T> {
  * Runs a job the same way for every entry point: progress on stderr, then either the one-line
  * summary or (with --json) the result as JSON on stdout; the exit code by the rule above.
  */
-export async function runJob<T>(name: string, json: boolean, job: () => Promise<JobOutcome<T>>): Promise<void> {
+export async function runJob<T>(name: string, json: boolean, job: () => Promise<JobOutcome<T>>, onEnd?: JobEnd<T>): Promise<void> {
+  const startedAt = new Date();
+  let result: T | undefined;
   try {
-    const { result, summary, exitCode = 0, summaryToStderr = false } = await job();
+    const outcome = await job();
+    const { summary, exitCode = 0, summaryToStderr = false } = outcome;
+    result = outcome.result;
     if (json) process.stdout.write(`${JSON.stringify({ ok: exitCode === 0, job: name, ...asObject(result) }, null, 2)}\n`);
     else (summaryToStderr ? process.stderr : process.stdout).write(`${name}: ${summary}\n`);
     process.exitCode = exitCode;
   } catch (error) {
     reportFailure(name, error, json);
   }
+  // what happens after a run (its metrics file) never changes the run's exit code
+  try {
+    await onEnd?.({ startedAt, seconds: (Date.now() - startedAt.getTime()) / 1000, exitCode: Number(process.exitCode ?? 0), result });
+  } catch (error) {
+    process.stderr.write(`${name}: after the run: ${oneLine(error)}\n`);
+  }
 }
+
+/** Called once a job has ended, successful or not (`result` only when it finished). */
+export type JobEnd<T> = (run: { startedAt: Date; seconds: number; exitCode: number; result?: T }) => void | Promise<void>;
 
 function asObject(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : { result: value };

@@ -18,12 +18,16 @@ import { boundConnections } from './connections.js';
 import { authenticate } from './auth.js';
 import { capPerApp, limitRates, shedLoad } from './guards.js';
 import { strictNumbers } from './strict-query.js';
+import type { ApiMetrics } from '../metrics/api.js';
+import { observeHttp } from '../metrics/http.js';
 
 /** An unread body up to this size is drained after an error answer rather than the connection closed. */
 const DRAIN_BYTES = 64 * 1024;
 
 export interface AppOptions {
   logger?: boolean;
+  /** Count requests, latency and refusals (src/metrics/http.ts). */
+  metrics?: ApiMetrics;
 }
 
 /** Routes outside /v1 that the OpenAPI document lists too. */
@@ -62,6 +66,7 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
     ajv: { customOptions: { coerceTypes: true, removeAdditional: false, allErrors: false } },
   });
   boundConnections(app.server, limits);
+  if (options.metrics) observeHttp(app, options.metrics);
   // operations 5 and DELETE take no body; clients that still send Content-Type: application/json
   // with an empty body must not get a 400. A body nested too deep is refused before it is parsed.
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {

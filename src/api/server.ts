@@ -15,6 +15,8 @@ import { SnapshotFollower } from './snapshot.js';
 import { apiLimits, type ApiLimits } from './limits.js';
 import { WebhookService } from '../webhooks/integrator.js';
 import { deliverySettings, type DeliverySettings } from '../webhooks/settings.js';
+import type { Registry } from 'prom-client';
+import { ApiMetrics } from '../metrics/api.js';
 
 export interface ServerOptions {
   dataDir: string;
@@ -34,6 +36,8 @@ export interface ServerOptions {
   limits?: Partial<ApiLimits>;
   /** Webhook settings over those of the environment (DRIVING_WEBHOOK_*): the loopback switch, the timeout. */
   webhookSettings?: Partial<DeliverySettings>;
+  /** The registry the API's series are kept in (src/metrics/api.ts); none: not measured. */
+  metrics?: Registry;
 }
 
 /** How often expired passport tokens are dropped from the in-memory index. */
@@ -80,7 +84,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
     limits: apiLimits(process.env, options.limits),
     webhooks: new WebhookService(options.dataDir, { ...deliverySettings(), ...options.webhookSettings }),
   };
-  const app = buildApp(ctx, { logger: options.logger });
+  const app = buildApp(ctx, { logger: options.logger, metrics: options.metrics && new ApiMetrics(options.metrics, snapshots, now) });
   return {
     app,
     ctx,

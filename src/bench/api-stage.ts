@@ -146,13 +146,13 @@ async function smokeCheck(url: string, apiKey: string, paths: Map<string, string
   }
 }
 
-function generate(ctx: BenchContext, config: LoadGeneratorConfig): RunningChild {
+export function generate(ctx: BenchContext, config: LoadGeneratorConfig): RunningChild {
   const file = join(ctx.options.workDir, 'load-generator.json');
   writeFileSync(file, JSON.stringify(config));
   return startNodeChild(`load generator @${config.rate}/s`, GENERATOR, [file], { ...childOptions(ctx), ipc: true });
 }
 
-function parseResult(run: { stdout: string; exitCode: number | null; stderrTail: string[] }): LoadGeneratorResult {
+export function parseResult(run: { stdout: string; exitCode: number | null; stderrTail: string[] }): LoadGeneratorResult {
   const line = run.stdout.trim().split('\n').pop() ?? '';
   if (run.exitCode !== 0 || !line.startsWith('{')) throw new Error(`load generator exited ${run.exitCode}: ${run.stderrTail.slice(-3).join(' | ')}`);
   return JSON.parse(line) as LoadGeneratorResult;

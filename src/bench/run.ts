@@ -20,6 +20,7 @@ import { benchFairshare } from './fairshare-stage.js';
 import { benchAbuse } from './abuse-stage.js';
 import { benchWebhooks } from './webhooks-stage.js';
 import { benchResources } from './resources-stage.js';
+import { benchMetrics } from './metrics-stage.js';
 
 export interface BenchResult {
   measurements: Measurement[];
@@ -44,6 +45,7 @@ const RUNNERS: Readonly<Record<Stage, (ctx: BenchContext) => Promise<unknown>>> 
   abuse: benchAbuse,
   webhooks: benchWebhooks,
   resources: benchResources,
+  metrics: benchMetrics,
 };
 
 /**

@@ -5,6 +5,8 @@ import { Outbox } from '../webhooks/outbox.js';
 import { listenControl } from '../webhooks/control.js';
 import { operate } from '../webhooks/operations.js';
 import { deliverySettings, type DeliverySettings } from '../webhooks/settings.js';
+import type { Registry } from 'prom-client';
+import { delivererMetrics } from '../metrics/deliverer.js';
 
 export interface DeliverOptions {
   dataDir: string;
@@ -16,6 +18,8 @@ export interface DeliverOptions {
   progress?: Progress;
   /** How often the continuous deliverer reports what it did (ms). */
   reportEveryMs?: number;
+  /** The registry the deliverer's series are kept in while the outbox is open (src/metrics/deliverer.ts). */
+  metrics?: Registry;
 }
 
 export interface DeliverResult extends DeliveryCounters {
@@ -34,6 +38,7 @@ export async function runDeliver(options: DeliverOptions): Promise<DeliverResult
   const deliverer = new Deliverer(outbox, paths, settings, clock, progress);
   // the operator CLI reaches the outbox through this socket while the deliverer holds it
   const control = await listenControl(paths.delivererSocket, (request) => operate(outbox, request, clock(), deliverer.state()));
+  const unmeasure = options.metrics ? delivererMetrics(options.metrics, deliverer, clock) : () => undefined;
   let counters: DeliveryCounters;
   try {
     if (options.once) {
@@ -49,6 +54,7 @@ export async function runDeliver(options: DeliverOptions): Promise<DeliverResult
       }
     }
   } finally {
+    unmeasure();
     await new Promise((resolve) => control.close(resolve));
     await deliverer.close();
     await outbox.close();

@@ -318,7 +318,7 @@ export class Deliverer {
   }
 
   /** Apps with an enabled webhook endpoint, re-read whenever the apps file changes. */
-  private appsWithWebhook(): Map<string, App> {
+  appsWithWebhook(): Map<string, App> {
     let stamp = '';
     try {
       const s = statSync(this.paths.appsFile);

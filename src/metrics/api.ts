@@ -1,0 +1,68 @@
+import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
+import type { SnapshotFollower } from '../api/snapshot.js';
+
+/** Latency buckets in seconds: answers from the pack take milliseconds, SQL fallbacks up to seconds. */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * The API's series (docs/operating.md lists them). Over a cluster's workers (AggregatorRegistry)
+ * counts and histograms are summed; the snapshot's version, age and failure take the workers'
+ * maximum and readiness their minimum, so that N workers never read as version N x v. Labels stay bounded: `route` is the route's
+ * template (`/v1/org-user/:orgUserId/trips`, or `unmatched`), never the URL; `app` is an app id
+ * (bounded by the apps configured) or `none`; `status` is the status code; `reason` is the
+ * ErrorResult's stable error name.
+ */
+export class ApiMetrics {
+  readonly requests: Counter<'method' | 'route' | 'status' | 'app'>;
+  readonly duration: Histogram<'method' | 'route' | 'app'>;
+  readonly inFlight: Gauge;
+  readonly rejected: Counter<'reason' | 'status'>;
+
+  constructor(registry: Registry, snapshots: Pick<SnapshotFollower, 'manifest' | 'lastError'>, now: () => Date = () => new Date()) {
+    const registers = [registry];
+    this.requests = new Counter({ name: 'driving_http_requests_total', help: 'HTTP requests answered, by method, route template, status code and app', labelNames: ['method', 'route', 'status', 'app'], registers });
+    this.duration = new Histogram({ name: 'driving_http_request_duration_seconds', help: 'Time from a request\'s arrival to its answer, by method, route template and app', labelNames: ['method', 'route', 'app'], buckets: LATENCY_BUCKETS, registers });
+    this.inFlight = new Gauge({ name: 'driving_http_requests_in_flight', help: 'Requests arrived and not yet answered', registers });
+    this.rejected = new Counter({ name: 'driving_http_rejected_requests_total', help: 'Requests refused instead of answered (4xx and 503), by the ErrorResult error name and status code; 408 and 431 are refused by the HTTP parser', labelNames: ['reason', 'status'], registers });
+    // labelled by the served slot (a or b): a gauge without labels reads 0 after reset, where
+    // these must be absent while nothing is published (an age of 0 would read as fresh)
+    new Gauge({
+      name: 'driving_snapshot_age_seconds', help: 'Seconds since the served snapshot was published, by slot (absent while nothing is published)', labelNames: ['slot'], registers, aggregator: 'max',
+      collect() {
+        this.reset();
+        const manifest = snapshots.manifest;
+        const published = Date.parse(manifest?.publishedAt ?? '');
+        if (manifest && Number.isFinite(published)) this.set({ slot: manifest.slot }, Math.max(0, (now().getTime() - published) / 1000));
+      },
+    });
+    new Gauge({
+      name: 'driving_snapshot_version', help: 'Version of the served snapshot, by slot (absent while nothing is published)', labelNames: ['slot'], registers, aggregator: 'max',
+      collect() {
+        this.reset();
+        if (snapshots.manifest) this.set({ slot: snapshots.manifest.slot }, snapshots.manifest.version);
+      },
+    });
+    new Gauge({
+      name: 'driving_api_ready', help: '1 while /readyz answers 200 (a snapshot is served), 0 while it answers 503; over a cluster\'s workers, 0 if one of them is not ready', registers, aggregator: 'min',
+      collect() {
+        this.set(snapshots.manifest ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'driving_snapshot_open_failed', help: '1 while the newest published snapshot could not be opened and the previous one is served (/readyz says stale)', registers, aggregator: 'max',
+      collect() {
+        this.set(snapshots.lastError !== null ? 1 : 0);
+      },
+    });
+  }
+}
+
+/**
+ * Node's process series (CPU, memory, event-loop lag, handles), once per registry; without
+ * prom-client's three gauges named `_total` (which Prometheus' linter refuses: `_total` is for
+ * counters), whose values `nodejs_active_handles`, `_requests` and `_resources` give by type.
+ */
+export function processMetrics(registry: Registry): void {
+  collectDefaultMetrics({ register: registry });
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
+}

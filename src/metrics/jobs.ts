@@ -1,0 +1,39 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathsFor } from '../config.js';
+import type { JobEnd } from '../cli.js';
+import type { LoadResult } from '../jobs/load.js';
+import type { ScoreResult } from '../jobs/score.js';
+import type { ExportResult } from '../export/export.js';
+import type { PurgeResult } from '../purge/purge.js';
+import { writeJobMetrics } from './textfile.js';
+
+/** yargs option of the batch jobs. */
+export const METRICS_DIR_FLAG = {
+  'metrics-dir': { type: 'string', describe: 'folder node exporter\'s textfile collector reads; the run\'s metrics go to driving_job_<job>.prom there (env DRIVING_METRICS_DIR, default <data-dir>/metrics)' },
+} as const;
+
+/**
+ * The metrics folder: the flag, else DRIVING_METRICS_DIR, else `<data-dir>/metrics`; null when
+ * that default's data folder holds no apps (a mistyped --data-dir gets nothing written into it).
+ */
+export function metricsDirOf(flag: string | undefined, dataDir: string, env: NodeJS.ProcessEnv = process.env): string | null {
+  const given = flag ?? env['DRIVING_METRICS_DIR'];
+  if (given !== undefined) return given;
+  return existsSync(pathsFor(dataDir).appsFile) ? join(dataDir, 'metrics') : null;
+}
+
+type Records = { records?: Record<string, number>; rejected?: Record<string, number> };
+
+/** For runJob: writes the run's metrics file once the job has ended (src/metrics/textfile.ts). */
+export function jobMetrics<T>(job: string, dir: string | null, recordsOf: (result: T) => Records = () => ({})): JobEnd<T> {
+  return async (run) => {
+    if (dir !== null) await writeJobMetrics(dir, job, { ...run, ...(run.result !== undefined ? recordsOf(run.result) : {}) });
+  };
+}
+
+const purged = (p: PurgeResult) => ({ purged: p.trips });
+
+export const loadRecords = (r: LoadResult): Records => ({ records: { loaded: r.totals.tripsLoaded, ...purged(r.purged) }, rejected: r.totals.rejected });
+export const scoreRecords = (r: ScoreResult): Records => ({ records: { scored: r.runs.reduce((n, run) => n + run.users, 0), ...purged(r.purged) } });
+export const exportRecords = (r: ExportResult): Records => ({ records: { exported: Object.values(r.tables).reduce((n, rows) => n + rows, 0) } });

@@ -1,0 +1,55 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Gauge, Registry } from 'prom-client';
+import { writeFileAtomic } from '../fsutil.js';
+
+/** What a batch job's run did, for its metrics file. */
+export interface JobRun {
+  /** When the run started and how long it took. */
+  startedAt: Date;
+  seconds: number;
+  /** The job's exit code (src/cli.ts, EXIT): 0 is a success. */
+  exitCode: number;
+  /** Records by outcome (`loaded`, `scored`, `exported`, `purged`). */
+  records?: Record<string, number>;
+  /** Records rejected, by reason. */
+  rejected?: Record<string, number>;
+}
+
+const LAST_SUCCESS = 'driving_job_last_success_timestamp_seconds';
+
+/** `<dir>/driving_job_<job>.prom`: one file per job, so that jobs never write each other's. */
+export const jobMetricsFile = (dir: string, job: string): string => join(dir, `driving_job_${job}.prom`);
+
+/**
+ * Writes a job's metrics where node exporter's textfile collector reads them (`*.prom`), atomically
+ * (a temp file renamed over the old one: the collector never reads half a file). A failed run
+ * keeps the last success time of the previous file, so "late" alerts count from the last run that
+ * worked. Readable by all (0644): the collector runs as another user.
+ */
+export async function writeJobMetrics(dir: string, job: string, run: JobRun): Promise<string> {
+  const file = jobMetricsFile(dir, job);
+  const registry = new Registry();
+  const registers = [registry];
+  const gauge = (name: string, help: string, labelNames: string[] = []) => new Gauge({ name, help, labelNames: ['job', ...labelNames], registers });
+  const finishedAt = (run.startedAt.getTime() + run.seconds * 1000) / 1000;
+  const lastSuccess = run.exitCode === 0 ? finishedAt : previousSuccess(file, job);
+  gauge('driving_job_last_run_timestamp_seconds', 'When the job\'s last run ended (Unix time)').set({ job }, finishedAt);
+  if (lastSuccess !== null) gauge(LAST_SUCCESS, 'When the job last ended with exit status 0 (Unix time)').set({ job }, lastSuccess);
+  gauge('driving_job_duration_seconds', 'How long the job\'s last run took').set({ job }, run.seconds);
+  gauge('driving_job_exit_status', 'The exit status of the job\'s last run (0 done, 1 internal, 2 input, 3 busy, 4 a check stopped the publish)').set({ job }, run.exitCode);
+  const records = gauge('driving_job_records', 'Records the job\'s last run handled, by outcome (loaded, scored, exported, purged)', ['outcome']);
+  for (const [outcome, n] of Object.entries(run.records ?? {})) records.set({ job, outcome }, n);
+  const rejected = gauge('driving_job_records_rejected', 'Records the job\'s last run rejected, by reason', ['reason']);
+  for (const [reason, n] of Object.entries(run.rejected ?? {})) rejected.set({ job, reason }, n);
+  writeFileAtomic(file, await registry.metrics(), 0o644);
+  return file;
+}
+
+/** The last success time the previous file recorded, or null (none yet, or unreadable). */
+function previousSuccess(file: string, job: string): number | null {
+  if (!existsSync(file)) return null;
+  const line = readFileSync(file, 'utf8').split('\n').find((l) => l.startsWith(`${LAST_SUCCESS}{job="${job}"}`));
+  const value = Number(line?.split(' ').pop());
+  return line && Number.isFinite(value) ? value : null;
+}

@@ -1,0 +1,120 @@
+// The deployment files checked by the real tools: promtool accepts the alert rules and its unit
+// tests prove each alert fires on a made-up series (and a rule made laxer fails them); promtool
+// accepts the scrape configuration; systemd-analyze accepts the units and timers. Each tool
+// missing on the machine skips its check with a printed reason (.ci/run installs promtool).
+import { describe, expect, it } from 'vitest';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, runTool, tool } from '../helpers/processes.js';
+
+const PROMTOOL = tool('promtool');
+const SYSTEMD_ANALYZE = tool('systemd-analyze');
+const PROM = join(ROOT, 'deploy', 'prometheus');
+const SYSTEMD = join(ROOT, 'deploy', 'systemd');
+for (const [name, path] of [['promtool', PROMTOOL], ['systemd-analyze', SYSTEMD_ANALYZE]]) {
+  if (!path) process.stderr.write(`deploy.test: ${name} not installed on this machine; its checks are skipped\n`);
+}
+
+function scratch(): { dir: string; done(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'dds-deploy-'));
+  return { dir, done: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+describe.skipIf(!PROMTOOL)('alert rules (promtool)', () => {
+  it('are accepted by promtool check rules', () => {
+    const r = runTool(PROMTOOL as string, ['check', 'rules', join(PROM, 'alerts.yml')]);
+    expect(r.output).toMatch(/SUCCESS: 12 rules found/);
+    expect(r.status).toBe(0);
+  });
+
+  it('fire on the made-up series of alerts.test.yml, each alert at least once', () => {
+    const r = runTool(PROMTOOL as string, ['test', 'rules', join(PROM, 'alerts.test.yml')]);
+    expect(r.output, r.output).toMatch(/SUCCESS/);
+    expect(r.status).toBe(0);
+    const alerts = [...readFileSync(join(PROM, 'alerts.yml'), 'utf8').matchAll(/- alert: (\w+)/g)].map((m) => m[1]);
+    const fired = readFileSync(join(PROM, 'alerts.test.yml'), 'utf8').split(/\n(?=\s+- alertname:)/)
+      .filter((block) => /exp_labels/.test(block)).map((block) => /alertname: (\w+)/.exec(block)?.[1]);
+    expect(new Set(fired)).toEqual(new Set(alerts));
+  });
+
+  it('a rule made laxer (the score late after 28 h, not 26) fails the unit tests', () => {
+    const s = scratch();
+    try {
+      cpSync(PROM, s.dir, { recursive: true });
+      const rules = readFileSync(join(s.dir, 'alerts.yml'), 'utf8');
+      writeFileSync(join(s.dir, 'alerts.yml'), rules.replace('{job="score"} > 26 * 3600', '{job="score"} > 28 * 3600'));
+      const r = runTool(PROMTOOL as string, ['test', 'rules', join(s.dir, 'alerts.test.yml')]);
+      expect(r.output).toMatch(/FAILED[\s\S]*DrivingScoreLate/);
+      expect(r.status).not.toBe(0);
+    } finally {
+      s.done();
+    }
+  });
+
+  it('the scrape example is a valid Prometheus configuration', () => {
+    const s = scratch();
+    try {
+      // the example names the rules where an install puts them; here, the repository's file
+      const config = readFileSync(join(PROM, 'scrape.yml'), 'utf8').replace('/etc/prometheus/driving-alerts.yml', join(PROM, 'alerts.yml'));
+      writeFileSync(join(s.dir, 'prometheus.yml'), config);
+      const r = runTool(PROMTOOL as string, ['check', 'config', join(s.dir, 'prometheus.yml')]);
+      expect(r.output).toMatch(/SUCCESS/);
+      expect(r.status).toBe(0);
+    } finally {
+      s.done();
+    }
+  });
+});
+
+describe.skipIf(!SYSTEMD_ANALYZE)('systemd units and timers (systemd-analyze verify)', () => {
+  const units = readdirSync(SYSTEMD).map((f) => join(SYSTEMD, f));
+
+  it('are accepted without a warning', () => {
+    const r = runTool(SYSTEMD_ANALYZE as string, ['verify', '--man=no', ...units]);
+    expect(r.output).toBe('');
+    expect(r.status).toBe(0);
+  });
+
+  it('a unit with a mistyped setting is not (the check can fail)', () => {
+    const s = scratch();
+    try {
+      const unit = readFileSync(join(SYSTEMD, 'driving-api.service'), 'utf8').replace('ProtectSystem=strict', 'ProtectSystem=strickt');
+      writeFileSync(join(s.dir, 'driving-api.service'), unit);
+      const r = runTool(SYSTEMD_ANALYZE as string, ['verify', '--man=no', join(s.dir, 'driving-api.service')]);
+      expect(r.output).toMatch(/protect system value/i);
+    } finally {
+      s.done();
+    }
+  });
+});
+
+describe('the units and the crontab', () => {
+  const unit = (name: string) => readFileSync(join(SYSTEMD, name), 'utf8');
+  const setting = (text: string, key: string) => [...text.matchAll(new RegExp(`^${key}=(.*)$`, 'gm'))].map((m) => m[1] as string);
+
+  it('every service runs as its own user, hardened, writing the data folder only, stopped by SIGTERM in bounded time', () => {
+    for (const name of readdirSync(SYSTEMD).filter((f) => f.endsWith('.service'))) {
+      const text = unit(name);
+      expect(setting(text, 'User'), name).toEqual(['driving']);
+      expect(setting(text, 'NoNewPrivileges'), name).toEqual(['yes']);
+      expect(setting(text, 'ProtectSystem'), name).toEqual(['strict']);
+      expect(setting(text, 'ReadWritePaths')[0]?.split(' '), name).toContain('/var/lib/driving');
+      expect(setting(text, 'KillSignal'), name).toEqual(['SIGTERM']);
+      expect(setting(text, 'TimeoutStopSec'), name).toHaveLength(1);
+      expect(setting(text, 'Environment'), name).toContain('DRIVING_DATA_DIR=/var/lib/driving');
+      if (setting(text, 'Type')[0] === 'simple') expect(setting(text, 'Restart'), name).toEqual(['on-failure']);
+    }
+  });
+
+  it('the crontab runs the same commands as the timers\' services', () => {
+    const cron = readFileSync(join(ROOT, 'deploy', 'crontab'), 'utf8');
+    for (const job of ['load', 'score']) {
+      const exec = setting(unit(`driving-${job}.service`), 'ExecStart')[0] as string;
+      expect(cron).toContain(exec);
+      expect(setting(unit(`driving-${job}.timer`), 'Unit')).toEqual([`driving-${job}.service`]);
+    }
+    expect(cron).toContain('DRIVING_WAREHOUSE_LOCK_WAIT_MS=10800000');
+    expect(setting(unit('driving-score.service'), 'Environment')).toContain('DRIVING_WAREHOUSE_LOCK_WAIT_MS=10800000');
+  });
+});
