@@ -12,9 +12,9 @@ import { appsOf } from '../dist/jobs/data-dir.js';
 
 const COMMANDS = ['add', 'list', 'rotate-key', 'rotate-secret', 'set-webhook'];
 // every command but `add` works on existing apps: a data folder without any is a mistyped --data-dir
-const store = (argv, { creates = false } = {}) => {
+const store = async (argv, { creates = false } = {}) => {
   const dataDir = resolveDataDir(argv.dataDir);
-  if (!creates) appsOf(dataDir);
+  if (!creates) await appsOf(dataDir);
   return new AppStore(pathsFor(dataDir).appsFile);
 };
 // --data-dir and --json are global options (set below, so an unknown command is named alone);
@@ -38,19 +38,19 @@ await yargs(hideBin(process.argv))
     .option('time-zone', { type: 'string', default: 'UTC', describe: 'IANA zone for days, weeks, rush hour' })
     .option('webhook-url', { type: 'string' }),
   (argv) => runJob('apps add', argv.json, async () => {
-    const created = await store(argv, { creates: true }).add({ name: argv.name, timeZone: argv.timeZone, webhookUrl: argv.webhookUrl });
+    const created = await (await store(argv, { creates: true })).add({ name: argv.name, timeZone: argv.timeZone, webhookUrl: argv.webhookUrl });
     return { result: created, summary: `created ${created.appId}\n  apiKey:    ${created.apiKey}\n  appSecret: ${created.appSecret}\n  (shown once: store them now)` };
   }))
   .command('list', 'list apps', common, (argv) => runJob('apps list', argv.json, async () => {
-    const apps = store(argv).list().map(publicView);
-    const all = store(argv).list();
+    const apps = (await (await store(argv)).list()).map(publicView);
+    const all = await (await store(argv)).list();
     return { result: { apps }, summary: `${apps.length} app(s)\n${all.map((a) => `  ${a.appId}  ${a.name}  ${a.timeZone}  webhook=${a.webhookUrl ?? '-'}  keys=${keysLine(a) || '-'}`).join('\n')}` };
   }))
   .command('rotate-key <appId>', 'issue a new API key; the previous one stays valid until the next rotation, or for --expire-previous', (y) => common(y)
     .option('expire-previous', { type: 'string', describe: 'the previous key ends after this long: 0 (now), 10m, 24h, 7d (at most 30d); default: at the next rotation' }),
   (argv) => runJob('apps rotate-key', argv.json, async () => {
     const expirePreviousMs = argv.expirePrevious === undefined ? undefined : parseDuration('--expire-previous', String(argv.expirePrevious));
-    const rotated = await store(argv).rotateKey(argv.appId, { expirePreviousMs });
+    const rotated = await (await store(argv)).rotateKey(argv.appId, { expirePreviousMs });
     const previous = rotated.previousValidUntil ? `the previous key stays valid until ${rotated.previousValidUntil}` : 'the previous key stays valid until the next rotation';
     return { result: rotated, summary: `new apiKey for ${rotated.appId} (keyId ${rotated.keyId}): ${rotated.apiKey} (shown once; ${previous})` };
   }))
@@ -62,7 +62,7 @@ await yargs(hideBin(process.argv))
     .conflicts('key-id', 'key'),
   (argv) => runJob('apps revoke-key', argv.json, async () => {
     const which = argv.previous ? { previous: true } : argv.keyId ? { keyId: argv.keyId } : argv.key ? { apiKey: argv.key } : { all: true };
-    const revoked = await store(argv).revokeKeys(argv.appId, which);
+    const revoked = await (await store(argv)).revokeKeys(argv.appId, which);
     const ended = revoked.revoked.length > 0 ? `ended ${revoked.revoked.join(', ')} for ${revoked.appId}` : `no key ended for ${revoked.appId}`;
     const issued = revoked.apiKey ? `\n  new apiKey (keyId ${revoked.keyId}): ${revoked.apiKey} (shown once: hand it to the integrator as at add)` : '';
     return { result: revoked, summary: `${ended}; the API refuses them from its next request${issued}` };
@@ -71,7 +71,7 @@ await yargs(hideBin(process.argv))
     .option('grace-hours', { type: 'number', default: 24, describe: 'how long the previous secret still signs' }),
   (argv) => runJob('apps rotate-secret', argv.json, async () => {
     if (!(argv.graceHours >= 0 && argv.graceHours <= 720)) throw new InputError('--grace-hours must be 0 to 720');
-    const rotated = await store(argv).rotateSecret(argv.appId, argv.graceHours * 3_600_000);
+    const rotated = await (await store(argv)).rotateSecret(argv.appId, argv.graceHours * 3_600_000);
     return {
       result: rotated,
       summary: `new appSecret for ${rotated.appId}: ${rotated.appSecret} (shown once)\n` +
@@ -81,7 +81,7 @@ await yargs(hideBin(process.argv))
   }))
   .command('set-webhook <appId> [url]', 'set (or, without url, clear) the webhook URL', common,
     (argv) => runJob('apps set-webhook', argv.json, async () => {
-      const app = await store(argv).setWebhook(argv.appId, argv.url ?? null);
+      const app = await (await store(argv)).setWebhook(argv.appId, argv.url ?? null);
       return { result: publicView(app), summary: `${app.appId} webhook ${app.webhookUrl ?? 'cleared'}` };
     }))
   .demandCommand(1, 'a command is needed')

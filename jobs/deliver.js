@@ -42,7 +42,7 @@ const stop = new Promise((resolve) => {
 });
 
 await runJob('deliver', argv.json, async () => {
-  appsOf(resolveDataDir(argv.dataDir));
+  await appsOf(resolveDataDir(argv.dataDir));
   const result = await runDeliver({ dataDir: resolveDataDir(argv.dataDir), once: argv.once, stop, settings, progress: stderrProgress });
   return { result, summary: `${describeCounters(result)} in ${result.seconds.toFixed(1)} s` };
 });

@@ -25,7 +25,7 @@ const argv = yargs(hideBin(process.argv))
   .parseSync();
 
 try {
-  appsOf(resolveDataDir(argv.dataDir));
+  await appsOf(resolveDataDir(argv.dataDir));
   const api = await createApi({ dataDir: resolveDataDir(argv.dataDir), logger: argv.log, connections: argv.connections, serving: argv.serving, extrasReads: argv.extrasReads, packWarm: argv.packWarm });
   const address = await api.app.listen({ port: argv.port, host: argv.host });
   process.stderr.write(`serve: listening on ${address}\n`);

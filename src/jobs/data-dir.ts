@@ -8,10 +8,13 @@ import { InputError } from '../errors.js';
  * otherwise create an empty warehouse, export nothing or serve 503s, all "successfully". Every job
  * but `apps add` (which creates the first app) and the demo (which creates its own) starts here.
  */
-export function appsOf(dataDir: string): App[] {
-  const { appsFile } = pathsFor(dataDir);
-  const apps = new AppStore(appsFile).list();
+export async function appsOf(dataDir: string): Promise<App[]> {
+  if (!existsSync(dataDir)) throw noApps(dataDir, 'does not exist');
+  const apps = await new AppStore(pathsFor(dataDir).appsFile).list();
   if (apps.length > 0) return apps;
-  const why = !existsSync(dataDir) ? 'does not exist' : existsSync(appsFile) ? 'holds no apps (apps.json lists none)' : 'holds no apps (no apps.json)';
-  throw new InputError(`data folder ${dataDir} ${why}: check --data-dir (or DRIVING_DATA_DIR), or create an app with 'node jobs/apps.js add --name NAME --data-dir ${dataDir}'`);
+  throw noApps(dataDir, 'holds no apps');
+}
+
+function noApps(dataDir: string, why: string): InputError {
+  return new InputError(`data folder ${dataDir} ${why}: check --data-dir (or DRIVING_DATA_DIR), or create an app with 'node jobs/apps.js add --name NAME --data-dir ${dataDir}'`);
 }

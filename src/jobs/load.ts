@@ -62,7 +62,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const progress = options.progress ?? silent;
   const paths = pathsFor(options.dataDir);
   const settings = jobSettings();
-  const apps = appsOf(options.dataDir);
+  const apps = await appsOf(options.dataDir);
   const fromLanding = options.inputs === undefined || options.inputs.length === 0;
 
   const wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: settings.memoryLimit });

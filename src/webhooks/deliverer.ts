@@ -1,4 +1,3 @@
-import { statSync } from 'node:fs';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { AppStore, type App } from '../apps/store.js';
 import type { Paths } from '../config.js';
@@ -64,7 +63,7 @@ export class Deliverer {
   private finished: FinishedAttempt[] = [];
   private readonly running = new Set<Promise<void>>();
   private apps = new Map<string, App>();
-  private appsStamp = '';
+  private appsVersion = -1;
   private lastIntake = -Infinity;
   private lastPrune = -Infinity;
   private wakeUp: (() => void) | null = null;
@@ -158,7 +157,7 @@ export class Deliverer {
   }
 
   private async dispatchDue(now: Date): Promise<number> {
-    const apps = this.appsWithWebhook();
+    const apps = await this.appsWithWebhook();
     const perApp = DEPTH_PER_APP;
     const overallRoom = DEPTH_OVERALL - this.taken.size;
     if (this.stopping || apps.size === 0 || overallRoom <= 0) return 0;
@@ -196,7 +195,7 @@ export class Deliverer {
    * the attempt was taken: the operator may have changed the URL meanwhile.
    */
   private async attempt(item: DueAttempt, url: string): Promise<void> {
-    const app = this.appsWithWebhook().get(item.appId);
+    const app = (await this.appsWithWebhook()).get(item.appId);
     if (this.stopping || !app || app.webhookUrl !== url) return this.release(item);
     let admitted = item.kind === 'replay' ? 'send' : this.breaker.admit(url, this.clock().getTime());
     while (typeof admitted !== 'string') {
@@ -290,18 +289,13 @@ export class Deliverer {
     return limit;
   }
 
-  /** Apps with a webhook URL, re-read whenever the operator changes the apps file. */
-  private appsWithWebhook(): Map<string, App> {
-    let stamp = '';
-    try {
-      const s = statSync(this.paths.appsFile);
-      stamp = `${s.mtimeMs}:${s.size}:${s.ino}`;
-    } catch {
-      stamp = 'missing';
-    }
-    if (stamp !== this.appsStamp) {
-      this.appsStamp = stamp;
-      const apps = stamp === 'missing' ? [] : new AppStore(this.paths.appsFile).list();
+  /** Apps with a webhook URL, re-read whenever the apps' version in the state store moves. */
+  private async appsWithWebhook(): Promise<Map<string, App>> {
+    const store = new AppStore(this.paths.appsFile);
+    const version = await store.version();
+    if (version !== this.appsVersion) {
+      const apps = await store.list();
+      this.appsVersion = version;
       this.apps = new Map(apps.filter((a) => a.webhookUrl).map((a) => [a.appId, a]));
     }
     return this.apps;

@@ -121,7 +121,7 @@ describe('a data folder that holds no apps (a mistyped --data-dir)', () => {
     const r = await job('apps', ['add', '--name', 'First', '--data-dir', fresh, '--json']);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, appId: expect.stringMatching(/^app_/) });
-    expect(new AppStore(pathsFor(fresh).appsFile).list()).toHaveLength(1);
+    expect(await new AppStore(pathsFor(fresh).appsFile).list()).toHaveLength(1);
   });
 });
 

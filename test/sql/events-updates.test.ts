@@ -162,7 +162,7 @@ describe('user.deleted', () => {
       cwd: ROOT, env: { ...process.env, DRIVING_WEBHOOK_ALLOW_LOOPBACK: '1', DRIVING_WEBHOOK_POLL: '50ms', DRIVING_WEBHOOK_TIMEOUT: '2s' },
     });
     await receiver.waitFor(2, 30_000);
-    const secret = appSecret(ws);
+    const secret = await appSecret(ws);
     const got = receiver.received.map((r) => {
       expect(verifyWebhook(r.rawBody, r.headers['authorization'], secret)).toBe(true);
       const body = JSON.parse(r.rawBody.toString('utf8')) as Ev;

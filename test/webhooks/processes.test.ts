@@ -64,7 +64,7 @@ describe('the deliverer process', () => {
     await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'a.ndjson'), trips)], now: new Date('2026-11-21T12:00:00Z') });
     const d = startDeliverer();
     await receiver.waitFor(12);
-    const secret = appSecret(ws);
+    const secret = await appSecret(ws);
     const seen = new Map<string, Record<string, unknown>>();
     for (const got of receiver.received) {
       expect(verifyWebhook(got.rawBody, got.headers['authorization'], secret)).toBe(true);
