@@ -23,6 +23,12 @@ export interface StateDb extends StateQueries {
   readonly where: string;
   /** Runs `fn` in one transaction that takes the write lock first: committed when it resolves. */
   transaction<T>(fn: (tx: StateQueries) => Promise<T>): Promise<T>;
+  /**
+   * Makes deleted rows unrecoverable from the store's files: SQLite (secure_delete already zeroes
+   * freed cells) folds its write-ahead log back and truncates it, where old page images would
+   * still hold them; PostgreSQL vacuums the dead row versions of accounts and tokens.
+   */
+  reclaim(): Promise<void>;
   close(): Promise<void>;
 }
 

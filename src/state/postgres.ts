@@ -76,6 +76,11 @@ export class PostgresState implements StateDb {
     }
   }
 
+  async reclaim(): Promise<void> {
+    // outside a transaction, as VACUUM must be
+    await this.pool.query('vacuum accounts, tokens');
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }

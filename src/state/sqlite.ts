@@ -95,6 +95,14 @@ export class SqliteState implements StateDb {
     });
   }
 
+  reclaim(): Promise<void> {
+    return this.queue.run(async () => {
+      const [result] = this.db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+      // a reader of another process held an old snapshot: its pages stay until the next purge
+      if (result && result.busy !== 0) throw new Error(`state: the write-ahead log of ${this.where} could not be truncated (a reader held it)`);
+    });
+  }
+
   async close(): Promise<void> {
     await this.queue.run(async () => {
       if (this.db.open) this.db.close();

@@ -1,4 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { existsSync, readFileSync } from 'node:fs';
+import { sqliteFileOf } from '../../src/state/db.js';
+import { openState } from '../../src/state/open.js';
+import { eraseAccounts } from '../../src/state/erase.js';
 import { AppStore } from '../../src/apps/store.js';
 import { PassportStore } from '../../src/passport/store.js';
 import { hashSecret } from '../../src/secrets.js';
@@ -76,5 +80,29 @@ describe.each(STORES)('the %s state store', (kind) => {
     await passport.issueToken('app_a', 'b', T0, 2 * DAY);
     expect(await passport.sweepTokens(new Date(T0.getTime() + DAY))).toBe(1);
     expect(await passport.activeTokens(T0)).toBe(1);
+  });
+});
+
+describe('erasure in the SQLite store', () => {
+  const locations = stateLocations('sqlite');
+
+  it('leaves no byte of a purged account\'s token hashes or user id in the store\'s files', async () => {
+    const where = await locations.fresh();
+    const passport = await PassportStore.open(where);
+    const orgUserId = 'leaver-7f3a9c21';
+    const { token, platformUserId } = await passport.issueToken('app_a', orgUserId, T0, DAY);
+    const kept = await passport.issueToken('app_a', 'keeper-55e1', T0, DAY);
+    const hash = hashSecret(token);
+    const files = () => [sqliteFileOf(where.dataDir), `${sqliteFileOf(where.dataDir)}-wal`].filter((f) => existsSync(f));
+    const anywhere = (text: string) => files().some((f) => readFileSync(f).includes(Buffer.from(text)));
+    expect(anywhere(hash)).toBe(true);
+    expect(await passport.markDeleted('app_a', orgUserId, platformUserId, T0)).toBe(true);
+    await eraseAccounts(await openState(where), [{ appId: 'app_a', platformUserId }]);
+    expect(anywhere(hash)).toBe(false);
+    expect(anywhere(orgUserId)).toBe(false);
+    // the other account is untouched
+    expect(anywhere(hashSecret(kept.token))).toBe(true);
+    expect(await passport.tokenOwner(kept.token, T0)).toMatchObject({ orgUserId: 'keeper-55e1' });
+    expect(await passport.isDeleted('app_a', platformUserId)).toBe(true);
   });
 });
