@@ -35,7 +35,12 @@ export async function migrateDataDir(db: StateDb, dataDir: string, log = (line: 
     log(`state: migrated ${done.apps} apps, ${done.accounts} accounts and ${done.tokens} tokens from ${dataDir} (apps.json, passport.duckdb) into ${db.where}`);
   }
   // also when another process migrated and died before putting the files away
-  if (existsSync(paths.appsFile)) renameSync(paths.appsFile, `${paths.appsFile}.migrated`);
+  try {
+    renameSync(paths.appsFile, `${paths.appsFile}.migrated`);
+  } catch (error) {
+    // another process starting at the same time put it away first
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
   for (const file of [paths.passportFile, `${paths.passportFile}.wal`]) rmSync(file, { force: true });
   return done;
 }
