@@ -1,16 +1,21 @@
 #!/usr/bin/env node
-// The HTTP API: serves the published snapshot read-only and owns the passport store.
+// The HTTP API: serves the published snapshot read-only; apps, accounts and tokens live in the
+// shared state store. With --workers N, a primary runs N worker processes on one port.
 import './threadpool.js';
+import { availableParallelism } from 'node:os';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { resolveDataDir } from '../dist/config.js';
 import { createApi } from '../dist/api/server.js';
 import { reportFailure, usageFailure, wholeNumbers } from '../dist/cli.js';
 import { appsOf } from '../dist/jobs/data-dir.js';
+import { resolveDatabaseUrl } from '../dist/state/open.js';
+import { runPrimary, isPrimary, DRAIN_MS } from '../dist/api/cluster.js';
+import { drainOnSignal } from '../dist/api/drain.js';
 
 const argv = yargs(hideBin(process.argv))
   .scriptName('serve')
-  .usage('$0 [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--serving pack|sql] [--no-log]\n\nServes the published snapshot read-only over HTTP (README, "API") and owns the passport store; runs until SIGTERM/SIGINT.')
+  .usage('$0 [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--workers N] [--database-url URL] [--redis-url URL] [--serving pack|sql] [--no-log]\n\nServes the published snapshot read-only over HTTP (README, "API"); runs until SIGTERM/SIGINT (drains: finishes what it holds within 10 s, exits 0); SIGHUP restarts the workers one at a time.')
   .option('port', { type: 'number', default: Number(process.env.PORT ?? 8080) })
   .option('host', { type: 'string', default: process.env.HOST ?? '127.0.0.1' })
   .option('data-dir', { type: 'string', describe: 'data folder (env DRIVING_DATA_DIR, default ./data)' })
@@ -19,22 +24,38 @@ const argv = yargs(hideBin(process.argv))
   .option('extras-reads', { choices: ['sync', 'async'], default: process.env.DRIVING_PACK_EXTRAS_READS ?? 'sync', describe: 'read a trip detail\'s events on the event loop, or through the thread pool when they far exceed the page cache (env DRIVING_PACK_EXTRAS_READS)' })
   .option('pack-warm', { choices: ['rows', 'all', 'none'], default: process.env.DRIVING_PACK_WARM ?? 'rows', describe: 'read into the page cache when a snapshot opens: the serving pack\'s indexes and rows, those and the trip events, or nothing (env DRIVING_PACK_WARM)' })
   .option('log', { type: 'boolean', default: true, describe: 'one JSON log line per request' })
-  .check(wholeNumbers({ port: { min: 0, max: 65535 }, connections: { min: 1, max: 64 } }))
+  .option('workers', { type: 'number', default: Number(process.env.DRIVING_API_WORKERS ?? availableParallelism()), describe: 'worker processes on the one port (env DRIVING_API_WORKERS, default one per core); 1: no primary, the process serves itself' })
+  .option('database-url', { type: 'string', describe: 'PostgreSQL URL of the shared state store (env DATABASE_URL; default the data folder\'s SQLite file)' })
+  .option('redis-url', { type: 'string', describe: 'Redis URL: rate limits counted there, for every process on every machine (env DRIVING_REDIS_URL)' })
+  .check(wholeNumbers({ port: { min: 0, max: 65535 }, connections: { min: 1, max: 64 }, workers: { min: 1, max: 256 } }))
   .strict()
   .fail(usageFailure('serve'))
   .parseSync();
 
+const log = (line) => void process.stderr.write(`${line}\n`);
+// the workers inherit the environment: the flags reach them through it
+const databaseUrl = resolveDatabaseUrl(argv.databaseUrl);
+if (databaseUrl) process.env.DATABASE_URL = databaseUrl;
+const redisUrl = argv.redisUrl ?? process.env.DRIVING_REDIS_URL;
+if (redisUrl) process.env.DRIVING_REDIS_URL = redisUrl;
+
 try {
-  await appsOf(resolveDataDir(argv.dataDir));
-  const api = await createApi({ dataDir: resolveDataDir(argv.dataDir), logger: argv.log, connections: argv.connections, serving: argv.serving, extrasReads: argv.extrasReads, packWarm: argv.packWarm });
-  const address = await api.app.listen({ port: argv.port, host: argv.host });
-  process.stderr.write(`serve: listening on ${address}\n`);
-  for (const signal of ['SIGINT', 'SIGTERM']) {
-    process.once(signal, () => {
-      api.close().then(() => process.exit(0), () => process.exit(1));
+  const dataDir = resolveDataDir(argv.dataDir);
+  if (isPrimary() && argv.workers > 1) {
+    // checked once here, so a mistyped folder is one message and exit 2, not N dying workers
+    await appsOf(dataDir);
+    runPrimary({ workers: argv.workers, log });
+  } else {
+    if (isPrimary()) await appsOf(dataDir);
+    const api = await createApi({
+      dataDir, logger: argv.log, connections: argv.connections, serving: argv.serving, extrasReads: argv.extrasReads, packWarm: argv.packWarm,
+      databaseUrl, redisUrl: redisUrl ?? null, sharedRateLimits: !isPrimary(),
     });
+    drainOnSignal(api.app, () => api.close(), { drainMs: DRAIN_MS, log });
+    const address = await api.app.listen({ port: argv.port, host: argv.host });
+    if (isPrimary()) log(`serve: listening on ${address}`);
   }
 } catch (error) {
-  // a second API on the same data finds the passport held, or the port taken: busy (3)
+  // the port taken: busy (3)
   process.exit(reportFailure('serve', error));
 }

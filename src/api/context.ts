@@ -9,6 +9,7 @@ import { ApiError } from './errors.js';
 import type { Scope } from './repository.js';
 import type { Credential } from './auth.js';
 import type { ApiLimits } from './limits.js';
+import type { RateCounting } from './guards.js';
 
 /** What the routes need; built once by the server (tests build it with their own clock). */
 export interface ApiContext {
@@ -23,6 +24,8 @@ export interface ApiContext {
   routesDir: string;
   now: () => Date;
   limits: ApiLimits;
+  /** Where rate limits count when not in this process alone (src/api/guards.ts). */
+  rateCounting?: RateCounting;
 }
 
 declare module 'fastify' {

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import rateLimit from '@fastify/rate-limit';
+import rateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
+import type { Redis } from 'ioredis';
 import underPressure from '@fastify/under-pressure';
 import { ApiError } from './errors.js';
 import type { ApiLimits } from './limits.js';
@@ -38,13 +39,17 @@ export function shedLoad(app: FastifyInstance, limits: ApiLimits): void {
   }
 }
 
+/** Where the rate limits count: this process (default), a store the machine's workers share, or Redis. */
+export type RateCounting = { redis: Redis } | { store: FastifyRateLimitStoreCtor } | null;
+
 /**
- * Rate limits (@fastify/rate-limit, counted in this process): per API key or passport token when
+ * Rate limits (@fastify/rate-limit, counted where `counting` says): per API key or passport token when
  * the request carries a valid one, else per address, refused attempts included. 429 with
  * Retry-After. Routes with `config.rateLimit: false` are not counted.
  */
-export function limitRates(app: FastifyInstance, limits: ApiLimits): void {
+export function limitRates(app: FastifyInstance, limits: ApiLimits, counting: RateCounting = null): void {
   app.register(rateLimit, {
+    ...(counting ?? {}),
     global: true,
     hook: 'onRequest',
     timeWindow: limits.rateWindowMs,

@@ -8,6 +8,8 @@ import { AccountDeletion } from '../passport/deletion.js';
 import type { DurableWrite } from '../purge/requests.js';
 import { AppsCache } from './apps-cache.js';
 import { AppStore } from '../apps/store.js';
+import { Redis } from 'ioredis';
+import { rateFileOf, sharedRateStore } from './rate-store.js';
 import { buildApp } from './app.js';
 import type { ApiContext } from './context.js';
 import { CursorCodec } from './cursor.js';
@@ -32,6 +34,10 @@ export interface ServerOptions {
   limits?: Partial<ApiLimits>;
   /** The shared state store: PostgreSQL at this URL; default DATABASE_URL, else the data folder's SQLite. */
   databaseUrl?: string | null;
+  /** Count rate limits in Redis at this URL (every process on every machine). */
+  redisUrl?: string | null;
+  /** Without Redis: count them in a file the machine's workers share (a cluster worker does). */
+  sharedRateLimits?: boolean;
 }
 
 /** How often expired passport tokens are removed from the state store. */
@@ -47,6 +53,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
   // deletions a killed process left half-done are confirmed or discarded before anything is served
   await deletion.settle();
   const now = options.now ?? (() => new Date());
+  const redis = options.redisUrl ? new Redis(options.redisUrl, { connectTimeout: 2_000, maxRetriesPerRequest: 1, enableOfflineQueue: false }) : null;
   const sweep = setInterval(() => void passport.sweepTokens(now()).catch(() => undefined), TOKEN_SWEEP_MS);
   sweep.unref();
   const snapshots = new SnapshotFollower(paths.publishedDir, paths.manifestFile, {
@@ -74,8 +81,10 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
     routesDir: paths.routesDir,
     now,
     limits: apiLimits(process.env, options.limits),
+    rateCounting: redis ? { redis } : options.sharedRateLimits ? { store: sharedRateStore(rateFileOf(options.dataDir)) } : null,
   };
   const app = buildApp(ctx, { logger: options.logger });
+  app.addHook('onClose', async () => void redis?.disconnect());
   return {
     app,
     ctx,
