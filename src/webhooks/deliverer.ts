@@ -329,7 +329,7 @@ function redactUrl(url: string): string {
   return u.search ? `${u.origin}${u.pathname}?…` : `${u.origin}${u.pathname}`;
 }
 
-function emptyCounters(): DeliveryCounters {
+export function emptyCounters(): DeliveryCounters {
   return { intake: { files: 0, events: 0, known: 0, rejected: 0, failedFiles: 0 }, attempts: 0, delivered: 0, retried: 0, dead: 0, replayed: 0, replayFailed: 0, shortCircuited: 0, failures: {} };
 }
 
