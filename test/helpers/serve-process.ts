@@ -56,6 +56,8 @@ export async function until(check: () => boolean | Promise<boolean>, what: strin
 
 export interface LoadResult {
   ok: number;
+  /** When each 200 arrived (ms since the epoch). */
+  okAt: number[];
   failed: { status: number | string; at: number }[];
 }
 
@@ -64,13 +66,16 @@ export interface LoadResult {
  * own, as independent clients would send them; any status but 200, or a transport error, counts as failed.
  */
 export function steadyLoad(url: string, headers: Record<string, string>, perSecond: number): { stop(): Promise<LoadResult> } {
-  const result: LoadResult = { ok: 0, failed: [] };
+  const result: LoadResult = { ok: 0, okAt: [], failed: [] };
   const inFlight = new Set<Promise<void>>();
   const one = async () => {
     try {
       const res = await fetch(url, { headers });
       await res.arrayBuffer();
-      if (res.status === 200) result.ok++;
+      if (res.status === 200) {
+        result.ok++;
+        result.okAt.push(Date.now());
+      }
       else result.failed.push({ status: res.status, at: Date.now() });
     } catch (error) {
       result.failed.push({ status: String((error as Error & { cause?: Error }).cause?.message ?? error), at: Date.now() });
