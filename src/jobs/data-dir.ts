@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import { pathsFor } from '../config.js';
 import { AppStore, type App } from '../apps/store.js';
 import { InputError } from '../errors.js';
+import { sqliteFileOf } from '../state/db.js';
+import { resolveDatabaseUrl } from '../state/open.js';
 
 /**
  * The apps of a data folder, or bad input when it holds none: a mistyped `--data-dir` would
@@ -10,6 +12,10 @@ import { InputError } from '../errors.js';
  */
 export async function appsOf(dataDir: string): Promise<App[]> {
   if (!existsSync(dataDir)) throw noApps(dataDir, 'does not exist');
+  const paths = pathsFor(dataDir);
+  // opening the embedded store would create it: a folder without one (nor an earlier release's
+  // apps.json to migrate) is refused untouched
+  if (!resolveDatabaseUrl() && !existsSync(sqliteFileOf(dataDir)) && !existsSync(paths.appsFile)) throw noApps(dataDir, 'holds no apps (no state store)');
   const apps = await new AppStore(pathsFor(dataDir).appsFile).list();
   if (apps.length > 0) return apps;
   throw noApps(dataDir, 'holds no apps');

@@ -106,7 +106,7 @@ describe('trip.updated', () => {
     const { emitEvents } = await import('../../src/events/emit.js');
     const { openWarehouse } = await import('../../src/warehouse/warehouse.js');
     const { AppStore: Store } = await import('../../src/apps/store.js');
-    const wh = await openWarehouse(ws.paths.warehouseFile, new Store(ws.paths.appsFile).list());
+    const wh = await openWarehouse(ws.paths.warehouseFile, await new Store(ws.paths.appsFile).list());
     try {
       const { warehouseVersion } = await import('../../src/warehouse/warehouse.js');
       await emitEvents(wh, ws.paths.eventsDir, await warehouseVersion(wh.conn), now);
