@@ -69,7 +69,8 @@ export function manifestOf(paths: Paths) {
 
 /** Copies a data folder's state store (its apps and accounts) into `toDir`; nothing may write it meanwhile. */
 export function copyState(fromDir: string, toDir: string): void {
-  cpSync(join(fromDir, 'state'), join(toDir, 'state'), { recursive: true });
+  // the database and its write-ahead log; the shared-memory index is the live process's, rebuilt on open
+  cpSync(join(fromDir, 'state'), join(toDir, 'state'), { recursive: true, filter: (src) => !src.endsWith('-shm') });
 }
 
 /** A fresh data folder with the same apps (and accounts) as `from`, so the same files load the same way. */
