@@ -22,9 +22,9 @@ const checkedUrl = async (url) => {
 };
 
 // every command but `add` works on existing apps: a data folder without any is a mistyped --data-dir
-const store = (argv, { creates = false } = {}) => {
+const store = async (argv, { creates = false } = {}) => {
   const dataDir = resolveDataDir(argv.dataDir);
-  if (!creates) appsOf(dataDir);
+  if (!creates) await appsOf(dataDir);
   return new AppStore(pathsFor(dataDir).appsFile);
 };
 // what `list` shows: never a key hash or the secret
@@ -45,7 +45,7 @@ const commands = [
       .option('time-zone', { type: 'string', default: 'UTC', describe: 'IANA zone for days, weeks, rush hour' })
       .option('webhook-url', { type: 'string', describe: 'where its webhook events go (https)' }),
     handler: (argv) => runJob('apps add', argv.json, async () => {
-      const created = await store(argv, { creates: true }).add({ name: argv.name, timeZone: argv.timeZone, webhookUrl: await checkedUrl(argv.webhookUrl) });
+      const created = await (await store(argv, { creates: true })).add({ name: argv.name, timeZone: argv.timeZone, webhookUrl: await checkedUrl(argv.webhookUrl) });
       return { result: created, summary: `created ${created.appId}\n  apiKey:    ${created.apiKey}\n  appSecret: ${created.appSecret}\n  (shown once: store them now)` };
     }),
   },
@@ -53,7 +53,7 @@ const commands = [
     command: 'list',
     describe: 'list apps',
     handler: (argv) => runJob('apps list', argv.json, async () => {
-      const all = store(argv).list();
+      const all = await (await store(argv)).list();
       const apps = all.map(publicView);
       return { result: { apps }, summary: `${apps.length} app(s)\n${all.map((a) => `  ${a.appId}  ${a.name}  ${a.timeZone}  webhook=${a.webhookUrl ?? '-'}  keys=${keysLine(a) || '-'}`).join('\n')}` };
     }),
@@ -65,7 +65,7 @@ const commands = [
       .option('expire-previous', { type: 'string', describe: 'the previous key ends after this long: 0 (now), 10m, 24h, 7d (at most 30d); default: at the next rotation' }),
     handler: (argv) => runJob('apps rotate-key', argv.json, async () => {
       const expirePreviousMs = argv.expirePrevious === undefined ? undefined : parseDuration('--expire-previous', String(argv.expirePrevious));
-      const rotated = await store(argv).rotateKey(argv.appId, { expirePreviousMs });
+      const rotated = await (await store(argv)).rotateKey(argv.appId, { expirePreviousMs });
       const previous = rotated.previousValidUntil ? `the previous key stays valid until ${rotated.previousValidUntil}` : 'the previous key stays valid until the next rotation';
       return { result: rotated, summary: `new apiKey for ${rotated.appId} (keyId ${rotated.keyId}): ${rotated.apiKey} (shown once; ${previous})` };
     }),
@@ -81,7 +81,7 @@ const commands = [
       .conflicts('key-id', 'key'),
     handler: (argv) => runJob('apps revoke-key', argv.json, async () => {
       const which = argv.previous ? { previous: true } : argv.keyId ? { keyId: argv.keyId } : argv.key ? { apiKey: argv.key } : { all: true };
-      const revoked = await store(argv).revokeKeys(argv.appId, which);
+      const revoked = await (await store(argv)).revokeKeys(argv.appId, which);
       const ended = revoked.revoked.length > 0 ? `ended ${revoked.revoked.join(', ')} for ${revoked.appId}` : `no key ended for ${revoked.appId}`;
       const issued = revoked.apiKey ? `\n  new apiKey (keyId ${revoked.keyId}): ${revoked.apiKey} (shown once: hand it to the integrator as at add)` : '';
       return { result: revoked, summary: `${ended}; the API refuses them from its next request${issued}` };
@@ -94,7 +94,7 @@ const commands = [
       .option('grace-hours', { type: 'number', default: 24, describe: 'how long the previous secret still signs (0 to 720)' }),
     handler: (argv) => runJob('apps rotate-secret', argv.json, async () => {
       if (!(argv.graceHours >= 0 && argv.graceHours <= 720)) throw new InputError('--grace-hours must be 0 to 720');
-      const rotated = await store(argv).rotateSecret(argv.appId, argv.graceHours * 3_600_000);
+      const rotated = await (await store(argv)).rotateSecret(argv.appId, argv.graceHours * 3_600_000);
       return {
         result: rotated,
         summary: `new appSecret for ${rotated.appId}: ${rotated.appSecret} (shown once)\n` +
@@ -112,7 +112,7 @@ const commands = [
       const eventTypes = argv.eventTypes ? String(argv.eventTypes).split(',').map((t) => t.trim()).filter(Boolean) : [];
       const unknown = eventTypes.filter((t) => !EVENT_TYPES.includes(t));
       if (unknown.length > 0) throw new InputError(`--event-types: unknown type(s) ${unknown.join(', ')}; known: ${EVENT_TYPES.join(', ')}`);
-      const app = await store(argv).setWebhook(argv.appId, (await checkedUrl(argv.url)) ?? null, eventTypes);
+      const app = await (await store(argv)).setWebhook(argv.appId, (await checkedUrl(argv.url)) ?? null, eventTypes);
       return { result: publicView(app), summary: `${app.appId} webhook ${app.webhookUrl ?? 'cleared'}${eventTypes.length ? ` (${eventTypes.join(', ')})` : ''}` };
     }),
   },

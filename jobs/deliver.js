@@ -42,7 +42,7 @@ const stop = new Promise((resolve) => {
 // a cron run (--once) is over before a scrape comes: metrics only on a port given for it
 const measured = argv.metrics && (!argv.once || argv.metricsPort !== undefined);
 await runJob('deliver', argv.json, async () => {
-  appsOf(resolveDataDir(argv.dataDir));
+  await appsOf(resolveDataDir(argv.dataDir));
   if (measured) processMetrics(register);
   const metrics = measured ? await startMetrics('deliver', argv, register) : null;
   try {

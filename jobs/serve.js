@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// The HTTP API: serves the published snapshot read-only and owns the passport store.
+// The HTTP API: serves the published snapshot read-only; apps, accounts and tokens live in the
+// shared state store. With --workers N, a primary runs N worker processes on one port.
 import './threadpool.js';
+import { availableParallelism } from 'node:os';
 import { resolveDataDir } from '../dist/config.js';
 import { createApi } from '../dist/api/server.js';
 import { reportFailure, wholeNumbers } from '../dist/cli.js';
@@ -10,8 +12,11 @@ import { assertPortFree } from '../dist/jobs/port-free.js';
 import { register } from 'prom-client';
 import { processMetrics } from '../dist/metrics/api.js';
 import { METRICS_FLAGS, startMetrics } from '../dist/metrics/options.js';
+import { resolveDatabaseUrl } from '../dist/state/open.js';
+import { runPrimary, isPrimary, DRAIN_MS } from '../dist/api/cluster.js';
+import { drainOnSignal } from '../dist/api/drain.js';
 
-const argv = jobArgs('serve', '$0 [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--serving pack|sql] [--metrics-port 9464] [--no-log]\n\nServes the published snapshot read-only over HTTP (README, "API") and owns the passport store; runs until SIGTERM/SIGINT.', { jsonHelp: 'a failure to start as JSON on stdout (the request log is JSON lines already)' })
+const argv = jobArgs('serve', '$0 [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--workers N] [--database-url URL] [--redis-url URL] [--serving pack|sql] [--metrics-port 9464] [--no-log]\n\nServes the published snapshot read-only over HTTP (README, "API"); runs until SIGTERM/SIGINT (drains: finishes what it holds within 10 s, exits 0); SIGHUP restarts the workers one at a time.', { jsonHelp: 'a failure to start as JSON on stdout (the request log is JSON lines already)' })
   .option('port', { type: 'number', default: Number(process.env.PORT ?? 8080) })
   .option('host', { type: 'string', default: process.env.HOST ?? '127.0.0.1' })
   .option('connections', { type: 'number', default: 4, describe: 'DuckDB connections to the snapshot' })
@@ -19,25 +24,46 @@ const argv = jobArgs('serve', '$0 [--port 8080] [--host 127.0.0.1] [--data-dir D
   .option('extras-reads', { choices: ['sync', 'async'], default: process.env.DRIVING_PACK_EXTRAS_READS ?? 'sync', describe: 'read a trip detail\'s events on the event loop, or through the thread pool when they far exceed the page cache (env DRIVING_PACK_EXTRAS_READS)' })
   .option('pack-warm', { choices: ['rows', 'all', 'none'], default: process.env.DRIVING_PACK_WARM ?? 'rows', describe: 'read into the page cache when a snapshot opens: the serving pack\'s indexes and rows, those and the trip events, or nothing (env DRIVING_PACK_WARM)' })
   .option('log', { type: 'boolean', default: true, describe: 'one JSON log line per request' })
+  .option('workers', { type: 'number', default: Number(process.env.DRIVING_API_WORKERS ?? availableParallelism()), describe: 'worker processes on the one port (env DRIVING_API_WORKERS, default one per core); 1: no primary, the process serves itself' })
+  .option('database-url', { type: 'string', describe: 'PostgreSQL URL of the shared state store (env DATABASE_URL; default the data folder\'s SQLite file)' })
+  .option('redis-url', { type: 'string', describe: 'Redis URL: rate limits counted there, for every process on every machine (env DRIVING_REDIS_URL)' })
   .options(METRICS_FLAGS)
-  .check(wholeNumbers({ port: { min: 0, max: 65535 }, 'metrics-port': { min: 0, max: 65535 }, connections: { min: 1, max: 64 } }))
+  .check(wholeNumbers({ port: { min: 0, max: 65535 }, 'metrics-port': { min: 0, max: 65535 }, connections: { min: 1, max: 64 }, workers: { min: 1, max: 256 } }))
   .parseSync();
 
+const log = (line) => void process.stderr.write(`${line}\n`);
+// the workers inherit the environment: the flags reach them through it
+const databaseUrl = resolveDatabaseUrl(argv.databaseUrl);
+if (databaseUrl) process.env.DATABASE_URL = databaseUrl;
+const redisUrl = argv.redisUrl ?? process.env.DRIVING_REDIS_URL;
+if (redisUrl) process.env.DRIVING_REDIS_URL = redisUrl;
+
 try {
-  await assertPortFree(argv.port, argv.host, 'another serve.js or npm start?');
-  appsOf(resolveDataDir(argv.dataDir));
-  // the global registry: the one a cluster's primary aggregates from its workers
-  if (argv.metrics) processMetrics(register);
-  const api = await createApi({ dataDir: resolveDataDir(argv.dataDir), logger: argv.log, connections: argv.connections, serving: argv.serving, extrasReads: argv.extrasReads, packWarm: argv.packWarm, metrics: argv.metrics ? register : undefined });
-  const address = await api.app.listen({ port: argv.port, host: argv.host });
-  process.stderr.write(`serve: listening on ${address}\n`);
-  const metrics = await startMetrics('serve', argv, register);
-  for (const signal of ['SIGINT', 'SIGTERM']) {
-    process.once(signal, () => {
-      Promise.all([api.close(), metrics?.close()]).then(() => process.exit(0), () => process.exit(1));
+  const dataDir = resolveDataDir(argv.dataDir);
+  // a taken port is said before any work, once (the primary; its workers share its port)
+  if (isPrimary()) await assertPortFree(argv.port, argv.host, 'another serve.js or npm start?');
+  if (isPrimary() && argv.workers > 1) {
+    // checked once here, so a mistyped folder is one message and exit 2, not N dying workers
+    await appsOf(dataDir);
+    // the primary serves /metrics, summing its workers' series (prom-client's AggregatorRegistry)
+    if (argv.metrics) await startMetrics('serve', argv, 'cluster');
+    runPrimary({ workers: argv.workers, log });
+  } else {
+    if (isPrimary()) await appsOf(dataDir);
+    // the global registry: the one a cluster's primary aggregates from its workers
+    if (argv.metrics) processMetrics(register);
+    const api = await createApi({
+      dataDir, logger: argv.log, connections: argv.connections, serving: argv.serving, extrasReads: argv.extrasReads, packWarm: argv.packWarm,
+      databaseUrl, redisUrl: redisUrl ?? null, sharedRateLimits: !isPrimary(), metrics: argv.metrics ? register : undefined,
     });
+    const metrics = isPrimary() ? await startMetrics('serve', argv, register) : null;
+    drainOnSignal(api.app, async () => {
+      await Promise.all([api.close(), metrics?.close()]);
+    }, { drainMs: DRAIN_MS, log });
+    const address = await api.app.listen({ port: argv.port, host: argv.host });
+    if (isPrimary()) log(`serve: listening on ${address}`);
   }
 } catch (error) {
-  // a second API on the same data finds the passport held, or the port taken: busy (3)
+  // the port taken: busy (3)
   process.exit(reportFailure('serve', error, argv.json));
 }

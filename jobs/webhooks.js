@@ -11,7 +11,7 @@ const command = (name, request) => (argv) =>
   runJob(`webhooks ${name}`, argv.json, async () => {
     const req = request(argv);
     const dataDir = resolveDataDir(argv.dataDir);
-    appsOf(dataDir);
+    await appsOf(dataDir);
     const result = await runWebhooksCommand(dataDir, req);
     return { result, summary: formatWebhooks(req, result) };
   });

@@ -90,7 +90,7 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
   shedLoad(app, limits);
   authenticate(app, ctx);
   capPerApp(app, limits);
-  limitRates(app, limits);
+  limitRates(app, limits, ctx.rateCounting ?? null);
   strictNumbers(app);
   app.addHook('onResponse', async (request, reply) => {
     request.log.info({

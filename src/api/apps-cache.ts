@@ -1,24 +1,23 @@
-import { statSync } from 'node:fs';
-import { AppStore, keyIdOf, keyIsValid, type App } from '../apps/store.js';
+import { keyIdOf, keyIsValid, type App, type AppStore } from '../apps/store.js';
 import { hashSecret, hashesEqual } from '../secrets.js';
 
 /**
- * The apps file as the API sees it: re-read when it changes on disk (the operator's CLI writes it
- * by rename), so a rotated or revoked key or a new app counts from the next request, without a
- * restart.
+ * The apps as the API sees them: kept in memory and re-read when the apps' version in the shared
+ * state store moves (every app write raises it, whichever process makes it), so a rotated or
+ * revoked key or a new app counts from the next request to any process.
  */
 export class AppsCache {
   private apps: App[] = [];
-  private stamp = '';
+  private version = -1;
 
-  constructor(private readonly file: string) {}
+  constructor(private readonly store: AppStore) {}
 
   /**
    * The app whose API key this is, while the key is valid at `now`, and the key's public id.
    * Every stored hash is compared, in constant time.
    */
-  byApiKey(apiKey: string, now: Date): { app: App; keyId: string } | null {
-    this.reloadIfChanged();
+  async byApiKey(apiKey: string, now: Date): Promise<{ app: App; keyId: string } | null> {
+    await this.reloadIfChanged();
     const presented = hashSecret(apiKey);
     let found: { app: App; keyId: string } | null = null;
     for (const app of this.apps) {
@@ -27,13 +26,13 @@ export class AppsCache {
     return found;
   }
 
-  private reloadIfChanged(): void {
-    // one stat a request (about 8 µs), so that a rotated or revoked key counts from the next request
-    const s = statSync(this.file, { throwIfNoEntry: false });
-    if (!s) return;
-    const stamp = `${s.mtimeMs}:${s.size}:${s.ino}`;
-    if (stamp === this.stamp) return;
-    this.apps = new AppStore(this.file).list();
-    this.stamp = stamp;
+  private async reloadIfChanged(): Promise<void> {
+    // one read of a one-row table a request, so that a write by any process counts from the next request
+    const version = await this.store.version();
+    if (version === this.version) return;
+    const apps = await this.store.list();
+    // the version read before the list: a write in between only causes one more reload
+    this.apps = apps;
+    this.version = version;
   }
 }

@@ -11,6 +11,7 @@ import type { Scope } from './repository.js';
 import type { Credential } from './auth.js';
 import type { ApiLimits } from './limits.js';
 import type { WebhookService } from '../webhooks/integrator.js';
+import type { RateCounting } from './guards.js';
 
 /** What the routes need; built once by the server (tests build it with their own clock). */
 export interface ApiContext {
@@ -27,6 +28,8 @@ export interface ApiContext {
   limits: ApiLimits;
   /** The integrator's webhook settings and deliveries (src/webhooks/integrator.ts). */
   webhooks: WebhookService;
+  /** Where rate limits count when not in this process alone (src/api/guards.ts). */
+  rateCounting?: RateCounting;
 }
 
 declare module 'fastify' {

@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import rateLimit from '@fastify/rate-limit';
+import rateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
+import type { Redis } from 'ioredis';
 import underPressure from '@fastify/under-pressure';
 import { ApiError } from './errors.js';
+import { weightedRedisStore } from './weighted-redis-store.js';
 import type { ApiLimits } from './limits.js';
 import { costOf } from './cost.js';
 import { WeightedStore, weightedKey } from './weighted-store.js';
@@ -95,22 +97,30 @@ export function windowName(ms: number): string {
 }
 
 /**
- * Rate limits (@fastify/rate-limit, counted in this process): per app in cost units when the
+ * Where the rate limits count: this process (default), a store the machine's workers share, or
+ * Redis. Every one of them adds the request's cost (src/api/weighted-store.ts).
+ */
+export type RateCounting = { redis: Redis } | { store: FastifyRateLimitStoreCtor } | null;
+
+/**
+ * Rate limits (@fastify/rate-limit, counted where `counting` says): per app in cost units when the
  * request carries a valid API key (each route's `config.cost`, src/api/cost.ts), per passport
  * token and per address (requests) otherwise, refused attempts included. 429 with Retry-After; the
  * message names the limit and its window. Routes with `config.rateLimit: false` are not counted.
  */
-export function limitRates(app: FastifyInstance, limits: ApiLimits): void {
+export function limitRates(app: FastifyInstance, limits: ApiLimits, counting: RateCounting = null): void {
   const isApp = (key: string): boolean => key.startsWith('app:');
   app.register(rateLimit, {
     global: true,
     hook: 'onRequest',
-    // enough distinct keys that a flood of addresses does not evict the real clients' counts
-    store: class extends WeightedStore {
-      constructor() {
-        super({ cache: 100_000 });
-      }
-    },
+    store: counting && 'redis' in counting ? weightedRedisStore(counting.redis)
+      : counting && 'store' in counting ? counting.store
+      // enough distinct keys that a flood of addresses does not evict the real clients' counts
+      : class extends WeightedStore {
+        constructor() {
+          super({ cache: 100_000 });
+        }
+      },
     keyGenerator: (request) => {
       const credential = request.credential;
       if (credential?.kind === 'apiKey') return weightedKey(`app:${request.tenant.appId}`, costOf(request));

@@ -1,13 +1,15 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { pathsFor } from '../config.js';
-import { writeFileAtomic } from '../fsutil.js';
+import { openState } from '../state/open.js';
+import { cursorKey } from '../state/cursor-key.js';
 import { PassportStore } from '../passport/store.js';
 import { AccountDeletion } from '../passport/deletion.js';
 import type { DurableWrite } from '../purge/requests.js';
 import { AppsCache } from './apps-cache.js';
+import { AppStore } from '../apps/store.js';
+import { Redis } from 'ioredis';
+import { rateFileOf, sharedRateStore } from './rate-store.js';
 import { buildApp } from './app.js';
 import type { ApiContext } from './context.js';
 import { CursorCodec } from './cursor.js';
@@ -38,24 +40,29 @@ export interface ServerOptions {
   webhookSettings?: Partial<DeliverySettings>;
   /** The registry the API's series are kept in (src/metrics/api.ts); none: not measured. */
   metrics?: Registry;
+  /** The shared state store: PostgreSQL at this URL; default DATABASE_URL, else the data folder's SQLite. */
+  databaseUrl?: string | null;
+  /** Count rate limits in Redis at this URL (every process on every machine). */
+  redisUrl?: string | null;
+  /** Without Redis: count them in a file the machine's workers share (a cluster worker does). */
+  sharedRateLimits?: boolean;
 }
 
-/** How often expired passport tokens are dropped from the in-memory index. */
+/** How often expired passport tokens are removed from the state store. */
 const TOKEN_SWEEP_MS = 10 * 60_000;
 
-/** Opens what the API owns (passport store) and follows what it reads (published snapshots). */
+/** Opens the shared state store (apps, passport) and follows what it reads (published snapshots). */
 export async function createApi(options: ServerOptions): Promise<{ app: FastifyInstance; ctx: ApiContext; close(): Promise<void> }> {
   const paths = pathsFor(options.dataDir);
-  const passport = await PassportStore.open(paths.passportFile);
-  await passport.warmAccounts();
+  const location = { dataDir: options.dataDir, ...(options.databaseUrl !== undefined ? { databaseUrl: options.databaseUrl } : {}) };
+  const passport = await PassportStore.open(location);
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const deletion = new AccountDeletion(passport, paths.deletionsDir, options.writeDurably);
   // deletions a killed process left half-done are confirmed or discarded before anything is served
   await deletion.settle();
   const now = options.now ?? (() => new Date());
-  // token checks are answered from memory from the first request on
-  await passport.warmTokens(now());
-  const sweep = setInterval(() => passport.sweepTokens(now()), TOKEN_SWEEP_MS);
+  const redis = options.redisUrl ? new Redis(options.redisUrl, { connectTimeout: 2_000, maxRetriesPerRequest: 1, enableOfflineQueue: false }) : null;
+  const sweep = setInterval(() => void passport.sweepTokens(now()).catch(() => undefined), TOKEN_SWEEP_MS);
   sweep.unref();
   const snapshots = new SnapshotFollower(paths.publishedDir, paths.manifestFile, {
     connections: options.connections ?? 4,
@@ -72,19 +79,21 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
   });
   await snapshots.start();
   const ctx: ApiContext = {
-    apps: new AppsCache(paths.appsFile),
+    apps: new AppsCache(new AppStore(location)),
     passport,
     deletion,
     snapshots,
-    cursors: new CursorCodec(cursorKey(join(dirname(paths.passportFile), 'cursor.key'))),
+    cursors: new CursorCodec(await cursorKey(await openState(location), join(dirname(paths.passportFile), 'cursor.key'))),
     deletionsDir: paths.deletionsDir,
     landingDir: paths.landingDir,
     routesDir: paths.routesDir,
     now,
     limits: apiLimits(process.env, options.limits),
     webhooks: new WebhookService(options.dataDir, { ...deliverySettings(), ...options.webhookSettings }),
+    rateCounting: redis ? { redis } : options.sharedRateLimits ? { store: sharedRateStore(rateFileOf(options.dataDir)) } : null,
   };
   const app = buildApp(ctx, { logger: options.logger, metrics: options.metrics && new ApiMetrics(options.metrics, snapshots, now) });
+  app.addHook('onClose', async () => void redis?.disconnect());
   return {
     app,
     ctx,
@@ -96,13 +105,4 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
       ctx.webhooks.close();
     },
   };
-}
-
-/** The key cursors are signed with: made once, kept beside the passport store. */
-function cursorKey(file: string): Buffer {
-  if (!existsSync(file)) {
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileAtomic(file, randomBytes(32).toString('hex'));
-  }
-  return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
 }

@@ -1,11 +1,12 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { writeFileAtomic, withFileLock } from '../fsutil.js';
+import { dirname } from 'node:path';
 import { hashSecret, newSecret } from '../secrets.js';
 import { isValidZone } from '../time.js';
 import { InputError } from '../errors.js';
 import { isIP } from 'node:net';
 import { blockedReason, isLoopbackHost } from '../webhooks/address-guard.js';
+import type { StateDb, StateLocation, StateQueries } from '../state/db.js';
+import { openState } from '../state/open.js';
 
 /**
  * A tenant (integrator). The AppSecret is kept in clear because the webhook deliverer must sign
@@ -52,26 +53,35 @@ export interface NewAppCredentials {
   appSecret: string;
 }
 
-interface AppsFile {
-  version: 1;
-  apps: App[];
-}
-
 /**
- * The apps file (data/apps.json) is written only by the operator CLI, under a lock, by atomic
- * rename; every other process only reads it.
+ * The apps, in the shared state store (src/state): one row per app holding its JSON document, so
+ * fields added to `App` need no schema change. Every change is one transaction that raises the
+ * apps' version (what the API's cache checks). Given the data folder's apps.json path (the
+ * location of earlier releases), it opens that folder's store.
  */
 export class AppStore {
-  constructor(private readonly file: string) {}
+  private readonly location: StateLocation;
 
-  list(): App[] {
-    if (!existsSync(this.file)) return [];
-    const parsed = JSON.parse(readFileSync(this.file, 'utf8')) as AppsFile;
-    return parsed.apps;
+  constructor(where: string | StateLocation) {
+    this.location = typeof where === 'string' ? { dataDir: dirname(where) } : where;
   }
 
-  get(appId: string): App | null {
-    return this.list().find((app) => app.appId === appId) ?? null;
+  private state(): Promise<StateDb> {
+    return openState(this.location);
+  }
+
+  async list(): Promise<App[]> {
+    return readApps(await this.state());
+  }
+
+  async get(appId: string): Promise<App | null> {
+    return (await this.list()).find((app) => app.appId === appId) ?? null;
+  }
+
+  /** The apps' change counter: a reader that cached `list()` re-reads when it moved. */
+  async version(): Promise<number> {
+    const rows = await (await this.state()).all('apps_version');
+    return Number(rows[0]?.['version'] ?? 0);
   }
 
   async add(input: { name: string; timeZone?: string; webhookUrl?: string | null }): Promise<NewAppCredentials> {
@@ -192,13 +202,18 @@ export class AppStore {
   }
 
   private async mutate(change: (apps: App[]) => void): Promise<void> {
-    await withFileLock(`${this.file}.lock`, () => {
-      const apps = this.list();
+    const state = await this.state();
+    await state.transaction(async (tx) => {
+      const apps = await readApps(tx);
       change(apps);
-      const body: AppsFile = { version: 1, apps };
-      writeFileAtomic(this.file, `${JSON.stringify(body, null, 2)}\n`);
+      for (const app of apps) await tx.run('app_upsert', { app_id: app.appId, created_at: app.createdAt, doc: JSON.stringify(app) });
+      await tx.run('apps_bump');
     });
   }
+}
+
+async function readApps(db: StateQueries): Promise<App[]> {
+  return (await db.all('apps_list')).map((row) => JSON.parse(String(row['doc'])) as App);
 }
 
 function findOrThrow(apps: App[], appId: string): App {

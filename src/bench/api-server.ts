@@ -10,13 +10,14 @@ export interface ApiServer {
 
 /**
  * Starts the real `serve.js` on a free loopback port over a data folder and waits until it serves;
- * `repoDir` runs another checkout's (built) server instead of this one's; `env` is added to its environment (limits).
+ * `repoDir` runs another checkout's (built) server instead of this one's; `env` is added to its
+ * environment (limits). One process (`--workers 1`), so figures stay comparable with runs before the cluster.
  */
 export async function startApiServer(ctx: BenchContext, dataDir: string, options: { repoDir?: string; env?: NodeJS.ProcessEnv } = {}): Promise<ApiServer> {
   let resolveUrl: (url: string) => void = () => undefined;
   const listening = new Promise<string>((resolve) => (resolveUrl = resolve));
   const script = options.repoDir ? join(options.repoDir, 'jobs', 'serve.js') : jobScript(ctx, 'serve');
-  const running: RunningChild = startNodeChild('serve', script, ['--data-dir', dataDir, '--port', '0', '--host', '127.0.0.1', '--no-log'], {
+  const running: RunningChild = startNodeChild('serve', script, ['--data-dir', dataDir, '--port', '0', '--host', '127.0.0.1', '--no-log', ...(options.repoDir ? [] : ['--workers', '1'])], {
     ...childOptions(ctx),
     ...(options.repoDir ? { cwd: options.repoDir } : {}),
     ...(options.env ? { env: options.env } : {}),

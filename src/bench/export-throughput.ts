@@ -23,7 +23,7 @@ export interface ExportFigures {
  */
 export async function benchExport(dataDir: string): Promise<ExportFigures[]> {
   const store = new AppStore(pathsFor(dataDir).appsFile);
-  const app = store.list()[0];
+  const app = (await store.list())[0];
   if (!app) throw new Error(`no app in ${dataDir}`);
   const { apiKey } = await store.rotateKey(app.appId);
   const api = await createApi({ dataDir });

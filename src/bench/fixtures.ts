@@ -44,8 +44,9 @@ export async function newDataDir(ctx: BenchContext, name: string): Promise<strin
   const dir = join(ctx.options.workDir, name);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  cpSync(pathsFor(base.dir).appsFile, pathsFor(dir).appsFile);
-  cpSync(join(base.dir, 'passport'), join(dir, 'passport'), { recursive: true });
+  // the state store (apps, accounts) with its write-ahead log: nothing writes it meanwhile; the
+  // shared-memory index belongs to the live connection and is rebuilt on open
+  cpSync(join(base.dir, 'state'), join(dir, 'state'), { recursive: true, filter: (src) => !src.endsWith('-shm') });
   return dir;
 }
 

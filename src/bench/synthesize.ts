@@ -53,7 +53,7 @@ export async function synthesizeHistory(options: SynthOptions): Promise<SynthRes
   const now = options.now ?? new Date();
   const paths = pathsFor(options.dataDir);
   const settings = jobSettings();
-  const app = onlyApp(new AppStore(paths.appsFile).list());
+  const app = onlyApp(await new AppStore(paths.appsFile).list());
   const result: SynthResult = { trips: 0, events: 0, userDays: 0, versions: [], synthSeconds: 0, publishSeconds: 0 };
   if (options.days < 1) return result;
 

@@ -1,6 +1,12 @@
 import { pathsFor } from '../config.js';
 import { silent, type Progress } from '../progress.js';
-import { Deliverer, type DeliveryCounters } from '../webhooks/deliverer.js';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { Deliverer, emptyCounters, type DeliveryCounters } from '../webhooks/deliverer.js';
+import { Lease } from '../webhooks/lease.js';
+import { openState } from '../state/open.js';
+import { DatabaseBusyError } from '../db/open.js';
+import { InputError } from '../errors.js';
 import { Outbox } from '../webhooks/outbox.js';
 import { listenControl } from '../webhooks/control.js';
 import { operate } from '../webhooks/operations.js';
@@ -20,6 +26,18 @@ export interface DeliverOptions {
   reportEveryMs?: number;
   /** The registry the deliverer's series are kept in while the outbox is open (src/metrics/deliverer.ts). */
   metrics?: Registry;
+  /** How long the deliverer's lease lasts unless renewed (default DRIVING_WEBHOOK_LEASE_MS, else 20 s). */
+  leaseMs?: number;
+}
+
+/** The lease one deliverer holds in the shared state store. */
+export const DELIVERER_LEASE = 'webhook-deliverer';
+
+/** DRIVING_WEBHOOK_LEASE_MS, else 20 s: a standby takes over within that (plus a quarter) of a holder's death. */
+export function leaseMs(env: NodeJS.ProcessEnv = process.env): number {
+  const value = Number(env['DRIVING_WEBHOOK_LEASE_MS'] ?? 20_000);
+  if (!Number.isInteger(value) || value < 200) throw new InputError(`DRIVING_WEBHOOK_LEASE_MS must be a whole number of milliseconds, at least 200, got '${env['DRIVING_WEBHOOK_LEASE_MS']}'`);
+  return value;
 }
 
 export interface DeliverResult extends DeliveryCounters {
@@ -33,8 +51,29 @@ export async function runDeliver(options: DeliverOptions): Promise<DeliverResult
   const settings = { ...deliverySettings(), ...options.settings };
   const progress = options.progress ?? silent;
   const clock = options.clock ?? (() => new Date());
-  // a second deliverer waits a little, then fails clearly (exit 3): the outbox has one writer
-  const outbox = await Outbox.open(paths.outboxFile, { lockWaitMs: 10_000 });
+  // one deliverer at a time over the shared state (decisions 12): the others stand by, and one of
+  // them takes over once the holder's lease runs out; --once does its run only when it is free
+  const state = await openState({ dataDir: options.dataDir });
+  const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const leaseOptions = { ttlMs: options.leaseMs ?? leaseMs(), log: progress };
+  const stopped = options.stop ?? new Promise<void>(() => undefined);
+  const lease = options.once
+    ? await Lease.tryTake(state, DELIVERER_LEASE, holder, leaseOptions)
+    : await Lease.waitFor(state, DELIVERER_LEASE, holder, leaseOptions, stopped);
+  if (!lease) {
+    if (options.once) throw new DatabaseBusyError(DELIVERER_LEASE, 'another deliverer holds the lease', 'it delivers what is due; run again when it has stopped');
+    return { ...emptyCounters(), seconds: (performance.now() - started) / 1000 };
+  }
+  if (!options.once) progress(`deliver: holding the ${DELIVERER_LEASE} lease as ${holder}`);
+  let lost: () => void = () => undefined;
+  const leaseLost = new Promise<void>((resolve) => (lost = resolve));
+  lease.keep(lost);
+  const stop = Promise.race([stopped, leaseLost]);
+  // the outbox has one writer; a holder that died a moment ago has let go of it
+  const outbox = await Outbox.open(paths.outboxFile, { lockWaitMs: 10_000 }).catch(async (error: unknown) => {
+    await lease.release();
+    throw error;
+  });
   const deliverer = new Deliverer(outbox, paths, settings, clock, progress);
   // the operator CLI reaches the outbox through this socket while the deliverer holds it
   const control = await listenControl(paths.delivererSocket, (request) => operate(outbox, request, clock(), deliverer.state()));
@@ -43,12 +82,12 @@ export async function runDeliver(options: DeliverOptions): Promise<DeliverResult
   try {
     if (options.once) {
       progress('deliver: delivering what is due now');
-      counters = await deliverer.runOnce(options.stop);
+      counters = await deliverer.runOnce(stop);
     } else {
       progress(`deliver: running (control socket ${paths.delivererSocket}); ${describeSettings(settings)}`);
       const report = setInterval(() => progress(`deliver: ${describeCounters(deliverer.counters)}`), options.reportEveryMs ?? 10_000);
       try {
-        counters = await deliverer.runUntil(options.stop ?? new Promise(() => undefined));
+        counters = await deliverer.runUntil(stop);
       } finally {
         clearInterval(report);
       }
@@ -58,6 +97,7 @@ export async function runDeliver(options: DeliverOptions): Promise<DeliverResult
     await new Promise((resolve) => control.close(resolve));
     await deliverer.close();
     await outbox.close();
+    await lease.release();
   }
   return { ...counters, seconds: (performance.now() - started) / 1000 };
 }

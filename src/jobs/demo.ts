@@ -56,7 +56,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   let credentials = existsSync(credentialsFile)
     ? (JSON.parse(readFileSync(credentialsFile, 'utf8')) as { appId: string; apiKey: string; appSecret: string })
     : null;
-  if (!credentials || !store.get(credentials.appId)) {
+  if (!credentials || !(await store.get(credentials.appId))) {
     credentials = await store.add({ name: DEMO_NAME, timeZone: 'Europe/Berlin' });
     writeFileAtomic(credentialsFile, `${JSON.stringify(credentials, null, 2)}\n`);
     progress(`demo: created app ${credentials.appId} (credentials in ${credentialsFile})`);

@@ -28,7 +28,7 @@ export async function runExport(options: ExportOptions): Promise<ExportRun> {
   const paths = pathsFor(options.dataDir);
   const out = resolve(options.out ?? paths.exportsDir);
   const progress = options.progress ?? silent;
-  const apps = appsOf(options.dataDir);
+  const apps = await appsOf(options.dataDir);
   checkOut(out);
   const wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: jobSettings().memoryLimit });
   try {

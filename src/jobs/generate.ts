@@ -2,7 +2,6 @@ import { resolve } from 'node:path';
 import { pathsFor } from '../config.js';
 import type { App } from '../apps/store.js';
 import { appsOf } from './data-dir.js';
-import { DatabaseBusyError } from '../db/open.js';
 import { PassportStore } from '../passport/store.js';
 import { generateTrips, type GenerateSummary } from '../generate/generate.js';
 import { InputError } from '../errors.js';
@@ -29,7 +28,7 @@ export interface GenerateJobOptions {
  */
 export async function runGenerate(options: GenerateJobOptions): Promise<GenerateSummary & { appId: string; out: string }> {
   const paths = pathsFor(options.dataDir);
-  const app = pickApp(appsOf(options.dataDir), options.appId, paths.appsFile);
+  const app = pickApp(await appsOf(options.dataDir), options.appId, paths.appsFile);
   if (!Number.isInteger(options.users) || options.users < 1 || options.users > 1_000_000) throw new InputError('--users must be an integer from 1 to 1000000');
   if (!Number.isInteger(options.days) || options.days < 1 || options.days > 1000) throw new InputError('--days must be an integer from 1 to 1000');
   if (options.endDate !== undefined && !isDate(options.endDate)) throw new InputError(`--end-date must be YYYY-MM-DD, got '${options.endDate}'`);
@@ -41,11 +40,8 @@ export async function runGenerate(options: GenerateJobOptions): Promise<Generate
   const orgUserIds = Array.from({ length: options.users }, (_, i) => `driver-${String(i + 1).padStart(5, '0')}`);
 
   progress(`generate: ensuring ${orgUserIds.length} passport account(s) for ${app.appId}`);
-  // the API owns the passport while it runs: that is a busy resource (exit 3), not bad input
-  const passport = await PassportStore.open(paths.passportFile).catch((error: Error) => {
-    if (error instanceof DatabaseBusyError) throw new DatabaseBusyError(error.path, error.detail, 'generate makes the users passport accounts, and the API owns the passport while it runs: stop serve.js, generate, then start it again');
-    throw error;
-  });
+  // the state store is shared: this works while the API serves
+  const passport = await PassportStore.open(paths.passportFile);
   let accounts: Map<string, number>;
   try {
     accounts = await passport.ensureAccounts(app.appId, orgUserIds);

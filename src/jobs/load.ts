@@ -72,7 +72,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const progress = beat.progress;
   const paths = pathsFor(options.dataDir);
   const settings = jobSettings();
-  const apps = appsOf(options.dataDir);
+  const apps = await appsOf(options.dataDir);
   const fromLanding = options.inputs === undefined || options.inputs.length === 0;
 
   const opening = `load: opening the warehouse ${paths.warehouseFile} (schema, macros, ${apps.length} app(s))`;

@@ -45,7 +45,7 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
   const progress = options.progress ?? silent;
   const paths = pathsFor(options.dataDir);
   const settings = jobSettings();
-  const apps = appsOf(options.dataDir);
+  const apps = await appsOf(options.dataDir);
   const wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: settings.memoryLimit });
   try {
     const ledger = await queryFile(wh.conn, 'load/rederive_files', { since });

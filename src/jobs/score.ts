@@ -52,7 +52,7 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
   const now = options.now ?? new Date();
   const progress = options.progress ?? silent;
   const paths = pathsFor(options.dataDir);
-  const apps = appsOf(options.dataDir);
+  const apps = await appsOf(options.dataDir);
   const plan = planDates(options, apps.map((a) => ({ appId: a.appId, today: todayIn(a.timeZone, now) })));
 
   const settings = jobSettings();

@@ -21,7 +21,7 @@ export async function runWebhooksCommand(dataDir: string, request: OperatorReque
   // the outbox knows only what the deliverer took in: the jobs' event files still waiting for it,
   // and apps without a URL (whose events wait for ever), are part of what an operator asks
   const paths = pathsFor(dataDir);
-  const apps = new AppStore(paths.appsFile).list().map((a) => ({ appId: a.appId, webhookUrl: a.webhookUrl ?? null }));
+  const apps = (await new AppStore(paths.appsFile).list()).map((a) => ({ appId: a.appId, webhookUrl: a.webhookUrl ?? null }));
   return { ...(result as Record<string, unknown>), waiting: waitingEventFiles(paths.eventsDir), apps };
 }
 

@@ -8,7 +8,7 @@ export interface DelivererSource {
   counters: DeliveryCounters;
   state(): { inFlight: number; openEndpoints: unknown[] };
   /** Apps with a webhook URL: only their events can be attempted. */
-  appsWithWebhook(): Map<string, unknown>;
+  appsWithWebhook(): Promise<Map<string, unknown>>;
   /** The outbox per app and status (sql/webhooks/counts.sql). */
   outbox: { counts(now: Date): Promise<Row[]> };
 }
@@ -43,7 +43,7 @@ export function delivererMetrics(registry: Registry, source: DelivererSource, no
       name: 'driving_webhook_outbox_due_events', help: 'Pending events whose next attempt is due now, of apps with a webhook URL, by app (they stay high while delivery is stuck)', labelNames: ['app'], registers,
       async collect() {
         // an app without a URL keeps its events pending and never attempts them: not stuck, unaddressed
-        const addressed = source.appsWithWebhook();
+        const addressed = await source.appsWithWebhook();
         fromRows(this, perApp(await outboxRows(), 'pending', (r) => Number(r['due_now'])).filter((e) => addressed.has(e.app)));
       },
     }),

@@ -8,6 +8,8 @@ import { RouteFileDamagedError, rewriteRouteFileWithout } from '../route/route-f
 import { fsyncDir } from '../fsutil.js';
 import type { Paths } from '../config.js';
 import { readDeletionRequests, removeDeletionRequests } from './requests.js';
+import { openState } from '../state/open.js';
+import { eraseAccounts } from '../state/erase.js';
 import { scrubArchives, type PurgedUser } from './archives.js';
 import { POINTS_PARQUET } from '../load/points-parquet.js';
 
@@ -34,12 +36,13 @@ export interface PurgeResult {
  * Purges the data of deleted accounts (decisions 8, privacy): warehouse rows and quarantined raw
  * lines in one transaction (recorded in purged_users, so the publish drops them from the slots and
  * the serving pack), then the raw points files that held their trips and the archived landing
- * files that held their records are rewritten without them. The request files go last, so a crash
+ * files that held their records are rewritten without them, and the state store keeps no token
+ * hash or user id of theirs (src/state/erase.ts). The request files go last, so a crash
  * anywhere means the purge simply runs again (every step finds nothing left the second time).
  * Quarantined lines of users purged earlier (late records, rejected as user_deleted) are removed on
  * every run.
  */
-export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'deletionsDir' | 'pointsDir' | 'routesDir' | 'landingDir' | 'exportsDir'>, now: Date): Promise<PurgeResult> {
+export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'dataDir' | 'deletionsDir' | 'pointsDir' | 'routesDir' | 'landingDir' | 'exportsDir'>, now: Date): Promise<PurgeResult> {
   const conn = wh.conn;
   const pending = readDeletionRequests(paths.deletionsDir);
   if (pending.length === 0) {
@@ -74,6 +77,7 @@ export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'delet
     await setWarehouseVersion(conn, version);
   });
   const archives = await scrubArchives(conn, paths.landingDir, [...users.values()], now);
+  await eraseAccounts(await openState({ dataDir: paths.dataDir }), [...users.values()]);
   removeDeletionRequests(pending.map((p) => p.file));
   return {
     users: users.size, trips: trips.length, pointFilesRewritten: rewritten, routeFilesRewritten: routesRewritten, quarantined,

@@ -1,4 +1,3 @@
-import { statSync } from 'node:fs';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { AppStore, type App } from '../apps/store.js';
 import type { Paths } from '../config.js';
@@ -68,7 +67,7 @@ export class Deliverer {
   private finished: FinishedAttempt[] = [];
   private readonly running = new Set<Promise<void>>();
   private apps = new Map<string, App>();
-  private appsStamp = '';
+  private appsVersion = -1;
   private lastIntake = -Infinity;
   private lastPrune = -Infinity;
   private wakeUp: (() => void) | null = null;
@@ -100,7 +99,7 @@ export class Deliverer {
     }
     if (now.getTime() - this.lastPrune >= 3_600_000 || this.lastPrune > now.getTime()) {
       this.lastPrune = now.getTime();
-      const pruned = await this.outbox.prune(new Date(now.getTime() - this.settings.retentionDays * 86_400_000), [...this.appsWithWebhook().keys()]);
+      const pruned = await this.outbox.prune(new Date(now.getTime() - this.settings.retentionDays * 86_400_000), [...(await this.appsWithWebhook()).keys()]);
       if (pruned > 0) this.progress(`deliver: forgot ${pruned} event(s) finished more than ${this.settings.retentionDays} days ago`);
     }
     return this.dispatchDue(now);
@@ -166,7 +165,7 @@ export class Deliverer {
   }
 
   private async dispatchDue(now: Date): Promise<number> {
-    const apps = this.appsWithWebhook();
+    const apps = await this.appsWithWebhook();
     const perApp = DEPTH_PER_APP;
     const overallRoom = DEPTH_OVERALL - this.taken.size;
     if (this.stopping || apps.size === 0 || overallRoom <= 0) return 0;
@@ -211,7 +210,7 @@ export class Deliverer {
    * the attempt was taken: the operator may have changed the URL meanwhile.
    */
   private async attempt(item: DueAttempt, url: string): Promise<void> {
-    const app = this.appsWithWebhook().get(item.appId);
+    const app = (await this.appsWithWebhook()).get(item.appId);
     if (this.stopping || !app || app.webhookUrl !== url) return this.release(item);
     let admitted = item.kind === 'replay' ? 'send' : this.breaker.admit(url, this.clock().getTime());
     while (typeof admitted !== 'string') {
@@ -317,18 +316,13 @@ export class Deliverer {
     return limit;
   }
 
-  /** Apps with an enabled webhook endpoint, re-read whenever the apps file changes. */
-  appsWithWebhook(): Map<string, App> {
-    let stamp = '';
-    try {
-      const s = statSync(this.paths.appsFile);
-      stamp = `${s.mtimeMs}:${s.size}:${s.ino}`;
-    } catch {
-      stamp = 'missing';
-    }
-    if (stamp !== this.appsStamp) {
-      this.appsStamp = stamp;
-      const apps = stamp === 'missing' ? [] : new AppStore(this.paths.appsFile).list();
+  /** Apps with an enabled webhook endpoint, re-read whenever the apps' version in the state store moves. */
+  async appsWithWebhook(): Promise<Map<string, App>> {
+    const store = new AppStore(this.paths.appsFile);
+    const version = await store.version();
+    if (version !== this.appsVersion) {
+      const apps = await store.list();
+      this.appsVersion = version;
       this.apps = new Map(apps.filter((a) => a.webhookUrl && !a.webhookDisabled).map((a) => [a.appId, a]));
     }
     return this.apps;
@@ -367,7 +361,7 @@ function redactUrl(url: string): string {
   return u.search ? `${u.origin}${u.pathname}?…` : `${u.origin}${u.pathname}`;
 }
 
-function emptyCounters(): DeliveryCounters {
+export function emptyCounters(): DeliveryCounters {
   return { intake: { files: 0, events: 0, known: 0, rejected: 0, failedFiles: 0 }, attempts: 0, delivered: 0, retried: 0, dead: 0, replayed: 0, replayFailed: 0, shortCircuited: 0, filtered: 0, failures: {} };
 }
 

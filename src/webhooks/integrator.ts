@@ -63,8 +63,8 @@ export class WebhookService {
   }
 
   /** The app's endpoint, or null when none is set. */
-  endpoint(appId: string): EndpointView | null {
-    const app = this.store.get(appId);
+  async endpoint(appId: string): Promise<EndpointView | null> {
+    const app = await this.store.get(appId);
     return app?.webhookUrl ? viewOf(app) : null;
   }
 
@@ -77,14 +77,14 @@ export class WebhookService {
 
   /** Removes the endpoint; its events wait (for the retention) until one is set again. */
   async removeEndpoint(appId: string): Promise<boolean> {
-    const had = this.store.get(appId)?.webhookUrl != null;
+    const had = (await this.store.get(appId))?.webhookUrl != null;
     if (had) await this.store.setWebhook(appId, null);
     return had;
   }
 
   /** Sends one `webhook.test` event now and tells how the receiver answered; null without an endpoint. */
   async sendTest(appId: string, now: Date): Promise<{ eventId: string; delivered: boolean; statusCode: number | null; error: string | null; durationMs: number } | null> {
-    const app = this.store.get(appId);
+    const app = await this.store.get(appId);
     if (!app?.webhookUrl) return null;
     const { id, body } = testEventBody(appId, now);
     const result = await this.sender.send({ url: app.webhookUrl, body, headers: deliveryHeaders({ id, type: 'webhook.test' }, body, 1, signingSecrets(app, now), now) });

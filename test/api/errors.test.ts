@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppStore } from '../../src/apps/store.js';
+import { closeStates } from '../../src/state/open.js';
 import { createApi } from '../../src/api/server.js';
 import { workspace, type Workspace } from '../helpers/workspace.js';
 
@@ -27,7 +28,7 @@ describe('before the first publish, and when something breaks', () => {
   });
 
   it('turns a real internal failure into a 500 that shows no internals', async () => {
-    api.ctx.passport.close(); // the store's file is gone from under the API
+    await closeStates(); // the state store is gone from under the API
     const res = await api.app.inject({ method: 'POST', url: '/v1/org-user/someone/token', headers: { authorization: `Bearer ${key}` } });
     expect(res.statusCode).toBe(500);
     expect(res.json()).toEqual({ code: 50001, error: 'internal_error', message: 'internal error; quote the requestId when reporting it', requestId: res.headers['x-request-id'] });

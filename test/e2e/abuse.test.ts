@@ -7,7 +7,9 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import Database from 'better-sqlite3';
 import { AppStore } from '../../src/apps/store.js';
+import { sqliteFileOf } from '../../src/state/db.js';
 import { createApi } from '../../src/api/server.js';
 import type { ApiLimits } from '../../src/api/limits.js';
 import { runLoad } from '../../src/jobs/load.js';
@@ -202,13 +204,12 @@ describe('strict parameters', () => {
   });
 });
 
-describe('passport tokens are checked from memory', () => {
-  it('answers token checks while the store is busy writing, and expiry and deletion count at once', async () => {
+describe('passport tokens are checked in the shared store', () => {
+  it('answers token checks while another process holds the store\'s write lock, and expiry and deletion count at once', async () => {
     const token = await issueToken(main, 'holder');
-    const store = main.api.ctx.passport as unknown as { queue: { run<T>(work: () => Promise<T>): Promise<T> } };
-    // hold the store's one-at-a-time queue as a long write would
-    let release: () => void = () => undefined;
-    const held = store.queue.run(() => new Promise<void>((resolve) => (release = resolve)));
+    // another connection to the state file takes the write lock, as a long write of another process would
+    const other = new Database(sqliteFileOf(main.ws.dir));
+    other.exec('begin immediate');
     try {
       const holder = await call(main, `/v1/token/${token}`, { bearer: main.key });
       expect(holder).toMatchObject({ status: 200, body: { orgUserId: 'holder' } });
@@ -216,8 +217,8 @@ describe('passport tokens are checked from memory', () => {
       const sdk = await call(main, '/v1/sdk/trips', { method: 'POST', bearer: 'pt_made-up', headers: { 'content-type': 'application/json' }, body: '{}' });
       expect(sdk.status).toBe(401);
     } finally {
-      release();
-      await held;
+      other.exec('rollback');
+      other.close();
     }
     // 7 days later to the millisecond the token no longer resolves
     main.clock.now = new Date(BASE_CLOCK.getTime() + 7 * 86_400_000);
@@ -234,7 +235,7 @@ describe('passport tokens are checked from memory', () => {
     expect(afterDeletion.status).toBe(401);
   });
 
-  it('loads the valid tokens of the store at start, and only those', async () => {
+  it('answers from the store after a restart: the valid tokens, and only those', async () => {
     const s = await startServer();
     try {
       const kept = await issueToken(s, 'kept');
@@ -244,7 +245,7 @@ describe('passport tokens are checked from memory', () => {
       s.api = await createApi({ dataDir: s.ws.dir, now: () => s.clock.now, pollMs: 50 });
       await s.api.app.listen({ port: 0, host: '127.0.0.1' });
       s.url = `http://127.0.0.1:${(s.api.app.server.address() as AddressInfo).port}`;
-      expect(s.api.ctx.passport.indexedTokens).toBe(1);
+      expect(await s.api.ctx.passport.activeTokens(s.clock.now)).toBe(1);
       expect((await call(s, `/v1/token/${kept}`, { bearer: s.key })).body).toMatchObject({ orgUserId: 'kept' });
       expect((await call(s, `/v1/token/${gone}`, { bearer: s.key })).status).toBe(404);
     } finally {

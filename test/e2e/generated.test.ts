@@ -2,7 +2,9 @@
 // the loader reports, for NDJSON and Parquet; and both formats load to the same trips.
 import { afterAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { cpSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { pathsFor } from '../../src/config.js';
 import { runGenerate } from '../../src/jobs/generate.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { publishedRows, workspace, type Workspace } from '../helpers/workspace.js';
@@ -40,9 +42,11 @@ describe.each(['ndjson', 'parquet'] as const)('generated %s data', (format) => {
 describe('formats and accounts', () => {
   it('gives the same trips from NDJSON and from Parquet, for users who are real accounts', async () => {
     const a = await workspace('Europe/Berlin');
-    const b = await workspace('Europe/Berlin');
+    // a second folder with the same app: a copy of the first's state store (nothing writes it meanwhile)
+    const bDir = mkdtempSync(join(tmpdir(), 'dds-test-'));
+    cpSync(join(a.dir, 'state'), join(bDir, 'state'), { recursive: true });
+    const b: Workspace = { dir: bDir, paths: pathsFor(bDir), appId: a.appId, cleanup: () => rmSync(bDir, { recursive: true, force: true }) };
     created.push(a, b);
-    cpSync(a.paths.appsFile, b.paths.appsFile);
     const options = { dataDir: a.dir, users: 8, days: 4, seed: 11, endDate: '2026-11-20' };
     await runGenerate({ ...options, format: 'ndjson', out: join(a.dir, 'gen-ndjson') });
     await runGenerate({ ...options, format: 'parquet', out: join(a.dir, 'gen-parquet') });

@@ -86,7 +86,7 @@ describe('--help of every job', () => {
 
 describe('--data-dir', () => {
   it('is taken by every job: each reads the folder given (here one without apps, or without an export)', async () => {
-    const noApps = `data folder ${EMPTY} holds no apps (no apps.json)`;
+    const noApps = `data folder ${EMPTY} holds no apps (no state store)`;
     const runs: [string, string[], number, string][] = [
       ['apps', ['list'], 2, noApps],
       ['webhooks', ['counts'], 2, noApps],

@@ -1,9 +1,9 @@
 // A load killed with SIGKILL at any point and run again ends exactly as an uninterrupted one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { cpSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { manifestOf, publishedRows, warehouseRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
+import { manifestOf, publishedRows, sameApps, warehouseRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
 import { openDatabase } from '../../src/db/open.js';
 import { query } from '../../src/db/sql.js';
@@ -51,9 +51,7 @@ async function pointsState(ws: Workspace) {
 
 /** A workspace with the same app as the reference, so the same files load the same way. */
 async function cloneOfReferenceApps(): Promise<Workspace> {
-  const ws = await workspace();
-  cpSync(reference.paths.appsFile, ws.paths.appsFile);
-  return ws;
+  return sameApps(reference);
 }
 
 beforeAll(async () => {

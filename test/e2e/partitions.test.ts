@@ -4,12 +4,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { copyFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runGenerate } from '../../src/jobs/generate.js';
 import { pathsFor } from '../../src/config.js';
-import { publishedRows, workspace, type Workspace } from '../helpers/workspace.js';
+import { copyState, publishedRows, workspace, type Workspace } from '../helpers/workspace.js';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('../..', import.meta.url));
@@ -46,7 +46,7 @@ beforeAll(async () => {
   for (const k of [0, 1]) {
     const dir = join(whole.dir, `part-${k}`);
     mkdirSync(join(dir, 'in'), { recursive: true });
-    copyFileSync(whole.paths.appsFile, pathsFor(dir).appsFile);
+    copyState(whole.dir, dir);
     parts.push(dir);
   }
   for (const name of readdirSync(gen).sort()) {

@@ -32,7 +32,7 @@ beforeAll(async () => {
   for (const day of [1, 2, 3]) {
     await runGenerate({ dataDir: ws.dir, users: 6, days: 1, seed: 100 + day, now, endDate: `2026-01-0${day}`, out: join(ws.dir, `later-${day}`) });
   }
-  server = spawn(process.execPath, ['jobs/serve.js', '--data-dir', ws.dir, '--port', '0', '--log', 'false'], { cwd: ROOT });
+  server = spawn(process.execPath, ['jobs/serve.js', '--data-dir', ws.dir, '--port', '0', '--workers', '1', '--log', 'false'], { cwd: ROOT });
   base = await new Promise<string>((resolve, reject) => {
     let err = '';
     server.stderr!.on('data', (chunk: Buffer) => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
@@ -65,4 +65,17 @@ export async function warehouseRows(paths: Paths, sql: string): Promise<Record<s
 
 export function manifestOf(paths: Paths) {
   return readManifest(paths.manifestFile);
+}
+
+/** Copies a data folder's state store (its apps and accounts) into `toDir`; nothing may write it meanwhile. */
+export function copyState(fromDir: string, toDir: string): void {
+  // the database and its write-ahead log; the shared-memory index is the live process's, rebuilt on open
+  cpSync(join(fromDir, 'state'), join(toDir, 'state'), { recursive: true, filter: (src) => !src.endsWith('-shm') });
+}
+
+/** A fresh data folder with the same apps (and accounts) as `from`, so the same files load the same way. */
+export function sameApps(from: Workspace): Workspace {
+  const dir = mkdtempSync(join(tmpdir(), 'dds-test-'));
+  copyState(from.dir, dir);
+  return { dir, paths: pathsFor(dir), appId: from.appId, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }

@@ -195,7 +195,8 @@ describe('a corrupt standby slot', () => {
 describe('a manifest removed under a running API', () => {
   it('keeps the API serving what it had; the next score job publishes into the slot no reader holds and the API switches to it', async () => {
     const dir = copyOfData('no-manifest');
-    const server = spawn(process.execPath, ['jobs/serve.js', '--data-dir', dir, '--port', '0', '--log', 'false'], { cwd: ROOT });
+    // one process: what one API process does when its manifest goes
+    const server = spawn(process.execPath, ['jobs/serve.js', '--data-dir', dir, '--port', '0', '--workers', '1', '--log', 'false'], { cwd: ROOT });
     let err = '';
     try {
       const base = await new Promise<string>((resolve, reject) => {

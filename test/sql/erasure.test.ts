@@ -140,7 +140,7 @@ describe('erasure reaches the bytes', () => {
     // the org user id: the passport store (the account's deletion record; its own files), the
     // warehouse's ledger of purged users, and the user.deleted event in the event files
     const org = filesHolding(LEAVER_ORG);
-    const allowed = (f: string) => f.startsWith('passport/') || f === 'warehouse/warehouse.duckdb' || f.startsWith('events/pending/');
+    const allowed = (f: string) => f.startsWith('passport/') || f.startsWith('state/') || f === 'warehouse/warehouse.duckdb' || f.startsWith('events/pending/');
     expect(org.filter((f) => !allowed(f))).toEqual([]);
     for (const file of org.filter((f) => f.startsWith('events/pending/'))) {
       const lines = readFileSync(join(ws.dir, file), 'utf8').split('\n').filter((l) => l.includes(LEAVER_ORG));

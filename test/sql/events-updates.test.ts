@@ -106,7 +106,7 @@ describe('trip.updated', () => {
     const { emitEvents } = await import('../../src/events/emit.js');
     const { openWarehouse } = await import('../../src/warehouse/warehouse.js');
     const { AppStore: Store } = await import('../../src/apps/store.js');
-    const wh = await openWarehouse(ws.paths.warehouseFile, new Store(ws.paths.appsFile).list());
+    const wh = await openWarehouse(ws.paths.warehouseFile, await new Store(ws.paths.appsFile).list());
     try {
       const { warehouseVersion } = await import('../../src/warehouse/warehouse.js');
       await emitEvents(wh, ws.paths.eventsDir, await warehouseVersion(wh.conn), now);
@@ -162,7 +162,7 @@ describe('user.deleted', () => {
       cwd: ROOT, env: { ...process.env, DRIVING_WEBHOOK_ALLOW_LOOPBACK: '1', DRIVING_WEBHOOK_POLL: '50ms', DRIVING_WEBHOOK_TIMEOUT: '2s' },
     });
     await receiver.waitFor(2, 30_000);
-    const secret = appSecret(ws);
+    const secret = await appSecret(ws);
     const got = receiver.received.map((r) => {
       expect(verifyWebhook(r.rawBody, r.headers['authorization'], secret)).toBe(true);
       const body = JSON.parse(r.rawBody.toString('utf8')) as Ev;

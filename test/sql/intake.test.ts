@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { runLoad } from '../../src/jobs/load.js';
 import { warehouseRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
+import { sqliteFileOf } from '../../src/state/db.js';
 
 let ws: Workspace;
 beforeEach(async () => {
@@ -21,9 +22,9 @@ const landing = (name: string) => join(ws.paths.landingDir, name);
 const tripIds = async () => (await warehouseRows(ws.paths, 'select trip_id from trips order by trip_id')).map((r) => r['trip_id']);
 
 describe('intake: only regular files, never through a link', () => {
-  it('leaves a link to the apps file alone: none of its secrets reach the quarantine, the other files load', async () => {
+  it('leaves a link to the state store alone: none of its secrets reach the quarantine, the other files load', async () => {
     mkdirSync(ws.paths.landingDir, { recursive: true });
-    symlinkSync(ws.paths.appsFile, landing('x.ndjson'));
+    symlinkSync(sqliteFileOf(ws.dir), landing('x.ndjson'));
     writeNdjson(landing('y.ndjson'), [trip('good-1')]);
     const result = await runLoad({ dataDir: ws.dir, now });
     expect(result.refused).toEqual([{ file: landing('x.ndjson'), reason: 'not_a_regular_file', kind: 'symbolic link' }]);
@@ -34,10 +35,10 @@ describe('intake: only regular files, never through a link', () => {
     expect(lstatSync(landing('x.ndjson')).isSymbolicLink()).toBe(true);
   });
 
-  it('leaves a hard link to the apps file alone like a symbolic link: reported, never read, the other files load', async () => {
+  it('leaves a hard link to the state store alone like a symbolic link: reported, never read, the other files load', async () => {
     mkdirSync(ws.paths.landingDir, { recursive: true });
-    linkSync(ws.paths.appsFile, landing('x.ndjson'));
-    const secrets = readFileSync(ws.paths.appsFile);
+    linkSync(sqliteFileOf(ws.dir), landing('x.ndjson'));
+    const secrets = readFileSync(sqliteFileOf(ws.dir));
     writeNdjson(landing('y.ndjson'), [trip('good-1')]);
     const result = await runLoad({ dataDir: ws.dir, now });
     expect(result.refused).toEqual([{ file: landing('x.ndjson'), reason: 'not_a_regular_file', kind: 'hard link' }]);

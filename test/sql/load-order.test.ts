@@ -1,11 +1,11 @@
 // A load derives two files at once (each on its own connection) but merges them one at a time in
 // input order. These runs hold it to the result of loading the same files one by one.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { copyFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runLoad } from '../../src/jobs/load.js';
 import { runGenerate } from '../../src/jobs/generate.js';
-import { publishedRows, warehouseRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
+import { publishedRows, sameApps, warehouseRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
 
 const now = new Date('2026-11-21T08:00:00Z');
@@ -73,8 +73,8 @@ describe('load: files derived two at a time, merged in order', () => {
 
   it('leaves the warehouse exactly as loading the files one at a time does', async () => {
     const serial = await space();
-    const paired = await space();
-    cpSync(serial.paths.appsFile, paired.paths.appsFile);
+    const paired = sameApps(serial);
+    spaces.push(paired);
     const gen = join(serial.dir, 'gen');
     const generated = await runGenerate({ dataDir: serial.dir, users: 12, days: 6, seed: 5, badRecords: true, endDate: '2026-11-20', out: gen });
     // each day's file is followed by a re-send of it: every other trip again with another end POI
@@ -117,9 +117,9 @@ describe('load: files derived two at a time, merged in order', () => {
 
   it('replaces a trip that an earlier file of the same run wrote after this file was derived', async () => {
     const serial = await space();
-    const paired = await space();
     // the same app id in both workspaces, so the same files load the same way
-    cpSync(serial.paths.appsFile, paired.paths.appsFile, { force: true });
+    const paired = sameApps(serial);
+    spaces.push(paired);
     const trip = (tripId: string, start: string, seconds: number) => tripRecord({ appId: serial.appId, tripId, userId: 7, orgUserId: 'g', start, seconds });
     const dir = join(serial.dir, 'in');
     // file 1 is slow to derive (300 trips of 20 min); file 2, derived beside it, re-sends its trip r

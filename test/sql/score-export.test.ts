@@ -101,7 +101,7 @@ describe('score job', () => {
     for (const c of cols.split(', ').slice(3)) await query(db.connection, `alter table safety_scores drop column ${c}`);
     for (const c of ['distracted_driving', 'events']) await query(db.connection, `alter table safety_scores add column lost_${c} double default 0`);
     db.close();
-    const wh = await openWarehouse(ws.paths.warehouseFile, new AppStore(ws.paths.appsFile).list());
+    const wh = await openWarehouse(ws.paths.warehouseFile, await new AppStore(ws.paths.appsFile).list());
     const version = await warehouseVersion(wh.conn);
     wh.close();
     expect(await warehouseRows(ws.paths, `select ${cols} from safety_scores order by all`)).toEqual(before);

@@ -93,9 +93,8 @@ async function served(dir: string) {
 async function fullPublish(from: string): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'dds-full-'));
   dirs.push(dir);
-  const src = pathsFor(from);
-  const dst = pathsFor(dir);
-  cpSync(src.appsFile, dst.appsFile);
+  // the state store (apps, accounts) as it is on disk; SQLite's shared-memory index is its own process's
+  cpSync(join(from, 'state'), join(dir, 'state'), { recursive: true, filter: (f) => !f.endsWith('-shm') });
   cpSync(join(from, 'warehouse'), join(dir, 'warehouse'), { recursive: true });
   await runLoad({ dataDir: dir, inputs: [], now });
   return dir;

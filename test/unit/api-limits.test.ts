@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { jsonDepthAbove, parseJsonBody } from '../../src/api/json-body.js';
 import { apiLimits, DEFAULT_LIMITS } from '../../src/api/limits.js';
 import { parseDuration } from '../../src/apps/duration.js';
-import { TokenIndex } from '../../src/passport/token-index.js';
 
 /** Depth of a parsed value, computed the plain recursive way. */
 const depthOf = (v: unknown): number =>
@@ -45,23 +44,5 @@ describe('durations of the key commands', () => {
     expect(parseDuration('--x', '24h')).toBe(86_400_000);
     expect(parseDuration('--x', '30d')).toBe(30 * 86_400_000);
     for (const bad of ['10', '1.5h', '-1m', '10 m', 'h', '31d', '1w']) expect(() => parseDuration('--x', bad), bad).toThrow(/--x/);
-  });
-});
-
-describe('token index', () => {
-  it('resolves a token until its expiry, forgets an account\'s tokens, and sweeps expired ones', () => {
-    const index = new TokenIndex();
-    index.add('h1', { appId: 'a', platformUserId: 1, orgUserId: 'u1', expiresMs: 1_000 });
-    index.add('h2', { appId: 'a', platformUserId: 1, orgUserId: 'u1', expiresMs: 5_000 });
-    index.add('h3', { appId: 'b', platformUserId: 2, orgUserId: 'u2', expiresMs: 5_000 });
-    expect(index.get('h1', 999)?.orgUserId).toBe('u1');
-    expect(index.get('h1', 1_000)).toBeNull();
-    expect(index.get('h1', 999)?.orgUserId).toBe('u1');
-    expect(index.sweep(1_000)).toBe(1);
-    expect(index.get('h1', 0)).toBeNull();
-    index.forgetUser(1);
-    expect(index.get('h2', 0)).toBeNull();
-    expect(index.get('h3', 0)?.appId).toBe('b');
-    expect(index.size).toBe(1);
   });
 });

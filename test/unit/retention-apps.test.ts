@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { sqliteFileOf } from '../../src/state/db.js';
 import { prunePoints } from '../../src/load/retention.js';
 import { AppStore, validateWebhookUrl } from '../../src/apps/store.js';
 import { hashSecret } from '../../src/secrets.js';
@@ -31,12 +32,12 @@ describe('apps store', () => {
     const file = join(tempDir(), 'apps.json');
     const store = new AppStore(file);
     const created = await store.add({ name: 'Fleet Co', timeZone: 'Asia/Tokyo' });
-    expect(readFileSync(file, 'utf8')).not.toContain(created.apiKey);
+    expect(readFileSync(sqliteFileOf(dirname(file))).includes(created.apiKey)).toBe(false);
     const rotated = await store.rotateKey(created.appId);
     const again = await store.rotateKey(created.appId);
-    const hashes = store.get(created.appId)!.apiKeys.map((k) => k.hash);
+    const hashes = (await store.get(created.appId))!.apiKeys.map((k) => k.hash);
     expect(hashes).toEqual([hashSecret(again.apiKey), hashSecret(rotated.apiKey)]);
-    expect(store.get(created.appId)!.timeZone).toBe('Asia/Tokyo');
+    expect((await store.get(created.appId))!.timeZone).toBe('Asia/Tokyo');
   });
 
   it('rejects a bad zone, a non-https webhook, and an unknown app, naming the flag', async () => {
@@ -50,6 +51,6 @@ describe('apps store', () => {
   it('does not lose an app when two operators add at the same time', async () => {
     const file = join(tempDir(), 'apps.json');
     await Promise.all(Array.from({ length: 8 }, (_, i) => new AppStore(file).add({ name: `app ${i}` })));
-    expect(new AppStore(file).list()).toHaveLength(8);
+    expect(await new AppStore(file).list()).toHaveLength(8);
   });
 });

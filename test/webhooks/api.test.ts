@@ -90,7 +90,7 @@ describe('the endpoint', () => {
     expect((await call('PUT', '/v1/webhooks/endpoint', { url: 'https://93.184.215.14/hook', eventTypes: ['trip.created'] }))).toMatchObject({
       status: 200, body: { url: 'https://93.184.215.14/hook', eventTypes: ['trip.created'], enabled: true, disabledReason: null },
     });
-    expect(new AppStore(ws.paths.appsFile).get(ws.appId)).toMatchObject({ webhookUrl: 'https://93.184.215.14/hook', webhookEventTypes: ['trip.created'] });
+    expect(await new AppStore(ws.paths.appsFile).get(ws.appId)).toMatchObject({ webhookUrl: 'https://93.184.215.14/hook', webhookEventTypes: ['trip.created'] });
     expect((await call('GET', '/v1/webhooks/endpoint')).body.url).toBe('https://93.184.215.14/hook');
     // another app sees its own (none)
     const other = await new AppStore(ws.paths.appsFile).add({ name: 'other' });

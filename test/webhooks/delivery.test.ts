@@ -30,7 +30,7 @@ describe('a delivery', () => {
       await d.close();
     }
     expect(r.received).toHaveLength(2);
-    const secret = appSecret(ws);
+    const secret = await appSecret(ws);
     for (const got of r.received) {
       const h = got.headers;
       const line = lines.find((l) => l.includes(`"id":"${h['x-event-id']}"`)) as string;
@@ -54,7 +54,7 @@ describe('a delivery', () => {
   it('during a secret rotation keeps Authorization on the previous secret and signs webhook-signature with both; after the grace period only the new one', async () => {
     const r = await receiver((req) => (req.index === 0 ? { status: 500 } : { status: 200 }));
     await setWebhook(ws, r.url);
-    const oldSecret = appSecret(ws);
+    const oldSecret = await appSecret(ws);
     const rotated = await new AppStore(ws.paths.appsFile).rotateSecret(ws.appId, 3_600_000, new Date());
     writeEvents(ws, 'v1.ndjson', [{ id: 'evt_rot' }]);
     const clock = manualClock(new Date().toISOString());

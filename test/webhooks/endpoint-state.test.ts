@@ -51,7 +51,7 @@ describe('an endpoint', () => {
     const d = await openDeliverer(ws, testSettings({ perEndpoint: 1, concurrency: 1, scheduleMs: [MINUTE, MINUTE] }), clock.now);
     try {
       await d.deliverer.runOnce();
-      expect(appOf()?.webhookDisabled).toEqual({ reason: 'the endpoint answered 410 Gone', at: expect.any(String) });
+      expect((await appOf())?.webhookDisabled).toEqual({ reason: 'the endpoint answered 410 Gone', at: expect.any(String) });
       const seen = r.received.length;
       expect(seen).toBeGreaterThanOrEqual(1);
       clock.advance(10 * MINUTE);
@@ -60,7 +60,7 @@ describe('an endpoint', () => {
       expect(await d.outbox.rows("select count(*)::int as n from events where status = 'pending'")).toEqual([{ n: 2 }]);
       r.setBehaviour(() => ({ status: 200 }));
       await setWebhook(ws, r.url);
-      expect(appOf()?.webhookDisabled).toBeNull();
+      expect((await appOf())?.webhookDisabled).toBeNull();
       await d.deliverer.runOnce();
       expect(await d.outbox.rows("select count(*)::int as n from events where status = 'delivered'")).toEqual([{ n: 2 }]);
     } finally {
@@ -77,16 +77,16 @@ describe('an endpoint', () => {
     const d = await openDeliverer(ws, testSettings({ scheduleMs: Array(8).fill(DAY) }), clock.now);
     try {
       await d.deliverer.runOnce();
-      expect(appOf()?.webhookFailingSince).toBe(start.toISOString());
+      expect((await appOf())?.webhookFailingSince).toBe(start.toISOString());
       for (let day = 1; day <= 4; day++) {
         clock.advance(DAY);
         await d.deliverer.runOnce();
       }
-      expect(appOf()?.webhookDisabled ?? null).toBeNull(); // 4 days of failures: still enabled
+      expect((await appOf())?.webhookDisabled ?? null).toBeNull(); // 4 days of failures: still enabled
       clock.advance(DAY);
       await d.deliverer.runOnce();
       expect(r.received).toHaveLength(6);
-      expect(appOf()?.webhookDisabled?.reason).toBe(`every attempt failed for 5 days (since ${start.toISOString()}); the last: HTTP 500`);
+      expect((await appOf())?.webhookDisabled?.reason).toBe(`every attempt failed for 5 days (since ${start.toISOString()}); the last: HTTP 500`);
     } finally {
       await d.close();
     }
@@ -97,7 +97,7 @@ describe('an endpoint', () => {
     const d2 = await openDeliverer(ws, testSettings({ scheduleMs: Array(8).fill(DAY) }), clock.now);
     try {
       await d2.deliverer.runOnce();
-      expect(appOf()).toMatchObject({ webhookDisabled: null, webhookFailingSince: null });
+      expect((await appOf())).toMatchObject({ webhookDisabled: null, webhookFailingSince: null });
     } finally {
       await d2.close();
     }

@@ -62,7 +62,7 @@ describe('the example receiver in docs/webhooks.md', () => {
     const port = await freePort();
     const dbFile = join(ws.dir, 'received.duckdb');
     // a rotation is under way: the receiver holds the new and the old secret
-    const old = appSecret(ws);
+    const old = await appSecret(ws);
     const { appSecret: fresh } = await new AppStore(ws.paths.appsFile).rotateSecret(ws.appId, 3_600_000);
     child = spawn(process.execPath, [file], { env: { ...process.env, APP_SECRET: `${fresh},${old}`, PORT: String(port), RECEIVER_DB: dbFile }, stdio: 'inherit' });
     try {

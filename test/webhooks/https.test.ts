@@ -58,6 +58,6 @@ describe('delivery over https', () => {
       await trusted.close();
     }
     expect(bodies).toHaveLength(1);
-    expect(verifyWebhook(bodies[0] as Buffer, headers[0], appSecret(ws))).toBe(true);
+    expect(verifyWebhook(bodies[0] as Buffer, headers[0], await appSecret(ws))).toBe(true);
   });
 });

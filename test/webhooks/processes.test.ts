@@ -64,7 +64,7 @@ describe('the deliverer process', () => {
     await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'a.ndjson'), trips)], now: new Date('2026-11-21T12:00:00Z') });
     const d = startDeliverer();
     await receiver.waitFor(12);
-    const secret = appSecret(ws);
+    const secret = await appSecret(ws);
     const seen = new Map<string, Record<string, unknown>>();
     for (const got of receiver.received) {
       expect(verifyWebhook(got.rawBody, got.headers['authorization'], secret)).toBe(true);
@@ -109,15 +109,36 @@ describe('the deliverer process', () => {
     expect(await d.exited).toBe(0);
   }, 60_000);
 
-  it('a second deliverer on the same outbox fails clearly (exit 3)', async () => {
-    const first = startDeliverer();
-    await until(() => first.stderr().includes('running'));
-    const second = startDeliverer({});
-    expect(await second.exited).toBe(3);
-    expect(second.stderr()).toMatch(/outbox.duckdb is in use by another process/);
-    first.child.kill('SIGTERM');
-    expect(await first.exited).toBe(0);
-  }, 60_000);
+  it('a second deliverer stands by on the lease and takes over within its time of the first\'s death; each event is delivered once', async () => {
+    receiver = await startReceiver();
+    await setWebhook(ws, receiver.url);
+    const lease = { DRIVING_WEBHOOK_LEASE_MS: '2000' };
+    const first = startDeliverer(lease);
+    await until(() => first.stderr().includes('holding the webhook-deliverer lease'));
+    const second = startDeliverer(lease);
+    await until(() => second.stderr().includes('another process holds the lease; standing by'));
+    // --once does not wait: the lease is held (busy, exit 3)
+    const once = spawn(process.execPath, ['jobs/deliver.js', '--once', '--data-dir', ws.dir], { cwd: ROOT, env: { ...ENV, ...lease } });
+    expect(await new Promise((resolve) => once.on('exit', resolve))).toBe(3);
+    writeEvents(ws, 'v1.ndjson', Array.from({ length: 20 }, (_, i) => ({ id: `evt_a${i}` })));
+    await receiver.waitFor(20);
+    // recorded as delivered in the outbox (a kill before that would rightly deliver again, with the same id)
+    const delivered = async () => (JSON.parse((await cli(['counts', '--json'])).stdout).counts as { status: string; events: number }[]).find((c) => c.status === 'delivered')?.events ?? 0;
+    await until(async () => (await delivered()) === 20);
+    first.child.kill('SIGKILL');
+    const killedAt = Date.now();
+    await first.exited;
+    await until(() => second.stderr().includes('holding the webhook-deliverer lease'), 30_000);
+    expect(Date.now() - killedAt).toBeLessThan(30_000);
+    writeEvents(ws, 'v2.ndjson', Array.from({ length: 20 }, (_, i) => ({ id: `evt_b${i}` })));
+    await receiver.waitFor(40);
+    await new Promise((r) => setTimeout(r, 500));
+    const ids = receiver.received.map((r) => String(r.headers['x-event-id']));
+    expect(ids).toHaveLength(40);
+    expect(new Set(ids).size).toBe(40);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  }, 90_000);
 
   it('killed with SIGKILL in the middle of a batch, three times, delivers every event after restarts (duplicates keep their id)', async () => {
     const N = 3_000;

@@ -34,8 +34,8 @@ export async function setWebhook(ws: Workspace, url: string | null, appId = ws.a
   await new AppStore(ws.paths.appsFile).setWebhook(appId, url);
 }
 
-export function appSecret(ws: Workspace, appId = ws.appId): string {
-  return new AppStore(ws.paths.appsFile).get(appId)?.appSecret as string;
+export async function appSecret(ws: Workspace, appId = ws.appId): Promise<string> {
+  return (await new AppStore(ws.paths.appsFile).get(appId))?.appSecret as string;
 }
 
 /** Settings for tests: loopback allowed, short timeout, the interface's schedule unless given. */

@@ -43,9 +43,9 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
     async (request, reply) => {
       // checked again now the body is in: the account may have been deleted, or the token have
-      // expired, while it was sent (answered from memory, like the first check)
+      // expired, while it was sent
       const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
-      const owner = match ? ctx.passport.tokenOwner(match[1] as string, ctx.now()) : null;
+      const owner = match ? await ctx.passport.tokenOwner(match[1] as string, ctx.now()) : null;
       if (!owner) throw new ApiError('unauthorized', 'Authorization: expected "Bearer <passport token>" with a valid token');
       const records = Array.isArray(request.body) ? request.body : [request.body];
       if (records.length === 0) throw invalid('body', 'no trip records');

@@ -17,8 +17,8 @@ const TAG = ['Webhooks'];
  */
 export function webhookRoutes(app: FastifyInstance, ctx: ApiContext & { webhooks: WebhookService }): void {
   const hooks = ctx.webhooks;
-  const endpointOr404 = (appId: string) => {
-    const endpoint = hooks.endpoint(appId);
+  const endpointOr404 = async (appId: string) => {
+    const endpoint = await hooks.endpoint(appId);
     if (!endpoint) throw new ApiError('endpoint_not_found', 'no webhook endpoint is set; set one with PUT /v1/webhooks/endpoint');
     return endpoint;
   };

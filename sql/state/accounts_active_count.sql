@@ -1,0 +1,1 @@
+select count(*) as n from accounts where deleted_at is null

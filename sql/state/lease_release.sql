@@ -1,0 +1,1 @@
+delete from leases where name = $name and holder = $holder

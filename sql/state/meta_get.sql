@@ -1,0 +1,1 @@
+select value from state_meta where name = $name

@@ -1,0 +1,51 @@
+import { resolve } from 'node:path';
+import { sqliteFileOf, type StateDb, type StateLocation } from './db.js';
+import { SqliteState } from './sqlite.js';
+import { PostgresState } from './postgres.js';
+import { migrateDataDir } from './migrate.js';
+
+/** `--database-url`, else DATABASE_URL, else none (the data folder's SQLite file). */
+export function resolveDatabaseUrl(flag?: string | null): string | null {
+  const url = flag ?? process.env['DATABASE_URL'] ?? '';
+  return url.trim() === '' ? null : url.trim();
+}
+
+const opened = new Map<string, Promise<StateDb>>();
+
+const keyOf = (location: StateLocation): string => {
+  const url = location.databaseUrl === undefined ? resolveDatabaseUrl() : location.databaseUrl;
+  return url ? `postgres\u0000${url}\u0000${resolve(location.dataDir)}` : `sqlite\u0000${resolve(location.dataDir)}`;
+};
+
+/**
+ * The state store of a data folder, opened once per process and shared by every caller in it
+ * (a connection, or a pool, per store). The first open migrates the folder's apps.json and
+ * passport.duckdb of earlier releases into it.
+ */
+export function openState(location: StateLocation): Promise<StateDb> {
+  const key = keyOf(location);
+  let state = opened.get(key);
+  if (!state) {
+    const url = location.databaseUrl === undefined ? resolveDatabaseUrl() : location.databaseUrl;
+    state = (async () => {
+      const db = url ? await PostgresState.open(url) : SqliteState.open(sqliteFileOf(location.dataDir));
+      try {
+        await migrateDataDir(db, location.dataDir);
+      } catch (error) {
+        await db.close();
+        throw error;
+      }
+      return db;
+    })();
+    opened.set(key, state);
+    state.catch(() => opened.delete(key));
+  }
+  return state;
+}
+
+/** Closes every store this process opened (a job's last step; tests between workspaces). */
+export async function closeStates(): Promise<void> {
+  const all = [...opened.values()];
+  opened.clear();
+  await Promise.all(all.map(async (p) => (await p.catch(() => null))?.close()));
+}

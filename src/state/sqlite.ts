@@ -1,0 +1,112 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { SerialQueue } from '../db/serial.js';
+import { pickParams, stateSql, type StateDb, type StateParams, type StateQueries, type StateRow } from './db.js';
+
+/**
+ * The embedded state store: one SQLite file in WAL mode that every process on the machine opens.
+ * Writers take the file's write lock (BEGIN IMMEDIATE) and wait for each other up to
+ * `busy_timeout`; readers never wait. `secure_delete` overwrites deleted rows with zeros, so a
+ * purged account's token hashes leave no bytes behind in the file.
+ */
+export class SqliteState implements StateDb {
+  readonly dialect = 'sqlite' as const;
+  /** One write statement or transaction at a time on this process's writing connection. */
+  private readonly queue = new SerialQueue();
+  private readonly statements = new Map<string, Database.Statement>();
+  private readonly reads = new Map<string, Database.Statement>();
+
+  /**
+   * `db` writes (and reads inside its transactions); `reader` answers reads outside them at once,
+   * from the last commit, never waiting behind a write of this process or another (WAL).
+   */
+  private constructor(private readonly db: Database.Database, private readonly reader: Database.Database, readonly where: string) {}
+
+  static open(file: string): SqliteState {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    const db = new Database(file);
+    db.pragma('busy_timeout = 10000');
+    db.pragma('journal_mode = WAL');
+    // a commit is on disk before it is answered (a deletion's 200 included)
+    db.pragma('synchronous = FULL');
+    db.pragma('secure_delete = ON');
+    db.pragma('foreign_keys = ON');
+    db.exec(stateSql('sqlite', 'schema'));
+    const reader = new Database(file, { readonly: true });
+    reader.pragma('busy_timeout = 10000');
+    return new SqliteState(db, reader, file);
+  }
+
+  private statement(name: string): Database.Statement {
+    let statement = this.statements.get(name);
+    if (!statement) {
+      statement = this.db.prepare(stateSql('sqlite', name));
+      this.statements.set(name, statement);
+    }
+    return statement;
+  }
+
+  private allNow(name: string, params: StateParams): StateRow[] {
+    const statement = this.statement(name);
+    const bound = pickParams(stateSql('sqlite', name), params);
+    return (statement.reader ? statement.all(bound) : (statement.run(bound), [])) as StateRow[];
+  }
+
+  private runNow(name: string, params: StateParams): number {
+    const statement = this.statement(name);
+    return statement.run(pickParams(stateSql('sqlite', name), params)).changes;
+  }
+
+  async all(name: string, params: StateParams = {}): Promise<StateRow[]> {
+    let statement = this.reads.get(name);
+    if (!statement) {
+      statement = this.reader.prepare(stateSql('sqlite', name));
+      this.reads.set(name, statement);
+    }
+    return statement.all(pickParams(stateSql('sqlite', name), params)) as StateRow[];
+  }
+
+  run(name: string, params: StateParams = {}): Promise<number> {
+    return this.queue.run(async () => this.runNow(name, params));
+  }
+
+  /** Runs a script of its own (VACUUM, pragmas): no parameters. */
+  exec(sql: string): Promise<void> {
+    return this.queue.run(async () => void this.db.exec(sql));
+  }
+
+  transaction<T>(fn: (tx: StateQueries) => Promise<T>): Promise<T> {
+    return this.queue.run(async () => {
+      // IMMEDIATE: the write lock at once, so two processes never both read and then both write
+      this.db.exec('begin immediate');
+      const tx: StateQueries = {
+        all: async (name, params = {}) => this.allNow(name, params),
+        run: async (name, params = {}) => this.runNow(name, params),
+      };
+      try {
+        const result = await fn(tx);
+        this.db.exec('commit');
+        return result;
+      } catch (error) {
+        if (this.db.inTransaction) this.db.exec('rollback');
+        throw error;
+      }
+    });
+  }
+
+  reclaim(): Promise<void> {
+    return this.queue.run(async () => {
+      const [result] = this.db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+      // a reader of another process held an old snapshot: its pages stay until the next purge
+      if (result && result.busy !== 0) throw new Error(`state: the write-ahead log of ${this.where} could not be truncated (a reader held it)`);
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.queue.run(async () => {
+      if (this.db.open) this.db.close();
+      if (this.reader.open) this.reader.close();
+    });
+  }
+}

@@ -1,0 +1,126 @@
+// serve.js --workers N as real processes on a loopback port: every worker answers from the one
+// shared state store, a killed worker is replaced, SIGHUP replaces them one at a time under load
+// without a failed request, SIGTERM drains (a held request finishes, exit 0), and a rate limit
+// holds for all workers together.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from 'node:http';
+import { AppStore } from '../../src/apps/store.js';
+import { freePort } from '../helpers/postgres.js';
+import { startServe, steadyLoad, until, type ServeProcess } from '../helpers/serve-process.js';
+import { workspace, type Workspace } from '../helpers/workspace.js';
+
+let ws: Workspace;
+let key = '';
+
+beforeAll(async () => {
+  ws = await workspace('UTC');
+  key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
+});
+afterAll(() => ws?.cleanup());
+
+const auth = () => ({ authorization: `Bearer ${key}` });
+
+async function issue(url: string, user: string): Promise<string> {
+  const res = await fetch(`${url}/v1/org-user/${user}/token`, { method: 'POST', headers: auth() });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { token: string }).token;
+}
+
+describe('serve.js --workers 2', () => {
+  let serve: ServeProcess;
+  beforeAll(async () => {
+    serve = await startServe(['--data-dir', ws.dir, '--port', String(await freePort()), '--workers', '2']);
+  });
+  afterAll(async () => {
+    if (serve.child.exitCode === null) serve.child.kill('SIGKILL');
+  });
+
+  it('runs two workers on one port, and a DELETE answered by one refuses the token at every other at once', async () => {
+    await until(() => serve.workers().length === 2, 'two workers');
+    const token = await issue(serve.url, 'driver-1');
+    // separate connections: the primary hands them to the workers in turn
+    for (let i = 0; i < 6; i++) {
+      const res = await fetch(`${serve.url}/v1/token/${token}`, { headers: { ...auth(), connection: 'close' } });
+      expect(res.status).toBe(200);
+    }
+    const deleted = await fetch(`${serve.url}/v1/org-user/driver-1`, { method: 'DELETE', headers: { ...auth(), connection: 'close' } });
+    expect(deleted.status).toBe(200);
+    for (let i = 0; i < 6; i++) {
+      const res = await fetch(`${serve.url}/v1/token/${token}`, { headers: { ...auth(), connection: 'close' } });
+      expect(res.status).toBe(404);
+    }
+  });
+
+  it('replaces a worker killed with -9 at once', async () => {
+    const before = serve.workers();
+    expect(before).toHaveLength(2);
+    process.kill(before[0] as number, 'SIGKILL');
+    await until(() => serve.workers().length === 2 && !serve.workers().includes(before[0] as number), 'a new worker');
+    await until(() => /worker \d+ died \(SIGKILL\); starting another/.test(serve.stderr()), `the primary's word: ${serve.stderr()}`, 5_000);
+    const token = await issue(serve.url, 'driver-2');
+    expect((await fetch(`${serve.url}/v1/token/${token}`, { headers: auth() })).status).toBe(200);
+  });
+
+  it('replaces every worker one at a time on SIGHUP and fails no request of a steady load', async () => {
+    const token = await issue(serve.url, 'driver-3');
+    const before = serve.workers();
+    const load = steadyLoad(`${serve.url}/v1/token/${token}`, auth(), 200);
+    await new Promise((r) => setTimeout(r, 500));
+    serve.child.kill('SIGHUP');
+    await until(() => /rolling restart done/.test(serve.stderr()), 'the rolling restart', 90_000);
+    await new Promise((r) => setTimeout(r, 500));
+    const result = await load.stop();
+    expect(result.failed.slice(0, 5), serve.stderr()).toEqual([]);
+    expect(result.ok).toBeGreaterThan(20);
+    const after = serve.workers();
+    expect(after).toHaveLength(2);
+    expect(after.filter((pid) => before.includes(pid))).toEqual([]);
+  });
+
+  it('drains on SIGTERM: a request it holds finishes, nothing new is accepted, exit 0', async () => {
+    const token = await issue(serve.url, 'driver-4');
+    const port = Number(new URL(serve.url).port);
+    // an SDK upload whose body arrives in two halves, the second after the SIGTERM
+    const body = JSON.stringify([{ tripId: 'x' }]);
+    const held = new Promise<number>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path: '/v1/sdk/trips', method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+        res.resume();
+        resolve(res.statusCode as number);
+      });
+      req.on('error', reject);
+      req.write(body.slice(0, 5));
+      setTimeout(() => {
+        serve.child.kill('SIGTERM');
+        setTimeout(() => req.end(body.slice(5)), 700);
+      }, 300);
+    });
+    // the upload's record is invalid: a 400 naming the body, answered, not a reset connection
+    expect(await held).toBe(400);
+    expect(await serve.exited).toBe(0);
+    await expect(fetch(`${serve.url}/healthz`)).rejects.toThrow();
+  });
+});
+
+describe('rate limits over all workers', () => {
+  it('hold the configured limit whichever worker a request lands on', async () => {
+    const serve = await startServe(['--data-dir', ws.dir, '--port', String(await freePort()), '--workers', '2'], { DRIVING_API_RATE_PER_API_KEY: '40' });
+    // a key of its own: nothing counted against it yet
+    key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
+    try {
+      const token = await issue(serve.url, 'driver-5');
+      let ok = 0;
+      let limited = 0;
+      for (let i = 0; i < 99; i++) {
+        const res = await fetch(`${serve.url}/v1/token/${token}`, { headers: { ...auth(), connection: 'close' } });
+        if (res.status === 200) ok++;
+        else if (res.status === 429) limited++;
+      }
+      // 40 in the window: the token issue took one
+      expect(ok).toBe(39);
+      expect(limited).toBe(60);
+    } finally {
+      serve.child.kill('SIGTERM');
+      expect(await serve.exited).toBe(0);
+    }
+  });
+});
