@@ -89,7 +89,7 @@ export function openApiDocument(routes: RouteDoc[]): Record<string, unknown> {
       title: 'Driving-behavior data service',
       version: '1',
       description: 'Trips with dangerous-driving events, day/week/month statistics, a daily 30- and 90-day safety score with its factors, and passport tokens for your users. Every operation takes `Authorization: Bearer <apiKey>` (the SDK upload takes a passport token). Times in answers are `YYYY-MM-DD HH:MM:SS` in the app\'s time zone. Every error is an ErrorResult `{code, error, message, requestId}`.',
-      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     // relative: the server the document was fetched from, whatever its address
     servers: [{ url: '/', description: 'this server' }],
@@ -97,7 +97,7 @@ export function openApiDocument(routes: RouteDoc[]): Record<string, unknown> {
     components: {
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <apiKey> (from `node jobs/apps.js add`)' },
-        passportToken: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <passport token> (from operation 5; the SDK upload)' },
+        passportToken: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <passport token> (from POST /v1/org-user/{org_user_id}/token; the SDK upload)' },
       },
       schemas: {
         ErrorResult: {

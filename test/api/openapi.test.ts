@@ -61,6 +61,15 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it('states the license package.json and LICENSE state', async () => {
+    const { readFileSync } = await import('node:fs');
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { license: string };
+    const info = (doc as unknown as { info: { license: { identifier: string } } }).info;
+    expect(pkg.license).toBe('Apache-2.0');
+    expect(info.license.identifier).toBe(pkg.license);
+    expect(readFileSync('LICENSE', 'utf8')).toContain('Apache License');
+  });
+
   it('describes the upload body with the trip record schema', () => {
     const upload = doc.paths['/v1/sdk/trips']?.['post'] as unknown as { requestBody: { content: Record<string, { schema: { oneOf: unknown[] } }> } };
     expect(upload.requestBody.content['application/json']?.schema.oneOf).toEqual([

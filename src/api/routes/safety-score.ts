@@ -55,7 +55,7 @@ export function safetyScoreRoutes(app: FastifyInstance, ctx: ApiContext): void {
         operationId: 'getSafetyScoreHistory',
         tags: ['Safety score'],
         summary: 'The safety score over time: one entry per evaluation date, oldest first',
-        description: 'Every stored score of the user for the interval whose evaluation date lies from startTime to endTime (dates, both inclusive, app zone, at most 366 days; never after today), each with the fields of operation 4\'s score. Without endTime: today; without startTime: 365 days before endTime. No score in the range: an empty list.',
+        description: 'Every stored score of the user for the interval whose evaluation date lies from startTime to endTime (dates, both inclusive, app zone, at most 366 days; never after today), each with the fields of the latest score (GET ./safety-score). Without endTime: today; without startTime: 365 days before endTime. No score in the range: an empty list.',
         params: OrgUserParams,
         querystring: {
           type: 'object', required: ['interval'], additionalProperties: false,
