@@ -70,6 +70,22 @@ describe('the OpenAPI document', () => {
     expect(readFileSync('LICENSE', 'utf8')).toContain('Apache License');
   });
 
+  it("shows, as each operation's 400 example, one of that operation's own parameters", () => {
+    const seen: string[] = [];
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const bad = (op.responses as Record<string, { content?: Record<string, { example?: { message?: string } }> }> | undefined)?.['400'];
+        if (!bad) continue;
+        const message = bad.content?.['application/json']?.example?.message ?? '';
+        const names = [...((op as { parameters?: { name: string }[] }).parameters ?? []).map((p) => p.name), ...Object.keys(((op as { requestBody?: { content: Record<string, { schema: { properties?: object } }> } }).requestBody?.content['application/json']?.schema.properties) ?? {}), ...((op as { requestBody?: unknown }).requestBody ? ['body'] : [])];
+        expect(names, `${method} ${path}: ${message}`).toContain(message.split(':')[0]);
+        seen.push(message);
+      }
+    }
+    expect(seen).toContain('type: must be equal to one of the allowed values');
+    expect(seen).toContain('tolerance: must be <= 1000');
+  });
+
   it('describes the upload body with the trip record schema', () => {
     const upload = doc.paths['/v1/sdk/trips']?.['post'] as unknown as { requestBody: { content: Record<string, { schema: { oneOf: unknown[] } }> } };
     expect(upload.requestBody.content['application/json']?.schema.oneOf).toEqual([
