@@ -86,6 +86,10 @@ describe('the OpenAPI document', () => {
     expect(seen).toContain('tolerance: must be <= 1000');
   });
 
+  it('names operations by what they do, never by numbers of a document the reader cannot see', () => {
+    expect(JSON.stringify(doc).match(/\b(decisions?|operations?|section) \d+\b/gi) ?? []).toEqual([]);
+  });
+
   it('describes the upload body with the trip record schema', () => {
     const upload = doc.paths['/v1/sdk/trips']?.['post'] as unknown as { requestBody: { content: Record<string, { schema: { oneOf: unknown[] } }> } };
     expect(upload.requestBody.content['application/json']?.schema.oneOf).toEqual([
