@@ -17,7 +17,7 @@ export type { GeneratedUser, GenerateOptions, GenerateSummary } from './types.js
 const STEPS = ['users', 'trips', 'legs', 'points', 'events'] as const;
 
 /**
- * Generates realistic trip records (decisions 3) for users over local days, set-based in DuckDB:
+ * Generates realistic trip records (docs/decisions.md, Trip records (load)) for users over local days, set-based in DuckDB:
  * the same options give byte-identical files.
  *
  * @example

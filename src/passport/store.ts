@@ -14,7 +14,7 @@ export function newPlatformUserId(): number {
 }
 
 /**
- * Accounts and tokens (decisions 8). The API process owns this file; the demo's generator opens it
+ * Accounts and tokens (docs/decisions.md, Deletion). The API process owns this file; the demo's generator opens it
  * only when the API is not running (DuckDB would refuse the second writer anyway).
  */
 export class PassportStore {
@@ -121,7 +121,7 @@ export class PassportStore {
   }
 
   /**
-   * Operation 5: the active account (created when there is none) gets a new token valid for
+   * the token issue: the active account (created when there is none) gets a new token valid for
    * `validMs`. Only the token's hash is stored.
    */
   issueToken(appId: string, orgUserId: string, now: Date, validMs: number): Promise<{ token: string; platformUserId: number }> {
@@ -145,7 +145,7 @@ export class PassportStore {
   }
 
   /**
-   * Operation 6: the holder of a valid token of this app, or null (unknown, expired, revoked, or
+   * the token lookup: the holder of a valid token of this app, or null (unknown, expired, revoked, or
    * another app's). From the index: no query, no wait.
    */
   tokenHolder(appId: string, token: string, now: Date): { platformUserId: number; orgUserId: string } | null {

@@ -31,7 +31,7 @@ export interface PurgeResult {
 }
 
 /**
- * Purges the data of deleted accounts (decisions 8, privacy): warehouse rows and quarantined raw
+ * Purges the data of deleted accounts (docs/decisions.md, Deletion, privacy): warehouse rows and quarantined raw
  * lines in one transaction (recorded in purged_users, so the publish drops them from the slots and
  * the serving pack), then the raw points files that held their trips and the archived landing
  * files that held their records are rewritten without them. The request files go last, so a crash
