@@ -34,7 +34,7 @@ export async function benchZigzag(ctx: BenchContext): Promise<void> {
     const t0 = performance.now();
     dp.run(Infinity);
     record(ctx, {
-      stage: 'zigzag', metric: `before: the simplification of the ${first.n.toLocaleString('en-US')}-point zig-zag at 5 m in one go (the event loop held that long): time / distance evaluations / kept`,
+      stage: 'zigzag', metric: `reference: the simplification of the ${first.n.toLocaleString('en-US')}-point zig-zag at 5 m in one go (the event loop held that long): time / distance evaluations / kept`,
       value: `${((performance.now() - t0) / 1000).toFixed(1)} s / ${dp.evaluations.toLocaleString('en-US')} / ${dp.indexes().length.toLocaleString('en-US')}`, unit: '',
     });
 
