@@ -34,7 +34,7 @@ create or replace temp macro json_string(j) as
 create or replace temp macro json_bool(j) as
     case when j is not null and json_type(j) = 'BOOLEAN' then j::varchar = 'true' end;
 
--- Great-circle distance in metres (decisions 4: haversine, R = 6,371,008.8 m).
+-- Great-circle distance in metres (docs/decisions.md, Trip records (load): haversine, R = 6,371,008.8 m).
 create or replace temp macro haversine_m(lat1, lng1, lat2, lng2) as
     2 * 6371008.8 * asin(sqrt(
         pow(sin(radians(lat2 - lat1) / 2), 2)
@@ -47,11 +47,11 @@ create or replace temp macro seconds_between(a, b) as
     (epoch_us(b) - epoch_us(a)) / 1000000;
 
 -- Whether covering `metres` in `seconds` is faster than 250 km/h, the fastest speed a trip may show
--- (decisions 3); NULL when the time difference is not positive (no speed can be measured).
+-- (docs/decisions.md, Trip records (load)); NULL when the time difference is not positive (no speed can be measured).
 create or replace temp macro faster_than_plausible(metres, seconds) as
     case when seconds > 0 then metres / seconds * 3.6 > 250 end;
 
--- Whether a point is a position spike (decisions 3, "Plausibility"): reached from its predecessor
+-- Whether a point is a position spike (docs/decisions.md, Trip records (load)): reached from its predecessor
 -- and left to its successor both faster than 250 km/h. A missing neighbour (NULL) never makes one.
 create or replace temp macro is_position_spike(prev_t, prev_lat, prev_lng, t, lat, lng, next_t, next_lat, next_lng) as
     case

@@ -1,4 +1,4 @@
--- grain: one row per trip of one user, newest first (decisions 5), one page plus one row
+-- grain: one row per trip of one user, newest first (docs/decisions.md, API), one page plus one row
 -- params: $app_id, $user_id BIGINT, $zone VARCHAR, $from TIMESTAMPTZ (inclusive), $to TIMESTAMPTZ
 --         (exclusive) bounds of the start time, $after_us BIGINT, $after_trip VARCHAR (keyset: the
 --         last row of the previous page), $limit INTEGER

@@ -1,4 +1,4 @@
--- check: every user-day's statistics equal the sums of that day's normal trips (decisions 6), and
+-- check: every user-day's statistics equal the sums of that day's normal trips (docs/decisions.md, Statistics and scores), and
 -- every normal trip's day has a statistics row.
 -- params: $since BIGINT
 with scope as (

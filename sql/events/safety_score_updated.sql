@@ -1,5 +1,5 @@
 -- grain: one safety_score.updated event per app, user and evaluation date scored by a run whose
---        values differ from those last announced for that user and date (decisions 11)
+--        values differ from those last announced for that user and date (docs/decisions.md, Webhooks (delivery))
 -- reads: safety_scores, score_runs, announced_scores
 -- params: $since BIGINT, $version BIGINT (score runs published in (since, version])
 -- The fingerprint covers what the event carries (each interval's rounded safetyScore and

@@ -2,7 +2,7 @@
 --        and how it compares with what was last announced
 -- reads: trips, trip_events, announced_trips
 -- params: $since BIGINT, $version BIGINT
--- The fingerprint covers every field operations 1 and 2 answer with, as they are served (scores and
+-- The fingerprint covers every field the trip list and detail answer with, as they are served (scores and
 -- speeds rounded to 2 places, positions as stored, times to the microsecond), the trip's events in
 -- served order, and the number of kept points (the route operation's points). A re-sent trip whose
 -- fingerprint equals the announced one changes nothing a receiver can read: no event.

@@ -1,6 +1,6 @@
 -- grain: one row per delivered event of a loadable record
 -- reads: stg_trip_records (the event lists), int_loadable_records
--- Marks each event with its quarantine reason (decisions 3), first match wins; NULL keeps it.
+-- Marks each event with its quarantine reason (docs/decisions.md, Trip records (load)), first match wins; NULL keeps it.
 -- A missing description gets the event type's wording from the interface.
 with delivered as (
     select

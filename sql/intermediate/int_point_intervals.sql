@@ -1,7 +1,7 @@
 -- grain: one row per kept point, paired with the next kept point of its trip (in time order)
 -- reads: int_points
--- dt is in seconds; an interval is a driving interval when 0 < dt <= 10 (decisions 4). An interval
--- covered faster than 250 km/h is implausible (decisions 3, rule speed_implausible); position spikes
+-- dt is in seconds; an interval is a driving interval when 0 < dt <= 10 (docs/decisions.md, Trip records (load)). An interval
+-- covered faster than 250 km/h is implausible (docs/decisions.md, Trip records (load), rule speed_implausible); position spikes
 -- are already dropped, so this judges the points left. Trips are keyed by their record's line_no.
 -- The load creates it as a view: its one reader, int_trip_point_metrics, sums it as it streams.
 -- kept is read twice and not materialised: scanning int_points twice costs less than a copy.

@@ -1,5 +1,5 @@
 -- grain: one row per delivered point of a loadable record, keyed by the record's line_no, with the
---        reason its value alone drops it (decisions 3), first match wins; NULL when it is valid
+--        reason its value alone drops it (docs/decisions.md, Trip records (load)), first match wins; NULL when it is valid
 -- reads: stg_trip_records (the point lists), int_loadable_records
 -- The lists are unnested where they lie and points carry only their record's line_no: a join that
 -- carried the lists, or keys of text, would hash every point of the file (an 11 M-point Parquet

@@ -2,9 +2,9 @@
 -- reads: int_point_values (each delivered point, typed and judged by its value)
 -- params: $first_line, $last_line BIGINT: the part of the file derived (src/load/stage-file.ts
 --         derives a large file a part at a time, so the window's memory is bounded)
--- Marks each point with the reason it is dropped (decisions 3), first match wins; NULL keeps it:
+-- Marks each point with the reason it is dropped (docs/decisions.md, Trip records (load)), first match wins; NULL keeps it:
 -- the value checks, then a repeated time (of points sharing a time, the first delivered is kept),
--- then position spikes (decisions 3, "Plausibility"): over the points left in time order, a point
+-- then position spikes (docs/decisions.md, Trip records (load)): over the points left in time order, a point
 -- whose speed from its predecessor and to its successor both exceed 250 km/h. One pass: every
 -- point is judged against its neighbours as they were before any spike was removed, so the first
 -- and last points are never spikes. A point left carries its successor (next_*), so

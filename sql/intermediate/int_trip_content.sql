@@ -1,6 +1,6 @@
 -- grain: one row per loadable record (by its line_no): a digest of its delivered points and events
 -- reads: int_points (every delivered point, parsed), int_events (every delivered event, parsed), meta
--- An SDK re-send of a known trip is accepted only when it carries the same values (decisions 3
+-- An SDK re-send of a known trip is accepted only when it carries the same values (docs/decisions.md, Trip records (load)
 -- rule 6, trip_immutable): the record's scalar fields are compared with the stored trip's columns,
 -- its point and event lists through this digest, which the trip keeps. Values are taken as parsed
 -- (a time as an instant, a number as a double), so key order, number formatting and an instant

@@ -1,7 +1,7 @@
 -- grain: one row per loadable trip with at least one phone event overlapping it
 -- reads: int_events, int_loadable_records
 -- Seconds covered by the union of the trip's phone_call and phone_usage intervals, clipped to the
--- trip (decisions 7, distractedDriving): overlapping events count once.
+-- trip (docs/decisions.md, Statistics and scores, distractedDriving): overlapping events count once.
 with clipped as (
     select
         e.app_id,

@@ -7,7 +7,7 @@ select
     max(speed) * 3.6 as max_speed_kmh,
     bool_or(is_implausible) as has_implausible_interval,
     coalesce(sum(dt) filter (where is_driving), 0) as driving_seconds,
-    -- decisions 3 rule speed_inconsistent: the distance the positions cover over the driving
+    -- docs/decisions.md, Trip records (load) rule speed_inconsistent: the distance the positions cover over the driving
     -- intervals, and the one the reported speeds (the earlier point's) describe
     coalesce(sum(distance_m) filter (where is_driving), 0) as driving_distance_m,
     coalesce(sum(speed * dt) filter (where is_driving), 0) as reported_distance_m,

@@ -1,8 +1,8 @@
 -- grain: one row per parsed record of one input file
 -- reads: stg_trip_records, apps, trips and purged_users (the warehouse's)
 -- params: $validated_at TIMESTAMPTZ (the load's clock: a record time more than 10 minutes after it
---         is out of range, decisions 3 "Plausibility"), $sdk_upload BOOLEAN (an SDK upload file)
--- Decides, per record, the first quarantine reason (decisions 3, "Validation"), or none.
+--         is out of range, docs/decisions.md, Trip records (load)), $sdk_upload BOOLEAN (an SDK upload file)
+-- Decides, per record, the first quarantine reason (docs/decisions.md, Trip records (load)), or none.
 -- Within one file the last line of a tripId wins (the first, in an SDK upload file); the others
 -- are marked superseded_in_file. The
 -- first loadable line of a tripId new to the warehouse decides its owner (trip_id_taken below).
@@ -97,7 +97,7 @@ final as (
     select
         *,
         reason is null
-            -- an SDK upload cannot rewrite a trip (decisions 3 rule 6): there the first line wins,
+            -- an SDK upload cannot rewrite a trip (docs/decisions.md, Trip records (load), SDK re-sends): there the first line wins,
             -- and load/resends.sql judges the later ones
             and row_number() over (partition by reason is null, app_id, trip_id
                                    order by case when $sdk_upload then line_no else -line_no end) > 1

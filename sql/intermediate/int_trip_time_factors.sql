@@ -1,7 +1,7 @@
 -- grain: one row per loadable trip whose end is after its start
 -- reads: int_loadable_records (with the app's time_zone)
 -- Seconds of [start, end) inside 17:00-20:00 local time on every local day the trip touches, and
--- on local Monday to Friday (decisions 7). Local bounds become instants through the zone, so a DST
+-- on local Monday to Friday (docs/decisions.md, Statistics and scores). Local bounds become instants through the zone, so a DST
 -- day is 23 or 25 hours long and no hour is assumed to be 3600 s of wall clock.
 with trips as (
     select app_id, trip_id, started_at, ended_at, time_zone

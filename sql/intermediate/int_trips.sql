@@ -3,7 +3,7 @@
 --        int_trip_time_factors, int_trip_content
 -- params: $loaded_at TIMESTAMPTZ, $source_file VARCHAR, $file_key VARCHAR
 -- The batch and version are given at merge time (files are derived ahead of their turn).
--- Derives the trip fields of decisions 4 and the status of decisions 3 (first rule that matches).
+-- Derives the trip fields of docs/decisions.md, Trip records (load) and the status of docs/decisions.md, Trip records (load) (first rule that matches).
 with event_totals as (
     select
         app_id,

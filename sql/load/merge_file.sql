@@ -1,7 +1,7 @@
 -- Merges one staged file (int_trips, int_events, int_trip_records, int_points, raw_lines) into the warehouse.
 -- Runs inside the file's transaction. params: $version, $batch_id, $source_file, $loaded_at,
 -- $staged_after (the last batch merged before the file was staged)
--- A re-sent trip replaces the earlier one whole (decisions 3): its row and its events.
+-- A re-sent trip replaces the earlier one whole (docs/decisions.md, Trip records (load)): its row and its events.
 
 -- The warehouse's copies of the trips this file sends again: usually none. Staging looked them
 -- up (int_trip_records: owner_id, owner_trip_date); trips merged by this run's files since
@@ -21,7 +21,7 @@ from trips as t
 semi join int_trips as n on n.app_id = t.app_id and n.trip_id = t.trip_id
 where t.batch_id > $staged_after;
 
--- the stored copies' times and arrival (decisions 3 rule 5): a replaced trip keeps its first
+-- the stored copies' times and arrival (docs/decisions.md, Trip records (load), overlapping trips): a replaced trip keeps its first
 -- arrival position, and the trips its old times overlapped are judged again (load/overlaps.ts).
 -- Usually empty: a join to an empty list reads nothing of the history.
 create or replace temp table replaced_copies as

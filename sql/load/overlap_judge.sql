@@ -1,4 +1,4 @@
--- Judges the overlap rule (decisions 3 rule 5) again for the trips of each account's overlap_range,
+-- Judges the overlap rule (docs/decisions.md, Trip records (load), overlapping trips) again for the trips of each account's overlap_range,
 -- in arrival order, and writes what changed. Runs inside the file's transaction, after its merge.
 -- reads: overlap_range, trips; writes: trips, int_trips (the file report), overlap_changed_days
 -- params: $version BIGINT

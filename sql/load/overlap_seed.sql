@@ -1,5 +1,5 @@
 -- The time range, per account, in which the merged file may change whether a trip overlaps an
--- earlier one (decisions 3 rule 5): the file's trips and the stored copies they replaced.
+-- earlier one (docs/decisions.md, Trip records (load), overlapping trips): the file's trips and the stored copies they replaced.
 -- reads: int_trips, replaced_copies (sql/load/merge_file.sql)
 -- load/overlap_widen.sql widens it until no trip that could take part lies across its ends.
 create or replace temp table overlap_range as

@@ -1,4 +1,4 @@
--- An SDK upload cannot rewrite a trip (decisions 3 rule 6): each staged record of a trip the
+-- An SDK upload cannot rewrite a trip (docs/decisions.md, Trip records (load), SDK re-sends): each staged record of a trip the
 -- account already has, stored from another file, is compared with the stored trip, field by field
 -- as parsed and its points and events through their digest (int_trip_content.sql); so is each
 -- later line of the file that sends a trip of the file again (the first line is the one loaded). An equal one is

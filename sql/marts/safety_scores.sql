@@ -1,7 +1,7 @@
 -- grain: one row per app, user and interval (30, 90) with at least one normal trip in the window
 -- reads: trips, apps
 -- params: $as_of DATE (the evaluation date D), $evaluated_at TIMESTAMPTZ
--- Window (decisions 7): normal trips starting from local (D - interval) 00:00:00 up to, not
+-- Window (docs/decisions.md, Statistics and scores): normal trips starting from local (D - interval) 00:00:00 up to, not
 -- including, local D 00:00:00 in the app's zone. T is the trips' summed duration in seconds.
 with windows as (
     select
@@ -54,7 +54,7 @@ scored as (
         *,
         ss_pcf(distracted_driving, evening_rush_hour, acclong_abs_1, weekday_driving, low_speed, events_per_100km) as pcf,
         ss_score_of(distracted_driving, evening_rush_hour, acclong_abs_1, weekday_driving, low_speed, events_per_100km) as raw_score,
-        -- the score with one factor at 0, the others as they are (decisions 7, "Contribution")
+        -- the score with one factor at 0, the others as they are (docs/decisions.md, Statistics and scores)
         ss_score_of(0, evening_rush_hour, acclong_abs_1, weekday_driving, low_speed, events_per_100km) as without_distracted,
         ss_score_of(distracted_driving, 0, acclong_abs_1, weekday_driving, low_speed, events_per_100km) as without_rush,
         ss_score_of(distracted_driving, evening_rush_hour, 0, weekday_driving, low_speed, events_per_100km) as without_acc,
@@ -64,7 +64,7 @@ scored as (
     from factors
 ),
 
--- Percentile (decisions 7): per app and interval (one evaluation date here), over the drivers
+-- Percentile (docs/decisions.md, Statistics and scores): per app and interval (one evaluation date here), over the drivers
 -- with at least one trip, by the stored (rounded) score, ties sharing the lowest rank; 100 alone.
 -- Every row here has a trip (the grain); the condition keeps the definition explicit.
 ranked as (

@@ -1,5 +1,5 @@
 -- grain: one row per calendar period (day, ISO week Monday-Sunday, month) overlapping the range,
---        clipped to it, ascending; periods without trips included with zeros (decisions 6)
+--        clipped to it, ascending; periods without trips included with zeros (docs/decisions.md, Statistics and scores)
 -- reads: stats_daily
 -- params: $app_id VARCHAR, $user_id BIGINT, $period VARCHAR ('day' | 'week' | 'month'),
 --         $start_date DATE, $end_date DATE

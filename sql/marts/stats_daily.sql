@@ -1,7 +1,7 @@
 -- grain: one row per app, user and local day in scope
 -- reads: trips, scope_user_days (app_id, user_id, trip_date): the user-days to (re)compute
 -- params: $version BIGINT
--- Sums of the day's normal trips (decisions 6). A day in scope whose trips are gone or abnormal
+-- Sums of the day's normal trips (docs/decisions.md, Statistics and scores). A day in scope whose trips are gone or abnormal
 -- gets a zero row, so the publish overwrites what it showed before.
 with normal_trips as (
     select t.*

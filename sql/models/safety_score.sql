@@ -27,7 +27,7 @@ create or replace temp macro ss_multiplier(log_multiplier) as exp(log_multiplier
 create or replace temp macro ss_score_of(distracted, rush, acc, weekday, low_speed, events_per_100km) as
     ss_score(ss_pcf(distracted, rush, acc, weekday, low_speed, events_per_100km));
 
--- Points of score a factor cost (decisions 7, "Contribution of a factor"): the score with that
+-- Points of score a factor cost (docs/decisions.md, Statistics and scores): the score with that
 -- factor's value set to 0 and every other input unchanged, minus the actual score, both clamped,
 -- rounded to 2 places. Never negative (every base exceeds 1); the six need not add up to
 -- 100 - score, because the clamp at 0 and the product's curvature are not shared out.

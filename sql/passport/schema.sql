@@ -1,4 +1,4 @@
--- The passport store: owned by the API process (decisions 8, 12).
+-- The passport store: owned by the API process (docs/decisions.md, Deletion; Storage and processes).
 -- An account maps (app_id, org_user_id) to a platform user id; a deleted account keeps its row
 -- (deleted_at set) so its id is never handed out again.
 create table if not exists accounts (

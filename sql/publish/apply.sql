@@ -69,7 +69,7 @@ insert into slot.trip_events by name select * from trip_events where version > $
 
 insert into slot.stats_daily by name select * from stats_daily where version > $since;
 
--- Every score is kept: the history route answers any evaluation date (decisions 7, "History").
+-- Every score is kept: the history route answers any evaluation date (docs/decisions.md, Statistics and scores).
 -- A changed score of a date scored again was deleted above (replaced_scores) and comes back here.
 insert into slot.safety_scores by name
 select

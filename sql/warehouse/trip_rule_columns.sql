@@ -1,4 +1,4 @@
--- Brings a warehouse written before the overlap and immutability rules (decisions 3, rules 5 and
+-- Brings a warehouse written before the overlap and immutability rules (docs/decisions.md, Trip records (load), overlapping trips and
 -- 6) to the current trip columns:
 -- - arrival_batch_id, arrival_line: where the load first accepted the trip (its batch, then its
 --   line); a replaced trip keeps them, so "arrived earlier" (overlapping_trip) does not move when a

@@ -1,7 +1,7 @@
 -- grain: statements that drop, inside an intake's transaction, every event of the users that intake
 --        announced deleted (user.deleted), other than their user.deleted, with its queue entries
---        and attempts: delivered or not (decisions 8: erasure reaches the bytes, whatever the
---        retention of section 11 keeps)
+--        and attempts: delivered or not (docs/decisions.md, Deletion: erasure reaches the bytes, whatever the
+--        retention of the webhook rules keeps)
 -- reads: incoming (the intake's new events, sql/webhooks/intake.sql), events
 -- The user is matched by app and data.userId, the platform user id every event of a user carries.
 create or replace temp table deleted_users as

@@ -3,7 +3,7 @@
 --         $endpoint_apps VARCHAR (JSON array of the apps with an enabled endpoint; may be empty)
 -- Pending events are kept while their app has an endpoint, whatever their age; those of an app
 -- without one (none set, or disabled) are kept for the retention from their creation, then
--- dropped with their queue item (decisions 11: 30 days).
+-- dropped with their queue item (docs/decisions.md, Webhooks (delivery): 30 days).
 create or replace temp table pruned as
 (
     select seq from events

@@ -67,7 +67,7 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
   });
   boundConnections(app.server, limits);
   if (options.metrics) observeHttp(app, options.metrics);
-  // operations 5 and DELETE take no body; clients that still send Content-Type: application/json
+  // the token issue and DELETE take no body; clients that still send Content-Type: application/json
   // with an empty body must not get a 400. A body nested too deep is refused before it is parsed.
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     try {
@@ -120,7 +120,7 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
     // health probes cost nothing and must not flap under load: never shed, never rate limited
     const probe = { auth: 'none', shed: false, rateLimit: false } as const;
     routes.get('/healthz', { config: probe }, async () => ({ status: 'ok' }));
-    // unauthenticated: a status, the served slot and version, how operations 1-4 are answered and
+    // unauthenticated: a status, the served slot and version, how the trip list, detail, statistics and score are answered and
     // coarse states, with a stable reason code; paths, sizes and error texts go to the log only
     routes.get('/readyz', { config: probe }, async (_request, reply) => {
       const manifest = ctx.snapshots.manifest;

@@ -3,7 +3,7 @@ import type { ApiContext } from './context.js';
 import { ApiError } from './errors.js';
 import { hashSecret } from '../secrets.js';
 
-/** What authenticated a request: an API key (operations 1-6) or a passport token (SDK upload). */
+/** What authenticated a request: an API key (the API-key operations) or a passport token (SDK upload). */
 export type Credential =
   | { kind: 'apiKey'; bucket: string }
   | { kind: 'passportToken'; bucket: string; owner: { appId: string; platformUserId: number; orgUserId: string } };

@@ -1,4 +1,4 @@
-/** The ErrorResult of decisions 10: `{code, error, message, requestId}`. */
+/** The ErrorResult of docs/decisions.md, API: `{code, error, message, requestId}`. */
 export const ERRORS = {
   invalid_parameter: { status: 400, code: 40001 },
   malformed_request: { status: 400, code: 40002 },

@@ -22,7 +22,7 @@ export function jsonDepthAbove(text: string, max: number): boolean {
 }
 
 /**
- * A JSON body: empty is no body (operations 5 and DELETE take none, but clients send the header),
+ * A JSON body: empty is no body (the token issue and DELETE take none, but clients send the header),
  * too deep or not JSON is a 400 naming the body.
  */
 export function parseJsonBody(text: string, maxDepth: number): unknown {

@@ -30,7 +30,7 @@ export interface ApiLimits {
   rateWindowMs: number;
   /** The rate limit per app counts cost units (src/api/cost.ts) in windows of this length. */
   appRateWindowMs: number;
-  /** Cost units per app window with the app's API keys (operations 1-6), every key of the app together. */
+  /** Cost units per app window with the app's API keys (the API-key operations), every key of the app together. */
   ratePerApp: number;
   /** Requests per window with one passport token (SDK upload). */
   ratePerToken: number;

@@ -39,7 +39,7 @@ export const TAGS = [
 export const OPERATIONS: Record<string, OperationDoc> = {
   'GET /v1/org-user/{org_user_id}/trips': {
     operationId: 'listTrips', tag: 'Trips', summary: 'List trips, newest first',
-    description: 'Operation 1. The user\'s trips that start in [startTime, endTime], newest first, a page at a time: pass the answer\'s `nextCursor` unchanged as `nextCursor` for the next page (absent on the last page). A user with no trips gets an empty list. Units: `mileageInMeters` metres, `durationInSeconds` seconds, `energy` grams of CO2 saved, `score` 0-100.',
+    description: 'The user\'s trips that start in [startTime, endTime], newest first, a page at a time: pass the answer\'s `nextCursor` unchanged as `nextCursor` for the next page (absent on the last page). A user with no trips gets an empty list. Units: `mileageInMeters` metres, `durationInSeconds` seconds, `energy` grams of CO2 saved, `score` 0-100.',
     parameters: {
       org_user_id: ID,
       nextCursor: 'The `nextCursor` of the previous page, byte for byte; it only works with the same startTime and endTime.',
@@ -51,7 +51,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   },
   'GET /v1/org-user/{org_user_id}/trip/{trip_id}': {
     operationId: 'getTrip', tag: 'Trips', summary: 'One trip with its events',
-    description: 'Operation 2. The trip with its derived fields and its dangerous-driving events in time order. An abnormal trip (`status: "abnormal"`, `abnormalReason` one of `time_inverted`, `too_few_points`, `speed_implausible`, `speed_inconsistent`, `too_short`, `overlapping_trip`, the first that applies) is shown but not counted in statistics or scores. Speeds in km/h.',
+    description: 'The trip with its derived fields and its dangerous-driving events in time order. An abnormal trip (`status: "abnormal"`, `abnormalReason` one of `time_inverted`, `too_few_points`, `speed_implausible`, `speed_inconsistent`, `too_short`, `overlapping_trip`, the first that applies) is shown but not counted in statistics or scores. Speeds in km/h.',
     parameters: { org_user_id: ID, trip_id: 'The trip\'s id, as the SDK sent it.' },
     example: {
       ...identity,
@@ -63,7 +63,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   },
   'GET /v1/org-user/{org_user_id}/statistics': {
     operationId: 'getStatistics', tag: 'Statistics', summary: 'Statistics per day, ISO week or month',
-    description: 'Operation 3. One entry per period that meets [startTime, endTime] (every period, zeros where the user did not drive), clipped to the range, in the app\'s time zone. Normal trips only, each counted in the period its start falls in. At most 366 days for `type=day`, 1,100 for weeks and months. Units: metres, seconds, km/h; `score` is the distance-weighted trip score, 0-100.',
+    description: 'One entry per period that meets [startTime, endTime] (every period, zeros where the user did not drive), clipped to the range, in the app\'s time zone. Normal trips only, each counted in the period its start falls in. At most 366 days for `type=day`, 1,100 for weeks and months. Units: metres, seconds, km/h; `score` is the distance-weighted trip score, 0-100.',
     parameters: {
       org_user_id: ID,
       type: '`day`, `week` (ISO weeks, Monday to Sunday) or `month`.',
@@ -74,7 +74,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   },
   'POST /v1/org-user/{org_user_id}/token': {
     operationId: 'issueToken', tag: 'Passport', summary: 'Issue a passport token',
-    description: 'Operation 5. Creates the account when the user has none, then issues a new token (valid 7 days; earlier tokens stay valid until they expire). Give the token to your app\'s SDK: it uploads trips with it. `platformUserId` is the user\'s id in every answer (`userId`).',
+    description: 'Creates the account when the user has none, then issues a new token (valid 7 days; earlier tokens stay valid until they expire). Give the token to your app\'s SDK: it uploads trips with it. `platformUserId` is the user\'s id in every answer (`userId`).',
     parameters: { org_user_id: ID },
     example: { code: 0, message: 'success', token: 'pt_MhbWjiKnLZFxbxMD_kh1sE5Y-lDysDqmhtH9sBjP888', platformUserId: 8619952687728938 },
   },
@@ -86,8 +86,8 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   },
   'GET /v1/token/{token}': {
     operationId: 'getTokenHolder', tag: 'Passport', summary: 'Who holds a passport token',
-    description: 'Operation 6. The user a valid token of your app belongs to; an unknown, expired or revoked token, or one of another app, is a 404 `token_not_found`.',
-    parameters: { token: 'A token from operation 5.' },
+    description: 'The user a valid token of your app belongs to; an unknown, expired or revoked token, or one of another app, is a 404 `token_not_found`.',
+    parameters: { token: 'A token from POST /v1/org-user/{org_user_id}/token.' },
     example: { platformUserId: 8619952687728938, orgUserId: 'driver-00001' },
   },
   'POST /v1/sdk/trips': {

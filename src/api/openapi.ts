@@ -1,5 +1,7 @@
 import { OPERATIONS, TAGS } from './openapi-docs.js';
+import { invalidParameterExample, invalidParameterMessage } from './openapi-error-example.js';
 import { tripRecordComponents } from './trip-record-schema.js';
+
 
 /** A route as registered, for the OpenAPI document. */
 export interface RouteDoc {
@@ -36,17 +38,22 @@ function parametersOf(route: RouteDoc, described: Record<string, string>): Recor
   ];
 }
 
-function responsesOf(route: RouteDoc, example: unknown): Record<string, unknown> {
+function responsesOf(route: RouteDoc, example: unknown, hasBody: boolean): Record<string, unknown> {
   const schemas = (route.schema['response'] as Record<string, unknown> | undefined) ?? {};
   const responses: Record<string, unknown> = {};
   for (const [status, schema] of Object.entries(schemas)) {
     const success = status.startsWith('2');
+    // a 400's example names one of this operation's own parameters; an operation with none to
+    // refuse has no 400 (its schemas share the generic error list)
+    const message = status === '400' ? invalidParameterMessage(route.schema, hasBody) : undefined;
+    if (status === '400' && !message) continue;
     // the route's own example first (it is made with the route), else the operation's docs'
     const shown = (schema as { examples?: unknown[] } | undefined)?.examples?.[0] ?? example;
     responses[status] = {
       description: success ? 'success' : ERROR_DESCRIPTIONS[status] ?? 'ErrorResult',
       content: { 'application/json': { schema: success ? schema : { $ref: '#/components/schemas/ErrorResult' }, ...(success && shown !== undefined ? { example: shown } : {}) } },
     };
+    if (message) (responses[status] as { content: Record<string, Record<string, unknown>> }).content['application/json']!['example'] = invalidParameterExample(message);
   }
   const produces = route.schema['produces'] as string[] | undefined;
   if (produces && !Object.keys(responses).some((s) => s.startsWith('2'))) {
@@ -79,7 +86,7 @@ export function openApiDocument(routes: RouteDoc[]): Record<string, unknown> {
       description: own.description ?? doc?.description,
       parameters: parametersOf(route, doc?.parameters ?? {}),
       ...(requestBody ? { requestBody } : {}),
-      responses: responsesOf(route, doc?.example),
+      responses: responsesOf(route, doc?.example, requestBody !== undefined),
       security: route.auth === 'none' ? [] : [{ [route.auth]: [] }],
     };
   }
@@ -89,7 +96,7 @@ export function openApiDocument(routes: RouteDoc[]): Record<string, unknown> {
       title: 'Driving-behavior data service',
       version: '1',
       description: 'Trips with dangerous-driving events, day/week/month statistics, a daily 30- and 90-day safety score with its factors, and passport tokens for your users. Every operation takes `Authorization: Bearer <apiKey>` (the SDK upload takes a passport token). Times in answers are `YYYY-MM-DD HH:MM:SS` in the app\'s time zone. Every error is an ErrorResult `{code, error, message, requestId}`.',
-      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     // relative: the server the document was fetched from, whatever its address
     servers: [{ url: '/', description: 'this server' }],
@@ -97,7 +104,7 @@ export function openApiDocument(routes: RouteDoc[]): Record<string, unknown> {
     components: {
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <apiKey> (from `node jobs/apps.js add`)' },
-        passportToken: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <passport token> (from operation 5; the SDK upload)' },
+        passportToken: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <passport token> (from POST /v1/org-user/{org_user_id}/token; the SDK upload)' },
       },
       schemas: {
         ErrorResult: {

@@ -10,7 +10,7 @@ const ISO = /^\d{4}-\d{2}-\d{2}T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:[zZ
 const MAX_OFFSET_MINUTES = 14 * 60;
 
 /**
- * A query time (decisions 2): `YYYY-MM-DD`, `YYYY-MM-DD HH:MM:SS` in the app's zone, or ISO 8601
+ * A query time (docs/decisions.md, API): `YYYY-MM-DD`, `YYYY-MM-DD HH:MM:SS` in the app's zone, or ISO 8601
  * with an offset. A start is the first instant it names; an end is returned EXCLUSIVE, just past
  * the whole day or second it names, so `endTime=… 10:00:00` keeps a trip that began at 10:00:00.400.
  */

@@ -11,7 +11,7 @@ export const ErrorResult = {
 
 export const OrgUserParams = {
   type: 'object', required: ['org_user_id'],
-  properties: { org_user_id: { type: 'string', minLength: 1, maxLength: 256, description: 'The integrator\'s id of the driver (the account of operation 5).' } },
+  properties: { org_user_id: { type: 'string', minLength: 1, maxLength: 256, description: 'The integrator\'s id of the driver (the account `POST /v1/org-user/{org_user_id}/token` creates).' } },
 } as const;
 
 /** Every operation may answer these (429 rate_limited and 503 overloaded: docs/api-limits.md). */

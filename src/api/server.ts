@@ -25,7 +25,7 @@ export interface ServerOptions {
   logger?: boolean;
   connections?: number;
   pollMs?: number;
-  /** Answer operations 1-4 from the serving pack when there is one (default), or always by SQL. */
+  /** Answer the trip list, detail, statistics and score from the serving pack when there is one (default), or always by SQL. */
   serving?: 'pack' | 'sql';
   /** How a trip detail reads its events from the pack (src/serving/pack.ts, SectionFile.extra()). */
   extrasReads?: 'sync' | 'async';

@@ -102,7 +102,7 @@ export class Snapshot {
     this.log(line);
   }
 
-  /** The serving pack operations 1-4 read instead of DuckDB, while it is trusted (null: SQL serves). */
+  /** The serving pack the trip list, detail, statistics and score read instead of DuckDB, while it is trusted (null: SQL serves). */
   get pack(): ServingPack | null {
     return this.refused ? null : this.verifiedPack;
   }
@@ -245,7 +245,7 @@ export class SnapshotFollower {
     return this.current?.manifest ?? null;
   }
 
-  /** How operations 1-4 of the current snapshot are answered, and why SQL when the manifest names a pack. */
+  /** How the trip list, detail, statistics and score of the current snapshot are answered, and why SQL when the manifest names a pack. */
   get serving(): { mode: 'pack' | 'sql'; refusal: PackRefusal | null } | null {
     const s = this.current;
     return s ? { mode: s.pack ? 'pack' : 'sql', refusal: s.packRefusal } : null;

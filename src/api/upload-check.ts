@@ -7,7 +7,7 @@ import { tripRecordSchema, validateTripRecord } from './trip-record-schema.js';
  */
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([zZ]|[+-]\d{2}(:?\d{2})?)$/;
 
-/** Record times before this, or more than FUTURE_SLACK_MS after the upload, are implausible (decisions 3). */
+/** Record times before this, or more than FUTURE_SLACK_MS after the upload, are implausible (docs/decisions.md, Trip records (load)). */
 const EARLIEST_MS = Date.UTC(2000, 0, 1);
 const FUTURE_SLACK_MS = 10 * 60 * 1000;
 

@@ -45,7 +45,7 @@ export async function benchAbuse(ctx: BenchContext): Promise<void> {
   try {
     const [idleHealth, idleToken] = await measure(sleep(seconds * 1000));
     timings('idle: GET /healthz', idleHealth);
-    timings('idle: token issuing (operation 5)', idleToken);
+    timings('idle: token issuing', idleToken);
 
     const hostile = startClients(ctx, { kind: 'hostile', host: hostname, port: Number(port), from: ADDRESSES.hostile, bodyClients: 8, bodyBytes: BODY_BYTES, tokenClients: 64 });
     await sleep(1_000);

@@ -35,7 +35,7 @@ const GENERATOR = fileURLToPath(new URL('./load-generator.js', import.meta.url))
 
 /**
  * API: the real `serve.js` over a scored snapshot of at least `apiTrips` trips; the open-loop load generator in its
- * own process at each rate for each of operations 1-4, then all four mixed at the highest rate
+ * own process at each rate for each of the trip list, detail, statistics and score, then all four mixed at the highest rate
  * while `score.js` publishes a new version under it.
  */
 export async function benchApi(ctx: BenchContext): Promise<void> {

@@ -77,7 +77,7 @@ export async function benchFairshare(ctx: BenchContext): Promise<void> {
 
   const setups = [
     ['default limits', {}],
-    ['limits as before (no cost, 2,000/s, no cap in flight)', { DRIVING_API_RATE_PER_APP: '2000', DRIVING_API_MAX_IN_FLIGHT_PER_APP: '0', DRIVING_API_ROUTE_WORK_CONCURRENT: '1000' }],
+    ['limits without request cost (2,000/s, no cap in flight)', { DRIVING_API_RATE_PER_APP: '2000', DRIVING_API_MAX_IN_FLIGHT_PER_APP: '0', DRIVING_API_ROUTE_WORK_CONCURRENT: '1000' }],
   ] as const;
   for (const [label, env] of setups) {
     const server = await startApiServer(ctx, dir, { env });

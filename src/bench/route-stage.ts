@@ -40,7 +40,7 @@ export async function benchRoute(ctx: BenchContext): Promise<void> {
     try {
       const paths = drivers.map((u, i) => `/v1/org-user/${encodeURIComponent(u.orgUserId)}/trip/route-${i}/route`);
       // floors on the same machine at the same moment: the harness alone, and the trip detail the route reads besides its points
-      for (const [label, list] of [['GET /healthz', ['/healthz']], ['trip detail (operation 2) of the same trips', paths.map((p) => p.slice(0, -'/route'.length))]] as const) {
+      for (const [label, list] of [['GET /healthz', ['/healthz']], ['trip detail of the same trips', paths.map((p) => p.slice(0, -'/route'.length))]] as const) {
         const r = await generate(ctx, { url: server.url, apiKey: base.apiKey, paths: [...list], rate: RATE, seconds: ctx.options.sizes.apiSeconds, connections: ctx.options.sizes.apiConnections, warmupSeconds: 2 });
         record(ctx, { stage: 'route', metric: `floor: ${label} @ ${RATE}/s: p50 / p99 / req/s`, value: `${r.p50Ms.toFixed(2)} / ${r.p99Ms.toFixed(2)} ms / ${Math.round(r.throughput)}`, unit: '' });
       }

@@ -17,7 +17,7 @@ export interface EmitResult {
 }
 
 /**
- * Writes the webhook events that a publish made true (decisions 11) to one NDJSON file in
+ * Writes the webhook events that a publish made true (docs/decisions.md, Webhooks (delivery)) to one NDJSON file in
  * events/pending/, for the deliverer. Called only after a publish succeeded, so no event announces
  * data the API does not serve. The file is written (fsync, rename) BEFORE the warehouse records
  * what it announced: a crash in between repeats the same events with the same ids (at-least-once).

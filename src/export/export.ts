@@ -42,7 +42,7 @@ export async function exportParquet(wh: Warehouse, out: string, deleted: readonl
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
   const tables: Record<string, number> = {};
-  // accounts deleted but not yet purged are never exported (decisions 8): their rows are left out
+  // accounts deleted but not yet purged are never exported (docs/decisions.md, Deletion): their rows are left out
   await run(wh.conn, 'create or replace temp table export_deleted (app_id varchar, user_id bigint)');
   for (const u of deleted) await run(wh.conn, 'insert into export_deleted values ($app, $user)', { app: u.appId, user: u.platformUserId });
   for (const { table, partition, by } of EXPORTS) {

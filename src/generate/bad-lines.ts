@@ -34,7 +34,7 @@ const FIELD_FAULTS: ReadonlyArray<readonly [string, readonly Fault[]]> = [
   ['invalid_coordinate', [set('coordinate', 'BD09'), set('coordinate', 'UTM')]],
   ['invalid_start_time', [unset('startTime'), dropOffset('startTime'), set('startTime', 'yesterday morning')]],
   ['invalid_end_time', [unset('endTime'), dropOffset('endTime'), set('endTime', 'soon')]],
-  // before 2000, or after any load's clock (decisions 3, "Plausibility")
+  // before 2000, or after any load's clock (docs/decisions.md, Trip records (load))
   ['time_out_of_range', [set('startTime', '1999-12-31T23:50:00Z'), set('endTime', '9999-12-31T00:00:00Z')]],
 ];
 

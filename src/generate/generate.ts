@@ -20,7 +20,7 @@ export type { GeneratedUser, GenerateOptions, GenerateSummary } from './types.js
 const tripsPerPart = (): number => positiveInt(process.env['DRIVING_GENERATE_PART_TRIPS'], 1_000, 'DRIVING_GENERATE_PART_TRIPS');
 
 /**
- * Generates realistic trip records (decisions 3) for users over local days, set-based in DuckDB:
+ * Generates realistic trip records (docs/decisions.md, Trip records (load)) for users over local days, set-based in DuckDB:
  * the same options give byte-identical files. Day by day and a part of a day's trips at a time
  * (src/generate/write-days.ts): memory follows the part, whatever the users and days.
  *

@@ -1,9 +1,9 @@
-/** Earth radius of decisions 4 (the same one the mileage uses). */
+/** Earth radius of docs/decisions.md, Trip records (load) (the same one the mileage uses). */
 const EARTH_RADIUS_M = 6_371_008.8;
 const RAD = Math.PI / 180;
 
 /**
- * Positions in metres on an equirectangular projection centred on the first point (decisions 7,
+ * Positions in metres on an equirectangular projection centred on the first point (docs/decisions.md, Statistics and scores,
  * "Route"), written into `x` and `y`: x east, y north. Longitude differences are taken the short
  * way round, so a trip over the antimeridian is not stretched across the globe.
  */

@@ -33,7 +33,7 @@ export async function runExport(options: ExportOptions): Promise<ExportRun> {
   const wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: jobSettings().memoryLimit });
   try {
     progress(`export: writing Parquet to ${out}`);
-    // a DELETE answered before the purge ran: the user is left out already (decisions 8)
+    // a DELETE answered before the purge ran: the user is left out already (docs/decisions.md, Deletion)
     const result = await exportParquet(wh, out, deletedAccounts(paths.deletionsDir));
     return { ...result, seconds: (Date.now() - started) / 1000, ...reach(out, paths.dataDir, paths.exportsDir) };
   } finally {

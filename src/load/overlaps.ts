@@ -2,7 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { queryFile, runFile, runScript } from '../db/sql.js';
 
 /**
- * Inside a file's transaction, after its merge: judges the overlap rule (decisions 3 rule 5) again
+ * Inside a file's transaction, after its merge: judges the overlap rule (docs/decisions.md, Trip records (load), overlapping trips) again
  * for every trip the merge could have changed, so that a trip's status is a function of the stored
  * trips: a new trip overlapping an earlier normal one becomes `overlapping_trip`, and one that a
  * replaced or re-judged trip no longer overlaps becomes normal again. The changed trips get the

@@ -34,7 +34,7 @@ export interface LoadTotals {
   eventsQuarantined: Record<string, number>;
 }
 
-/** `unchanged`: an SDK re-send equal to the stored trip, accepted without effect (decisions 3 rule 6). */
+/** `unchanged`: an SDK re-send equal to the stored trip, accepted without effect (docs/decisions.md, Trip records (load), SDK re-sends). */
 const NOT_REJECTED = new Set(['loaded', 'superseded_in_file', 'unchanged']);
 
 export function emptyFileReport(file: string, skipped: boolean): FileReport {

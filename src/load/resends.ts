@@ -9,7 +9,7 @@ import { isSdkUploadFile } from './uploads.js';
 /**
  * For an SDK upload file, once its trips are staged: a record of a trip the account already has
  * (stored from another file, or sent earlier in this one) is accepted without effect when equal to
- * it, and rejected as `trip_immutable` otherwise (decisions 3 rule 6, sql/load/resends.sql).
+ * it, and rejected as `trip_immutable` otherwise (docs/decisions.md, Trip records (load), SDK re-sends, sql/load/resends.sql).
  * Partner files may replace trips: nothing is done for them. The rejected lines' text joins
  * `raw_lines` for the quarantine.
  */

@@ -13,7 +13,7 @@ export class StorageUnavailableError extends Error {
 }
 
 /**
- * Deleting an account durably (decisions 8): the request is written and fsynced first (as
+ * Deleting an account durably (docs/decisions.md, Deletion): the request is written and fsynced first (as
  * `.pending`, which the jobs ignore), then the account is marked deleted, then the request is
  * confirmed (renamed to `.json`, what the purge acts on). A failed write changes nothing; a failed
  * mark discards the request; a process that dies between the steps leaves a pending request that

@@ -52,7 +52,7 @@ export class PassportStore {
   }
 
   /**
-   * Operation 5: the active account (created when there is none) gets a new token valid for
+   * the token issue: the active account (created when there is none) gets a new token valid for
    * `validMs`. Only the token's hash is stored.
    */
   async issueToken(appId: string, orgUserId: string, now: Date, validMs: number): Promise<{ token: string; platformUserId: number }> {

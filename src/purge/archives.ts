@@ -44,7 +44,7 @@ export async function scrubArchives(conn: DuckDBConnection, landingDir: string, 
       run(conn, sqlText('purge/ledger_rewritten'), { old_key: oldKey, new_key: newKey, path: file, bytes, now: now.toISOString() });
     const outcome = NDJSON.test(file) ? await scrubNdjson(file, users, ledger) : await scrubParquet(conn, file, ledger);
     if (outcome === 'unreadable') {
-      // it cannot be filtered, so it may hold the user's records: removed (decisions 8), and named
+      // it cannot be filtered, so it may hold the user's records: removed (docs/decisions.md, Deletion), and named
       rmSync(file, { force: true });
       fsyncDir(dirname(file));
       result.unreadable.push(file);

@@ -19,7 +19,7 @@ export interface Erasure {
 }
 
 /**
- * The last steps of a run that purged users (decisions 8, erasure reaches the bytes), after its
+ * The last steps of a run that purged users (docs/decisions.md, Deletion, erasure reaches the bytes), after its
  * publish and its event file: the users' undelivered events other than `user.deleted` leave the
  * event files, the export inside the data folder is written again from the purged warehouse, and
  * the warehouse file is rewritten without the deleted rows' bytes (src/db/compact.ts). The

@@ -33,7 +33,7 @@ export interface PurgeResult {
 }
 
 /**
- * Purges the data of deleted accounts (decisions 8, privacy): warehouse rows and quarantined raw
+ * Purges the data of deleted accounts (docs/decisions.md, Deletion, privacy): warehouse rows and quarantined raw
  * lines in one transaction (recorded in purged_users, so the publish drops them from the slots and
  * the serving pack), then the raw points files that held their trips and the archived landing
  * files that held their records are rewritten without them, and the state store keeps no token

@@ -21,7 +21,7 @@ const DAY_MS = 86_400_000;
 export const epochDay = (isoDate: string): number => Date.parse(`${isoDate}T00:00:00Z`) / DAY_MS;
 /**
  * Days since 1970-01-01 as YYYY-MM-DD (H. Hinnant's civil_from_days): a statistics answer formats
- * up to two dates per period, and Date#toISOString was the busiest function of op 3's profile.
+ * up to two dates per period, and Date#toISOString was the busiest function of the statistics route's profile.
  */
 export function isoDate(day: number): string {
   const z = day + 719_468;

@@ -3,7 +3,7 @@ import type { Progress } from '../progress.js';
 import type { SendResult } from './send.js';
 
 /**
- * What attempts say about an endpoint (decisions 11): an answer of 410 disables it at once; an
+ * What attempts say about an endpoint (docs/decisions.md, Webhooks (delivery)): an answer of 410 disables it at once; an
  * endpoint that failed every attempt sent to it for `disableAfterMs` is disabled; a success ends
  * the failure streak. The state lives in the app's record (AppStore), written only when it
  * changes; the writes go one after the other, off the delivery path.

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 /**
- * The envelope's version (decisions 11): a date. A new field keeps the version; a change of
+ * The envelope's version (docs/decisions.md, Webhooks (delivery)): a date. A new field keeps the version; a change of
  * meaning of an existing one gets a new date.
  */
 export const ENVELOPE_VERSION = '2026-11-25';

@@ -38,11 +38,11 @@ export interface DeliveryView {
   createdAt: string;
 }
 
-/** The rotation's grace period (decisions 11): both secrets sign for 24 hours. */
+/** The rotation's grace period (docs/decisions.md, Webhooks (delivery)): both secrets sign for 24 hours. */
 const ROTATION_GRACE_MS = 24 * 3_600_000;
 
 /**
- * What an integrator may do with its own webhooks (decisions 11, "Integrators manage their own
+ * What an integrator may do with its own webhooks (docs/decisions.md, Webhooks (delivery), "Integrators manage their own
  * webhooks"), for the API. Settings live in the app's record (AppStore). The outbox stays the
  * deliverer's: deliveries, re-sends and recovery go to it through its control socket (or, when no
  * deliverer runs, to the outbox opened for the one request, one at a time), as the operator CLI

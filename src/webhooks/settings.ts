@@ -23,7 +23,7 @@ export interface DeliverySettings {
   pollMs: number;
   /** Extra CA certificate (PEM file) to trust, for staging receivers with a private CA. */
   caFile: string | null;
-  /** An endpoint that failed every attempt sent to it for this long is disabled (decisions 11: 5 days). */
+  /** An endpoint that failed every attempt sent to it for this long is disabled (docs/decisions.md, Webhooks (delivery): 5 days). */
   disableAfterMs: number;
 }
 

@@ -73,7 +73,7 @@ export function signingSecrets(app: { appSecret: string; previousSecret?: { secr
 }
 
 /**
- * Every header of one delivery attempt (decisions 11 and the interface), Content-Length aside,
+ * Every header of one delivery attempt (docs/decisions.md, Webhooks (delivery) and the interface), Content-Length aside,
  * which the sender sets from the bytes it sends.
  */
 export function deliveryHeaders(

@@ -61,6 +61,35 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it('states the license package.json and LICENSE state', async () => {
+    const { readFileSync } = await import('node:fs');
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { license: string };
+    const info = (doc as unknown as { info: { license: { identifier: string } } }).info;
+    expect(pkg.license).toBe('Apache-2.0');
+    expect(info.license.identifier).toBe(pkg.license);
+    expect(readFileSync('LICENSE', 'utf8')).toContain('Apache License');
+  });
+
+  it("shows, as each operation's 400 example, one of that operation's own parameters", () => {
+    const seen: string[] = [];
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const bad = (op.responses as Record<string, { content?: Record<string, { example?: { message?: string } }> }> | undefined)?.['400'];
+        if (!bad) continue;
+        const message = bad.content?.['application/json']?.example?.message ?? '';
+        const names = [...((op as { parameters?: { name: string }[] }).parameters ?? []).map((p) => p.name), ...Object.keys(((op as { requestBody?: { content: Record<string, { schema: { properties?: object } }> } }).requestBody?.content['application/json']?.schema.properties) ?? {}), ...((op as { requestBody?: unknown }).requestBody ? ['body'] : [])];
+        expect(names, `${method} ${path}: ${message}`).toContain(message.split(':')[0]);
+        seen.push(message);
+      }
+    }
+    expect(seen).toContain('type: must be equal to one of the allowed values');
+    expect(seen).toContain('tolerance: must be <= 1000');
+  });
+
+  it('names operations by what they do, never by numbers of a document the reader cannot see', () => {
+    expect(JSON.stringify(doc).match(/\b(decisions?|operations?|section) \d+\b/gi) ?? []).toEqual([]);
+  });
+
   it('describes the upload body with the trip record schema', () => {
     const upload = doc.paths['/v1/sdk/trips']?.['post'] as unknown as { requestBody: { content: Record<string, { schema: { oneOf: unknown[] } }> } };
     expect(upload.requestBody.content['application/json']?.schema.oneOf).toEqual([

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, normalize } from 'node:path';
+import { dirname, isAbsolute, join, normalize } from 'node:path';
 
 // A newcomer follows the README's links: every relative link in the README and docs/ leads to a
 // file that exists and, when it names a heading, to a heading that exists (GitHub's anchors).
@@ -23,9 +23,20 @@ describe('documentation links', () => {
       if (/^(https?:|mailto:)/.test(target as string)) continue;
       const [path, anchor] = (target as string).split('#') as [string, string | undefined];
       const resolved = path === '' ? file : normalize(join(dirname(file), path));
+      // a reader of the repository has only the repository: nothing outside it can be linked
+      if (resolved.startsWith('..') || isAbsolute(resolved)) { broken.push(`${target}: outside the repository`); continue; }
       if (!existsSync(resolved)) { broken.push(`${target}: no file ${resolved}`); continue; }
       if (anchor && resolved.endsWith('.md') && !anchorsOf(resolved).has(anchor)) broken.push(`${target}: no heading #${anchor} in ${resolved}`);
     }
     expect(broken).toEqual([]);
   });
+
+  // A reader sees the repository only: no numbered section of a document it does not hold
+  // ("decisions 7", "operation 5", "section 11"), no path to one outside it.
+  it.each(files)('%s names things by what they do, not by numbers of documents outside the repository', (file) => {
+    const text = readFileSync(file, 'utf8');
+    expect(text.match(/\b(decisions?|operations?|section) \d+\b/gi) ?? []).toEqual([]);
+    expect(text.match(/\.\.\/shared\/|shared\/spec\//g) ?? []).toEqual([]);
+  });
 });
+

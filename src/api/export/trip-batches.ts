@@ -3,7 +3,7 @@ import type { Snapshot } from '../snapshot.js';
 import { point, round } from '../context.js';
 import { brief } from '../routes/trips.js';
 
-/** One trip of the bulk export: operation 1's fields, operation 2's, the user, and the events. */
+/** One trip of the bulk export: the trip list's fields, the trip detail's, the user, and the events. */
 export type ExportTrip = ReturnType<typeof exportTrip>;
 
 export interface ExportQuery {
@@ -37,7 +37,7 @@ export async function* tripBatches(s: Snapshot, q: ExportQuery): AsyncGenerator<
   }
 }
 
-/** The same values, rounded the same way, as operations 1 and 2 serve them. */
+/** The same values, rounded the same way, as the trip list and detail serve them. */
 function exportTrip(r: Row) {
   return {
     ...brief(r),

@@ -42,7 +42,7 @@ export function passportRoutes(app: FastifyInstance, ctx: ApiContext): void {
       },
     },
     async (request) => {
-      // the request the jobs act on is durable before the account is marked (decisions 8)
+      // the request the jobs act on is durable before the account is marked (docs/decisions.md, Deletion)
       const userId = await ctx.deletion.delete(request.tenant.appId, request.params.org_user_id, ctx.now()).catch((error: unknown) => {
         if (error instanceof StorageUnavailableError) {
           request.log.error({ err: error.cause }, 'deletion request not written');

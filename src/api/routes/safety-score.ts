@@ -9,13 +9,13 @@ import { epochDay, isoDate } from '../../serving/periods.js';
 import { todayIn } from '../../time.js';
 import { rangeCost } from '../cost.js';
 
-/** The history's range limit, as statistics per day (decisions 7, "History"). */
+/** The history's range limit, as statistics per day (docs/decisions.md, Statistics and scores). */
 const MAX_DAYS = 366;
 
 const interval = { type: 'integer', enum: [30, 90], description: 'The window in days: 30 or 90.' } as const;
 const explain = { type: 'boolean', default: true, description: 'Include each factor\'s value, multiplier and contribution (`factors`); false leaves them out.' } as const;
 
-/** Operation 4 (the latest safety score, explained) and the score's history. */
+/** The safety score (the latest, explained) and its history. */
 export function safetyScoreRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.get<{ Params: { org_user_id: string }; Querystring: { interval: number; explain?: boolean } }>(
     '/v1/org-user/:org_user_id/safety-score',
@@ -55,7 +55,7 @@ export function safetyScoreRoutes(app: FastifyInstance, ctx: ApiContext): void {
         operationId: 'getSafetyScoreHistory',
         tags: ['Safety score'],
         summary: 'The safety score over time: one entry per evaluation date, oldest first',
-        description: 'Every stored score of the user for the interval whose evaluation date lies from startTime to endTime (dates, both inclusive, app zone, at most 366 days; never after today), each with the fields of operation 4\'s score. Without endTime: today; without startTime: 365 days before endTime. No score in the range: an empty list.',
+        description: 'Every stored score of the user for the interval whose evaluation date lies from startTime to endTime (dates, both inclusive, app zone, at most 366 days; never after today), each with the fields of the latest score (GET ./safety-score). Without endTime: today; without startTime: 365 days before endTime. No score in the range: an empty list.',
         params: OrgUserParams,
         querystring: {
           type: 'object', required: ['interval'], additionalProperties: false,

@@ -10,7 +10,7 @@ import { uploadFileName } from '../../load/uploads.js';
 
 export const MAX_RECORDS_PER_UPLOAD = 500;
 
-/** decisions 9: the SDK uploads trips with its passport token; 202 once they are durably landed. */
+/** docs/decisions.md, API: the SDK uploads trips with its passport token; 202 once they are durably landed. */
 export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post<{ Body: unknown }>(
     '/v1/sdk/trips',
@@ -52,7 +52,7 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
       if (records.length > MAX_RECORDS_PER_UPLOAD) throw invalid('body', `at most ${MAX_RECORDS_PER_UPLOAD} records per upload, got ${records.length}`);
       const rejected: { index: number; tripId?: string; reason: string; field?: string }[] = [];
       const lines: string[] = [];
-      // record times are judged against the moment of the upload (decisions 3, "Plausibility")
+      // record times are judged against the moment of the upload (docs/decisions.md, Trip records (load))
       const uploadedAt = ctx.now();
       records.forEach((record, index) => {
         const tripId = (record as Record<string, unknown> | null)?.['tripId'];

@@ -12,7 +12,7 @@ const FAR_PAST = new Date('1970-01-01T00:00:00Z');
 const FAR_FUTURE = new Date('9999-12-31T23:59:59Z');
 const FIRST_PAGE = { afterUs: '9223372036854775807', afterTrip: '' };
 
-/** A trip row as operation 1 serves it (the bulk export serves the same fields). */
+/** A trip row as the trip list serves it (the bulk export serves the same fields). */
 export const brief = (r: Row) => ({
   tripId: r['trip_id'], deviceId: r['device_id'], status: r['status'], eventCount: r['count_events'],
   score: round(r['score'], 2), energy: Number(r['energy_g']), mileageInMeters: Number(r['mileage_m']),

@@ -12,7 +12,7 @@ import { Delivery, Endpoint, EndpointBody, examples } from './webhooks-schemas.j
 const TAG = ['Webhooks'];
 
 /**
- * The webhook API (decisions 11, "Integrators manage their own webhooks"): each operation is one
+ * The webhook API (docs/decisions.md, Webhooks (delivery)): each operation is one
  * call on the WebhookService, scoped to the calling app.
  */
 export function webhookRoutes(app: FastifyInstance, ctx: ApiContext & { webhooks: WebhookService }): void {
