@@ -1,4 +1,4 @@
--- The shared state store (decisions 12): what API processes write and every process reads.
+-- The shared state store (docs/decisions.md, Storage and processes): what API processes write and every process reads.
 -- One text for SQLite and PostgreSQL (bigint: 64-bit in both; text: unbounded in both).
 
 -- Facts about the store itself (when the data folder's files were migrated into it).

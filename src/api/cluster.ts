@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 
-/** How long a stopping worker may take to finish the requests it holds (decisions 12). */
+/** How long a stopping worker may take to finish the requests it holds (docs/decisions.md, Storage and processes). */
 export const DRAIN_MS = 10_000;
 
 export interface PrimaryOptions {

@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
 
 /**
- * A graceful stop (decisions 12): on SIGTERM/SIGINT the server stops accepting connections, answers
+ * A graceful stop (docs/decisions.md, Storage and processes): on SIGTERM/SIGINT the server stops accepting connections, answers
  * what arrives on the connections it has with `Connection: close` (never a 503), waits until the
  * last one is gone or `drainMs` passed, then closes the rest and runs `close`; the process exits 0.
  * Call before listen.

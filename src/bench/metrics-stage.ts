@@ -24,7 +24,7 @@ const MAX_EXTRA = 0.05;
 /**
  * Metrics: the API's CPU per request with metrics off (`--no-metrics`) and on (`--metrics-port 0`,
  * Prometheus scraping /metrics every 5 s, three times as often as deployed), the same mixed
- * requests of operations 1-4 at one rate. The server's CPU is read from /proc/<pid>/stat around
+ * requests of the trip list, detail, statistics and score at one rate. The server's CPU is read from /proc/<pid>/stat around
  * each timed run only (its start, snapshot open and warm-up are not counted).
  */
 export async function benchMetrics(ctx: BenchContext): Promise<void> {

@@ -51,7 +51,7 @@ export async function runDeliver(options: DeliverOptions): Promise<DeliverResult
   const settings = { ...deliverySettings(), ...options.settings };
   const progress = options.progress ?? silent;
   const clock = options.clock ?? (() => new Date());
-  // one deliverer at a time over the shared state (decisions 12): the others stand by, and one of
+  // one deliverer at a time over the shared state (docs/decisions.md, Storage and processes): the others stand by, and one of
   // them takes over once the holder's lease runs out; --once does its run only when it is free
   const state = await openState({ dataDir: options.dataDir });
   const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;

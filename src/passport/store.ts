@@ -11,8 +11,8 @@ export function newPlatformUserId(): number {
 }
 
 /**
- * Accounts and tokens (decisions 8), in the state store that every API process shares
- * (decisions 12). Nothing is cached in the process: every answer is the store's at the moment of
+ * Accounts and tokens (docs/decisions.md, Deletion), in the state store that every API process shares
+ * (docs/decisions.md, Storage and processes). Nothing is cached in the process: every answer is the store's at the moment of
  * the request, so a DELETE or a token issued by one process counts at the next request to any
  * other. A token check is one lookup by primary key.
  */
