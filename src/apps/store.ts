@@ -171,6 +171,14 @@ export class AppStore {
     return { appId, appSecret, previousValidUntil };
   }
 
+  /** Moves the app to another IANA zone: days, weeks and rush hour follow it from the next request. */
+  async setTimeZone(appId: string, timeZone: string): Promise<void> {
+    if (!isValidZone(timeZone)) throw new InputError(`--time-zone '${timeZone}' is not an IANA time zone`);
+    await this.mutate((apps) => {
+      findOrThrow(apps, appId).timeZone = timeZone;
+    });
+  }
+
   /**
    * Sets (or, with null, removes) the endpoint. Setting it enables it again and starts its
    * failure count afresh; `eventTypes` empty or absent means every type.

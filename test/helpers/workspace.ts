@@ -22,6 +22,17 @@ export async function workspace(timeZone = 'Europe/Berlin'): Promise<Workspace> 
   return { dir, paths, appId, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/**
+ * A fresh data folder holding the same app as `ws` (same appId, so rows compare equal): its apps
+ * are written as an earlier release's apps file, which the state store takes in on first open.
+ */
+export async function workspaceLike(ws: Workspace): Promise<Workspace> {
+  const dir = mkdtempSync(join(tmpdir(), 'dds-test-'));
+  const paths = pathsFor(dir);
+  writeFileSync(paths.appsFile, JSON.stringify({ version: 1, apps: await new AppStore(ws.paths.appsFile).list() }), { mode: 0o600 });
+  return { dir, paths, appId: ws.appId, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
 export function writeNdjson(path: string, records: unknown[]): string {
   mkdirSync(join(path, '..'), { recursive: true });
   writeFileSync(path, records.map((r) => (typeof r === 'string' ? r : JSON.stringify(r))).join('\n') + '\n');

@@ -178,19 +178,16 @@ describe('serving pack', () => {
   });
 
   it('steps aside for an app whose zone changed since the publish: times then follow the new zone', async () => {
-    const file = JSON.parse(readFileSync(ws.paths.appsFile, 'utf8')) as { apps: { appId: string; timeZone: string }[] };
-    const apps = file.apps;
+    const store = new AppStore(ws.paths.appsFile);
     const before = ((await both('/v1/org-user/tie-driver/trip/overnight')).body as { trip: { startTime: string } }).trip.startTime;
-    for (const app of apps) if (app.appId === ws.appId) app.timeZone = 'America/New_York';
-    writeFileSync(ws.paths.appsFile, JSON.stringify(file, null, 2));
+    await store.setTimeZone(ws.appId, 'America/New_York');
     try {
       const after = ((await both('/v1/org-user/tie-driver/trip/overnight')).body as { trip: { startTime: string } }).trip.startTime;
       expect([before, after]).toEqual(['2026-10-25 02:30:00', '2026-10-24 20:30:00']);
       await both('/v1/org-user/tie-driver/trips?limit=3');
       await both('/v1/org-user/tie-driver/safety-score?interval=30');
     } finally {
-      for (const app of apps) if (app.appId === ws.appId) app.timeZone = 'Europe/Berlin';
-      writeFileSync(ws.paths.appsFile, JSON.stringify(file, null, 2));
+      await store.setTimeZone(ws.appId, 'Europe/Berlin');
     }
   });
 
