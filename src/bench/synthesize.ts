@@ -4,6 +4,7 @@ import { AppStore, type App } from '../apps/store.js';
 import { inTransaction, nextBatchId, openWarehouse, setWarehouseVersion, warehouseVersion, type Warehouse } from '../warehouse/warehouse.js';
 import { query, run, runFile, runScript, sqlText } from '../db/sql.js';
 import { publish } from '../publish/publish.js';
+import { routeOptions } from '../publish/routes.js';
 import { scoreDate } from '../score/score-date.js';
 import { markScoresAnnounced } from '../events/emit.js';
 import { cityCentre } from '../generate/city.js';
@@ -81,7 +82,14 @@ export async function synthesizeHistory(options: SynthOptions): Promise<SynthRes
       progress(`bench: synthesized ${batch[0]} .. ${batch[batch.length - 1]}: ${counts.trips} trips, ${counts.events} events (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
       if (batch !== batches[batches.length - 1]) await scoreHistory(wh, app, batch, now, progress);
       // the pack is written once, for the last batch: the history batch's would be replaced at once
-      const published = await publish(wh, { publishedDir: paths.publishedDir, manifestFile: paths.manifestFile, lockWaitMs: settings.publishLockWaitMs, now, servingPack: batch === batches[batches.length - 1], progress: (m) => progress(`bench: ${m}`) });
+      // with the route files of the history's versions, as the loads that wrote them would have
+      // left them: else the next job's publish would write every one of them, a cost of the bench's
+      // shortcut, not of that job
+      const published = await publish(wh, {
+        publishedDir: paths.publishedDir, manifestFile: paths.manifestFile, lockWaitMs: settings.publishLockWaitMs, now,
+        servingPack: batch === batches[batches.length - 1], progress: (m) => progress(`bench: ${m}`),
+        routes: routeOptions(paths, settings.pointsRetentionDays, now),
+      });
       result.publishSeconds += published.seconds;
       progress(`bench: publish ${published.detail}`);
     }

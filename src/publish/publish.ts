@@ -16,7 +16,7 @@ import { purgedSince, scrubLayers } from '../serving/scrub.js';
 import { describeHolder, WAIT_REPORT_EVERY_MS } from '../db/open.js';
 import { writeRoutes, type RouteOptions } from './routes.js';
 import { upkeepRoutes } from './route-upkeep.js';
-import { damagedSections } from './verify-pack.js';
+import { checkLayers, DamagedLayerError, reportedSections } from './verify-pack.js';
 import { compactDatabase } from '../db/compact.js';
 import { readDamageReports, removeDamageReport } from '../damage/reports.js';
 
@@ -65,7 +65,8 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
   // files readers found damaged (src/damage/reports.ts), and route files cut short or of an older
   // format, first: a damaged route file is removed here and written again just below
   const reports = readDamageReports(options.publishedDir);
-  const upkeep = options.routes ? upkeepRoutes(options.publishedDir, options.routes.routesDir, reports, options.progress) : null;
+  const upkeep = options.routes ? upkeepRoutes(options.publishedDir, options.routes.routesDir, reports, options.progress, await routesChecked(conn)) : null;
+  if (upkeep) await run(conn, sqlText('publish/route_checks_save'), { checked: JSON.stringify(upkeep.checked) });
   // before the switch, so every trip the new snapshot serves has its route file; also when the
   // version is already published (a version served before routes were written gets them now)
   const routesWritten = options.routes ? await writeRoutes(conn, options.routes) : 0;
@@ -91,7 +92,7 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
   }
   for (;;) {
     try {
-      const result = await publishInto(wh, options, { version, whId, current, target, file, started, rebuilt });
+      const result = await publishInto(wh, options, { version, whId, current, target, file, started, rebuilt, reported: reports.map((r) => r.file) });
       damaged.push(...(result.damagedRebuilt ?? []));
       // the slot served until now was found damaged: no longer served, it is deleted, so the next
       // publish (which writes it) rebuilds it in full
@@ -124,6 +125,8 @@ interface Attempt {
   started: number;
   /** A corrupt standby slot was deleted before this attempt. */
   rebuilt: boolean;
+  /** Files a reader reported damaged (relative to published/): checked in full by this publish. */
+  reported: string[];
 }
 
 async function publishInto(wh: Warehouse, options: PublishOptions, a: Attempt): Promise<PublishResult> {
@@ -146,7 +149,7 @@ async function publishInto(wh: Warehouse, options: PublishOptions, a: Attempt): 
     });
     await run(conn, 'checkpoint slot');
     // a pack that cannot be written fails the publish before the switch: the last good state stays served
-    const pack = options.servingPack === false ? null : await writePack(conn, options.publishedDir, version, current?.warehouseId === whId ? current : null, options.progress);
+    const pack = options.servingPack === false ? null : await writePack(conn, options.publishedDir, version, current?.warehouseId === whId ? current : null, a.reported, options.progress);
     const damagedPack = pack?.damaged ?? [];
     // the rows of users purged since the slot's version were deleted above, but their bytes stay in
     // the file until it is written anew: rewritten before anyone reads it (src/db/compact.ts)
@@ -186,58 +189,91 @@ async function publishInto(wh: Warehouse, options: PublishOptions, a: Attempt): 
  * The serving pack of the slot just written, with local times in each app's zone (src/serving). A
  * section whose tables have not changed since the served manifest's version (and whose zones are
  * the same) is reused as it is: the score job rewrites only the scores, so its publish does not
- * pay for every trip of the history. Trips and statistics that changed get a delta layer of the
- * rows written since that version, and layers are merged as src/serving/layers.ts decides; with
- * no served pack to build on (the first publish, a zone change, an older format) a section is
- * written whole from SQL.
+ * pay for every trip of the history. Trips, statistics and scores that changed get a delta layer
+ * of the rows written since that version, and layers are merged as src/serving/layers.ts decides;
+ * with no served pack to build on (the first publish, a zone change, an older format) a section is
+ * written whole from SQL. Served layers are checked against their SHA-256 where this reads them
+ * (merged or scrubbed) or a reader reported them damaged (src/publish/verify-pack.ts); a damaged
+ * one makes its section written whole.
  */
 async function writePack(
-  conn: DuckDBConnection, publishedDir: string, version: number, current: Manifest | null, progress?: (m: string) => void,
+  conn: DuckDBConnection, publishedDir: string, version: number, current: Manifest | null, reported: string[], progress?: (m: string) => void,
 ): Promise<{ manifest: NonNullable<Manifest['pack']>; built: SectionBuildResult[]; damaged: string[] }> {
-  // the served layers are checked before anything reuses, merges or scrubs them (src/publish/verify-pack.ts)
-  const damaged = damagedSections(publishedDir, current, progress);
+  const damaged = reportedSections(publishedDir, current, reported, progress);
   const zones = Object.fromEntries((await query(conn, 'select app_id, time_zone from apps order by app_id')).map((r) => [String(r['app_id']), String(r['time_zone'])]));
   const previous = current?.pack && JSON.stringify(current.pack.zones) === JSON.stringify(zones) ? current.pack : null;
   const files = {} as Record<Section, string[]>;
   const built: SectionBuildResult[] = [];
   for (const section of SECTIONS) {
     const old = damaged.sections.has(section) ? undefined : previous?.files[section];
-    // the served layers, opened once: to check they are readable, and to merge from
-    const served = current && old ? openLayers(publishedDir, old, section) : null;
+    const target = { publishedDir, version, current, section, zones, progress };
+    let written: SectionPack;
     try {
-      if (current && served && !(await sectionChanged(conn, section, current.version))) {
-        files[section] = old as string[];
-        continue;
-      }
-      const since = current && served && LAYERED.includes(section) && !(await scoresRemoved(conn, section, current.version)) ? current.version : undefined;
-      if (since !== undefined) await runScript(conn, 'serving/changed_since', { since });
-      const home = await currentDatabase(conn);
-      await run(conn, 'use slot');
-      let result: SectionBuildResult;
-      try {
-        result = await buildSection(conn, join(publishedDir, `serving-v${version}-${section}.pack`), section, version, zones, progress, since);
-      } finally {
-        await run(conn, `use ${quoteIdent(home)}`);
-      }
-      built.push(result);
-      files[section] = [basename(result.file)];
-      if (since !== undefined && served) {
-        // layers holding users purged since are rewritten without them (src/serving/scrub.ts)
-        const layers = scrubLayers(publishedDir, old as string[], served, await purgedSince(conn), section, version, zones, progress);
-        try {
-          built.push(...layers.built);
-          const merged = mergeNewest(publishedDir, layers.names, layers.files, result.file, section, version, zones, progress);
-          files[section] = merged.layers;
-          if (merged.result) built.push(merged.result);
-        } finally {
-          for (const f of layers.files) if (!served.includes(f)) f.close();
-        }
-      }
-    } finally {
-      for (const f of served ?? []) f.close();
+      written = await writeSection(conn, target, old);
+    } catch (error) {
+      if (!(error instanceof DamagedLayerError)) throw error;
+      damaged.files.push(...error.files);
+      written = await writeSection(conn, target, undefined);
     }
+    files[section] = written.layers;
+    built.push(...written.built);
   }
   return { manifest: { files, zones, sha256: checksums(publishedDir, files, built, current) }, built, damaged: damaged.files };
+}
+
+interface SectionTarget {
+  publishedDir: string;
+  version: number;
+  current: Manifest | null;
+  section: Section;
+  zones: Record<string, string>;
+  progress?: ((m: string) => void) | undefined;
+}
+
+interface SectionPack {
+  layers: string[];
+  built: SectionBuildResult[];
+}
+
+/**
+ * One section of the new pack on the served layers `old` (undefined: written whole). Throws
+ * DamagedLayerError, having written nothing the manifest names, when a served layer it was about
+ * to merge or scrub is damaged.
+ */
+async function writeSection(conn: DuckDBConnection, t: SectionTarget, old: string[] | undefined): Promise<SectionPack> {
+  const { publishedDir, version, current, section, zones, progress } = t;
+  // the served layers, opened once: to check they are readable, and to merge from
+  const served = current && old ? openLayers(publishedDir, old, section) : null;
+  const built: SectionBuildResult[] = [];
+  try {
+    if (current && served && !(await sectionChanged(conn, section, current.version))) return { layers: old as string[], built };
+    const since = current && served && LAYERED.includes(section) && !(await scoresRemoved(conn, section, current.version)) ? current.version : undefined;
+    if (since !== undefined) await runScript(conn, 'serving/changed_since', { since });
+    const home = await currentDatabase(conn);
+    await run(conn, 'use slot');
+    let result: SectionBuildResult;
+    try {
+      result = await buildSection(conn, join(publishedDir, `serving-v${version}-${section}.pack`), section, version, zones, progress, since);
+    } finally {
+      await run(conn, `use ${quoteIdent(home)}`);
+    }
+    built.push(result);
+    if (since === undefined || !served) return { layers: [basename(result.file)], built };
+    // checked just before they are read: a damaged layer is never copied into a new one
+    const check = (names: string[]) => checkLayers(publishedDir, current, section, names, progress);
+    // layers holding users purged since are rewritten without them (src/serving/scrub.ts)
+    const layers = scrubLayers(publishedDir, old as string[], served, await purgedSince(conn), section, version, zones, progress, check);
+    try {
+      built.push(...layers.built);
+      const merged = mergeNewest(publishedDir, layers.names, layers.files, result.file, section, version, zones, progress, check);
+      if (merged.result) built.push(merged.result);
+      return { layers: merged.layers, built };
+    } finally {
+      for (const f of layers.files) if (!served.includes(f)) f.close();
+    }
+  } finally {
+    for (const f of served ?? []) f.close();
+  }
 }
 
 /**
@@ -264,7 +300,7 @@ function checksums(publishedDir: string, files: Record<Section, string[]>, built
  */
 function mergeNewest(
   publishedDir: string, names: string[], served: SectionFile[], delta: string, section: Section, version: number,
-  zones: Record<string, string>, progress?: (m: string) => void,
+  zones: Record<string, string>, progress?: (m: string) => void, check?: (names: string[]) => void,
 ): { layers: string[]; result: SectionBuildResult | null } {
   const fresh = SectionFile.open(delta, section);
   try {
@@ -272,6 +308,7 @@ function mergeNewest(
     const k = layersToMerge(stack.map((f) => f.weight));
     if (k < 2) return { layers: [...names, basename(delta)], result: null };
     const keep = stack.length - k;
+    check?.(names.slice(keep));
     const result = mergeLayers(stack.slice(keep).reverse(), join(publishedDir, `serving-v${version}-${section}-merged.pack`), section, version, zones, keep === 0, progress);
     return { layers: [...names.slice(0, keep), basename(result.file)], result };
   } finally {
@@ -399,6 +436,18 @@ const firstLine = (error: unknown): string => (error instanceof Error ? error.me
 function removeCorrupt(file: string): void {
   rmSync(file, { force: true });
   rmSync(`${file}.wal`, { force: true });
+}
+
+/** The route files an earlier publish found intact, with their identity then (src/publish/route-upkeep.ts). */
+async function routesChecked(conn: DuckDBConnection): Promise<Record<string, string>> {
+  const [row] = await query(conn, sqlText('publish/route_checks'));
+  try {
+    const parsed: unknown = JSON.parse(String(row?.['checked'] ?? '{}'));
+    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, string>) : {};
+  } catch {
+    // unreadable: every route file is checked once more
+    return {};
+  }
 }
 
 /** Whether users were purged after warehouse version `since`. */

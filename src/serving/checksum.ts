@@ -34,7 +34,8 @@ export interface Verification {
  * read again.
  */
 const verified = new Map<string, string>();
-const identity = (path: string): string => {
+/** A file's size, modification time and inode: changes whenever its bytes are written or it is replaced. */
+export const fileIdentity = (path: string): string => {
   const s = statSync(path);
   return `${s.size}:${s.mtimeMs}:${s.ino}`;
 };
@@ -51,7 +52,7 @@ export async function verifyFiles(files: { path: string; sha256: string }[]): Pr
   let read = 0;
   for (const { path, sha256 } of files) {
     const key = `${path}\0${sha256}`;
-    const before = identity(path);
+    const before = fileIdentity(path);
     if (verified.get(key) === before) continue;
     const hash = createHash('sha256');
     const handle = await open(path, 'r');

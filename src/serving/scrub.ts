@@ -26,23 +26,31 @@ export async function purgedSince(conn: DuckDBConnection): Promise<Map<string, S
  * which for the base can be months. Layers without a purged user are kept as they are.
  *
  * Returns the layers' names and opened files (oldest first) and what was written; the caller
- * closes the opened files (the `served` ones too).
+ * closes the opened files (the `served` ones too). `check` is called with a layer's name before it
+ * is read.
  */
 export function scrubLayers(
   publishedDir: string, names: string[], served: SectionFile[], purged: Map<string, Set<number>>, section: Section,
-  version: number, zones: Record<string, string>, progress?: (m: string) => void,
+  version: number, zones: Record<string, string>, progress?: (m: string) => void, check?: (names: string[]) => void,
 ): { names: string[]; files: SectionFile[]; built: SectionBuildResult[] } {
   const out = { names: [...names], files: [...served], built: [] as SectionBuildResult[] };
   if (purged.size === 0) return out;
   const skip = (appId: string, userId: number): boolean => purged.get(appId)?.has(userId) === true;
-  for (const [i, layer] of served.entries()) {
-    const holds = [...purged].some(([appId, users]) => layer.usersOf(appId).some((u) => users.has(u)));
-    if (!holds) continue;
-    const file = join(publishedDir, `serving-v${version}-${section}-scrubbed${i}.pack`);
-    const result = mergeLayers([layer], file, section, version, zones, i === 0, progress, skip);
-    out.built.push(result);
-    out.names[i] = basename(file);
-    out.files[i] = SectionFile.open(file, section);
+  try {
+    for (const [i, layer] of served.entries()) {
+      const holds = [...purged].some(([appId, users]) => layer.usersOf(appId).some((u) => users.has(u)));
+      if (!holds) continue;
+      // a layer is verified before it is copied (throws when it is damaged: the caller writes the section whole)
+      check?.([names[i] as string]);
+      const file = join(publishedDir, `serving-v${version}-${section}-scrubbed${i}.pack`);
+      const result = mergeLayers([layer], file, section, version, zones, i === 0, progress, skip);
+      out.built.push(result);
+      out.names[i] = basename(file);
+      out.files[i] = SectionFile.open(file, section);
+    }
+  } catch (error) {
+    for (const f of out.files) if (!served.includes(f)) f.close();
+    throw error;
   }
   return out;
 }
