@@ -118,9 +118,9 @@ describe('the test event', () => {
     const ok = await call('POST', '/v1/webhooks/endpoint/test');
     expect(ok).toMatchObject({ status: 200, body: { delivered: true, statusCode: 204, error: null } });
     const got = r.received[0] as Received;
-    expect(verifiesWith(got, appSecret(ws))).toBe(true);
+    expect(verifiesWith(got, await appSecret(ws)).toBe(true);
     expect(JSON.parse(got.rawBody.toString('utf8'))).toMatchObject({ id: ok.body.eventId, type: 'webhook.test', version: '2026-11-25', appId: ws.appId });
-    expect(got.headers['authorization']).toBe(authorizationFor(got, appSecret(ws)));
+    expect(got.headers['authorization']).toBe(authorizationFor(got, await appSecret(ws)));
     expect(await call('POST', '/v1/webhooks/endpoint/test')).toMatchObject({ status: 200, body: { delivered: false, statusCode: 503, error: 'HTTP 503' } });
   });
 });
@@ -159,7 +159,7 @@ describe('deliveries, resend and recover', () => {
     const resent = r.received[before] as Received;
     expect(resent.headers['x-event-id']).toBe('evt_one');
     expect(resent.headers['x-delivery-attempt']).toBe('3');
-    expect(verifiesWith(resent, appSecret(ws))).toBe(true);
+    expect(verifiesWith(resent, await appSecret(ws)).toBe(true);
     await until(async () => (await call('GET', '/v1/webhooks/deliveries?status=delivered')).body.deliveries.length === 1);
     expect((await call('POST', '/v1/webhooks/deliveries/evt_other/resend')).status).toBe(404);
     expect((await call('POST', '/v1/webhooks/deliveries/evt_nope/resend')).status).toBe(404);
@@ -184,7 +184,7 @@ describe('a secret rotation made with the API', () => {
     const clock = manualClock(start.toISOString());
     const call = await openApi({ allowLoopback: true, now: clock.now });
     await call('PUT', '/v1/webhooks/endpoint', { url: r.url });
-    const oldSecret = appSecret(ws);
+    const oldSecret = await appSecret(ws);
     const d = await openDeliverer(ws, testSettings(), clock.now);
     try {
       writeEvents(ws, 'v1.ndjson', [{ id: 'evt_before' }]);
