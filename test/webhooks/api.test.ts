@@ -118,7 +118,7 @@ describe('the test event', () => {
     const ok = await call('POST', '/v1/webhooks/endpoint/test');
     expect(ok).toMatchObject({ status: 200, body: { delivered: true, statusCode: 204, error: null } });
     const got = r.received[0] as Received;
-    expect(verifiesWith(got, await appSecret(ws)).toBe(true);
+    expect(verifiesWith(got, await appSecret(ws))).toBe(true);
     expect(JSON.parse(got.rawBody.toString('utf8'))).toMatchObject({ id: ok.body.eventId, type: 'webhook.test', version: '2026-11-25', appId: ws.appId });
     expect(got.headers['authorization']).toBe(authorizationFor(got, await appSecret(ws)));
     expect(await call('POST', '/v1/webhooks/endpoint/test')).toMatchObject({ status: 200, body: { delivered: false, statusCode: 503, error: 'HTTP 503' } });
@@ -159,7 +159,7 @@ describe('deliveries, resend and recover', () => {
     const resent = r.received[before] as Received;
     expect(resent.headers['x-event-id']).toBe('evt_one');
     expect(resent.headers['x-delivery-attempt']).toBe('3');
-    expect(verifiesWith(resent, await appSecret(ws)).toBe(true);
+    expect(verifiesWith(resent, await appSecret(ws))).toBe(true);
     await until(async () => (await call('GET', '/v1/webhooks/deliveries?status=delivered')).body.deliveries.length === 1);
     expect((await call('POST', '/v1/webhooks/deliveries/evt_other/resend')).status).toBe(404);
     expect((await call('POST', '/v1/webhooks/deliveries/evt_nope/resend')).status).toBe(404);
