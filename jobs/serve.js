@@ -12,6 +12,7 @@ import { assertPortFree } from '../dist/jobs/port-free.js';
 import { register } from 'prom-client';
 import { processMetrics } from '../dist/metrics/api.js';
 import { METRICS_FLAGS, startMetrics } from '../dist/metrics/options.js';
+import { answerClusterScrapes } from '../dist/metrics/server.js';
 import { resolveDatabaseUrl } from '../dist/state/open.js';
 import { runPrimary, isPrimary, DRAIN_MS } from '../dist/api/cluster.js';
 import { drainOnSignal } from '../dist/api/drain.js';
@@ -52,6 +53,7 @@ try {
     if (isPrimary()) await appsOf(dataDir);
     // the global registry: the one a cluster's primary aggregates from its workers
     if (argv.metrics) processMetrics(register);
+    if (argv.metrics && !isPrimary()) answerClusterScrapes();
     const api = await createApi({
       dataDir, logger: argv.log, connections: argv.connections, serving: argv.serving, extrasReads: argv.extrasReads, packWarm: argv.packWarm,
       databaseUrl, redisUrl: redisUrl ?? null, sharedRateLimits: !isPrimary(), metrics: argv.metrics ? register : undefined,

@@ -57,3 +57,11 @@ export async function listenMetrics(options: MetricsListenerOptions): Promise<Me
     }),
   };
 }
+
+/**
+ * In a cluster worker: answers the primary's scrapes over IPC with the worker's global registry.
+ * prom-client adds that listener when an AggregatorRegistry is made, so one is made here.
+ */
+export function answerClusterScrapes(): void {
+  void new AggregatorRegistry();
+}
