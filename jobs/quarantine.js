@@ -11,7 +11,7 @@ import { formatQuarantine } from '../dist/jobs/quarantine-format.js';
 const command = (name, request) => (argv) =>
   runJob(`quarantine ${name}`, argv.json, async () => {
     const dataDir = resolveDataDir(argv.dataDir);
-    appsOf(dataDir);
+    await appsOf(dataDir);
     const result = await runQuarantine(dataDir, request(argv));
     return { result, summary: formatQuarantine(result) };
   });
