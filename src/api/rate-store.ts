@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pickParams, stateSql } from '../state/db.js';
 import { splitKey } from './weighted-store.js';
@@ -18,6 +18,8 @@ export const rateFileOf = (dataDir: string): string => join(dataDir, 'state', 'r
  */
 export function sharedRateStore(file: string): FastifyRateLimitStoreCtor {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  // readable by its owner only; SQLite gives its -wal and -shm files the database file's mode
+  closeSync(openSync(file, 'a', 0o600));
   const db = new Database(file);
   db.pragma('busy_timeout = 5000');
   db.pragma('journal_mode = WAL');

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { SerialQueue } from '../db/serial.js';
 import { pickParams, stateSql, type StateDb, type StateParams, type StateQueries, type StateRow } from './db.js';
@@ -25,6 +25,8 @@ export class SqliteState implements StateDb {
 
   static open(file: string): SqliteState {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    // readable by its owner only; SQLite gives its -wal and -shm files the database file's mode
+    closeSync(openSync(file, 'a', 0o600));
     const db = new Database(file);
     db.pragma('busy_timeout = 10000');
     db.pragma('journal_mode = WAL');

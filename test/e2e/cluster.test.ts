@@ -103,9 +103,9 @@ describe('serve.js --workers 2', () => {
 
 describe('rate limits over all workers', () => {
   it('hold the configured limit whichever worker a request lands on', async () => {
-    const serve = await startServe(['--data-dir', ws.dir, '--port', String(await freePort()), '--workers', '2'], { DRIVING_API_RATE_PER_API_KEY: '40' });
-    // a key of its own: nothing counted against it yet
-    key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
+    const serve = await startServe(['--data-dir', ws.dir, '--port', String(await freePort()), '--workers', '2'], { DRIVING_API_RATE_PER_APP: '40', DRIVING_API_APP_RATE_WINDOW_MS: '60000' });
+    // an app of its own: the limit counts per app, and nothing is counted against this one yet
+    key = (await new AppStore(ws.paths.appsFile).add({ name: 'rate limited', timeZone: 'UTC' })).apiKey;
     try {
       const token = await issue(serve.url, 'driver-5');
       let ok = 0;

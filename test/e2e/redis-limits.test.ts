@@ -40,7 +40,7 @@ describe('rate limits in Redis', () => {
   it('hold the configured limit over two API processes', async () => {
     const key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
     for (let i = 0; i < 2; i++) {
-      serves.push(await startServe(['--data-dir', ws.dir, '--port', String(await freePort()), '--workers', '1', '--redis-url', redisUrl], { DRIVING_API_RATE_PER_API_KEY: '30' }));
+      serves.push(await startServe(['--data-dir', ws.dir, '--port', String(await freePort()), '--workers', '1', '--redis-url', redisUrl], { DRIVING_API_RATE_PER_APP: '30', DRIVING_API_APP_RATE_WINDOW_MS: '60000' }));
     }
     const headers = { authorization: `Bearer ${key}` };
     const issued = await fetch(`${serves[0]!.url}/v1/org-user/driver-1/token`, { method: 'POST', headers });

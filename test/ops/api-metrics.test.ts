@@ -19,7 +19,7 @@ beforeAll(async () => {
   const passport = await PassportStore.open(ws.paths.passportFile);
   await passport.ensureAccounts(ws.appId, ['driver-1']);
   passport.close();
-  api = await createApi({ dataDir: ws.dir, metrics: registry, limits: { ratePerApiKey: 3, bodyLimitBytes: 1024 } });
+  api = await createApi({ dataDir: ws.dir, metrics: registry, limits: { ratePerApp: 3, appRateWindowMs: 60_000, bodyLimitBytes: 1024 } });
 });
 afterAll(async () => {
   await api?.close();
