@@ -1,8 +1,7 @@
-import Database from 'better-sqlite3';
 import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { pickParams, stateSql } from '../state/db.js';
+import { openWalFile } from '../state/sqlite.js';
 import { splitKey } from './weighted-store.js';
 
 type Incr = (err: Error | null, result: { current: number; ttl: number }) => void;
@@ -17,12 +16,7 @@ export const rateFileOf = (dataDir: string): string => join(dataDir, 'state', 'r
  * Redis instead (`--redis-url`, the plugin's own store).
  */
 export function sharedRateStore(file: string): FastifyRateLimitStoreCtor {
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  // readable by its owner only; SQLite gives its -wal and -shm files the database file's mode
-  closeSync(openSync(file, 'a', 0o600));
-  const db = new Database(file);
-  db.pragma('busy_timeout = 5000');
-  db.pragma('journal_mode = WAL');
+  const db = openWalFile(file, 5_000);
   db.pragma('synchronous = OFF');
   db.exec(stateSql('sqlite', 'rate_schema'));
   const count = db.prepare(stateSql('sqlite', 'rate_count'));

@@ -24,12 +24,7 @@ export class SqliteState implements StateDb {
   private constructor(private readonly db: Database.Database, private readonly reader: Database.Database, readonly where: string) {}
 
   static open(file: string): SqliteState {
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-    // readable by its owner only; SQLite gives its -wal and -shm files the database file's mode
-    closeSync(openSync(file, 'a', 0o600));
-    const db = new Database(file);
-    db.pragma('busy_timeout = 10000');
-    db.pragma('journal_mode = WAL');
+    const db = openWalFile(file, 10_000);
     // a commit is on disk before it is answered (a deletion's 200 included)
     db.pragma('synchronous = FULL');
     db.pragma('secure_delete = ON');
@@ -111,4 +106,17 @@ export class SqliteState implements StateDb {
       if (this.reader.open) this.reader.close();
     });
   }
+}
+
+/**
+ * A SQLite file in WAL mode, made readable by its owner only (folder 0700, file 0600; SQLite gives
+ * its -wal and -shm files the database file's mode), waiting up to `busyMs` for another writer.
+ */
+export function openWalFile(file: string, busyMs: number): Database.Database {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  closeSync(openSync(file, 'a', 0o600));
+  const db = new Database(file);
+  db.pragma(`busy_timeout = ${busyMs}`);
+  db.pragma('journal_mode = WAL');
+  return db;
 }
