@@ -1,16 +1,16 @@
 #!/usr/bin/env node
 // The operator's tool for tenants: add an app, list apps, rotate or revoke API keys, rotate the
 // AppSecret, set the webhook URL.
-import { runJob } from '../dist/cli.js';
-import { jobArgs } from '../dist/jobs/args.js';
-import { resolveDataDir, pathsFor } from '../dist/config.js';
-import { AppStore, keyIdOf } from '../dist/apps/store.js';
-import { parseDuration } from '../dist/apps/duration.js';
-import { InputError } from '../dist/errors.js';
-import { appsOf } from '../dist/jobs/data-dir.js';
-import { endpointRefusal } from '../dist/webhooks/endpoint-check.js';
-import { deliverySettings } from '../dist/webhooks/settings.js';
-import { EVENT_TYPES } from '../dist/webhooks/intake.js';
+import { runJob } from '../dist/src/cli.js';
+import { jobArgs } from '../dist/src/jobs/args.js';
+import { resolveDataDir, pathsFor } from '../dist/src/config.js';
+import { AppStore, keyIdOf } from '../dist/src/apps/store.js';
+import { parseDuration } from '../dist/src/apps/duration.js';
+import { InputError } from '../dist/src/errors.js';
+import { appsOf } from '../dist/src/jobs/data-dir.js';
+import { endpointRefusal } from '../dist/src/webhooks/endpoint-check.js';
+import { deliverySettings } from '../dist/src/webhooks/settings.js';
+import { EVENT_TYPES } from '../dist/src/webhooks/intake.js';
 
 // the same check as the webhook API's: https, public addresses only (DRIVING_WEBHOOK_ALLOW_LOOPBACK
 // lets http and loopback through, for local testing)

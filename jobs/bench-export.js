@@ -3,8 +3,8 @@
 // folder's published snapshot (e.g. the demo's: node jobs/demo.js --no-serve --data-dir DIR).
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { runJob, usageFailure } from '../dist/cli.js';
-import { resolveDataDir } from '../dist/config.js';
+import { runJob, usageFailure } from '../dist/src/cli.js';
+import { resolveDataDir } from '../dist/src/config.js';
 import { benchExport } from '../dist/bench/export-throughput.js';
 
 const argv = yargs(hideBin(process.argv))

@@ -3,11 +3,11 @@
 // adds the run to docs/benchmarks.md.
 import { fileURLToPath } from 'node:url';
 import { hideBin } from 'yargs/helpers';
-import { runJob } from '../dist/cli.js';
-import { jobArgs } from '../dist/jobs/args.js';
+import { runJob } from '../dist/src/cli.js';
+import { jobArgs } from '../dist/src/jobs/args.js';
 import { benchOptions, judgesTargets, sizeLabel, STAGES } from '../dist/bench/options.js';
 import { runBench } from '../dist/bench/run.js';
-import { stderrProgress } from '../dist/progress.js';
+import { stderrProgress } from '../dist/src/progress.js';
 
 const args = hideBin(process.argv);
 const argv = jobArgs('bench', '$0 [--size small|full] [--only STAGE,...] [--json]\n\nMeasures load, growth, score, API, webhooks and resources on generated data.', {

@@ -1,16 +1,16 @@
 #!/usr/bin/env node
 // The webhook deliverer: owns the outbox, takes the jobs' event files in, delivers them signed,
 // retries on the interface's schedule, dead-letters what is never answered.
-import './threadpool.js';
-import { runJob } from '../dist/cli.js';
-import { jobArgs } from '../dist/jobs/args.js';
-import { resolveDataDir } from '../dist/config.js';
-import { runDeliver, describeCounters } from '../dist/jobs/deliver.js';
-import { stderrProgress } from '../dist/progress.js';
-import { appsOf } from '../dist/jobs/data-dir.js';
+import '../dist/src/threadpool.js';
+import { runJob } from '../dist/src/cli.js';
+import { jobArgs } from '../dist/src/jobs/args.js';
+import { resolveDataDir } from '../dist/src/config.js';
+import { runDeliver, describeCounters } from '../dist/src/jobs/deliver.js';
+import { stderrProgress } from '../dist/src/progress.js';
+import { appsOf } from '../dist/src/jobs/data-dir.js';
 import { register } from 'prom-client';
-import { processMetrics } from '../dist/metrics/api.js';
-import { METRICS_FLAGS, startMetrics } from '../dist/metrics/options.js';
+import { processMetrics } from '../dist/src/metrics/api.js';
+import { METRICS_FLAGS, startMetrics } from '../dist/src/metrics/options.js';
 
 const argv = jobArgs('deliver', '$0 [--once]\n\nRuns until SIGTERM/SIGINT (or, with --once, delivers what is due now and exits).\nSettings: DRIVING_WEBHOOK_* variables (README, "Webhooks").')
   .option('once', { type: 'boolean', default: false, describe: 'deliver what is due now, then exit (for cron)' })

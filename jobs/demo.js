@@ -1,14 +1,14 @@
 #!/usr/bin/env node
 // `npm start`: the whole pipeline on an embedded default (demo app, 50 users x 30 days, load, score).
-import './threadpool.js';
-import { reportFailure, runJob, wholeNumbers } from '../dist/cli.js';
-import { jobArgs } from '../dist/jobs/args.js';
-import { resolveDataDir } from '../dist/config.js';
-import { runDemo } from '../dist/jobs/demo.js';
-import { stderrProgress } from '../dist/progress.js';
-import { createApi } from '../dist/api/server.js';
-import { demoCurlExamples } from '../dist/jobs/demo-examples.js';
-import { assertPortFree } from '../dist/jobs/port-free.js';
+import '../dist/src/threadpool.js';
+import { reportFailure, runJob, wholeNumbers } from '../dist/src/cli.js';
+import { jobArgs } from '../dist/src/jobs/args.js';
+import { resolveDataDir } from '../dist/src/config.js';
+import { runDemo } from '../dist/src/jobs/demo.js';
+import { stderrProgress } from '../dist/src/progress.js';
+import { createApi } from '../dist/src/api/server.js';
+import { demoCurlExamples } from '../dist/src/jobs/demo-examples.js';
+import { assertPortFree } from '../dist/src/jobs/port-free.js';
 
 const argv = jobArgs('demo', '$0 [--users 50] [--days 30] [--data-dir DIR] [--port 8080] [--no-serve]\n\nThe whole pipeline on sample data: creates the app "Demo Fleet" (first run), generates trips, loads, scores, publishes, then serves the API.\nRun again, it reuses everything and only catches up.')
   .option('users', { type: 'number', default: 50, describe: 'sample drivers (first run only)' })

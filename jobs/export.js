@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // Writes the warehouse as Hive-partitioned Parquet for analysts.
-import { runJob } from '../dist/cli.js';
-import { jobArgs } from '../dist/jobs/args.js';
-import { METRICS_DIR_FLAG, jobMetrics, metricsDirOf, exportRecords } from '../dist/metrics/jobs.js';
-import { resolveDataDir } from '../dist/config.js';
-import { runExport } from '../dist/jobs/export.js';
-import { stderrProgress } from '../dist/progress.js';
+import { runJob } from '../dist/src/cli.js';
+import { jobArgs } from '../dist/src/jobs/args.js';
+import { METRICS_DIR_FLAG, jobMetrics, metricsDirOf, exportRecords } from '../dist/src/metrics/jobs.js';
+import { resolveDataDir } from '../dist/src/config.js';
+import { runExport } from '../dist/src/jobs/export.js';
+import { stderrProgress } from '../dist/src/progress.js';
 
 const argv = jobArgs('export', '$0 [--out DIR]\n\nWrites trips, trip_events, stats_daily, safety_scores and apps as Parquet.')
   .option('out', { type: 'string', describe: 'target folder, replaced whole (default <data-dir>/exports, which a purge of a deleted account writes again without it; elsewhere: your copy, which purges never reach)' })

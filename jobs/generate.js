@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // Generates realistic, deterministic trip records for an app's users (who become real accounts).
-import { runJob } from '../dist/cli.js';
-import { jobArgs } from '../dist/jobs/args.js';
-import { resolveDataDir } from '../dist/config.js';
-import { runGenerate } from '../dist/jobs/generate.js';
-import { stderrProgress } from '../dist/progress.js';
+import { runJob } from '../dist/src/cli.js';
+import { jobArgs } from '../dist/src/jobs/args.js';
+import { resolveDataDir } from '../dist/src/config.js';
+import { runGenerate } from '../dist/src/jobs/generate.js';
+import { stderrProgress } from '../dist/src/progress.js';
 
 const argv = jobArgs('generate', '$0 --users N --days D [--out DIR] [--seed S] [--format ndjson|parquet] [--bad-records]')
   .option('out', { type: 'string', describe: 'folder to write (default: the landing area, so load.js picks it up)' })

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // The operator's view of what loads set aside: rejected records and quarantined events, by date,
 // reason and source (file and line), and one whole with its raw line.
-import { runJob } from '../dist/cli.js';
-import { jobArgs } from '../dist/jobs/args.js';
-import { resolveDataDir } from '../dist/config.js';
-import { appsOf } from '../dist/jobs/data-dir.js';
-import { runQuarantine } from '../dist/jobs/quarantine.js';
-import { formatQuarantine } from '../dist/jobs/quarantine-format.js';
+import { runJob } from '../dist/src/cli.js';
+import { jobArgs } from '../dist/src/jobs/args.js';
+import { resolveDataDir } from '../dist/src/config.js';
+import { appsOf } from '../dist/src/jobs/data-dir.js';
+import { runQuarantine } from '../dist/src/jobs/quarantine.js';
+import { formatQuarantine } from '../dist/src/jobs/quarantine-format.js';
 
 const command = (name, request) => (argv) =>
   runJob(`quarantine ${name}`, argv.json, async () => {

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // Computes the 30- and 90-day safety scores as of a date (or a range of dates) and publishes.
-import { EXIT, runJob } from '../dist/cli.js';
-import { jobArgs } from '../dist/jobs/args.js';
-import { METRICS_DIR_FLAG, jobMetrics, metricsDirOf, scoreRecords } from '../dist/metrics/jobs.js';
-import { resolveDataDir } from '../dist/config.js';
-import { runScore } from '../dist/jobs/score.js';
-import { stderrProgress } from '../dist/progress.js';
-import { scoreSummary } from '../dist/jobs/summaries.js';
+import { EXIT, runJob } from '../dist/src/cli.js';
+import { jobArgs } from '../dist/src/jobs/args.js';
+import { METRICS_DIR_FLAG, jobMetrics, metricsDirOf, scoreRecords } from '../dist/src/metrics/jobs.js';
+import { resolveDataDir } from '../dist/src/config.js';
+import { runScore } from '../dist/src/jobs/score.js';
+import { stderrProgress } from '../dist/src/progress.js';
+import { scoreSummary } from '../dist/src/jobs/summaries.js';
 
 const argv = jobArgs('score', '$0 [--date YYYY-MM-DD | --from YYYY-MM-DD --to YYYY-MM-DD [--yes]]\n\nScores from the trips before each date; default: today in each app\'s zone.\nA backfill of more than 366 days asks for --yes.')
   .option('date', { type: 'string', describe: 'evaluation date D: scores use trips from D-interval to D-1' })

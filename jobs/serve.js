@@ -1,21 +1,21 @@
 #!/usr/bin/env node
 // The HTTP API: serves the published snapshot read-only; apps, accounts and tokens live in the
 // shared state store. With --workers N, a primary runs N worker processes on one port.
-import './threadpool.js';
+import '../dist/src/threadpool.js';
 import { availableParallelism } from 'node:os';
-import { resolveDataDir } from '../dist/config.js';
-import { createApi } from '../dist/api/server.js';
-import { reportFailure, wholeNumbers } from '../dist/cli.js';
-import { jobArgs } from '../dist/jobs/args.js';
-import { appsOf } from '../dist/jobs/data-dir.js';
-import { assertPortFree } from '../dist/jobs/port-free.js';
+import { resolveDataDir } from '../dist/src/config.js';
+import { createApi } from '../dist/src/api/server.js';
+import { reportFailure, wholeNumbers } from '../dist/src/cli.js';
+import { jobArgs } from '../dist/src/jobs/args.js';
+import { appsOf } from '../dist/src/jobs/data-dir.js';
+import { assertPortFree } from '../dist/src/jobs/port-free.js';
 import { register } from 'prom-client';
-import { processMetrics } from '../dist/metrics/api.js';
-import { METRICS_FLAGS, startMetrics } from '../dist/metrics/options.js';
-import { answerClusterScrapes } from '../dist/metrics/server.js';
-import { resolveDatabaseUrl } from '../dist/state/open.js';
-import { runPrimary, isPrimary, DRAIN_MS } from '../dist/api/cluster.js';
-import { drainOnSignal } from '../dist/api/drain.js';
+import { processMetrics } from '../dist/src/metrics/api.js';
+import { METRICS_FLAGS, startMetrics } from '../dist/src/metrics/options.js';
+import { answerClusterScrapes } from '../dist/src/metrics/server.js';
+import { resolveDatabaseUrl } from '../dist/src/state/open.js';
+import { runPrimary, isPrimary, DRAIN_MS } from '../dist/src/api/cluster.js';
+import { drainOnSignal } from '../dist/src/api/drain.js';
 
 const argv = jobArgs('serve', '$0 [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--workers N] [--database-url URL] [--redis-url URL] [--serving pack|sql] [--metrics-port 9464] [--no-log]\n\nServes the published snapshot read-only over HTTP (README, "API"); runs until SIGTERM/SIGINT (drains: finishes what it holds within 10 s, exits 0); SIGHUP restarts the workers one at a time.', { jsonHelp: 'a failure to start as JSON on stdout (the request log is JSON lines already)' })
   .option('port', { type: 'number', default: Number(process.env.PORT ?? 8080) })

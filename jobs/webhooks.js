@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // The operator's tool for webhook events: list, show every attempt, replay dead letters, counts.
-import { runJob } from '../dist/cli.js';
-import { jobArgs } from '../dist/jobs/args.js';
-import { resolveDataDir } from '../dist/config.js';
-import { runWebhooksCommand } from '../dist/jobs/webhooks.js';
-import { formatWebhooks } from '../dist/jobs/webhooks-format.js';
-import { appsOf } from '../dist/jobs/data-dir.js';
+import { runJob } from '../dist/src/cli.js';
+import { jobArgs } from '../dist/src/jobs/args.js';
+import { resolveDataDir } from '../dist/src/config.js';
+import { runWebhooksCommand } from '../dist/src/jobs/webhooks.js';
+import { formatWebhooks } from '../dist/src/jobs/webhooks-format.js';
+import { appsOf } from '../dist/src/jobs/data-dir.js';
 
 const command = (name, request) => (argv) =>
   runJob(`webhooks ${name}`, argv.json, async () => {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { repoPath } from '../paths.js';
 import Ajv2020Module from 'ajv/dist/2020.js';
 
 /**
@@ -19,7 +19,7 @@ export interface TripRecordSchema {
   [key: string]: unknown;
 }
 
-const file = fileURLToPath(new URL('../../src/api/trip-record.schema.json', import.meta.url));
+const file = repoPath('src', 'api', 'trip-record.schema.json');
 export const tripRecordSchema = JSON.parse(readFileSync(file, 'utf8')) as TripRecordSchema;
 
 // ajv's CommonJS build: the class is the module itself

@@ -1,13 +1,13 @@
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import { repoPath } from '../paths.js';
 
 export type Params = Record<string, DuckDBValue>;
 export type Row = Record<string, unknown>;
 
-/** The repository's sql/ folder, found from this file whether it runs from src/ or dist/. */
-export const SQL_DIR = fileURLToPath(new URL('../../sql/', import.meta.url));
+/** The repository's sql/ folder. */
+export const SQL_DIR = repoPath('sql') + '/';
 
 const cache = new Map<string, string>();
 

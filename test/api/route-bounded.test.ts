@@ -8,7 +8,7 @@ import type { ApiLimits } from '../../src/api/limits.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { PassportStore } from '../../src/passport/store.js';
 import { simplifyIndexes } from '../../src/geo/douglas-peucker.js';
-import { zigzag } from '../../src/bench/zigzag.js';
+import { zigzag } from '../../bench/zigzag.js';
 import { workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 
 // A route whose simplification is the worst case (a zig-zag: n²/2 distance evaluations) against

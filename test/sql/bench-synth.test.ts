@@ -8,7 +8,7 @@ import { openDatabase } from '../../src/db/open.js';
 import { installMacros } from '../../src/db/macros.js';
 import { runChecks } from '../../src/publish/checks.js';
 import { runScore } from '../../src/jobs/score.js';
-import { synthesizeHistory, type SynthResult } from '../../src/bench/synthesize.js';
+import { synthesizeHistory, type SynthResult } from '../../bench/synthesize.js';
 import { manifestOf, warehouseRows, workspace, type Workspace } from '../helpers/workspace.js';
 
 let ws: Workspace;

@@ -40,7 +40,7 @@ async function earlierReleaseFolder(dataDir: string): Promise<{ token: string; d
 
 /** Two processes open the store of the same folder at the same moment; their stderr. */
 function openInProcess(dataDir: string, databaseUrl: string | null): Promise<string> {
-  const script = `import('./dist/state/open.js').then(async (m) => { await m.openState({ dataDir: ${JSON.stringify(dataDir)} }); await m.closeStates(); })`;
+  const script = `import('./dist/src/state/open.js').then(async (m) => { await m.openState({ dataDir: ${JSON.stringify(dataDir)} }); await m.closeStates(); })`;
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['-e', script], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl ?? '' }, stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';

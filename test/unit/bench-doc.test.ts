@@ -2,9 +2,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { appendRun } from '../../src/bench/doc.js';
-import type { BenchContext, Measurement } from '../../src/bench/context.js';
-import { benchOptions } from '../../src/bench/options.js';
+import { appendRun } from '../../bench/doc.js';
+import type { BenchContext, Measurement } from '../../bench/context.js';
+import { benchOptions } from '../../bench/options.js';
 
 // docs/benchmarks.md keeps current figures: a run replaces the previous run of the same stage and
 // size, and leaves every other stage's section and the hand-written text above alone.

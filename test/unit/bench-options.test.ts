@@ -1,9 +1,9 @@
 // The bench's sizes and flags: a size's defaults, overrides for a mid size, stages by name, the
 // disk a run asks for.
 import { describe, expect, it } from 'vitest';
-import { SIZES, benchOptions, growthDays } from '../../src/bench/options.js';
-import { diskNeeded } from '../../src/bench/disk.js';
-import { resultTable } from '../../src/bench/table.js';
+import { SIZES, benchOptions, growthDays } from '../../bench/options.js';
+import { diskNeeded } from '../../bench/disk.js';
+import { resultTable } from '../../bench/table.js';
 
 describe('bench options', () => {
   it('takes a size\'s defaults and lets flags override them', () => {
@@ -55,7 +55,7 @@ describe('bench options', () => {
 
 describe('api warm-up', () => {
   it('lasts at least 2 s, and long enough to send every path once', async () => {
-    const { warmupSeconds } = await import('../../src/bench/api-stage.js');
+    const { warmupSeconds } = await import('../../bench/api-stage.js');
     expect(warmupSeconds(1, 1000)).toBe(2);
     expect(warmupSeconds(4000, 1000)).toBe(4);
     expect(warmupSeconds(4000, 200)).toBe(20);

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import type { LoadGeneratorConfig, LoadGeneratorResult } from '../../src/bench/load-generator.js';
+import type { LoadGeneratorConfig, LoadGeneratorResult } from '../../bench/load-generator.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 let server: Server | null = null;

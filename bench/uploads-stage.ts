@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathsFor } from '../config.js';
-import { uploadFileName } from '../load/uploads.js';
+import { pathsFor } from '../src/config.js';
+import { uploadFileName } from '../src/load/uploads.js';
 import { childOptions, jobScript, record, type BenchContext } from './context.js';
 import { runNodeChild, jobJson } from './child.js';
 import { dropDataDir, newDataDir } from './fixtures.js';

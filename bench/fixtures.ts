@@ -1,13 +1,13 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathsFor } from '../config.js';
-import { AppStore } from '../apps/store.js';
-import { PassportStore } from '../passport/store.js';
-import { generateTrips } from '../generate/generate.js';
-import { readManifest } from '../publish/manifest.js';
+import { pathsFor } from '../src/config.js';
+import { AppStore } from '../src/apps/store.js';
+import { PassportStore } from '../src/passport/store.js';
+import { generateTrips } from '../src/generate/generate.js';
+import { readManifest } from '../src/publish/manifest.js';
 import { record, type BaseFixture, type BenchContext, type DayFiles, type DiskUse } from './context.js';
 import { synthesizeHistory } from './synthesize.js';
-import { EXTRAS_SUFFIX } from '../serving/format.js';
+import { EXTRAS_SUFFIX } from '../src/serving/format.js';
 
 const TIME_ZONE = 'Europe/Berlin';
 

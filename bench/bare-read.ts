@@ -1,9 +1,9 @@
-import { listValue } from '../db/duckdb.js';
+import { listValue } from '../src/db/duckdb.js';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { openDatabase } from '../db/open.js';
-import { materialize, queryFile, quoteLiteral, run } from '../db/sql.js';
-import { jobSettings } from '../config.js';
+import { openDatabase } from '../src/db/open.js';
+import { materialize, queryFile, quoteLiteral, run } from '../src/db/sql.js';
+import { jobSettings } from '../src/config.js';
 
 export interface BareRead {
   seconds: number;

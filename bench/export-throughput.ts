@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { RecordBatchReader } from 'apache-arrow';
-import { AppStore } from '../apps/store.js';
-import { createApi } from '../api/server.js';
-import { pathsFor } from '../config.js';
+import { AppStore } from '../src/apps/store.js';
+import { createApi } from '../src/api/server.js';
+import { pathsFor } from '../src/config.js';
 
 export interface ExportFigures {
   format: 'arrow' | 'ndjson';

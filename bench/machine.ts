@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism, totalmem, cpus } from 'node:os';
-import { openDatabase } from '../db/open.js';
-import { query } from '../db/sql.js';
+import { openDatabase } from '../src/db/open.js';
+import { query } from '../src/db/sql.js';
 
 export interface Machine {
   cores: number;

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Progress } from '../progress.js';
+import type { Progress } from '../src/progress.js';
 
 /** What one job process cost, measured from inside it (see rss-probe.ts). */
 export interface ChildResult {

@@ -1,9 +1,9 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { AppStore } from '../apps/store.js';
-import { runGenerate } from '../jobs/generate.js';
-import { runLoad } from '../jobs/load.js';
-import { runScore } from '../jobs/score.js';
+import { AppStore } from '../src/apps/store.js';
+import { runGenerate } from '../src/jobs/generate.js';
+import { runLoad } from '../src/jobs/load.js';
+import { runScore } from '../src/jobs/score.js';
 import { childOptions, jobScript, record, type BenchContext } from './context.js';
 import { startNodeChild } from './child.js';
 import { mixedPaths, requestPaths } from './api-requests.js';

@@ -1,15 +1,15 @@
-import { listValue } from '../db/duckdb.js';
-import { pathsFor, jobSettings } from '../config.js';
-import { AppStore, type App } from '../apps/store.js';
-import { inTransaction, nextBatchId, openWarehouse, setWarehouseVersion, warehouseVersion, type Warehouse } from '../warehouse/warehouse.js';
-import { query, run, runFile, runScript, sqlText } from '../db/sql.js';
-import { publish } from '../publish/publish.js';
-import { routeOptions } from '../publish/routes.js';
-import { scoreDate } from '../score/score-date.js';
-import { markScoresAnnounced } from '../events/emit.js';
-import { cityCentre } from '../generate/city.js';
-import { addDays, datesBetween } from '../time.js';
-import { silent, type Progress } from '../progress.js';
+import { listValue } from '../src/db/duckdb.js';
+import { pathsFor, jobSettings } from '../src/config.js';
+import { AppStore, type App } from '../src/apps/store.js';
+import { inTransaction, nextBatchId, openWarehouse, setWarehouseVersion, warehouseVersion, type Warehouse } from '../src/warehouse/warehouse.js';
+import { query, run, runFile, runScript, sqlText } from '../src/db/sql.js';
+import { publish } from '../src/publish/publish.js';
+import { routeOptions } from '../src/publish/routes.js';
+import { scoreDate } from '../src/score/score-date.js';
+import { markScoresAnnounced } from '../src/events/emit.js';
+import { cityCentre } from '../src/generate/city.js';
+import { addDays, datesBetween } from '../src/time.js';
+import { silent, type Progress } from '../src/progress.js';
 
 export interface SynthUser {
   orgUserId: string;

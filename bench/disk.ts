@@ -1,5 +1,5 @@
 import { mkdirSync, statfsSync } from 'node:fs';
-import { InputError } from '../errors.js';
+import { InputError } from '../src/errors.js';
 import type { BenchSizes, Stage } from './options.js';
 
 // Bytes per user, measured on the generator's output and the synthesizer's (README "Disk"):

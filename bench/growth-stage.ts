@@ -4,12 +4,12 @@ import { childOptions, jobScript, record, type BenchContext } from './context.js
 import { jobJson, runNodeChild } from './child.js';
 import { diskUse, dropDataDir, ensureDayFiles, historyDir } from './fixtures.js';
 import { growthDays } from './options.js';
-import { addDays } from '../time.js';
-import { pathsFor } from '../config.js';
-import { readManifest } from '../publish/manifest.js';
-import { mergeLayers } from '../serving/build.js';
-import { EXTRAS_SUFFIX, LAYERED } from '../serving/format.js';
-import { SectionFile } from '../serving/pack.js';
+import { addDays } from '../src/time.js';
+import { pathsFor } from '../src/config.js';
+import { readManifest } from '../src/publish/manifest.js';
+import { mergeLayers } from '../src/serving/build.js';
+import { EXTRAS_SUFFIX, LAYERED } from '../src/serving/format.js';
+import { SectionFile } from '../src/serving/pack.js';
 
 /** Target: loading and publishing day 90 within 1.5x of day 1. */
 const MAX_RATIO = 1.5;

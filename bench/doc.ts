@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { writeFileAtomic } from '../fsutil.js';
+import { writeFileAtomic } from '../src/fsutil.js';
 import type { BenchContext } from './context.js';
 import type { Machine } from './machine.js';
 import { resultTable } from './table.js';

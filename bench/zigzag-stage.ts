@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Simplification } from '../geo/douglas-peucker.js';
-import { DEFAULT_LIMITS } from '../api/limits.js';
+import { Simplification } from '../src/geo/douglas-peucker.js';
+import { DEFAULT_LIMITS } from '../src/api/limits.js';
 import { childOptions, jobScript, record, type BenchContext } from './context.js';
 import { jobJson, runNodeChild } from './child.js';
 import { dropDataDir, ensureBase, newDataDir } from './fixtures.js';
@@ -15,7 +15,7 @@ const HEALTHZ_RATE = 200;
 const SIZES = [60_000, 100_000] as const;
 
 /**
- * Zigzag: the worst case of Douglas–Peucker (n²/2 distance evaluations, src/bench/zigzag.ts) as
+ * Zigzag: the worst case of Douglas–Peucker (n²/2 distance evaluations, bench/zigzag.ts) as
  * trips of 60,000 and 100,000 points, loaded by the real load job and asked for through the real
  * `serve.js` with its default limits, at the default tolerance and with every point, back to back,
  * while a load generator asks `/healthz` at 200 requests/s. Before that, the same simplification

@@ -12,7 +12,7 @@ import type { LoadGeneratorConfig, LoadGeneratorResult } from './load-generator.
 /** Targets: p99 under 10 ms at 1,000 requests/s for every operation; no failed request. */
 const MAX_P99_MS = 10;
 const P99_AT_RATE = 1000;
-/** Each measured run is preceded by this much at its rate, not counted (the generator's start-up; src/bench/load-generator.ts). */
+/** Each measured run is preceded by this much at its rate, not counted (the generator's start-up; bench/load-generator.ts). */
 const WARMUP_SECONDS = 2;
 
 /**

@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { AppStore } from '../apps/store.js';
-import { pathsFor } from '../config.js';
-import { Outbox } from '../webhooks/outbox.js';
+import { AppStore } from '../src/apps/store.js';
+import { pathsFor } from '../src/config.js';
+import { Outbox } from '../src/webhooks/outbox.js';
 import { startNodeChild } from './child.js';
 import { childOptions, jobScript, record, type BenchContext } from './context.js';
 

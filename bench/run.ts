@@ -1,9 +1,9 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { InputError } from '../errors.js';
+import { InputError } from '../src/errors.js';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
-import { silent, type Progress } from '../progress.js';
-import { addDays, todayIn } from '../time.js';
+import { silent, type Progress } from '../src/progress.js';
+import { addDays, todayIn } from '../src/time.js';
 import { record, type BenchContext, type Measurement } from './context.js';
 import { checkDisk } from './disk.js';
 import { appendRun } from './doc.js';

@@ -1,10 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathsFor } from '../config.js';
-import { AppStore } from '../apps/store.js';
-import { PassportStore } from '../passport/store.js';
-import { DEFAULT_LIMITS } from '../api/limits.js';
-import { addDays } from '../time.js';
+import { pathsFor } from '../src/config.js';
+import { AppStore } from '../src/apps/store.js';
+import { PassportStore } from '../src/passport/store.js';
+import { DEFAULT_LIMITS } from '../src/api/limits.js';
+import { addDays } from '../src/time.js';
 import { childOptions, jobScript, record, type BenchContext } from './context.js';
 import { jobJson, runNodeChild } from './child.js';
 import { ensureBase } from './fixtures.js';

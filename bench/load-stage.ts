@@ -16,7 +16,7 @@ const TRACE_TOP = 5;
  * empty data folder, beside the floor timed in the same run: DuckDB's bare read of the same files
  * plus DuckDB's own sorted ZSTD Parquet write of their points (work any load must do). The load
  * runs with its SQL trace on; the slowest statements (summed over files) are reported. Then the
- * first NDJSON file's records as SDK uploads (src/bench/uploads-stage.ts).
+ * first NDJSON file's records as SDK uploads (bench/uploads-stage.ts).
  */
 export async function benchLoad(ctx: BenchContext): Promise<void> {
   for (const format of ['ndjson', 'parquet'] as const) {

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { Progress } from '../progress.js';
+import type { Progress } from '../src/progress.js';
 import type { BenchOptions, Stage } from './options.js';
 import type { ChildResult } from './child.js';
 import type { SynthUser } from './synthesize.js';

@@ -1,7 +1,7 @@
-import { pathsFor } from '../config.js';
-import { openDatabase } from '../db/open.js';
-import { queryFile } from '../db/sql.js';
-import { addDays } from '../time.js';
+import { pathsFor } from '../src/config.js';
+import { openDatabase } from '../src/db/open.js';
+import { queryFile } from '../src/db/sql.js';
+import { addDays } from '../src/time.js';
 
 /** Operations 1-4 of the interface and the score's history, as the api stage names them. */
 export const OPERATIONS = ['1 trip list', '2 trip detail', '3 statistics', '4 safety score', '4h score history'] as const;

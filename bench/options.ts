@@ -1,6 +1,6 @@
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { InputError } from '../errors.js';
+import { InputError } from '../src/errors.js';
 
 export const STAGES = ['load', 'growth', 'score', 'api', 'route', 'zigzag', 'fairshare', 'abuse', 'webhooks', 'resources', 'metrics'] as const;
 export type Stage = (typeof STAGES)[number];
