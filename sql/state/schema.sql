@@ -48,3 +48,19 @@ create table if not exists leases (
     holder text not null,
     expires_ms bigint not null
 );
+
+-- A DELETE of an account, recorded in the same transaction that marks the account deleted (so it
+-- is durable before the 200), until a job's purge has removed the user's data (docs/decisions.md,
+-- Deletion). id: a UUID, or the request file's name for one an earlier release wrote (so taking
+-- the files in twice adds nothing). Once purged: purged_at and the user's trips removed are set,
+-- and the org user id goes, as it goes from the account (sql/state/account_erase.sql).
+create table if not exists deletion_requests (
+    id text primary key,
+    app_id text not null,
+    platform_user_id bigint not null,
+    org_user_id text,
+    requested_at text not null,
+    purged_at text,
+    purged_trips bigint
+);
+create index if not exists deletion_requests_pending on deletion_requests (requested_at, id) where purged_at is null;

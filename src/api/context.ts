@@ -20,7 +20,6 @@ export interface ApiContext {
   deletion: AccountDeletion;
   snapshots: SnapshotFollower;
   cursors: CursorCodec;
-  deletionsDir: string;
   landingDir: string;
   /** Route files of the published trips (src/route/route-file.ts). */
   routesDir: string;

@@ -5,7 +5,6 @@ import { openState } from '../state/open.js';
 import { cursorKey } from '../state/cursor-key.js';
 import { PassportStore } from '../passport/store.js';
 import { AccountDeletion } from '../passport/deletion.js';
-import type { DurableWrite } from '../purge/requests.js';
 import { AppsCache } from './apps-cache.js';
 import { AppStore } from '../apps/store.js';
 import { Redis } from 'ioredis';
@@ -32,8 +31,6 @@ export interface ServerOptions {
   /** What is read into the page cache when a snapshot opens (src/serving/warm.ts); default rows. */
   packWarm?: 'rows' | 'all' | 'none';
   now?: () => Date;
-  /** How deletion requests are written durably (tests inject a full disk). */
-  writeDurably?: DurableWrite;
   /** Limits over those of the environment (DRIVING_API_*, src/api/limits.ts). */
   limits?: Partial<ApiLimits>;
   /** Webhook settings over those of the environment (DRIVING_WEBHOOK_*): the loopback switch, the timeout. */
@@ -57,9 +54,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
   const location = { dataDir: options.dataDir, ...(options.databaseUrl !== undefined ? { databaseUrl: options.databaseUrl } : {}) };
   const passport = await PassportStore.open(location);
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
-  const deletion = new AccountDeletion(passport, paths.deletionsDir, options.writeDurably);
-  // deletions a killed process left half-done are confirmed or discarded before anything is served
-  await deletion.settle();
+  const deletion = new AccountDeletion(passport);
   const now = options.now ?? (() => new Date());
   const redis = options.redisUrl ? new Redis(options.redisUrl, { connectTimeout: 2_000, maxRetriesPerRequest: 1, enableOfflineQueue: false }) : null;
   const sweep = setInterval(() => void passport.sweepTokens(now()).catch(() => undefined), TOKEN_SWEEP_MS);
@@ -84,7 +79,6 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
     deletion,
     snapshots,
     cursors: new CursorCodec(await cursorKey(await openState(location), join(dirname(paths.passportFile), 'cursor.key'))),
-    deletionsDir: paths.deletionsDir,
     landingDir: paths.landingDir,
     routesDir: paths.routesDir,
     now,

@@ -34,7 +34,7 @@ export async function runExport(options: ExportOptions): Promise<ExportRun> {
   try {
     progress(`export: writing Parquet to ${out}`);
     // a DELETE answered before the purge ran: the user is left out already (docs/decisions.md, Deletion)
-    const result = await exportParquet(wh, out, deletedAccounts(paths.deletionsDir));
+    const result = await exportParquet(wh, out, await deletedAccounts({ dataDir: paths.dataDir }));
     return { ...result, seconds: (Date.now() - started) / 1000, ...reach(out, paths.dataDir, paths.exportsDir) };
   } finally {
     wh.close();

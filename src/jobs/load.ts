@@ -12,9 +12,9 @@ import { pruneLandingArchive, prunePoints } from '../load/retention.js';
 import { emptyFileReport, reasonCounts, totals, type FileReport, type LoadTotals, type ReasonCount } from '../load/report.js';
 import { routeOptions } from '../publish/routes.js';
 import { publish, type PublishResult } from '../publish/publish.js';
-import { eraseToTheBytes, type Erasure } from '../purge/erase.js';
-import { purgeDeletedUsers, type PurgeResult } from '../purge/purge.js';
-import { reportPurgeRemovals } from '../purge/report.js';
+import type { Erasure } from '../purge/erase.js';
+import type { PurgeResult } from '../purge/purge.js';
+import { finishErasure, runPurge } from '../purge/step.js';
 import { emitEvents, type EmitResult } from '../events/emit.js';
 import { silent, type Progress } from '../progress.js';
 import { heartbeat } from '../heartbeat.js';
@@ -149,9 +149,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     await runFile(wh.conn, 'load/prune_loaded_uploads', { oldest: `${addDays(today, -settings.pointsRetentionDays)}T00:00:00Z` });
     if (archived.length > 0) progress(`load: pruned ${archived.length} landing archive folder(s)`);
     beat.doing('load: purging deleted accounts');
-    const purged = await purgeDeletedUsers(wh, paths, now);
-    if (purged.users > 0) progress(`load: purged ${purged.users} deleted account(s): ${purged.trips} trips, ${purged.pointFilesRewritten} points file(s) rewritten`);
-    reportPurgeRemovals(purged, progress);
+    // the purge step (src/purge/step.ts; node jobs/purge.js runs it alone): deletion requests from the state store
+    const purged = await runPurge(wh, paths, now, progress, 'load');
     progress('load: publishing');
     beat.doing('load: publishing');
     const published = await publish(wh, {
@@ -167,8 +166,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     const events = await emitEvents(wh, paths.eventsDir, published.version, now);
     if (events.file) progress(`load: ${events.tripCreated} trip.created, ${events.tripUpdated} trip.updated, ${events.safetyScoreUpdated} safety_score.updated and ${events.userDeleted} user.deleted event(s) in ${events.file}`);
     // last: the warehouse file is rewritten, so nothing may write to it after this
-    const erasure = await eraseToTheBytes(wh, paths, purged.purgedUsers);
-    if (erasure.warehouse) progress(`load: erasure: warehouse rewritten without the deleted rows' bytes (${(erasure.warehouse.bytesBefore / 1e6).toFixed(1)} -> ${(erasure.warehouse.bytesAfter / 1e6).toFixed(1)} MB in ${erasure.warehouse.seconds.toFixed(2)} s), ${erasure.eventsDropped} pending event(s) dropped${erasure.exportRewritten ? ', export written again' : ''}`);
+    const erasure = await finishErasure(wh, paths, purged, progress, 'load');
     const summed = totals(reports);
     return { files: reports, uploadBatches: batched, refused, refusedNamed: !fromLanding && refused.length > 0, totals: summed, reasons: reasonCounts(summed), publish: published, pointsPartitionsRemoved: removed, purged, events, erasure, seconds: (Date.now() - started) / 1000 };
   } finally {

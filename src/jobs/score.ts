@@ -5,9 +5,9 @@ import { queryFile } from '../db/sql.js';
 import { scoreDate, type ScoreDateResult } from '../score/score-date.js';
 import { routeOptions } from '../publish/routes.js';
 import { publish, type PublishResult } from '../publish/publish.js';
-import { eraseToTheBytes, type Erasure } from '../purge/erase.js';
-import { reportPurgeRemovals } from '../purge/report.js';
-import { purgeDeletedUsers, type PurgeResult } from '../purge/purge.js';
+import type { Erasure } from '../purge/erase.js';
+import type { PurgeResult } from '../purge/purge.js';
+import { finishErasure, runPurge } from '../purge/step.js';
 import { emitEvents, type EmitResult } from '../events/emit.js';
 import { InputError } from '../errors.js';
 import { silent, steps, type Progress } from '../progress.js';
@@ -75,9 +75,8 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
     }
     const nothingToScore = runs.every((r) => r.users === 0) ? await whyNothing(wh.conn, plan.map((p) => p.date)) : null;
     if (nothingToScore) progress(`score: nothing to score: ${nothingToScore}`);
-    const purged = await purgeDeletedUsers(wh, paths, now);
-    if (purged.users > 0) progress(`score: purged ${purged.users} deleted account(s): ${purged.trips} trips, ${purged.pointFilesRewritten} points file(s) rewritten`);
-    reportPurgeRemovals(purged, progress);
+    // the purge step (src/purge/step.ts; node jobs/purge.js runs it alone): deletion requests from the state store
+    const purged = await runPurge(wh, paths, now, progress, 'score');
     progress('score: publishing');
     const published = await publish(wh, {
       publishedDir: paths.publishedDir,
@@ -91,8 +90,7 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
     const events = await emitEvents(wh, paths.eventsDir, published.version, now);
     if (events.file) progress(`score: ${events.tripCreated} trip.created, ${events.tripUpdated} trip.updated, ${events.safetyScoreUpdated} safety_score.updated and ${events.userDeleted} user.deleted event(s) in ${events.file}`);
     // last: the warehouse file is rewritten, so nothing may write to it after this
-    const erasure = await eraseToTheBytes(wh, paths, purged.purgedUsers);
-    if (erasure.warehouse) progress(`score: erasure: warehouse rewritten without the deleted rows' bytes (${(erasure.warehouse.bytesBefore / 1e6).toFixed(1)} -> ${(erasure.warehouse.bytesAfter / 1e6).toFixed(1)} MB in ${erasure.warehouse.seconds.toFixed(2)} s), ${erasure.eventsDropped} pending event(s) dropped${erasure.exportRewritten ? ', export written again' : ''}`);
+    const erasure = await finishErasure(wh, paths, purged, progress, 'score');
     return { runs, nothingToScore, purged, publish: published, events, erasure, seconds: (Date.now() - started) / 1000 };
   } finally {
     const closing = performance.now();

@@ -6,7 +6,9 @@ import type { LoadResult } from '../jobs/load.js';
 import type { ScoreResult } from '../jobs/score.js';
 import type { ExportResult } from '../export/export.js';
 import type { PurgeResult } from '../purge/purge.js';
+import type { PurgeJobResult } from '../jobs/purge.js';
 import { writeJobMetrics } from './textfile.js';
+import { sqliteFileOf } from '../state/db.js';
 
 /** yargs option of the batch jobs. */
 export const METRICS_DIR_FLAG = {
@@ -20,7 +22,9 @@ export const METRICS_DIR_FLAG = {
 export function metricsDirOf(flag: string | undefined, dataDir: string, env: NodeJS.ProcessEnv = process.env): string | null {
   const given = flag ?? env['DRIVING_METRICS_DIR'];
   if (given !== undefined) return given;
-  return existsSync(pathsFor(dataDir).appsFile) ? join(dataDir, 'metrics') : null;
+  const paths = pathsFor(dataDir);
+  // apps.json of an earlier release, the state store, or (PostgreSQL state) the warehouse
+  return [paths.appsFile, sqliteFileOf(dataDir), paths.warehouseFile].some((f) => existsSync(f)) ? join(dataDir, 'metrics') : null;
 }
 
 type Records = { records?: Record<string, number>; rejected?: Record<string, number> };
@@ -36,4 +40,5 @@ const purged = (p: PurgeResult) => ({ purged: p.trips });
 
 export const loadRecords = (r: LoadResult): Records => ({ records: { loaded: r.totals.tripsLoaded, ...purged(r.purged) }, rejected: r.totals.rejected });
 export const scoreRecords = (r: ScoreResult): Records => ({ records: { scored: r.runs.reduce((n, run) => n + run.users, 0), ...purged(r.purged) } });
+export const purgeRecords = (r: PurgeJobResult): Records => ({ records: purged(r.purged) });
 export const exportRecords = (r: ExportResult): Records => ({ records: { exported: Object.values(r.tables).reduce((n, rows) => n + rows, 0) } });

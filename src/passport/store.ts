@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { hashSecret, newSecret } from '../secrets.js';
 import type { StateDb, StateLocation, StateQueries } from '../state/db.js';
 import { openState } from '../state/open.js';
+import { recordDeletion } from '../state/deletions.js';
 
 /** Platform user ids: random (not sequential, so they reveal nothing), positive, below 2^53. */
 export function newPlatformUserId(): number {
@@ -89,6 +90,25 @@ export class PassportStore {
       const marked = await tx.run('account_mark_deleted', { now: now.toISOString(), platform_user_id: userId, app_id: appId });
       if (marked > 0) await tx.run('tokens_of_user_delete', { platform_user_id: userId, app_id: appId });
       return marked > 0;
+    });
+  }
+
+  /**
+   * A DELETE (docs/decisions.md, Deletion): the active account of `orgUserId` is marked deleted, its
+   * tokens go, and the request the jobs purge by is recorded, in one committed transaction (durable
+   * before it is answered: SQLite commits with synchronous=FULL, PostgreSQL on commit). Its platform
+   * user id, or null when there is no active account (never registered, or deleted already,
+   * perhaps by a concurrent DELETE whose own request stands).
+   */
+  async deleteAccount(appId: string, orgUserId: string, now: Date): Promise<number | null> {
+    return this.db.transaction(async (tx) => {
+      const found = await tx.all('account_active', { app_id: appId, org_user_id: orgUserId });
+      if (found.length === 0) return null;
+      const userId = Number(found[0]?.['platform_user_id']);
+      await tx.run('account_mark_deleted', { now: now.toISOString(), platform_user_id: userId, app_id: appId });
+      await tx.run('tokens_of_user_delete', { platform_user_id: userId, app_id: appId });
+      await recordDeletion(tx, { appId, platformUserId: userId, orgUserId, requestedAt: now.toISOString() });
+      return userId;
     });
   }
 

@@ -27,11 +27,11 @@ export interface Erasure {
  * last and the job must not write to `wh` afterwards: its connection still holds the old file,
  * whose name now holds the new one.
  */
-export async function eraseToTheBytes(wh: Warehouse, paths: Pick<Paths, 'eventsDir' | 'exportsDir' | 'warehouseFile' | 'deletionsDir'>, users: PurgedUser[]): Promise<Erasure> {
+export async function eraseToTheBytes(wh: Warehouse, paths: Pick<Paths, 'dataDir' | 'eventsDir' | 'exportsDir' | 'warehouseFile'>, users: PurgedUser[]): Promise<Erasure> {
   if (users.length === 0) return { eventsDropped: 0, exportRewritten: false, warehouse: null };
   const eventsDropped = dropPendingEvents(paths.eventsDir, users);
   const exportRewritten = isExport(paths.exportsDir);
-  if (exportRewritten) await exportParquet(wh, paths.exportsDir, deletedAccounts(paths.deletionsDir));
+  if (exportRewritten) await exportParquet(wh, paths.exportsDir, await deletedAccounts({ dataDir: paths.dataDir }));
   const [db] = await query(wh.conn, 'select current_database() as db');
   const compacted = await compactDatabase(wh.conn, String(db?.['db']), paths.warehouseFile);
   return { eventsDropped, exportRewritten, warehouse: compacted };

@@ -7,7 +7,7 @@ import { materialize, query, quoteLiteral, run, runScript, type Row } from '../d
 import { RouteFileDamagedError, rewriteRouteFileWithout } from '../route/route-file.js';
 import { fsyncDir } from '../fsutil.js';
 import type { Paths } from '../config.js';
-import { readDeletionRequests, removeDeletionRequests } from './requests.js';
+import { markPurged, pendingDeletions } from '../state/deletions.js';
 import { openState } from '../state/open.js';
 import { eraseAccounts } from '../state/erase.js';
 import { scrubArchives, type PurgedUser } from './archives.js';
@@ -30,6 +30,8 @@ export interface PurgeResult {
   routeFilesDamaged: string[];
   /** The accounts purged by this run. */
   purgedUsers: PurgedUser[];
+  /** The deletion requests this run acted on (marked purged in the state store). */
+  requests: number;
 }
 
 /**
@@ -37,22 +39,26 @@ export interface PurgeResult {
  * lines in one transaction (recorded in purged_users, so the publish drops them from the slots and
  * the serving pack), then the raw points files that held their trips and the archived landing
  * files that held their records are rewritten without them, and the state store keeps no token
- * hash or user id of theirs (src/state/erase.ts). The request files go last, so a crash
- * anywhere means the purge simply runs again (every step finds nothing left the second time).
+ * hash or user id of theirs (src/state/erase.ts). The requests are read from the shared state store
+ * (whichever API process or machine recorded them) and marked purged last, in the same state
+ * transaction that erases the accounts, so a crash anywhere means the purge simply runs again
+ * (every step finds nothing left the second time).
  * Quarantined lines of users purged earlier (late records, rejected as user_deleted) are removed on
  * every run.
  */
-export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'dataDir' | 'deletionsDir' | 'pointsDir' | 'routesDir' | 'landingDir' | 'exportsDir'>, now: Date): Promise<PurgeResult> {
+export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'dataDir' | 'pointsDir' | 'routesDir' | 'landingDir' | 'exportsDir'>, now: Date): Promise<PurgeResult> {
   const conn = wh.conn;
-  const pending = readDeletionRequests(paths.deletionsDir);
+  const state = await openState({ dataDir: paths.dataDir });
+  const pending = await pendingDeletions(state);
   if (pending.length === 0) {
     const quarantined = await scrubQuarantine(conn);
-    return { users: 0, trips: 0, pointFilesRewritten: 0, routeFilesRewritten: 0, quarantined, archivesRewritten: 0, archivesRemoved: 0, archivesUnreadable: [], routeFilesDamaged: [], purgedUsers: [] };
+    return { users: 0, trips: 0, pointFilesRewritten: 0, routeFilesRewritten: 0, quarantined, archivesRewritten: 0, archivesRemoved: 0, archivesUnreadable: [], routeFilesDamaged: [], purgedUsers: [], requests: 0 };
   }
   await run(conn, 'create or replace temp table purge_requests (app_id varchar, user_id bigint, org_user_id varchar, requested_at timestamptz)');
   // a user deleted twice (a retried DELETE whose first answer was lost) is purged once
   const users = new Map<string, PurgedUser & { requestedAt: string }>();
-  for (const { request } of pending) users.set(`${request.appId}\u0000${request.platformUserId}`, { ...request });
+  const userKey = (u: { appId: string; platformUserId: number }) => `${u.appId}\u0000${u.platformUserId}`;
+  for (const { appId, platformUserId, orgUserId, requestedAt } of pending) users.set(userKey({ appId, platformUserId }), { appId, platformUserId, orgUserId, requestedAt });
   for (const request of users.values()) {
     await run(conn, 'insert into purge_requests values ($app, $user, $org, $at)', {
       app: request.appId, user: request.platformUserId, org: request.orgUserId, at: request.requestedAt,
@@ -60,7 +66,7 @@ export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'dataD
   }
   await runScript(conn, 'purge/macros');
   await materialize(conn, 'purge/purged_trips');
-  const trips = await query(conn, 'select app_id, trip_id, trip_date from purged_trips');
+  const trips = await query(conn, 'select app_id, user_id, trip_id, trip_date from purged_trips');
   // points first: while the warehouse still has the trips, a crash here is simply repeated
   let rewritten = 0;
   let routesRewritten = 0;
@@ -77,9 +83,16 @@ export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'dataD
     await setWarehouseVersion(conn, version);
   });
   const archives = await scrubArchives(conn, paths.landingDir, [...users.values()], now);
-  await eraseAccounts(await openState({ dataDir: paths.dataDir }), [...users.values()]);
-  removeDeletionRequests(pending.map((p) => p.file));
+  // each request with its user's trips removed (a user deleted twice: both requests, the same trips)
+  const tripsOf = new Map<string, number>();
+  for (const t of trips) {
+    const key = userKey({ appId: String(t['app_id']), platformUserId: Number(t['user_id']) });
+    tripsOf.set(key, (tripsOf.get(key) ?? 0) + 1);
+  }
+  const done = pending.map((r) => ({ id: r.id, trips: tripsOf.get(userKey(r)) ?? 0 }));
+  await eraseAccounts(state, [...users.values()], (tx) => markPurged(tx, done, now));
   return {
+    requests: pending.length,
     users: users.size, trips: trips.length, pointFilesRewritten: rewritten, routeFilesRewritten: routesRewritten, quarantined,
     archivesRewritten: archives.filesRewritten, archivesRemoved: archives.filesRemoved, archivesUnreadable: archives.unreadable,
     routeFilesDamaged: damagedRoutes,

@@ -26,7 +26,7 @@ export interface StateDb extends StateQueries {
   /**
    * Makes deleted rows unrecoverable from the store's files: SQLite (secure_delete already zeroes
    * freed cells) folds its write-ahead log back and truncates it, where old page images would
-   * still hold them; PostgreSQL vacuums the dead row versions of accounts and tokens.
+   * still hold them; PostgreSQL vacuums the dead row versions of accounts, tokens and deletion requests.
    */
   reclaim(): Promise<void>;
   close(): Promise<void>;

@@ -3,6 +3,7 @@ import { sqliteFileOf, type StateDb, type StateLocation } from './db.js';
 import { SqliteState } from './sqlite.js';
 import { PostgresState } from './postgres.js';
 import { migrateDataDir } from './migrate.js';
+import { migrateDeletionFiles } from './migrate-deletions.js';
 
 /** `--database-url`, else DATABASE_URL, else none (the data folder's SQLite file). */
 export function resolveDatabaseUrl(flag?: string | null): string | null {
@@ -19,8 +20,8 @@ const keyOf = (location: StateLocation): string => {
 
 /**
  * The state store of a data folder, opened once per process and shared by every caller in it
- * (a connection, or a pool, per store). The first open migrates the folder's apps.json and
- * passport.duckdb of earlier releases into it.
+ * (a connection, or a pool, per store). The first open migrates the folder's apps.json,
+ * passport.duckdb and deletion request files of earlier releases into it.
  */
 export function openState(location: StateLocation): Promise<StateDb> {
   const key = keyOf(location);
@@ -31,6 +32,8 @@ export function openState(location: StateLocation): Promise<StateDb> {
       const db = url ? await PostgresState.open(url) : SqliteState.open(sqliteFileOf(location.dataDir));
       try {
         await migrateDataDir(db, location.dataDir);
+        // after the accounts: a pending request is kept only when its account is marked deleted
+        await migrateDeletionFiles(db, location.dataDir);
       } catch (error) {
         await db.close();
         throw error;

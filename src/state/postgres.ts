@@ -78,7 +78,7 @@ export class PostgresState implements StateDb {
 
   async reclaim(): Promise<void> {
     // outside a transaction, as VACUUM must be
-    await this.pool.query('vacuum accounts, tokens');
+    await this.pool.query('vacuum accounts, tokens, deletion_requests');
   }
 
   async close(): Promise<void> {

@@ -1,111 +1,78 @@
+// DELETE /v1/org-user/{id} is durable before it is answered, on both state stores: the account's
+// mark, its tokens' removal and the request the jobs purge by are one transaction of the shared
+// store. A store that refuses the write (here a real trigger in the store failing the insert, as
+// a full disk fails it) answers 503 and changes nothing; a retry deletes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import { AppStore } from '../../src/apps/store.js';
+import { pathsFor } from '../../src/config.js';
 import { createApi } from '../../src/api/server.js';
-import { writeDurably, type DurableWrite } from '../../src/purge/requests.js';
-import { workspace, type Workspace } from '../helpers/workspace.js';
+import { openState } from '../../src/state/open.js';
+import { sqliteFileOf } from '../../src/state/db.js';
+import { STORES, stateLocations } from '../state/stores.js';
 
-let ws: Workspace;
-let key: string;
 const clock = new Date('2026-11-21T09:00:00Z');
 
-beforeAll(async () => {
-  ws = await workspace('Europe/Berlin');
-  key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
-});
-afterAll(() => ws.cleanup());
-
-const requestFiles = () => (existsSync(ws.paths.deletionsDir) ? readdirSync(ws.paths.deletionsDir).sort() : []);
-
-/** The disk-full fault: every durable write fails as write(2) does when the disk is full. */
-function fullDisk(): { write: DurableWrite; full: boolean } {
-  const seam = {
-    full: true,
-    write: ((file, content) => {
-      if (seam.full) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
-      writeDurably(file, content);
-    }) as DurableWrite,
-  };
-  return seam;
+/** A real failure of the store's write: inserts into deletion_requests fail until `heal`. */
+async function refuseRequests(where: { dataDir: string; databaseUrl: string | null }): Promise<{ heal(): Promise<void> }> {
+  if (where.databaseUrl === null) {
+    const db = new Database(sqliteFileOf(where.dataDir));
+    db.exec("create trigger refuse before insert on deletion_requests begin select raise(abort, 'database or disk is full'); end");
+    return { heal: async () => void (db.exec('drop trigger refuse'), db.close()) };
+  }
+  const client = new pg.Client(where.databaseUrl);
+  await client.connect();
+  await client.query("create function refuse() returns trigger language plpgsql as $$ begin raise exception 'could not extend file' using errcode = 'disk_full'; end $$");
+  await client.query('create trigger refuse before insert on deletion_requests for each row execute function refuse()');
+  return { heal: async () => { await client.query('drop trigger refuse on deletion_requests'); await client.end(); } };
 }
 
-describe('DELETE /v1/org-user/{id}: durable before it is answered', () => {
-  it('answers 503 storage_unavailable on a full disk, changes nothing, and a retry deletes', async () => {
-    const disk = fullDisk();
-    const api = await createApi({ dataDir: ws.dir, now: () => clock, pollMs: 50, writeDurably: disk.write });
-    try {
-      const auth = { authorization: `Bearer ${key}` };
-      const issued = (await api.app.inject({ method: 'POST', url: '/v1/org-user/full-disk/token', headers: auth })).json();
-      const failed = await api.app.inject({ method: 'DELETE', url: '/v1/org-user/full-disk', headers: auth });
-      expect(failed.statusCode).toBe(503);
-      expect(failed.json()).toEqual({ code: 50302, error: 'storage_unavailable', message: expect.stringContaining('nothing was deleted'), requestId: failed.headers['x-request-id'] });
-      expect(failed.body).not.toContain('ENOSPC');
-      // the account is unchanged: its token still resolves, and no request was left for the jobs
-      expect((await api.app.inject({ method: 'GET', url: `/v1/token/${issued.token}`, headers: auth })).json()).toEqual({ platformUserId: issued.platformUserId, orgUserId: 'full-disk' });
-      expect(requestFiles()).toEqual([]);
+describe.each(STORES)('DELETE /v1/org-user/{id} on the %s store: durable before it is answered', (kind) => {
+  const locations = stateLocations(kind);
+  let where: { dataDir: string; databaseUrl: string | null };
+  let api: Awaited<ReturnType<typeof createApi>>;
+  let auth: { authorization: string };
+  beforeAll(async () => {
+    where = await locations.fresh();
+    const { apiKey } = await new AppStore(where).add({ name: 'Fleet', timeZone: 'Europe/Berlin' });
+    auth = { authorization: `Bearer ${apiKey}` };
+    api = await createApi({ dataDir: where.dataDir, databaseUrl: where.databaseUrl, now: () => clock, pollMs: 50 });
+  });
+  afterAll(async () => api?.close());
 
-      disk.full = false;
-      const retried = await api.app.inject({ method: 'DELETE', url: '/v1/org-user/full-disk', headers: auth });
-      expect(retried.statusCode).toBe(200);
-      expect(retried.json()).toEqual({ code: 0, message: 'success', platformUserId: issued.platformUserId });
-      expect((await api.app.inject({ method: 'GET', url: `/v1/token/${issued.token}`, headers: auth })).statusCode).toBe(404);
-      const files = requestFiles();
-      expect(files).toHaveLength(1);
-      expect(files[0]).toMatch(/\.json$/);
-      expect(JSON.parse(readFileSync(join(ws.paths.deletionsDir, files[0] as string), 'utf8'))).toEqual({
-        appId: ws.appId, platformUserId: issued.platformUserId, orgUserId: 'full-disk', requestedAt: clock.toISOString(),
-      });
-      expect((await api.app.inject({ method: 'DELETE', url: '/v1/org-user/full-disk', headers: auth })).statusCode).toBe(404);
-    } finally {
-      await api.close();
-      rmSync(ws.paths.deletionsDir, { recursive: true, force: true });
-    }
+  const requests = async () => (await openState(where)).all('deletion_requests_all');
+
+  it('answers 503 storage_unavailable when the store cannot commit, changes nothing, and a retry deletes', async () => {
+    const issued = (await api.app.inject({ method: 'POST', url: '/v1/org-user/full-disk/token', headers: auth })).json();
+    const fault = await refuseRequests(where);
+    const failed = await api.app.inject({ method: 'DELETE', url: '/v1/org-user/full-disk', headers: auth });
+    expect(failed.statusCode).toBe(503);
+    expect(failed.json()).toEqual({ code: 50302, error: 'storage_unavailable', message: expect.stringContaining('nothing was deleted'), requestId: failed.headers['x-request-id'] });
+    expect(failed.body).not.toMatch(/disk is full|could not extend/);
+    // the account is unchanged (the mark rolled back with the request): its token still resolves
+    expect((await api.app.inject({ method: 'GET', url: `/v1/token/${issued.token}`, headers: auth })).json()).toEqual({ platformUserId: issued.platformUserId, orgUserId: 'full-disk' });
+    expect(await requests()).toEqual([]);
+
+    await fault.heal();
+    const retried = await api.app.inject({ method: 'DELETE', url: '/v1/org-user/full-disk', headers: auth });
+    expect(retried.statusCode).toBe(200);
+    expect(retried.json()).toEqual({ code: 0, message: 'success', platformUserId: issued.platformUserId });
+    expect((await api.app.inject({ method: 'GET', url: `/v1/token/${issued.token}`, headers: auth })).statusCode).toBe(404);
+    expect(await requests()).toEqual([{
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/), app_id: expect.any(String), platform_user_id: issued.platformUserId, org_user_id: 'full-disk',
+      requested_at: clock.toISOString(), purged_at: null, purged_trips: null,
+    }]);
+    expect((await api.app.inject({ method: 'DELETE', url: '/v1/org-user/full-disk', headers: auth })).statusCode).toBe(404);
+    // no request file anywhere: the jobs read the store
+    expect(existsSync(pathsFor(where.dataDir).deletionsDir)).toBe(false);
   });
 
-  it('answers 503 when the requests folder cannot be written for real (a file where the folder should be)', async () => {
-    const api = await createApi({ dataDir: ws.dir, now: () => clock, pollMs: 50 });
-    try {
-      const auth = { authorization: `Bearer ${key}` };
-      const issued = (await api.app.inject({ method: 'POST', url: '/v1/org-user/blocked/token', headers: auth })).json();
-      mkdirSync(join(ws.paths.deletionsDir, '..'), { recursive: true });
-      writeFileSync(ws.paths.deletionsDir, 'not a folder');
-      const failed = await api.app.inject({ method: 'DELETE', url: '/v1/org-user/blocked', headers: auth });
-      expect(failed.statusCode).toBe(503);
-      expect(failed.json()).toMatchObject({ error: 'storage_unavailable' });
-      expect((await api.app.inject({ method: 'GET', url: `/v1/token/${issued.token}`, headers: auth })).statusCode).toBe(200);
-      rmSync(ws.paths.deletionsDir);
-      expect((await api.app.inject({ method: 'DELETE', url: '/v1/org-user/blocked', headers: auth })).json()).toMatchObject({ code: 0, platformUserId: issued.platformUserId });
-      expect(requestFiles()).toHaveLength(1);
-    } finally {
-      await api.close();
-      rmSync(ws.paths.deletionsDir, { recursive: true, force: true });
-    }
-  });
-
-  it('settles requests a killed API left pending: confirmed when the account was marked, discarded when it is still active', async () => {
-    let api = await createApi({ dataDir: ws.dir, now: () => clock, pollMs: 50 });
-    const auth = { authorization: `Bearer ${key}` };
-    const marked = (await api.app.inject({ method: 'POST', url: '/v1/org-user/marked/token', headers: auth })).json();
-    const active = (await api.app.inject({ method: 'POST', url: '/v1/org-user/active/token', headers: auth })).json();
-    expect((await api.app.inject({ method: 'DELETE', url: '/v1/org-user/marked', headers: auth })).statusCode).toBe(200);
-    await api.close();
-    // as if the process had died after the mark (before the confirm), and before the mark
-    const [confirmed] = requestFiles();
-    const dir = ws.paths.deletionsDir;
-    writeFileSync(join(dir, `${confirmed}.pending`), readFileSync(join(dir, confirmed as string)));
-    rmSync(join(dir, confirmed as string));
-    const request = { appId: ws.appId, platformUserId: active.platformUserId, orgUserId: 'active', requestedAt: clock.toISOString() };
-    writeFileSync(join(dir, 'z-active.json.pending'), JSON.stringify(request));
-
-    api = await createApi({ dataDir: ws.dir, now: () => clock, pollMs: 50 });
-    try {
-      expect(requestFiles()).toEqual([confirmed]);
-      expect((await api.app.inject({ method: 'GET', url: `/v1/token/${active.token}`, headers: auth })).statusCode).toBe(200);
-      expect((await api.app.inject({ method: 'GET', url: `/v1/token/${marked.token}`, headers: auth })).statusCode).toBe(404);
-    } finally {
-      await api.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+  it('records one request when the same user is deleted by many requests at once: one 200, the rest 404', async () => {
+    const issued = (await api.app.inject({ method: 'POST', url: '/v1/org-user/twice/token', headers: auth })).json();
+    const answers = await Promise.all(Array.from({ length: 4 }, () => api.app.inject({ method: 'DELETE', url: '/v1/org-user/twice', headers: auth })));
+    expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 404, 404, 404]);
+    expect((await requests()).filter((r) => r['platform_user_id'] === issued.platformUserId)).toHaveLength(1);
   });
 });

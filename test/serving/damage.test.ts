@@ -14,7 +14,7 @@ import { runLoad } from '../../src/jobs/load.js';
 import { runScore } from '../../src/jobs/score.js';
 import { pathsFor } from '../../src/config.js';
 import { readManifest, slotFile } from '../../src/publish/manifest.js';
-import { writeDeletionRequest } from '../../src/purge/requests.js';
+import { recordDeletionIn } from '../helpers/deletions.js';
 import { readRoute, routeFileIsCurrent, verifyRouteFile } from '../../src/route/route-file.js';
 import { sha256File } from '../../src/serving/checksum.js';
 import { publishedRows, workspace, type Workspace } from '../helpers/workspace.js';
@@ -141,7 +141,7 @@ describe('a damaged route file', () => {
     }
 
     // the purge of a user with a trip in that file: the file is not rewritten from its own bytes
-    writeDeletionRequest(paths.deletionsDir, { appId: ws.appId, platformUserId: c.other.user, orgUserId: c.other.org, requestedAt: clock.toISOString() });
+    await recordDeletionIn(paths.dataDir, { appId: ws.appId, platformUserId: c.other.user, orgUserId: c.other.org, requestedAt: clock.toISOString() });
     const purged = await runLoad({ dataDir: dir, now: clock });
     expect(purged.purged.users).toBe(1);
     // cut short, the file's index cannot be read: the purge's own check refuses it
@@ -222,7 +222,7 @@ describe('a damaged serving-pack layer', () => {
       await api.close();
     }
 
-    writeDeletionRequest(paths.deletionsDir, { appId: ws.appId, platformUserId: gone.user, orgUserId: gone.org, requestedAt: clock.toISOString() });
+    await recordDeletionIn(paths.dataDir, { appId: ws.appId, platformUserId: gone.user, orgUserId: gone.org, requestedAt: clock.toISOString() });
     const log: string[] = [];
     const purged = await runLoad({ dataDir: dir, now: clock, progress: (m) => log.push(m) });
     expect(purged.purged.users).toBe(1);

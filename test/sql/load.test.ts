@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { runLoad } from '../../src/jobs/load.js';
 import { publishedRows, warehouseRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
+import { recordDeletionIn } from '../helpers/deletions.js';
 
 let ws: Workspace;
 beforeEach(async () => {
@@ -220,8 +221,7 @@ describe('load: ownership', () => {
     expect(result.totals.rejected).toEqual({ trip_id_taken: 1 });
     expect((await publishedRows(ws.paths, 'trips', 'trip_id')).map((t) => t['org_user_id'])).toEqual(['a']);
 
-    const { writeDeletionRequest } = await import('../../src/purge/requests.js');
-    writeDeletionRequest(ws.paths.deletionsDir, { appId: ws.appId, platformUserId: 1, orgUserId: 'a', requestedAt: now.toISOString() });
+    await recordDeletionIn(ws.dir, { appId: ws.appId, platformUserId: 1, orgUserId: 'a', requestedAt: now.toISOString() });
     await runLoad({ dataDir: ws.dir, inputs: [], now });
     const late = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'late.ndjson'), [{ ...mine, tripId: 'late' }])], now });
     expect(late.totals.rejected).toEqual({ user_deleted: 1 });

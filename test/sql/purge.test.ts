@@ -13,6 +13,7 @@ import { slotFile } from '../../src/publish/manifest.js';
 import { readRoute } from '../../src/route/route-file.js';
 import { manifestOf, warehouseRows, workspace, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
+import { recordDeletionIn } from '../helpers/deletions.js';
 
 // One user deletes their account; another stays. After DELETE and one load job, nothing of the
 // first may be left in any file the service keeps, and the second must be served as before.
@@ -236,8 +237,7 @@ describe('purge: the slot the API still holds', () => {
       await runLoad({ dataDir: other.dir, inputs: input('1.ndjson', [record('gone-1', 7, 'gone', 10), record('stay-1', 8, 'stay', 10)]), now: clock });
       await runLoad({ dataDir: other.dir, inputs: input('2.ndjson', [record('stay-2', 8, 'stay', 11)]), now: clock });
       const held = manifestOf(other.paths)?.slot as 'a' | 'b';
-      const { writeDeletionRequest } = await import('../../src/purge/requests.js');
-      writeDeletionRequest(other.paths.deletionsDir, { appId: other.appId, platformUserId: 7, orgUserId: 'gone', requestedAt: clock.toISOString() });
+      await recordDeletionIn(other.dir, { appId: other.appId, platformUserId: 7, orgUserId: 'gone', requestedAt: clock.toISOString() });
       // an API in another process still reading the served slot
       const { spawn } = await import('node:child_process');
       const holder = spawn(process.execPath, ['-e', `
@@ -286,8 +286,7 @@ describe('purge: the export in the data folder', () => {
       expect((await runLoad({ dataDir: other.dir, inputs: [], now: clock })).erasure.exportRewritten).toBe(false);
       expect(existsSync(join(other.paths.exportsDir, 'apps.parquet'))).toBe(true);
 
-      const { writeDeletionRequest } = await import('../../src/purge/requests.js');
-      writeDeletionRequest(other.paths.deletionsDir, { appId: other.appId, platformUserId: 7, orgUserId: 'org-7', requestedAt: clock.toISOString() });
+      await recordDeletionIn(other.dir, { appId: other.appId, platformUserId: 7, orgUserId: 'org-7', requestedAt: clock.toISOString() });
       const purged = await runLoad({ dataDir: other.dir, inputs: [], now: clock });
       expect(purged.purged).toMatchObject({ users: 1 });
       expect(purged.erasure.exportRewritten).toBe(true);

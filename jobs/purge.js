@@ -1,0 +1,23 @@
+#!/usr/bin/env node
+// Purges the data of deleted accounts (the deletion requests pending in the state store), publishes
+// the slots without them and erases them to the bytes: the purge step of load.js and score.js, alone.
+import '../dist/src/jobs/starting.js';
+
+const [{ runJob }, { jobArgs }, { resolveDataDir }, { runPurgeJob, purgeSummary }, { stderrProgress }, { METRICS_DIR_FLAG, jobMetrics, metricsDirOf, purgeRecords }] = await Promise.all([
+  import('../dist/src/cli.js'),
+  import('../dist/src/jobs/args.js'),
+  import('../dist/src/config.js'),
+  import('../dist/src/jobs/purge.js'),
+  import('../dist/src/progress.js'),
+  import('../dist/src/metrics/jobs.js'),
+]);
+
+const argv = jobArgs('purge', '$0\n\nPurges every account whose DELETE is recorded in the state store and not yet purged (any API process,\nany machine), publishes without them and erases them to the bytes. load.js and score.js run the same step.')
+  .options(METRICS_DIR_FLAG)
+  .parseSync();
+
+const dataDir = resolveDataDir(argv.dataDir);
+await runJob('purge', argv.json, async () => {
+  const result = await runPurgeJob({ dataDir, progress: stderrProgress });
+  return { result, summary: purgeSummary(result) };
+}, jobMetrics('purge', metricsDirOf(argv.metricsDir, dataDir), purgeRecords));

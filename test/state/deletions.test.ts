@@ -1,0 +1,147 @@
+// Deletion requests live in the shared state store, for both stores: a DELETE answered by an API
+// process (PostgreSQL: on a machine with a data folder of its own) is purged by purge.js on the
+// job machine's folder, with nothing written under requests/deletions anywhere; the request is
+// marked purged in the store with the user's trips removed. And a data folder of the earlier
+// release, whose requests are files, is taken into the store by itself, once, when two processes
+// start on it together.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { AppStore } from '../../src/apps/store.js';
+import { pathsFor } from '../../src/config.js';
+import { PassportStore } from '../../src/passport/store.js';
+import { closeStates, openState } from '../../src/state/open.js';
+import { PENDING_GRACE_MS } from '../../src/state/migrate-deletions.js';
+import { freePort } from '../helpers/postgres.js';
+import { runJobProcess } from '../helpers/job-process.js';
+import { startServe, type ServeProcess } from '../helpers/serve-process.js';
+import { tripRecord } from '../helpers/trips.js';
+import { publishedRows } from '../helpers/workspace.js';
+import { STORES, stateLocations } from './stores.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+/** Every row of deletion_requests, as the store holds it. */
+async function requestRows(where: { dataDir: string; databaseUrl: string | null }): Promise<Record<string, unknown>[]> {
+  return (await openState(where)).all('deletion_requests_all');
+}
+
+/** Opens the store of `dataDir` in a process of its own (as an API or a job starting); its stderr. */
+function openInProcess(dataDir: string, databaseUrl: string | null): Promise<string> {
+  const script = `import('./dist/src/state/open.js').then(async (m) => { await m.openState({ dataDir: ${JSON.stringify(dataDir)} }); await m.closeStates(); })`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', script], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl ?? '' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    child.on('exit', (code) => (code === 0 ? resolve(err) : reject(new Error(`exit ${code}: ${err}`))));
+  });
+}
+
+describe.each(STORES)('deletion requests in the %s store', (kind) => {
+  const locations = stateLocations(kind);
+  const serves: ServeProcess[] = [];
+  const dirs: string[] = [];
+  afterAll(async () => {
+    for (const s of serves) {
+      s.child.kill('SIGTERM');
+      await s.exited;
+    }
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a DELETE answered by one API process is purged by purge.js on the job\'s folder; nothing under requests/deletions is written or read', async () => {
+    const where = await locations.fresh();
+    const { appId, apiKey } = await new AppStore(where).add({ name: 'Fleet', timeZone: 'UTC' });
+    const env = { DATABASE_URL: where.databaseUrl ?? '' };
+    // PostgreSQL: the API on another machine, a data folder of its own; SQLite: the machine's one folder
+    const apiDir = where.databaseUrl ? mkdtempSync(join(tmpdir(), 'dds-api-machine-')) : where.dataDir;
+    if (apiDir !== where.dataDir) dirs.push(apiDir);
+    const api = await startServe(['--data-dir', apiDir, '--port', String(await freePort()), '--workers', '1'], env);
+    serves.push(api);
+    const call = (path: string, method = 'GET') => fetch(`${api.url}${path}`, { method, headers: { authorization: `Bearer ${apiKey}` } });
+    const ids: Record<string, number> = {};
+    for (const org of ['leaver', 'keeper']) ids[org] = ((await (await call(`/v1/org-user/${org}/token`, 'POST')).json()) as { platformUserId: number }).platformUserId;
+
+    // the job machine's folder: two trips of the leaver, one of the keeper, loaded and published
+    const day = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
+    const trips = [['leaver-1', 'leaver', 8], ['leaver-2', 'leaver', 10], ['keeper-1', 'keeper', 9]] as const;
+    const input = join(where.dataDir, 'in', 'trips.ndjson');
+    mkdirSync(join(input, '..'), { recursive: true });
+    writeFileSync(input, trips.map(([tripId, org, hour]) => JSON.stringify(tripRecord({ appId, tripId, userId: ids[org], orgUserId: org, start: `${day}T${String(hour).padStart(2, '0')}:00:00Z`, seconds: 300 }))).join('\n'));
+    const loaded = await runJobProcess('load', ['--input', input, '--data-dir', where.dataDir], env);
+    expect(loaded.code, loaded.stderr).toBe(0);
+
+    expect((await call('/v1/org-user/leaver', 'DELETE')).status).toBe(200);
+    for (const dir of [where.dataDir, apiDir]) expect(existsSync(pathsFor(dir).deletionsDir), dir).toBe(false);
+    expect(await requestRows(where)).toEqual([
+      { id: expect.any(String), app_id: appId, platform_user_id: ids['leaver'], org_user_id: 'leaver', requested_at: expect.any(String), purged_at: null, purged_trips: null },
+    ]);
+
+    const purged = await runJobProcess('purge', ['--data-dir', where.dataDir, '--json'], env);
+    expect(purged.code, purged.stderr).toBe(0);
+    expect(JSON.parse(purged.stdout)).toMatchObject({ ok: true, purged: { users: 1, requests: 1, trips: 2 }, publish: { published: true } });
+    // progress on stderr names the step
+    expect(purged.stderr).toMatch(/purge: purged 1 deleted account\(s\) \(1 request\(s\)\): 2 trips/);
+    const [row] = await requestRows(where);
+    expect(row).toMatchObject({ platform_user_id: ids['leaver'], org_user_id: null, purged_trips: 2 });
+    expect(Date.parse(String(row?.['purged_at']))).toBeGreaterThan(0);
+    expect((await publishedRows(pathsFor(where.dataDir), 'trips', 'trip_id')).map((t) => t['trip_id'])).toEqual(['keeper-1']);
+    for (const dir of [where.dataDir, apiDir]) expect(existsSync(pathsFor(dir).deletionsDir), dir).toBe(false);
+    // its metrics, by the writer every job uses
+    const prom = readFileSync(join(where.dataDir, 'metrics', 'driving_job_purge.prom'), 'utf8');
+    expect(prom).toContain('driving_job_records{job="purge",outcome="purged"} 2');
+    expect(prom).toContain('driving_job_exit_status{job="purge"} 0');
+
+    // nothing pending: the next run purges nothing and publishes nothing
+    const again = await runJobProcess('purge', ['--data-dir', where.dataDir], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/^purge: no deletion request pending; /);
+  }, 300_000);
+
+  it('takes an earlier release\'s request files in by itself, once, when two processes start together, and says so', async () => {
+    const where = await locations.fresh();
+    const { appId } = await new AppStore(where).add({ name: 'Fleet', timeZone: 'UTC' });
+    const passport = await PassportStore.open(where);
+    const accounts = await passport.ensureAccounts(appId, ['confirmed', 'marked-pending', 'dead-pending', 'running-pending'], new Date('2026-11-20T00:00:00Z'));
+    const id = (org: string) => accounts.get(org) as number;
+    // the earlier release marked these two before the process died (or confirmed)
+    for (const org of ['confirmed', 'marked-pending']) expect(await passport.markDeleted(appId, org, id(org), new Date('2026-11-24T10:00:00Z'))).toBe(true);
+    await closeStates();
+
+    const dir = pathsFor(where.dataDir).deletionsDir;
+    mkdirSync(dir, { recursive: true });
+    const file = (name: string, org: string, at: string) => {
+      writeFileSync(join(dir, name), JSON.stringify({ appId, platformUserId: id(org), orgUserId: org, requestedAt: at }));
+      return join(dir, name);
+    };
+    file('2026-11-24T10-00-00-000Z-aaaa.json', 'confirmed', '2026-11-24T10:00:00.000Z');
+    file('2026-11-24T11-00-00-000Z-bbbb.json.pending', 'marked-pending', '2026-11-24T11:00:00.000Z');
+    // never marked, and older than a DELETE can be running: discarded, as the earlier release's settle did
+    const dead = file('2026-11-24T12-00-00-000Z-cccc.json.pending', 'dead-pending', '2026-11-24T12:00:00.000Z');
+    const old = new Date(Date.now() - 2 * PENDING_GRACE_MS);
+    utimesSync(dead, old, old);
+    // never marked but just written: a DELETE an API process of the earlier release may still be running
+    const running = file('2026-11-25T12-00-00-000Z-dddd.json.pending', 'running-pending', new Date().toISOString());
+    writeFileSync(join(dir, '2026-11-25T13-00-00-000Z-eeee.json'), '{"appId": ');
+
+    const logs = await Promise.all([openInProcess(where.dataDir, where.databaseUrl), openInProcess(where.dataDir, where.databaseUrl)]);
+    const said = logs.join('').split('\n').filter((l) => l.startsWith('state: migrated'));
+    expect(said).toEqual([expect.stringMatching(/^state: migrated 2 deletion request\(s\) from .*requests\/deletions into .*; 1 pending request\(s\) of accounts never marked deleted discarded$/)]);
+    // the unreadable file is named by both, and left
+    expect(logs.join('').split('\n').filter((l) => l.includes('eeee.json: not a deletion request'))).toHaveLength(2);
+    expect(readdirSync(dir).sort()).toEqual([running.split('/').pop(), '2026-11-25T13-00-00-000Z-eeee.json']);
+
+    const rows = await requestRows(where);
+    expect(rows.map((r) => [r['id'], r['platform_user_id'], r['org_user_id'], r['requested_at'], r['purged_at']])).toEqual([
+      ['2026-11-24T10-00-00-000Z-aaaa', id('confirmed'), 'confirmed', '2026-11-24T10:00:00.000Z', null],
+      ['2026-11-24T11-00-00-000Z-bbbb', id('marked-pending'), 'marked-pending', '2026-11-24T11:00:00.000Z', null],
+    ]);
+    // a file put back (a crash between the commit and the removal) is recorded as nothing new
+    file('2026-11-24T10-00-00-000Z-aaaa.json', 'confirmed', '2026-11-24T10:00:00.000Z');
+    expect((await openInProcess(where.dataDir, where.databaseUrl)).split('\n').filter((l) => l.startsWith('state: migrated'))).toEqual([]);
+    expect(existsSync(join(dir, '2026-11-24T10-00-00-000Z-aaaa.json'))).toBe(false);
+    expect(await requestRows(where)).toHaveLength(2);
+  }, 120_000);
+});
