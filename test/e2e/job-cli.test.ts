@@ -10,7 +10,7 @@ import { AppStore } from '../../src/apps/store.js';
 import { pathsFor } from '../../src/config.js';
 import { ROOT, runJobProcess, type Ran } from '../helpers/job-process.js';
 
-const JOBS = ['apps', 'bench', 'deliver', 'demo', 'export', 'generate', 'load', 'quarantine', 'score', 'serve', 'sql', 'webhooks'];
+const JOBS = ['apps', 'bench', 'deliver', 'demo', 'export', 'generate', 'load', 'purge', 'quarantine', 'score', 'serve', 'sql', 'webhooks'];
 const TMP = mkdtempSync(join(tmpdir(), 'dds-job-cli-'));
 const EMPTY = join(TMP, 'no-apps');
 const DOC = readFileSync(join(ROOT, 'docs', 'jobs.md'), 'utf8');
@@ -72,7 +72,7 @@ describe('--help of every job', () => {
     }
     // the global flags are documented once, for every job
     for (const flag of GLOBAL) expect(DOC.slice(0, DOC.indexOf('## Exit codes'))).toContain(`\`${flag}`);
-    // 24 node processes: 90 s at a load average of 30 on 2 cores (2026-11-25)
+    // 25 node processes: 90 s at a load average of 30 on 2 cores (2026-11-25)
   }, 300_000);
 
   it('lists every sub-command in a usage error, revoke-key included', async () => {
@@ -93,6 +93,7 @@ describe('--data-dir', () => {
       ['quarantine', ['list'], 2, noApps],
       ['load', [], 2, noApps],
       ['score', [], 2, noApps],
+      ['purge', [], 2, noApps],
       ['export', [], 2, noApps],
       ['generate', ['--users', '1', '--days', '1'], 2, noApps],
       ['deliver', ['--once'], 2, noApps],

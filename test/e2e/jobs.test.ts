@@ -99,6 +99,7 @@ describe('a data folder that holds no apps (a mistyped --data-dir)', () => {
     const runs = await Promise.all([
       job('load', ['--data-dir', EMPTY]),
       job('score', ['--data-dir', EMPTY]),
+      job('purge', ['--data-dir', EMPTY]),
       job('export', ['--data-dir', EMPTY]),
       job('generate', ['--data-dir', EMPTY, '--users', '1', '--days', '1']),
       job('deliver', ['--once', '--data-dir', EMPTY]),
