@@ -14,7 +14,7 @@ export interface StateQueries {
 }
 
 /**
- * The state that every API process and job shares (docs/decisions.md, Storage and processes): apps, accounts, tokens, leases.
+ * The state that every API process and job shares (docs/decisions.md, Storage and processes): apps, accounts, tokens, deletion requests, leases.
  * SQLite in the data folder by default; PostgreSQL when a database URL is given.
  */
 export interface StateDb extends StateQueries {
