@@ -12,7 +12,7 @@ const [{ runJob }, { jobArgs }, { resolveDataDir }, { runPurgeJob, purgeSummary 
   import('../dist/src/metrics/jobs.js'),
 ]);
 
-const argv = jobArgs('purge', '$0\n\nPurges every account whose DELETE is recorded in the state store and not yet purged (any API process,\nany machine), publishes without them and erases them to the bytes. load.js and score.js run the same step.')
+const argv = jobArgs('purge', '$0 [--metrics-dir DIR]\n\nPurges every account whose DELETE is recorded in the state store and not yet purged (any API process,\nany machine), publishes without them and erases them to the bytes. load.js and score.js run the same step.')
   .options(METRICS_DIR_FLAG)
   .parseSync();
 
