@@ -3,7 +3,7 @@
 // job machine's folder, with nothing written under requests/deletions anywhere; the request is
 // marked purged in the store with the user's trips removed. And a data folder of the earlier
 // release, whose requests are files, is taken into the store by itself, once, when two processes
-// start on it together.
+// start on it together. A purged request keeps no byte of the org user id in SQLite's files.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +14,9 @@ import { pathsFor } from '../../src/config.js';
 import { PassportStore } from '../../src/passport/store.js';
 import { closeStates, openState } from '../../src/state/open.js';
 import { PENDING_GRACE_MS } from '../../src/state/migrate-deletions.js';
+import { markPurged, pendingDeletions } from '../../src/state/deletions.js';
+import { eraseAccounts } from '../../src/state/erase.js';
+import { sqliteFileOf } from '../../src/state/db.js';
 import { freePort } from '../helpers/postgres.js';
 import { runJobProcess } from '../helpers/job-process.js';
 import { startServe, type ServeProcess } from '../helpers/serve-process.js';
@@ -144,4 +147,29 @@ describe.each(STORES)('deletion requests in the %s store', (kind) => {
     expect(existsSync(join(dir, '2026-11-24T10-00-00-000Z-aaaa.json'))).toBe(false);
     expect(await requestRows(where)).toHaveLength(2);
   }, 120_000);
+});
+
+describe('a purged request in the SQLite store', () => {
+  const locations = stateLocations('sqlite');
+
+  it('keeps no byte of the org user id once marked purged: the request row drops it with the account\'s', async () => {
+    const where = await locations.fresh();
+    const passport = await PassportStore.open(where);
+    const orgUserId = 'leaver-c0ffee42';
+    const { platformUserId } = await passport.issueToken('app_a', orgUserId, new Date('2026-11-24T00:00:00Z'), 86_400_000);
+    const files = () => [sqliteFileOf(where.dataDir), `${sqliteFileOf(where.dataDir)}-wal`].filter((f) => existsSync(f));
+    const anywhere = (text: string) => files().some((f) => readFileSync(f).includes(Buffer.from(text)));
+    expect(await passport.deleteAccount('app_a', orgUserId, new Date('2026-11-25T00:00:00Z'))).toBe(platformUserId);
+    const db = await openState(where);
+    const [pending] = await pendingDeletions(db);
+    expect(pending).toMatchObject({ appId: 'app_a', platformUserId, orgUserId });
+    expect(anywhere(orgUserId)).toBe(true);
+    // what the purge does last (src/purge/purge.ts)
+    await eraseAccounts(db, [{ appId: 'app_a', platformUserId }], (tx) => markPurged(tx, [{ id: pending!.id, trips: 3 }], new Date('2026-11-25T01:00:00Z')));
+    expect(await pendingDeletions(db)).toEqual([]);
+    expect(await db.all('deletion_requests_all')).toEqual([
+      { id: pending!.id, app_id: 'app_a', platform_user_id: platformUserId, org_user_id: null, requested_at: '2026-11-25T00:00:00.000Z', purged_at: '2026-11-25T01:00:00.000Z', purged_trips: 3 },
+    ]);
+    expect(anywhere(orgUserId)).toBe(false);
+  });
 });
