@@ -14,12 +14,14 @@ type PurgePaths = Pick<Paths, 'dataDir' | 'pointsDir' | 'routesDir' | 'landingDi
  * (`user.deleted`), and ends with `finishErasure`. `job` names the lines (`load: purged ...`).
  */
 export async function runPurge(wh: Warehouse, paths: PurgePaths, now: Date, progress: Progress, job: string): Promise<PurgeResult> {
-  progress(`${job}: purge: reading deletion requests from the state store`);
+  // `load: purge: ...`, and for the purge job itself `purge: ...`
+  const step = job === 'purge' ? job : `${job}: purge`;
+  progress(`${step}: reading deletion requests from the state store`);
   const purged = await purgeDeletedUsers(wh, paths, now);
   if (purged.users > 0) {
     progress(`${job}: purged ${purged.users} deleted account(s) (${purged.requests} request(s)): ${purged.trips} trips, ${purged.pointFilesRewritten} points file(s) rewritten`);
   } else {
-    progress(`${job}: purge: no deletion request pending`);
+    progress(`${step}: no deletion request pending`);
   }
   reportPurgeRemovals(purged, progress);
   return purged;
