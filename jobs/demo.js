@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm start`: the whole pipeline on an embedded default (demo app, 50 users x 30 days, load, score).
 import '../dist/src/threadpool.js';
-import { reportFailure, runJob, wholeNumbers } from '../dist/src/cli.js';
+import { reportFailure, runJob, wholeNumbers } from '../dist/src/jobs/cli.js';
 import { jobArgs } from '../dist/src/jobs/args.js';
 import { resolveDataDir } from '../dist/src/config.js';
 import { runDemo } from '../dist/src/jobs/demo.js';

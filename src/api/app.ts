@@ -19,14 +19,14 @@ import { authenticate } from './auth.js';
 import { capPerApp, limitRates, shedLoad } from './guards.js';
 import { strictNumbers } from './strict-query.js';
 import type { ApiMetrics } from '../metrics/api.js';
-import { observeHttp } from '../metrics/http.js';
+import { observeHttp } from './http-metrics.js';
 
 /** An unread body up to this size is drained after an error answer rather than the connection closed. */
 const DRAIN_BYTES = 64 * 1024;
 
 export interface AppOptions {
   logger?: boolean;
-  /** Count requests, latency and refusals (src/metrics/http.ts). */
+  /** Count requests, latency and refusals (src/api/http-metrics.ts). */
   metrics?: ApiMetrics;
 }
 

@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathsFor } from '../config.js';
-import type { JobEnd } from '../cli.js';
-import type { LoadResult } from '../jobs/load.js';
-import type { ScoreResult } from '../jobs/score.js';
+import type { JobEnd } from './cli.js';
+import type { LoadResult } from './load.js';
+import type { ScoreResult } from './score.js';
 import type { ExportResult } from '../export/export.js';
 import type { PurgeResult } from '../purge/purge.js';
-import { writeJobMetrics } from './textfile.js';
+import { writeJobMetrics } from '../metrics/textfile.js';
 
 /** yargs option of the batch jobs. */
 export const METRICS_DIR_FLAG = {
