@@ -30,7 +30,8 @@ if (argv.serve) {
 
 let demo;
 await runJob('demo', argv.json, async () => {
-  const r = (demo = await runDemo({ dataDir: resolveDataDir(argv.dataDir), users: argv.users, days: argv.days, progress: stderrProgress }));
+  demo = await runDemo({ dataDir: resolveDataDir(argv.dataDir), users: argv.users, days: argv.days, progress: stderrProgress });
+  const r = demo;
   const p = r.published;
   const lines = [
     `published version ${p.version} (slot ${p.slot}) for app ${r.appId}`,
