@@ -25,7 +25,9 @@ export interface AbuseReport {
   closedByServer?: number;
 }
 
-const count = (statuses: Record<string, number>, key: string): void => void (statuses[key] = (statuses[key] ?? 0) + 1);
+const count = (statuses: Record<string, number>, key: string): void => {
+  statuses[key] = (statuses[key] ?? 0) + 1;
+};
 const errorKey = (error: NodeJS.ErrnoException): string => (error.code === 'ECONNRESET' ? 'reset' : `error:${error.code ?? error.message}`);
 
 let stopping = false;

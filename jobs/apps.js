@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The operator's tool for tenants: add an app, list apps, rotate or revoke API keys, rotate the
 // AppSecret, set the webhook URL.
-import { runJob } from '../dist/src/cli.js';
+import { runJob } from '../dist/src/jobs/cli.js';
 import { jobArgs } from '../dist/src/jobs/args.js';
 import { resolveDataDir, pathsFor } from '../dist/src/config.js';
 import { AppStore, keyIdOf } from '../dist/src/apps/store.js';

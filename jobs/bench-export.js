@@ -3,7 +3,7 @@
 // folder's published snapshot (e.g. the demo's: node jobs/demo.js --no-serve --data-dir DIR).
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { runJob, usageFailure } from '../dist/src/cli.js';
+import { runJob, usageFailure } from '../dist/src/jobs/cli.js';
 import { resolveDataDir } from '../dist/src/config.js';
 import { benchExport } from '../dist/bench/export-throughput.js';
 

@@ -3,7 +3,7 @@
 // adds the run to docs/benchmarks.md.
 import { fileURLToPath } from 'node:url';
 import { hideBin } from 'yargs/helpers';
-import { runJob } from '../dist/src/cli.js';
+import { runJob } from '../dist/src/jobs/cli.js';
 import { jobArgs } from '../dist/src/jobs/args.js';
 import { benchOptions, judgesTargets, sizeLabel, STAGES } from '../dist/bench/options.js';
 import { runBench } from '../dist/bench/run.js';

@@ -2,7 +2,7 @@
 // The webhook deliverer: owns the outbox, takes the jobs' event files in, delivers them signed,
 // retries on the interface's schedule, dead-letters what is never answered.
 import '../dist/src/threadpool.js';
-import { runJob } from '../dist/src/cli.js';
+import { runJob } from '../dist/src/jobs/cli.js';
 import { jobArgs } from '../dist/src/jobs/args.js';
 import { resolveDataDir } from '../dist/src/config.js';
 import { runDeliver, describeCounters } from '../dist/src/jobs/deliver.js';

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm start`: the whole pipeline on an embedded default (demo app, 50 users x 30 days, load, score).
 import '../dist/src/threadpool.js';
-import { reportFailure, runJob, wholeNumbers } from '../dist/src/cli.js';
+import { reportFailure, runJob, wholeNumbers } from '../dist/src/jobs/cli.js';
 import { jobArgs } from '../dist/src/jobs/args.js';
 import { resolveDataDir } from '../dist/src/config.js';
 import { runDemo } from '../dist/src/jobs/demo.js';
@@ -30,7 +30,8 @@ if (argv.serve) {
 
 let demo;
 await runJob('demo', argv.json, async () => {
-  const r = (demo = await runDemo({ dataDir: resolveDataDir(argv.dataDir), users: argv.users, days: argv.days, progress: stderrProgress }));
+  demo = await runDemo({ dataDir: resolveDataDir(argv.dataDir), users: argv.users, days: argv.days, progress: stderrProgress });
+  const r = demo;
   const p = r.published;
   const lines = [
     `published version ${p.version} (slot ${p.slot}) for app ${r.appId}`,

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Writes the warehouse as Hive-partitioned Parquet for analysts.
-import { runJob } from '../dist/src/cli.js';
+import { runJob } from '../dist/src/jobs/cli.js';
 import { jobArgs } from '../dist/src/jobs/args.js';
-import { METRICS_DIR_FLAG, jobMetrics, metricsDirOf, exportRecords } from '../dist/src/metrics/jobs.js';
+import { METRICS_DIR_FLAG, jobMetrics, metricsDirOf, exportRecords } from '../dist/src/jobs/metrics.js';
 import { resolveDataDir } from '../dist/src/config.js';
 import { runExport } from '../dist/src/jobs/export.js';
 import { stderrProgress } from '../dist/src/progress.js';

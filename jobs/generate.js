@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Generates realistic, deterministic trip records for an app's users (who become real accounts).
-import { runJob } from '../dist/src/cli.js';
+import { runJob } from '../dist/src/jobs/cli.js';
 import { jobArgs } from '../dist/src/jobs/args.js';
 import { resolveDataDir } from '../dist/src/config.js';
 import { runGenerate } from '../dist/src/jobs/generate.js';

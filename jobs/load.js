@@ -7,14 +7,14 @@ import '../dist/src/jobs/starting.js';
 // imported module before running any, and reading these and DuckDB's library was the load's first
 // seconds of silence (8 s at a load average of 30).
 const [{ runJob }, { jobArgs }, { resolveDataDir }, { runLoad }, { runRederive, rederiveSummary }, { stderrProgress }, { loadSummary }, { METRICS_DIR_FLAG, jobMetrics, metricsDirOf, loadRecords }] = await Promise.all([
-  import('../dist/src/cli.js'),
+  import('../dist/src/jobs/cli.js'),
   import('../dist/src/jobs/args.js'),
   import('../dist/src/config.js'),
   import('../dist/src/jobs/load.js'),
   import('../dist/src/jobs/rederive.js'),
   import('../dist/src/progress.js'),
   import('../dist/src/jobs/summaries.js'),
-  import('../dist/src/metrics/jobs.js'),
+  import('../dist/src/jobs/metrics.js'),
 ]);
 
 const argv = jobArgs('load', '$0 [--input PATH ...]\n$0 --rederive [--since YYYY-MM-DD]\n\nLoads what is new in the landing area, or the given files/folders, then publishes.\nWith --rederive, validates and derives every loaded file still kept in landing/loaded/ again by the current rules, then publishes.')

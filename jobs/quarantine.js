@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The operator's view of what loads set aside: rejected records and quarantined events, by date,
 // reason and source (file and line), and one whole with its raw line.
-import { runJob } from '../dist/src/cli.js';
+import { runJob } from '../dist/src/jobs/cli.js';
 import { jobArgs } from '../dist/src/jobs/args.js';
 import { resolveDataDir } from '../dist/src/config.js';
 import { appsOf } from '../dist/src/jobs/data-dir.js';

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Computes the 30- and 90-day safety scores as of a date (or a range of dates) and publishes.
-import { EXIT, runJob } from '../dist/src/cli.js';
+import { EXIT, runJob } from '../dist/src/jobs/cli.js';
 import { jobArgs } from '../dist/src/jobs/args.js';
-import { METRICS_DIR_FLAG, jobMetrics, metricsDirOf, scoreRecords } from '../dist/src/metrics/jobs.js';
+import { METRICS_DIR_FLAG, jobMetrics, metricsDirOf, scoreRecords } from '../dist/src/jobs/metrics.js';
 import { resolveDataDir } from '../dist/src/config.js';
 import { runScore } from '../dist/src/jobs/score.js';
 import { stderrProgress } from '../dist/src/progress.js';

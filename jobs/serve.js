@@ -5,7 +5,7 @@ import '../dist/src/threadpool.js';
 import { availableParallelism } from 'node:os';
 import { resolveDataDir } from '../dist/src/config.js';
 import { createApi } from '../dist/src/api/server.js';
-import { reportFailure, wholeNumbers } from '../dist/src/cli.js';
+import { reportFailure, wholeNumbers } from '../dist/src/jobs/cli.js';
 import { jobArgs } from '../dist/src/jobs/args.js';
 import { appsOf } from '../dist/src/jobs/data-dir.js';
 import { assertPortFree } from '../dist/src/jobs/port-free.js';

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs a file from sql/ on a Parquet export: the analysts' way to get the warehouse's numbers.
-import { runJob } from '../dist/src/cli.js';
+import { runJob } from '../dist/src/jobs/cli.js';
 import { jobArgs } from '../dist/src/jobs/args.js';
 import { resolveDataDir } from '../dist/src/config.js';
 import { runSqlOnExport } from '../dist/src/jobs/sql.js';

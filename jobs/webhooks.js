@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The operator's tool for webhook events: list, show every attempt, replay dead letters, counts.
-import { runJob } from '../dist/src/cli.js';
+import { runJob } from '../dist/src/jobs/cli.js';
 import { jobArgs } from '../dist/src/jobs/args.js';
 import { resolveDataDir } from '../dist/src/config.js';
 import { runWebhooksCommand } from '../dist/src/jobs/webhooks.js';

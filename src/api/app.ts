@@ -19,14 +19,14 @@ import { authenticate } from './auth.js';
 import { capPerApp, limitRates, shedLoad } from './guards.js';
 import { strictNumbers } from './strict-query.js';
 import type { ApiMetrics } from '../metrics/api.js';
-import { observeHttp } from '../metrics/http.js';
+import { observeHttp } from './http-metrics.js';
 
 /** An unread body up to this size is drained after an error answer rather than the connection closed. */
 const DRAIN_BYTES = 64 * 1024;
 
 export interface AppOptions {
   logger?: boolean;
-  /** Count requests, latency and refusals (src/metrics/http.ts). */
+  /** Count requests, latency and refusals (src/api/http-metrics.ts). */
   metrics?: ApiMetrics;
 }
 
@@ -116,6 +116,7 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
   );
 
   // registered once the guard plugins have loaded, so that their hooks reach every route
+  // biome-ignore lint/nursery/noMisusedPromises: Fastify awaits a plugin that returns a promise
   app.register(async (routes) => {
     // health probes cost nothing and must not flap under load: never shed, never rate limited
     const probe = { auth: 'none', shed: false, rateLimit: false } as const;

@@ -1,12 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ApiContext } from './context.js';
+import type { Credential } from './credential.js';
 import { ApiError } from './errors.js';
 import { hashSecret } from '../secrets.js';
-
-/** What authenticated a request: an API key (the API-key operations) or a passport token (SDK upload). */
-export type Credential =
-  | { kind: 'apiKey'; bucket: string }
-  | { kind: 'passportToken'; bucket: string; owner: { appId: string; platformUserId: number; orgUserId: string } };
 
 const BEARER = /^Bearer\s+(\S+)$/i;
 

@@ -32,7 +32,7 @@ export function runPrimary(options: PrimaryOptions): void {
       worker.once('exit', onExit);
       worker.once('listening', (where) => {
         worker.off('exit', onExit);
-        const host = where.address && where.address.includes(':') ? `[${where.address}]` : where.address ?? '127.0.0.1';
+        const host = where.address?.includes(':') ? `[${where.address}]` : where.address ?? '127.0.0.1';
         resolve({ worker, address: `http://${host}:${where.port}` });
       });
     });

@@ -8,7 +8,7 @@ import type { SnapshotFollower, Snapshot } from './snapshot.js';
 import { ApiError } from './errors.js';
 import { asUnavailable, unavailable } from './damage.js';
 import type { Scope } from './repository.js';
-import type { Credential } from './auth.js';
+import type { Credential } from './credential.js';
 import type { ApiLimits } from './limits.js';
 import type { WebhookService } from '../webhooks/integrator.js';
 import type { RateCounting } from './guards.js';

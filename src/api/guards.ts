@@ -23,7 +23,7 @@ const hasBody = (request: FastifyRequest): boolean =>
  */
 export function shedLoad(app: FastifyInstance, limits: ApiLimits): void {
   let inFlight = 0;
-  const enter = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  const enter = async (_request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (limits.maxInFlight > 0 && inFlight >= limits.maxInFlight) {
       reply.header('Retry-After', String(limits.overloadRetryAfterSeconds));
       throw overloaded('too many requests in progress');

@@ -79,7 +79,9 @@ export function openApiDocument(routes: RouteDoc[]): Record<string, unknown> {
     const requestBody = route.schema['body']
       ? { required: true, content: { 'application/json': { schema: route.schema['body'] } } }
       : doc?.requestBody;
-    (paths[path] ??= {})[route.method.toLowerCase()] = {
+    const operations = paths[path] ?? {};
+    paths[path] = operations;
+    operations[route.method.toLowerCase()] = {
       operationId: own.operationId ?? doc?.operationId,
       tags: own.tags ?? (doc ? [doc.tag] : undefined),
       summary: own.summary ?? doc?.summary,

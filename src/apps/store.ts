@@ -4,7 +4,7 @@ import { hashSecret, newSecret } from '../secrets.js';
 import { isValidZone } from '../time.js';
 import { InputError } from '../errors.js';
 import { isIP } from 'node:net';
-import { blockedReason, isLoopbackHost } from '../webhooks/address-guard.js';
+import { blockedReason, isLoopbackHost } from '../address-guard.js';
 import type { StateDb, StateLocation, StateQueries } from '../state/db.js';
 import { openState } from '../state/open.js';
 

@@ -16,7 +16,7 @@ export interface OpenOptions {
 
 /**
  * Where waits are reported when a caller passes no `onWait`: silent for the API and tests; the
- * command-line jobs set it to their progress line (src/cli.ts), so a person never waits unseen.
+ * command-line jobs set it to their progress line (src/jobs/cli.ts), so a person never waits unseen.
  */
 let defaultOnWait: ((message: string) => void) | null = null;
 export function reportLockWaits(onWait: ((message: string) => void) | null): void {

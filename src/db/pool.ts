@@ -33,10 +33,16 @@ export class ConnectionPool {
     const conn = await this.borrow();
     try {
       let statements = this.prepared.get(conn);
-      if (!statements) this.prepared.set(conn, (statements = new Map()));
+      if (!statements) {
+        statements = new Map();
+        this.prepared.set(conn, statements);
+      }
       const text = stripComments(sql);
       let statement = statements.get(text);
-      if (!statement) statements.set(text, (statement = await conn.prepare(text)));
+      if (!statement) {
+        statement = await conn.prepare(text);
+        statements.set(text, statement);
+      }
       const bound = paramsFor(text, params);
       if (bound) statement.bind(bound);
       const reader = await statement.runAndReadAll();

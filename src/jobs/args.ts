@@ -1,6 +1,6 @@
 import yargs, { type Arguments, type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { usageFailure } from '../cli.js';
+import { usageFailure } from './cli.js';
 
 export const DATA_DIR_HELP = 'data folder (env DRIVING_DATA_DIR, default ./data)';
 

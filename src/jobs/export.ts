@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { statSync, type Stats } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { InputError } from '../errors.js';
 import { pathsFor, jobSettings } from '../config.js';
@@ -62,7 +62,7 @@ export function reach(out: string, dataDir: string, exportsDir: string): { purge
  * a file there is a mistyped flag, not something to overwrite.
  */
 function checkOut(out: string): void {
-  let stats;
+  let stats: Stats;
   try {
     stats = statSync(out);
   } catch {

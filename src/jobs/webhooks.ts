@@ -2,13 +2,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppStore } from '../apps/store.js';
 import { pathsFor } from '../config.js';
-import { DatabaseBusyError } from '../db/open.js';
-import { InputError } from '../errors.js';
-import { Outbox } from '../webhooks/outbox.js';
-import { askDeliverer } from '../webhooks/control.js';
-import { operate, type OperatorRequest } from '../webhooks/operations.js';
-
-const SOCKET_WAIT_MS = 5_000;
+import { askOutbox } from '../webhooks/ask-outbox.js';
+import type { OperatorRequest } from '../webhooks/operations.js';
 
 /**
  * `jobs/webhooks.js`: answers an operator request from the outbox. While the deliverer runs it
@@ -57,38 +52,4 @@ export function waitingEventFiles(eventsDir: string): WaitingEvents {
     }
   }
   return waiting;
-}
-
-/**
- * One request to the outbox: through the running deliverer's control socket, or, when none runs,
- * by opening the outbox for this request only (the webhook API does the same).
- */
-export async function askOutbox(dataDir: string, request: OperatorRequest, now: Date): Promise<unknown> {
-  const paths = pathsFor(dataDir);
-  if (!existsSync(paths.outboxFile)) {
-    if (request.op === 'list') return { events: [] };
-    if (request.op === 'recover') return { queued: [] };
-    if (request.op === 'counts') return { counts: [], deliverer: null };
-    throw new InputError(`no outbox yet at ${paths.outboxFile}: the deliverer has not run`);
-  }
-  let outbox: Outbox;
-  // a deliverer that is starting holds the outbox a moment before its control socket listens:
-  // wait for one or the other rather than fail (seen in CI: `list` right after a start)
-  const deadline = Date.now() + SOCKET_WAIT_MS;
-  for (;;) {
-    try {
-      outbox = await Outbox.open(paths.outboxFile, { readOnly: request.op !== 'replay' && request.op !== 'recover' });
-      break;
-    } catch (error) {
-      if (!(error instanceof DatabaseBusyError)) throw error;
-      if (existsSync(paths.delivererSocket)) return askDeliverer(paths.delivererSocket, request);
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-  try {
-    return await operate(outbox, request, now);
-  } finally {
-    await outbox.close();
-  }
 }

@@ -1,5 +1,5 @@
 import { InputError } from '../errors.js';
-import { existsSync, lstatSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, renameSync, writeFileSync, type Stats } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 
 const INPUT = /\.(ndjson|jsonl|json)(\.gz)?$|\.parquet$/i;
@@ -67,7 +67,7 @@ function sorted(paths: string[]): Inputs {
 
 /** What is at `path` itself (lstat: a link is a link, whatever it points to); null when nothing. */
 export function kindOf(path: string): string | null {
-  let st;
+  let st: Stats;
   try {
     st = lstatSync(path);
   } catch {

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
-import type { SnapshotFollower } from '../api/snapshot.js';
+import type { Manifest } from '../publish/manifest.js';
 
 /** Latency buckets in seconds: answers from the pack take milliseconds, SQL fallbacks up to seconds. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -12,13 +12,19 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
  * (bounded by the apps configured) or `none`; `status` is the status code; `reason` is the
  * ErrorResult's stable error name.
  */
+/** What the snapshot gauges read of the API's snapshot follower (src/api/snapshot.ts). */
+export interface ServedSnapshot {
+  readonly manifest: Manifest | null;
+  readonly lastError: string | null;
+}
+
 export class ApiMetrics {
   readonly requests: Counter<'method' | 'route' | 'status' | 'app'>;
   readonly duration: Histogram<'method' | 'route' | 'app'>;
   readonly inFlight: Gauge;
   readonly rejected: Counter<'reason' | 'status'>;
 
-  constructor(registry: Registry, snapshots: Pick<SnapshotFollower, 'manifest' | 'lastError'>, now: () => Date = () => new Date()) {
+  constructor(registry: Registry, snapshots: ServedSnapshot, now: () => Date = () => new Date()) {
     const registers = [registry];
     this.requests = new Counter({ name: 'driving_http_requests_total', help: 'HTTP requests answered, by method, route template, status code and app', labelNames: ['method', 'route', 'status', 'app'], registers });
     this.duration = new Histogram({ name: 'driving_http_request_duration_seconds', help: 'Time from a request\'s arrival to its answer, by method, route template and app', labelNames: ['method', 'route', 'app'], buckets: LATENCY_BUCKETS, registers });

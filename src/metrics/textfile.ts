@@ -8,7 +8,7 @@ export interface JobRun {
   /** When the run started and how long it took. */
   startedAt: Date;
   seconds: number;
-  /** The job's exit code (src/cli.ts, EXIT): 0 is a success. */
+  /** The job's exit code (src/jobs/cli.ts, EXIT): 0 is a success. */
   exitCode: number;
   /** Records by outcome (`loaded`, `scored`, `exported`, `purged`). */
   records?: Record<string, number>;

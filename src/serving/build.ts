@@ -136,9 +136,11 @@ class SectionWriter {
     }
     this.users[this.users.length - 1] = (this.users[this.users.length - 1] as number) + 1;
     const offset = this.data.position;
-    const length = typeof payload === 'string' ? this.data.string(payload) : (this.data.bytes(payload), payload.length);
+    if (typeof payload !== 'string') this.data.bytes(payload);
+    const length = typeof payload === 'string' ? this.data.string(payload) : payload.length;
     const extraOffset = this.extras.position;
-    const extraLength = typeof extra === 'string' ? this.extras.string(extra) : (this.extras.bytes(extra), extra.length);
+    if (typeof extra !== 'string') this.extras.bytes(extra);
+    const extraLength = typeof extra === 'string' ? this.extras.string(extra) : extra.length;
     this.index.entry(key, aux, length, extraLength, offset, extraOffset);
     this.days?.add(key);
     this.rows++;
@@ -263,7 +265,10 @@ export function mergeLayers(
         for (let n = 0; n < rows.count; n++) {
           const l = rows.layer[n] as number;
           let layerRows = bytes.get(l);
-          if (!layerRows) bytes.set(l, (layerRows = (rows.files[l] as SectionFile).userRows(appId, userId)));
+          if (!layerRows) {
+            layerRows = (rows.files[l] as SectionFile).userRows(appId, userId);
+            bytes.set(l, layerRows);
+          }
           const row = layerRows[rows.index[n] as number] as (typeof layerRows)[number];
           writer.emit(a, userId, row.key, row.aux, row.payloadBytes(), row.extraBytes());
         }

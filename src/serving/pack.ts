@@ -333,7 +333,10 @@ function mergeVisible(rows: UserRows, section: Section): UserRows {
   if (used.length <= 1) {
     // one layer (the usual case): its rows as stored
     const l = used[0];
-    if (l !== undefined) for (let i = 0; i < (entries[l] as Entries).count; i++) rows.layer.push(l), rows.index.push(i);
+    if (l !== undefined) for (let i = 0; i < (entries[l] as Entries).count; i++) {
+      rows.layer.push(l);
+      rows.index.push(i);
+    }
     return rows;
   }
   const trips = section === 'trips';

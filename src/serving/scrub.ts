@@ -12,7 +12,10 @@ export async function purgedSince(conn: DuckDBConnection): Promise<Map<string, S
   for (const row of await query(conn, 'select app_id, user_id::double as user_id from serving_purged')) {
     const app = String(row['app_id']);
     let users = purged.get(app);
-    if (!users) purged.set(app, (users = new Set()));
+    if (!users) {
+      users = new Set();
+      purged.set(app, users);
+    }
     users.add(Number(row['user_id']));
   }
   return purged;

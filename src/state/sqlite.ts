@@ -47,7 +47,9 @@ export class SqliteState implements StateDb {
   private allNow(name: string, params: StateParams): StateRow[] {
     const statement = this.statement(name);
     const bound = pickParams(stateSql('sqlite', name), params);
-    return (statement.reader ? statement.all(bound) : (statement.run(bound), [])) as StateRow[];
+    if (statement.reader) return statement.all(bound) as StateRow[];
+    statement.run(bound);
+    return [];
   }
 
   private runNow(name: string, params: StateParams): number {

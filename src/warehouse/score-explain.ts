@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { query, runScript } from '../db/sql.js';
-import { inTransaction, setWarehouseVersion, warehouseVersion } from './warehouse.js';
+import { inTransaction, setWarehouseVersion, warehouseVersion } from './version.js';
 
 /**
  * Gives scores stored before contributions, multipliers and percentiles were kept those values

@@ -7,6 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { jobSettings } from '../config.js';
 import { backfillScoreExplanations } from './score-explain.js';
 
+// the version and transaction helpers live beside the models that use them (score-explain.ts
+// among them); re-exported so the warehouse's users keep one import
+export { inTransaction, setWarehouseVersion, warehouseVersion } from './version.js';
+
 export interface Warehouse {
   db: Database;
   conn: DuckDBConnection;
@@ -60,31 +64,9 @@ async function syncApps(conn: DuckDBConnection, apps: App[]): Promise<void> {
   }
 }
 
-export async function warehouseVersion(conn: DuckDBConnection): Promise<number> {
-  const rows = await query(conn, "select value::bigint as v from meta where key = 'version'");
-  return Number(rows[0]?.['v'] ?? 0);
-}
-
 export async function warehouseId(conn: DuckDBConnection): Promise<string> {
   const rows = await query(conn, "select value from meta where key = 'warehouse_id'");
   return String(rows[0]?.['value']);
-}
-
-export async function setWarehouseVersion(conn: DuckDBConnection, version: number): Promise<void> {
-  await run(conn, "update meta set value = $v::varchar where key = 'version'", { v: version });
-}
-
-/** Runs `fn` in one transaction: everything it writes lands together or not at all. */
-export async function inTransaction<T>(conn: DuckDBConnection, fn: () => Promise<T>): Promise<T> {
-  await run(conn, 'begin transaction');
-  try {
-    const result = await fn();
-    await run(conn, 'commit');
-    return result;
-  } catch (error) {
-    await run(conn, 'rollback').catch(() => undefined);
-    throw error;
-  }
 }
 
 export async function nextBatchId(conn: DuckDBConnection): Promise<number> {

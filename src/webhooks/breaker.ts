@@ -29,7 +29,7 @@ export class Breaker {
   admit(endpoint: string, now: number): 'send' | 'probe' | 'reject' | Promise<void> {
     const state = this.endpoints.get(endpoint);
     if (!state || state.openedAt === null) return 'send';
-    if (state.probe) return state.probe;
+    if (state.probe !== null) return state.probe;
     if (now - state.openedAt < this.cooldownMs) return 'reject';
     state.probe = new Promise((resolve) => {
       state.probeDone = resolve;

@@ -4,7 +4,7 @@ import type { Paths } from '../config.js';
 import { silent, type Progress } from '../progress.js';
 import { Breaker } from './breaker.js';
 import { intakeEventFiles, type IntakeResult } from './intake.js';
-import { Outbox, type DueAttempt, type FinishedAttempt } from './outbox.js';
+import type { Outbox, DueAttempt, FinishedAttempt } from './outbox.js';
 import { outcomeOf } from './schedule.js';
 import { Sender, type SendResult } from './send.js';
 import type { DeliverySettings } from './settings.js';

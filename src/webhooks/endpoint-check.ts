@@ -1,6 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { blockedReason, isLoopbackAddress, isLoopbackHost } from './address-guard.js';
+import { blockedReason, isLoopbackAddress, isLoopbackHost } from '../address-guard.js';
 
 /** Resolves a host name to every address it has (dns.lookup with `all`), for tests to replace. */
 export type ResolveAll = (hostname: string) => Promise<string[]>;

@@ -1,7 +1,7 @@
 import { AppStore, type App } from '../apps/store.js';
 import { pathsFor } from '../config.js';
 import { InputError } from '../errors.js';
-import { askOutbox } from '../jobs/webhooks.js';
+import { askOutbox } from './ask-outbox.js';
 import type { Row } from '../db/sql.js';
 import { endpointRefusal, type ResolveAll } from './endpoint-check.js';
 import { testEventBody } from './envelope.js';

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
-import { guardedLookup, loopbackOnly, publicOnly, urlRefusal } from './address-guard.js';
+import { guardedLookup, loopbackOnly, publicOnly, urlRefusal } from '../address-guard.js';
 
 export interface SendRequest {
   url: string;

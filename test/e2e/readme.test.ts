@@ -21,7 +21,7 @@ const repo = resolve(import.meta.dirname, '../..');
 const readme = readFileSync(join(repo, 'README.md'), 'utf8');
 
 /** The ```sh blocks of a markdown text, each with whether it is meant to run. */
-export function shellBlocks(markdown: string): { code: string; runs: boolean }[] {
+function shellBlocks(markdown: string): { code: string; runs: boolean }[] {
   return [...markdown.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => {
     const code = m[1] as string;
     return { code, runs: !code.startsWith('# not run') };

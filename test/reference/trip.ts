@@ -114,10 +114,6 @@ function isNonEmptyString(v: unknown): v is string {
   return typeof v === 'string' && v.length > 0;
 }
 
-function isFiniteNumber(v: unknown): v is number {
-  return typeof v === 'number' && Number.isFinite(v);
-}
-
 function increment(counts: Record<string, number>, code: string): void {
   counts[code] = (counts[code] ?? 0) + 1;
 }

@@ -81,7 +81,10 @@ async function answers(api: Api, users: string[]): Promise<{ url: string; status
 /** An API on `dir` whose log lines (stderr) are collected. */
 async function apiWithLog(dir: string, serving: 'pack' | 'sql' = 'pack'): Promise<{ api: Api; lines: string[]; stop: () => void }> {
   const lines: string[] = [];
-  const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (lines.push(String(chunk)), true));
+  const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    lines.push(String(chunk));
+    return true;
+  });
   const api = await createApi({ dataDir: dir, now: () => clock, pollMs: 60_000, serving });
   await api.ctx.snapshots.use((s) => s.extrasChecked);
   return { api, lines, stop: () => spy.mockRestore() };

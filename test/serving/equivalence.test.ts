@@ -22,7 +22,7 @@ let sqlApi: Awaited<ReturnType<typeof createApi>>;
 let key: string;
 let clock = new Date('2026-10-30T12:00:00Z');
 let users: string[] = [];
-let tripsByUser = new Map<string, string[]>();
+const tripsByUser = new Map<string, string[]>();
 
 async function both(url: string): Promise<{ status: number; body: unknown }> {
   const ask = async (api: typeof packApi) => {
@@ -204,7 +204,7 @@ describe('serving pack', () => {
       tripRecord({ appId: ws.appId, tripId: 'late', userId: tieUser, orgUserId: 'tie-driver', start: '2026-10-29T07:00:00+01:00', seconds: 600, events: [{ type: 'speeding', from: 5, to: 60 }] }),
     ];
     process.env['DRIVING_SERVING_PACK_STEP_ROWS'] = '2';
-    let loaded;
+    let loaded: Awaited<ReturnType<typeof runLoad>>;
     try {
       loaded = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'later.ndjson'), later)], now: clock });
     } finally {

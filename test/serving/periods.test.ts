@@ -13,7 +13,10 @@ const days: DayStats[] = [];
 
 // a small deterministic generator, so a failure names a reproducible case
 let seed = 12345;
-const random = (): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+const random = (): number => {
+  seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+  return seed / 2 ** 32;
+};
 
 beforeAll(async () => {
   instance = await DuckDBInstance.create(':memory:');

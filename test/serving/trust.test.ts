@@ -23,7 +23,7 @@ let ws: Workspace;
 let key: string;
 /** The published data as written, before any test damages it (copied to its own folder). */
 let pristine: string;
-let urls: string[] = [];
+const urls: string[] = [];
 
 /** A copy of the pristine data folder for one test to damage. */
 function copyOfData(name: string): string {
@@ -91,7 +91,10 @@ describe('serving pack checksums', () => {
     const intact = await createApi({ dataDir: intactDir, now: () => clock, pollMs: 60_000 });
     await intact.ctx.snapshots.use((s) => s.extrasChecked);
     const lines: string[] = [];
-    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (lines.push(String(chunk)), true));
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    });
     let damaged: Api | null = null;
     try {
       damaged = await createApi({ dataDir: damagedDir, now: () => clock, pollMs: 60_000 });
@@ -217,7 +220,7 @@ describe('a manifest removed under a running API', () => {
       expect(err).toContain('manifest.json is missing; still serving');
       // a publish that waited for the served slot would fail after this
       process.env['DRIVING_PUBLISH_LOCK_WAIT_MS'] = '3000';
-      let result;
+      let result: Awaited<ReturnType<typeof runScore>>;
       try {
         result = await runScore({ dataDir: dir, date: '2026-11-20', now: new Date('2026-11-20T13:00:00Z') });
       } finally {

@@ -62,7 +62,7 @@ async function rowsOf(sql: string, params: Record<string, unknown> = {}): Promis
   }
 }
 
-let purgeLog: string[] = [];
+const purgeLog: string[] = [];
 let truncatedArchive = '';
 let afterDelete = '';
 

@@ -31,7 +31,10 @@ describe('Directory', () => {
   const apps = 3;
   const tuples: number[][] = [];
   let seed = 7;
-  const rnd = (n: number): number => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % n);
+  const rnd = (n: number): number => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+    return seed % n;
+  };
   const used = new Set<string>();
   while (tuples.length < 500) {
     const t = [rnd(apps - 1), rnd(10_000) * 1_000_003, rnd(1_000_000), 1 + rnd(50)]; // app 2 has no users

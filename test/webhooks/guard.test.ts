@@ -2,7 +2,7 @@
 // test sends anything to a non-loopback address: refusals are checked as functions, and end to
 // end only with loopback targets while the loopback opt-in is off.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { blockedReason, guardedLookup, loopbackOnly, publicOnly, urlRefusal } from '../../src/webhooks/address-guard.js';
+import { blockedReason, guardedLookup, loopbackOnly, publicOnly, urlRefusal } from '../../src/address-guard.js';
 import { validateWebhookUrl } from '../../src/apps/store.js';
 import { parseDuration, parseSchedule, deliverySettings } from '../../src/webhooks/settings.js';
 import type { Receiver } from '../helpers/receiver.js';

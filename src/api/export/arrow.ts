@@ -23,7 +23,7 @@ export const EXPORT_SCHEMA = new Schema([
   new Field('events', new List(new Field('item', EVENT, false)), false),
 ]);
 
-function valueOf(trip: ExportTrip, name: string): unknown {
+function fieldOf(trip: ExportTrip, name: string): unknown {
   if (name === 'userId') return BigInt(trip.userId);
   const value = (trip as Record<string, unknown>)[name];
   return value === undefined ? null : value;
@@ -31,7 +31,7 @@ function valueOf(trip: ExportTrip, name: string): unknown {
 
 /** One batch of trips as an Arrow record batch. */
 export function recordBatch(trips: ExportTrip[]): RecordBatch {
-  const children = EXPORT_SCHEMA.fields.map((f) => vectorFromArray(trips.map((t) => valueOf(t, f.name)), f.type as DataType).data[0]!);
+  const children = EXPORT_SCHEMA.fields.map((f) => vectorFromArray(trips.map((t) => fieldOf(t, f.name)), f.type as DataType).data[0]!);
   return new RecordBatch(EXPORT_SCHEMA, makeData({ type: new Struct(EXPORT_SCHEMA.fields), length: trips.length, nullCount: 0, children }));
 }
 

@@ -44,7 +44,10 @@ const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-
 const cache = new Map<string, Buffer>();
 const asset = (name: string): Buffer => {
   let bytes = cache.get(name);
-  if (!bytes) cache.set(name, (bytes = readFileSync(join(dist, ASSETS[name]?.file ?? name))));
+  if (!bytes) {
+    bytes = readFileSync(join(dist, ASSETS[name]?.file ?? name));
+    cache.set(name, bytes);
+  }
   return bytes;
 };
 

@@ -1,7 +1,7 @@
-import { DatabaseBusyError, reportLockWaits } from './db/open.js';
-import { InputError } from './errors.js';
-import { CheckFailedError } from './publish/checks.js';
-import { stderrProgress } from './progress.js';
+import { DatabaseBusyError, reportLockWaits } from '../db/open.js';
+import { InputError } from '../errors.js';
+import { CheckFailedError } from '../publish/checks.js';
+import { stderrProgress } from '../progress.js';
 
 // Every file a job or the API creates may hold personal data (warehouse, points, slots, serving
 // files, landing and event files, passport): readable by its owner only, 0600, and folders 0700,

@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathsFor } from '../config.js';
-import type { JobEnd } from '../cli.js';
-import type { LoadResult } from '../jobs/load.js';
-import type { ScoreResult } from '../jobs/score.js';
+import type { JobEnd } from './cli.js';
+import type { LoadResult } from './load.js';
+import type { ScoreResult } from './score.js';
 import type { ExportResult } from '../export/export.js';
 import type { PurgeResult } from '../purge/purge.js';
-import type { PurgeJobResult } from '../jobs/purge.js';
-import { writeJobMetrics } from './textfile.js';
+import type { PurgeJobResult } from './purge.js';
+import { writeJobMetrics } from '../metrics/textfile.js';
 import { sqliteFileOf } from '../state/db.js';
 
 /** yargs option of the batch jobs. */
