@@ -20,7 +20,12 @@ async function refuseRequests(where: { dataDir: string; databaseUrl: string | nu
   if (where.databaseUrl === null) {
     const db = new Database(sqliteFileOf(where.dataDir));
     db.exec("create trigger refuse before insert on deletion_requests begin select raise(abort, 'database or disk is full'); end");
-    return { heal: async () => void (db.exec('drop trigger refuse'), db.close()) };
+    return {
+      heal: async () => {
+        db.exec('drop trigger refuse');
+        db.close();
+      },
+    };
   }
   const client = new pg.Client(where.databaseUrl);
   await client.connect();
