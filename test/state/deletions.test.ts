@@ -4,11 +4,9 @@
 // marked purged in the store with the user's trips removed. And a data folder of the earlier
 // release, whose requests are files, is taken into the store by itself, once, when two processes
 // start on it together. A purged request keeps no byte of the org user id in SQLite's files.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AppStore } from '../../src/apps/store.js';
 import { pathsFor } from '../../src/config.js';
 import { PassportStore } from '../../src/passport/store.js';
@@ -17,52 +15,27 @@ import { PENDING_GRACE_MS } from '../../src/state/migrate-deletions.js';
 import { markPurged, pendingDeletions } from '../../src/state/deletions.js';
 import { eraseAccounts } from '../../src/state/erase.js';
 import { sqliteFileOf } from '../../src/state/db.js';
-import { freePort } from '../helpers/postgres.js';
 import { runJobProcess } from '../helpers/job-process.js';
-import { startServe, type ServeProcess } from '../helpers/serve-process.js';
 import { tripRecord } from '../helpers/trips.js';
 import { publishedRows } from '../helpers/workspace.js';
-import { STORES, stateLocations } from './stores.js';
-
-const ROOT = join(import.meta.dirname, '..', '..');
+import { STORES, openInProcess, serveProcesses, stateLocations } from './stores.js';
 
 /** Every row of deletion_requests, as the store holds it. */
 async function requestRows(where: { dataDir: string; databaseUrl: string | null }): Promise<Record<string, unknown>[]> {
   return (await openState(where)).all('deletion_requests_all');
 }
 
-/** Opens the store of `dataDir` in a process of its own (as an API or a job starting); its stderr. */
-function openInProcess(dataDir: string, databaseUrl: string | null): Promise<string> {
-  const script = `import('./dist/src/state/open.js').then(async (m) => { await m.openState({ dataDir: ${JSON.stringify(dataDir)} }); await m.closeStates(); })`;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', script], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl ?? '' }, stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.on('exit', (code) => (code === 0 ? resolve(err) : reject(new Error(`exit ${code}: ${err}`))));
-  });
-}
-
 describe.each(STORES)('deletion requests in the %s store', (kind) => {
   const locations = stateLocations(kind);
-  const serves: ServeProcess[] = [];
-  const dirs: string[] = [];
-  afterAll(async () => {
-    for (const s of serves) {
-      s.child.kill('SIGTERM');
-      await s.exited;
-    }
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-  });
+  const machines = serveProcesses();
 
   it('a DELETE answered by one API process is purged by purge.js on the job\'s folder; nothing under requests/deletions is written or read', async () => {
     const where = await locations.fresh();
     const { appId, apiKey } = await new AppStore(where).add({ name: 'Fleet', timeZone: 'UTC' });
     const env = { DATABASE_URL: where.databaseUrl ?? '' };
     // PostgreSQL: the API on another machine, a data folder of its own; SQLite: the machine's one folder
-    const apiDir = where.databaseUrl ? mkdtempSync(join(tmpdir(), 'dds-api-machine-')) : where.dataDir;
-    if (apiDir !== where.dataDir) dirs.push(apiDir);
-    const api = await startServe(['--data-dir', apiDir, '--port', String(await freePort()), '--workers', '1'], env);
-    serves.push(api);
+    const api = await machines.start(where, true);
+    const apiDir = api.dataDir;
     const call = (path: string, method = 'GET') => fetch(`${api.url}${path}`, { method, headers: { authorization: `Bearer ${apiKey}` } });
     const ids: Record<string, number> = {};
     for (const org of ['leaver', 'keeper']) ids[org] = ((await (await call(`/v1/org-user/${org}/token`, 'POST')).json()) as { platformUserId: number }).platformUserId;

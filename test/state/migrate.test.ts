@@ -1,6 +1,4 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { pathsFor } from '../../src/config.js';
 import { openDatabase } from '../../src/db/open.js';
@@ -8,9 +6,8 @@ import { run, runScript } from '../../src/db/sql.js';
 import { AppStore } from '../../src/apps/store.js';
 import { PassportStore } from '../../src/passport/store.js';
 import { hashSecret } from '../../src/secrets.js';
-import { STORES, stateLocations } from './stores.js';
+import { STORES, openInProcess, stateLocations } from './stores.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const T0 = new Date('2026-11-25T10:00:00.000Z');
 
 /**
@@ -36,17 +33,6 @@ async function earlierReleaseFolder(dataDir: string): Promise<{ token: string; d
   });
   db.close();
   return { token, deletedToken, keeperId: 101, apiKey };
-}
-
-/** Two processes open the store of the same folder at the same moment; their stderr. */
-function openInProcess(dataDir: string, databaseUrl: string | null): Promise<string> {
-  const script = `import('./dist/src/state/open.js').then(async (m) => { await m.openState({ dataDir: ${JSON.stringify(dataDir)} }); await m.closeStates(); })`;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', script], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl ?? '' }, stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.on('exit', (code) => (code === 0 ? resolve(err) : reject(new Error(`exit ${code}: ${err}`))));
-  });
 }
 
 describe.each(STORES)('a data folder of the earlier release, on the %s store', (kind) => {

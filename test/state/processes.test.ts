@@ -3,14 +3,11 @@
 // DELETE answered by one refuses the token at the other's next request, and a key revoked by the
 // operator's CLI is refused by both at once while the new key works on both.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AppStore } from '../../src/apps/store.js';
-import { freePort } from '../helpers/postgres.js';
-import { startServe, type ServeProcess } from '../helpers/serve-process.js';
-import { STORES, stateLocations } from './stores.js';
+import type { ServeProcess } from '../helpers/serve-process.js';
+import { STORES, serveProcesses, stateLocations } from './stores.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -25,27 +22,15 @@ function cli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | n
 
 describe.each(STORES)('two API processes on the %s store', (kind) => {
   const locations = stateLocations(kind);
-  const serves: ServeProcess[] = [];
-  const dirs: string[] = [];
-  afterAll(async () => {
-    for (const s of serves) {
-      s.child.kill('SIGTERM');
-      await s.exited;
-    }
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-  });
+  const machines = serveProcesses();
 
   it('see each other\'s writes at the next request: tokens, deletions and revoked keys', async () => {
     const where = await locations.fresh();
     const { appId, apiKey } = await new AppStore(where).add({ name: 'Fleet', timeZone: 'UTC' });
     const env = { DATABASE_URL: where.databaseUrl ?? '' };
     // PostgreSQL: a data folder per process, as on two machines; SQLite: the machine's one folder
-    const secondDir = where.databaseUrl ? mkdtempSync(join(tmpdir(), 'dds-machine-b-')) : where.dataDir;
-    if (secondDir !== where.dataDir) dirs.push(secondDir);
-    for (const dir of [where.dataDir, secondDir]) {
-      serves.push(await startServe(['--data-dir', dir, '--port', String(await freePort()), '--workers', '1'], env));
-    }
-    const [a, b] = serves.slice(-2) as [ServeProcess, ServeProcess];
+    const a = await machines.start(where);
+    const b = await machines.start(where, true);
     const call = (s: ServeProcess, path: string, key: string, method = 'GET') => fetch(`${s.url}${path}`, { method, headers: { authorization: `Bearer ${key}` } });
 
     const issued = await call(a, '/v1/org-user/driver-1/token', apiKey, 'POST');

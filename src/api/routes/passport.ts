@@ -42,10 +42,10 @@ export function passportRoutes(app: FastifyInstance, ctx: ApiContext): void {
       },
     },
     async (request) => {
-      // the request the jobs act on is durable before the account is marked (docs/decisions.md, Deletion)
+      // the request the jobs act on and the account's mark are one committed transaction (docs/decisions.md, Deletion)
       const userId = await ctx.deletion.delete(request.tenant.appId, request.params.org_user_id, ctx.now()).catch((error: unknown) => {
         if (error instanceof StorageUnavailableError) {
-          request.log.error({ err: error.cause }, 'deletion request not written');
+          request.log.error({ err: error.cause }, 'deletion not recorded');
           throw new ApiError('storage_unavailable', 'storage unavailable: the deletion could not be recorded and nothing was deleted; retry later');
         }
         throw error;
