@@ -5,7 +5,7 @@ import { InputError } from '../errors.js';
 import { fsyncDir, writeFileAtomic } from '../fsutil.js';
 import { silent, type Progress } from '../progress.js';
 import { sqliteFileOf } from '../state/db.js';
-import { copyTree, inProgress } from './files.js';
+import { copyLanding, copyTree, inProgress } from './files.js';
 import { describeFile, FOLDERS, MANIFEST, OUTBOX, STATE_PG_DUMP, STATE_SQLITE, type BackupFile, type BackupManifest } from './manifest.js';
 import { copyOutbox } from './outbox.js';
 import { currentRelease } from './release.js';
@@ -72,10 +72,7 @@ export async function runBackup(options: BackupOptions): Promise<BackupResult> {
     mkdirSync(join(tmp, 'webhooks'), { mode: 0o700 });
     const outbox = await copyOutbox(dataDir, join(tmp, OUTBOX));
     progress(`backup: webhook outbox: ${outbox === 'none' ? 'none yet (the deliverer has not run)' : `copied ${outbox}`}`);
-    // the archive, and the files still waiting in the landing area (not yet in the archive)
-    const landing = copyTree(dataDir, tmp, FOLDERS.landing, {
-      skip: (name, rel) => inProgress(name) || rel === `${FOLDERS.landing}/failed`,
-    });
+    const landing = copyLanding(dataDir, tmp, FOLDERS.landing);
     progress(`backup: landing area: ${landing.length} file(s) (${landing.filter((f) => f.startsWith(`${FOLDERS.landing}/loaded/`)).length} archived)`);
     const files: BackupFile[] = [];
     const listed = [state.dialect === 'sqlite' ? STATE_SQLITE : STATE_PG_DUMP, ...deletions, ...events, ...(outbox === 'none' ? [] : [OUTBOX]), ...landing];

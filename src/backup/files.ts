@@ -4,6 +4,8 @@ import { dirname, join } from 'node:path';
 export interface TreeOptions {
   /** Entries left out (names of files still being written). */
   skip?: (name: string, relative: string) => boolean;
+  /** Only the files of the folder itself, not of its subfolders. */
+  shallow?: boolean;
 }
 
 /**
@@ -31,7 +33,9 @@ export function copyTree(from: string, to: string, rel: string, options: TreeOpt
       if (isGone(error)) continue;
       throw error;
     }
-    if (st.isDirectory()) out.push(...copyTree(from, to, relative, options));
+    if (st.isDirectory()) {
+      if (!options.shallow) out.push(...copyTree(from, to, relative, options));
+    }
     else if (st.isFile() && copyOne(join(from, relative), join(to, relative))) out.push(relative);
   }
   return out;
@@ -57,3 +61,18 @@ const isGone = (error: unknown): boolean => (error as NodeJS.ErrnoException).cod
 
 /** Names writers use while a file is not complete (the landing area's and the event files' rule). */
 export const inProgress = (name: string): boolean => /\.(tmp|part)$/i.test(name) || (name.startsWith('.') && name !== '.uploads-batched');
+
+/**
+ * The landing area in the order a running load moves its files: the files waiting at its top
+ * first, then the SDK uploads being batched, then the archive. A file a load moves meanwhile is
+ * moved to a place copied later, so it is copied once or twice (a load leaves out a byte-identical
+ * copy), never missed; listing the archive first would miss a file archived between the two.
+ */
+export function copyLanding(from: string, to: string, landing: string): string[] {
+  const skip = (name: string) => inProgress(name);
+  return [
+    ...copyTree(from, to, landing, { skip, shallow: true }),
+    ...copyTree(from, to, `${landing}/.uploads-batched`, { skip }),
+    ...copyTree(from, to, `${landing}/loaded`, { skip }),
+  ];
+}
