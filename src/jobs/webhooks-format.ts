@@ -24,6 +24,8 @@ export function formatWebhooks(request: OperatorRequest, result: unknown): strin
         `  body: ${JSON.stringify(e['body'])}\n${attempts.length ? attempts.join('\n') : '  no attempt yet'}`
       );
     }
+    case 'copy':
+      return `outbox copied to ${String(r['copied'])}`;
     case 'replay':
     case 'recover': {
       const queued = r['queued'] as string[];

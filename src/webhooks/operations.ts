@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import { InputError } from '../errors.js';
 import type { Row } from '../db/sql.js';
 import type { EventStatus, Outbox } from './outbox.js';
@@ -9,7 +11,9 @@ export type OperatorRequest =
   | { op: 'counts' }
   | { op: 'replay'; eventId?: string | null; appId?: string | null; since?: string | null }
   /** Every delivered or dead event of one app created since then, sent once more (the webhook API's recover). */
-  | { op: 'recover'; appId: string; since: string };
+  | { op: 'recover'; appId: string; since: string }
+  /** The outbox written into a new DuckDB file (jobs/backup.js): an absolute path that does not exist yet. */
+  | { op: 'copy'; to: string };
 
 export const STATUSES: EventStatus[] = ['pending', 'failed', 'delivered', 'filtered'];
 
@@ -36,6 +40,11 @@ export async function operate(outbox: Outbox, request: OperatorRequest, now: Dat
       return { counts: (await outbox.counts(now)).map(withIsoTimes), deliverer: live ?? null };
     case 'replay':
       return replay(outbox, request, now);
+    case 'copy': {
+      if (!isAbsolute(request.to) || existsSync(request.to)) throw new InputError('copy needs an absolute path where nothing is yet');
+      await outbox.copyTo(request.to);
+      return { copied: request.to, by: live === undefined ? 'read-only' : 'by the deliverer' };
+    }
     case 'recover': {
       const since = new Date(request.since);
       if (!request.appId || Number.isNaN(since.getTime())) throw new InputError('recover needs an app and an ISO time');

@@ -1,5 +1,5 @@
 import { openDatabase, type Database } from '../db/open.js';
-import { query, queryFile, queryScript, runFile, runScript, type Params, type Row } from '../db/sql.js';
+import { query, queryFile, queryScript, quoteIdent, quoteLiteral, run, runFile, runScript, type Params, type Row } from '../db/sql.js';
 import { inTransaction } from '../warehouse/warehouse.js';
 import { SerialQueue } from '../db/serial.js';
 import { listValue } from '../db/duckdb.js';
@@ -172,6 +172,25 @@ export class Outbox {
    */
   prune(before: Date, endpointApps: string[]): Promise<number> {
     return this.serial(async (conn) => inTransaction(conn, async () => Number((await queryScript(conn, 'webhooks/prune', { before: before.toISOString(), endpoint_apps: JSON.stringify(endpointApps) }))[0]?.['pruned'] ?? 0)));
+  }
+
+  /**
+   * Writes the outbox as it is now into a new DuckDB file `target` (a backup's copy): one
+   * `COPY FROM DATABASE` in the serial queue, so no intake or record lands halfway through it, and
+   * without stopping the deliverer that holds the file (no other process may open it meanwhile).
+   */
+  copyTo(target: string): Promise<void> {
+    return this.serial(async (conn) => {
+      const [row] = await query(conn, 'select current_database() as db');
+      const alias = 'backup_target';
+      // READ_WRITE: an outbox opened read-only (no deliverer running) still writes its copy
+      await run(conn, `attach ${quoteLiteral(target)} as ${alias} (READ_WRITE)`);
+      try {
+        await run(conn, `copy from database ${quoteIdent(String(row?.['db']))} to ${alias}`);
+      } finally {
+        await run(conn, `detach database if exists ${alias}`);
+      }
+    });
   }
 
   /** Rows of any query over the outbox (tests and benchmarks). */

@@ -1,0 +1,60 @@
+// A backup taken while a load moves files from the landing area into its archive misses none:
+// restored and loaded again, it holds every trip the finished load holds.
+import { afterAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runJobProcess, startJob } from '../helpers/job-process.js';
+import { pathsFor } from '../../src/config.js';
+import { warehouseRows } from '../helpers/workspace.js';
+
+const TMP = mkdtempSync(join(tmpdir(), 'dds-backup-load-'));
+afterAll(() => rmSync(TMP, { recursive: true, force: true }));
+
+/** The trip files of a backup: those waiting in the landing area and those archived. */
+function tripFiles(backup: string): string[] {
+  const landing = join(backup, 'landing');
+  const waiting = readdirSync(landing).filter((n) => n.endsWith('.ndjson'));
+  const archive = join(landing, 'loaded');
+  const archived = (existsSync(archive) ? readdirSync(archive, { recursive: true, encoding: 'utf8' }) : []).filter((n) => n.endsWith('.ndjson')).map((n) => n.split('/').pop() as string);
+  return [...new Set([...waiting, ...archived])].sort();
+}
+
+const ok = async (job: string, args: string[]) => {
+  const ran = await runJobProcess(job, args);
+  if (ran.code !== 0) throw new Error(`${job} exited ${ran.code}: ${ran.stderr}`);
+  return ran;
+};
+
+describe('a backup during a load', () => {
+  it('copies every trip file once it is waiting or archived, and restores to what the load ends with', async () => {
+    const data = join(TMP, 'data');
+    await ok('apps', ['add', '--name', 'Busy Fleet', '--data-dir', data]);
+    await ok('generate', ['--users', '3', '--days', '6', '--end-date', '2026-11-20', '--data-dir', data]);
+    const generated = readdirSync(join(data, 'landing')).filter((n) => n.endsWith('.ndjson')).sort();
+    expect(generated).toHaveLength(6);
+    // one file at a time, so the load moves files into the archive over several seconds
+    const load = startJob('load', ['--data-dir', data], { DRIVING_LOAD_CONCURRENCY: '1' });
+    let loading = true;
+    void load.done.then(() => (loading = false));
+    const during: string[] = [];
+    for (let i = 0; loading; i++) {
+      const to = join(TMP, `backup-${i}`);
+      await ok('backup', ['--data-dir', data, '--to', to]);
+      // a backup that ended after the load is no backup "during" it
+      if (loading) during.push(to);
+    }
+    expect((await load.done).code).toBe(0);
+    expect(during.length).toBeGreaterThan(0);
+    for (const backup of during) expect(tripFiles(backup), backup).toEqual(generated);
+
+    // the last backup during the load, restored, then its waiting files loaded by the next load
+    const restored = join(TMP, 'restored');
+    await ok('restore', ['--from', during[during.length - 1] as string, '--data-dir', restored]);
+    await ok('load', ['--data-dir', restored]);
+    const trips = (dir: string) => warehouseRows(pathsFor(dir), 'select app_id, trip_id, user_id, started_at, ended_at from trips order by trip_id');
+    const expected = await trips(data);
+    expect(expected.length).toBeGreaterThan(10);
+    expect(await trips(restored)).toEqual(expected);
+  });
+});
