@@ -1,6 +1,5 @@
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { pathsFor } from '../config.js';
 import { InputError } from '../errors.js';
 import { fsyncDir, writeFileAtomic } from '../fsutil.js';
 import { silent, type Progress } from '../progress.js';
@@ -45,7 +44,6 @@ export async function runBackup(options: BackupOptions): Promise<BackupResult> {
   const progress = options.progress ?? silent;
   const dataDir = resolve(options.dataDir);
   const to = resolve(options.to);
-  const paths = pathsFor(dataDir);
   if (!existsSync(dataDir)) throw new InputError(`--data-dir ${dataDir} does not exist`);
   if (!options.databaseUrl && !existsSync(sqliteFileOf(dataDir))) throw new InputError(`--data-dir ${dataDir} holds no state store (state/state.sqlite); with PostgreSQL give --database-url`);
   if (existsSync(to)) throw new InputError(`--to ${to} exists: a backup goes into a new folder`);

@@ -1,4 +1,4 @@
-import { constants, copyFileSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
+import { constants, copyFileSync, lstatSync, mkdirSync, readdirSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 export interface TreeOptions {
@@ -26,7 +26,7 @@ export function copyTree(from: string, to: string, rel: string, options: TreeOpt
   for (const name of names) {
     const relative = join(rel, name);
     if (options.skip?.(name, relative)) continue;
-    let st;
+    let st: Stats;
     try {
       st = lstatSync(join(from, relative));
     } catch (error) {

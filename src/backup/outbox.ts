@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { pathsFor } from '../config.js';
-import { askOutbox } from '../jobs/webhooks.js';
+import { askOutbox } from '../webhooks/ask-outbox.js';
 
 /**
  * Copies the webhook outbox into `target` (a new DuckDB file) without stopping the deliverer.
