@@ -8,7 +8,7 @@ import { startCluster } from './cluster-server.js';
 import { ensureBase } from './fixtures.js';
 
 /** Tokens in the store (one per driver at most; the base's drivers in turn). */
-const TOKENS = 5_000;
+const TOKENS = 3_000;
 /** Timed lookups of random existing tokens, one after another. */
 const LOOKUPS = 20_000;
 /** Untimed lookups first (statements prepared, pages read). */
