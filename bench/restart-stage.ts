@@ -49,7 +49,7 @@ export async function benchRestart(ctx: BenchContext): Promise<void> {
       });
       record(ctx, {
         stage: 'restart', metric: `round ${round}: rolling restart (SIGHUP, 2 workers) under mixed ops 1-4 @ ${RATE}/s: requests refused or reset (kinds; unanswered; answered a second, p99)`,
-        value: refused(restart), unit: `of ${restart.sent} sent${kinds(restart)}; ${load(restart)}`, target: '0', met: refused(restart) === 0,
+        value: refused(restart), unit: `of ${restart.sent} sent${kinds(restart)}${when(restart, 'sighup')}; ${load(restart)}`, target: '0', met: refused(restart) === 0,
       });
       await killed(ctx, `round ${round}: kill -9 of one of 2 workers`, server.url, apiKey, paths, async () => {
         const workers = childPids(server.pid);
@@ -185,6 +185,13 @@ function kinds(r: LoadGeneratorResult): string {
     byKind.set(key, (byKind.get(key) ?? 0) + 1);
   }
   return byKind.size === 0 ? '' : `: ${[...byKind].map(([k, n]) => `${n} × ${k}`).join(', ')}`;
+}
+
+/** ` (failed 12.3, 12.3 s after the SIGHUP)`: when the first refused requests failed, from a marked moment. */
+function when(r: LoadGeneratorResult, mark: string): string {
+  const at = r.marks[mark]?.at;
+  if (at === undefined || r.failures.length === 0) return '';
+  return ` (failed ${r.failures.slice(0, 10).map((f) => ((f.failedAt - at) / 1000).toFixed(1)).join(', ')} s after the ${mark === 'sighup' ? 'SIGHUP' : mark})`;
 }
 
 function operationOf(path: string): string {

@@ -70,7 +70,7 @@ export async function benchTokens(ctx: BenchContext): Promise<void> {
         const failed = r.errors + r.timeouts + r.non2xx;
         record(ctx, {
           stage: 'tokens', metric: `${name}: GET /v1/token/{token} through serve.js --workers 1 @ ${HTTP_RATE}/s: p50 / p99 (failed)`,
-          value: `${r.p50Ms.toFixed(2)} / ${r.p99Ms.toFixed(2)} ms (${failed})`, unit: '',
+          value: `${r.p50Ms.toFixed(2)} / ${r.p99Ms.toFixed(2)} ms (${failed}${failed > 0 ? `: ${Object.entries(r.failureKinds).map(([kind, n]) => `${n} × ${kind}`).join(', ')}` : ''})`, unit: '',
         });
       } finally {
         ctx.children.push(await server.stop());
