@@ -24,7 +24,7 @@ interface Ladder {
   workers: number;
   highest: number | null;
   /** Every rung: rate, p99, the API's CPU a request (all its processes), the generator's CPU. */
-  steps: (LadderStep & { cpuUsPerRequest: number; generator: string })[];
+  steps: (LadderStep & { cpuUsPerRequest: number; primaryUsPerRequest: number; generator: string })[];
 }
 
 /**
@@ -53,7 +53,7 @@ export async function benchWorkers(ctx: BenchContext): Promise<void> {
     const common = Math.max(...one.steps.map((s) => s.rate).filter((rate) => two.steps.some((t) => t.rate === rate)));
     for (const ladder of [one, two]) {
       const at = ladder.steps.filter((s) => s.rate === common);
-      const us = at.map((s) => Math.round(s.cpuUsPerRequest));
+      const us = at.map((s) => `${Math.round(s.cpuUsPerRequest)}${ladder.workers > 1 ? ` (primary ${Math.round(s.primaryUsPerRequest)})` : ''}`);
       record(ctx, {
         stage: 'workers', metric: `round ${round}, ${ladder.workers} worker(s): the API's CPU a request @ ${common}/s, primary + workers (each run of the rung; load generator: ${at[0]?.generator})`,
         value: us.join(', '), unit: 'us',
@@ -79,10 +79,13 @@ async function runLadder(ctx: BenchContext, dir: string, apiKey: string, byOp: M
     const result = await climb(RATES, async (rate) => {
       const before = treeCpu(server.pid);
       const run = await generate(ctx, { url: server.url, apiKey, paths, rate, seconds: ctx.options.sizes.apiSeconds, connections, warmupSeconds: STEP_WARMUP_SECONDS }).done;
-      const cpu = cpuBetween(before, treeCpu(server.pid));
+      const after = treeCpu(server.pid);
+      const cpu = cpuBetween(before, after);
       const r = parseResult(run);
       if (cpu.processes !== workers + (workers > 1 ? 1 : 0)) throw new Error(`the server had ${cpu.processes} process(es) through a rung, not ${workers} worker(s) and their primary`);
-      const step = { rate, p99Ms: r.p99Ms, throughput: r.throughput, failed: r.errors + r.timeouts + r.non2xx, cpuUsPerRequest: (cpu.seconds * 1e6) / Math.max(r.sent, 1), generator: generatorCpu(run, r) };
+      // the primary's own part (it hands connections to the workers; it answers nothing)
+      const primary = workers > 1 ? (after.get(server.pid) ?? 0) - (before.get(server.pid) ?? 0) : 0;
+      const step = { rate, p99Ms: r.p99Ms, throughput: r.throughput, failed: r.errors + r.timeouts + r.non2xx, cpuUsPerRequest: (cpu.seconds * 1e6) / Math.max(r.sent, 1), primaryUsPerRequest: (primary * 1e6) / Math.max(r.sent, 1), generator: generatorCpu(run, r) };
       ctx.progress(`bench: workers: ${workers} worker(s) @ ${rate}/s: p99 ${r.p99Ms.toFixed(2)} ms, ${Math.round(r.throughput)} req/s, ${step.failed} failed, ${Math.round(step.cpuUsPerRequest)} us CPU a request (${step.generator})`);
       steps.push(step);
       return step;
