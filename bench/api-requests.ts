@@ -49,3 +49,8 @@ export function mixedPaths(paths: Map<Operation, string[]>): string[] {
   for (let i = 0; i < longest; i++) for (const list of lists) if (list[i] !== undefined) out.push(list[i] as string);
   return out;
 }
+
+/** Operations 1-4 interleaved (list, detail, statistics, score): the api stage's mix without the score history. */
+export function readMix(paths: Map<Operation, string[]>): string[] {
+  return mixedPaths(new Map([...paths].filter(([op]) => op !== '4h score history')));
+}

@@ -4,6 +4,8 @@ import { startNodeChild, type ChildResult, type RunningChild } from './child.js'
 
 export interface ApiServer {
   url: string;
+  /** The serve.js process (a cluster's primary). */
+  pid: number;
   /** Asks the server to stop (SIGTERM: it drains and closes) and returns what it cost. */
   stop(): Promise<ChildResult>;
 }
@@ -11,19 +13,21 @@ export interface ApiServer {
 /**
  * Starts the real `serve.js` on a free loopback port over a data folder and waits until it serves;
  * `repoDir` runs another checkout's (built) server instead of this one's; `env` is added to its
- * environment (limits). One process (`--workers 1`), so figures stay comparable with runs before the cluster.
+ * environment (limits). One process (`--workers 1`), so figures stay comparable with runs before the
+ * cluster, unless `workers` asks for a cluster; `port` instead of any free one; `args` are more flags; `onStderrLine` sees its stderr.
  */
-export async function startApiServer(ctx: BenchContext, dataDir: string, options: { repoDir?: string; env?: NodeJS.ProcessEnv } = {}): Promise<ApiServer> {
+export async function startApiServer(ctx: BenchContext, dataDir: string, options: { repoDir?: string; env?: NodeJS.ProcessEnv; workers?: number; port?: number; args?: string[]; onStderrLine?: (line: string) => void } = {}): Promise<ApiServer> {
   let resolveUrl: (url: string) => void = () => undefined;
   const listening = new Promise<string>((resolve) => (resolveUrl = resolve));
   const script = options.repoDir ? join(options.repoDir, 'jobs', 'serve.js') : jobScript(ctx, 'serve');
-  const running: RunningChild = startNodeChild('serve', script, ['--data-dir', dataDir, '--port', '0', '--host', '127.0.0.1', '--no-log', ...(options.repoDir ? [] : ['--workers', '1'])], {
+  const running: RunningChild = startNodeChild('serve', script, ['--data-dir', dataDir, '--port', String(options.port ?? 0), '--host', '127.0.0.1', '--no-log', ...(options.repoDir ? [] : ['--workers', String(options.workers ?? 1)]), ...(options.args ?? [])], {
     ...childOptions(ctx),
     ...(options.repoDir ? { cwd: options.repoDir } : {}),
     ...(options.env ? { env: options.env } : {}),
     onStderrLine: (line) => {
       const match = /listening on (http:\/\/\S+)/.exec(line);
       if (match) resolveUrl(match[1] as string);
+      options.onStderrLine?.(line);
     },
   });
   const url = await Promise.race([
@@ -35,6 +39,7 @@ export async function startApiServer(ctx: BenchContext, dataDir: string, options
   await waitReady(url);
   return {
     url,
+    pid: running.child.pid as number,
     stop: async () => {
       running.child.kill('SIGTERM');
       return running.done;

@@ -115,7 +115,7 @@ async function duringPublish(ctx: BenchContext, url: string, apiKey: string, pat
 }
 
 /** A scored snapshot with at least `apiTrips` trips: the score stage's when it is big enough. */
-async function apiSnapshot(ctx: BenchContext): Promise<Snapshot> {
+export async function apiSnapshot(ctx: BenchContext): Promise<Snapshot> {
   const { users, historyDays, apiTrips } = ctx.options.sizes;
   const existing = ctx.historySnapshot;
   const expected = existing?.trips ?? Math.floor(users * historyDays * TRIPS_PER_USER_DAY);
@@ -138,7 +138,7 @@ async function apiSnapshot(ctx: BenchContext): Promise<Snapshot> {
 }
 
 /** One request of each operation must succeed before anything is timed. */
-async function smokeCheck(url: string, apiKey: string, paths: Map<string, string[]>): Promise<void> {
+export async function smokeCheck(url: string, apiKey: string, paths: Map<string, string[]>): Promise<void> {
   for (const [op, list] of paths) {
     const path = list[0] as string;
     const res = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${apiKey}` } });
@@ -159,7 +159,7 @@ export function parseResult(run: { stdout: string; exitCode: number | null; stde
 }
 
 /** The load generator shares the two cores with the server: how much of one core it took, and how late its own loop ran. */
-function generatorCpu(run: ChildResult, r: LoadGeneratorResult): string {
+export function generatorCpu(run: ChildResult, r: LoadGeneratorResult): string {
   const cpu = run.cpuSeconds === null ? 'cpu ?' : `${Math.round((100 * run.cpuSeconds) / r.totalSeconds)}% of a core`;
   // its own event-loop delay: a high one means the generator, not the server, added latency
   return `${cpu}, loop delay p99 ${r.loopDelayP99Ms.toFixed(1)} ms`;

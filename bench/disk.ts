@@ -26,8 +26,10 @@ const PACK_PER_TRIP = 2 * 1.26e3;
 export function diskNeeded(sizes: BenchSizes, stages: readonly Stage[] = ['load', 'growth', 'score', 'api'], keep = false): number {
   const ndjsonPhase = stages.includes('load') ? sizes.users * (NDJSON_PER_USER_DAY + PARQUET_PER_USER_DAY) : 0;
   const parquetDay = stages.includes('load') || stages.includes('growth') ? sizes.users * 3 * PARQUET_PER_USER_DAY : 0;
-  const needsHistory = stages.includes('growth') || stages.includes('score') || stages.includes('api') || stages.includes('fairshare');
-  const historyTrips = needsHistory ? Math.max(sizes.users * sizes.historyDays * TRIPS_PER_USER_DAY, stages.includes('api') ? sizes.apiTrips : 0) : 0;
+  // the cluster stages serve the api stage's snapshot
+  const servesApi = stages.some((s) => ['api', 'workers', 'restart', 'tokens'].includes(s));
+  const needsHistory = servesApi || stages.includes('growth') || stages.includes('score') || stages.includes('fairshare');
+  const historyTrips = needsHistory ? Math.max(sizes.users * sizes.historyDays * TRIPS_PER_USER_DAY, servesApi ? sizes.apiTrips : 0) : 0;
   const historyPhase = parquetDay + historyTrips * (STORE_PER_TRIP + PACK_PER_TRIP) * 1.1;
   return (keep ? ndjsonPhase + historyPhase : Math.max(ndjsonPhase, historyPhase)) + 2 ** 30;
 }

@@ -56,7 +56,22 @@ export interface LoadGeneratorResult {
   statusCodes: Record<string, number>;
   /** The generator's own event-loop delay, p99: when it is high, the generator (not the server) added latency. */
   loopDelayP99Ms: number;
+  /** Failed requests by kind: the network error's code (ECONNRESET, UND_ERR_SOCKET, ...) or `HTTP <status>`. */
+  failureKinds: Record<string, number>;
+  /** The first MAX_FAILURES_LISTED failed requests: kind, path, and when (epoch ms) each was sent and failed. */
+  failures: FailedRequest[];
+  /** Moments the parent marked over IPC (`{mark: name}`, e.g. a kill): when, and how many requests were in flight then. */
+  marks: Record<string, { at: number; inFlight: number }>;
 }
+
+export interface FailedRequest {
+  kind: string;
+  path: string;
+  sentAt: number;
+  failedAt: number;
+}
+
+const MAX_FAILURES_LISTED = 1_000;
 
 const config = JSON.parse(readFileSync(process.argv[2] as string, 'utf8')) as LoadGeneratorConfig;
 const latencies: number[] = [];
@@ -68,6 +83,15 @@ let inFlight = 0;
 let lastAnswer = 0;
 let answered = 0;
 let stopped = false;
+const failureKinds: Record<string, number> = {};
+const failures: FailedRequest[] = [];
+const marks: Record<string, { at: number; inFlight: number }> = {};
+/** Wall-clock time (epoch ms), comparable with the parent's Date.now() for a kill it marks. */
+const epochMs = (): number => performance.timeOrigin + performance.now();
+const fail = (kind: string, path: string, sentAt: number): void => {
+  failureKinds[kind] = (failureKinds[kind] ?? 0) + 1;
+  if (failures.length < MAX_FAILURES_LISTED) failures.push({ kind, path, sentAt, failedAt: epochMs() });
+};
 const loopDelay = monitorEventLoopDelay({ resolution: 1 });
 loopDelay.enable();
 const started = performance.now();
@@ -84,6 +108,7 @@ function fire(dueAt: number): void {
   sent++;
   inFlight++;
   let status = 0;
+  const sentAt = epochMs();
   // the dispatcher's low-level handler: no response object, no stream, the body is dropped
   const handler = {
     onConnect() {},
@@ -100,11 +125,15 @@ function fire(dueAt: number): void {
       lastAnswer = performance.now();
       if (dueAt >= measureFrom) latencies.push(lastAnswer - dueAt);
       statusCodes[status] = (statusCodes[status] ?? 0) + 1;
-      if (status < 200 || status >= 300) non2xx++;
+      if (status < 200 || status >= 300) {
+        non2xx++;
+        fail(`HTTP ${status}`, path, sentAt);
+      }
     },
-    onError() {
+    onError(error: Error & { code?: string }) {
       inFlight--;
       errors++;
+      fail(error.code ?? error.name, path, sentAt);
     },
   } as unknown as Dispatcher.DispatchHandler;
   pool.dispatch({ origin: config.url, path, method: 'GET', headers }, handler);
@@ -122,14 +151,16 @@ await new Promise<void>((resolve) => {
       resolve();
     }
   }, 1);
-  process.on('message', (message: { stop?: boolean }) => {
+  process.on('message', (message: { stop?: boolean; mark?: string }) => {
     if (message.stop) stopped = true;
+    if (message.mark) marks[message.mark] = { at: epochMs(), inFlight };
   });
 });
 // what was sent must be answered or counted as failed
 const graceEnd = performance.now() + (config.graceMs ?? 10_000);
 while (inFlight > 0 && performance.now() < graceEnd) await new Promise((r) => setTimeout(r, 20));
 const timeouts = inFlight;
+if (timeouts > 0) failureKinds['unanswered'] = timeouts;
 latencies.sort((a, b) => a - b);
 const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
 const seconds = Math.max((lastAnswer || performance.now()) - measureFrom, 1) / 1000;
@@ -149,6 +180,9 @@ const out: LoadGeneratorResult = {
   non2xx,
   statusCodes,
   loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
+  failureKinds,
+  failures,
+  marks,
 };
 process.stdout.write(`${JSON.stringify(out)}\n`);
 process.exit(0);

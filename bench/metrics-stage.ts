@@ -1,4 +1,4 @@
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppStore } from '../src/apps/store.js';
 import { runGenerate } from '../src/jobs/generate.js';
@@ -8,6 +8,7 @@ import { childOptions, jobScript, record, type BenchContext } from './context.js
 import { startNodeChild } from './child.js';
 import { mixedPaths, requestPaths } from './api-requests.js';
 import { generate, parseResult } from './api-stage.js';
+import { cpuSeconds } from './process-cpu.js';
 /** Drivers and days of the stage's own small data folder: the cost measured is per request, not per byte. */
 const USERS = 100;
 const DAYS = 7;
@@ -89,11 +90,4 @@ async function oneRun(ctx: BenchContext, dir: string, apiKey: string, paths: str
     server.child.kill('SIGTERM');
     ctx.children.push(await server.done);
   }
-}
-
-/** User and system CPU of a process so far (Linux: /proc/<pid>/stat, in clock ticks of 1/100 s). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  // utime and stime are fields 14 and 15 of stat; 12 and 13 after the name
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }

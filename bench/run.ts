@@ -21,6 +21,9 @@ import { benchAbuse } from './abuse-stage.js';
 import { benchWebhooks } from './webhooks-stage.js';
 import { benchResources } from './resources-stage.js';
 import { benchMetrics } from './metrics-stage.js';
+import { benchWorkers } from './workers-stage.js';
+import { benchRestart } from './restart-stage.js';
+import { benchTokens } from './tokens-stage.js';
 
 export interface BenchResult {
   measurements: Measurement[];
@@ -46,6 +49,9 @@ const RUNNERS: Readonly<Record<Stage, (ctx: BenchContext) => Promise<unknown>>> 
   webhooks: benchWebhooks,
   resources: benchResources,
   metrics: benchMetrics,
+  workers: benchWorkers,
+  restart: benchRestart,
+  tokens: benchTokens,
 };
 
 /**

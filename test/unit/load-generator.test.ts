@@ -102,6 +102,31 @@ describe('the load generator', () => {
     expect(r.requests).toBe(30);
     expect(r.timeouts).toBe(r.sent - 30);
   }, 30_000);
+
+  it('names each failed request: its kind (status or network error), its path, and when it was sent and failed', async () => {
+    // 100/s for 1 s: request 10 is answered 503, request 20's connection is closed without an answer
+    server = createServer((req, res) => {
+      req.resume();
+      const i = Number(/^\/r\/(\d+)/.exec(req.url ?? '')?.[1] ?? -1);
+      if (i === 20) return req.socket.destroy();
+      res.writeHead(i === 10 ? 503 : 200).end('{}');
+    });
+    await new Promise<void>((r) => server?.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const before = Date.now();
+    const r = await generate({ url, apiKey: 'k', paths: indexed(101), rate: 100, seconds: 1, connections: 100 });
+    expect(r.non2xx).toBe(1);
+    expect(r.errors).toBe(1);
+    expect(r.failures.map((f) => f.path).sort()).toEqual(['/r/10', '/r/20']);
+    const closed = r.failures.find((f) => f.path === '/r/20');
+    // undici's error for a connection the server closed with the request on it
+    expect(closed?.kind).toMatch(/^(UND_ERR_SOCKET|ECONNRESET)$/);
+    expect(r.failureKinds).toEqual({ 'HTTP 503': 1, [closed?.kind as string]: 1 });
+    for (const f of r.failures) {
+      expect(f.sentAt).toBeGreaterThanOrEqual(before);
+      expect(f.failedAt).toBeGreaterThanOrEqual(f.sentAt);
+    }
+  }, 30_000);
 });
 
 describe('the load generator\'s warm-up', () => {

@@ -1,0 +1,58 @@
+// The workers stage's rate ladder: which rate it reports as the highest with a p99 under the
+// limit, and when it stops climbing. Each rung's outcome is given by hand (no server, no clock).
+import { describe, expect, it } from 'vitest';
+import { climb, stepHolds, type LadderStep } from '../../bench/ladder.js';
+
+const step = (rate: number, p99Ms: number, extra: Partial<LadderStep> = {}): LadderStep => ({ rate, p99Ms, throughput: rate, failed: 0, ...extra });
+
+/** A run per rung from a table of p99s per rate, each attempt taking the next value; records the rates asked. */
+function runs(table: Record<number, number[]>): { asked: number[]; run: (rate: number) => Promise<LadderStep> } {
+  const asked: number[] = [];
+  return {
+    asked,
+    run: async (rate) => {
+      asked.push(rate);
+      const p99 = table[rate]?.shift();
+      if (p99 === undefined) throw new Error(`rate ${rate} run more often than the test expects`);
+      return step(rate, p99);
+    },
+  };
+}
+
+describe('a rung holds', () => {
+  it('when its p99 is under the limit, it reached 95% of its rate and nothing failed', () => {
+    expect(stepHolds(step(1000, 9.99), 10)).toBe(true);
+    expect(stepHolds(step(1000, 10), 10)).toBe(false);
+    expect(stepHolds(step(1000, 2, { throughput: 949 }), 10)).toBe(false);
+    expect(stepHolds(step(1000, 2, { throughput: 950 }), 10)).toBe(true);
+    expect(stepHolds(step(1000, 2, { failed: 1 }), 10)).toBe(false);
+  });
+});
+
+describe('the ladder', () => {
+  it('reports the last rate under the limit and stops at the first that misses twice', async () => {
+    const { asked, run } = runs({ 250: [2], 500: [3], 1000: [12, 15] });
+    const result = await climb([250, 500, 1000, 2000], run, 10);
+    expect(result.highest).toBe(500);
+    expect(asked).toEqual([250, 500, 1000, 1000]);
+    expect(result.steps.map((s) => s.p99Ms)).toEqual([2, 3, 12, 15]);
+  });
+
+  it('goes on past a rung that missed once and held on its second run', async () => {
+    const { asked, run } = runs({ 250: [2], 500: [30, 4], 1000: [11, 11] });
+    const result = await climb([250, 500, 1000], run, 10);
+    expect(result.highest).toBe(500);
+    expect(asked).toEqual([250, 500, 500, 1000, 1000]);
+  });
+
+  it('never reports a rate above one that missed, even if a higher one would hold', async () => {
+    const { asked, run } = runs({ 250: [2], 500: [20, 20], 1000: [3] });
+    expect((await climb([250, 500, 1000], run, 10)).highest).toBe(250);
+    expect(asked).not.toContain(1000);
+  });
+
+  it('reports the top rung when every rung holds, and none when the lowest misses', async () => {
+    expect((await climb([250, 500], runs({ 250: [1], 500: [1] }).run, 10)).highest).toBe(500);
+    expect((await climb([250, 500], runs({ 250: [11, 11] }).run, 10)).highest).toBeNull();
+  });
+});
