@@ -3,7 +3,7 @@
 // the folder migrates once, a log line says so, and the API answers what that release answered.
 import { afterAll, describe, expect, it } from 'vitest';
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runJobProcess, startJob, type Ran } from '../helpers/job-process.js';
@@ -68,7 +68,7 @@ describe.each(ORDERS)('a folder of the previous release, started $name', ({ name
     const load = started.load as Ran;
     expect(load.code, load.stderr).toBe(0);
     // the previous release's deletion request (a file) is carried out by this release's load
-    expect(load.stderr).toMatch(/purged 1 deleted account\(s\): 4 trips/);
+    expect(load.stderr).toMatch(/purged 1 deleted account\(s\) \(1 request\(s\)\): 4 trips/);
     expect(deliver.child.exitCode, 'the deliverer is running').toBeNull();
 
     for (const [path, answer] of Object.entries(expected.answers)) {
@@ -91,7 +91,12 @@ describe.each(ORDERS)('a folder of the previous release, started $name', ({ name
     // exactly one process took the files in, and said so; the others found it done
     const logs = [serve.stderr(), delivered.stderr, load.stderr].join('\n');
     const said = logs.split('\n').filter((l) => /state: migrated/.test(l));
-    expect(said).toEqual([expect.stringMatching(/state: migrated 1 apps, 3 accounts and 1 tokens from .* \(apps\.json, passport\.duckdb\) into /)]);
+    expect(said).toHaveLength(2);
+    expect(said).toEqual(expect.arrayContaining([
+      expect.stringMatching(/state: migrated 1 apps, 3 accounts and 1 tokens from .* \(apps\.json, passport\.duckdb\) into /),
+      expect.stringMatching(/state: migrated 1 deletion request\(s\) from .*requests\/deletions into /),
+    ]));
+    expect(existsSync(join(data, 'requests', 'deletions')) && readdirSync(join(data, 'requests', 'deletions')).length > 0).toBe(false);
     expect(existsSync(join(data, 'passport', 'passport.duckdb'))).toBe(false);
     expect(existsSync(join(data, 'apps.json'))).toBe(false);
     expect(existsSync(join(data, 'apps.json.migrated'))).toBe(true);
