@@ -17,23 +17,25 @@ export interface ExportQuery {
 }
 
 /**
- * The app's trips, oldest first, a batch at a time (keyset on start, user, trip), each batch one
- * bound query on the snapshot: memory holds one batch whatever the range. The caller keeps the
- * snapshot for the whole export, so it is one publish's data.
+ * The app's trips, oldest first, a batch at a time (keyset on start and trip id), each batch one
+ * bound query on the snapshot that reads from the previous batch's last start on: memory holds
+ * one batch whatever the range. The caller keeps the snapshot for the whole export, so it is one
+ * publish's data.
  */
 export async function* tripBatches(s: Snapshot, q: ExportQuery): AsyncGenerator<ExportTrip[]> {
-  let after = { us: -9223372036854775807n, user: -9223372036854775807n, trip: '' };
+  let after = { at: q.from.toISOString(), trip: '', first: true };
   const excluded = JSON.stringify(q.excludedUsers);
   for (;;) {
     const rows = await s.query(sqlText('api/export_trips'), {
-      app_id: q.appId, zone: q.zone, from: q.from.toISOString(), to: q.to.toISOString(), excluded_users: excluded,
-      after_us: after.us, after_user: after.user, after_trip: after.trip, limit: q.batchSize,
+      app_id: q.appId, zone: q.zone, to: q.to.toISOString(), excluded_users: excluded,
+      after_at: after.at, after_trip: after.trip, first: after.first, limit: q.batchSize,
     });
     if (rows.length === 0) return;
     yield rows.map(exportTrip);
     if (rows.length < q.batchSize) return;
     const last = rows[rows.length - 1] as Row;
-    after = { us: BigInt(String(last['started_us'])), user: BigInt(String(last['user_id'])), trip: String(last['trip_id']) };
+    // the start to the microsecond, in UTC: a JavaScript Date would drop the microseconds
+    after = { at: String(last['started_utc']), trip: String(last['trip_id']), first: false };
   }
 }
 
