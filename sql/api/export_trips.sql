@@ -1,5 +1,5 @@
--- grain: one row per trip of one app, oldest first: one batch of the bulk export, with the
---        trip's events as a list in served order
+-- grain: one row per trip of one app, oldest first: one batch of the bulk export (its events:
+--        api/export_events.sql)
 -- params: $app_id VARCHAR, $zone VARCHAR, $to TIMESTAMPTZ (exclusive end of the start times),
 --         $excluded_users VARCHAR (JSON array of deleted user ids, never exported), $after_at
 --         TIMESTAMPTZ (inclusive: the range's start for the first batch, then the start of the
@@ -19,21 +19,6 @@ with page as (
     limit $limit
 ),
 
-page_events as (
-    select
-        e.user_id, e.trip_id,
-        list(struct_pack(
-            type := e.type, description := e.description,
-            start_lat := e.start_lat, start_lng := e.start_lng, end_lat := e.end_lat, end_lng := e.end_lng,
-            start_time := strftime(timezone($zone, e.started_at), '%Y-%m-%d %H:%M:%S'),
-            end_time := strftime(timezone($zone, e.ended_at), '%Y-%m-%d %H:%M:%S')
-        ) order by e.started_at, e.event_index) as events
-    from trip_events as e
-    semi join page as p on e.user_id = p.user_id and e.trip_id = p.trip_id
-    where e.app_id = $app_id
-    group by e.user_id, e.trip_id
-),
-
 final as (
     select
         p.trip_id, p.user_id, p.org_user_id, p.device_id, p.os, p.status, p.abnormal_reason,
@@ -43,10 +28,8 @@ final as (
         strftime(timezone($zone, p.ended_at), '%Y-%m-%d %H:%M:%S') as end_time,
         strftime(p.started_at, '%Y-%m-%d %H:%M:%S.%f+00') as started_utc,
         p.start_lat, p.start_lng, p.end_lat, p.end_lng, p.start_poi, p.end_poi,
-        coalesce(pe.events, []) as events,
         p.started_at
     from page as p
-    left join page_events as pe on pe.user_id = p.user_id and pe.trip_id = p.trip_id
 )
 
 select * exclude (started_at) from final
