@@ -30,10 +30,13 @@ export interface ExportBenchOptions {
   batchTrips?: number;
   /** Which formats, in order (both by default). */
   formats?: ('arrow' | 'ndjson')[];
+  /** The export's range (the route's `startTime`, `endTime`); the whole history when absent. */
+  startTime?: string;
+  endTime?: string;
 }
 
 /**
- * Times `GET /v1/exports/trips` (the whole range) against a data folder's published snapshot, each
+ * Times `GET /v1/exports/trips` (the whole history, or a range) against a data folder's published snapshot, each
  * format against a fresh `serve.js` process (one worker) so its peak resident set is that
  * export's alone, read over loopback to the end as a client would (Arrow with apache-arrow's
  * streaming reader, one batch at a time; NDJSON by counting lines). A new API key is issued.
@@ -49,7 +52,7 @@ export async function benchExport(dataDir: string, options: ExportBenchOptions =
   for (const format of options.formats ?? ['arrow', 'ndjson']) {
     const server = await startServer(dataDir, options.batchTrips);
     try {
-      figures.push(await timeExport(server, apiKey, format));
+      figures.push(await timeExport(server, apiKey, format, rangeQuery(options)));
     } finally {
       await server.stop();
     }
@@ -57,7 +60,14 @@ export async function benchExport(dataDir: string, options: ExportBenchOptions =
   return figures;
 }
 
-async function timeExport(server: Server, apiKey: string, format: 'arrow' | 'ndjson'): Promise<ExportFigures> {
+function rangeQuery(options: ExportBenchOptions): string {
+  const query = new URLSearchParams();
+  if (options.startTime) query.set('startTime', options.startTime);
+  if (options.endTime) query.set('endTime', options.endTime);
+  return query.size > 0 ? `?${query}` : '';
+}
+
+async function timeExport(server: Server, apiKey: string, format: 'arrow' | 'ndjson', range: string): Promise<ExportFigures> {
   global.gc?.();
   const loadBefore = loadavg()[0] as number;
   const serverIdleRssBytes = procStatusBytes(server.pid, 'VmRSS');
@@ -67,7 +77,7 @@ async function timeExport(server: Server, apiKey: string, format: 'arrow' | 'ndj
     const started = performance.now();
     let firstByte = 0;
     const accept = format === 'arrow' ? 'application/vnd.apache.arrow.stream' : 'application/x-ndjson';
-    const res = await fetch(`${server.url}/v1/exports/trips`, { headers: { authorization: `Bearer ${apiKey}`, accept } });
+    const res = await fetch(`${server.url}/v1/exports/trips${range}`, { headers: { authorization: `Bearer ${apiKey}`, accept } });
     if (res.status !== 200 || !res.body) throw new Error(`export answered ${res.status}: ${await res.text()}`);
     let trips = 0;
     let bytes = 0;
