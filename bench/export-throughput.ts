@@ -1,60 +1,165 @@
-import type { AddressInfo } from 'node:net';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { RecordBatchReader } from 'apache-arrow';
 import { AppStore } from '../src/apps/store.js';
-import { createApi } from '../src/api/server.js';
 import { pathsFor } from '../src/config.js';
+import { repoPath } from '../src/paths.js';
 
 export interface ExportFigures {
   format: 'arrow' | 'ndjson';
   trips: number;
   bytes: number;
+  /** Request sent to the last byte read. */
   seconds: number;
   tripsPerSecond: number;
-  /** Peak resident set of this process (the API and the reading client together), sampled every 20 ms. */
-  peakRssBytes: number;
+  /** Request sent to the first byte of the body. */
+  firstByteSeconds: number;
+  /** The API process (`serve.js`, one worker) once ready, before the export. */
+  serverIdleRssBytes: number;
+  /** The API process's peak resident set over its life (the kernel's VmHWM), read as the export ends. */
+  serverPeakRssBytes: number;
+  /** The reading client's (this process's) peak resident set, sampled every 20 ms. */
+  clientPeakRssBytes: number;
+  /** The 1-minute load average before and after: times on a shared machine are upper bounds. */
+  loadAverage: [number, number];
+}
+
+export interface ExportBenchOptions {
+  /** DRIVING_API_EXPORT_BATCH_TRIPS for the server (its default when absent). */
+  batchTrips?: number;
+  /** Which formats, in order (both by default). */
+  formats?: ('arrow' | 'ndjson')[];
+  /** The export's range (the route's `startTime`, `endTime`); the whole history when absent. */
+  startTime?: string;
+  endTime?: string;
 }
 
 /**
- * Times `GET /v1/exports/trips` over a real loopback connection against a data folder's published
- * snapshot, each format read to the end as a client would (Arrow with apache-arrow's streaming
- * reader, one batch at a time; NDJSON by counting lines). A new API key is issued for the run.
+ * Times `GET /v1/exports/trips` (the whole history, or a range) against a data folder's published snapshot, each
+ * format against a fresh `serve.js` process (one worker) so its peak resident set is that
+ * export's alone, read over loopback to the end as a client would (Arrow with apache-arrow's
+ * streaming reader, one batch at a time; NDJSON by counting lines). A new API key is issued.
  *
- * @example await benchExport('/tmp/data') // [{ format: 'arrow', trips: 66_532, ... }, ...]
+ * @example await benchExport('/tmp/data') // [{ format: 'arrow', trips: 978_912, ... }, ...]
  */
-export async function benchExport(dataDir: string): Promise<ExportFigures[]> {
+export async function benchExport(dataDir: string, options: ExportBenchOptions = {}): Promise<ExportFigures[]> {
   const store = new AppStore(pathsFor(dataDir).appsFile);
   const app = (await store.list())[0];
   if (!app) throw new Error(`no app in ${dataDir}`);
   const { apiKey } = await store.rotateKey(app.appId);
-  const api = await createApi({ dataDir });
-  await api.app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
   const figures: ExportFigures[] = [];
-  try {
-    for (const format of ['arrow', 'ndjson'] as const) {
-      global.gc?.();
-      let peak = process.memoryUsage().rss;
-      const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
-      const started = performance.now();
-      const accept = format === 'arrow' ? 'application/vnd.apache.arrow.stream' : 'application/x-ndjson';
-      const res = await fetch(`${base}/v1/exports/trips`, { headers: { authorization: `Bearer ${apiKey}`, accept } });
-      if (res.status !== 200 || !res.body) throw new Error(`export answered ${res.status}: ${await res.text()}`);
-      let trips = 0;
-      let bytes = 0;
-      const counted = countBytes(res.body, (n) => (bytes += n));
-      if (format === 'arrow') {
-        for await (const batch of await RecordBatchReader.from(counted)) trips += batch.numRows;
-      } else {
-        for await (const chunk of counted) for (const byte of chunk) if (byte === 10) trips++;
-      }
-      const seconds = (performance.now() - started) / 1000;
-      clearInterval(sampler);
-      figures.push({ format, trips, bytes, seconds, tripsPerSecond: trips / seconds, peakRssBytes: peak });
+  for (const format of options.formats ?? ['arrow', 'ndjson']) {
+    const server = await startServer(dataDir, options.batchTrips);
+    try {
+      figures.push(await timeExport(server, apiKey, format, rangeQuery(options)));
+    } finally {
+      await server.stop();
     }
-  } finally {
-    await api.close();
   }
   return figures;
+}
+
+function rangeQuery(options: ExportBenchOptions): string {
+  const query = new URLSearchParams();
+  if (options.startTime) query.set('startTime', options.startTime);
+  if (options.endTime) query.set('endTime', options.endTime);
+  return query.size > 0 ? `?${query}` : '';
+}
+
+async function timeExport(server: Server, apiKey: string, format: 'arrow' | 'ndjson', range: string): Promise<ExportFigures> {
+  global.gc?.();
+  const loadBefore = loadavg()[0] as number;
+  const serverIdleRssBytes = procStatusBytes(server.pid, 'VmRSS');
+  let clientPeak = process.memoryUsage().rss;
+  const sampler = setInterval(() => (clientPeak = Math.max(clientPeak, process.memoryUsage().rss)), 20);
+  try {
+    const started = performance.now();
+    let firstByte = 0;
+    const accept = format === 'arrow' ? 'application/vnd.apache.arrow.stream' : 'application/x-ndjson';
+    const res = await fetch(`${server.url}/v1/exports/trips${range}`, { headers: { authorization: `Bearer ${apiKey}`, accept } });
+    if (res.status !== 200 || !res.body) throw new Error(`export answered ${res.status}: ${await res.text()}`);
+    let trips = 0;
+    let bytes = 0;
+    const counted = countBytes(res.body, (n) => {
+      if (bytes === 0) firstByte = performance.now();
+      bytes += n;
+    });
+    if (format === 'arrow') {
+      for await (const batch of await RecordBatchReader.from(counted)) trips += batch.numRows;
+    } else {
+      for await (const chunk of counted) for (const byte of chunk) if (byte === 10) trips++;
+    }
+    const seconds = (performance.now() - started) / 1000;
+    return {
+      format, trips, bytes, seconds, tripsPerSecond: trips / seconds, firstByteSeconds: (firstByte - started) / 1000,
+      serverIdleRssBytes, serverPeakRssBytes: procStatusBytes(server.pid, 'VmHWM'), clientPeakRssBytes: clientPeak,
+      loadAverage: [loadBefore, loadavg()[0] as number],
+    };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+interface Server {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** The real `serve.js` on a free loopback port, one process, ready (a snapshot open). */
+async function startServer(dataDir: string, batchTrips: number | undefined): Promise<Server> {
+  const env = { ...process.env, ...(batchTrips ? { DRIVING_API_EXPORT_BATCH_TRIPS: String(batchTrips) } : {}) };
+  const child = spawn(process.execPath, [repoPath('jobs', 'serve.js'), '--data-dir', dataDir, '--port', '0', '--host', '127.0.0.1', '--no-log', '--no-metrics', '--workers', '1'], {
+    env, stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    const url = await listeningUrl(child);
+    await waitReady(url);
+    return {
+      url,
+      pid: child.pid as number,
+      stop: async () => {
+        child.kill('SIGTERM');
+        await exited;
+      },
+    };
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+}
+
+function listeningUrl(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let tail = '';
+    child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+      tail = (tail + text).slice(-4000);
+      const match = /listening on (http:\/\/\S+)/.exec(tail);
+      if (match) resolve(match[1] as string);
+    });
+    child.once('exit', (code) => reject(new Error(`serve.js exited ${code} before listening: ${tail.trim().split('\n').slice(-3).join(' | ')}`)));
+  });
+}
+
+/** /readyz answers 200 once a snapshot is open. */
+async function waitReady(url: string): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const res = await fetch(`${url}/readyz`).catch(() => null);
+    if (res?.status === 200) return;
+    if (Date.now() > deadline) throw new Error(`the API at ${url} was not ready within 120 s (last status ${res?.status ?? 'none'})`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** A field of /proc/PID/status in bytes (Linux; 0 elsewhere). */
+function procStatusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const file = `/proc/${pid}/status`;
+  if (!existsSync(file)) return 0;
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(file, 'utf8'));
+  return match ? Number(match[1]) * 1024 : 0;
 }
 
 async function* countBytes(body: ReadableStream<Uint8Array>, add: (n: number) => void): AsyncGenerator<Uint8Array> {

@@ -1,8 +1,8 @@
 import { listValue } from '../db/duckdb.js';
-import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { openDatabase } from '../db/open.js';
-import { type Params, queryFile, runFile, runScript } from '../db/sql.js';
+import { type Params, queryFile, quoteLiteral, run, runFile, runScript } from '../db/sql.js';
 import { positiveInt } from '../config.js';
 import { addDays, datesBetween } from '../time.js';
 import { writeBadRecords } from './bad-records.js';
@@ -18,6 +18,13 @@ export type { GeneratedUser, GenerateOptions, GenerateSummary } from './types.js
  * so the default part is about 1.3 M points, a few hundred MB.
  */
 const tripsPerPart = (): number => positiveInt(process.env['DRIVING_GENERATE_PART_TRIPS'], 1_000, 'DRIVING_GENERATE_PART_TRIPS');
+
+/**
+ * DuckDB's memory cap for the generator (env DRIVING_GENERATE_MEMORY_LIMIT). Without one DuckDB
+ * may keep up to 80 % of the machine's memory, and did: the peak grew with the number of parts
+ * written (users x days), not with the part. Beyond the cap it spills to a scratch folder.
+ */
+const memoryLimit = (): string => process.env['DRIVING_GENERATE_MEMORY_LIMIT'] ?? '512MB';
 
 /**
  * Generates realistic trip records (docs/decisions.md, Trip records (load)) for users over local days, set-based in DuckDB:
@@ -48,9 +55,12 @@ export async function generateTrips(options: GenerateOptions): Promise<GenerateS
     app_id: options.appId,
   };
 
-  const db = await openDatabase(':memory:');
+  const db = await openDatabase(':memory:', { memoryLimit: memoryLimit() });
+  // spills go beside the output, removed at the end (DuckDB's default is ./.tmp of the caller)
+  const scratch = join(outDir, `.generate-tmp-${process.pid}`);
   try {
     const conn = db.connection;
+    await run(conn, `set temp_directory = ${quoteLiteral(scratch)}`);
     await runScript(conn, 'generate/macros');
     await runFile(conn, 'generate/users', params);
     progress('built users');
@@ -88,5 +98,6 @@ export async function generateTrips(options: GenerateOptions): Promise<GenerateS
     };
   } finally {
     db.close();
+    rmSync(scratch, { recursive: true, force: true });
   }
 }

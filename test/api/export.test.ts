@@ -35,6 +35,8 @@ beforeAll(async () => {
     appId: ws.appId, tripId: `trip-${u}-${String(i).padStart(2, '0')}`, userId: ids.get(orgUserId) as number, orgUserId,
     start: `2026-11-${String(1 + i).padStart(2, '0')}T0${7 + (i % 3)}:00:00+01:00`, seconds: 600,
     events: i % 3 === 0 ? [{ type: 'brake', from: 100, to: 103 }, { type: 'accel', from: 200, to: 202 }] : [],
+    // an event outside its trip's time is still the trip's: nothing may find events by time
+    ...(i === 4 ? { extra: { events: [outsideEvent(`2026-11-0${1 + i}T05:00:00Z`)] } } : {}),
   })));
   trips.push(tripRecord({ appId: other.appId, tripId: 'trip-other', userId: otherId, orgUserId: 'driver-a', start: '2026-11-03T08:00:00+01:00', seconds: 600 }));
   await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'trips.ndjson'), trips)], now: clock });
@@ -47,6 +49,11 @@ afterAll(async () => {
   await api.close();
   ws.cleanup();
 });
+
+function outsideEvent(start: string): Record<string, unknown> {
+  const end = new Date(Date.parse(start) + 5_000).toISOString();
+  return { type: 'brake', startTime: start, endTime: end, startPoint: { lat: 52.5, lng: 13.4 }, endPoint: { lat: 52.5, lng: 13.4 } };
+}
 
 type Trip = Record<string, unknown> & { tripId: string; orgUserId: string };
 
@@ -113,6 +120,31 @@ describe('GET /v1/exports/trips', () => {
     const served = await servedTrips(['driver-a', 'driver-b'], '&startTime=2026-11-03&endTime=2026-11-06');
     expect(exported).toHaveLength(8);
     expect([...exported].sort(byUserAndTrip)).toEqual([...served].sort(byUserAndTrip));
+  });
+
+  it('in batches of 2, many batches over a range, equals the paged trip list trip by trip in both formats, each trip once, by start then trip', async () => {
+    process.env['DRIVING_API_EXPORT_BATCH_TRIPS'] = '2';
+    try {
+      const table = tableFromIPC((await inject('/v1/exports/trips', 'application/vnd.apache.arrow.stream')).rawPayload);
+      expect(table.batches.map((b) => b.numRows)).toEqual(Array.from({ length: 10 }, () => 2));
+      const arrow = table.toArray().map((r) => plain(r.toJSON() as Record<string, unknown>));
+      const lines = (await inject('/v1/exports/trips', 'application/x-ndjson')).body.trim().split('\n').map((l) => JSON.parse(l) as Trip);
+      expect(lines).toEqual(arrow);
+      const served = await servedTrips(['driver-a', 'driver-b']);
+      expect([...arrow].sort(byUserAndTrip)).toEqual([...served].sort(byUserAndTrip));
+      expect(new Set(arrow.map((t) => t.tripId)).size).toBe(20);
+      // the keyset's order: start, then trip id (two users start trips at the same instants)
+      const keys = arrow.map((t) => `${String(t['startTime'])} ${t.tripId}`);
+      expect(keys).toEqual([...keys].sort());
+      expect(arrow.find((t) => t.tripId === 'trip-0-04')?.['events']).toEqual([expect.objectContaining({ startTime: '2026-11-05 06:00:00' })]);
+      // a bounded range whose trips fill their last batch exactly (8 trips, 4 batches)
+      const ranged = (await inject('/v1/exports/trips?startTime=2026-11-03&endTime=2026-11-06', 'application/x-ndjson')).body.trim().split('\n').map((l) => JSON.parse(l) as Trip);
+      const servedRange = await servedTrips(['driver-a', 'driver-b'], '&startTime=2026-11-03&endTime=2026-11-06');
+      expect(ranged).toHaveLength(8);
+      expect([...ranged].sort(byUserAndTrip)).toEqual([...servedRange].sort(byUserAndTrip));
+    } finally {
+      process.env['DRIVING_API_EXPORT_BATCH_TRIPS'] = '7';
+    }
   });
 
   it('gives another app its own trips only, an empty range a valid empty stream, and refuses what it cannot answer with a 400', async () => {

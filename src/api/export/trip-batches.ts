@@ -1,3 +1,4 @@
+import { listValue } from '../../db/duckdb.js';
 import { sqlText, type Row } from '../../db/sql.js';
 import type { Snapshot } from '../snapshot.js';
 import { point, round } from '../context.js';
@@ -17,28 +18,44 @@ export interface ExportQuery {
 }
 
 /**
- * The app's trips, oldest first, a batch at a time (keyset on start, user, trip), each batch one
- * bound query on the snapshot: memory holds one batch whatever the range. The caller keeps the
- * snapshot for the whole export, so it is one publish's data.
+ * The app's trips, oldest first, a batch at a time (keyset on start and trip id), each batch one
+ * bound query on the snapshot that reads from the previous batch's last start on: memory holds
+ * one batch whatever the range. The caller keeps the snapshot for the whole export, so it is one
+ * publish's data.
  */
 export async function* tripBatches(s: Snapshot, q: ExportQuery): AsyncGenerator<ExportTrip[]> {
-  let after = { us: -9223372036854775807n, user: -9223372036854775807n, trip: '' };
+  let after = { at: q.from.toISOString(), trip: '', first: true };
   const excluded = JSON.stringify(q.excludedUsers);
   for (;;) {
     const rows = await s.query(sqlText('api/export_trips'), {
-      app_id: q.appId, zone: q.zone, from: q.from.toISOString(), to: q.to.toISOString(), excluded_users: excluded,
-      after_us: after.us, after_user: after.user, after_trip: after.trip, limit: q.batchSize,
+      app_id: q.appId, zone: q.zone, to: q.to.toISOString(), excluded_users: excluded,
+      after_at: after.at, after_trip: after.trip, first: after.first, limit: q.batchSize,
     });
     if (rows.length === 0) return;
-    yield rows.map(exportTrip);
+    const events = await batchEvents(s, q, rows.map((r) => String(r['trip_id'])));
+    yield rows.map((r) => exportTrip(r, events.get(String(r['trip_id'])) ?? []));
     if (rows.length < q.batchSize) return;
     const last = rows[rows.length - 1] as Row;
-    after = { us: BigInt(String(last['started_us'])), user: BigInt(String(last['user_id'])), trip: String(last['trip_id']) };
+    // the start to the microsecond, in UTC: a JavaScript Date would drop the microseconds
+    after = { at: String(last['started_utc']), trip: String(last['trip_id']), first: false };
   }
 }
 
+/** The events of a batch's trips in one query, cut per trip (the rows come sorted by trip, then served order). */
+async function batchEvents(s: Snapshot, q: ExportQuery, tripIds: string[]): Promise<Map<string, Row[]>> {
+  const rows = await s.query(sqlText('api/export_events'), { app_id: q.appId, zone: q.zone, trip_ids: listValue(tripIds) });
+  const byTrip = new Map<string, Row[]>();
+  for (const row of rows) {
+    const id = String(row['trip_id']);
+    const list = byTrip.get(id);
+    if (list) list.push(row);
+    else byTrip.set(id, [row]);
+  }
+  return byTrip;
+}
+
 /** The same values, rounded the same way, as the trip list and detail serve them. */
-function exportTrip(r: Row) {
+function exportTrip(r: Row, events: Row[]) {
   return {
     ...brief(r),
     orgUserId: String(r['org_user_id']),
@@ -50,7 +67,7 @@ function exportTrip(r: Row) {
     coordinate: r['coordinate'] as string,
     isAutoStart: r['is_auto_start'] as boolean,
     isAutoEnd: r['is_auto_end'] as boolean,
-    events: (r['events'] as Row[]).map((e) => ({
+    events: events.map((e) => ({
       startPoint: point(e['start_lat'], e['start_lng']), endPoint: point(e['end_lat'], e['end_lng']),
       type: e['type'] as string, startTime: e['start_time'] as string, endTime: e['end_time'] as string, description: e['description'] as string,
     })),
