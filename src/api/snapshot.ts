@@ -11,6 +11,10 @@ import { EXTRAS_SUFFIX } from '../serving/format.js';
 import { DamagedFiles, isCorruptDatabase } from './damaged-files.js';
 
 /** Why a snapshot is served by SQL although its manifest names a pack (stable codes, shown on /readyz). */
+
+/** DuckDB's memory cap for each API process's snapshot (env DRIVING_API_MEMORY_LIMIT, a DuckDB size). */
+const apiMemoryLimit = (): string => process.env['DRIVING_API_MEMORY_LIMIT'] || '1GB';
+
 export type PackRefusal = 'pack_checksum_mismatch' | 'pack_not_verifiable' | 'pack_unreadable' | 'pack_read_failed';
 
 /**
@@ -124,7 +128,10 @@ export class Snapshot {
     publishedDir: string, manifest: Manifest, connections: number, usePack = true, packOptions: PackOptions = {}, damaged: DamagedFiles | null = null,
   ): Promise<Snapshot> {
     // a new instance every time: the client's cache would hand back the previous file's instance
-    const instance = await DuckDBInstance.create(join(publishedDir, manifest.file), { access_mode: 'READ_ONLY' });
+    // DuckDB's default cap is 80% of the machine's memory a process: with a worker per core and a
+    // long export reading the snapshot's tables, each worker's cache of blocks it read grows toward
+    // it. Blocks of a read-only file are dropped, not spilled, beyond the cap.
+    const instance = await DuckDBInstance.create(join(publishedDir, manifest.file), { access_mode: 'READ_ONLY', memory_limit: apiMemoryLimit() });
     let pool: ConnectionPool | null = null;
     let pack: ServingPack | null = null;
     let refused: PackRefusal | null = null;
