@@ -7,7 +7,7 @@
 --         users, as in serving/trips.sql), $since BIGINT (only the scores written after that
 --         version, for a delta layer; -1: all)
 -- Each user's scores by interval, then oldest first: one interval's history is one contiguous read,
--- and the order the layers merge in (src/serving/pack.ts).
+-- and the order the layers merge in (src/serving/visible-rows.ts).
 select
     user_id,
     (evaluation_date - date '1970-01-01')::double as sort_key,

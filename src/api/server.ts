@@ -26,7 +26,7 @@ export interface ServerOptions {
   pollMs?: number;
   /** Answer the trip list, detail, statistics and score from the serving pack when there is one (default), or always by SQL. */
   serving?: 'pack' | 'sql';
-  /** How a trip detail reads its events from the pack (src/serving/pack.ts, SectionFile.extra()). */
+  /** How a trip detail reads its events from the pack (src/serving/section-file.ts, SectionFile.extra()). */
   extrasReads?: 'sync' | 'async';
   /** What is read into the page cache when a snapshot opens (src/serving/warm.ts); default rows. */
   packWarm?: 'rows' | 'all' | 'none';
