@@ -4,7 +4,7 @@
 import '../dist/src/jobs/starting.js';
 
 const [{ runJob }, { jobArgs }, { resolveDataDir }, { resolveDatabaseUrl }, { runBackup }, { stderrProgress }] = await Promise.all([
-  import('../dist/src/cli.js'),
+  import('../dist/src/jobs/cli.js'),
   import('../dist/src/jobs/args.js'),
   import('../dist/src/config.js'),
   import('../dist/src/state/open.js'),

@@ -4,12 +4,12 @@
 import '../dist/src/jobs/starting.js';
 
 const [{ runJob }, { jobArgs }, { resolveDataDir }, { runPurgeJob, purgeSummary }, { stderrProgress }, { METRICS_DIR_FLAG, jobMetrics, metricsDirOf, purgeRecords }] = await Promise.all([
-  import('../dist/src/cli.js'),
+  import('../dist/src/jobs/cli.js'),
   import('../dist/src/jobs/args.js'),
   import('../dist/src/config.js'),
   import('../dist/src/jobs/purge.js'),
   import('../dist/src/progress.js'),
-  import('../dist/src/metrics/jobs.js'),
+  import('../dist/src/jobs/metrics.js'),
 ]);
 
 const argv = jobArgs('purge', '$0 [--metrics-dir DIR]\n\nPurges every account whose DELETE is recorded in the state store and not yet purged (any API process,\nany machine), publishes without them and erases them to the bytes. load.js and score.js run the same step.')
