@@ -95,7 +95,7 @@ const roomCircles = roomComponents.filter((c) => c.length > 1);
 // ground floor 0 imports no other room; each room stands one above the highest room it imports
 const floorOf = new Map();
 for (const scc of roomComponents) {
-  const below = scc.flatMap((r) => rooms.get(r)).filter((d) => !scc.includes(d));
+  const below = scc.flatMap((r) => rooms.get(r) ?? []).filter((d) => !scc.includes(d));
   const floor = below.length === 0 ? 0 : 1 + Math.max(...below.map((d) => floorOf.get(d)));
   for (const r of scc) floorOf.set(r, floor);
 }
