@@ -150,6 +150,7 @@ const other = (slot: Slot): Slot => (slot === 'a' ? 'b' : 'a');
 
 /** Brings slot `slot` (not served) up to `version` once the API lets go of it (src/publish/settle.ts); never fails the publish. */
 async function settle(wh: Warehouse, options: PublishOptions, slot: Slot, s: { whId: string; version: number; compactPurged: boolean }): Promise<Settled> {
+  options.progress?.(`publish: catching up slot ${slot} to version ${s.version}`);
   const settled = await settleSlot(wh.conn, options.publishedDir, slot, Math.min(options.lockWaitMs, SETTLE_WAIT_MS), {
     ...s, now: options.now, apply: applyToSlot, purgedAfter,
   });

@@ -51,7 +51,8 @@ export async function attachWhenReleased(conn: DuckDBConnection, file: string, w
       await run(conn, `attach ${quoteLiteral(file)} as ${quoteIdent(alias)}`);
       return true;
     } catch (error) {
-      if (!/lock/i.test(error instanceof Error ? error.message : String(error))) throw error;
+      // DuckDB's words for a lock held by another process (a bare /lock/ would match a damaged "block")
+      if (!/Could not set lock|Conflicting lock/i.test(error instanceof Error ? error.message : String(error))) throw error;
       if (Date.now() > deadline) return false;
       await new Promise((r) => setTimeout(r, 200));
     }

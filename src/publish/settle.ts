@@ -51,7 +51,7 @@ export async function settleSlot(conn: DuckDBConnection, publishedDir: string, s
   try {
     if (!(await attachWhenReleased(conn, file, waitMs, 'slot'))) return left(`still held by a reader after ${Math.round(waitMs / 1000)} s`);
   } catch (error) {
-    return left(firstLine(error));
+    return left(`${basename(file)}: ${firstLine(error)}`);
   }
   try {
     const meta = await query(conn, "select key, value from slot.meta where key in ('version', 'warehouse_id')");
