@@ -148,6 +148,14 @@ describe('a load killed while it catches up the slot it retired', () => {
     expect((await publishedRows(ws.paths, 'trips', 'trip_id')).map((t) => t['trip_id'])).toContain('f');
     const whole = await loadJob(reference, input);
     expect(whole.code, whole.stderr).toBe(0);
+    // a load with nothing new would finish the catch-up (on a copy: the score run below must find it undone)
+    const retried = mkdtempSync(join(tmpdir(), 'dds-retry-'));
+    dirs.push(retried);
+    cpSync(ws.dir, retried, { recursive: true });
+    const again = await runLoad({ dataDir: retried, inputs: [], now });
+    expect(again.publish).toMatchObject({ published: false, settled: { slot: other(served.slot), version: served.version } });
+    expect(again.publish.settled?.fromVersion).toBeLessThan(served.version);
+    expect(await slotRows(retried, other(served.slot))).toEqual(await slotRows(retried, served.slot));
 
     // the score run catches up what the killed load left (its trips too), the uninterrupted one only scores
     const scored = await runScore({ dataDir: ws.dir, date: '2026-11-21', now });
