@@ -18,7 +18,7 @@ import { writeRoutes, type RouteOptions } from './routes.js';
 import { upkeepRoutes } from './route-upkeep.js';
 import { checkLayers, DamagedLayerError, reportedSections } from './verify-pack.js';
 import { compactDatabase } from '../db/compact.js';
-import { SETTLE_WAIT_MS, settleSlot, type Settled } from './settle.js';
+import { SETTLE_WAIT_MS, firstLine, settleSlot, type Settled } from './settle.js';
 import { readDamageReports, removeDamageReport } from '../damage/reports.js';
 
 export interface PublishOptions {
@@ -473,7 +473,6 @@ function isCorruptSlot(error: unknown): boolean {
   return /not a valid DuckDB database file|Corrupt database file|does not match stored checksum/i.test(error instanceof Error ? error.message : String(error));
 }
 
-const firstLine = (error: unknown): string => (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
 
 /** Deletes a corrupt slot and its write-ahead log. */
 function removeCorrupt(file: string): void {

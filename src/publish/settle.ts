@@ -73,4 +73,5 @@ export async function settleSlot(conn: DuckDBConnection, publishedDir: string, s
   }
 }
 
-const firstLine = (error: unknown): string => (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+/** An error's first line (DuckDB appends details after it). */
+export const firstLine = (error: unknown): string => (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
