@@ -1,3 +1,4 @@
+import { cpSync } from 'node:fs';
 import { childOptions, jobScript, record, type BenchContext, type Snapshot } from './context.js';
 import { jobJson, runNodeChild } from './child.js';
 import { historyDir } from './fixtures.js';
@@ -11,6 +12,8 @@ const MAX_SECONDS = 60;
  */
 export async function benchScore(ctx: BenchContext): Promise<void> {
   const snapshot = await historySnapshot(ctx);
+  // kept as the score run finds it, to time score runs again on copies of it (old and new code)
+  if (ctx.options.keep) cpSync(snapshot.dir, `${snapshot.dir}-before-score`, { recursive: true });
   const run = await runNodeChild('score', jobScript(ctx, 'score'), ['--data-dir', snapshot.dir, '--date', ctx.scoreDate, '--json'], childOptions(ctx));
   ctx.children.push(run);
   const result = jobJson(run);

@@ -88,7 +88,7 @@ export async function synthesizeHistory(options: SynthOptions): Promise<SynthRes
       const published = await publish(wh, {
         publishedDir: paths.publishedDir, manifestFile: paths.manifestFile, lockWaitMs: settings.publishLockWaitMs, now,
         servingPack: batch === batches[batches.length - 1], progress: (m) => progress(`bench: ${m}`),
-        routes: routeOptions(paths, settings.pointsRetentionDays, now),
+        routes: routeOptions(paths, settings.pointsRetentionDays, now), settleRetired: true,
       });
       result.publishSeconds += published.seconds;
       progress(`bench: publish ${published.detail}`);

@@ -160,6 +160,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       now,
       progress: (m) => progress(`load: ${m}`),
       routes,
+      settleRetired: true,
     });
     progress(`load: publish ${published.detail}`);
     beat.doing('load: writing webhook events');

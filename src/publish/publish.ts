@@ -18,6 +18,7 @@ import { writeRoutes, type RouteOptions } from './routes.js';
 import { upkeepRoutes } from './route-upkeep.js';
 import { checkLayers, DamagedLayerError, reportedSections } from './verify-pack.js';
 import { compactDatabase } from '../db/compact.js';
+import { SETTLE_WAIT_MS, firstLine, settleSlot, type Settled } from './settle.js';
 import { readDamageReports, removeDamageReport } from '../damage/reports.js';
 
 export interface PublishOptions {
@@ -31,6 +32,11 @@ export interface PublishOptions {
   progress?: (message: string) => void;
   /** Write the route files the API reads trip routes from (src/publish/routes.ts); none without. */
   routes?: RouteOptions;
+  /**
+   * After the switch, bring the slot just retired up to the new version too, once the API lets go
+   * of it (src/publish/settle.ts): the load does, so the score run's publish copies only scores.
+   */
+  settleRetired?: boolean;
 }
 
 export interface PublishResult {
@@ -48,6 +54,8 @@ export interface PublishResult {
   routesWritten?: number;
   /** Published files found damaged and rebuilt from the warehouse (relative to published/): route files, serving files, slots. */
   damagedRebuilt?: string[];
+  /** The slot not served, brought up to the served version after the switch (with `settleRetired`). */
+  settled?: Settled;
   detail: string;
 }
 
@@ -65,8 +73,10 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
   // files readers found damaged (src/damage/reports.ts), and route files cut short or of an older
   // format, first: a damaged route file is removed here and written again just below
   const reports = readDamageReports(options.publishedDir);
-  const upkeep = options.routes ? upkeepRoutes(options.publishedDir, options.routes.routesDir, reports, options.progress, await routesChecked(conn)) : null;
-  if (upkeep) await run(conn, sqlText('publish/route_checks_save'), { checked: JSON.stringify(upkeep.checked) });
+  const checked = options.routes ? await routesChecked(conn) : {};
+  const upkeep = options.routes ? upkeepRoutes(options.publishedDir, options.routes.routesDir, reports, options.progress, checked) : null;
+  // written only when it changed: a write is a commit (and an fsync), and a score run changes no route file
+  if (upkeep && JSON.stringify(upkeep.checked) !== JSON.stringify(checked)) await run(conn, sqlText('publish/route_checks_save'), { checked: JSON.stringify(upkeep.checked) });
   // before the switch, so every trip the new snapshot serves has its route file; also when the
   // version is already published (a version served before routes were written gets them now)
   const routesWritten = options.routes ? await writeRoutes(conn, options.routes) : 0;
@@ -76,10 +86,12 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
   const repair = reports.some((r) => !r.file.startsWith('routes/'));
   if (current && current.version === version && current.warehouseId === whId && !repair) {
     for (const r of reports) removeDamageReport(r);
-    return { published: false, slot: current.slot, fromVersion: version, version, rowsApplied: 0, seconds: 0, pack: null, routesWritten, damagedRebuilt: damaged, detail: 'already published' };
+    // a run killed after its switch left the other slot behind: this one finishes that
+    const settled = options.settleRetired ? await settle(wh, options, other(current.slot), { whId, version, compactPurged: true }) : undefined;
+    return { published: false, slot: current.slot, fromVersion: version, version, rowsApplied: 0, seconds: 0, pack: null, routesWritten, damagedRebuilt: damaged, settled, detail: `already published${settledDetail(settled)}` };
   }
   mkdirSync(options.publishedDir, { recursive: true });
-  const target: Slot = current ? (current.slot === 'a' ? 'b' : 'a') : await slotNoReaderHolds(conn, options.publishedDir);
+  const target: Slot = current ? other(current.slot) : await slotNoReaderHolds(conn, options.publishedDir);
   const file = slotFile(options.publishedDir, target);
   const reportedSlots = new Set(reports.map((r) => r.file).filter((f) => /^slot-[ab]\.duckdb$/.test(f)));
   let rebuilt = false;
@@ -103,7 +115,12 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
         options.progress?.(`publish: slot ${retired} was reported damaged; no longer served, deleted: the next publish rebuilds it in full`);
       }
       for (const r of reports) removeDamageReport(r);
-      return { ...result, routesWritten, damagedRebuilt: damaged };
+      // the retired slot, unless it was just deleted as damaged (the next publish rebuilds it)
+      const { retiredScrubbed, ...published } = result;
+      const settled = options.settleRetired && existsSync(slotFile(options.publishedDir, other(target)))
+        ? await settle(wh, options, other(target), { whId, version, compactPurged: !retiredScrubbed })
+        : undefined;
+      return { ...published, routesWritten, damagedRebuilt: damaged, settled, detail: `${published.detail}${settledDetail(settled)}` };
     } catch (error) {
       // a standby slot that is not a valid DuckDB file (or holds a corrupt block) is not served:
       // it is deleted once and rebuilt from the warehouse (a new slot has version 0). Deleted, not
@@ -129,25 +146,28 @@ interface Attempt {
   reported: string[];
 }
 
-async function publishInto(wh: Warehouse, options: PublishOptions, a: Attempt): Promise<PublishResult> {
+const other = (slot: Slot): Slot => (slot === 'a' ? 'b' : 'a');
+
+/** Brings slot `slot` (not served) up to `version` once the API lets go of it (src/publish/settle.ts); never fails the publish. */
+async function settle(wh: Warehouse, options: PublishOptions, slot: Slot, s: { whId: string; version: number; compactPurged: boolean }): Promise<Settled> {
+  options.progress?.(`publish: catching up slot ${slot} to version ${s.version}`);
+  const settled = await settleSlot(wh.conn, options.publishedDir, slot, Math.min(options.lockWaitMs, SETTLE_WAIT_MS), {
+    ...s, now: options.now, apply: applyToSlot, purgedAfter,
+  });
+  if (settled.skipped) options.progress?.(`publish: slot ${slot} left behind for the next publish (${settled.skipped})`);
+  return settled;
+}
+
+const settledDetail = (s: Settled | undefined): string =>
+  (!s || s.skipped || s.fromVersion === s.version ? '' : `; slot ${s.slot} caught up too (${s.rowsApplied} rows in ${s.seconds.toFixed(2)} s)`);
+
+async function publishInto(wh: Warehouse, options: PublishOptions, a: Attempt): Promise<PublishResult & { retiredScrubbed: boolean }> {
   const conn = wh.conn;
   const { version, whId, current, target, file, started } = a;
   await attachWithRetry(conn, file, options.lockWaitMs, (m) => options.progress?.(`publish: ${m}`));
   try {
     const since = await prepareSlot(conn, whId, version);
-    const home = await currentDatabase(conn);
-    const rowsApplied = await inTransaction(conn, async () => {
-      await runScript(conn, 'publish/apply', { since, version, now: options.now.toISOString() });
-      await run(conn, 'use slot');
-      try {
-        const failures = await runChecks(conn, since);
-        if (failures.length > 0) throw new CheckFailedError(failures);
-      } finally {
-        await run(conn, `use ${quoteIdent(home)}`);
-      }
-      return changedRows(conn);
-    });
-    await run(conn, 'checkpoint slot');
+    const rowsApplied = await applyToSlot(conn, since, version, options.now);
     // a pack that cannot be written fails the publish before the switch: the last good state stays served
     const pack = options.servingPack === false ? null : await writePack(conn, options.publishedDir, version, current?.warehouseId === whId ? current : null, a.reported, options.progress);
     const damagedPack = pack?.damaged ?? [];
@@ -177,6 +197,7 @@ async function publishInto(wh: Warehouse, options: PublishOptions, a: Attempt): 
       published: true, slot: target, fromVersion: since, version, rowsApplied, seconds, pack: pack?.built ?? null,
       corruptSlotRebuilt: a.rebuilt,
       damagedRebuilt: damagedPack,
+      retiredScrubbed: retired.slot,
       detail: `slot ${target} now at version ${version} (${rowsApplied} rows in ${seconds.toFixed(2)} s${packDetail}${a.rebuilt ? '; rebuilt in full: the file was corrupt' : ''}${retiredDetail})`,
     };
   } catch (error) {
@@ -365,6 +386,28 @@ function removeStalePacks(publishedDir: string, keep: (string | undefined)[]): v
   }
 }
 
+/**
+ * Brings the slot attached as `slot` from version `since` to `version` in one transaction, with
+ * the checks on what changed inside it (a failing check rolls it back), then checkpoints it: the
+ * API opens slots read-only and must find every row in the file. Returns the rows copied or removed.
+ */
+export async function applyToSlot(conn: DuckDBConnection, since: number, version: number, now: Date): Promise<number> {
+  const home = await currentDatabase(conn);
+  const rows = await inTransaction(conn, async () => {
+    await runScript(conn, 'publish/apply', { since, version, now: now.toISOString() });
+    await run(conn, 'use slot');
+    try {
+      const failures = await runChecks(conn, since);
+      if (failures.length > 0) throw new CheckFailedError(failures);
+    } finally {
+      await run(conn, `use ${quoteIdent(home)}`);
+    }
+    return changedRows(conn);
+  });
+  await run(conn, 'checkpoint slot');
+  return rows;
+}
+
 /** A slot that belongs to another warehouse, or claims a future version, is rebuilt from zero. */
 async function prepareSlot(conn: DuckDBConnection, whId: string, version: number): Promise<number> {
   const home = await currentDatabase(conn);
@@ -430,7 +473,6 @@ function isCorruptSlot(error: unknown): boolean {
   return /not a valid DuckDB database file|Corrupt database file|does not match stored checksum/i.test(error instanceof Error ? error.message : String(error));
 }
 
-const firstLine = (error: unknown): string => (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
 
 /** Deletes a corrupt slot and its write-ahead log. */
 function removeCorrupt(file: string): void {

@@ -1,7 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { query, quoteLiteral, run, runScript } from '../db/sql.js';
+import { query, quoteIdent, quoteLiteral, run, runScript } from '../db/sql.js';
 import { inTransaction } from '../warehouse/warehouse.js';
 import { EXTRAS_SUFFIX } from '../serving/format.js';
 import { slotFile, type Manifest } from './manifest.js';
@@ -43,15 +43,16 @@ export async function scrubRetired(
   return { users, slot: true, packFilesRemoved: removeUnnamed(publishedDir, next) };
 }
 
-/** Attaches the slot for writing once no reader holds it; false when that did not happen in time. */
-async function attachWhenReleased(conn: DuckDBConnection, file: string, waitMs: number): Promise<boolean> {
+/** Attaches the slot for writing (as `alias`) once no reader holds it; false when that did not happen in time. */
+export async function attachWhenReleased(conn: DuckDBConnection, file: string, waitMs: number, alias = 'retired'): Promise<boolean> {
   const deadline = Date.now() + waitMs;
   for (;;) {
     try {
-      await run(conn, `attach ${quoteLiteral(file)} as retired`);
+      await run(conn, `attach ${quoteLiteral(file)} as ${quoteIdent(alias)}`);
       return true;
     } catch (error) {
-      if (!/lock/i.test(error instanceof Error ? error.message : String(error))) throw error;
+      // DuckDB's words for a lock held by another process (a bare /lock/ would match a damaged "block")
+      if (!/Could not set lock|Conflicting lock/i.test(error instanceof Error ? error.message : String(error))) throw error;
       if (Date.now() > deadline) return false;
       await new Promise((r) => setTimeout(r, 200));
     }

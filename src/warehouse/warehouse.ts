@@ -1,9 +1,9 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openDatabase, type Database } from '../db/open.js';
 import { installMacros } from '../db/macros.js';
-import { query, run, runScript } from '../db/sql.js';
+import { query, run, runScript, sqlText } from '../db/sql.js';
 import type { App } from '../apps/store.js';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { jobSettings } from '../config.js';
 import { backfillScoreExplanations } from './score-explain.js';
 
@@ -29,15 +29,23 @@ export async function openWarehouse(
   const db = await openDatabase(file, { lockWaitMs: options.lockWaitMs ?? jobSettings().warehouseLockWaitMs, memoryLimit: options.memoryLimit });
   const conn = db.connection;
   try {
-    await runScript(conn, 'warehouse/schema');
-    await runScript(conn, 'warehouse/trip_rule_columns');
+    // the schema and its migrations run once per version of them: each migration is a scan or a
+    // write (a commit, an fsync) that every later open of the same schema would pay for nothing
+    const digest = schemaDigest();
+    if ((await schemaDigestOf(conn)) !== digest) {
+      await runScript(conn, 'warehouse/schema');
+      await runScript(conn, 'warehouse/trip_rule_columns');
+      await backfillScoreExplanations(conn);
+      await run(conn, "insert or replace into meta values ('schema_digest', $digest)", { digest });
+    }
     await installMacros(conn);
-    await backfillScoreExplanations(conn);
-    await run(conn, "insert into meta values ('warehouse_id', $id) on conflict do nothing", { id: randomUUID() });
-    await run(conn, "insert into meta values ('version', '0') on conflict do nothing");
+    // each write is a commit with an fsync of the log: on an existing warehouse these are known
+    const known = new Set((await query(conn, "select key from meta where key in ('warehouse_id', 'version', 'user_events_version')")).map((r) => String(r['key'])));
+    if (!known.has('warehouse_id')) await run(conn, "insert into meta values ('warehouse_id', $id) on conflict do nothing", { id: randomUUID() });
+    if (!known.has('version')) await run(conn, "insert into meta values ('version', '0') on conflict do nothing");
     // user.deleted events start with the warehouse that first knows them: purges done before are
     // not announced (a new warehouse starts at 0)
-    await run(conn, "insert into meta select 'user_events_version', value from meta where key = 'version' on conflict do nothing");
+    if (!known.has('user_events_version')) await run(conn, "insert into meta select 'user_events_version', value from meta where key = 'version' on conflict do nothing");
     await syncApps(conn, apps);
   } catch (error) {
     db.close();
@@ -46,7 +54,29 @@ export async function openWarehouse(
   return { db, conn, close: () => db.close() };
 }
 
+/** The SHA-256 of the files that make the warehouse's schema: a warehouse whose meta records it has them applied. */
+function schemaDigest(): string {
+  const hash = createHash('sha256');
+  for (const file of SCHEMA_FILES) hash.update(sqlText(file)).update('\0');
+  return hash.digest('hex');
+}
+
+/** Every statement an open runs on a warehouse whose schema is not current, in order. */
+const SCHEMA_FILES = ['warehouse/schema', 'warehouse/trip_rule_columns', 'warehouse/score_explain_columns', 'warehouse/score_explain_backfill'] as const;
+
+/** The schema digest a warehouse recorded (null for a new one, or one written before digests). */
+async function schemaDigestOf(conn: DuckDBConnection): Promise<string | null> {
+  const [hasMeta] = await query(conn, "select count(*)::integer as n from duckdb_tables() where database_name = current_database() and schema_name = 'main' and table_name = 'meta'");
+  if (Number(hasMeta?.['n'] ?? 0) === 0) return null;
+  const [row] = await query(conn, "select value from meta where key = 'schema_digest'");
+  return row ? String(row['value']) : null;
+}
+
 async function syncApps(conn: DuckDBConnection, apps: App[]): Promise<void> {
+  const held = await query(conn, 'select app_id, name, time_zone from apps order by app_id');
+  const wanted = [...apps].sort((x, y) => (x.appId < y.appId ? -1 : x.appId > y.appId ? 1 : 0)).map((a) => ({ app_id: a.appId, name: a.name, time_zone: a.timeZone }));
+  // unchanged (every run but the first after an app is added or changed): no write, no commit
+  if (JSON.stringify(held) === JSON.stringify(wanted)) return;
   await run(conn, 'begin transaction');
   try {
     await run(conn, 'delete from apps');

@@ -19,17 +19,29 @@ const now = new Date('2026-11-21T08:00:00Z');
 const trip = (id: string, day: string) => tripRecord({ appId: ws.appId, tripId: id, start: `${day}T08:00:00Z`, seconds: 600 });
 
 describe('publish', () => {
-  it('alternates slots and copies only what changed since the standby slot was last written', async () => {
-    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', '2026-11-18'), trip('b', '2026-11-18')])], now });
+  it('alternates slots, copies only what changed since the standby slot was last written, and leaves the other slot caught up', async () => {
+    const first = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', '2026-11-18'), trip('b', '2026-11-18')])], now });
     expect(manifestOf(ws.paths)?.slot).toBe('a');
+    // no slot b yet: nothing to catch up
+    expect(first.publish.settled).toBeUndefined();
     const second = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '2.ndjson'), [trip('c', '2026-11-19')])], now });
-    // slot b is new: it is built from zero once
+    // slot b is new: it is built from zero once; then slot a, retired, gets version 2 (trip c and its day)
     expect(second.publish).toMatchObject({ slot: 'b', fromVersion: 0, version: 2 });
+    expect(second.publish.settled).toMatchObject({ slot: 'a', fromVersion: 1, version: 2, rowsApplied: 2 });
     const third = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '3.ndjson'), [trip('d', '2026-11-20')])], now });
-    // slot a was at version 1: it receives versions 2 and 3 only (trips c, d and their two days)
-    expect(third.publish).toMatchObject({ slot: 'a', fromVersion: 1, version: 3, rowsApplied: 4 });
+    // slot a was caught up to version 2: it receives version 3 only (trip d and its day), and so does slot b after
+    expect(third.publish).toMatchObject({ slot: 'a', fromVersion: 2, version: 3, rowsApplied: 2 });
+    expect(third.publish.settled).toMatchObject({ slot: 'b', fromVersion: 2, version: 3, rowsApplied: 2 });
     const trips = await publishedRows(ws.paths, 'trips', 'trip_id');
     expect(trips.map((t) => t['trip_id'])).toEqual(['a', 'b', 'c', 'd']);
+    const other = await openDatabase(slotFile(ws.paths.publishedDir, 'b'), { readOnly: true });
+    try {
+      const rows = (await other.connection.runAndReadAll("select trip_id from trips order by 1")).getRows().map((r) => r[0]);
+      expect(rows).toEqual(['a', 'b', 'c', 'd']);
+      expect((await other.connection.runAndReadAll("select value from meta where key = 'version'")).getRows()).toEqual([['3']]);
+    } finally {
+      other.close();
+    }
   });
 
   it('leaves slots without indexes, and drops the ones an earlier version built at the next publish', async () => {

@@ -1,0 +1,77 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { existsSync } from 'node:fs';
+import { basename } from 'node:path';
+import { query, run } from '../db/sql.js';
+import { compactDatabase } from '../db/compact.js';
+import { attachWhenReleased } from './retire.js';
+import { slotFile, type Slot } from './manifest.js';
+
+/** How long a publish waits for the API to let go of the slot it just retired, to bring it up to date too. */
+export const SETTLE_WAIT_MS = 10_000;
+
+export interface Settled {
+  slot: Slot;
+  /** The slot's version before (it is now at `version`), or null when it was left as it was. */
+  fromVersion: number | null;
+  version: number;
+  rowsApplied: number;
+  seconds: number;
+  /** Why the slot was left behind (the next publish that writes it catches it up, as it always could). */
+  skipped?: string;
+}
+
+/** What the caller brings: the publish's own steps, so a settled slot gets exactly what a publish writes. */
+export interface SettleSteps {
+  whId: string;
+  version: number;
+  now: Date;
+  /** Whether the slot still holds the bytes of users purged since its version (no scrub reached it). */
+  compactPurged: boolean;
+  apply: (conn: DuckDBConnection, since: number, version: number, now: Date) => Promise<number>;
+  purgedAfter: (conn: DuckDBConnection, since: number) => Promise<boolean>;
+}
+
+/**
+ * Brings the slot that is not served (`slot`, the one a publish just retired) up to the served
+ * version, once no API holds it, with the same statements, checks and checkpoint a publish uses.
+ * The load calls it after its switch: it has just copied its trips into one slot and pays the
+ * other copy too, so the score run that follows writes only the scores it changed into a slot
+ * that holds everything else already, instead of catching up the day's trips and events first.
+ *
+ * Nothing here is served: the manifest names the other slot, and a run killed here leaves this
+ * slot at its old version (one transaction), which the next publish catches up as before. A slot
+ * that is missing, of another warehouse, corrupt, or still held after `waitMs` is left as it is
+ * (`skipped`): the next publish that writes it deletes and rebuilds a corrupt one, as it would have.
+ */
+export async function settleSlot(conn: DuckDBConnection, publishedDir: string, slot: Slot, waitMs: number, steps: SettleSteps): Promise<Settled> {
+  const started = performance.now();
+  const file = slotFile(publishedDir, slot);
+  const left = (skipped: string): Settled => ({ slot, fromVersion: null, version: steps.version, rowsApplied: 0, seconds: (performance.now() - started) / 1000, skipped });
+  if (!existsSync(file)) return left('no such file');
+  try {
+    if (!(await attachWhenReleased(conn, file, waitMs, 'slot'))) return left(`still held by a reader after ${Math.round(waitMs / 1000)} s`);
+  } catch (error) {
+    return left(`${basename(file)}: ${firstLine(error)}`);
+  }
+  try {
+    const meta = await query(conn, "select key, value from slot.meta where key in ('version', 'warehouse_id')");
+    const since = Number(meta.find((r) => r['key'] === 'version')?.['value'] ?? Number.NaN);
+    if (meta.find((r) => r['key'] === 'warehouse_id')?.['value'] !== steps.whId || !(since >= 0 && since <= steps.version)) {
+      return left('of another warehouse or version: rebuilt by the next publish that writes it');
+    }
+    if (since === steps.version) return { slot, fromVersion: since, version: since, rowsApplied: 0, seconds: (performance.now() - started) / 1000 };
+    const purged = steps.compactPurged && (await steps.purgedAfter(conn, since));
+    const rowsApplied = await steps.apply(conn, since, steps.version, steps.now);
+    // as in a publish: deleted rows keep their bytes until the file is written anew (src/db/compact.ts)
+    if (purged) await compactDatabase(conn, 'slot', file);
+    return { slot, fromVersion: since, version: steps.version, rowsApplied, seconds: (performance.now() - started) / 1000 };
+  } catch (error) {
+    // corrupt blocks, a full disk: this slot is not served; the next publish into it deals with it
+    return left(`${basename(file)}: ${firstLine(error)}`);
+  } finally {
+    await run(conn, 'detach database if exists slot').catch(() => undefined);
+  }
+}
+
+/** An error's first line (DuckDB appends details after it). */
+export const firstLine = (error: unknown): string => (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
