@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { fileURLToPath } from 'node:url';
+import SlowestFirst from './sequencer.js';
 
 // Every test runs with a pinned zone so nothing depends on the machine's TZ.
 process.env.TZ = 'UTC';
@@ -12,11 +13,18 @@ export default defineConfig({
   test: {
     root: fileURLToPath(new URL('..', import.meta.url)),
     include: ['test/**/*.test.ts'],
-    testTimeout: 120_000,
+    // a limit for a test stuck, not for a slow one: on a 2-core machine shared with other runs the
+    // process tests (kill, rederive, publish under load) took over 120 s at load averages of 25-45
+    testTimeout: 300_000,
     hookTimeout: 300_000,
     pool: 'forks',
     // two files at a time: most tests wait on fsync, child processes and sockets more than on a
     // core, so two workers on two cores finish the suite sooner than vitest's default of one
     maxWorkers: 2,
+    // a worker keeps its modules from one file to the next: loading src/ with DuckDB, Fastify and
+    // Arrow costs about a second of CPU per file, 87 times over with a fresh process per file. No
+    // test mocks a module; the few that set an environment variable put it back in a finally.
+    isolate: false,
+    sequence: { sequencer: SlowestFirst },
   },
 });

@@ -108,7 +108,7 @@ beforeAll(async () => {
     await api.app.listen({ host: '127.0.0.1', port: 0 });
     base[name] = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
   }
-}, 120_000);
+});
 afterAll(async () => {
   await packApi?.close();
   await sqlApi?.close();

@@ -28,7 +28,7 @@ beforeAll(async () => {
   const batches = await warehouseRows(ws.paths, 'select distinct source_file, batch_id from quarantine');
   a = Number(batches.find((r) => r['source_file'] === fileA)?.['batch_id']);
   b = Number(batches.find((r) => r['source_file'] === fileB)?.['batch_id']);
-}, 120_000);
+});
 
 afterAll(() => ws.cleanup());
 

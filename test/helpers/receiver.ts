@@ -66,7 +66,8 @@ export async function startReceiver(behaviour: Behaviour = () => ({ status: 204 
     setBehaviour: (b) => {
       current = b;
     },
-    waitFor: (count, timeoutMs = 30_000) =>
+    // a limit for a receiver that gets nothing, not for a slow sender: a busy machine delivers late
+    waitFor: (count, timeoutMs = 120_000) =>
       new Promise((resolve, reject) => {
         if (received.length >= count) return resolve();
         const timer = setTimeout(() => reject(new Error(`receiver got ${received.length} of ${count} requests in ${timeoutMs} ms`)), timeoutMs);

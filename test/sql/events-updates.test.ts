@@ -172,5 +172,5 @@ describe('user.deleted', () => {
     });
     expect(got.map((e) => e.id).sort()).toEqual(events.map((e) => e.id).sort());
     expect(got.find((e) => e.type === 'user.deleted')).toEqual(deleted);
-  }, 60_000);
+  });
 });

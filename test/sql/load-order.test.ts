@@ -134,5 +134,5 @@ describe('load: files derived two at a time, merged in order', () => {
     const r = await warehouseRows(paired.paths, "select trip_date::varchar as d, duration_s::int as duration_s from trips where trip_id = 'r'");
     expect(r).toEqual([{ d: '2026-11-20', duration_s: 900 }]);
     expect(await loadedState(paired)).toEqual(await loadedState(serial));
-  }, 120_000);
+  });
 });

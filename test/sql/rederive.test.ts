@@ -182,7 +182,7 @@ describe('load.js --rederive killed with SIGKILL', () => {
       ws = saved;
       own.cleanup();
     }
-  }, 120_000);
+  });
 });
 
 describe('load.js --rederive, a file that cannot be derived again', () => {

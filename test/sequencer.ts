@@ -1,0 +1,45 @@
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+// The files that take longest, slowest first (measured; test/README.md). Two workers take files in
+// this order, so the long ones start at once and the short ones fill the end: the run ends when the
+// last file does, and a long file started last would run alone. Vitest orders by its cache of the
+// last run's durations where it has one; a fresh clone (CI) has none and would order by file size.
+const SLOWEST = [
+  'test/webhooks/processes.test.ts',
+  'test/e2e/jobs.test.ts',
+  'test/e2e/readme.test.ts',
+  'test/e2e/kill.test.ts',
+  'test/sql/rederive.test.ts',
+  'test/serving/equivalence.test.ts',
+  'test/sql/publish.test.ts',
+  'test/serving/trust.test.ts',
+  'test/sql/score-publish.test.ts',
+  'test/e2e/server.test.ts',
+  'test/sql/events.test.ts',
+  'test/api/score-lifting.test.ts',
+  'test/sql/load-order.test.ts',
+  'test/e2e/job-cli.test.ts',
+  'test/api/plausibility.test.ts',
+  'test/sql/load-read.test.ts',
+  'test/serving/layers.test.ts',
+  'test/e2e/partitions.test.ts',
+  'test/e2e/cluster.test.ts',
+  'test/api/upload-batches.test.ts',
+  'test/sql/purge.test.ts',
+  'test/e2e/generated.test.ts',
+  'test/sql/load.test.ts',
+  'test/sql/events-updates.test.ts',
+  'test/unit/generate.test.ts',
+];
+
+export default class SlowestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (f: TestSpecification) => {
+      const i = SLOWEST.findIndex((name) => f.moduleId.endsWith(name));
+      return i === -1 ? SLOWEST.length : i;
+    };
+    // stable: files not listed keep the order vitest gave them, after the listed ones
+    return sorted.map((f, i) => ({ f, i })).sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i).map(({ f }) => f);
+  }
+}
