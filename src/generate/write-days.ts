@@ -58,6 +58,8 @@ export async function writeDayFiles(conn: DuckDBConnection, options: DayFilesOpt
     await runFile(conn, 'generate/day_trips');
     const [counts = {}] = await queryFile(conn, 'generate/part_range');
     const trips = Number(counts['trips'] ?? 0);
+    // a block without trips still needs the part tables (empty) that its empty days' records read
+    if (trips === 0) await buildPart(conn, 1, 0, options);
     const pieces = new Map<string, string[]>(block.map((d) => [d, []]));
     try {
       for (let first = 1; first <= trips; first += options.tripsPerPart) {

@@ -32,13 +32,14 @@ export async function openWarehouse(
     // the schema and its migrations run once per version of them: each migration is a scan or a
     // write (a commit, an fsync) that every later open of the same schema would pay for nothing
     const digest = schemaDigest();
+    // the macros first: the backfill of score explanations computes with them
+    await installMacros(conn);
     if ((await schemaDigestOf(conn)) !== digest) {
       await runScript(conn, 'warehouse/schema');
       await runScript(conn, 'warehouse/trip_rule_columns');
       await backfillScoreExplanations(conn);
       await run(conn, "insert or replace into meta values ('schema_digest', $digest)", { digest });
     }
-    await installMacros(conn);
     // each write is a commit with an fsync of the log: on an existing warehouse these are known
     const known = new Set((await query(conn, "select key from meta where key in ('warehouse_id', 'version', 'user_events_version')")).map((r) => String(r['key'])));
     if (!known.has('warehouse_id')) await run(conn, "insert into meta values ('warehouse_id', $id) on conflict do nothing", { id: randomUUID() });

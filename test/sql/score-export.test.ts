@@ -100,6 +100,8 @@ describe('score job', () => {
     const db = await openDatabase(ws.paths.warehouseFile);
     for (const c of cols.split(', ').slice(3)) await query(db.connection, `alter table safety_scores drop column ${c}`);
     for (const c of ['distracted_driving', 'events']) await query(db.connection, `alter table safety_scores add column lost_${c} double default 0`);
+    // …and no digest of the schema it ran (an earlier version wrote none), so the open migrates
+    await query(db.connection, "delete from meta where key = 'schema_digest'");
     db.close();
     const wh = await openWarehouse(ws.paths.warehouseFile, await new AppStore(ws.paths.appsFile).list());
     const version = await warehouseVersion(wh.conn);
