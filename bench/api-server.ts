@@ -47,13 +47,13 @@ export async function startApiServer(ctx: BenchContext, dataDir: string, options
   };
 }
 
-/** /readyz answers 200 once a snapshot is open. */
-async function waitReady(url: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
+/** /readyz answers 200 once a snapshot is open (within `seconds`). */
+export async function waitReady(url: string, seconds = 60): Promise<void> {
+  const deadline = Date.now() + seconds * 1000;
   for (;;) {
     const res = await fetch(`${url}/readyz`).catch(() => null);
     if (res?.status === 200) return;
-    if (Date.now() > deadline) throw new Error(`the API at ${url} was not ready within 60 s (last status ${res?.status ?? 'none'})`);
+    if (Date.now() > deadline) throw new Error(`the API at ${url} was not ready within ${seconds} s (last status ${res?.status ?? 'none'})`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }

@@ -5,6 +5,7 @@ import { RecordBatchReader } from 'apache-arrow';
 import { AppStore } from '../src/apps/store.js';
 import { pathsFor } from '../src/config.js';
 import { repoPath } from '../src/paths.js';
+import { waitReady } from './api-server.js';
 
 export interface ExportFigures {
   format: 'arrow' | 'ndjson';
@@ -116,7 +117,7 @@ async function startServer(dataDir: string, batchTrips: number | undefined): Pro
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
     const url = await listeningUrl(child);
-    await waitReady(url);
+    await waitReady(url, 120);
     return {
       url,
       pid: child.pid as number,
@@ -143,16 +144,6 @@ function listeningUrl(child: ChildProcess): Promise<string> {
   });
 }
 
-/** /readyz answers 200 once a snapshot is open. */
-async function waitReady(url: string): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const res = await fetch(`${url}/readyz`).catch(() => null);
-    if (res?.status === 200) return;
-    if (Date.now() > deadline) throw new Error(`the API at ${url} was not ready within 120 s (last status ${res?.status ?? 'none'})`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** A field of /proc/PID/status in bytes (Linux; 0 elsewhere). */
 function procStatusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {

@@ -20,13 +20,7 @@ export async function ensureBase(ctx: BenchContext): Promise<BaseFixture> {
   const t0 = performance.now();
   const app = await new AppStore(paths.appsFile).add({ name: 'Bench Fleet', timeZone: TIME_ZONE });
   const orgUserIds = Array.from({ length: ctx.options.sizes.users }, (_, i) => `driver-${String(i + 1).padStart(5, '0')}`);
-  const passport = await PassportStore.open(paths.passportFile);
-  let accounts: Map<string, number>;
-  try {
-    accounts = await passport.ensureAccounts(app.appId, orgUserIds);
-  } finally {
-    passport.close();
-  }
+  const accounts = await PassportStore.ensureAccountsIn(paths.passportFile, app.appId, orgUserIds);
   record(ctx, { stage: 'setup', metric: `passport accounts for ${orgUserIds.length.toLocaleString('en-US')} users`, value: (performance.now() - t0) / 1000, unit: 's' });
   ctx.base = {
     dir,

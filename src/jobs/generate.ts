@@ -41,13 +41,7 @@ export async function runGenerate(options: GenerateJobOptions): Promise<Generate
 
   progress(`generate: ensuring ${orgUserIds.length} passport account(s) for ${app.appId}`);
   // the state store is shared: this works while the API serves
-  const passport = await PassportStore.open(paths.passportFile);
-  let accounts: Map<string, number>;
-  try {
-    accounts = await passport.ensureAccounts(app.appId, orgUserIds);
-  } finally {
-    passport.close();
-  }
+  const accounts = await PassportStore.ensureAccountsIn(paths.passportFile, app.appId, orgUserIds);
   const endDate = options.endDate ?? addDays(today, -1);
   progress(`generate: ${options.users} user(s) x ${options.days} day(s) up to ${endDate} into ${out}`);
   const summary = await generateTrips({

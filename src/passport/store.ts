@@ -26,6 +26,16 @@ export class PassportStore {
     return new PassportStore(await openState(location));
   }
 
+  /** The active account of each user, creating the missing ones, through a store opened for it alone. */
+  static async ensureAccountsIn(where: string | StateLocation, appId: string, orgUserIds: string[]): Promise<Map<string, number>> {
+    const store = await PassportStore.open(where);
+    try {
+      return await store.ensureAccounts(appId, orgUserIds);
+    } finally {
+      store.close();
+    }
+  }
+
   /** The active account of each user, creating the missing ones. */
   ensureAccounts(appId: string, orgUserIds: string[], now = new Date()): Promise<Map<string, number>> {
     return this.db.transaction((tx) => ensureIn(tx, appId, orgUserIds, now));
