@@ -14,7 +14,7 @@ import { runGenerator } from './generate-run.js';
 import { oneHourTrip } from './route-stage.js';
 import type { LoadGeneratorResult } from './load-generator.js';
 
-/** Decisions 10, "Fair share": another app's p99 within 2x its p99 on an idle server. */
+/** Fair share (docs/api-limits.md, "Cost of a request"): another app's p99 within 2x its p99 on an idle server. */
 const MAX_RATIO = 2;
 /** The other app's steady, light traffic. */
 const OTHER_RATE = 100;

@@ -78,7 +78,7 @@ export class PassportStore {
     return { token, platformUserId };
   }
 
-  /** Operation 6: the holder of a valid token of this app, or null (unknown, expired, revoked, or another app's). */
+  /** The token lookup: the holder of a valid token of this app, or null (unknown, expired, revoked, or another app's). */
   async tokenHolder(appId: string, token: string, now: Date): Promise<{ platformUserId: number; orgUserId: string } | null> {
     const owner = await this.tokenOwner(token, now);
     return owner && owner.appId === appId ? { platformUserId: owner.platformUserId, orgUserId: owner.orgUserId } : null;

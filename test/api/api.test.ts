@@ -77,7 +77,7 @@ describe('page cache', () => {
   });
 });
 
-describe('trip list (operation 1)', () => {
+describe('trip list', () => {
   it('pages through every trip newest first with a cursor, then stops', async () => {
     const seen: string[] = [];
     let cursor: string | undefined;
@@ -161,7 +161,7 @@ describe('passport and tenancy (operations 5, 6)', () => {
     }
   });
 
-  it('creates an account for a new user on operation 5', async () => {
+  it('creates an account for a new user when a token is issued', async () => {
     const issued = (await api.app.inject({ method: 'POST', url: '/v1/org-user/newcomer/token', headers: { authorization: `Bearer ${key}` } })).json();
     expect(issued.platformUserId).toBeGreaterThan(0);
     expect(issued.platformUserId).toBeLessThan(2 ** 53);
@@ -217,7 +217,7 @@ describe('account deletion', () => {
   });
 });
 
-describe('SDK upload (decisions 9)', () => {
+describe('SDK upload', () => {
   it('lands valid records durably with the identity of the token, answers per record, and the load picks them up', async () => {
     const issued = (await api.app.inject({ method: 'POST', url: '/v1/org-user/sdk-user/token', headers: { authorization: `Bearer ${key}` } })).json();
     const good = tripRecord({ appId: 'ignored', tripId: 'sdk-1', userId: 1, orgUserId: 'spoofed', start: '2026-11-20T08:00:00+01:00', seconds: 600 });

@@ -1,4 +1,4 @@
-// decisions 3, "Plausibility": a driver must not be able to raise their safety score with trips
+// Plausibility (docs/decisions.md, "Trip records"): a driver must not be able to raise their safety score with trips
 // that jump between far places, and record times must lie between 2000 and the validating moment
 // (+10 min). Real warehouse, real landing files, the API in process with an injected clock.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

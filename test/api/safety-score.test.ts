@@ -1,6 +1,6 @@
 // The safety score explained, ranked and over time, over HTTP on 127.0.0.1, checked against an
 // independent computation (test/reference: trip factors, then the model, contributions and
-// percentiles written from decisions.md section 7), from the serving pack and from SQL alike.
+// percentiles written from docs/decisions.md, "Statistics and scores"), from the serving pack and from SQL alike.
 // Fixture: two apps; in the first, drivers with different habits, two identical drivers (a tie),
 // one whose score clamps at 0, one scored on the last date only, one without trips; in the second,
 // a single driver (N = 1) who shares an org_user_id with a driver of the first.
@@ -156,7 +156,7 @@ function expectMatches(actual: Body, want: RefScore, label: string): void {
   }
 }
 
-describe('safety score explained and ranked (operation 4)', () => {
+describe('safety score explained and ranked', () => {
   it('gives each factor\'s value, multiplier and contribution and the percentile, as the reference computes them', async () => {
     let checked = 0;
     for (const date of DATES) {
@@ -224,7 +224,7 @@ describe('safety score explained and ranked (operation 4)', () => {
 });
 
 describe('safety score history', () => {
-  it('lists one entry per scored evaluation date, oldest first, each equal to operation 4\'s answer that day', async () => {
+  it('lists one entry per scored evaluation date, oldest first, each equal to the safety score\'s answer that day', async () => {
     for (const interval of [30, 90] as const) {
       for (const d of ['calm', 'twin-b', 'reckless', 'newcomer']) {
         const history = (await get(`/v1/org-user/${d}/safety-score/history?interval=${interval}&startTime=2026-11-01&endTime=2026-11-30`)).body;
@@ -249,7 +249,7 @@ describe('safety score history', () => {
     expect(await dates('&startTime=2026-11-22&endTime=2026-12-01')).toEqual([]);
     expect(await dates('')).toEqual(DATES);
     expect(await dates('&endTime=2026-11-19')).toEqual(['2026-11-19']);
-    // on the 20th (Berlin), the 21st's score is ahead: not shown, as operation 4 would not show it
+    // on the 20th (Berlin), the 21st's score is ahead: not shown, as the safety score would not show it
     clock = new Date('2026-11-20T12:00:00Z');
     expect(await dates('&startTime=2026-11-01&endTime=2026-11-30')).toEqual(['2026-11-19', '2026-11-20']);
     clock = new Date('2026-11-21T09:00:00Z');

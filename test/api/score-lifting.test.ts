@@ -1,4 +1,4 @@
-// decisions 3 "Plausibility", rules 4-6: a driver cannot lift their own safety score by copying
+// Plausibility rules 4-6 (docs/decisions.md, "Trip records"): a driver cannot lift their own safety score by copying
 // their trips under new tripIds (overlapping_trip), by re-sending them without their events
 // (trip_immutable), or by reporting speeds that do not describe their positions
 // (speed_inconsistent). Each attack through the real upload route, the real load and the real

@@ -1,4 +1,4 @@
-/** Builds trip records (decisions 3) for tests: 1 Hz points heading north at a given speed. */
+/** Builds trip records (docs/decisions.md, "Trip records") for tests: 1 Hz points heading north at a given speed. */
 export interface TripSpec {
   appId: string;
   tripId: string;

@@ -1,4 +1,4 @@
-// Independent reference implementation of the safety-score factors (decisions.md section 7).
+// Independent reference implementation of the safety-score factors (docs/decisions.md, "Statistics and scores").
 import type { RefTrip } from './trip.js';
 import { addDays, checkDate, localMidnightMs } from './time.js';
 

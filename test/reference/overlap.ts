@@ -1,4 +1,4 @@
-// Independent reference of decisions 3 rule 5 (overlapping_trip): plain loops over one account's
+// Independent reference of plausibility rule 5 (overlapping_trip, docs/decisions.md "Trip records"): plain loops over one account's
 // stored trips in arrival order. Trips abnormal for another reason neither take part nor block.
 export const OVERLAP_TOLERANCE_MS = 60_000;
 

@@ -59,7 +59,7 @@ const expected = JSON.parse(readFileSync(`${FIXTURES}edge-cases.expected.json`, 
 // the load's clock: record times more than 10 minutes after it are out of range
 const VALIDATED_AT_MS = Date.parse(expected.validatedAt);
 const results = lines.map((l) => referenceTrip(JSON.parse(l) as Record<string, unknown>, expected.zone, VALIDATED_AT_MS));
-// one file: the trips arrive in line order (decisions 3 rule 5)
+// one file: the trips arrive in line order (plausibility rule 5)
 const trips: RefTrip[] = applyOverlaps(results.filter((r): r is RefTrip => !('rejected' in r)));
 
 const DOUBLE_DIGITS = 9;

@@ -1,5 +1,5 @@
 // Independent reference of the safety-score model (docs/models.md, safety-score/1) and of the
-// explanation and rank decided in decisions.md section 7 ("Beyond the interface"): written from
+// explanation and rank decided in docs/decisions.md ("Statistics and scores"): written from
 // the definitions, not from the SQL.
 import type { RefFactors } from './factors.js';
 

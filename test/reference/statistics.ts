@@ -1,4 +1,4 @@
-// Independent reference implementation of per-period trip statistics (decisions.md section 6).
+// Independent reference implementation of per-period trip statistics (docs/decisions.md, "Statistics and scores").
 import type { RefTrip } from './trip.js';
 import { addDays, checkDate, firstDayOfMonth, isoWeekday, lastDayOfMonth, localDate } from './time.js';
 

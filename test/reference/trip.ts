@@ -1,5 +1,5 @@
 // Independent reference implementation of one trip record's validation and derived fields
-// (decisions.md sections 3 and 4, plus the per-trip factor seconds of section 7).
+// (docs/decisions.md "Trip records", plus the per-trip factor seconds of "Statistics and scores").
 // Plain loops, no cleverness: this is the oracle that the SQL pipeline is checked against.
 import {
   addDays,

@@ -1,5 +1,5 @@
-// A damaged published file (decisions 10): a route file cut short or with a flipped byte in a
-// block, a serving-pack layer with a changed byte, a slot whose blocks fail their checksums. Read:
+// A damaged published file (docs/decisions.md, "API"): a route file cut short or with a flipped
+// byte in a block, a serving-pack layer with a changed byte, a slot whose blocks fail their checksums. Read:
 // 503 data_unavailable for the requests that need it (never a 500, never the damaged bytes), the
 // log names the file, /readyz lists it. Purge: the damaged file is never rewritten and sealed with
 // fresh checksums. Load: the file is rebuilt from the warehouse and the answers equal the intact ones.

@@ -1,4 +1,4 @@
-// Erasure reaches the bytes (decisions 8): after DELETE and the one load that purges, a byte scan
+// Erasure reaches the bytes (docs/decisions.md, "Deletion"): after DELETE and the one load that purges, a byte scan
 // of every file under the data folder (DuckDB databases and their logs, Parquet, archives, events,
 // exports) finds none of the deleted user's tripIds or deviceId, and their orgUserId only where the
 // account's deletion record lives (the passport store, the warehouse's ledger of purged users) and

@@ -1,4 +1,4 @@
-// decisions 3 rules 4 and 5 at their edges, the SQL load against the reference (test/reference) and
+// Plausibility rules 4 and 5 (docs/decisions.md, "Trip records") at their edges, the SQL load against the reference (test/reference) and
 // against values worked out by hand: D_pos / D_rep exactly 0.5 and 2 and just outside, D_pos + D_rep
 // just under and over 2,000 m, D_rep = 0; overlaps of exactly 60 s and 61 s, an abnormal earlier
 // trip, a chain, a trip across midnight, and a replaced earlier trip that frees a later one.

@@ -43,7 +43,7 @@ type Json = Record<string, unknown>;
 type Point = { t: unknown; lat: unknown; lng: unknown; speed: unknown };
 type Event = { type: string; startTime?: string; endTime?: string; startPoint?: unknown; endPoint?: unknown };
 
-// --- the loader's rules (decisions 3), restated so the generator's claims can be checked -------
+// --- the loader's rules (docs/decisions.md, "Trip records"), restated so the generator's claims can be checked -------
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?([+-]\d{2}:\d{2}|Z)$/;
 function instant(v: unknown): number | null {
   if (typeof v === 'number' && Number.isInteger(v)) return v;

@@ -1,4 +1,4 @@
-// Erasure reaches the bytes in the deliverer's outbox (decisions 8): the intake that takes in a
+// Erasure reaches the bytes in the deliverer's outbox (docs/decisions.md, "Deletion"): the intake that takes in a
 // user's user.deleted event drops every other event of that user, delivered or not, and the
 // outbox file is rewritten so that none of their bytes remain; the other users' events and the
 // user.deleted event stay.

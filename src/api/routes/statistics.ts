@@ -9,7 +9,7 @@ import { rangeCost } from '../cost.js';
 
 const MAX_DAYS = { day: 366, week: 1100, month: 1100 } as const;
 
-/** Operation 3: statistics per day/week/month (the safety score is in safety-score.ts). */
+/** Statistics per day/week/month (the safety score is in safety-score.ts). */
 export function statisticsRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.get<{ Params: { org_user_id: string }; Querystring: { type?: 'day' | 'week' | 'month'; startTime: string; endTime: string } }>(
     '/v1/org-user/:org_user_id/statistics',
