@@ -15,9 +15,12 @@ export type { GeneratedUser, GenerateOptions, GenerateSummary } from './types.js
 
 /**
  * Trips built and written at a time (env DRIVING_GENERATE_PART_TRIPS): about 1,300 points each,
- * so the default part is about 1.3 M points, a few hundred MB.
+ * so the default part is about 0.33 M points. A day's share of a part is sorted whole by the
+ * COPY that writes it, beside the part's points: at 1,000 trips a part (all of them one day's at
+ * 2,000 users) that sort asked for more than the 512 MB cap and the run failed with DuckDB's
+ * Out of Memory; at 250 the 2,000-user day peaks at 550 MiB of the process's memory.
  */
-const tripsPerPart = (): number => positiveInt(process.env['DRIVING_GENERATE_PART_TRIPS'], 1_000, 'DRIVING_GENERATE_PART_TRIPS');
+const tripsPerPart = (): number => positiveInt(process.env['DRIVING_GENERATE_PART_TRIPS'], 250, 'DRIVING_GENERATE_PART_TRIPS');
 
 /**
  * DuckDB's memory cap for the generator (env DRIVING_GENERATE_MEMORY_LIMIT). Without one DuckDB

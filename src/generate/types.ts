@@ -19,7 +19,7 @@ export interface GenerateOptions {
   /** Also write bad-records.ndjson: rejected lines, and trips carrying bad points and events. */
   badRecords: boolean;
   onProgress?: (message: string) => void;
-  /** Trips built and written at a time (default env DRIVING_GENERATE_PART_TRIPS, 1,000): bounds memory, never changes a byte. */
+  /** Trips built and written at a time (default env DRIVING_GENERATE_PART_TRIPS, 250): bounds memory, never changes a byte. */
   tripsPerPart?: number;
 }
 
