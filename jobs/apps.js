@@ -4,18 +4,24 @@
 import { runJob } from '../dist/src/jobs/cli.js';
 import { jobArgs } from '../dist/src/jobs/args.js';
 import { resolveDataDir, pathsFor } from '../dist/src/config.js';
-import { AppStore, keyIdOf } from '../dist/src/apps/store.js';
 import { parseDuration } from '../dist/src/apps/duration.js';
 import { InputError } from '../dist/src/errors.js';
-import { appsOf } from '../dist/src/jobs/data-dir.js';
-import { endpointRefusal } from '../dist/src/webhooks/endpoint-check.js';
 import { deliverySettings } from '../dist/src/webhooks/settings.js';
 import { EVENT_TYPES } from '../dist/src/webhooks/intake.js';
+
+// The state store (and with it DuckDB) is imported when a command runs, once yargs has parsed it:
+// --help and a refused flag cost a Node start only.
+const work = () => Promise.all([
+  import('../dist/src/apps/store.js'),
+  import('../dist/src/jobs/data-dir.js'),
+  import('../dist/src/webhooks/endpoint-check.js'),
+]).then(([{ AppStore, keyIdOf }, { appsOf }, { endpointRefusal }]) => ({ AppStore, keyIdOf, appsOf, endpointRefusal }));
 
 // the same check as the webhook API's: https, public addresses only (DRIVING_WEBHOOK_ALLOW_LOOPBACK
 // lets http and loopback through, for local testing)
 const checkedUrl = async (url) => {
   if (!url) return url;
+  const { endpointRefusal } = await work();
   const refusal = await endpointRefusal(url, { allowLoopback: deliverySettings().allowLoopback });
   if (refusal) throw new InputError(`--webhook-url refused: ${refusal.replace(/^url: /, '')}`);
   return url;
@@ -23,18 +29,19 @@ const checkedUrl = async (url) => {
 
 // every command but `add` works on existing apps: a data folder without any is a mistyped --data-dir
 const store = async (argv, { creates = false } = {}) => {
+  const { AppStore, appsOf } = await work();
   const dataDir = resolveDataDir(argv.dataDir);
   if (!creates) await appsOf(dataDir);
   return new AppStore(pathsFor(dataDir).appsFile);
 };
 // what `list` shows: never a key hash or the secret
-const publicView = (app) => ({
+const publicView = (app, keyIdOf) => ({
   appId: app.appId, name: app.name, timeZone: app.timeZone, webhookUrl: app.webhookUrl, webhookEventTypes: app.webhookEventTypes ?? [],
   webhookDisabled: app.webhookDisabled ?? null, apiKeys: app.apiKeys.length,
   keys: app.apiKeys.map((k) => ({ keyId: keyIdOf(k), createdAt: k.createdAt, validUntil: k.validUntil ?? null })),
   previousSecretValidUntil: app.previousSecret?.validUntil ?? null, createdAt: app.createdAt,
 });
-const keysLine = (app) => app.apiKeys.map((k) => `${keyIdOf(k)}${k.validUntil ? ` (until ${k.validUntil})` : ''}`).join(', ');
+const keysLine = (app, keyIdOf) => app.apiKeys.map((k) => `${keyIdOf(k)}${k.validUntil ? ` (until ${k.validUntil})` : ''}`).join(', ');
 
 const commands = [
   {
@@ -54,8 +61,9 @@ const commands = [
     describe: 'list apps',
     handler: (argv) => runJob('apps list', argv.json, async () => {
       const all = await (await store(argv)).list();
-      const apps = all.map(publicView);
-      return { result: { apps }, summary: `${apps.length} app(s)\n${all.map((a) => `  ${a.appId}  ${a.name}  ${a.timeZone}  webhook=${a.webhookUrl ?? '-'}  keys=${keysLine(a) || '-'}`).join('\n')}` };
+      const { keyIdOf } = await work();
+      const apps = all.map((a) => publicView(a, keyIdOf));
+      return { result: { apps }, summary: `${apps.length} app(s)\n${all.map((a) => `  ${a.appId}  ${a.name}  ${a.timeZone}  webhook=${a.webhookUrl ?? '-'}  keys=${keysLine(a, keyIdOf) || '-'}`).join('\n')}` };
     }),
   },
   {
@@ -113,7 +121,7 @@ const commands = [
       const unknown = eventTypes.filter((t) => !EVENT_TYPES.includes(t));
       if (unknown.length > 0) throw new InputError(`--event-types: unknown type(s) ${unknown.join(', ')}; known: ${EVENT_TYPES.join(', ')}`);
       const app = await (await store(argv)).setWebhook(argv.appId, (await checkedUrl(argv.url)) ?? null, eventTypes);
-      return { result: publicView(app), summary: `${app.appId} webhook ${app.webhookUrl ?? 'cleared'}${eventTypes.length ? ` (${eventTypes.join(', ')})` : ''}` };
+      return { result: publicView(app, (await work()).keyIdOf), summary: `${app.appId} webhook ${app.webhookUrl ?? 'cleared'}${eventTypes.length ? ` (${eventTypes.join(', ')})` : ''}` };
     }),
   },
 ];

@@ -3,12 +3,10 @@
 // landing archive) into a new folder, with a manifest, while every process keeps running.
 import '../dist/src/jobs/starting.js';
 
-const [{ runJob }, { jobArgs }, { resolveDataDir }, { resolveDatabaseUrl }, { runBackup }, { stderrProgress }] = await Promise.all([
+const [{ runJob }, { jobArgs }, { resolveDataDir }, { stderrProgress }] = await Promise.all([
   import('../dist/src/jobs/cli.js'),
   import('../dist/src/jobs/args.js'),
   import('../dist/src/config.js'),
-  import('../dist/src/state/open.js'),
-  import('../dist/src/backup/backup.js'),
   import('../dist/src/progress.js'),
 ]);
 
@@ -17,6 +15,13 @@ const argv = jobArgs('backup', '$0 --to DIR [--database-url URL] [--pg-bin DIR]\
   .option('database-url', { type: 'string', describe: 'PostgreSQL URL of the shared state store (env DATABASE_URL; default the data folder\'s SQLite file)' })
   .option('pg-bin', { type: 'string', describe: 'folder of pg_dump (env DRIVING_PG_BIN; default PATH, then /usr/lib/postgresql/15/bin)' })
   .parseSync();
+
+// The code that does the work (and DuckDB) is imported once the arguments are parsed: --help and a
+// refused flag cost a Node start only.
+const [{ resolveDatabaseUrl }, { runBackup }] = await Promise.all([
+  import('../dist/src/state/open.js'),
+  import('../dist/src/backup/backup.js'),
+]);
 
 await runJob('backup', argv.json, async () => {
   const result = await runBackup({ dataDir: resolveDataDir(argv.dataDir), to: argv.to, databaseUrl: resolveDatabaseUrl(argv.databaseUrl), pgBin: argv.pgBin, progress: stderrProgress });

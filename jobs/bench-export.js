@@ -5,7 +5,6 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { runJob, usageFailure } from '../dist/src/jobs/cli.js';
 import { resolveDataDir } from '../dist/src/config.js';
-import { benchExport } from '../dist/bench/export-throughput.js';
 
 const argv = yargs(hideBin(process.argv))
   .scriptName('bench-export')
@@ -19,6 +18,10 @@ const argv = yargs(hideBin(process.argv))
   .strict()
   .fail(usageFailure('bench-export'))
   .parseSync();
+
+// The code that does the work (and DuckDB) is imported once the arguments are parsed: --help and a
+// refused flag cost a Node start only.
+const { benchExport } = await import('../dist/bench/export-throughput.js');
 
 const mib = (bytes) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 await runJob('bench-export', argv.json, async () => {

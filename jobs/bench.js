@@ -6,7 +6,6 @@ import { hideBin } from 'yargs/helpers';
 import { runJob } from '../dist/src/jobs/cli.js';
 import { jobArgs } from '../dist/src/jobs/args.js';
 import { benchOptions, judgesTargets, sizeLabel, STAGES } from '../dist/bench/options.js';
-import { runBench } from '../dist/bench/run.js';
 import { stderrProgress } from '../dist/src/progress.js';
 
 const args = hideBin(process.argv);
@@ -30,6 +29,10 @@ const argv = jobArgs('bench', '$0 [--size small|full] [--only STAGE,...] [--json
   .option('merge-cost', { type: 'boolean', default: true, describe: 'growth: also time merging every layer of day N into a new base (--no-merge-cost: do not)' })
   .option('doc', { type: 'boolean', default: true, describe: 'add the run to docs/benchmarks.md (--no-doc: do not)' })
   .parseSync();
+
+// The code that does the work (and DuckDB) is imported once the arguments are parsed: --help and a
+// refused flag cost a Node start only.
+const { runBench } = await import('../dist/bench/run.js');
 
 // the command as typed, for the record in docs/benchmarks.md
 const command = process.env.npm_lifecycle_event === 'bench'

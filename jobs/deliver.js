@@ -5,12 +5,8 @@ import '../dist/src/threadpool.js';
 import { runJob } from '../dist/src/jobs/cli.js';
 import { jobArgs } from '../dist/src/jobs/args.js';
 import { resolveDataDir } from '../dist/src/config.js';
-import { runDeliver, describeCounters } from '../dist/src/jobs/deliver.js';
 import { stderrProgress } from '../dist/src/progress.js';
-import { appsOf } from '../dist/src/jobs/data-dir.js';
-import { register } from 'prom-client';
-import { processMetrics } from '../dist/src/metrics/api.js';
-import { METRICS_FLAGS, startMetrics } from '../dist/src/metrics/options.js';
+import { METRICS_FLAGS } from '../dist/src/jobs/flags.js';
 
 const argv = jobArgs('deliver', '$0 [--once]\n\nRuns until SIGTERM/SIGINT (or, with --once, delivers what is due now and exits).\nSettings: DRIVING_WEBHOOK_* variables (README, "Webhooks").')
   .option('once', { type: 'boolean', default: false, describe: 'deliver what is due now, then exit (for cron)' })
@@ -38,6 +34,16 @@ const stop = new Promise((resolve) => {
     resolve();
   });
 });
+
+// The code that does the work (and DuckDB) is imported once the arguments are parsed: --help and a
+// refused flag cost a Node start only.
+const [{ runDeliver, describeCounters }, { appsOf }, { register }, { processMetrics }, { startMetrics }] = await Promise.all([
+  import('../dist/src/jobs/deliver.js'),
+  import('../dist/src/jobs/data-dir.js'),
+  import('prom-client'),
+  import('../dist/src/metrics/api.js'),
+  import('../dist/src/metrics/options.js'),
+]);
 
 // a cron run (--once) is over before a scrape comes: metrics only on a port given for it
 const measured = argv.metrics && (!argv.once || argv.metricsPort !== undefined);

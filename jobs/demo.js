@@ -4,9 +4,7 @@ import '../dist/src/threadpool.js';
 import { reportFailure, runJob, wholeNumbers } from '../dist/src/jobs/cli.js';
 import { jobArgs } from '../dist/src/jobs/args.js';
 import { resolveDataDir } from '../dist/src/config.js';
-import { runDemo } from '../dist/src/jobs/demo.js';
 import { stderrProgress } from '../dist/src/progress.js';
-import { createApi } from '../dist/src/api/server.js';
 import { demoCurlExamples } from '../dist/src/jobs/demo-examples.js';
 import { assertPortFree } from '../dist/src/jobs/port-free.js';
 
@@ -27,6 +25,13 @@ if (argv.serve) {
     process.exit(reportFailure('demo', error, argv.json));
   }
 }
+
+// The code that does the work (and DuckDB) is imported once the arguments are parsed and the port
+// is known free: --help, a refused flag and a taken port cost a Node start only.
+const [{ runDemo }, { createApi }] = await Promise.all([
+  import('../dist/src/jobs/demo.js'),
+  import('../dist/src/api/server.js'),
+]);
 
 let demo;
 await runJob('demo', argv.json, async () => {

@@ -3,7 +3,6 @@
 import { runJob } from '../dist/src/jobs/cli.js';
 import { jobArgs } from '../dist/src/jobs/args.js';
 import { resolveDataDir } from '../dist/src/config.js';
-import { runGenerate } from '../dist/src/jobs/generate.js';
 import { stderrProgress } from '../dist/src/progress.js';
 
 const argv = jobArgs('generate', '$0 --users N --days D [--out DIR] [--seed S] [--format ndjson|parquet] [--bad-records]')
@@ -16,6 +15,10 @@ const argv = jobArgs('generate', '$0 --users N --days D [--out DIR] [--seed S] [
   .option('bad-records', { type: 'boolean', default: false, describe: 'also write malformed lines of every kind' })
   .option('app-id', { type: 'string', describe: 'which app (default: the only one)' })
   .parseSync();
+
+// The code that does the work (and DuckDB) is imported once the arguments are parsed: --help and a
+// refused flag cost a Node start only.
+const { runGenerate } = await import('../dist/src/jobs/generate.js');
 
 await runJob('generate', argv.json, async () => {
   const result = await runGenerate({

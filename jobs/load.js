@@ -6,15 +6,12 @@ import '../dist/src/jobs/starting.js';
 // The job's code is imported only after its first line (starting.js): Node reads every statically
 // imported module before running any, and reading these and DuckDB's library was the load's first
 // seconds of silence (8 s at a load average of 30).
-const [{ runJob }, { jobArgs }, { resolveDataDir }, { runLoad }, { runRederive, rederiveSummary }, { stderrProgress }, { loadSummary }, { METRICS_DIR_FLAG, jobMetrics, metricsDirOf, loadRecords }] = await Promise.all([
+const [{ runJob }, { jobArgs }, { resolveDataDir }, { stderrProgress }, { METRICS_DIR_FLAG }] = await Promise.all([
   import('../dist/src/jobs/cli.js'),
   import('../dist/src/jobs/args.js'),
   import('../dist/src/config.js'),
-  import('../dist/src/jobs/load.js'),
-  import('../dist/src/jobs/rederive.js'),
   import('../dist/src/progress.js'),
-  import('../dist/src/jobs/summaries.js'),
-  import('../dist/src/jobs/metrics.js'),
+  import('../dist/src/jobs/flags.js'),
 ]);
 
 const argv = jobArgs('load', '$0 [--input PATH ...]\n$0 --rederive [--since YYYY-MM-DD]\n\nLoads what is new in the landing area, or the given files/folders, then publishes.\nWith --rederive, validates and derives every loaded file still kept in landing/loaded/ again by the current rules, then publishes.')
@@ -28,6 +25,15 @@ const argv = jobArgs('load', '$0 [--input PATH ...]\n$0 --rederive [--since YYYY
   })
   .options(METRICS_DIR_FLAG)
   .parseSync();
+
+// The code that does the work (and DuckDB) is imported once the arguments are parsed: --help and a
+// refused flag cost a Node start only.
+const [{ runLoad }, { runRederive, rederiveSummary }, { loadSummary }, { jobMetrics, metricsDirOf, loadRecords }] = await Promise.all([
+  import('../dist/src/jobs/load.js'),
+  import('../dist/src/jobs/rederive.js'),
+  import('../dist/src/jobs/summaries.js'),
+  import('../dist/src/jobs/metrics.js'),
+]);
 
 const metricsDir = metricsDirOf(argv.metricsDir, resolveDataDir(argv.dataDir));
 if (argv.rederive) {

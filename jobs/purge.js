@@ -3,18 +3,24 @@
 // the slots without them and erases them to the bytes: the purge step of load.js and score.js, alone.
 import '../dist/src/jobs/starting.js';
 
-const [{ runJob }, { jobArgs }, { resolveDataDir }, { runPurgeJob, purgeSummary }, { stderrProgress }, { METRICS_DIR_FLAG, jobMetrics, metricsDirOf, purgeRecords }] = await Promise.all([
+const [{ runJob }, { jobArgs }, { resolveDataDir }, { stderrProgress }, { METRICS_DIR_FLAG }] = await Promise.all([
   import('../dist/src/jobs/cli.js'),
   import('../dist/src/jobs/args.js'),
   import('../dist/src/config.js'),
-  import('../dist/src/jobs/purge.js'),
   import('../dist/src/progress.js'),
-  import('../dist/src/jobs/metrics.js'),
+  import('../dist/src/jobs/flags.js'),
 ]);
 
 const argv = jobArgs('purge', '$0 [--metrics-dir DIR]\n\nPurges every account whose DELETE is recorded in the state store and not yet purged (any API process,\nany machine), publishes without them and erases them to the bytes. load.js and score.js run the same step.')
   .options(METRICS_DIR_FLAG)
   .parseSync();
+
+// The code that does the work (and DuckDB) is imported once the arguments are parsed: --help and a
+// refused flag cost a Node start only.
+const [{ runPurgeJob, purgeSummary }, { jobMetrics, metricsDirOf, purgeRecords }] = await Promise.all([
+  import('../dist/src/jobs/purge.js'),
+  import('../dist/src/jobs/metrics.js'),
+]);
 
 const dataDir = resolveDataDir(argv.dataDir);
 await runJob('purge', argv.json, async () => {

@@ -4,12 +4,16 @@
 import { runJob } from '../dist/src/jobs/cli.js';
 import { jobArgs } from '../dist/src/jobs/args.js';
 import { resolveDataDir } from '../dist/src/config.js';
-import { appsOf } from '../dist/src/jobs/data-dir.js';
-import { runQuarantine } from '../dist/src/jobs/quarantine.js';
 import { formatQuarantine } from '../dist/src/jobs/quarantine-format.js';
 
+// The code that does the work (and DuckDB) is imported when a command runs, once yargs has parsed
+// it: --help and a refused flag cost a Node start only.
 const command = (name, request) => (argv) =>
   runJob(`quarantine ${name}`, argv.json, async () => {
+    const [{ appsOf }, { runQuarantine }] = await Promise.all([
+      import('../dist/src/jobs/data-dir.js'),
+      import('../dist/src/jobs/quarantine.js'),
+    ]);
     const dataDir = resolveDataDir(argv.dataDir);
     await appsOf(dataDir);
     const result = await runQuarantine(dataDir, request(argv));

@@ -3,12 +3,10 @@
 // manifest; with --load (the default) rebuilds the warehouse and the snapshot from the landing archive.
 import '../dist/src/jobs/starting.js';
 
-const [{ runJob }, { jobArgs }, { resolveDataDir }, { resolveDatabaseUrl }, { runRestore }, { stderrProgress }] = await Promise.all([
+const [{ runJob }, { jobArgs }, { resolveDataDir }, { stderrProgress }] = await Promise.all([
   import('../dist/src/jobs/cli.js'),
   import('../dist/src/jobs/args.js'),
   import('../dist/src/config.js'),
-  import('../dist/src/state/open.js'),
-  import('../dist/src/backup/restore.js'),
   import('../dist/src/progress.js'),
 ]);
 
@@ -18,6 +16,13 @@ const argv = jobArgs('restore', '$0 --from DIR --data-dir NEW [--database-url UR
   .option('pg-bin', { type: 'string', describe: 'folder of pg_restore (env DRIVING_PG_BIN; default PATH, then /usr/lib/postgresql/15/bin)' })
   .option('load', { type: 'boolean', default: true, describe: 'load the landing archive again afterwards (--no-load: lay the files down only)' })
   .parseSync();
+
+// The code that does the work (and DuckDB) is imported once the arguments are parsed: --help and a
+// refused flag cost a Node start only.
+const [{ resolveDatabaseUrl }, { runRestore }] = await Promise.all([
+  import('../dist/src/state/open.js'),
+  import('../dist/src/backup/restore.js'),
+]);
 
 const databaseUrl = resolveDatabaseUrl(argv.databaseUrl);
 // the load that follows opens the state store through the environment, as every job does

@@ -2,11 +2,9 @@
 // Computes the 30- and 90-day safety scores as of a date (or a range of dates) and publishes.
 import { EXIT, runJob } from '../dist/src/jobs/cli.js';
 import { jobArgs } from '../dist/src/jobs/args.js';
-import { METRICS_DIR_FLAG, jobMetrics, metricsDirOf, scoreRecords } from '../dist/src/jobs/metrics.js';
+import { METRICS_DIR_FLAG } from '../dist/src/jobs/flags.js';
 import { resolveDataDir } from '../dist/src/config.js';
-import { runScore } from '../dist/src/jobs/score.js';
 import { stderrProgress } from '../dist/src/progress.js';
-import { scoreSummary } from '../dist/src/jobs/summaries.js';
 
 const argv = jobArgs('score', '$0 [--date YYYY-MM-DD | --from YYYY-MM-DD --to YYYY-MM-DD [--yes]]\n\nScores from the trips before each date; default: today in each app\'s zone.\nA backfill of more than 366 days asks for --yes.')
   .option('date', { type: 'string', describe: 'evaluation date D: scores use trips from D-interval to D-1' })
@@ -16,6 +14,14 @@ const argv = jobArgs('score', '$0 [--date YYYY-MM-DD | --from YYYY-MM-DD --to YY
   .option('fail-if-nothing', { type: 'boolean', default: false, describe: 'exit 5 (not 0) when there is nothing to score: no normal trip in any window, or none at all' })
   .options(METRICS_DIR_FLAG)
   .parseSync();
+
+// The code that does the work (and DuckDB) is imported once the arguments are parsed: --help and a
+// refused flag cost a Node start only.
+const [{ jobMetrics, metricsDirOf, scoreRecords }, { runScore }, { scoreSummary }] = await Promise.all([
+  import('../dist/src/jobs/metrics.js'),
+  import('../dist/src/jobs/score.js'),
+  import('../dist/src/jobs/summaries.js'),
+]);
 
 await runJob('score', argv.json, async () => {
   const result = await runScore({ dataDir: resolveDataDir(argv.dataDir), date: argv.date, from: argv.from, to: argv.to, yes: argv.yes,

@@ -4,16 +4,10 @@
 import '../dist/src/threadpool.js';
 import { availableParallelism } from 'node:os';
 import { resolveDataDir } from '../dist/src/config.js';
-import { createApi } from '../dist/src/api/server.js';
 import { reportFailure, wholeNumbers } from '../dist/src/jobs/cli.js';
 import { jobArgs } from '../dist/src/jobs/args.js';
-import { appsOf } from '../dist/src/jobs/data-dir.js';
 import { assertPortFree } from '../dist/src/jobs/port-free.js';
-import { register } from 'prom-client';
-import { processMetrics } from '../dist/src/metrics/api.js';
-import { METRICS_FLAGS, startMetrics } from '../dist/src/metrics/options.js';
-import { answerClusterScrapes } from '../dist/src/metrics/server.js';
-import { resolveDatabaseUrl } from '../dist/src/state/open.js';
+import { METRICS_FLAGS } from '../dist/src/jobs/flags.js';
 import { runPrimary, isPrimary, DRAIN_MS } from '../dist/src/api/cluster.js';
 import { drainOnSignal } from '../dist/src/api/drain.js';
 
@@ -33,9 +27,6 @@ const argv = jobArgs('serve', '$0 [--port 8080] [--host 127.0.0.1] [--data-dir D
   .parseSync();
 
 const log = (line) => void process.stderr.write(`${line}\n`);
-// the workers inherit the environment: the flags reach them through it
-const databaseUrl = resolveDatabaseUrl(argv.databaseUrl);
-if (databaseUrl) process.env.DATABASE_URL = databaseUrl;
 const redisUrl = argv.redisUrl ?? process.env.DRIVING_REDIS_URL;
 if (redisUrl) process.env.DRIVING_REDIS_URL = redisUrl;
 
@@ -43,6 +34,17 @@ try {
   const dataDir = resolveDataDir(argv.dataDir);
   // a taken port is said before any work, once (the primary; its workers share its port)
   if (isPrimary()) await assertPortFree(argv.port, argv.host, 'another serve.js or npm start?');
+  // The code that does the work is imported only now, and only what this process runs: a refused
+  // flag or a taken port costs a Node start, and a cluster's primary never loads the API.
+  const [{ resolveDatabaseUrl }, { appsOf }, { register }, { startMetrics }] = await Promise.all([
+    import('../dist/src/state/open.js'),
+    import('../dist/src/jobs/data-dir.js'),
+    import('prom-client'),
+    import('../dist/src/metrics/options.js'),
+  ]);
+  // the workers inherit the environment: the flags reach them through it
+  const databaseUrl = resolveDatabaseUrl(argv.databaseUrl);
+  if (databaseUrl) process.env.DATABASE_URL = databaseUrl;
   if (isPrimary() && argv.workers > 1) {
     // checked once here, so a mistyped folder is one message and exit 2, not N dying workers
     await appsOf(dataDir);
@@ -50,6 +52,11 @@ try {
     if (argv.metrics) await startMetrics('serve', argv, 'cluster');
     runPrimary({ workers: argv.workers, log });
   } else {
+    const [{ createApi }, { processMetrics }, { answerClusterScrapes }] = await Promise.all([
+      import('../dist/src/api/server.js'),
+      import('../dist/src/metrics/api.js'),
+      import('../dist/src/metrics/server.js'),
+    ]);
     if (isPrimary()) await appsOf(dataDir);
     // the global registry: the one a cluster's primary aggregates from its workers
     if (argv.metrics) processMetrics(register);

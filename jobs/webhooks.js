@@ -3,13 +3,17 @@
 import { runJob } from '../dist/src/jobs/cli.js';
 import { jobArgs } from '../dist/src/jobs/args.js';
 import { resolveDataDir } from '../dist/src/config.js';
-import { runWebhooksCommand } from '../dist/src/jobs/webhooks.js';
 import { formatWebhooks } from '../dist/src/jobs/webhooks-format.js';
-import { appsOf } from '../dist/src/jobs/data-dir.js';
 
+// The code that does the work (and DuckDB) is imported when a command runs, once yargs has parsed
+// it: --help and a refused flag cost a Node start only.
 const command = (name, request) => (argv) =>
   runJob(`webhooks ${name}`, argv.json, async () => {
     const req = request(argv);
+    const [{ runWebhooksCommand }, { appsOf }] = await Promise.all([
+      import('../dist/src/jobs/webhooks.js'),
+      import('../dist/src/jobs/data-dir.js'),
+    ]);
     const dataDir = resolveDataDir(argv.dataDir);
     await appsOf(dataDir);
     const result = await runWebhooksCommand(dataDir, req);

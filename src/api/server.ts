@@ -7,7 +7,6 @@ import { PassportStore } from '../passport/store.js';
 import { AccountDeletion } from '../passport/deletion.js';
 import { AppsCache } from './apps-cache.js';
 import { AppStore } from '../apps/store.js';
-import { Redis } from 'ioredis';
 import { rateFileOf, sharedRateStore } from './rate-store.js';
 import { buildApp } from './app.js';
 import type { ApiContext } from './context.js';
@@ -56,7 +55,8 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const deletion = new AccountDeletion(passport);
   const now = options.now ?? (() => new Date());
-  const redis = options.redisUrl ? new Redis(options.redisUrl, { connectTimeout: 2_000, maxRetriesPerRequest: 1, enableOfflineQueue: false }) : null;
+  // ioredis is loaded only when rate limits are counted in Redis: 0.3 s of CPU at every API start
+  const redis = options.redisUrl ? new (await import('ioredis')).Redis(options.redisUrl, { connectTimeout: 2_000, maxRetriesPerRequest: 1, enableOfflineQueue: false }) : null;
   const sweep = setInterval(() => void passport.sweepTokens(now()).catch(() => undefined), TOKEN_SWEEP_MS);
   sweep.unref();
   const snapshots = new SnapshotFollower(paths.publishedDir, paths.manifestFile, {

@@ -3,6 +3,7 @@ import { DuckDBInstance } from './duckdb.js';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { TRACE } from './sql.js';
+import { lockWaitReporter } from './lock-waits.js';
 
 export interface OpenOptions {
   readOnly?: boolean;
@@ -12,15 +13,6 @@ export interface OpenOptions {
   threads?: number;
   /** Told, at the first refusal and then every few seconds, who holds the file while we wait. */
   onWait?: (message: string) => void;
-}
-
-/**
- * Where waits are reported when a caller passes no `onWait`: silent for the API and tests; the
- * command-line jobs set it to their progress line (src/jobs/cli.ts), so a person never waits unseen.
- */
-let defaultOnWait: ((message: string) => void) | null = null;
-export function reportLockWaits(onWait: ((message: string) => void) | null): void {
-  defaultOnWait = onWait;
 }
 
 /** How often a wait is reported again (the first report comes at once). */
@@ -48,7 +40,7 @@ export async function openDatabase(path: string, options: OpenOptions = {}): Pro
   if (options.memoryLimit) settings['memory_limit'] = options.memoryLimit;
   if (options.threads) settings['threads'] = String(options.threads);
   const deadline = Date.now() + (options.lockWaitMs ?? 0);
-  const onWait = options.onWait ?? defaultOnWait;
+  const onWait = options.onWait ?? lockWaitReporter();
   let reportedAt = -Infinity;
   for (let attempt = 0; ; attempt++) {
     try {

@@ -1,6 +1,7 @@
-import { DatabaseBusyError, reportLockWaits } from '../db/open.js';
+// Nothing here loads DuckDB: every job imports this module first, also to print its usage or
+// refuse a flag, and DuckDB's library is a quarter second of CPU a process (2026-11-25).
+import { reportLockWaits } from '../db/lock-waits.js';
 import { InputError } from '../errors.js';
-import { CheckFailedError } from '../publish/checks.js';
 import { stderrProgress } from '../progress.js';
 
 // Every file a job or the API creates may hold personal data (warehouse, points, slots, serving
@@ -34,8 +35,11 @@ export const EXIT = { ok: 0, internal: 1, input: 2, busy: 3, check: 4, nothing: 
 
 export function exitCodeOf(error: unknown): number {
   if (error instanceof InputError) return EXIT.input;
-  if (error instanceof DatabaseBusyError) return EXIT.busy;
-  if (error instanceof CheckFailedError) return EXIT.check;
+  // by name: DatabaseBusyError (db/open.ts) and CheckFailedError (publish/checks.ts) live beside
+  // DuckDB, which this module must not load
+  const name = (error as Error | null)?.name;
+  if (name === 'DatabaseBusyError') return EXIT.busy;
+  if (name === 'CheckFailedError') return EXIT.check;
   if ((error as NodeJS.ErrnoException | null)?.code === 'EADDRINUSE') return EXIT.busy;
   return EXIT.internal;
 }

@@ -10,11 +10,6 @@ import type { PurgeJobResult } from './purge.js';
 import { writeJobMetrics } from '../metrics/textfile.js';
 import { sqliteFileOf } from '../state/db.js';
 
-/** yargs option of the batch jobs. */
-export const METRICS_DIR_FLAG = {
-  'metrics-dir': { type: 'string', describe: 'folder node exporter\'s textfile collector reads; the run\'s metrics go to driving_job_<job>.prom there (env DRIVING_METRICS_DIR, default <data-dir>/metrics)' },
-} as const;
-
 /**
  * The metrics folder: the flag, else DRIVING_METRICS_DIR, else `<data-dir>/metrics`; null when
  * that default's data folder holds no apps (a mistyped --data-dir gets nothing written into it).

@@ -4,13 +4,6 @@ import { listenMetrics, type MetricsListener } from './server.js';
 /** The metrics ports when none is given: the API's and the deliverer's, on one machine side by side. */
 export const DEFAULT_METRICS_PORT = { serve: 9464, deliver: 9465 } as const;
 
-/** yargs options shared by serve.js and deliver.js. */
-export const METRICS_FLAGS = {
-  metrics: { type: 'boolean', default: true, describe: 'serve GET /metrics (Prometheus) on a listener of its own; --no-metrics: none' },
-  'metrics-port': { type: 'number', describe: 'port of the metrics listener (default: serve 9464, deliver 9465; 0: any free port)' },
-  'metrics-host': { type: 'string', default: '127.0.0.1', describe: 'address of the metrics listener (loopback by default: not public)' },
-} as const;
-
 export interface MetricsFlags {
   metrics: boolean;
   metricsPort?: number;

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { runLoad } from '../../src/jobs/load.js';
+import { runWebhooksCommand } from '../../src/jobs/webhooks.js';
 import { verifyWebhook } from '../../src/webhooks/signature.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
@@ -46,6 +47,19 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/**
+ * What the outbox holds, asked in this process through the running deliverer's control socket: the
+ * CLI's own code, without a Node start and a DuckDB load at every turn of a wait (the CLI as a
+ * process is tested above and at the end of each test).
+ */
+async function outboxEvents(status: 'failed' | 'delivered'): Promise<number> {
+  return ((await runWebhooksCommand(ws.dir, { op: 'list', appId: null, status, limit: 100 })) as { events: unknown[] }).events.length;
+}
+async function outboxCount(status: 'delivered'): Promise<number> {
+  const { counts } = (await runWebhooksCommand(ws.dir, { op: 'counts' })) as { counts: { status: string; events: number }[] };
+  return counts.find((c) => c.status === status)?.events ?? 0;
 }
 
 // the waits end a stuck process, not a slow one: on a busy machine a deliverer takes its time
@@ -98,11 +112,12 @@ describe('the deliverer process', () => {
     await setWebhook(ws, receiver.url);
     writeEvents(ws, 'v1.ndjson', [{ id: 'evt_x' }, { id: 'evt_y' }]);
     const d = startDeliverer({ DRIVING_WEBHOOK_SCHEDULE: '50ms' });
-    await until(async () => JSON.parse((await cli(['list', '--status', 'failed', '--json'])).stdout).events.length === 2);
+    await until(async () => (await outboxEvents('failed')) === 2);
     receiver.setBehaviour(() => ({ status: 200 }));
     const replay = await cli(['replay', '--app', ws.appId, '--since', '2026-01-01', '--json']);
     expect(JSON.parse(replay.stdout).queued.sort()).toEqual(['evt_x', 'evt_y']);
-    await until(async () => JSON.parse((await cli(['list', '--status', 'delivered', '--json'])).stdout).events.length === 2);
+    await until(async () => (await outboxEvents('delivered')) === 2);
+    expect(JSON.parse((await cli(['list', '--status', 'delivered', '--json'])).stdout).events).toHaveLength(2);
     expect((await cli(['replay', 'evt_x'])).stdout).toMatch(/1 event\(s\) queued/);
     await receiver.waitFor(7);
     expect(receiver.received.map((r) => r.headers['x-event-id']).filter((x) => x === 'evt_x')).toHaveLength(4);
@@ -124,8 +139,7 @@ describe('the deliverer process', () => {
     writeEvents(ws, 'v1.ndjson', Array.from({ length: 20 }, (_, i) => ({ id: `evt_a${i}` })));
     await receiver.waitFor(20);
     // recorded as delivered in the outbox (a kill before that would rightly deliver again, with the same id)
-    const delivered = async () => (JSON.parse((await cli(['counts', '--json'])).stdout).counts as { status: string; events: number }[]).find((c) => c.status === 'delivered')?.events ?? 0;
-    await until(async () => (await delivered()) === 20);
+    await until(async () => (await outboxCount('delivered')) === 20);
     first.child.kill('SIGKILL');
     const killedAt = Date.now();
     await first.exited;
@@ -149,18 +163,21 @@ describe('the deliverer process', () => {
     const ids = Array.from({ length: N }, (_, i) => `evt_k${String(i).padStart(5, '0')}`);
     writeEvents(ws, 'v1.ndjson', ids.slice(0, N / 2).map((id) => ({ id })));
     writeEvents(ws, 'v2.ndjson', ids.slice(N / 2).map((id) => ({ id })));
+    // a killed deliverer's lease runs out before the next one takes over: 2 s here, not the 20 s of
+    // production (one deliverer at a time, so no standby can take a lease that is renewed late)
+    const lease = { DRIVING_WEBHOOK_LEASE_MS: '2000' };
     // once as soon as it says it runs (before or while it takes the files in), then twice in the middle of delivering
-    const started = startDeliverer();
+    const started = startDeliverer(lease);
     await until(() => started.stderr().includes('running'));
     started.child.kill('SIGKILL');
     await started.exited;
     for (const killAt of [150, 500]) {
-      const d = startDeliverer();
+      const d = startDeliverer(lease);
       await receiver.waitFor(killAt);
       d.child.kill('SIGKILL');
       await d.exited;
     }
-    const last = startDeliverer();
+    const last = startDeliverer(lease);
     await until(() => new Set(receiver.received.map((r) => String(r.headers['x-event-id']))).size === N);
     last.child.kill('SIGTERM');
     expect(await last.exited).toBe(0);
