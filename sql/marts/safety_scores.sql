@@ -4,8 +4,10 @@
 -- Window (docs/decisions.md, Statistics and scores): normal trips starting from local (D - interval) 00:00:00 up to, not
 -- including, local D 00:00:00 in the app's zone. T is the trips' summed duration in seconds.
 -- One pass over the trips of the longer window: the 30-day window is its last 30 days (both end at
--- local D 00:00), so each 30-day sum is the 90-day sum's rows filtered to it, added in the same
--- order, and the user's latest trip is the same in both when the shorter window has one.
+-- local D 00:00), so each 30-day sum adds the same trips in the same order, and zero for each
+-- earlier one (x + 0 = x: the same number as a sum of the window's trips alone; a conditional sum
+-- cost less than FILTER here), and the user's latest trip is the same in both when the shorter
+-- window has one.
 with bounds as (
     select
         app_id,
@@ -31,16 +33,16 @@ per_user as (
         sum(t.acc_over_1_seconds) as acc_90,
         sum(t.weekday_seconds) as weekday_90,
         sum(t.low_speed_seconds) as low_speed_90,
-        count(*) filter (where t.started_at >= b.start_30) as n_30,
-        sum(t.elapsed_seconds) filter (where t.started_at >= b.start_30) as elapsed_30,
-        sum(t.driving_seconds) filter (where t.started_at >= b.start_30) as driving_30,
-        sum(t.mileage_m) filter (where t.started_at >= b.start_30) as mileage_30,
-        sum(t.count_events) filter (where t.started_at >= b.start_30) as events_30,
-        sum(t.distracted_seconds) filter (where t.started_at >= b.start_30) as distracted_30,
-        sum(t.evening_rush_seconds) filter (where t.started_at >= b.start_30) as rush_30,
-        sum(t.acc_over_1_seconds) filter (where t.started_at >= b.start_30) as acc_30,
-        sum(t.weekday_seconds) filter (where t.started_at >= b.start_30) as weekday_30,
-        sum(t.low_speed_seconds) filter (where t.started_at >= b.start_30) as low_speed_30
+        count_if(t.started_at >= b.start_30) as n_30,
+        sum(if(t.started_at >= b.start_30, t.elapsed_seconds, 0)) as elapsed_30,
+        sum(if(t.started_at >= b.start_30, t.driving_seconds, 0)) as driving_30,
+        sum(if(t.started_at >= b.start_30, t.mileage_m, 0)) as mileage_30,
+        sum(if(t.started_at >= b.start_30, t.count_events, 0)) as events_30,
+        sum(if(t.started_at >= b.start_30, t.distracted_seconds, 0)) as distracted_30,
+        sum(if(t.started_at >= b.start_30, t.evening_rush_seconds, 0)) as rush_30,
+        sum(if(t.started_at >= b.start_30, t.acc_over_1_seconds, 0)) as acc_30,
+        sum(if(t.started_at >= b.start_30, t.weekday_seconds, 0)) as weekday_30,
+        sum(if(t.started_at >= b.start_30, t.low_speed_seconds, 0)) as low_speed_30
     from trips as t
     join bounds as b
         on t.app_id = b.app_id
