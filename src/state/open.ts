@@ -1,7 +1,6 @@
 import { resolve } from 'node:path';
 import { sqliteFileOf, type StateDb, type StateLocation } from './db.js';
 import { SqliteState } from './sqlite.js';
-import { PostgresState } from './postgres.js';
 import { migrateDataDir } from './migrate.js';
 import { migrateDeletionFiles } from './migrate-deletions.js';
 
@@ -29,7 +28,9 @@ export function openState(location: StateLocation): Promise<StateDb> {
   if (!state) {
     const url = location.databaseUrl === undefined ? resolveDatabaseUrl() : location.databaseUrl;
     state = (async () => {
-      const db = url ? await PostgresState.open(url) : SqliteState.open(sqliteFileOf(location.dataDir));
+      // the PostgreSQL client is loaded only for a store there: every job and API process of a
+      // SQLite install would otherwise pay for importing it at start
+      const db = url ? await (await import('./postgres.js')).PostgresState.open(url) : SqliteState.open(sqliteFileOf(location.dataDir));
       try {
         await migrateDataDir(db, location.dataDir);
         // after the accounts: a pending request is kept only when its account is marked deleted
