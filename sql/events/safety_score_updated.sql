@@ -11,18 +11,27 @@ with runs as (
     select distinct app_id, evaluation_date from score_runs where version > $since and version <= $version
 ),
 
-per_user as (
+-- each score row's part of the event and of the fingerprint, then the user's two intervals side
+-- by side: the fingerprint is the 30-day part, ';', the 90-day part (either alone when the user has
+-- only that one), as an ordered string_agg gave it, without an ordered aggregate per user
+parts as (
     select
-        s.app_id, s.user_id, any_value(s.org_user_id) as org_user_id, s.evaluation_date,
-        json_group_object(s.interval_days::varchar, json_object('safetyScore', round(s.safety_score, 2), 'tripCount', s.count_trips)) as intervals,
-        md5(string_agg(
-            concat_ws('|', s.interval_days, round(s.safety_score, 6), s.count_trips, round(s.distracted_driving, 6),
-                round(s.evening_rush_hour, 6), round(s.acclong_abs_1, 6), round(s.weekday_driving, 6), round(s.low_speed, 6)),
-            ';' order by s.interval_days
-        )) as fingerprint
+        s.app_id, s.user_id, s.org_user_id, s.evaluation_date, s.interval_days,
+        json_object('safetyScore', round(s.safety_score, 2), 'tripCount', s.count_trips) as interval_json,
+        concat_ws('|', s.interval_days, round(s.safety_score, 6), s.count_trips, round(s.distracted_driving, 6),
+            round(s.evening_rush_hour, 6), round(s.acclong_abs_1, 6), round(s.weekday_driving, 6), round(s.low_speed, 6)) as part
     from safety_scores as s
     semi join runs as r on r.app_id = s.app_id and r.evaluation_date = s.evaluation_date
-    group by s.app_id, s.user_id, s.evaluation_date
+),
+
+per_user as (
+    select
+        app_id, user_id, any_value(org_user_id) as org_user_id, evaluation_date,
+        any_value(interval_json) filter (where interval_days = 30) as json_30,
+        any_value(interval_json) filter (where interval_days = 90) as json_90,
+        md5(concat_ws(';', any_value(part) filter (where interval_days = 30), any_value(part) filter (where interval_days = 90))) as fingerprint
+    from parts
+    group by app_id, user_id, evaluation_date
 ),
 
 changed as (
@@ -37,7 +46,12 @@ select
     'evt_' || md5('safety_score.updated|' || app_id || '|' || user_id || '|' || evaluation_date || '|' || generation || '|' || fingerprint) as id,
     'safety_score.updated' as type,
     app_id,
-    json_object('orgUserId', org_user_id, 'userId', user_id, 'evaluationDate', evaluation_date::varchar, 'intervals', intervals) as data,
+    json_object('orgUserId', org_user_id, 'userId', user_id, 'evaluationDate', evaluation_date::varchar, 'intervals',
+        case
+            when json_90 is null then json_object('30', json_30)
+            when json_30 is null then json_object('90', json_90)
+            else json_object('30', json_30, '90', json_90)
+        end) as data,
     user_id,
     evaluation_date,
     fingerprint,

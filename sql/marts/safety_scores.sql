@@ -3,26 +3,79 @@
 -- params: $as_of DATE (the evaluation date D), $evaluated_at TIMESTAMPTZ
 -- Window (docs/decisions.md, Statistics and scores): normal trips starting from local (D - interval) 00:00:00 up to, not
 -- including, local D 00:00:00 in the app's zone. T is the trips' summed duration in seconds.
-with windows as (
+-- One pass over the trips of the longer window: the 30-day window is its last 30 days (both end at
+-- local D 00:00), so each 30-day sum adds the same trips in the same order, and zero for each
+-- earlier one (x + 0 = x: the same number as a sum of the window's trips alone; a conditional sum
+-- cost less than FILTER here), and the user's latest trip is the same in both when the shorter
+-- window has one.
+with bounds as (
     select
-        a.app_id,
-        i.interval_days,
-        ($as_of::date - i.interval_days)::timestamp as window_start_local,
-        $as_of::date::timestamp - interval 1 second as window_end_local,
-        timezone(a.time_zone, ($as_of::date - i.interval_days)::timestamp) as window_start,
-        timezone(a.time_zone, $as_of::date::timestamp) as window_end
-    from apps as a
-    cross join (select unnest([30, 90]) as interval_days) as i
+        app_id,
+        time_zone,
+        timezone(time_zone, ($as_of::date - 90)::timestamp) as start_90,
+        timezone(time_zone, ($as_of::date - 30)::timestamp) as start_30,
+        timezone(time_zone, $as_of::date::timestamp) as window_end
+    from apps
 ),
 
-window_trips as (
-    select w.interval_days, w.window_start, w.window_end, w.window_start_local, w.window_end_local, t.*
-    from windows as w
-    join trips as t
-        on t.app_id = w.app_id
-        and t.started_at >= w.window_start
-        and t.started_at < w.window_end
+per_user as (
+    select
+        t.app_id,
+        t.user_id,
+        arg_max(t.org_user_id, t.started_at) as org_user_id,
+        count(*) as n_90,
+        sum(t.elapsed_seconds) as elapsed_90,
+        sum(t.driving_seconds) as driving_90,
+        sum(t.mileage_m) as mileage_90,
+        sum(t.count_events) as events_90,
+        sum(t.distracted_seconds) as distracted_90,
+        sum(t.evening_rush_seconds) as rush_90,
+        sum(t.acc_over_1_seconds) as acc_90,
+        sum(t.weekday_seconds) as weekday_90,
+        sum(t.low_speed_seconds) as low_speed_90,
+        count_if(t.started_at >= b.start_30) as n_30,
+        sum(if(t.started_at >= b.start_30, t.elapsed_seconds, 0)) as elapsed_30,
+        sum(if(t.started_at >= b.start_30, t.driving_seconds, 0)) as driving_30,
+        sum(if(t.started_at >= b.start_30, t.mileage_m, 0)) as mileage_30,
+        sum(if(t.started_at >= b.start_30, t.count_events, 0)) as events_30,
+        sum(if(t.started_at >= b.start_30, t.distracted_seconds, 0)) as distracted_30,
+        sum(if(t.started_at >= b.start_30, t.evening_rush_seconds, 0)) as rush_30,
+        sum(if(t.started_at >= b.start_30, t.acc_over_1_seconds, 0)) as acc_30,
+        sum(if(t.started_at >= b.start_30, t.weekday_seconds, 0)) as weekday_30,
+        sum(if(t.started_at >= b.start_30, t.low_speed_seconds, 0)) as low_speed_30
+    from trips as t
+    join bounds as b
+        on t.app_id = b.app_id
+        and t.started_at >= b.start_90
+        and t.started_at < b.window_end
     where t.is_normal
+    group by t.app_id, t.user_id
+),
+
+-- one row per window the user drove in: (the 90-day sums, or the 30-day ones)
+windowed as (
+    select
+        p.app_id,
+        p.user_id,
+        p.org_user_id,
+        i.interval_days,
+        timezone(b.time_zone, ($as_of::date - i.interval_days)::timestamp) as window_start,
+        b.window_end,
+        ($as_of::date - i.interval_days)::timestamp as window_start_local,
+        $as_of::date::timestamp - interval 1 second as window_end_local,
+        if(i.interval_days = 90, p.n_90, p.n_30) as n,
+        if(i.interval_days = 90, p.elapsed_90, p.elapsed_30) as elapsed,
+        if(i.interval_days = 90, p.driving_90, p.driving_30) as driving,
+        if(i.interval_days = 90, p.mileage_90, p.mileage_30) as mileage,
+        if(i.interval_days = 90, p.events_90, p.events_30) as events,
+        if(i.interval_days = 90, p.distracted_90, p.distracted_30) as distracted,
+        if(i.interval_days = 90, p.rush_90, p.rush_30) as rush,
+        if(i.interval_days = 90, p.acc_90, p.acc_30) as acc,
+        if(i.interval_days = 90, p.weekday_90, p.weekday_30) as weekday,
+        if(i.interval_days = 90, p.low_speed_90, p.low_speed_30) as low_speed
+    from per_user as p
+    join bounds as b on b.app_id = p.app_id
+    cross join (select unnest([30, 90]) as interval_days) as i
 ),
 
 factors as (
@@ -30,23 +83,23 @@ factors as (
         app_id,
         user_id,
         interval_days,
-        arg_max(org_user_id, started_at) as org_user_id,
-        any_value(window_start) as window_start,
-        any_value(window_end) as window_end,
-        any_value(window_start_local) as window_start_local,
-        any_value(window_end_local) as window_end_local,
-        count(*)::integer as count_trips,
-        sum(elapsed_seconds) as total_seconds,
-        sum(mileage_m)::bigint as mileage_m,
-        sum(count_events)::bigint as count_events,
-        share(sum(distracted_seconds), sum(elapsed_seconds)) as distracted_driving,
-        share(sum(evening_rush_seconds), sum(elapsed_seconds)) as evening_rush_hour,
-        share(sum(acc_over_1_seconds), sum(driving_seconds)) as acclong_abs_1,
-        share(sum(weekday_seconds), sum(elapsed_seconds)) as weekday_driving,
-        share(sum(low_speed_seconds), sum(driving_seconds)) as low_speed,
-        share(sum(count_events) * 100.0, sum(mileage_m) / 1000.0) as events_per_100km
-    from window_trips
-    group by app_id, user_id, interval_days
+        org_user_id,
+        window_start,
+        window_end,
+        window_start_local,
+        window_end_local,
+        n::integer as count_trips,
+        elapsed as total_seconds,
+        mileage::bigint as mileage_m,
+        events::bigint as count_events,
+        share(distracted, elapsed) as distracted_driving,
+        share(rush, elapsed) as evening_rush_hour,
+        share(acc, driving) as acclong_abs_1,
+        share(weekday, elapsed) as weekday_driving,
+        share(low_speed, driving) as low_speed,
+        share(events * 100.0, mileage / 1000.0) as events_per_100km
+    from windowed
+    where n > 0
 ),
 
 scored as (

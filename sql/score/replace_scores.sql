@@ -3,24 +3,21 @@
 -- row (its version and evaluation time: when those values were computed), so the publish copies
 -- what the run changed, not the whole date. A score the run no longer gives is deleted and
 -- recorded in safety_scores_removed for the slots.
--- reads: scored_today (sql/marts/safety_scores.sql for the app and date)
+-- reads: scored_today (sql/marts/safety_scores.sql for the app and date, with the run's version,
+--        in the table's own column order: intersect below compares by position)
 -- params: $app_id VARCHAR, $as_of DATE, $evaluated_at TIMESTAMPTZ, $version BIGINT
-
--- the run's rows in the table's own column order (intersect below compares by position)
-create or replace temp table scored_rows as select * from safety_scores limit 0;
-insert into scored_rows by name select *, $version as version from scored_today;
 
 create or replace temp table scores_same as
 select * exclude (evaluated_at, version)
 from safety_scores
 where app_id = $app_id and evaluation_date = $as_of::date
 intersect
-select * exclude (evaluated_at, version) from scored_rows;
+select * exclude (evaluated_at, version) from scored_today;
 
 insert into safety_scores_removed
 select s.app_id, s.user_id, s.interval_days, s.evaluation_date, $version
 from safety_scores as s
-anti join scored_rows as r on r.user_id = s.user_id and r.interval_days = s.interval_days
+anti join scored_today as r on r.user_id = s.user_id and r.interval_days = s.interval_days
 where s.app_id = $app_id and s.evaluation_date = $as_of::date;
 
 delete from safety_scores as s
@@ -31,7 +28,7 @@ where s.app_id = $app_id and s.evaluation_date = $as_of::date
 
 insert into safety_scores
 select r.*
-from scored_rows as r
+from scored_today as r
 anti join scores_same as k on k.user_id = r.user_id and k.interval_days = r.interval_days;
 
 delete from score_runs where app_id = $app_id and evaluation_date = $as_of::date;
@@ -40,5 +37,4 @@ insert into score_runs
 select $app_id, $as_of::date, $evaluated_at, count(distinct user_id), safety_score_model_version(), $version
 from scored_today;
 
-drop table scored_rows;
 drop table scores_same;

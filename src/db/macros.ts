@@ -1,9 +1,16 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { runScript } from './sql.js';
+import { run, splitStatements, sqlText } from './sql.js';
 
 /** The SQL macros every model relies on: helpers, then the versioned scoring models. */
 export const MACRO_FILES = ['macros', 'models/trip_score', 'models/energy', 'models/safety_score'] as const;
 
+let script: string | undefined;
+
+/**
+ * Installs every macro in one call to DuckDB: statement by statement they were about 30 calls of
+ * 1-6 ms each, paid by every job and connection that opens.
+ */
 export async function installMacros(conn: DuckDBConnection): Promise<void> {
-  for (const file of MACRO_FILES) await runScript(conn, file);
+  script ??= MACRO_FILES.flatMap((file) => splitStatements(sqlText(file))).join(';\n');
+  await run(conn, script);
 }

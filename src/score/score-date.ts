@@ -21,10 +21,13 @@ export async function scoreDate(wh: Warehouse, appId: string, date: string, eval
   const conn = wh.conn;
   const version = (await warehouseVersion(conn)) + 1;
   const params = { app_id: appId, as_of: date, evaluated_at: evaluatedAt.toISOString(), version };
+  // the run's rows as safety_scores holds them (its column order and types, the run's version):
+  // replace_scores compares and inserts them as they are, with no second copy
+  await run(conn, 'create or replace temp table scored_today as select * from safety_scores limit 0');
   await run(
     conn,
-    `create or replace temp table scored_today as
-     select * from (${sqlText('marts/safety_scores')}) where app_id = $app_id`,
+    `insert into scored_today by name
+     select *, $version as version from (${sqlText('marts/safety_scores')}) where app_id = $app_id`,
     params,
   );
   await inTransaction(conn, async () => {

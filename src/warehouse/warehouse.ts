@@ -34,14 +34,15 @@ export async function openWarehouse(
     const digest = schemaDigest();
     // the macros first: the backfill of score explanations computes with them
     await installMacros(conn);
-    if ((await schemaDigestOf(conn)) !== digest) {
+    let known = await openingMeta(conn);
+    if (known?.get('schema_digest') !== digest) {
       await runScript(conn, 'warehouse/schema');
       await runScript(conn, 'warehouse/trip_rule_columns');
       await backfillScoreExplanations(conn);
       await run(conn, "insert or replace into meta values ('schema_digest', $digest)", { digest });
+      known = (await openingMeta(conn)) ?? new Map();
     }
     // each write is a commit with an fsync of the log: on an existing warehouse these are known
-    const known = new Set((await query(conn, "select key from meta where key in ('warehouse_id', 'version', 'user_events_version')")).map((r) => String(r['key'])));
     if (!known.has('warehouse_id')) await run(conn, "insert into meta values ('warehouse_id', $id) on conflict do nothing", { id: randomUUID() });
     if (!known.has('version')) await run(conn, "insert into meta values ('version', '0') on conflict do nothing");
     // user.deleted events start with the warehouse that first knows them: purges done before are
@@ -65,12 +66,15 @@ function schemaDigest(): string {
 /** Every statement an open runs on a warehouse whose schema is not current, in order. */
 const SCHEMA_FILES = ['warehouse/schema', 'warehouse/trip_rule_columns', 'warehouse/score_explain_columns', 'warehouse/score_explain_backfill'] as const;
 
-/** The schema digest a warehouse recorded (null for a new one, or one written before digests). */
-async function schemaDigestOf(conn: DuckDBConnection): Promise<string | null> {
+/**
+ * The meta keys an open needs (the schema digest a warehouse recorded, none before digests; the
+ * keys every warehouse gets once), in one query; null for a new warehouse, which has no meta table.
+ */
+async function openingMeta(conn: DuckDBConnection): Promise<Map<string, string> | null> {
   const [hasMeta] = await query(conn, "select count(*)::integer as n from duckdb_tables() where database_name = current_database() and schema_name = 'main' and table_name = 'meta'");
   if (Number(hasMeta?.['n'] ?? 0) === 0) return null;
-  const [row] = await query(conn, "select value from meta where key = 'schema_digest'");
-  return row ? String(row['value']) : null;
+  const rows = await query(conn, "select key, value from meta where key in ('schema_digest', 'warehouse_id', 'version', 'user_events_version')");
+  return new Map(rows.map((r) => [String(r['key']), String(r['value'])]));
 }
 
 async function syncApps(conn: DuckDBConnection, apps: App[]): Promise<void> {
