@@ -13,8 +13,10 @@ interface Template<T> {
 // One template a key in each worker process (files run one after another in a worker, which keeps
 // its modules: isolate is off), removed when the worker exits.
 const templates = new Map<string, Promise<Template<unknown>>>();
+/** The templates' folders, removed at exit (synchronously: no promise settles in an exit handler). */
+const templateDirs: string[] = [];
 process.once('exit', () => {
-  for (const t of templates.values()) void t.then((x) => rmSync(x.dir, { recursive: true, force: true }), () => undefined);
+  for (const dir of templateDirs) rmSync(dir, { recursive: true, force: true });
 });
 
 /**
@@ -29,6 +31,7 @@ export async function builtFolder<T>(key: string, timeZone: string, build: (ws: 
   if (template === undefined) {
     template = (async () => {
       const ws = await workspace(timeZone);
+      templateDirs.push(ws.dir);
       return { dir: ws.dir, appId: ws.appId, built: await build(ws) };
     })();
     templates.set(key, template);
