@@ -10,19 +10,21 @@ interface Template<T> {
   built: T;
 }
 
-// One template a key in each worker process (files run one after another in a worker, which keeps
-// its modules: isolate is off), removed when the worker exits.
+// One template a key in each worker process, until the file that built it removes it (its afterAll
+// calls removeBuiltFolders: an exit handler did not run in vitest's workers, which are stopped).
 const templates = new Map<string, Promise<Template<unknown>>>();
-/** The templates' folders, removed at exit (synchronously: no promise settles in an exit handler). */
 const templateDirs: string[] = [];
-process.once('exit', () => {
-  for (const dir of templateDirs) rmSync(dir, { recursive: true, force: true });
-});
+
+/** Removes every template this worker built; a file that calls builtFolder calls this in afterAll. */
+export function removeBuiltFolders(): void {
+  for (const dir of templateDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  templates.clear();
+}
 
 /**
- * A fresh data folder holding what `build` made in a workspace of `timeZone`: built once per worker
- * process for `key` (the first call), then handed out as a copy, so a test may change its own
- * folder freely. Copying a small data folder takes milliseconds; building one (generate, load,
+ * A fresh data folder holding what `build` made in a workspace of `timeZone`: built once for `key`
+ * (the first call), then handed out as a copy until removeBuiltFolders, so a test may change its
+ * own folder freely. Copying a small data folder takes milliseconds; building one (generate, load,
  * score, publish) seconds of CPU. `built` is what `build` returned (the same object every time:
  * do not change it). No job may hold the template's databases open: `build` must await its jobs.
  */

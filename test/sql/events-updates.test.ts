@@ -1,7 +1,7 @@
 // trip.updated (a re-sent trip changed what the API serves) and user.deleted (after the purge):
 // written by the jobs after the publish, then delivered by the real deliverer process to a real
 // receiver that verifies the signature.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,7 +13,7 @@ import { verifyWebhook } from '../../src/webhooks/signature.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
-import { builtFolder } from '../helpers/built-folder.js';
+import { builtFolder, removeBuiltFolders } from '../helpers/built-folder.js';
 import { appSecret, setWebhook } from '../webhooks/setup.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -32,6 +32,7 @@ afterEach(async () => {
   receiver = undefined;
   ws.cleanup();
 });
+afterAll(removeBuiltFolders);
 
 type Ev = { id: string; type: string; appId: string; createdAt: string; data: Record<string, unknown> };
 /** The events of every file the jobs wrote, and takes them away (as the deliverer would). */

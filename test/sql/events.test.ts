@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runLoad } from '../../src/jobs/load.js';
@@ -7,13 +7,14 @@ import { openDatabase } from '../../src/db/open.js';
 import { run } from '../../src/db/sql.js';
 import { workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
-import { builtFolder } from '../helpers/built-folder.js';
+import { builtFolder, removeBuiltFolders } from '../helpers/built-folder.js';
 
 let ws: Workspace;
 beforeEach(async () => {
   ws = await workspace('America/New_York');
 });
 afterEach(() => ws.cleanup());
+afterAll(removeBuiltFolders);
 const now = new Date('2026-11-21T12:00:00Z');
 
 function pendingEvents(): { id: string; type: string; appId: string; createdAt: string; data: Record<string, unknown> }[] {

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { runLoad } from '../../src/jobs/load.js';
@@ -7,7 +7,7 @@ import { openDatabase } from '../../src/db/open.js';
 import { run } from '../../src/db/sql.js';
 import { manifestOf, publishedRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
-import { builtFolder } from '../helpers/built-folder.js';
+import { builtFolder, removeBuiltFolders } from '../helpers/built-folder.js';
 import { slotFile } from '../../src/publish/manifest.js';
 
 let ws: Workspace;
@@ -15,6 +15,7 @@ beforeEach(async () => {
   ws = await workspace('UTC');
 });
 afterEach(() => ws.cleanup());
+afterAll(removeBuiltFolders);
 const now = new Date('2026-11-21T08:00:00Z');
 
 const trip = (id: string, day: string) => tripRecord({ appId: ws.appId, tripId: id, start: `${day}T08:00:00Z`, seconds: 600 });

@@ -3,7 +3,7 @@
 // the scores it no longer gives, and ends exactly where a full publish of the same warehouse does
 // (slot rows and every user's pack rows). A score job killed mid publish leaves the last good
 // snapshot served, and running it again finishes the work.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -16,7 +16,7 @@ import { readManifest } from '../../src/publish/manifest.js';
 import { EXTRAS_SUFFIX, SECTIONS, type Section } from '../../src/serving/format.js';
 import { SectionFile, visibleRows } from '../../src/serving/pack.js';
 import { publishedRows, warehouseRows, writeNdjson, type Workspace } from '../helpers/workspace.js';
-import { builtFolder } from '../helpers/built-folder.js';
+import { builtFolder, removeBuiltFolders } from '../helpers/built-folder.js';
 import { tripRecord } from '../helpers/trips.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -40,6 +40,7 @@ afterEach(() => {
   ws.cleanup();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
+afterAll(removeBuiltFolders);
 
 let step = 0;
 const trip = (id: string, user: number, start: string) =>

@@ -5,7 +5,7 @@
 // killed while catching up the other slot leaves the last good state served and the next run ends
 // where an uninterrupted one does; a damaged retired slot is never caught up but left, and the next
 // publish that writes it rebuilds it in full.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +18,7 @@ import { runLoad } from '../../src/jobs/load.js';
 import { runScore } from '../../src/jobs/score.js';
 import { readManifest, slotFile, type Slot } from '../../src/publish/manifest.js';
 import { publishedRows, warehouseRows, writeNdjson, type Workspace } from '../helpers/workspace.js';
-import { builtFolder } from '../helpers/built-folder.js';
+import { builtFolder, removeBuiltFolders } from '../helpers/built-folder.js';
 import { tripRecord } from '../helpers/trips.js';
 import { overwrite } from '../helpers/files.js';
 
@@ -49,6 +49,7 @@ afterEach(() => {
   ws.cleanup();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
+afterAll(removeBuiltFolders);
 
 let step = 0;
 const trip = (id: string, user: number, start: string) =>
