@@ -8,6 +8,10 @@ process.env.TZ = 'UTC';
 // as they can about something else (publish switches, SQL against the serving pack); the tests of
 // the limits set their own (test/e2e/abuse.test.ts).
 process.env['DRIVING_API_RATE_PER_APP'] ??= '1000000';
+// One DuckDB thread a database (jobs run in process and as child processes, which inherit it): two
+// workers already keep both cores busy, and a second thread a database cost the suite more CPU
+// than it saved (test/README.md).
+process.env['DRIVING_DUCKDB_THREADS'] ??= '1';
 
 export default defineConfig({
   test: {

@@ -1,4 +1,5 @@
 import { DuckDBInstance } from '../db/duckdb.js';
+import { threadSetting } from '../db/threads.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { ConnectionPool } from '../db/pool.js';
@@ -131,7 +132,7 @@ export class Snapshot {
     // DuckDB's default cap is 80% of the machine's memory a process: with a worker per core and a
     // long export reading the snapshot's tables, each worker's cache of blocks it read grows toward
     // it. Blocks of a read-only file are dropped, not spilled, beyond the cap.
-    const instance = await DuckDBInstance.create(join(publishedDir, manifest.file), { access_mode: 'READ_ONLY', memory_limit: apiMemoryLimit() });
+    const instance = await DuckDBInstance.create(join(publishedDir, manifest.file), { access_mode: 'READ_ONLY', memory_limit: apiMemoryLimit(), ...threadSetting() });
     let pool: ConnectionPool | null = null;
     let pack: ServingPack | null = null;
     let refused: PackRefusal | null = null;

@@ -3,6 +3,7 @@ import { DuckDBInstance } from './duckdb.js';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { TRACE } from './sql.js';
+import { duckdbThreads } from './threads.js';
 import { lockWaitReporter } from './lock-waits.js';
 
 export interface OpenOptions {
@@ -38,7 +39,8 @@ export async function openDatabase(path: string, options: OpenOptions = {}): Pro
   const settings: Record<string, string> = {};
   if (options.readOnly) settings['access_mode'] = 'READ_ONLY';
   if (options.memoryLimit) settings['memory_limit'] = options.memoryLimit;
-  if (options.threads) settings['threads'] = String(options.threads);
+  const threads = options.threads ?? duckdbThreads();
+  if (threads) settings['threads'] = String(threads);
   const deadline = Date.now() + (options.lockWaitMs ?? 0);
   const onWait = options.onWait ?? lockWaitReporter();
   let reportedAt = -Infinity;

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { runGenerate } from '../../src/jobs/generate.js';
 import { pathsFor } from '../../src/config.js';
 import { copyState, publishedRows, workspace, type Workspace } from '../helpers/workspace.js';
+import { oneFile } from '../helpers/one-file.js';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('../..', import.meta.url));
@@ -42,6 +43,8 @@ beforeAll(async () => {
   whole = await workspace('America/New_York');
   const gen = join(whole.dir, 'gen');
   await runGenerate({ dataDir: whole.dir, users: 12, days: 6, seed: 11, format: 'ndjson', endDate: '2026-11-20', out: gen });
+  // the days as one file: what is compared here does not depend on the days coming in separate files
+  oneFile(gen);
   // two partitions by user: each its own data folder with the same apps, its own processes
   for (const k of [0, 1]) {
     const dir = join(whole.dir, `part-${k}`);

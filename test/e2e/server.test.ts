@@ -9,6 +9,7 @@ import { runGenerate } from '../../src/jobs/generate.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { runScore } from '../../src/jobs/score.js';
 import { manifestOf, warehouseRows, workspace, type Workspace } from '../helpers/workspace.js';
+import { oneFile } from '../helpers/one-file.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 let ws: Workspace;
@@ -26,6 +27,8 @@ beforeAll(async () => {
   ws = await workspace('Europe/Berlin');
   key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
   await runGenerate({ dataDir: ws.dir, users: 6, days: 12, seed: 3, now });
+  // the days as one file: what is tested here does not depend on the days coming in separate files
+  oneFile(ws.paths.landingDir);
   await runLoad({ dataDir: ws.dir, now });
   await runScore({ dataDir: ws.dir, now });
   // later days for the publish test, generated now: the running API will own the passport store

@@ -15,6 +15,7 @@ import { fileIdentity, sha256File } from '../../src/serving/checksum.js';
 import { upkeepRoutes } from '../../src/publish/route-upkeep.js';
 import { workspace, type Workspace } from '../helpers/workspace.js';
 import { filesUnder, overwrite } from '../helpers/files.js';
+import { oneFile } from '../helpers/one-file.js';
 
 const clock = new Date('2026-11-20T12:00:00Z');
 let ws: Workspace;
@@ -47,6 +48,8 @@ async function readyz(): Promise<Record<string, unknown>> {
 beforeAll(async () => {
   ws = await workspace('Europe/Berlin');
   await runGenerate({ dataDir: ws.dir, users: 4, days: 6, seed: 22, format: 'ndjson', endDate: '2026-11-19', out: join(ws.dir, 'gen') });
+  // the days as one file: what is tested here does not depend on the days coming in separate files
+  oneFile(join(ws.dir, 'gen'));
   await runLoad({ dataDir: ws.dir, inputs: [join(ws.dir, 'gen')], now: clock });
   await runScore({ dataDir: ws.dir, date: '2026-11-18', now: clock });
 }, 180_000);

@@ -19,6 +19,7 @@ import { readRoute, routeFileIsCurrent, verifyRouteFile } from '../../src/route/
 import { sha256File } from '../../src/serving/checksum.js';
 import { publishedRows, workspace, type Workspace } from '../helpers/workspace.js';
 import { filesUnder, overwrite } from '../helpers/files.js';
+import { oneFile } from '../helpers/one-file.js';
 
 const clock = new Date('2026-11-20T12:00:00Z');
 let ws: Workspace;
@@ -104,6 +105,8 @@ beforeAll(async () => {
   ws = await workspace('Europe/Berlin');
   key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
   await runGenerate({ dataDir: ws.dir, users: 4, days: 6, seed: 21, format: 'ndjson', endDate: '2026-11-19', out: join(ws.dir, 'gen') });
+  // the days as one file: what is tested here does not depend on the days coming in separate files
+  oneFile(join(ws.dir, 'gen'));
   await runLoad({ dataDir: ws.dir, inputs: [join(ws.dir, 'gen')], now: clock });
   await runScore({ dataDir: ws.dir, date: '2026-11-20', now: clock });
   trips = (await publishedRows(ws.paths, 'trips', 'org_user_id, trip_id')).map((r) => ({ org: String(r['org_user_id']), user: Number(r['user_id']), trip: String(r['trip_id']) }));

@@ -15,6 +15,7 @@ import { runScore } from '../../src/jobs/score.js';
 import { PassportStore } from '../../src/passport/store.js';
 import { manifestOf, publishedRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
+import { oneFile } from '../helpers/one-file.js';
 
 let ws: Workspace;
 let packApi: Awaited<ReturnType<typeof createApi>>;
@@ -40,6 +41,8 @@ beforeAll(async () => {
   ws = await workspace('Europe/Berlin');
   key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
   await runGenerate({ dataDir: ws.dir, users: 8, days: 12, seed: 5, format: 'ndjson', endDate: '2026-10-30', out: join(ws.dir, 'gen') });
+  // the days as one file: what is tested here does not depend on the days coming in separate files
+  oneFile(join(ws.dir, 'gen'));
   const passport = await PassportStore.open(ws.paths.passportFile);
   const tieUser = (await passport.ensureAccounts(ws.appId, ['tie-driver', 'idle-driver'])).get('tie-driver') as number;
   passport.close();

@@ -13,6 +13,7 @@ import { PassportStore } from '../../src/passport/store.js';
 import { SectionFile } from '../../src/serving/pack.js';
 import { manifestOf, publishedRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
+import { oneFile } from '../helpers/one-file.js';
 
 let ws: Workspace;
 let packApi: Awaited<ReturnType<typeof createApi>>;
@@ -78,6 +79,8 @@ beforeAll(async () => {
   ws = await workspace('Europe/Berlin');
   key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
   await runGenerate({ dataDir: ws.dir, users: 5, days: 8, seed: 11, format: 'ndjson', endDate: '2026-10-30', out: join(ws.dir, 'gen') });
+  // the days as one file: what is tested here does not depend on the days coming in separate files
+  oneFile(join(ws.dir, 'gen'));
   const passport = await PassportStore.open(ws.paths.passportFile);
   for (const [org, id] of await passport.ensureAccounts(ws.appId, ['tie-driver', 'gone-driver'])) ids.set(org, id);
   passport.close();

@@ -16,6 +16,7 @@ import { slotFile } from '../../src/publish/manifest.js';
 import { manifestOf, publishedRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
 import { overwrite } from '../helpers/files.js';
+import { oneFile } from '../helpers/one-file.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const clock = new Date('2026-11-20T12:00:00Z');
@@ -53,6 +54,8 @@ beforeAll(async () => {
   ws = await workspace('Europe/Berlin');
   key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
   await runGenerate({ dataDir: ws.dir, users: 4, days: 6, seed: 11, format: 'ndjson', endDate: '2026-11-19', out: join(ws.dir, 'gen') });
+  // the days as one file: what is tested here does not depend on the days coming in separate files
+  oneFile(join(ws.dir, 'gen'));
   await runLoad({ dataDir: ws.dir, inputs: [join(ws.dir, 'gen')], now: clock });
   await runScore({ dataDir: ws.dir, date: '2026-11-20', now: clock });
   const trips = await publishedRows(ws.paths, 'trips', 'org_user_id, trip_id');

@@ -1,7 +1,7 @@
 // trip.updated (a re-sent trip changed what the API serves) and user.deleted (after the purge):
 // written by the jobs after the publish, then delivered by the real deliverer process to a real
 // receiver that verifies the signature.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { verifyWebhook } from '../../src/webhooks/signature.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
+import { builtFolder, removeBuiltFolders } from '../helpers/built-folder.js';
 import { appSecret, setWebhook } from '../webhooks/setup.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -31,6 +32,7 @@ afterEach(async () => {
   receiver = undefined;
   ws.cleanup();
 });
+afterAll(removeBuiltFolders);
 
 type Ev = { id: string; type: string; appId: string; createdAt: string; data: Record<string, unknown> };
 /** The events of every file the jobs wrote, and takes them away (as the deliverer would). */
@@ -48,11 +50,20 @@ const trip = (id: string, extra: Partial<Parameters<typeof tripRecord>[0]> = {})
 /** Loads records from a new file (a file's bytes identify it: the same bytes twice load once). */
 const load = (records: unknown[], at = now) => runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', `${++fileNo}.ndjson`), records)], now: at });
 
+/** Makes this test's folder a copy of one where trips a and b were loaded, their events still pending (built once). */
+async function tripsAB(): Promise<void> {
+  ws.cleanup();
+  ({ ws } = await builtFolder('events-updates/a-b', 'America/New_York', async (w) => {
+    ws = w;
+    await load([trip('a'), trip('b')]);
+  }));
+}
+
 const types = (events: Ev[]) => events.map((e) => `${e.type} ${String(e.data['tripId'] ?? e.data['orgUserId'])}`);
 
 describe('trip.updated', () => {
   it('is not written for a re-sent trip that serves the same, nor for a change the API does not serve', async () => {
-    await load([trip('a'), trip('b')]);
+    await tripsAB();
     expect(types(takeEvents())).toEqual(['trip.created a', 'trip.created b']);
     // the same trip again beside a new one: only the new one is news
     await load([trip('a'), trip('c', { start: '2026-11-20T10:00:00-05:00' })]);
@@ -65,7 +76,7 @@ describe('trip.updated', () => {
   });
 
   it('is written once for each change of what the API serves, with a new id each time, also when values change back', async () => {
-    await load([trip('a'), trip('b')]);
+    await tripsAB();
     takeEvents();
     const changes: [string, Record<string, unknown>][] = [
       ['an event', trip('a', { events: [{ type: 'brake', from: 100, to: 103 }] })],

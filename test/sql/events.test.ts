@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runLoad } from '../../src/jobs/load.js';
@@ -7,12 +7,14 @@ import { openDatabase } from '../../src/db/open.js';
 import { run } from '../../src/db/sql.js';
 import { workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
+import { builtFolder, removeBuiltFolders } from '../helpers/built-folder.js';
 
 let ws: Workspace;
 beforeEach(async () => {
   ws = await workspace('America/New_York');
 });
 afterEach(() => ws.cleanup());
+afterAll(removeBuiltFolders);
 const now = new Date('2026-11-21T12:00:00Z');
 
 function pendingEvents(): { id: string; type: string; appId: string; createdAt: string; data: Record<string, unknown> }[] {
@@ -23,6 +25,16 @@ function pendingEvents(): { id: string; type: string; appId: string; createdAt: 
 
 const trip = (id: string, user: number, start: string) =>
   tripRecord({ appId: ws.appId, tripId: id, userId: user, orgUserId: `d-${user}`, start, seconds: 600 });
+
+/** Makes this test's folder a copy of one where d-1 and d-2 drove on 2026-11-19 and 2026-11-21 was scored (built once). */
+async function twoScored(): Promise<void> {
+  ws.cleanup();
+  ({ ws } = await builtFolder('events/two-scored', 'America/New_York', async (w) => {
+    ws = w;
+    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', 1, '2026-11-19T08:00:00-05:00'), trip('b', 2, '2026-11-19T09:00:00-05:00')])], now });
+    await runScore({ dataDir: ws.dir, date: '2026-11-21', now });
+  }));
+}
 
 describe('events written after a publish', () => {
   it('announces each trip once, with its data in the app zone; a re-sent trip that changed is updated, not created', async () => {
@@ -38,8 +50,7 @@ describe('events written after a publish', () => {
   });
 
   it('announces each scored user once per run, with both intervals', async () => {
-    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', 1, '2026-11-19T08:00:00-05:00'), trip('b', 2, '2026-11-19T09:00:00-05:00')])], now });
-    await runScore({ dataDir: ws.dir, date: '2026-11-21', now });
+    await twoScored();
     const scores = pendingEvents().filter((e) => e.type === 'safety_score.updated');
     expect(scores.map((e) => e.data['orgUserId'])).toEqual(['d-1', 'd-2']);
     expect(scores[0]!.data).toMatchObject({ evaluationDate: '2026-11-21', intervals: { '30': { tripCount: 1 }, '90': { tripCount: 1 } } });
@@ -50,8 +61,7 @@ describe('events written after a publish', () => {
   it('announces nothing new when a date is scored again with the same data, and only the user whose scores changed', async () => {
     const { rmSync } = await import('node:fs');
     const scoreEvents = () => pendingEvents().filter((e) => e.type === 'safety_score.updated');
-    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', 1, '2026-11-19T08:00:00-05:00'), trip('b', 2, '2026-11-19T09:00:00-05:00')])], now });
-    await runScore({ dataDir: ws.dir, date: '2026-11-21', now });
+    await twoScored();
     const first = scoreEvents();
     expect(first.map((e) => e.data['orgUserId'])).toEqual(['d-1', 'd-2']);
     rmSync(ws.paths.eventsDir, { recursive: true }); // the deliverer took the file

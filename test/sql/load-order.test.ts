@@ -76,7 +76,8 @@ describe('load: files derived two at a time, merged in order', () => {
     const paired = sameApps(serial);
     spaces.push(paired);
     const gen = join(serial.dir, 'gen');
-    const generated = await runGenerate({ dataDir: serial.dir, users: 12, days: 6, seed: 5, badRecords: true, endDate: '2026-11-20', out: gen });
+    // 8 users over the 6 day files: what is compared is the order of the files, not their size
+    const generated = await runGenerate({ dataDir: serial.dir, users: 8, days: 6, seed: 5, badRecords: true, endDate: '2026-11-20', out: gen });
     // each day's file is followed by a re-send of it: every other trip again with another end POI
     // (it replaces the first copy), and one trip claimed by another user (taken by the first copy)
     const inputs: string[] = [];
@@ -122,8 +123,9 @@ describe('load: files derived two at a time, merged in order', () => {
     spaces.push(paired);
     const trip = (tripId: string, start: string, seconds: number) => tripRecord({ appId: serial.appId, tripId, userId: 7, orgUserId: 'g', start, seconds });
     const dir = join(serial.dir, 'in');
-    // file 1 is slow to derive (300 trips of 20 min); file 2, derived beside it, re-sends its trip r
-    const big = Array.from({ length: 300 }, (_, i) => trip(`b${i}`, `2026-11-${String(1 + (i % 19)).padStart(2, '0')}T${String(6 + (i % 12)).padStart(2, '0')}:00:00+01:00`, 1200));
+    // file 1 is slower to derive (60 trips of 20 min; file 2 reads the last batch before file 1 can
+    // merge whatever its size); file 2, derived beside it, re-sends its trip r
+    const big = Array.from({ length: 60 }, (_, i) => trip(`b${i}`, `2026-11-${String(1 + (i % 19)).padStart(2, '0')}T${String(6 + (i % 12)).padStart(2, '0')}:00:00+01:00`, 1200));
     const inputs = [
       writeNdjson(join(dir, '1.ndjson'), [...big, trip('r', '2026-11-19T20:00:00+01:00', 600)]),
       writeNdjson(join(dir, '2.ndjson'), [trip('r', '2026-11-20T07:30:00+01:00', 900)]),

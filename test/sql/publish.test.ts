@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { runLoad } from '../../src/jobs/load.js';
@@ -7,6 +7,7 @@ import { openDatabase } from '../../src/db/open.js';
 import { run } from '../../src/db/sql.js';
 import { manifestOf, publishedRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
+import { builtFolder, removeBuiltFolders } from '../helpers/built-folder.js';
 import { slotFile } from '../../src/publish/manifest.js';
 
 let ws: Workspace;
@@ -14,9 +15,22 @@ beforeEach(async () => {
   ws = await workspace('UTC');
 });
 afterEach(() => ws.cleanup());
+afterAll(removeBuiltFolders);
 const now = new Date('2026-11-21T08:00:00Z');
 
 const trip = (id: string, day: string) => tripRecord({ appId: ws.appId, tripId: id, start: `${day}T08:00:00Z`, seconds: 600 });
+
+/**
+ * Makes this test's folder a copy of one where each trip (id, day) was loaded by a load of its own,
+ * from in/1.ndjson on: built once for the same trips, as several tests start from the same loads.
+ */
+async function loaded(...trips: [string, string][]): Promise<void> {
+  ws.cleanup();
+  ({ ws } = await builtFolder(`publish/${trips.map((t) => t.join('@')).join('+')}`, 'UTC', async (w) => {
+    ws = w;
+    for (const [i, [id, day]] of trips.entries()) await runLoad({ dataDir: w.dir, inputs: [writeNdjson(join(w.dir, 'in', `${i + 1}.ndjson`), [trip(id, day)])], now });
+  }));
+}
 
 describe('publish', () => {
   it('alternates slots, copies only what changed since the standby slot was last written, and leaves the other slot caught up', async () => {
@@ -45,8 +59,7 @@ describe('publish', () => {
   });
 
   it('leaves slots without indexes, and drops the ones an earlier version built at the next publish', async () => {
-    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', '2026-11-18')])], now });
-    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '2.ndjson'), [trip('b', '2026-11-19')])], now });
+    await loaded(['a', '2026-11-18'], ['b', '2026-11-19']);
     const indexes = async (slot: 'a' | 'b') => {
       const db = await openDatabase(slotFile(ws.paths.publishedDir, slot));
       try {
@@ -68,7 +81,7 @@ describe('publish', () => {
   });
 
   it('refuses to publish when a check fails and keeps serving the last good slot', async () => {
-    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', '2026-11-18')])], now });
+    await loaded(['a', '2026-11-18']);
     const good = manifestOf(ws.paths);
     // corrupt the warehouse: a statistics row that disagrees with its trips, at a new version
     const db = await openDatabase(ws.paths.warehouseFile);
@@ -80,7 +93,7 @@ describe('publish', () => {
   });
 
   it('waits for a reader to let go of the standby slot, saying whom it waits for', async () => {
-    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', '2026-11-18')])], now });
+    await loaded(['a', '2026-11-18']);
     await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '2.ndjson'), [trip('b', '2026-11-18')])], now });
     expect(manifestOf(ws.paths)?.slot).toBe('b');
     // an API that has not yet closed slot a (the standby now) holds a read lock on it until told
@@ -143,8 +156,7 @@ describe('publish', () => {
   });
 
   it('writes anew, instead of copying or reusing, pack files of another format (an older version of the service)', async () => {
-    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', '2026-11-18')])], now });
-    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '2.ndjson'), [trip('b', '2026-11-19')])], now });
+    await loaded(['a', '2026-11-18'], ['b', '2026-11-19']);
     const before = manifestOf(ws.paths)?.pack?.files;
     expect(before).toEqual({ trips: ['serving-v2-trips-merged.pack'], stats: ['serving-v2-stats-merged.pack'], scores: ['serving-v1-scores.pack'] });
     // the served trips and scores files now end in the previous format's mark
@@ -161,7 +173,7 @@ describe('publish', () => {
   });
 
   it('does not switch when the serving pack cannot be written, and finishes the publish on the next run', async () => {
-    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', '2026-11-18')])], now });
+    await loaded(['a', '2026-11-18']);
     const good = manifestOf(ws.paths);
     // the pack's final name is taken by a folder: the rename fails after the slot was written
     mkdirSync(join(ws.paths.publishedDir, 'serving-v2-trips.pack'));

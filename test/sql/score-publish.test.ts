@@ -3,7 +3,7 @@
 // the scores it no longer gives, and ends exactly where a full publish of the same warehouse does
 // (slot rows and every user's pack rows). A score job killed mid publish leaves the last good
 // snapshot served, and running it again finishes the work.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -15,7 +15,8 @@ import { runScore, type ScoreResult } from '../../src/jobs/score.js';
 import { readManifest } from '../../src/publish/manifest.js';
 import { EXTRAS_SUFFIX, SECTIONS, type Section } from '../../src/serving/format.js';
 import { SectionFile, visibleRows } from '../../src/serving/pack.js';
-import { publishedRows, warehouseRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
+import { publishedRows, warehouseRows, writeNdjson, type Workspace } from '../helpers/workspace.js';
+import { builtFolder, removeBuiltFolders } from '../helpers/built-folder.js';
 import { tripRecord } from '../helpers/trips.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -24,14 +25,22 @@ const now = new Date('2026-11-21T12:00:00Z');
 const later = (hours: number) => new Date(now.getTime() + hours * 3_600_000);
 
 let ws: Workspace;
+/** The first score run of DATE over threeDrivers(), as every test starts from it. */
+let first: ScoreResult;
 const dirs: string[] = [];
 beforeEach(async () => {
-  ws = await workspace('America/New_York');
+  // every test starts from the same folder (three drivers loaded, DATE scored): built once, copied
+  ({ ws, built: first } = await builtFolder('score-publish/three-drivers-scored', 'America/New_York', async (w) => {
+    ws = w;
+    await threeDrivers();
+    return runScore({ dataDir: w.dir, date: DATE, now });
+  }));
 });
 afterEach(() => {
   ws.cleanup();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
+afterAll(removeBuiltFolders);
 
 let step = 0;
 const trip = (id: string, user: number, start: string) =>
@@ -115,8 +124,6 @@ const scoresBuilt = (r: ScoreResult) => (r.publish.pack ?? []).filter((b) => b.s
 
 describe('a score run publishes what it changed', () => {
   it('a date scored again writes and publishes only the changed scores, and ends where a full publish does', async () => {
-    await threeDrivers();
-    const first = await runScore({ dataDir: ws.dir, date: DATE, now });
     expect(first.runs[0]).toMatchObject({ users: 3, rowsWritten: 6, rowsRemoved: 0 });
 
     // the same data again: no score changes, no score row copied, the pack's scores kept as they are
@@ -149,8 +156,6 @@ describe('a score run publishes what it changed', () => {
   });
 
   it('a score a re-run no longer gives leaves the slot and the pack, as in a full publish', async () => {
-    await threeDrivers();
-    await runScore({ dataDir: ws.dir, date: DATE, now });
     // d-3's only trip is sent again on the evaluation date itself: outside the window, no score for d-3
     await load([trip('c', 3, '2026-11-21T00:30:00-05:00')]);
     const removed = await runScore({ dataDir: ws.dir, date: DATE, now: later(1) });
@@ -178,8 +183,6 @@ function scoreJob(dataDir: string, killOn?: string): Promise<{ code: number | nu
 describe('a score job killed with SIGKILL mid publish', () => {
   for (const killOn of ['score: publishing', 'serving pack: scores']) {
     it(`at "${killOn}" leaves the last good snapshot served, and a rerun finishes`, async () => {
-      await threeDrivers();
-      await runScore({ dataDir: ws.dir, date: DATE, now });
       await load([trip('d', 1, '2026-11-20T17:45:00-05:00')]);
       const reference = mkdtempSync(join(tmpdir(), 'dds-ref-'));
       dirs.push(reference);

@@ -5,7 +5,7 @@
 // killed while catching up the other slot leaves the last good state served and the next run ends
 // where an uninterrupted one does; a damaged retired slot is never caught up but left, and the next
 // publish that writes it rebuilds it in full.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,8 @@ import { openDatabase } from '../../src/db/open.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { runScore } from '../../src/jobs/score.js';
 import { readManifest, slotFile, type Slot } from '../../src/publish/manifest.js';
-import { publishedRows, warehouseRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
+import { publishedRows, warehouseRows, writeNdjson, type Workspace } from '../helpers/workspace.js';
+import { builtFolder, removeBuiltFolders } from '../helpers/built-folder.js';
 import { tripRecord } from '../helpers/trips.js';
 import { overwrite } from '../helpers/files.js';
 
@@ -31,18 +32,24 @@ const dirs: string[] = [];
 /** The drivers' platform user ids, from their passport accounts (the API finds a driver's score through it). */
 let ids: Map<string, number>;
 beforeEach(async () => {
-  ws = await workspace('UTC');
-  const passport = await PassportStore.open(ws.paths.passportFile);
-  try {
-    ids = await passport.ensureAccounts(ws.appId, ['d-1', 'd-2', 'd-3']);
-  } finally {
-    passport.close();
-  }
+  // every test starts from the same history: built once, copied
+  ({ ws, built: ids } = await builtFolder('score-settle/history', 'UTC', async (w) => {
+    ws = w;
+    const passport = await PassportStore.open(ws.paths.passportFile);
+    try {
+      ids = await passport.ensureAccounts(ws.appId, ['d-1', 'd-2', 'd-3']);
+    } finally {
+      passport.close();
+    }
+    await history();
+    return ids;
+  }));
 });
 afterEach(() => {
   ws.cleanup();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
+afterAll(removeBuiltFolders);
 
 let step = 0;
 const trip = (id: string, user: number, start: string) =>
@@ -73,7 +80,7 @@ function damage(file: string): void {
   for (let at = 3 * 4096 + 100; at < statSync(file).size; at += 256 * 1024) overwrite(file, at, Buffer.from([readFileSync(file)[at]! ^ 0x01]));
 }
 
-/** Three drivers over two days, and a score as of the day after. */
+/** Three drivers over two days, and a score as of the day after (where every test starts). */
 async function history(): Promise<void> {
   await load([trip('a', 1, '2026-11-18T17:30:00Z'), trip('b', 2, '2026-11-18T08:00:00Z'), trip('c', 3, '2026-11-18T09:00:00Z')]);
   await runScore({ dataDir: ws.dir, date: '2026-11-19', now });
@@ -83,7 +90,6 @@ async function history(): Promise<void> {
 describe('a score run after a load', () => {
   it('copies only the scores it changed into a slot the load left caught up, and the running API serves them once it ends', async () => {
     const key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
-    await history();
     const api = await createApi({ dataDir: ws.dir, now: () => now, pollMs: 50 });
     try {
       const ask = async (url: string) => api.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}` } });
@@ -135,7 +141,6 @@ function loadJob(dataDir: string, input: string, killOn?: string): Promise<{ cod
 
 describe('a load killed while it catches up the slot it retired', () => {
   it('leaves its new snapshot served, and the next score run ends where an uninterrupted one does', async () => {
-    await history();
     const reference = mkdtempSync(join(tmpdir(), 'dds-ref-'));
     dirs.push(reference);
     cpSync(ws.dir, reference, { recursive: true });
@@ -168,7 +173,6 @@ describe('a load killed while it catches up the slot it retired', () => {
 
 describe('a damaged slot the load retires', () => {
   it('is left behind, not caught up, and the next publish into it rebuilds it in full', async () => {
-    await history();
     const retiring = readManifest(ws.paths.manifestFile)!.slot;
     damage(slotFile(ws.paths.publishedDir, retiring));
     const log: string[] = [];
