@@ -32,7 +32,7 @@ export async function* tripBatches(s: Snapshot, q: ExportQuery): AsyncGenerator<
       after_at: after.at, after_trip: after.trip, first: after.first, limit: q.batchSize,
     });
     if (rows.length === 0) return;
-    const events = await batchEvents(s, q, rows.map((r) => String(r['trip_id'])));
+    const events = await batchEvents(s, q, rows);
     yield rows.map((r) => exportTrip(r, events.get(String(r['trip_id'])) ?? []));
     if (rows.length < q.batchSize) return;
     const last = rows[rows.length - 1] as Row;
@@ -41,9 +41,24 @@ export async function* tripBatches(s: Snapshot, q: ExportQuery): AsyncGenerator<
   }
 }
 
-/** The events of a batch's trips in one query, cut per trip (the rows come sorted by trip, then served order). */
-async function batchEvents(s: Snapshot, q: ExportQuery, tripIds: string[]): Promise<Map<string, Row[]>> {
-  const rows = await s.query(sqlText('api/export_events'), { app_id: q.appId, zone: q.zone, trip_ids: listValue(tripIds) });
+/**
+ * The events of a batch's trips, cut per trip (the rows come sorted by trip, then served order).
+ * One query reads the events that start between the batch's first trip start and its last trip
+ * end: a few row groups, whatever the snapshot's size. An event's time is not bound to its trip's,
+ * so each trip's rows are counted against its eventCount (checked equal at publish), and the trips
+ * that fall short, if any, are asked again without the time range.
+ */
+async function batchEvents(s: Snapshot, q: ExportQuery, trips: Row[]): Promise<Map<string, Row[]>> {
+  const from = String(trips[0]?.['started_utc']);
+  const to = trips.map((t) => String(t['ended_utc'])).reduce((a, b) => (b > a ? b : a));
+  const byTrip = await eventsOf(s, q, trips.map((t) => String(t['trip_id'])), from, to);
+  const short = trips.filter((t) => (byTrip.get(String(t['trip_id']))?.length ?? 0) < Number(t['count_events'])).map((t) => String(t['trip_id']));
+  if (short.length > 0) for (const [id, list] of await eventsOf(s, q, short, '-infinity', 'infinity')) byTrip.set(id, list);
+  return byTrip;
+}
+
+async function eventsOf(s: Snapshot, q: ExportQuery, tripIds: string[], from: string, to: string): Promise<Map<string, Row[]>> {
+  const rows = await s.query(sqlText('api/export_events'), { app_id: q.appId, zone: q.zone, trip_ids: listValue(tripIds), from, to });
   const byTrip = new Map<string, Row[]>();
   for (const row of rows) {
     const id = String(row['trip_id']);
