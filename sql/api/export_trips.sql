@@ -1,5 +1,5 @@
 -- grain: one row per trip of one app, oldest first: one batch of the bulk export (its events:
---        api/export_events.sql)
+--        api/export_events.sql, within the batch's first start and last end: `*_utc`)
 -- params: $app_id VARCHAR, $zone VARCHAR, $to TIMESTAMPTZ (exclusive end of the start times),
 --         $excluded_users VARCHAR (JSON array of deleted user ids, never exported), $after_at
 --         TIMESTAMPTZ (inclusive: the range's start for the first batch, then the start of the
@@ -27,6 +27,7 @@ final as (
         strftime(timezone($zone, p.started_at), '%Y-%m-%d %H:%M:%S') as start_time,
         strftime(timezone($zone, p.ended_at), '%Y-%m-%d %H:%M:%S') as end_time,
         strftime(p.started_at, '%Y-%m-%d %H:%M:%S.%f+00') as started_utc,
+        strftime(p.ended_at, '%Y-%m-%d %H:%M:%S.%f+00') as ended_utc,
         p.start_lat, p.start_lng, p.end_lat, p.end_lng, p.start_poi, p.end_poi,
         p.started_at
     from page as p

@@ -8,6 +8,7 @@ import { copyLanding, copyTree, inProgress } from './files.js';
 import { describeFile, FOLDERS, MANIFEST, OUTBOX, STATE_PG_DUMP, STATE_SQLITE, type BackupFile, type BackupManifest } from './manifest.js';
 import { copyOutbox } from './outbox.js';
 import { currentRelease } from './release.js';
+import { copyWarehouse } from './warehouse.js';
 import { backupPostgres, backupSqlite, pgBinOf } from './state-store.js';
 
 export interface BackupOptions {
@@ -27,16 +28,17 @@ export interface BackupResult {
   seconds: number;
   state: BackupManifest['state'];
   outbox: BackupManifest['outbox']['copied'];
-  /** Files copied of each folder: landing (archive and waiting inputs), event files, deletion requests. */
-  counts: { landing: number; events: number; deletions: number };
+  /** Files copied of each folder: landing (archive and waiting inputs), event files, deletion requests, warehouse (with its raw points). */
+  counts: { landing: number; events: number; deletions: number; warehouse: number };
 }
 
 /**
  * Copies what cannot be recomputed while every process runs (docs/operating.md, Backup): the
- * state store, then the deletion requests and event files, then the outbox, then the landing
- * area. Each part is consistent in itself; the order makes the seams harmless: a deletion request
- * or event file written after the state's copy is in the backup too (a restore then does what the
- * running service would have done), an event file taken in during the copy is in the files and
+ * state store, then the deletion requests and event files, then the outbox, then the warehouse
+ * (waiting for a job that writes it: warehouse.ts), then the landing area. Each part is
+ * consistent in itself; the order makes the seams harmless: a deletion request or event file
+ * written after the state's copy is in the backup too (a restore then does what the running
+ * service would have done), a file loaded after the warehouse's copy is in the archive's, an event file taken in during the copy is in the files and
  * the outbox, and the outbox's intake ignores ids it knows.
  */
 export async function runBackup(options: BackupOptions): Promise<BackupResult> {
@@ -70,10 +72,14 @@ export async function runBackup(options: BackupOptions): Promise<BackupResult> {
     mkdirSync(join(tmp, 'webhooks'), { mode: 0o700 });
     const outbox = await copyOutbox(dataDir, join(tmp, OUTBOX));
     progress(`backup: webhook outbox: ${outbox === 'none' ? 'none yet (the deliverer has not run)' : `copied ${outbox}`}`);
+    // before the landing area: a file loaded after the warehouse's copy is then in the archive's
+    const warehouseStarted = performance.now();
+    const warehouse = await copyWarehouse(dataDir, tmp, progress);
+    progress(`backup: warehouse: ${warehouse.length === 0 ? 'none yet (nothing was loaded)' : `${warehouse.length} file(s) copied while no job could write it (${((performance.now() - warehouseStarted) / 1000).toFixed(1)} s)`}`);
     const landing = copyLanding(dataDir, tmp, FOLDERS.landing);
     progress(`backup: landing area: ${landing.length} file(s) (${landing.filter((f) => f.startsWith(`${FOLDERS.landing}/loaded/`)).length} archived)`);
     const files: BackupFile[] = [];
-    const listed = [state.dialect === 'sqlite' ? STATE_SQLITE : STATE_PG_DUMP, ...deletions, ...events, ...(outbox === 'none' ? [] : [OUTBOX]), ...landing];
+    const listed = [state.dialect === 'sqlite' ? STATE_SQLITE : STATE_PG_DUMP, ...deletions, ...events, ...(outbox === 'none' ? [] : [OUTBOX]), ...warehouse, ...landing];
     for (const f of listed) {
       files.push(await describeFile(tmp, f));
       fsyncDir(join(tmp, f));
@@ -86,7 +92,7 @@ export async function runBackup(options: BackupOptions): Promise<BackupResult> {
     renameSync(tmp, to);
     fsyncDir(dirname(to));
     const bytes = files.reduce((n, f) => n + f.bytes, 0);
-    return { to, files: files.length, bytes, seconds: (performance.now() - started) / 1000, state, outbox, counts: { landing: landing.length, events: events.length, deletions: deletions.length } };
+    return { to, files: files.length, bytes, seconds: (performance.now() - started) / 1000, state, outbox, counts: { landing: landing.length, events: events.length, deletions: deletions.length, warehouse: warehouse.length } };
   } catch (error) {
     rmSync(tmp, { recursive: true, force: true });
     throw error;

@@ -8,6 +8,7 @@ import { copyOne } from './files.js';
 import { FOLDERS, STATE_PG_DUMP, STATE_SQLITE, verifiedManifest, type BackupManifest } from './manifest.js';
 import { forgetLeasesSqlite, pgBinOf, restorePostgres } from './state-store.js';
 import { redacted } from './backup.js';
+import { WAREHOUSE_FILE } from './warehouse.js';
 
 export interface RestoreOptions {
   from: string;
@@ -29,6 +30,8 @@ export interface RestoreResult {
   state: string;
   /** Archived landing files, in the order they are loaded again. */
   archived: number;
+  /** The warehouse came with the backup (the load then takes only the archived files it lacks). */
+  warehouse: boolean;
   load: LoadResult['totals'] | null;
   seconds: number;
 }
@@ -36,8 +39,9 @@ export interface RestoreResult {
 /**
  * Lays a verified backup down in a new data folder (docs/operating.md, Restore): the state store
  * (SQLite file, or into an empty PostgreSQL database), the outbox, the event files, the deletion
- * requests and the landing area; with `load`, the warehouse and the snapshot are then derived
- * from the landing archive by a load of its files in the order they were first loaded.
+ * requests, the warehouse with its raw points, and the landing area; with `load`, a load of the
+ * archived files in the order they were first loaded then derives what the warehouse lacks
+ * (everything, from a backup without one) and publishes the snapshot.
  */
 export async function runRestore(options: RestoreOptions): Promise<RestoreResult> {
   const started = performance.now();
@@ -61,15 +65,18 @@ export async function runRestore(options: RestoreOptions): Promise<RestoreResult
     if (!copyOne(join(from, f.path), join(dataDir, f.path))) throw new InputError(`--from ${from}: ${f.path} disappeared while it was restored`);
   }
   const archived = loadOrder(rest.map((f) => f.path)).map((p) => join(dataDir, p));
-  progress(`restore: ${rest.length} file(s) laid down (${archived.length} archived landing file(s))`);
+  const warehouse = rest.some((f) => f.path === WAREHOUSE_FILE);
+  progress(`restore: ${rest.length} file(s) laid down (${warehouse ? 'the warehouse, ' : ''}${archived.length} archived landing file(s))`);
   let load: LoadResult | null = null;
-  if (options.load && archived.length > 0) {
-    progress(`restore: loading the ${archived.length} archived file(s) again, in their first load's order`);
+  // with the warehouse, the load leaves out each archived file it already holds (by content) and
+  // publishes; trips older than the archive's retention are in the warehouse alone
+  if (options.load && (archived.length > 0 || warehouse)) {
+    progress(`restore: loading the ${archived.length} archived file(s)${warehouse ? ' the warehouse does not hold yet' : ' again'}, in their first load's order, then publishing`);
     load = await runLoad({ dataDir, inputs: archived, progress });
   }
   return {
     dataDir, backupOf: manifest.dataDir, createdAt: manifest.createdAt, files: manifest.files.length,
-    state: state.dialect === 'sqlite' ? sqliteFileOf(dataDir) : redacted(state.url), archived: archived.length, load: load?.totals ?? null,
+    state: state.dialect === 'sqlite' ? sqliteFileOf(dataDir) : redacted(state.url), archived: archived.length, warehouse, load: load?.totals ?? null,
     seconds: (performance.now() - started) / 1000,
   };
 }

@@ -1,10 +1,12 @@
-// A backup taken while a load moves files from the landing area into its archive misses none:
-// restored and loaded again, it holds every trip the finished load holds.
+// A backup started while a load runs waits for the load to let go of the warehouse (a DuckDB file
+// is consistent only while no writer holds it), then copies it and every trip file: restored, it
+// holds every trip the finished load holds.
 import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runJobProcess, startJob } from '../helpers/job-process.js';
+import { until } from '../helpers/serve-process.js';
 import { pathsFor } from '../../src/config.js';
 import { warehouseRows } from '../helpers/workspace.js';
 
@@ -27,30 +29,29 @@ const ok = async (job: string, args: string[]) => {
 };
 
 describe('a backup during a load', () => {
-  it('copies every trip file once it is waiting or archived, and restores to what the load ends with', async () => {
+  it('waits for the load to let go of the warehouse, copies every trip file, and restores to what the load ends with', async () => {
     const data = join(TMP, 'data');
     await ok('apps', ['add', '--name', 'Busy Fleet', '--data-dir', data]);
     await ok('generate', ['--users', '3', '--days', '6', '--end-date', '2026-11-20', '--data-dir', data]);
     const generated = readdirSync(join(data, 'landing')).filter((n) => n.endsWith('.ndjson')).sort();
     expect(generated).toHaveLength(6);
-    // one file at a time, so the load moves files into the archive over several seconds
+    // one file at a time, so the load holds the warehouse for several seconds
     const load = startJob('load', ['--data-dir', data], { DRIVING_LOAD_CONCURRENCY: '1' });
     let loading = true;
     void load.done.then(() => (loading = false));
-    const during: string[] = [];
-    for (let i = 0; loading; i++) {
-      const to = join(TMP, `backup-${i}`);
-      await ok('backup', ['--data-dir', data, '--to', to]);
-      // a backup that ended after the load is no backup "during" it
-      if (loading) during.push(to);
-    }
+    // the first file archived: the load is under way, and holds the warehouse until it ends
+    await until(() => existsSync(join(data, 'landing', 'loaded')) || !loading, 'the load to archive a file');
+    const startedDuring = loading;
+    const to = join(TMP, 'backup');
+    const backup = await runJobProcess('backup', ['--data-dir', data, '--to', to]);
+    expect(backup.code, backup.stderr).toBe(0);
     expect((await load.done).code).toBe(0);
-    expect(during.length).toBeGreaterThan(0);
-    for (const backup of during) expect(tripFiles(backup), backup).toEqual(generated);
+    // a backup started while the load ran waited for it, saying whom it waited for
+    if (startedDuring) expect(backup.stderr).toMatch(/backup: warehouse: waiting for PID \d+ \(node .*jobs\/load\.js/);
+    expect(tripFiles(to)).toEqual(generated);
 
-    // the last backup during the load, restored, then its waiting files loaded by the next load
     const restored = join(TMP, 'restored');
-    await ok('restore', ['--from', during[during.length - 1] as string, '--data-dir', restored]);
+    await ok('restore', ['--from', to, '--data-dir', restored]);
     await ok('load', ['--data-dir', restored]);
     const trips = (dir: string) => warehouseRows(pathsFor(dir), 'select app_id, trip_id, user_id, started_at, ended_at from trips order by trip_id');
     const expected = await trips(data);

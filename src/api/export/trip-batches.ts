@@ -3,47 +3,43 @@ import { sqlText, type Row } from '../../db/sql.js';
 import type { Snapshot } from '../snapshot.js';
 import { point, round } from '../context.js';
 import { brief } from '../routes/trips.js';
+import { tripRowBatches, type TripRange } from './trip-windows.js';
 
 /** One trip of the bulk export: the trip list's fields, the trip detail's, the user, and the events. */
 export type ExportTrip = ReturnType<typeof exportTrip>;
 
-export interface ExportQuery {
-  appId: string;
-  zone: string;
-  from: Date;
-  to: Date;
-  /** Deleted accounts: their trips are never exported, even before the purge removed them. */
-  excludedUsers: number[];
-  batchSize: number;
-}
+export type ExportQuery = TripRange;
 
 /**
- * The app's trips, oldest first, a batch at a time (keyset on start and trip id), each batch one
- * bound query on the snapshot that reads from the previous batch's last start on: memory holds
- * one batch whatever the range. The caller keeps the snapshot for the whole export, so it is one
- * publish's data.
+ * The app's trips with their events, oldest first, a batch at a time: each batch's trips one
+ * query bounded by a window of start times (trip-windows.ts), its events one query bounded by
+ * the batch's times, so a batch's work and memory follow the batch, not the snapshot.
  */
 export async function* tripBatches(s: Snapshot, q: ExportQuery): AsyncGenerator<ExportTrip[]> {
-  let after = { at: q.from.toISOString(), trip: '', first: true };
-  const excluded = JSON.stringify(q.excludedUsers);
-  for (;;) {
-    const rows = await s.query(sqlText('api/export_trips'), {
-      app_id: q.appId, zone: q.zone, to: q.to.toISOString(), excluded_users: excluded,
-      after_at: after.at, after_trip: after.trip, first: after.first, limit: q.batchSize,
-    });
-    if (rows.length === 0) return;
-    const events = await batchEvents(s, q, rows.map((r) => String(r['trip_id'])));
+  for await (const rows of tripRowBatches(s, q)) {
+    const events = await batchEvents(s, q, rows);
     yield rows.map((r) => exportTrip(r, events.get(String(r['trip_id'])) ?? []));
-    if (rows.length < q.batchSize) return;
-    const last = rows[rows.length - 1] as Row;
-    // the start to the microsecond, in UTC: a JavaScript Date would drop the microseconds
-    after = { at: String(last['started_utc']), trip: String(last['trip_id']), first: false };
   }
 }
 
-/** The events of a batch's trips in one query, cut per trip (the rows come sorted by trip, then served order). */
-async function batchEvents(s: Snapshot, q: ExportQuery, tripIds: string[]): Promise<Map<string, Row[]>> {
-  const rows = await s.query(sqlText('api/export_events'), { app_id: q.appId, zone: q.zone, trip_ids: listValue(tripIds) });
+/**
+ * The events of a batch's trips, cut per trip (the rows come sorted by trip, then served order).
+ * One query reads the events that start between the batch's first trip start and its last trip
+ * end: a few row groups, whatever the snapshot's size. An event's time is not bound to its trip's,
+ * so each trip's rows are counted against its eventCount (checked equal at publish), and the trips
+ * that fall short, if any, are asked again without the time range.
+ */
+async function batchEvents(s: Snapshot, q: ExportQuery, trips: Row[]): Promise<Map<string, Row[]>> {
+  const from = String(trips[0]?.['started_utc']);
+  const to = trips.map((t) => String(t['ended_utc'])).reduce((a, b) => (b > a ? b : a));
+  const byTrip = await eventsOf(s, q, trips.map((t) => String(t['trip_id'])), from, to);
+  const short = trips.filter((t) => (byTrip.get(String(t['trip_id']))?.length ?? 0) < Number(t['count_events'])).map((t) => String(t['trip_id']));
+  if (short.length > 0) for (const [id, list] of await eventsOf(s, q, short, '-infinity', 'infinity')) byTrip.set(id, list);
+  return byTrip;
+}
+
+async function eventsOf(s: Snapshot, q: ExportQuery, tripIds: string[], from: string, to: string): Promise<Map<string, Row[]>> {
+  const rows = await s.query(sqlText('api/export_events'), { app_id: q.appId, zone: q.zone, trip_ids: listValue(tripIds), from, to });
   const byTrip = new Map<string, Row[]>();
   for (const row of rows) {
     const id = String(row['trip_id']);
