@@ -37,3 +37,14 @@ export async function holdDatabase(file: string): Promise<{ pid: number; release
   const exited = new Promise<void>((resolve) => holder.on('close', () => resolve()));
   return { pid: holder.pid as number, release: async () => { holder.stdin?.end(); await exited; } };
 }
+
+/** Runs `node jobs/<job>.js args`; with `killOn`, sends SIGKILL as soon as its stderr shows that text. */
+export function runJobKilledOn(job: string, args: string[], killOn?: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+  const { child } = startJob(job, args);
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    if (killOn && stderr.includes(killOn)) child.kill('SIGKILL');
+  });
+  return new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stderr })));
+}

@@ -4,7 +4,7 @@
 // (slot rows and every user's pack rows). A score job killed mid publish leaves the last good
 // snapshot served, and running it again finishes the work.
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
+import { runJobKilledOn } from '../helpers/job-process.js';
 import { createHash } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,7 +19,6 @@ import { publishedRows, warehouseRows, writeNdjson, type Workspace } from '../he
 import { builtFolder, removeBuiltFolders } from '../helpers/built-folder.js';
 import { tripRecord } from '../helpers/trips.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 const DATE = '2026-11-21';
 const now = new Date('2026-11-21T12:00:00Z');
 const later = (hours: number) => new Date(now.getTime() + hours * 3_600_000);
@@ -168,16 +167,8 @@ describe('a score run publishes what it changed', () => {
 });
 
 /** Runs `node jobs/score.js`; with `killOn`, sends SIGKILL as soon as stderr shows that text. */
-function scoreJob(dataDir: string, killOn?: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['jobs/score.js', '--data-dir', dataDir, '--date', DATE], { cwd: ROOT });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      if (killOn && stderr.includes(killOn)) child.kill('SIGKILL');
-    });
-    child.on('exit', (code, signal) => resolve({ code, signal, stderr }));
-  });
+function scoreJob(dataDir: string, killOn?: string): ReturnType<typeof runJobKilledOn> {
+  return runJobKilledOn('score', ['--data-dir', dataDir, '--date', DATE], killOn);
 }
 
 describe('a score job killed with SIGKILL mid publish', () => {

@@ -6,7 +6,7 @@
 // where an uninterrupted one does; a damaged retired slot is never caught up but left, and the next
 // publish that writes it rebuilds it in full.
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
+import { runJobKilledOn } from '../helpers/job-process.js';
 import { cpSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +22,6 @@ import { builtFolder, removeBuiltFolders } from '../helpers/built-folder.js';
 import { tripRecord } from '../helpers/trips.js';
 import { overwrite } from '../helpers/files.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 const now = new Date('2026-11-21T12:00:00Z');
 /** Several jobs, two of them as processes: minutes on a busy two-core machine (never a timing assertion). */
 const SLOW = 360_000;
@@ -127,16 +126,8 @@ describe('a score run after a load', () => {
 });
 
 /** Runs `node jobs/load.js` on `input`; with `killOn`, sends SIGKILL as soon as stderr shows that text. */
-function loadJob(dataDir: string, input: string, killOn?: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['jobs/load.js', '--data-dir', dataDir, '--input', input], { cwd: ROOT });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      if (killOn && stderr.includes(killOn)) child.kill('SIGKILL');
-    });
-    child.on('exit', (code, signal) => resolve({ code, signal, stderr }));
-  });
+function loadJob(dataDir: string, input: string, killOn?: string): ReturnType<typeof runJobKilledOn> {
+  return runJobKilledOn('load', ['--data-dir', dataDir, '--input', input], killOn);
 }
 
 describe('a load killed while it catches up the slot it retired', () => {
