@@ -2,7 +2,7 @@
 // each of which docs/jobs.md documents in the job's section; every job takes --data-dir; a port
 // already taken is found before any work (a real listener on a free port).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,7 +85,7 @@ describe('--help of every job', () => {
 });
 
 describe('--data-dir', () => {
-  it('is taken by every job: each reads the folder given (here one without apps, or without an export)', async () => {
+  it('is taken by every job: each reads the folder given (here one without apps, or without an export); one without apps is refused in one line with the hint, nothing created', async () => {
     const noApps = `data folder ${EMPTY} holds no apps (no state store)`;
     const runs: [string, string[], number, string][] = [
       ['apps', ['list'], 2, noApps],
@@ -101,11 +101,19 @@ describe('--data-dir', () => {
       ['sql', ['--file', 'sql/analyst/users.sql'], 2, `no export at ${join(EMPTY, 'exports')}: write one with node jobs/export.js`],
     ];
     const results = await Promise.all(runs.map(([job, args]) => runJobProcess(job, [...args, '--data-dir', EMPTY])));
+    // a folder without apps (a mistyped --data-dir): one line naming the folder and how to create an
+    // app, no stack trace, and nothing created in it (no empty warehouse, no export, no passport)
+    const hint = new RegExp(`failed: data folder ${EMPTY} holds no apps \\(no state store\\): check --data-dir .*apps.js add --name NAME --data-dir ${EMPTY}`);
     for (const [i, [job, , code, said]] of runs.entries()) {
       const r = results[i] as Ran;
       expect({ job, code: r.code }).toEqual({ job, code });
       expect(r.stderr, job).toContain(said);
+      expect(r.stderr, job).not.toMatch(/^\s+at |node:internal/m);
+      if (said !== noApps) continue;
+      const lines = r.stderr.split('\n').filter((l) => l.trim() !== '');
+      expect(lines.filter((l) => hint.test(l)), `${job}: ${r.stderr}`).toHaveLength(1);
     }
+    expect(readdirSync(EMPTY)).toEqual([]);
     // the bench's --data-dir is its own work folder: one it did not make is never emptied
     const kept = join(TMP, 'not-the-bench-s');
     mkdirSync(kept);
