@@ -7,9 +7,12 @@ import { manifestOf, publishedRows, sameApps, warehouseRows, workspace, writeNdj
 import { tripRecord } from '../helpers/trips.js';
 import { openDatabase } from '../../src/db/open.js';
 import { query } from '../../src/db/sql.js';
+import { runLoad } from '../../src/jobs/load.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const FILES = 6;
+// four files: a kill after the second leaves at least one unread, whatever the third's timing; each
+// file a load reads costs a fixed derivation chain, so fewer files are most of what the test costs
+const FILES = 4;
 
 let reference: Workspace;
 let inputDir: string;
@@ -67,8 +70,8 @@ beforeAll(async () => {
     records.push('{"broken": ');
     writeNdjson(join(inputDir, `day-${f}.ndjson`), records);
   }
-  const clean = await load(reference.dir);
-  expect(clean.code).toBe(0);
+  // the uninterrupted load in this process: the same code as the job's, without a Node start
+  await runLoad({ dataDir: reference.dir, inputs: [inputDir] });
 }, 300_000);
 afterAll(() => reference.cleanup());
 
