@@ -9,6 +9,9 @@ import { runJobProcess, startJob } from '../helpers/job-process.js';
 import { until } from '../helpers/serve-process.js';
 import { pathsFor } from '../../src/config.js';
 import { warehouseRows } from '../helpers/workspace.js';
+import { AppStore } from '../../src/apps/store.js';
+import { runGenerate } from '../../src/jobs/generate.js';
+import { runLoad } from '../../src/jobs/load.js';
 
 const TMP = mkdtempSync(join(tmpdir(), 'dds-backup-load-'));
 afterAll(() => rmSync(TMP, { recursive: true, force: true }));
@@ -31,8 +34,9 @@ const ok = async (job: string, args: string[]) => {
 describe('a backup during a load', () => {
   it('waits for the load to let go of the warehouse, copies every trip file, and restores to what the load ends with', async () => {
     const data = join(TMP, 'data');
-    await ok('apps', ['add', '--name', 'Busy Fleet', '--data-dir', data]);
-    await ok('generate', ['--users', '3', '--days', '6', '--end-date', '2026-11-20', '--data-dir', data]);
+    // the folder made by the jobs' code in this process; the load and the backup are the processes
+    await new AppStore(pathsFor(data).appsFile).add({ name: 'Busy Fleet' });
+    await runGenerate({ dataDir: data, users: 3, days: 6, endDate: '2026-11-20' });
     const generated = readdirSync(join(data, 'landing')).filter((n) => n.endsWith('.ndjson')).sort();
     expect(generated).toHaveLength(6);
     // one file at a time, so the load holds the warehouse for several seconds
@@ -52,7 +56,7 @@ describe('a backup during a load', () => {
 
     const restored = join(TMP, 'restored');
     await ok('restore', ['--from', to, '--data-dir', restored]);
-    await ok('load', ['--data-dir', restored]);
+    await runLoad({ dataDir: restored });
     const trips = (dir: string) => warehouseRows(pathsFor(dir), 'select app_id, trip_id, user_id, started_at, ended_at from trips order by trip_id');
     const expected = await trips(data);
     expect(expected.length).toBeGreaterThan(10);

@@ -11,6 +11,10 @@ import { freePort } from '../helpers/postgres.js';
 import { startServe, until, type ServeProcess } from '../helpers/serve-process.js';
 import { pathsFor } from '../../src/config.js';
 import { answers } from './api-answers.js';
+import { AppStore } from '../../src/apps/store.js';
+import { runGenerate } from '../../src/jobs/generate.js';
+import { runLoad } from '../../src/jobs/load.js';
+import { runScore } from '../../src/jobs/score.js';
 
 const TMP = mkdtempSync(join(tmpdir(), 'dds-backup-wh-'));
 const DATA = join(TMP, 'data');
@@ -32,18 +36,20 @@ const archivedFiles = (dir: string): string[] => {
 };
 
 beforeAll(async () => {
-  const added = await ok('apps', ['add', '--name', 'Old Fleet', '--time-zone', 'Europe/Berlin', '--data-dir', DATA, '--json']);
-  apiKey = (JSON.parse(added.stdout) as { apiKey: string }).apiKey;
-  await ok('generate', ['--users', '2', '--days', '2', '--end-date', OLD_END, '--data-dir', DATA]);
-  await ok('load', ['--data-dir', DATA]);
+  // the folder to back up, made by the jobs' code in this process (no Node start and DuckDB load a
+  // step): what is tested as processes is the backup, restore and serving below
+  apiKey = (await new AppStore(pathsFor(DATA).appsFile).add({ name: 'Old Fleet', timeZone: 'Europe/Berlin' })).apiKey;
+  await runGenerate({ dataDir: DATA, users: 2, days: 2, endDate: OLD_END });
+  await runLoad({ dataDir: DATA });
   // as if that load ran long ago: its archive day is past the 30 days the next load keeps
   const loaded = join(DATA, 'landing', 'loaded');
   const [today] = readdirSync(loaded);
   renameSync(join(loaded, today as string), join(loaded, OLD_ARCHIVE_DAY));
-  await ok('generate', ['--users', '2', '--days', '2', '--end-date', '2026-11-20', '--data-dir', DATA]);
-  const pruned = await ok('load', ['--data-dir', DATA]);
-  expect(pruned.stderr).toMatch(/pruned 1 landing archive folder/);
-  await ok('score', ['--date', '2026-11-21', '--data-dir', DATA]);
+  await runGenerate({ dataDir: DATA, users: 2, days: 2, endDate: '2026-11-20' });
+  const said: string[] = [];
+  await runLoad({ dataDir: DATA, progress: (line) => said.push(line) });
+  expect(said.join('\n')).toMatch(/pruned 1 landing archive folder/);
+  await runScore({ dataDir: DATA, date: '2026-11-21' });
 });
 
 afterAll(async () => {
