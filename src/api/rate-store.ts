@@ -65,27 +65,39 @@ export function sharedRateStore(file: string, options: SharedRateOptions): Share
   /** The longest window counted: a row whose start is further back than it belongs to no window. */
   let longest = 0;
 
+  /** Buckets with a count not yet in the file. */
+  const unflushed = new Set<string>();
+
   const sync = (key: string, bucket: Bucket, at: number): void => {
     const row = add.get({ key, cost: bucket.pending, now_ms: at, window_ms: bucket.window }) as { count: number; window_start_ms: number };
     bucket.total = Number(row.count);
     bucket.windowStart = Number(row.window_start_ms);
     bucket.pending = 0;
+    unflushed.delete(key);
   };
 
   // one transaction for all buckets: one write lock a process every flushMs, whatever the number of clients
-  const flushAll = db.transaction((at: number) => {
-    for (const [key, bucket] of buckets) {
-      // a window that ended is read afresh at the bucket's next request; what was counted in it is moot
-      if (bucket.windowStart + bucket.window <= at) buckets.delete(key);
-      else if (bucket.pending > 0) sync(key, bucket, at);
+  const flushAll = db.transaction((at: number, forget: boolean) => {
+    for (const key of unflushed) {
+      const bucket = buckets.get(key) as Bucket;
+      // what was counted in a window that ended is moot
+      if (bucket.windowStart + bucket.window <= at) {
+        bucket.pending = 0;
+        unflushed.delete(key);
+      } else sync(key, bucket, at);
     }
-    if (at - sweptAt > longest) {
+    if (forget) {
       sweptAt = at;
+      // a window that ended is read afresh at the bucket's next request
+      for (const [key, bucket] of buckets) if (bucket.windowStart + bucket.window <= at) buckets.delete(key);
       sweep.run({ now_ms: at, window_ms: longest });
     }
   });
   const flush = (): void => {
-    if (db.open) flushAll(now());
+    const at = now();
+    const forget = longest > 0 && at - sweptAt > longest;
+    // no transaction (and no write lock) in a tick with nothing to add or forget
+    if ((unflushed.size > 0 || forget) && db.open) flushAll(at, forget);
   };
   const timer = setInterval(() => {
     try {
@@ -120,6 +132,7 @@ export function sharedRateStore(file: string, options: SharedRateOptions): Share
         bucket.window = timeWindow;
         longest = Math.max(longest, timeWindow);
         if (!known || bucket.pending >= Math.max(1, Math.floor((max ?? 0) * share))) sync(key, bucket, at);
+        else unflushed.add(key);
         cb(null, { current: bucket.total + bucket.pending, ttl: Math.max(0, bucket.windowStart + timeWindow - at) });
       } catch (error) {
         cb(error as Error, { current: 0, ttl: 0 });
