@@ -132,7 +132,10 @@ function fire(dueAt: number): void {
     errors++;
     fail(kind, path, sentAt);
   };
-  if (raw) return raw.get(path, { onComplete: complete, onError: error });
+  if (raw) {
+    raw.get(path, { onComplete: complete, onError: error });
+    return;
+  }
   let status = 0;
   // the dispatcher's low-level handler: no response object, no stream, the body is dropped
   const handler = {
