@@ -17,6 +17,7 @@
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Pool, type Dispatcher } from 'undici';
+import { RawHttpPool } from './raw-http-client.js';
 
 export interface LoadGeneratorConfig {
   url: string;
@@ -30,6 +31,12 @@ export interface LoadGeneratorConfig {
   graceMs?: number;
   /** Seconds sent at the rate before the measured run, whose latencies are not counted (default 0). */
   warmupSeconds?: number;
+  /**
+   * undici (default), or `net`: bench/raw-http-client.ts, the same requests and the same latency
+   * (due time to the response's last byte) for a fraction of the CPU, where the generator's CPU is
+   * taken from the server it measures (the workers stage).
+   */
+  client?: 'undici' | 'net';
 }
 
 export interface LoadGeneratorResult {
@@ -100,15 +107,36 @@ const intervalMs = 1000 / config.rate;
 
 // undici's dispatcher, not node:http: at 1,000 req/s http.request cost the generator 41% of a core
 // on this 2-core machine, CPU taken from the server it measures
-const pool = new Pool(config.url, { connections: config.connections, pipelining: 1, keepAliveTimeout: 60_000 });
 const headers = { authorization: `Bearer ${config.apiKey}` };
+const pool = config.client === 'net' ? null : new Pool(config.url, { connections: config.connections, pipelining: 1, keepAliveTimeout: 60_000 });
+const raw = config.client === 'net' ? new RawHttpPool(config.url, config.connections, headers) : null;
 
 function fire(dueAt: number): void {
   const path = config.paths[sent % config.paths.length] as string;
   sent++;
   inFlight++;
-  let status = 0;
   const sentAt = epochMs();
+  const complete = (status: number): void => {
+    inFlight--;
+    answered++;
+    lastAnswer = performance.now();
+    if (dueAt >= measureFrom) latencies.push(lastAnswer - dueAt);
+    statusCodes[status] = (statusCodes[status] ?? 0) + 1;
+    if (status < 200 || status >= 300) {
+      non2xx++;
+      fail(`HTTP ${status}`, path, sentAt);
+    }
+  };
+  const error = (kind: string): void => {
+    inFlight--;
+    errors++;
+    fail(kind, path, sentAt);
+  };
+  if (raw) {
+    raw.get(path, { onComplete: complete, onError: error });
+    return;
+  }
+  let status = 0;
   // the dispatcher's low-level handler: no response object, no stream, the body is dropped
   const handler = {
     onConnect() {},
@@ -119,24 +147,10 @@ function fire(dueAt: number): void {
     onData() {
       return true;
     },
-    onComplete() {
-      inFlight--;
-      answered++;
-      lastAnswer = performance.now();
-      if (dueAt >= measureFrom) latencies.push(lastAnswer - dueAt);
-      statusCodes[status] = (statusCodes[status] ?? 0) + 1;
-      if (status < 200 || status >= 300) {
-        non2xx++;
-        fail(`HTTP ${status}`, path, sentAt);
-      }
-    },
-    onError(error: Error & { code?: string }) {
-      inFlight--;
-      errors++;
-      fail(error.code ?? error.name, path, sentAt);
-    },
+    onComplete: () => complete(status),
+    onError: (e: Error & { code?: string }) => error(e.code ?? e.name),
   } as unknown as Dispatcher.DispatchHandler;
-  pool.dispatch({ origin: config.url, path, method: 'GET', headers }, handler);
+  pool?.dispatch({ origin: config.url, path, method: 'GET', headers }, handler);
 }
 
 // a timer per millisecond tick sends every request that has come due since the last tick

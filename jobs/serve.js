@@ -63,7 +63,7 @@ try {
     if (argv.metrics && !isPrimary()) answerClusterScrapes();
     const api = await createApi({
       dataDir, logger: argv.log, connections: argv.connections, serving: argv.serving, extrasReads: argv.extrasReads, packWarm: argv.packWarm,
-      databaseUrl, redisUrl: redisUrl ?? null, sharedRateLimits: !isPrimary(), metrics: argv.metrics ? register : undefined,
+      databaseUrl, redisUrl: redisUrl ?? null, sharedRateLimits: isPrimary() ? 0 : argv.workers, metrics: argv.metrics ? register : undefined,
     });
     const metrics = isPrimary() ? await startMetrics('serve', argv, register) : null;
     drainOnSignal(api.app, async () => {

@@ -40,8 +40,8 @@ export interface ServerOptions {
   databaseUrl?: string | null;
   /** Count rate limits in Redis at this URL (every process on every machine). */
   redisUrl?: string | null;
-  /** Without Redis: count them in a file the machine's workers share (a cluster worker does). */
-  sharedRateLimits?: boolean;
+  /** Without Redis: count them in a file this many workers of the machine share (a cluster worker does; 0: in this process). */
+  sharedRateLimits?: number;
 }
 
 /** How often expired passport tokens are removed from the state store. */
@@ -57,6 +57,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
   const now = options.now ?? (() => new Date());
   // ioredis is loaded only when rate limits are counted in Redis: 0.3 s of CPU at every API start
   const redis = options.redisUrl ? new (await import('ioredis')).Redis(options.redisUrl, { connectTimeout: 2_000, maxRetriesPerRequest: 1, enableOfflineQueue: false }) : null;
+  const rateStore = !redis && options.sharedRateLimits ? sharedRateStore(rateFileOf(options.dataDir), { processes: options.sharedRateLimits }) : null;
   const sweep = setInterval(() => void passport.sweepTokens(now()).catch(() => undefined), TOKEN_SWEEP_MS);
   sweep.unref();
   const snapshots = new SnapshotFollower(paths.publishedDir, paths.manifestFile, {
@@ -84,7 +85,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
     now,
     limits: apiLimits(process.env, options.limits),
     webhooks: new WebhookService(options.dataDir, { ...deliverySettings(), ...options.webhookSettings }),
-    rateCounting: redis ? { redis } : options.sharedRateLimits ? { store: sharedRateStore(rateFileOf(options.dataDir)) } : null,
+    rateCounting: redis ? { redis } : rateStore ? { store: rateStore } : null,
   };
   const app = buildApp(ctx, { logger: options.logger, metrics: options.metrics && new ApiMetrics(options.metrics, snapshots, now) });
   app.addHook('onClose', async () => void redis?.disconnect());
@@ -97,6 +98,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
       snapshots.stop();
       passport.close();
       ctx.webhooks.close();
+      rateStore?.close();
     },
   };
 }

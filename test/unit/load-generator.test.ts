@@ -1,7 +1,7 @@
 // The API benchmark's load generator measures what a client at a fixed rate would see: a server
 // stall shows in the latencies of every request due during it, and requests never answered count
 // as failed. Run as the real process against a real loopback server.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -58,9 +58,12 @@ function holding(count: number): { hold: (answer: () => void) => void; release: 
   };
 }
 
+// each test runs with both clients: undici and the raw `net` one (bench/raw-http-client.ts)
+let client: LoadGeneratorConfig['client'] = 'undici';
+
 function generate(config: LoadGeneratorConfig): Promise<LoadGeneratorResult> {
   const file = join(dir, `${Math.random()}.json`);
-  writeFileSync(file, JSON.stringify(config));
+  writeFileSync(file, JSON.stringify({ client, ...config }));
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['dist/bench/load-generator.js', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
     let out = '';
@@ -69,7 +72,11 @@ function generate(config: LoadGeneratorConfig): Promise<LoadGeneratorResult> {
   });
 }
 
-describe('the load generator', () => {
+describe.each(['undici', 'net'] as const)('the load generator (%s)', (name) => {
+  beforeEach(() => {
+    client = name;
+  });
+
   it('shows a server stall in p99 (latency from each request\'s due time) and keeps the rate', async () => {
     // 200/s: request i is due at 5i ms. Those due from 500 ms to 900 ms (i = 100..179) are held
     // until request 180 (due at 900 ms) arrives: each waited at least 900 - 5i ms from its due time,
@@ -119,8 +126,8 @@ describe('the load generator', () => {
     expect(r.errors).toBe(1);
     expect(r.failures.map((f) => f.path).sort()).toEqual(['/r/10', '/r/20']);
     const closed = r.failures.find((f) => f.path === '/r/20');
-    // undici's error for a connection the server closed with the request on it
-    expect(closed?.kind).toMatch(/^(UND_ERR_SOCKET|ECONNRESET)$/);
+    // the error for a connection the server closed with the request on it (undici's, or the raw client's)
+    expect(closed?.kind).toMatch(/^(UND_ERR_SOCKET|ECONNRESET|SOCKET_CLOSED)$/);
     expect(r.failureKinds).toEqual({ 'HTTP 503': 1, [closed?.kind as string]: 1 });
     for (const f of r.failures) {
       expect(f.sentAt).toBeGreaterThanOrEqual(before);
@@ -129,7 +136,11 @@ describe('the load generator', () => {
   }, 30_000);
 });
 
-describe('the load generator\'s warm-up', () => {
+describe.each(['undici', 'net'] as const)('the load generator\'s warm-up (%s)', (name) => {
+  beforeEach(() => {
+    client = name;
+  });
+
   it('leaves a stall during the warm-up out of the latencies but counts a failure during it', async () => {
     // 200/s, warm-up 0.4 s: requests 0..79 are due in it. Requests 0..59 are held until request
     // 570 arrives (near the end, 2.85 s), so counted they would add 60 latencies of seconds; the
