@@ -8,18 +8,16 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } fr
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { createApi } from '../../src/api/server.js';
-import { AppStore } from '../../src/apps/store.js';
-import { runGenerate } from '../../src/jobs/generate.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { runScore } from '../../src/jobs/score.js';
 import { slotFile } from '../../src/publish/manifest.js';
 import { manifestOf, publishedRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
 import { overwrite } from '../helpers/files.js';
-import { oneFile } from '../helpers/one-file.js';
+import { berlinScored, FIXTURE_CLOCK } from '../helpers/fixtures.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const clock = new Date('2026-11-20T12:00:00Z');
+const clock = FIXTURE_CLOCK;
 let ws: Workspace;
 let key: string;
 /** The published data as written, before any test damages it (copied to its own folder). */
@@ -51,13 +49,8 @@ const packFile = (dir: string, section: 'trips' | 'stats' | 'scores') => {
 };
 
 beforeAll(async () => {
-  ws = await workspace('Europe/Berlin');
-  key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
-  await runGenerate({ dataDir: ws.dir, users: 4, days: 6, seed: 11, format: 'ndjson', endDate: '2026-11-19', out: join(ws.dir, 'gen') });
-  // the days as one file: what is tested here does not depend on the days coming in separate files
-  oneFile(join(ws.dir, 'gen'));
-  await runLoad({ dataDir: ws.dir, inputs: [join(ws.dir, 'gen')], now: clock });
-  await runScore({ dataDir: ws.dir, date: '2026-11-20', now: clock });
+  // 4 users over 6 days, loaded and scored: what is tested here does not depend on the data's seed or size
+  ({ ws, built: { key } } = await berlinScored());
   const trips = await publishedRows(ws.paths, 'trips', 'org_user_id, trip_id');
   const users = [...new Set(trips.map((t) => String(t['org_user_id'])))];
   for (const user of users) {
@@ -67,7 +60,7 @@ beforeAll(async () => {
     for (const t of trips.filter((r) => r['org_user_id'] === user).slice(0, 3)) urls.push(`/v1/org-user/${u}/trip/${encodeURIComponent(String(t['trip_id']))}`);
   }
   pristine = mkdtempSync(join(tmpdir(), 'dds-pristine-'));
-  cpSync(ws.dir, pristine, { recursive: true, filter: (src) => src !== join(ws.dir, 'gen') });
+  cpSync(ws.dir, pristine, { recursive: true });
 }, 120_000);
 afterAll(() => {
   ws?.cleanup();
