@@ -11,10 +11,11 @@ import { createApi } from '../../src/api/server.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { runScore } from '../../src/jobs/score.js';
 import { slotFile } from '../../src/publish/manifest.js';
-import { manifestOf, publishedRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
+import { manifestOf, publishedRows, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
 import { overwrite } from '../helpers/files.js';
 import { berlinScored, FIXTURE_CLOCK } from '../helpers/fixtures.js';
+import { builtFolder, removeBuiltFolders } from '../helpers/built-folder.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const clock = FIXTURE_CLOCK;
@@ -65,6 +66,7 @@ beforeAll(async () => {
 afterAll(() => {
   ws?.cleanup();
   if (pristine) rmSync(pristine, { recursive: true, force: true });
+  removeBuiltFolders();
 });
 
 describe('serving pack checksums', () => {
@@ -166,11 +168,13 @@ describe('a corrupt standby slot', () => {
     ['garbage over the whole file', (file: string) => writeFileSync(file, Buffer.alloc(4096, 0x5a))],
     ['garbage over its blocks, headers intact', (file: string) => overwrite(file, 3 * 4096, Buffer.alloc(statSync(file).size - 3 * 4096, 0x5a))],
   ])('is rebuilt from the warehouse by the next publish (%s)', async (_what, damage) => {
-    const w = await workspace('UTC');
+    const load = (w: Workspace, n: number, day: string) => runLoad({ dataDir: w.dir, inputs: [writeNdjson(join(w.dir, 'in', `${n}.ndjson`), [tripRecord({ appId: w.appId, tripId: `t${n}`, start: `${day}T08:00:00Z`, seconds: 300 })])], now: clock });
+    // two loads, so slot b serves and slot a stands by: the same start for both damages, built once
+    const { ws: w } = await builtFolder('trust/two-loads', 'UTC', async (t) => {
+      await load(t, 1, '2026-11-16');
+      await load(t, 2, '2026-11-17');
+    });
     try {
-      const load = (n: number, day: string) => runLoad({ dataDir: w.dir, inputs: [writeNdjson(join(w.dir, 'in', `${n}.ndjson`), [tripRecord({ appId: w.appId, tripId: `t${n}`, start: `${day}T08:00:00Z`, seconds: 300 })])], now: clock });
-      await load(1, '2026-11-16');
-      await load(2, '2026-11-17');
       expect(manifestOf(w.paths)?.slot).toBe('b');
       damage(slotFile(w.paths.publishedDir, 'a'));
       const lines: string[] = [];
@@ -182,7 +186,7 @@ describe('a corrupt standby slot', () => {
       expect(lines.filter((l) => /standby slot slot-a\.duckdb is corrupt/.test(l))).toHaveLength(1);
       expect((await publishedRows(w.paths, 'trips', 'trip_id')).map((t) => t['trip_id'])).toEqual(['t1', 't2', 't3']);
       // and the next publish is incremental again (slot b was caught up to version 3 by the third load)
-      const fourth = await load(4, '2026-11-19');
+      const fourth = await load(w, 4, '2026-11-19');
       expect(third.publish.settled).toMatchObject({ slot: 'b', fromVersion: 2, version: 3 });
       expect(fourth.publish).toMatchObject({ slot: 'b', fromVersion: 3 });
       expect(fourth.publish.corruptSlotRebuilt).toBe(false);
