@@ -12,7 +12,7 @@ import { runScore } from '../../src/jobs/score.js';
 import { readManifest, type Manifest } from '../../src/publish/manifest.js';
 import { fileIdentity, sha256File } from '../../src/serving/checksum.js';
 import { upkeepRoutes } from '../../src/publish/route-upkeep.js';
-import { type Workspace } from '../helpers/workspace.js';
+import type { Workspace } from '../helpers/workspace.js';
 import { filesUnder, overwrite } from '../helpers/files.js';
 import { berlinLoaded, FIXTURE_CLOCK } from '../helpers/fixtures.js';
 
