@@ -30,5 +30,7 @@ export default defineConfig({
     // test mocks a module; the few that set an environment variable put it back in a finally.
     isolate: false,
     sequence: { sequencer: SlowestFirst },
+    // the run's folder for data folders several files share (helpers/built-folder.ts), removed at the end
+    globalSetup: ['test/global-fixtures.ts'],
   },
 });

@@ -7,17 +7,16 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { createApi } from '../../src/api/server.js';
-import { runGenerate } from '../../src/jobs/generate.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { runScore } from '../../src/jobs/score.js';
 import { readManifest, type Manifest } from '../../src/publish/manifest.js';
 import { fileIdentity, sha256File } from '../../src/serving/checksum.js';
 import { upkeepRoutes } from '../../src/publish/route-upkeep.js';
-import { workspace, type Workspace } from '../helpers/workspace.js';
+import type { Workspace } from '../helpers/workspace.js';
 import { filesUnder, overwrite } from '../helpers/files.js';
-import { oneFile } from '../helpers/one-file.js';
+import { berlinLoaded, FIXTURE_CLOCK } from '../helpers/fixtures.js';
 
-const clock = new Date('2026-11-20T12:00:00Z');
+const clock = FIXTURE_CLOCK;
 let ws: Workspace;
 
 /** Changes one digit of a layer in place (same inode and size, as a disk or a stray write would). */
@@ -46,11 +45,8 @@ async function readyz(): Promise<Record<string, unknown>> {
 }
 
 beforeAll(async () => {
-  ws = await workspace('Europe/Berlin');
-  await runGenerate({ dataDir: ws.dir, users: 4, days: 6, seed: 22, format: 'ndjson', endDate: '2026-11-19', out: join(ws.dir, 'gen') });
-  // the days as one file: what is tested here does not depend on the days coming in separate files
-  oneFile(join(ws.dir, 'gen'));
-  await runLoad({ dataDir: ws.dir, inputs: [join(ws.dir, 'gen')], now: clock });
+  // 4 users over 6 days, loaded: what is tested here does not depend on the data's seed or size
+  ({ ws } = await berlinLoaded());
   await runScore({ dataDir: ws.dir, date: '2026-11-18', now: clock });
 }, 180_000);
 afterAll(() => ws?.cleanup());

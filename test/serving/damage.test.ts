@@ -8,20 +8,17 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, sta
 import { join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
 import { createApi } from '../../src/api/server.js';
-import { AppStore } from '../../src/apps/store.js';
-import { runGenerate } from '../../src/jobs/generate.js';
 import { runLoad } from '../../src/jobs/load.js';
-import { runScore } from '../../src/jobs/score.js';
 import { pathsFor } from '../../src/config.js';
 import { readManifest, slotFile } from '../../src/publish/manifest.js';
 import { recordDeletionIn } from '../helpers/deletions.js';
 import { readRoute, routeFileIsCurrent, verifyRouteFile } from '../../src/route/route-file.js';
 import { sha256File } from '../../src/serving/checksum.js';
-import { publishedRows, workspace, type Workspace } from '../helpers/workspace.js';
+import { publishedRows, type Workspace } from '../helpers/workspace.js';
 import { filesUnder, overwrite } from '../helpers/files.js';
-import { oneFile } from '../helpers/one-file.js';
+import { berlinScored, FIXTURE_CLOCK } from '../helpers/fixtures.js';
 
-const clock = new Date('2026-11-20T12:00:00Z');
+const clock = FIXTURE_CLOCK;
 let ws: Workspace;
 let key: string;
 let pristine: string;
@@ -102,16 +99,11 @@ async function intactAnswers(users: string[], serving: 'pack' | 'sql' = 'pack') 
 }
 
 beforeAll(async () => {
-  ws = await workspace('Europe/Berlin');
-  key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
-  await runGenerate({ dataDir: ws.dir, users: 4, days: 6, seed: 21, format: 'ndjson', endDate: '2026-11-19', out: join(ws.dir, 'gen') });
-  // the days as one file: what is tested here does not depend on the days coming in separate files
-  oneFile(join(ws.dir, 'gen'));
-  await runLoad({ dataDir: ws.dir, inputs: [join(ws.dir, 'gen')], now: clock });
-  await runScore({ dataDir: ws.dir, date: '2026-11-20', now: clock });
+  // 4 users over 6 days, loaded and scored: what is tested here does not depend on the data's seed or size
+  ({ ws, built: { key } } = await berlinScored());
   trips = (await publishedRows(ws.paths, 'trips', 'org_user_id, trip_id')).map((r) => ({ org: String(r['org_user_id']), user: Number(r['user_id']), trip: String(r['trip_id']) }));
   pristine = mkdtempSync(join(tmpdir(), 'dds-damage-'));
-  cpSync(ws.dir, pristine, { recursive: true, filter: (src) => src !== join(ws.dir, 'gen') });
+  cpSync(ws.dir, pristine, { recursive: true });
 }, 180_000);
 afterAll(() => {
   ws?.cleanup();

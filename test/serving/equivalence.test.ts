@@ -40,7 +40,9 @@ async function both(url: string): Promise<{ status: number; body: unknown }> {
 beforeAll(async () => {
   ws = await workspace('Europe/Berlin');
   key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
-  await runGenerate({ dataDir: ws.dir, users: 8, days: 12, seed: 5, format: 'ndjson', endDate: '2026-10-30', out: join(ws.dir, 'gen') });
+  // 5 users over 12 days (across the DST change): each test asks every user and trip both ways, so
+  // the users are the cost; the cases are in the days and the hand-made trips
+  await runGenerate({ dataDir: ws.dir, users: 5, days: 12, seed: 5, format: 'ndjson', endDate: '2026-10-30', out: join(ws.dir, 'gen') });
   // the days as one file: what is tested here does not depend on the days coming in separate files
   oneFile(join(ws.dir, 'gen'));
   const passport = await PassportStore.open(ws.paths.passportFile);
@@ -79,7 +81,7 @@ describe('serving pack', () => {
     expect(Object.keys(manifest?.pack?.files ?? {})).toEqual(['trips', 'stats', 'scores']);
     expect((await packApi.ctx.snapshots.use(async (s) => s.pack !== null))?.value).toBe(true);
     expect((await sqlApi.ctx.snapshots.use(async (s) => s.pack !== null))?.value).toBe(false);
-    expect(tripsByUser.size).toBeGreaterThanOrEqual(8);
+    expect(tripsByUser.size).toBeGreaterThanOrEqual(6);
   });
 
   it('lists trips like SQL: every range, page size and cursor page', async () => {
@@ -97,7 +99,7 @@ describe('serving pack', () => {
         }
       }
     }
-    expect(pages).toBeGreaterThan(300);
+    expect(pages).toBeGreaterThan(200);
     const ties = (await both('/v1/org-user/tie-driver/trips?startTime=2026-10-24&endTime=2026-10-24')).body as { trips: { tripId: string }[] };
     // UTF-8 byte order, descending: U+1F600 (f0..) > U+FF5E (ef..) > U+00E9 (c3..) > z > a
     expect(ties.trips.map((t) => t.tripId)).toEqual(['tie-\u{1f600}', 'tie-\uff5e', 'tie-\u00e9', 'tie-z', 'tie-a']);
@@ -218,7 +220,7 @@ describe('serving pack', () => {
     const written = loaded.publish.pack?.filter((p) => p.section === 'trips').map((p) => [p.rows, p.copied]);
     expect(written?.[0]).toEqual([3, 0]);
     expect(written).toHaveLength(2);
-    expect(written?.[1]?.[0]).toBeGreaterThan(100);
+    expect(written?.[1]?.[0]).toBeGreaterThan(50);
     expect(written?.[1]?.[1]).toBe(written?.[1]?.[0]);
     expect(manifestOf(ws.paths)?.pack?.files.trips).toHaveLength(2);
     await packApi.ctx.snapshots.refresh();

@@ -8,18 +8,17 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } fr
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { createApi } from '../../src/api/server.js';
-import { AppStore } from '../../src/apps/store.js';
-import { runGenerate } from '../../src/jobs/generate.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { runScore } from '../../src/jobs/score.js';
 import { slotFile } from '../../src/publish/manifest.js';
-import { manifestOf, publishedRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
+import { manifestOf, publishedRows, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
 import { overwrite } from '../helpers/files.js';
-import { oneFile } from '../helpers/one-file.js';
+import { berlinScored, FIXTURE_CLOCK } from '../helpers/fixtures.js';
+import { builtFolder, removeBuiltFolders } from '../helpers/built-folder.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const clock = new Date('2026-11-20T12:00:00Z');
+const clock = FIXTURE_CLOCK;
 let ws: Workspace;
 let key: string;
 /** The published data as written, before any test damages it (copied to its own folder). */
@@ -51,13 +50,8 @@ const packFile = (dir: string, section: 'trips' | 'stats' | 'scores') => {
 };
 
 beforeAll(async () => {
-  ws = await workspace('Europe/Berlin');
-  key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
-  await runGenerate({ dataDir: ws.dir, users: 4, days: 6, seed: 11, format: 'ndjson', endDate: '2026-11-19', out: join(ws.dir, 'gen') });
-  // the days as one file: what is tested here does not depend on the days coming in separate files
-  oneFile(join(ws.dir, 'gen'));
-  await runLoad({ dataDir: ws.dir, inputs: [join(ws.dir, 'gen')], now: clock });
-  await runScore({ dataDir: ws.dir, date: '2026-11-20', now: clock });
+  // 4 users over 6 days, loaded and scored: what is tested here does not depend on the data's seed or size
+  ({ ws, built: { key } } = await berlinScored());
   const trips = await publishedRows(ws.paths, 'trips', 'org_user_id, trip_id');
   const users = [...new Set(trips.map((t) => String(t['org_user_id'])))];
   for (const user of users) {
@@ -67,11 +61,12 @@ beforeAll(async () => {
     for (const t of trips.filter((r) => r['org_user_id'] === user).slice(0, 3)) urls.push(`/v1/org-user/${u}/trip/${encodeURIComponent(String(t['trip_id']))}`);
   }
   pristine = mkdtempSync(join(tmpdir(), 'dds-pristine-'));
-  cpSync(ws.dir, pristine, { recursive: true, filter: (src) => src !== join(ws.dir, 'gen') });
+  cpSync(ws.dir, pristine, { recursive: true });
 }, 120_000);
 afterAll(() => {
   ws?.cleanup();
   if (pristine) rmSync(pristine, { recursive: true, force: true });
+  removeBuiltFolders();
 });
 
 describe('serving pack checksums', () => {
@@ -173,11 +168,13 @@ describe('a corrupt standby slot', () => {
     ['garbage over the whole file', (file: string) => writeFileSync(file, Buffer.alloc(4096, 0x5a))],
     ['garbage over its blocks, headers intact', (file: string) => overwrite(file, 3 * 4096, Buffer.alloc(statSync(file).size - 3 * 4096, 0x5a))],
   ])('is rebuilt from the warehouse by the next publish (%s)', async (_what, damage) => {
-    const w = await workspace('UTC');
+    const load = (w: Workspace, n: number, day: string) => runLoad({ dataDir: w.dir, inputs: [writeNdjson(join(w.dir, 'in', `${n}.ndjson`), [tripRecord({ appId: w.appId, tripId: `t${n}`, start: `${day}T08:00:00Z`, seconds: 300 })])], now: clock });
+    // two loads, so slot b serves and slot a stands by: the same start for both damages, built once
+    const { ws: w } = await builtFolder('trust/two-loads', 'UTC', async (t) => {
+      await load(t, 1, '2026-11-16');
+      await load(t, 2, '2026-11-17');
+    });
     try {
-      const load = (n: number, day: string) => runLoad({ dataDir: w.dir, inputs: [writeNdjson(join(w.dir, 'in', `${n}.ndjson`), [tripRecord({ appId: w.appId, tripId: `t${n}`, start: `${day}T08:00:00Z`, seconds: 300 })])], now: clock });
-      await load(1, '2026-11-16');
-      await load(2, '2026-11-17');
       expect(manifestOf(w.paths)?.slot).toBe('b');
       damage(slotFile(w.paths.publishedDir, 'a'));
       const lines: string[] = [];
@@ -189,7 +186,7 @@ describe('a corrupt standby slot', () => {
       expect(lines.filter((l) => /standby slot slot-a\.duckdb is corrupt/.test(l))).toHaveLength(1);
       expect((await publishedRows(w.paths, 'trips', 'trip_id')).map((t) => t['trip_id'])).toEqual(['t1', 't2', 't3']);
       // and the next publish is incremental again (slot b was caught up to version 3 by the third load)
-      const fourth = await load(4, '2026-11-19');
+      const fourth = await load(w, 4, '2026-11-19');
       expect(third.publish.settled).toMatchObject({ slot: 'b', fromVersion: 2, version: 3 });
       expect(fourth.publish).toMatchObject({ slot: 'b', fromVersion: 3 });
       expect(fourth.publish.corruptSlotRebuilt).toBe(false);
