@@ -61,11 +61,11 @@ interface Family {
  * cost every job's start more than the rest of this file.
  */
 function exposition(families: Family[]): string {
-  const escape = (text: string) => text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+  const escaped = (text: string) => text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
   const value = (v: number) => (Number.isNaN(v) ? 'Nan' : !Number.isFinite(v) ? (v < 0 ? '-Inf' : '+Inf') : `${v}`);
   const sample = (name: string, [labels, v]: [Record<string, string>, number]) =>
-    `${name}{${Object.entries(labels).map(([k, x]) => `${k}="${escape(x).replace(/"/g, '\\"')}"`).join(',')}} ${value(v)}`;
-  const blocks = families.map((f) => [`# HELP ${f.name} ${escape(f.help)}`, `# TYPE ${f.name} gauge`, ...f.samples.map((s) => sample(f.name, s))].join('\n'));
+    `${name}{${Object.entries(labels).map(([k, x]) => `${k}="${escaped(x).replace(/"/g, '\\"')}"`).join(',')}} ${value(v)}`;
+  const blocks = families.map((f) => [`# HELP ${f.name} ${escaped(f.help)}`, `# TYPE ${f.name} gauge`, ...f.samples.map((s) => sample(f.name, s))].join('\n'));
   return `${blocks.join('\n\n')}\n`;
 }
 
