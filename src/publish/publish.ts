@@ -263,11 +263,15 @@ interface SectionPack {
  */
 async function writeSection(conn: DuckDBConnection, t: SectionTarget, old: string[] | undefined): Promise<SectionPack> {
   const { publishedDir, version, current, section, zones, progress } = t;
+  const built: SectionBuildResult[] = [];
+  // a section whose rows have not changed keeps its served layers (the score run's trips and
+  // statistics): checked to be of this format, not opened, as opening reads every user's entry
+  const unchanged = current !== null && old !== undefined && !(await sectionChanged(conn, section, current.version));
+  if (unchanged && old.every((name) => SectionFile.readable(join(publishedDir, name), section))) return { layers: old, built };
   // the served layers, opened once: to check they are readable, and to merge from
   const served = current && old ? openLayers(publishedDir, old, section) : null;
-  const built: SectionBuildResult[] = [];
   try {
-    if (current && served && !(await sectionChanged(conn, section, current.version))) return { layers: old as string[], built };
+    if (unchanged && served) return { layers: old as string[], built };
     const since = current && served && LAYERED.includes(section) && !(await scoresRemoved(conn, section, current.version)) ? current.version : undefined;
     if (since !== undefined) await runScript(conn, 'serving/changed_since', { since });
     const home = await currentDatabase(conn);

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, read, readSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, read, readSync } from 'node:fs';
 import { Directory } from './directory.js';
 import { ENTRY_BYTES, EXTRAS_SUFFIX, MAGIC, PURGED_FIELDS, SECTION_FORMAT, USER_FIELDS, type Footer, type Section } from './format.js';
 
@@ -55,6 +55,36 @@ export class SectionFile {
     } catch (error) {
       closeSync(fd);
       throw error;
+    }
+  }
+
+  /**
+   * Whether `file` would open as a layer of `section` (its magic at the end, the format and section
+   * that lead its footer, its extras file) without reading the footer's user lists into a
+   * directory: for a served layer of a section that has not changed, which a publish names again
+   * as it is. Its bytes are the ones its manifest's SHA-256 vouches for, which readers check.
+   */
+  static readable(file: string, section: Section): boolean {
+    let fd: number;
+    try {
+      fd = openSync(file, 'r');
+    } catch {
+      return false;
+    }
+    try {
+      const size = fstatSync(fd).size;
+      const tail = Buffer.alloc(4 + MAGIC.length);
+      if (size < tail.length || readSync(fd, tail, 0, tail.length, size - tail.length) !== tail.length) return false;
+      if (tail.toString('latin1', 4) !== MAGIC) return false;
+      const footerLength = tail.readUInt32LE(0);
+      if (footerLength > size - tail.length) return false;
+      // the footer's JSON starts with its format and section (SectionWriter.finish writes them first)
+      const head = Buffer.alloc(Math.min(footerLength, 64));
+      readSync(fd, head, 0, head.length, size - tail.length - footerLength);
+      const lead = /^\{"format":(\d+),"section":"(\w+)"/.exec(head.toString('latin1'));
+      return lead !== null && Number(lead[1]) === SECTION_FORMAT[section] && lead[2] === section && existsSync(`${file}${EXTRAS_SUFFIX}`);
+    } finally {
+      closeSync(fd);
     }
   }
 
