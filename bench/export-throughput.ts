@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { RecordBatchReader } from 'apache-arrow';
 import { AppStore } from '../src/apps/store.js';
@@ -34,6 +34,8 @@ export interface ExportBenchOptions {
   /** The export's range (the route's `startTime`, `endTime`); the whole history when absent. */
   startTime?: string;
   endTime?: string;
+  /** Append the server's stderr here (e.g. its DRIVING_API_EXPORT_MEMORY_LOG lines). */
+  serverLog?: string;
 }
 
 /**
@@ -51,7 +53,7 @@ export async function benchExport(dataDir: string, options: ExportBenchOptions =
   const { apiKey } = await store.rotateKey(app.appId);
   const figures: ExportFigures[] = [];
   for (const format of options.formats ?? ['arrow', 'ndjson']) {
-    const server = await startServer(dataDir, options.batchTrips);
+    const server = await startServer(dataDir, options.batchTrips, options.serverLog);
     try {
       figures.push(await timeExport(server, apiKey, format, rangeQuery(options)));
     } finally {
@@ -109,13 +111,14 @@ interface Server {
 }
 
 /** The real `serve.js` on a free loopback port, one process, ready (a snapshot open). */
-async function startServer(dataDir: string, batchTrips: number | undefined): Promise<Server> {
+async function startServer(dataDir: string, batchTrips: number | undefined, serverLog?: string): Promise<Server> {
   const env = { ...process.env, ...(batchTrips ? { DRIVING_API_EXPORT_BATCH_TRIPS: String(batchTrips) } : {}) };
   const child = spawn(process.execPath, [repoPath('jobs', 'serve.js'), '--data-dir', dataDir, '--port', '0', '--host', '127.0.0.1', '--no-log', '--no-metrics', '--workers', '1'], {
     env, stdio: ['ignore', 'ignore', 'pipe'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
+    if (serverLog) child.stderr?.on('data', (text: string | Buffer) => appendFileSync(serverLog, text));
     const url = await listeningUrl(child);
     await waitReady(url, 120);
     return {

@@ -10,6 +10,7 @@ import { PageCacheWarmer, type WarmState } from '../serving/warm.js';
 import { verifyFiles, type Verification } from '../serving/checksum.js';
 import { EXTRAS_SUFFIX } from '../serving/format.js';
 import { DamagedFiles, isCorruptDatabase } from './damaged-files.js';
+import { ExportReader } from './export/export-reader.js';
 
 /** Why a snapshot is served by SQL although its manifest names a pack (stable codes, shown on /readyz). */
 
@@ -79,6 +80,8 @@ export class Snapshot {
     private readonly log: (line: string) => void,
     /** Where damaged files found while serving this snapshot are reported (the follower's list). */
     readonly damaged: DamagedFiles | null,
+    /** The bulk export reads this slot through its own instance, with a small cache (export-reader.ts). */
+    readonly exportReader: ExportReader,
   ) {}
 
   /** Settles when the pack's extras were verified in the background (or refused; at once without a pack). */
@@ -149,7 +152,7 @@ export class Snapshot {
       // requests are served meanwhile: a cold read is slower, not wrong
       const warm = packOptions.warm ?? 'rows';
       const warmer = pack && warm !== 'none' ? new PageCacheWarmer(pack.files(warm === 'all')) : null;
-      const snapshot = new Snapshot(manifest, instance, pool, pack, warmer, refused, packOptions.log ?? (() => undefined), damaged);
+      const snapshot = new Snapshot(manifest, instance, pool, pack, warmer, refused, packOptions.log ?? (() => undefined), damaged, ExportReader.forSlot(publishedDir, manifest.file));
       if (pack) snapshot.extrasChecked = snapshot.verifyExtras(pack, extras);
       return snapshot;
     } catch (error) {
@@ -188,6 +191,7 @@ export class Snapshot {
 
   private close(): void {
     this.verifiedPack?.close();
+    this.exportReader.close();
     this.pool.close();
     this.instance.closeSync();
   }

@@ -3,6 +3,9 @@
 // the keyset crosses batch boundaries (equal start times included); a deleted user absent.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { ROOT } from '../helpers/processes.js';
 import { tableFromIPC } from 'apache-arrow';
 import { AppStore } from '../../src/apps/store.js';
 import { createApi } from '../../src/api/server.js';
@@ -159,6 +162,14 @@ describe('GET /v1/exports/trips', () => {
     expect((await inject('/v1/exports/trips?startTime=soon', 'application/x-ndjson')).json().message).toMatch(/^startTime: /);
     expect((await inject('/v1/exports/trips?startTime=2026-11-05&endTime=2026-11-01', 'application/x-ndjson')).json().message).toMatch(/^endTime: /);
     expect((await inject('/v1/exports/trips', 'application/x-ndjson', 'dk_nope')).statusCode).toBe(401);
+  });
+
+  it('leaves the served slot locked against a writer after an export (its own DuckDB instance closes with the snapshot only)', async () => {
+    expect((await inject('/v1/exports/trips', 'application/x-ndjson')).statusCode).toBe(200);
+    const slot = join(ws.paths.publishedDir, (JSON.parse(readFileSync(ws.paths.manifestFile, 'utf8')) as { file: string }).file);
+    // another process, as a publish would: the kernel's record lock is per process, so this one cannot test it itself
+    const opened = spawnSync(process.execPath, ['-e', `require('@duckdb/node-api').DuckDBInstance.create(${JSON.stringify(slot)}).then(() => console.log('opened'), (e) => console.log(e.message))`], { cwd: ROOT, encoding: 'utf8' });
+    expect(opened.stdout).toMatch(/lock/i);
   });
 
   it('is in the OpenAPI document with both media types, beside the webhook API', async () => {

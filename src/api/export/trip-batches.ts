@@ -1,9 +1,8 @@
 import { listValue } from '../../db/duckdb.js';
 import { sqlText, type Row } from '../../db/sql.js';
-import type { Snapshot } from '../snapshot.js';
 import { point, round } from '../context.js';
 import { brief } from '../routes/trips.js';
-import { tripRowBatches, type TripRange } from './trip-windows.js';
+import { tripRowBatches, type ExportSource, type TripRange } from './trip-windows.js';
 
 /** One trip of the bulk export: the trip list's fields, the trip detail's, the user, and the events. */
 export type ExportTrip = ReturnType<typeof exportTrip>;
@@ -15,7 +14,7 @@ export type ExportQuery = TripRange;
  * query bounded by a window of start times (trip-windows.ts), its events one query bounded by
  * the batch's times, so a batch's work and memory follow the batch, not the snapshot.
  */
-export async function* tripBatches(s: Snapshot, q: ExportQuery): AsyncGenerator<ExportTrip[]> {
+export async function* tripBatches(s: ExportSource, q: ExportQuery): AsyncGenerator<ExportTrip[]> {
   for await (const rows of tripRowBatches(s, q)) {
     const events = await batchEvents(s, q, rows);
     yield rows.map((r) => exportTrip(r, events.get(String(r['trip_id'])) ?? []));
@@ -29,7 +28,7 @@ export async function* tripBatches(s: Snapshot, q: ExportQuery): AsyncGenerator<
  * so each trip's rows are counted against its eventCount (checked equal at publish), and the trips
  * that fall short, if any, are asked again without the time range.
  */
-async function batchEvents(s: Snapshot, q: ExportQuery, trips: Row[]): Promise<Map<string, Row[]>> {
+async function batchEvents(s: ExportSource, q: ExportQuery, trips: Row[]): Promise<Map<string, Row[]>> {
   const from = String(trips[0]?.['started_utc']);
   const to = trips.map((t) => String(t['ended_utc'])).reduce((a, b) => (b > a ? b : a));
   const byTrip = await eventsOf(s, q, trips.map((t) => String(t['trip_id'])), from, to);
@@ -38,7 +37,7 @@ async function batchEvents(s: Snapshot, q: ExportQuery, trips: Row[]): Promise<M
   return byTrip;
 }
 
-async function eventsOf(s: Snapshot, q: ExportQuery, tripIds: string[], from: string, to: string): Promise<Map<string, Row[]>> {
+async function eventsOf(s: ExportSource, q: ExportQuery, tripIds: string[], from: string, to: string): Promise<Map<string, Row[]>> {
   const rows = await s.query(sqlText('api/export_events'), { app_id: q.appId, zone: q.zone, trip_ids: listValue(tripIds), from, to });
   const byTrip = new Map<string, Row[]>();
   for (const row of rows) {

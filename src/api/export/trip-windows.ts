@@ -1,5 +1,9 @@
-import { sqlText, type Row } from '../../db/sql.js';
-import type { Snapshot } from '../snapshot.js';
+import { sqlText, type Params, type Row } from '../../db/sql.js';
+
+/** What the export reads through: the snapshot's export reader (export-reader.ts). */
+export interface ExportSource {
+  query(sql: string, params?: Params): Promise<Row[]>;
+}
 
 /** What the trip rows of a batch are read by: the app, its zone, the range, the deleted users, the batch size. */
 export interface TripRange {
@@ -29,7 +33,7 @@ const utcMs = (utc: string): number => Date.parse(`${utc.slice(0, 23).replace(' 
  * (inclusive), twice as wide; a full batch sets the next window to twice the time its trips
  * spanned. The caller keeps the snapshot for the whole export, so it is one publish's data.
  */
-export async function* tripRowBatches(s: Snapshot, q: TripRange): AsyncGenerator<Row[]> {
+export async function* tripRowBatches(s: ExportSource, q: TripRange): AsyncGenerator<Row[]> {
   const excluded = JSON.stringify(q.excludedUsers);
   const end = q.to.getTime();
   // the start to the microsecond, in UTC: a JavaScript Date would drop the microseconds

@@ -7,6 +7,7 @@ import { errorResponses } from '../schemas.js';
 import { holdSnapshot } from '../export/hold-snapshot.js';
 import { tripBatches, type ExportTrip } from '../export/trip-batches.js';
 import { positiveInt } from '../../config.js';
+import { memoryLogOn, withMemoryLog } from '../export/memory-log.js';
 
 declare module 'fastify' {
   interface FastifySchema {
@@ -70,7 +71,9 @@ export function exportRoutes(app: FastifyInstance, ctx: ApiContext): void {
     const arrow = format === ARROW ? await import('../export/arrow.js') : null;
     const held = await holdSnapshot(ctx.snapshots);
     if (!held) throw new ApiError('not_ready', 'no data has been published yet');
-    const batches = tripBatches(held.snapshot, { appId: request.tenant.appId, zone, from, to, excludedUsers, batchSize: batchTrips() });
+    const reader = held.snapshot.exportReader;
+    const trips = tripBatches(reader, { appId: request.tenant.appId, zone, from, to, excludedUsers, batchSize: batchTrips() });
+    const batches = memoryLogOn() ? withMemoryLog(trips, { snapshot: held.snapshot, export: reader }, request.id) : trips;
     const body = Readable.from(arrow ? arrow.arrowStream(batches) : ndjson(batches), { objectMode: false });
     // released when the answer ends, fails, or the client goes away
     body.once('close', held.release);
