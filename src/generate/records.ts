@@ -1,5 +1,4 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
-import { runFile } from '../db/sql.js';
+import type { Params } from '../db/sql.js';
 
 /** A range of trip_no: one local day's trips, or the bad-source trips. */
 export interface TripRange {
@@ -10,20 +9,12 @@ export interface TripRange {
 const NO_TRIPS: TripRange = { first: 0, last: -1 };
 
 /**
- * Rebuilds gen_records, the delivered records, for one range of trips (empty without a range).
+ * The parameters of the statements that read the gen_records table macro (sql/generate/records.sql)
+ * for one range of trips; without a range, none (the empty file of a day without trips).
  *
- * @example await buildRecords(conn, ranges.get('2026-11-20'), { appId, timeZone });
+ * @example await run(conn, sqlText('generate/day_ndjson'), recordParams(ranges.get('2026-11-20'), { appId, timeZone }));
  */
-export async function buildRecords(
-  conn: DuckDBConnection,
-  range: TripRange | undefined,
-  context: { appId: string; timeZone: string },
-): Promise<void> {
+export function recordParams(range: TripRange | undefined, context: { appId: string; timeZone: string }): Params {
   const { first, last } = range ?? NO_TRIPS;
-  await runFile(conn, 'generate/records', {
-    first_trip_no: first,
-    last_trip_no: last,
-    app_id: context.appId,
-    time_zone: context.timeZone,
-  });
+  return { first_trip_no: first, last_trip_no: last, app_id: context.appId, time_zone: context.timeZone };
 }
