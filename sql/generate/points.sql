@@ -1,7 +1,7 @@
 -- grain: one row per generated point (1 Hz), including those hidden by a GPS gap
--- Not sorted: the only readers join on (trip_no, i) or order each trip's points themselves, and a
--- part's table is small enough to scan whole (sorting it cost about a quarter of the part's CPU).
 -- params: none (reads gen_legs)
+-- Not sorted: the only readers join on (trip_no, i) or order each trip's points themselves, and a
+-- part's table is small enough to scan whole.
 -- Speed follows a trapezoid per leg (stop, accelerate, cruise, slow for the next stop or turn);
 -- the position integrates the true speed along the heading, so lat/lng move consistently.
 create or replace temp table gen_points as
