@@ -8,11 +8,8 @@ create or replace temp macro gen_records(p_first, p_last, p_app_id, p_time_zone)
 with point_lists as (
     select
         trip_no,
-        -- sorted as a list of (i, point) rather than by an ordered aggregate, which buffers and
-        -- sorts each group apart (same list, less CPU)
-        list_transform(
-            list_sort(list({'i': i, 'p': {'t': t, 'lat': lat, 'lng': lng, 'speed': speed, 'heading': heading, 'accuracy': accuracy}}), 'ASC'),
-            x -> x.p) as points
+        list({'t': t, 'lat': lat, 'lng': lng, 'speed': speed, 'heading': heading, 'accuracy': accuracy}
+             order by i) as points
     from gen_points
     where trip_no between p_first::bigint and p_last::bigint and not in_gap
     group by trip_no
