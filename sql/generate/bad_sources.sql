@@ -1,9 +1,5 @@
 -- grain: one row per trip that will carry bad points and events in bad-records.ndjson
--- params: $first_trip_no BIGINT, $last_trip_no BIGINT, $app_id VARCHAR, $time_zone VARCHAR (the
---         bad-source range of trip_no, built last by src/generate/write-days.ts)
+-- params: none (reads gen_records built for the bad-source range)
 select to_json(r)::varchar as line
-from (
-    select * exclude (start_ms, end_ms)
-    from gen_records($first_trip_no::bigint, $last_trip_no::bigint, $app_id::varchar, $time_zone::varchar)
-) as r
+from (select * exclude (start_ms, end_ms) from gen_records) as r
 order by r.tripId

@@ -1,7 +1,6 @@
 -- grain: one row per generated point (1 Hz), including those hidden by a GPS gap
+-- Stored in trip_no order, so a range of trips reads only its own row groups.
 -- params: none (reads gen_legs)
--- Not sorted: the only readers join on (trip_no, i) or order each trip's points themselves, and a
--- part's table is small enough to scan whole.
 -- Speed follows a trapezoid per leg (stop, accelerate, cruise, slow for the next stop or turn);
 -- the position integrates the true speed along the heading, so lat/lng move consistently.
 create or replace temp table gen_points as
@@ -53,3 +52,4 @@ select
     round(3 + 12 * pow(gen_rnd(trip_key, 'accuracy', i), 2), 1) as accuracy,
     gap_from >= 0 and i >= gap_from and i < gap_from + gap_len as in_gap
 from placed
+order by trip_no, i

@@ -8,7 +8,6 @@ import { addDays, datesBetween } from '../time.js';
 import { writeBadRecords } from './bad-records.js';
 import { checkOptions } from './check-options.js';
 import { cityCentre } from './city.js';
-import { recordParams } from './records.js';
 import type { GenerateOptions, GenerateSummary, TripRecord } from './types.js';
 import { writeDayFiles } from './write-days.js';
 
@@ -85,8 +84,8 @@ export async function generateTrips(options: GenerateOptions): Promise<GenerateS
     };
     if (!options.badRecords) return summary;
 
-    // the last day's bad-source trips, left in the part tables by write-days.ts
-    const sources = await queryFile(conn, 'generate/bad_sources', recordParams(written.badSources, options));
+    // the last day's bad-source trips: their records are in gen_records (write-days.ts)
+    const sources = await queryFile(conn, 'generate/bad_sources');
     const bad = writeBadRecords(outDir, sources.map((row) => JSON.parse(String(row['line'])) as TripRecord));
     progress(`wrote ${bad.path}`);
     return {

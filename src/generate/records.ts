@@ -1,4 +1,5 @@
-import type { Params } from '../db/sql.js';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { runFile } from '../db/sql.js';
 
 /** A range of trip_no: one local day's trips, or the bad-source trips. */
 export interface TripRange {
@@ -9,12 +10,20 @@ export interface TripRange {
 const NO_TRIPS: TripRange = { first: 0, last: -1 };
 
 /**
- * The parameters of the statements that read the gen_records table macro (sql/generate/records.sql)
- * for one range of trips; without a range, none (the empty file of a day without trips).
+ * Rebuilds gen_records, the delivered records, for one range of trips (empty without a range).
  *
- * @example await run(conn, sqlText('generate/day_ndjson'), recordParams(ranges.get('2026-11-20'), { appId, timeZone }));
+ * @example await buildRecords(conn, ranges.get('2026-11-20'), { appId, timeZone });
  */
-export function recordParams(range: TripRange | undefined, context: { appId: string; timeZone: string }): Params {
+export async function buildRecords(
+  conn: DuckDBConnection,
+  range: TripRange | undefined,
+  context: { appId: string; timeZone: string },
+): Promise<void> {
   const { first, last } = range ?? NO_TRIPS;
-  return { first_trip_no: first, last_trip_no: last, app_id: context.appId, time_zone: context.timeZone };
+  await runFile(conn, 'generate/records', {
+    first_trip_no: first,
+    last_trip_no: last,
+    app_id: context.appId,
+    time_zone: context.timeZone,
+  });
 }

@@ -1,8 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { closeSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Params, queryFile, quoteLiteral, run, runFile, runScript, sqlText } from '../db/sql.js';
-import { recordParams, type TripRange } from './records.js';
+import { type Params, queryFile, quoteLiteral, run, runFile, sqlText } from '../db/sql.js';
+import { buildRecords, type TripRange } from './records.js';
 
 export interface DayFilesOptions {
   outDir: string;
@@ -13,7 +13,7 @@ export interface DayFilesOptions {
   /** The parameters of sql/generate/*.sql (seed, zone, ...); end_date, days and bad_records are set per block here. */
   params: Params;
   users: number;
-  /** Build the bad-source trips (the last day's) too, and leave them in the part tables for generate/bad_sources.sql. */
+  /** Build the bad-source trips (the last day's) too, and leave their records in gen_records. */
   badRecords: boolean;
   /** Trips built and written at a time (the memory the generator holds follows this, not users x days). */
   tripsPerPart: number;
@@ -26,8 +26,6 @@ export interface DayFilesResult {
   points: number;
   events: number;
   abnormalTrips: number;
-  /** With `badRecords`: the trip_no range of the bad-source trips, built last (generate/bad_sources.sql reads it). */
-  badSources?: TripRange;
 }
 
 /** The steps that build a part's legs, points and events from its gen_trips (sql/generate/<step>.sql). */
@@ -47,8 +45,8 @@ const TRIP_ROWS_PER_BLOCK_PARTS = 32;
  * Parquet read back in order and written once). So memory follows the part, not users x days, and
  * each file holds the bytes one COPY of the whole day writes.
  *
- * With `badRecords`, the last day's bad-source trips are built after its file and left in the part
- * tables, their range returned for generate/bad_sources.sql.
+ * With `badRecords`, the last day's bad-source trips are built after its file, and their records
+ * are left in gen_records for generate/bad_sources.sql.
  */
 export async function writeDayFiles(conn: DuckDBConnection, options: DayFilesOptions): Promise<DayFilesResult> {
   const out: DayFilesResult = { files: [], trips: 0, points: 0, events: 0, abnormalTrips: 0 };
@@ -74,7 +72,8 @@ export async function writeDayFiles(conn: DuckDBConnection, options: DayFilesOpt
         for (const [day, range] of ranges.days) {
           const list = pieces.get(day) as string[];
           const piece = join(options.outDir, `.trips-${day}.${options.format}.part${list.length}`);
-          await copyRecords(conn, piece, range, options);
+          await buildRecords(conn, range, options);
+          await copyRecords(conn, piece, options);
           list.push(piece);
         }
       }
@@ -83,7 +82,8 @@ export async function writeDayFiles(conn: DuckDBConnection, options: DayFilesOpt
         const list = pieces.get(day) as string[];
         if (list.length === 0) {
           // a day without trips: the (empty) file one COPY of no records writes
-          await copyRecords(conn, path, undefined, options);
+          await buildRecords(conn, undefined, options);
+          await copyRecords(conn, path, options);
         } else if (list.length === 1) renameSync(list[0] as string, path);
         else await joinPieces(conn, list, path, options.format);
         out.files.push(path);
@@ -95,7 +95,7 @@ export async function writeDayFiles(conn: DuckDBConnection, options: DayFilesOpt
     if (withBad) {
       const bad = Number(counts['bad_source_trips'] ?? 0);
       const ranges = await buildPart(conn, trips + 1, trips + bad, options);
-      out.badSources = ranges.bad;
+      await buildRecords(conn, ranges.bad, options);
     }
   }
   await run(conn, 'drop table if exists gen_day_trips');
@@ -111,8 +111,6 @@ async function buildPart(
 ): Promise<{ days: Map<string, TripRange>; bad: TripRange | undefined }> {
   await runFile(conn, 'generate/part_trips', { first_out_no: first, last_out_no: last });
   for (const step of PART_STEPS) await runFile(conn, `generate/${step}`, options.params);
-  // a table macro binds its tables when made, so it is made once they exist (a millisecond a part)
-  await runScript(conn, 'generate/records');
   const days = new Map<string, TripRange>();
   let bad: TripRange | undefined;
   for (const row of await queryFile(conn, 'generate/part_trip_nos')) {
@@ -123,11 +121,10 @@ async function buildPart(
   return { days, bad };
 }
 
-/** Writes the records of a range of trips (none: an empty file) with one COPY, sorted as the day file lists them. */
-async function copyRecords(conn: DuckDBConnection, path: string, range: TripRange | undefined, options: DayFilesOptions): Promise<void> {
+async function copyRecords(conn: DuckDBConnection, path: string, options: DayFilesOptions): Promise<void> {
   const select = sqlText(`generate/day_${options.format}`);
   const copyFormat = options.format === 'ndjson' ? 'format json' : 'format parquet, compression zstd';
-  await run(conn, `copy (\n${select}\n) to ${quoteLiteral(path)} (${copyFormat})`, recordParams(range, options));
+  await run(conn, `copy (\n${select}\n) to ${quoteLiteral(path)} (${copyFormat})`, { time_zone: options.timeZone });
 }
 
 /**
