@@ -1,0 +1,32 @@
+import { statSync } from 'node:fs';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { run } from '../db/sql.js';
+
+/**
+ * A write-ahead log at most this long is left for the next open to replay rather than
+ * checkpointed when the warehouse closes. A small load (a few files, a few thousand points) leaves
+ * a log of a few hundred KB; its checkpoint rewrote the warehouse's changed blocks and cost more
+ * than that replay. A larger log is still checkpointed at close, as after any bulk load; DuckDB
+ * itself checkpoints at a commit once the log passes 16 MB.
+ */
+export const SMALL_WAL_BYTES = 4 * 2 ** 20;
+
+/** The size of the warehouse file's write-ahead log (0: none). */
+export function walBytes(warehouseFile: string): number {
+  try {
+    return statSync(`${warehouseFile}.wal`).size;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Leaves a small write-ahead log for the next open instead of checkpointing it at close. Called
+ * last, once nothing more is written; returns whether the checkpoint was left out. The log is
+ * synced at each commit, so a kill after this point loses nothing either way.
+ */
+export async function skipSmallCloseCheckpoint(conn: DuckDBConnection, warehouseFile: string): Promise<boolean> {
+  if (walBytes(warehouseFile) > SMALL_WAL_BYTES) return false;
+  await run(conn, 'pragma disable_checkpoint_on_shutdown');
+  return true;
+}
