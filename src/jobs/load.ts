@@ -20,6 +20,7 @@ import { silent, type Progress } from '../progress.js';
 import { heartbeat } from '../heartbeat.js';
 import { addDays, todayIn } from '../time.js';
 import { firstLine } from '../errors.js';
+import { skipSmallCloseCheckpoint } from '../warehouse/close-checkpoint.js';
 
 export interface LoadOptions {
   dataDir: string;
@@ -168,6 +169,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     if (events.file) progress(`load: ${events.tripCreated} trip.created, ${events.tripUpdated} trip.updated, ${events.safetyScoreUpdated} safety_score.updated and ${events.userDeleted} user.deleted event(s) in ${events.file}`);
     // last: the warehouse file is rewritten, so nothing may write to it after this
     const erasure = await finishErasure(wh, paths, purged, progress, 'load');
+    // a small load's log is replayed by the next open rather than checkpointed now: for a tiny
+    // file the checkpoint, and the next load's dearer first commit on the tables it rewrote, were
+    // a fifth of that next load's CPU (docs/benchmarks.md); after an erasure the file was just written anew
+    if (!erasure.warehouse) await skipSmallCloseCheckpoint(wh.conn, paths.warehouseFile);
     const summed = totals(reports);
     return { files: reports, uploadBatches: batched, refused, refusedNamed: !fromLanding && refused.length > 0, totals: summed, reasons: reasonCounts(summed), publish: published, pointsPartitionsRemoved: removed, purged, events, erasure, seconds: (Date.now() - started) / 1000 };
   } finally {
