@@ -36,6 +36,17 @@ afterAll(async () => {
   ws?.cleanup();
 });
 
+// A 503 (a process shedding while its event loop lags on a busy machine) is not counted against the
+// limit: the client retries it after Retry-After, as the API documents.
+async function lookup(url: string, headers: Record<string, string>): Promise<number> {
+  for (let attempt = 0; ; attempt++) {
+    const response = await fetch(url, { headers });
+    if (response.status !== 503 || attempt === 5) return response.status;
+    await response.arrayBuffer();
+    await new Promise((r) => setTimeout(r, 1_000 * Number(response.headers.get('retry-after') ?? 1)));
+  }
+}
+
 describe('rate limits in Redis', () => {
   it('hold the configured limit over two API processes', async () => {
     const key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
@@ -46,9 +57,9 @@ describe('rate limits in Redis', () => {
     const issued = await fetch(`${serves[0]!.url}/v1/org-user/driver-1/token`, { method: 'POST', headers });
     const { token } = (await issued.json()) as { token: string };
     const statuses: number[] = [];
-    for (let i = 0; i < 60; i++) statuses.push((await fetch(`${serves[i % 2]!.url}/v1/token/${token}`, { headers })).status);
+    for (let i = 0; i < 60; i++) statuses.push(await lookup(`${serves[i % 2]!.url}/v1/token/${token}`, headers));
     // 30 in the window over both processes: the token's issue took one
-    expect(statuses.filter((s) => s === 200)).toHaveLength(29);
-    expect(statuses.filter((s) => s === 429)).toHaveLength(31);
+    expect(statuses.filter((s) => s === 200), statuses.join(' ')).toHaveLength(29);
+    expect(statuses.filter((s) => s === 429), statuses.join(' ')).toHaveLength(31);
   });
 });
