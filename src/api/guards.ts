@@ -100,7 +100,14 @@ export function windowName(ms: number): string {
  * Where the rate limits count: this process (default), a store the machine's workers share, or
  * Redis. Every one of them adds the request's cost (src/api/weighted-store.ts).
  */
-export type RateCounting = { redis: Redis } | { store: FastifyRateLimitStoreCtor } | null;
+export type RateCounting = { redis: Redis; fallback?: FastifyRateLimitStoreCtor; log?: (line: string) => void } | { store: FastifyRateLimitStoreCtor } | null;
+
+/** This process's counters: enough distinct keys that a flood of addresses does not evict the real clients' counts. */
+class InProcessStore extends WeightedStore {
+  constructor() {
+    super({ cache: 100_000 });
+  }
+}
 
 /**
  * Rate limits (@fastify/rate-limit, counted where `counting` says): per app in cost units when the
@@ -113,14 +120,9 @@ export function limitRates(app: FastifyInstance, limits: ApiLimits, counting: Ra
   app.register(rateLimit, {
     global: true,
     hook: 'onRequest',
-    store: counting && 'redis' in counting ? weightedRedisStore(counting.redis)
+    store: counting && 'redis' in counting ? weightedRedisStore({ ...counting, fallback: counting.fallback ?? InProcessStore })
       : counting && 'store' in counting ? counting.store
-      // enough distinct keys that a flood of addresses does not evict the real clients' counts
-      : class extends WeightedStore {
-        constructor() {
-          super({ cache: 100_000 });
-        }
-      },
+      : InProcessStore,
     keyGenerator: (request) => {
       const credential = request.credential;
       if (credential?.kind === 'apiKey') return weightedKey(`app:${request.tenant.appId}`, costOf(request));

@@ -57,7 +57,10 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
   const now = options.now ?? (() => new Date());
   // ioredis is loaded only when rate limits are counted in Redis: 0.3 s of CPU at every API start
   const redis = options.redisUrl ? new (await import('ioredis')).Redis(options.redisUrl, { connectTimeout: 2_000, maxRetriesPerRequest: 1, enableOfflineQueue: false }) : null;
-  const rateStore = !redis && options.sharedRateLimits ? sharedRateStore(rateFileOf(options.dataDir), { processes: options.sharedRateLimits }) : null;
+  // without Redis the machine's workers count together; with it, this store counts while Redis is down
+  const rateStore = options.sharedRateLimits ? sharedRateStore(rateFileOf(options.dataDir), { processes: options.sharedRateLimits }) : null;
+  // ioredis reconnects by itself; its errors are said once an outage by the store (weighted-redis-store.ts)
+  redis?.on('error', () => undefined);
   const sweep = setInterval(() => void passport.sweepTokens(now()).catch(() => undefined), TOKEN_SWEEP_MS);
   sweep.unref();
   const snapshots = new SnapshotFollower(paths.publishedDir, paths.manifestFile, {
@@ -85,7 +88,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
     now,
     limits: apiLimits(process.env, options.limits),
     webhooks: new WebhookService(options.dataDir, { ...deliverySettings(), ...options.webhookSettings }),
-    rateCounting: redis ? { redis } : rateStore ? { store: rateStore } : null,
+    rateCounting: redis ? { redis, ...(rateStore ? { fallback: rateStore } : {}), log } : rateStore ? { store: rateStore } : null,
   };
   const app = buildApp(ctx, { logger: options.logger, metrics: options.metrics && new ApiMetrics(options.metrics, snapshots, now) });
   app.addHook('onClose', async () => void redis?.disconnect());

@@ -4,21 +4,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { AppStore } from '../../src/apps/store.js';
 import { freePort } from '../helpers/postgres.js';
-import { startServe, type ServeProcess } from '../helpers/serve-process.js';
+import { startServe, until, type ServeProcess } from '../helpers/serve-process.js';
 import { workspace, type Workspace } from '../helpers/workspace.js';
 
 const REDIS = process.env['DRIVING_REDIS_SERVER'] ?? 'redis-server';
 let ws: Workspace;
 let redis: ChildProcess;
 let redisUrl = '';
+let redisPort = 0;
 const serves: ServeProcess[] = [];
 
-beforeAll(async () => {
-  ws = await workspace('UTC');
-  const port = await freePort();
-  redis = spawn(REDIS, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** redis-server on `port`, resolved once it accepts connections. */
+async function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn(REDIS, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  redis.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
   await new Promise<void>((resolve, reject) => {
     const timer = setInterval(() => {
       if (/Ready to accept connections/.test(out)) {
@@ -26,9 +26,16 @@ beforeAll(async () => {
         resolve();
       }
     }, 20);
-    redis.once('exit', (code) => reject(new Error(`redis-server exited ${code}: ${out}`)));
+    child.once('exit', (code) => reject(new Error(`redis-server exited ${code}: ${out}`)));
   });
-  redisUrl = `redis://127.0.0.1:${port}`;
+  return child;
+}
+
+beforeAll(async () => {
+  ws = await workspace('UTC');
+  redisPort = await freePort();
+  redis = await startRedis(redisPort);
+  redisUrl = `redis://127.0.0.1:${redisPort}`;
 });
 afterAll(async () => {
   for (const s of serves) if (s.child.exitCode === null) s.child.kill('SIGKILL');
@@ -61,5 +68,34 @@ describe('rate limits in Redis', () => {
     // 30 in the window over both processes: the token's issue took one
     expect(statuses.filter((s) => s === 200), statuses.join(' ')).toHaveLength(29);
     expect(statuses.filter((s) => s === 429), statuses.join(' ')).toHaveLength(31);
+  });
+
+  it('keep answering while Redis is down, limited on the machine, and count in Redis again once it is back', async () => {
+    const { apiKey } = await new AppStore(ws.paths.appsFile).add({ name: 'redis outage' });
+    const serve = await startServe(['--data-dir', ws.dir, '--port', String(await freePort()), '--workers', '2', '--redis-url', redisUrl], { DRIVING_API_RATE_PER_APP: '20', DRIVING_API_APP_RATE_WINDOW_MS: '60000' });
+    serves.push(serve);
+    const headers = { authorization: `Bearer ${apiKey}` };
+    const issued = await fetch(`${serve.url}/v1/org-user/driver-2/token`, { method: 'POST', headers });
+    const { token } = (await issued.json()) as { token: string };
+    const url = `${serve.url}/v1/token/${token}`;
+
+    redis.kill('SIGKILL');
+    await new Promise((resolve) => redis.once('exit', resolve));
+    const during: number[] = [];
+    for (let i = 0; i < 30; i++) during.push(await lookup(url, headers));
+    // no request fails on the rate limiter: the two workers count together in the machine's store
+    // (a window of its own, from the outage on), within the 20% the rule allows
+    expect(during.every((s) => s === 200 || s === 429), during.join(' ')).toBe(true);
+    expect(during.filter((s) => s === 200).length, during.join(' ')).toBeGreaterThanOrEqual(20);
+    expect(during.filter((s) => s === 200).length, during.join(' ')).toBeLessThanOrEqual(24);
+    expect(serve.stderr()).toMatch(/rate limits counted on this machine until Redis answers/);
+
+    redis = await startRedis(redisPort);
+    await until(() => (serve.stderr().match(/rate limits counted in Redis again/g) ?? []).length >= 2, 'both workers back on Redis');
+    // the machine's window is spent; a fresh Redis admits the limit again, exactly
+    const after: number[] = [];
+    for (let i = 0; i < 25; i++) after.push(await lookup(url, headers));
+    expect(after.filter((s) => s === 200), after.join(' ')).toHaveLength(20);
+    expect(after.filter((s) => s === 429), after.join(' ')).toHaveLength(5);
   });
 });
