@@ -100,7 +100,7 @@ export function windowName(ms: number): string {
  * Where the rate limits count: this process (default), a store the machine's workers share, or
  * Redis. Every one of them adds the request's cost (src/api/weighted-store.ts).
  */
-export type RateCounting = { redis: Redis; fallback?: FastifyRateLimitStoreCtor; log?: (line: string) => void } | { store: FastifyRateLimitStoreCtor } | null;
+export type RateCounting = { redis: Redis; fallback?: FastifyRateLimitStoreCtor; log?: (line: string) => void; onMove?: (local: boolean) => void } | { store: FastifyRateLimitStoreCtor } | null;
 
 /** This process's counters: enough distinct keys that a flood of addresses does not evict the real clients' counts. */
 class InProcessStore extends WeightedStore {

@@ -61,6 +61,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
   const rateStore = options.sharedRateLimits ? sharedRateStore(rateFileOf(options.dataDir), { processes: options.sharedRateLimits }) : null;
   // ioredis reconnects by itself; its errors are said once an outage by the store (weighted-redis-store.ts)
   redis?.on('error', () => undefined);
+  let rateLimitsLocal = false;
   const sweep = setInterval(() => void passport.sweepTokens(now()).catch(() => undefined), TOKEN_SWEEP_MS);
   sweep.unref();
   const snapshots = new SnapshotFollower(paths.publishedDir, paths.manifestFile, {
@@ -88,9 +89,9 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
     now,
     limits: apiLimits(process.env, options.limits),
     webhooks: new WebhookService(options.dataDir, { ...deliverySettings(), ...options.webhookSettings }),
-    rateCounting: redis ? { redis, ...(rateStore ? { fallback: rateStore } : {}), log } : rateStore ? { store: rateStore } : null,
+    rateCounting: redis ? { redis, ...(rateStore ? { fallback: rateStore } : {}), log, onMove: (local) => void (rateLimitsLocal = local) } : rateStore ? { store: rateStore } : null,
   };
-  const app = buildApp(ctx, { logger: options.logger, metrics: options.metrics && new ApiMetrics(options.metrics, snapshots, now) });
+  const app = buildApp(ctx, { logger: options.logger, metrics: options.metrics && new ApiMetrics(options.metrics, snapshots, now, () => rateLimitsLocal) });
   app.addHook('onClose', async () => void redis?.disconnect());
   return {
     app,

@@ -24,7 +24,8 @@ export class ApiMetrics {
   readonly inFlight: Gauge;
   readonly rejected: Counter<'reason' | 'status'>;
 
-  constructor(registry: Registry, snapshots: ServedSnapshot, now: () => Date = () => new Date()) {
+  /** `rateLimitsLocal`: whether rate limits meant for Redis count on this machine (Redis does not answer). */
+  constructor(registry: Registry, snapshots: ServedSnapshot, now: () => Date = () => new Date(), rateLimitsLocal: () => boolean = () => false) {
     const registers = [registry];
     this.requests = new Counter({ name: 'driving_http_requests_total', help: 'HTTP requests answered, by method, route template, status code and app', labelNames: ['method', 'route', 'status', 'app'], registers });
     this.duration = new Histogram({ name: 'driving_http_request_duration_seconds', help: 'Time from a request\'s arrival to its answer, by method, route template and app', labelNames: ['method', 'route', 'app'], buckets: LATENCY_BUCKETS, registers });
@@ -58,6 +59,12 @@ export class ApiMetrics {
       name: 'driving_snapshot_open_failed', help: '1 while the newest published snapshot could not be opened and the previous one is served (/readyz says stale)', registers, aggregator: 'max',
       collect() {
         this.set(snapshots.lastError !== null ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'driving_rate_limits_local', help: '1 while rate limits meant for Redis (--redis-url) count on this machine alone, because Redis does not answer', registers, aggregator: 'max',
+      collect() {
+        this.set(rateLimitsLocal() ? 1 : 0);
       },
     });
   }

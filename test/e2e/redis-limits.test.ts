@@ -72,7 +72,7 @@ describe('rate limits in Redis', () => {
 
   it('keep answering while Redis is down, limited on the machine, and count in Redis again once it is back', async () => {
     const { apiKey } = await new AppStore(ws.paths.appsFile).add({ name: 'redis outage' });
-    const serve = await startServe(['--data-dir', ws.dir, '--port', String(await freePort()), '--workers', '2', '--redis-url', redisUrl], { DRIVING_API_RATE_PER_APP: '20', DRIVING_API_APP_RATE_WINDOW_MS: '60000' });
+    const serve = await startServe(['--data-dir', ws.dir, '--port', String(await freePort()), '--workers', '2', '--redis-url', redisUrl, '--metrics-port', '0'], { DRIVING_API_RATE_PER_APP: '20', DRIVING_API_APP_RATE_WINDOW_MS: '60000' });
     serves.push(serve);
     const headers = { authorization: `Bearer ${apiKey}` };
     const issued = await fetch(`${serve.url}/v1/org-user/driver-2/token`, { method: 'POST', headers });
@@ -89,6 +89,9 @@ describe('rate limits in Redis', () => {
     expect(during.filter((s) => s === 200).length, during.join(' ')).toBeGreaterThanOrEqual(20);
     expect(during.filter((s) => s === 200).length, during.join(' ')).toBeLessThanOrEqual(24);
     expect(serve.stderr()).toMatch(/rate limits counted on this machine until Redis answers/);
+    const metrics = /metrics on (http:\/\/\S+\/metrics)/.exec(serve.stderr())?.[1] as string;
+    const local = async (): Promise<string | undefined> => /^driving_rate_limits_local (\d)/m.exec(await (await fetch(metrics)).text())?.[1];
+    expect(await local()).toBe('1');
 
     redis = await startRedis(redisPort);
     await until(() => (serve.stderr().match(/rate limits counted in Redis again/g) ?? []).length >= 2, 'both workers back on Redis');
@@ -97,5 +100,6 @@ describe('rate limits in Redis', () => {
     for (let i = 0; i < 25; i++) after.push(await lookup(url, headers));
     expect(after.filter((s) => s === 200), after.join(' ')).toHaveLength(20);
     expect(after.filter((s) => s === 429), after.join(' ')).toHaveLength(5);
+    expect(await local()).toBe('0');
   });
 });
