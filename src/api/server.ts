@@ -89,7 +89,9 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
     now,
     limits: apiLimits(process.env, options.limits),
     webhooks: new WebhookService(options.dataDir, { ...deliverySettings(), ...options.webhookSettings }),
-    rateCounting: redis ? { redis, ...(rateStore ? { fallback: rateStore } : {}), log, onMove: (local) => void (rateLimitsLocal = local) } : rateStore ? { store: rateStore } : null,
+    rateCounting: redis ? { redis, ...(rateStore ? { fallback: rateStore } : {}), log, onMove: (local) => {
+      rateLimitsLocal = local;
+    } } : rateStore ? { store: rateStore } : null,
   };
   const app = buildApp(ctx, { logger: options.logger, metrics: options.metrics && new ApiMetrics(options.metrics, snapshots, now, () => rateLimitsLocal) });
   app.addHook('onClose', async () => void redis?.disconnect());
