@@ -126,5 +126,5 @@ const commands = [
   },
 ];
 
-await jobArgs('apps', '$0 <command> [options]\n\nThe operator\'s tool for tenants (apps): create them, list them, rotate or revoke their keys, rotate their secrets, set their webhook URL.', { commands })
+await jobArgs('apps', '$0 <command> [options]\n\nThe operator\'s tool for tenants (apps): create them, list them, rotate or revoke their keys, rotate their secrets, set their webhook URL.', { commands, stateStore: true })
   .parseAsync();

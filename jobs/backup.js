@@ -10,9 +10,8 @@ const [{ runJob }, { jobArgs }, { resolveDataDir }, { stderrProgress }] = await 
   import('../dist/src/progress.js'),
 ]);
 
-const argv = jobArgs('backup', '$0 --to DIR [--database-url URL] [--pg-bin DIR]\n\nCopies the state store, the webhook outbox and event files, the deletion requests, the warehouse (waiting for a job that writes it, up to DRIVING_WAREHOUSE_LOCK_WAIT_MS) and the landing area into DIR (which must not exist), with a manifest of every file\'s size and SHA-256. Runs beside the API, the deliverer and a load; DIR appears only once the copy is whole.')
+const argv = jobArgs('backup', '$0 --to DIR [--database-url URL] [--pg-bin DIR]\n\nCopies the state store, the webhook outbox and event files, the deletion requests, the warehouse (waiting for a job that writes it, up to DRIVING_WAREHOUSE_LOCK_WAIT_MS) and the landing area into DIR (which must not exist), with a manifest of every file\'s size and SHA-256. Runs beside the API, the deliverer and a load; DIR appears only once the copy is whole.', { stateStore: true })
   .option('to', { type: 'string', demandOption: true, describe: 'the backup folder to create' })
-  .option('database-url', { type: 'string', describe: 'PostgreSQL URL of the shared state store (env DATABASE_URL; default the data folder\'s SQLite file)' })
   .option('pg-bin', { type: 'string', describe: 'folder of pg_dump (env DRIVING_PG_BIN; default PATH, then /usr/lib/postgresql/15/bin)' })
   .parseSync();
 

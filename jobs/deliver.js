@@ -8,7 +8,7 @@ import { resolveDataDir } from '../dist/src/config.js';
 import { stderrProgress } from '../dist/src/progress.js';
 import { METRICS_FLAGS } from '../dist/src/jobs/flags.js';
 
-const argv = jobArgs('deliver', '$0 [--once]\n\nRuns until SIGTERM/SIGINT (or, with --once, delivers what is due now and exits).\nSettings: DRIVING_WEBHOOK_* variables (README, "Webhooks").')
+const argv = jobArgs('deliver', '$0 [--once]\n\nRuns until SIGTERM/SIGINT (or, with --once, delivers what is due now and exits).\nSettings: DRIVING_WEBHOOK_* variables (README, "Webhooks").', { stateStore: true })
   .option('once', { type: 'boolean', default: false, describe: 'deliver what is due now, then exit (for cron)' })
   .option('concurrency', { type: 'number', describe: 'attempts in flight at once (env DRIVING_WEBHOOK_CONCURRENCY, default 32)' })
   .option('per-endpoint', { type: 'number', describe: 'attempts in flight per endpoint (env DRIVING_WEBHOOK_PER_ENDPOINT, default 4)' })

@@ -8,7 +8,7 @@ import { stderrProgress } from '../dist/src/progress.js';
 import { demoCurlExamples } from '../dist/src/jobs/demo-examples.js';
 import { assertPortFree } from '../dist/src/jobs/port-free.js';
 
-const argv = jobArgs('demo', '$0 [--users 50] [--days 30] [--data-dir DIR] [--port 8080] [--no-serve]\n\nThe whole pipeline on sample data: creates the app "Demo Fleet" (first run), generates trips, loads, scores, publishes, then serves the API.\nRun again, it reuses everything and only catches up.')
+const argv = jobArgs('demo', '$0 [--users 50] [--days 30] [--data-dir DIR] [--port 8080] [--no-serve]\n\nThe whole pipeline on sample data: creates the app "Demo Fleet" (first run), generates trips, loads, scores, publishes, then serves the API.\nRun again, it reuses everything and only catches up.', { stateStore: true })
   .option('users', { type: 'number', default: 50, describe: 'sample drivers (first run only)' })
   .option('days', { type: 'number', default: 30, describe: 'days of trips up to yesterday (first run only)' })
   .option('serve', { type: 'boolean', default: true, describe: 'serve the API afterwards (--no-serve to stop after publishing)' })

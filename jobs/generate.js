@@ -5,7 +5,7 @@ import { jobArgs } from '../dist/src/jobs/args.js';
 import { resolveDataDir } from '../dist/src/config.js';
 import { stderrProgress } from '../dist/src/progress.js';
 
-const argv = jobArgs('generate', '$0 --users N --days D [--out DIR] [--seed S] [--format ndjson|parquet] [--bad-records]')
+const argv = jobArgs('generate', '$0 --users N --days D [--out DIR] [--seed S] [--format ndjson|parquet] [--bad-records]', { stateStore: true })
   .option('out', { type: 'string', describe: 'folder to write (default: the landing area, so load.js picks it up)' })
   .option('users', { type: 'number', default: 50, describe: 'drivers (each made a passport account)' })
   .option('days', { type: 'number', default: 30, describe: 'days of trips, ending yesterday (app zone) unless --end-date' })

@@ -14,7 +14,7 @@ const [{ runJob }, { jobArgs }, { resolveDataDir }, { stderrProgress }, { METRIC
   import('../dist/src/jobs/flags.js'),
 ]);
 
-const argv = jobArgs('load', '$0 [--input PATH ...]\n$0 --rederive [--since YYYY-MM-DD]\n\nLoads what is new in the landing area, or the given files/folders, then publishes.\nWith --rederive, validates and derives every loaded file still kept in landing/loaded/ again by the current rules, then publishes.')
+const argv = jobArgs('load', '$0 [--input PATH ...]\n$0 --rederive [--since YYYY-MM-DD]\n\nLoads what is new in the landing area, or the given files/folders, then publishes.\nWith --rederive, validates and derives every loaded file still kept in landing/loaded/ again by the current rules, then publishes.', { stateStore: true })
   .option('input', { type: 'string', array: true, describe: 'file or folder to load (default: the landing area)' })
   .option('rederive', { type: 'boolean', describe: 're-derive the stored trips of every archived loaded file by the current rules' })
   .option('since', { type: 'string', describe: 'with --rederive: only files loaded on or after this UTC day (YYYY-MM-DD)' })

@@ -11,7 +11,7 @@ const [{ runJob }, { jobArgs }, { resolveDataDir }, { stderrProgress }, { METRIC
   import('../dist/src/jobs/flags.js'),
 ]);
 
-const argv = jobArgs('purge', '$0 [--metrics-dir DIR]\n\nPurges every account whose DELETE is recorded in the state store and not yet purged (any API process,\nany machine), publishes without them and erases them to the bytes. load.js and score.js run the same step.')
+const argv = jobArgs('purge', '$0 [--metrics-dir DIR]\n\nPurges every account whose DELETE is recorded in the state store and not yet purged (any API process,\nany machine), publishes without them and erases them to the bytes. load.js and score.js run the same step.', { stateStore: true })
   .options(METRICS_DIR_FLAG)
   .parseSync();
 

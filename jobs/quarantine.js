@@ -41,5 +41,5 @@ const commands = [
   },
 ];
 
-await jobArgs('quarantine', '$0 <command> [options]\n\nWhat loads set aside: records rejected whole and events quarantined (their trips kept), read from the warehouse read-only.', { commands })
+await jobArgs('quarantine', '$0 <command> [options]\n\nWhat loads set aside: records rejected whole and events quarantined (their trips kept), read from the warehouse read-only.', { commands, stateStore: true })
   .parseAsync();

@@ -6,7 +6,7 @@ import { METRICS_DIR_FLAG } from '../dist/src/jobs/flags.js';
 import { resolveDataDir } from '../dist/src/config.js';
 import { stderrProgress } from '../dist/src/progress.js';
 
-const argv = jobArgs('score', '$0 [--date YYYY-MM-DD | --from YYYY-MM-DD --to YYYY-MM-DD [--yes]]\n\nScores from the trips before each date; default: today in each app\'s zone.\nA backfill of more than 366 days asks for --yes.')
+const argv = jobArgs('score', '$0 [--date YYYY-MM-DD | --from YYYY-MM-DD --to YYYY-MM-DD [--yes]]\n\nScores from the trips before each date; default: today in each app\'s zone.\nA backfill of more than 366 days asks for --yes.', { stateStore: true })
   .option('date', { type: 'string', describe: 'evaluation date D: scores use trips from D-interval to D-1' })
   .option('from', { type: 'string', describe: 'first evaluation date of a backfill' })
   .option('to', { type: 'string', describe: 'last evaluation date of a backfill (inclusive)' })

@@ -11,7 +11,7 @@ import { METRICS_FLAGS } from '../dist/src/jobs/flags.js';
 import { runPrimary, isPrimary, DRAIN_MS } from '../dist/src/api/cluster.js';
 import { drainOnSignal } from '../dist/src/api/drain.js';
 
-const argv = jobArgs('serve', '$0 [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--workers N] [--database-url URL] [--redis-url URL] [--serving pack|sql] [--metrics-port 9464] [--no-log]\n\nServes the published snapshot read-only over HTTP (README, "API"); runs until SIGTERM/SIGINT (drains: finishes what it holds within 10 s, exits 0); SIGHUP restarts the workers one at a time.', { jsonHelp: 'a failure to start as JSON on stdout (the request log is JSON lines already)' })
+const argv = jobArgs('serve', '$0 [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--workers N] [--database-url URL] [--redis-url URL] [--serving pack|sql] [--metrics-port 9464] [--no-log]\n\nServes the published snapshot read-only over HTTP (README, "API"); runs until SIGTERM/SIGINT (drains: finishes what it holds within 10 s, exits 0); SIGHUP restarts the workers one at a time.', { jsonHelp: 'a failure to start as JSON on stdout (the request log is JSON lines already)', stateStore: true })
   .option('port', { type: 'number', default: Number(process.env.PORT ?? 8080) })
   .option('host', { type: 'string', default: process.env.HOST ?? '127.0.0.1' })
   .option('connections', { type: 'number', default: 4, describe: 'DuckDB connections to the snapshot' })
@@ -20,7 +20,6 @@ const argv = jobArgs('serve', '$0 [--port 8080] [--host 127.0.0.1] [--data-dir D
   .option('pack-warm', { choices: ['rows', 'all', 'none'], default: process.env.DRIVING_PACK_WARM ?? 'rows', describe: 'read into the page cache when a snapshot opens: the serving pack\'s indexes and rows, those and the trip events, or nothing (env DRIVING_PACK_WARM)' })
   .option('log', { type: 'boolean', default: true, describe: 'one JSON log line per request' })
   .option('workers', { type: 'number', default: Number(process.env.DRIVING_API_WORKERS ?? availableParallelism()), describe: 'worker processes on the one port (env DRIVING_API_WORKERS, default one per core); 1: no primary, the process serves itself' })
-  .option('database-url', { type: 'string', describe: 'PostgreSQL URL of the shared state store (env DATABASE_URL; default the data folder\'s SQLite file)' })
   .option('redis-url', { type: 'string', describe: 'Redis URL: rate limits counted there, for every process on every machine (env DRIVING_REDIS_URL)' })
   .options(METRICS_FLAGS)
   .check(wholeNumbers({ port: { min: 0, max: 65535 }, 'metrics-port': { min: 0, max: 65535 }, connections: { min: 1, max: 64 }, workers: { min: 1, max: 256 } }))

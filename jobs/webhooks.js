@@ -50,5 +50,5 @@ const commands = [
   },
 ];
 
-await jobArgs('webhooks', '$0 <command> [options]\n\nThe operator\'s view of the webhook outbox: counts, events, every attempt of one, replays.', { commands })
+await jobArgs('webhooks', '$0 <command> [options]\n\nThe operator\'s view of the webhook outbox: counts, events, every attempt of one, replays.', { commands, stateStore: true })
   .parseAsync();

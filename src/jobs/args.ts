@@ -23,7 +23,11 @@ export interface JobArgsOptions {
   jsonHelp?: string;
   /** The arguments (default: the process's). */
   argv?: string[];
+  /** The job reads or writes the shared state store: it takes `--database-url` (env DATABASE_URL). */
+  stateStore?: boolean;
 }
+
+export const DATABASE_URL_HELP = 'PostgreSQL URL of the shared state store (env DATABASE_URL; default the data folder\'s SQLite file)';
 
 /**
  * The command line every job shares (docs/jobs.md): its name and usage, `--data-dir`, `--json` and
@@ -44,6 +48,13 @@ export function jobArgs(name: string, usage: string, options: JobArgsOptions = {
     .help()
     .strict()
     .fail(usageFailure(name, names));
+  if (options.stateStore) {
+    // the state store reads DATABASE_URL wherever the job opens it (src/state/open.ts)
+    y = y.option('database-url', { type: 'string', global: true, describe: DATABASE_URL_HELP }).middleware((argv) => {
+      const url = argv['database-url'];
+      if (typeof url === 'string' && url !== '') process.env['DATABASE_URL'] = url;
+    }) as typeof y;
+  }
   for (const c of commands) {
     const forms = c.isDefault ? [c.command, '$0'] : c.command;
     y = y.command(forms, c.describe, (b: Argv) => (c.builder ? c.builder(b) : b), c.handler) as typeof y;

@@ -41,6 +41,9 @@ function docSection(job: string): string {
 }
 
 const GLOBAL = ['--data-dir', '--json', '--help'];
+/** Taken by every job that reads or writes the shared state store, documented once for them all. */
+const STATE_STORE = '--database-url';
+const STATE_JOBS = ['apps', 'deliver', 'demo', 'export', 'generate', 'load', 'purge', 'quarantine', 'score', 'serve', 'webhooks'];
 
 describe('--help of every job', () => {
   it('exits 0 and names every flag and sub-command, each documented in the job\'s section of docs/jobs.md', async () => {
@@ -65,13 +68,14 @@ describe('--help of every job', () => {
         for (const f of helpOf(h.stdout).flags) own.add(f);
         expect(section, `docs/jobs.md, ${job}.js: command ${c}`).toContain(`\`${c}`);
       }
+      expect(flags.includes(STATE_STORE), `${job}: ${STATE_STORE}`).toBe(STATE_JOBS.includes(job));
       for (const flag of own) {
-        if (GLOBAL.includes(flag)) continue;
+        if (GLOBAL.includes(flag) || flag === STATE_STORE) continue;
         expect(section, `docs/jobs.md, ${job}.js: ${flag}`).toMatch(new RegExp(`${flag}(?![a-z-])`));
       }
     }
     // the global flags are documented once, for every job
-    for (const flag of GLOBAL) expect(DOC.slice(0, DOC.indexOf('## Exit codes'))).toContain(`\`${flag}`);
+    for (const flag of [...GLOBAL, STATE_STORE]) expect(DOC.slice(0, DOC.indexOf('## Exit codes'))).toContain(`\`${flag}`);
     // 25 node processes: 90 s at a load average of 30 on 2 cores (2026-11-25)
   }, 300_000);
 

@@ -27,7 +27,6 @@ describe.each(STORES)('two API processes on the %s store', (kind) => {
   it('see each other\'s writes at the next request: tokens, deletions and revoked keys', async () => {
     const where = await locations.fresh();
     const { appId, apiKey } = await new AppStore(where).add({ name: 'Fleet', timeZone: 'UTC' });
-    const env = { DATABASE_URL: where.databaseUrl ?? '' };
     // PostgreSQL: a data folder per process, as on two machines; SQLite: the machine's one folder
     const a = await machines.start(where);
     const b = await machines.start(where, true);
@@ -42,7 +41,9 @@ describe.each(STORES)('two API processes on the %s store', (kind) => {
     expect((await call(a, `/v1/token/${token}`, apiKey)).status).toBe(404);
     expect((await call(b, `/v1/token/${token}`, apiKey)).status).toBe(404);
 
-    const revoked = await cli(['jobs/apps.js', 'revoke-key', appId, '--data-dir', where.dataDir, '--json'], env);
+    // the job is told the store by its flag alone (DATABASE_URL emptied)
+    const flag = where.databaseUrl ? ['--database-url', where.databaseUrl] : [];
+    const revoked = await cli(['jobs/apps.js', 'revoke-key', appId, '--data-dir', where.dataDir, '--json', ...flag], { DATABASE_URL: '' });
     expect(revoked.code).toBe(0);
     const fresh = /"apiKey":\s*"(dk_[^"]+)"/.exec(revoked.stdout)?.[1] as string;
     expect(fresh).toMatch(/^dk_/);
