@@ -31,6 +31,9 @@ export interface DayFilesResult {
 /** The steps that build a part's legs, points and events from its gen_trips (sql/generate/<step>.sql). */
 const PART_STEPS = ['legs', 'points', 'events'] as const;
 
+/** At most one progress line about parts this often (a large run writes hundreds of parts). */
+const PART_PROGRESS_MS = 10_000;
+
 /** A block's trips (one row each, no points) stay within about this many parts' worth. */
 const TRIP_ROWS_PER_BLOCK_PARTS = 32;
 
@@ -51,6 +54,7 @@ const TRIP_ROWS_PER_BLOCK_PARTS = 32;
 export async function writeDayFiles(conn: DuckDBConnection, options: DayFilesOptions): Promise<DayFilesResult> {
   const out: DayFilesResult = { files: [], trips: 0, points: 0, events: 0, abnormalTrips: 0 };
   const perBlock = Math.max(1, Math.floor((options.tripsPerPart * TRIP_ROWS_PER_BLOCK_PARTS) / (2 * options.users)));
+  let saidAt = Date.now();
   for (let b = 0; b < options.days.length; b += perBlock) {
     const block = options.days.slice(b, b + perBlock);
     const withBad = options.badRecords && b + perBlock >= options.days.length;
@@ -75,6 +79,13 @@ export async function writeDayFiles(conn: DuckDBConnection, options: DayFilesOpt
           await buildRecords(conn, range, options);
           await copyRecords(conn, piece, options);
           list.push(piece);
+        }
+        const done = Math.min(trips, first + options.tripsPerPart - 1);
+        if (Date.now() - saidAt >= PART_PROGRESS_MS) {
+          saidAt = Date.now();
+          const parts = Math.ceil(trips / options.tripsPerPart);
+          const part = Math.ceil(done / options.tripsPerPart);
+          options.onProgress?.(`${block[0]}${block.length > 1 ? `..${block[block.length - 1]}` : ''}: ${done.toLocaleString('en-US')} of ${trips.toLocaleString('en-US')} trips written (part ${part} of ${parts}, ${Math.floor((100 * done) / trips)}%)`);
         }
       }
       for (const day of block) {
