@@ -98,3 +98,22 @@ create or replace temp macro parsed_events(events) as
     list_transform(events, e -> {'type': e.type, 'start': parse_instant(e.startTime), 'end': parse_instant(e.endTime),
         'start_lat': e.startPoint.lat, 'start_lng': e.startPoint.lng, 'end_lat': e.endPoint.lat, 'end_lng': e.endPoint.lng,
         'description': e.description});
+
+-- JSON text as JavaScript's JSON.stringify writes it, from the JSON DuckDB writes: the two differ
+-- only in the hex digits of a control character's escape (\u001F against \u001f), so the pending
+-- events file written here holds the bytes JSON.stringify gave. Every backslash DuckDB writes starts
+-- an escape, so splitting into escapes and runs of other characters finds each \uXXXX exactly; only
+-- text holding such an escape (an id with a control character) is split at all.
+create or replace temp macro js_json(j) as
+    case
+        when regexp_matches(j, '\\u00[01][A-F]')
+            then array_to_string(list_transform(regexp_extract_all(j, '\\u[0-9A-Fa-f]{4}|\\.|[^\\]+'),
+                t -> case when starts_with(t, '\u') then lower(t) else t end), '')
+        else j
+    end;
+
+-- A number as JSON the way JSON.stringify writes it: DuckDB writes a whole double as 85.0, JavaScript
+-- as 85. For values like the rounded scores (no exponent: |x| >= 1e-6 or 0, and below 1e15), the
+-- two agree otherwise (both give the shortest text that reads back as the same double).
+create or replace temp macro js_number(x) as
+    (case when x = trunc(x) and abs(x) < 1e15 then (x::bigint)::varchar else x::varchar end)::json;

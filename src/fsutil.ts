@@ -7,21 +7,36 @@ import { dirname, basename, join } from 'node:path';
  */
 export function writeFileAtomic(path: string, content: string | Uint8Array, mode = 0o600): void {
   mkdirSync(dirname(path), { recursive: true });
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now()}.tmp`);
+  const tmp = temporaryBeside(path);
   try {
     const fd = openSync(tmp, 'w', mode);
     try {
       writeFileSync(fd, content);
-      fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
-    renameSync(tmp, path);
-    fsyncDir(dirname(path));
+    moveIntoPlace(tmp, path);
   } catch (error) {
     rmSync(tmp, { force: true });
     throw error;
   }
+}
+
+/** A temporary name in the target's folder (a rename is atomic within one file system only). */
+export function temporaryBeside(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now()}.tmp`);
+}
+
+/** The second half of writeFileAtomic, for a temp file something else wrote: fsync it, rename it over the target, fsync the folder. */
+export function moveIntoPlace(tmp: string, path: string): void {
+  const fd = openSync(tmp, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+  fsyncDir(dirname(path));
 }
 
 export function fsyncDir(dir: string): void {

@@ -17,7 +17,7 @@ with runs as (
 parts as (
     select
         s.app_id, s.user_id, s.org_user_id, s.evaluation_date, s.interval_days,
-        json_object('safetyScore', round(s.safety_score, 2), 'tripCount', s.count_trips) as interval_json,
+        json_object('safetyScore', js_number(round(s.safety_score, 2)), 'tripCount', s.count_trips) as interval_json,
         concat_ws('|', s.interval_days, round(s.safety_score, 6), s.count_trips, round(s.distracted_driving, 6),
             round(s.evening_rush_hour, 6), round(s.acclong_abs_1, 6), round(s.weekday_driving, 6), round(s.low_speed, 6)) as part
     from safety_scores as s

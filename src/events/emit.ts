@@ -1,9 +1,10 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { join } from 'node:path';
+import { chmodSync, mkdirSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { inTransaction } from '../warehouse/warehouse.js';
-import { query, run, runScript, sqlText } from '../db/sql.js';
-import { writeFileAtomic } from '../fsutil.js';
+import { query, quoteLiteral, run, runFile, runScript, sqlText, type Params } from '../db/sql.js';
+import { moveIntoPlace, temporaryBeside } from '../fsutil.js';
 import { ENVELOPE_VERSION } from '../webhooks/envelope.js';
 
 export interface EmitResult {
@@ -27,26 +28,24 @@ export async function emitEvents(wh: Warehouse, eventsDir: string, publishedVers
   const since = Number((await query(conn, "select coalesce(max(value::bigint), 0) as v from meta where key = 'score_events_version'"))[0]?.['v'] ?? 0);
   const [announced] = await query(conn, 'select coalesce(max(announced_version), 0) as v from announced_trips');
   const tripsSince = Number(announced?.['v'] ?? 0);
-  const trips = await query(conn, sqlText('events/trip_created'), { since: tripsSince, version: publishedVersion });
+  await runFile(conn, 'events/event_rows');
+  await insertRows(conn, 1, sqlText('events/trip_created'), { since: tripsSince, version: publishedVersion });
   // held for the record below: every trip written since, with what it serves as a fingerprint
   await run(conn, `create or replace temp table trip_fingerprints as ${sqlText('events/trip_fingerprints')}`, { since: tripsSince, version: publishedVersion });
-  const updated = await query(conn, sqlText('events/trip_updated'));
-  const usersSince = Number((await query(conn, "select coalesce(max(value::bigint), 0) as v from meta where key = 'user_events_version'"))[0]?.['v'] ?? 0);
-  const deleted = await query(conn, sqlText('events/user_deleted'), { since: usersSince, version: publishedVersion });
+  await insertRows(conn, 2, sqlText('events/trip_updated'));
   // held for the record below: only users whose values changed since their last announcement
   await run(conn, `create or replace temp table score_events as ${sqlText('events/safety_score_updated')}`, { since, version: publishedVersion });
-  const scores = await query(conn, 'select id, type, app_id, data from score_events order by app_id, user_id, evaluation_date');
-  const events = [...trips, ...updated, ...scores, ...deleted];
+  await insertRows(conn, 3, 'select id, type, app_id, data from score_events order by app_id, user_id, evaluation_date');
+  const usersSince = Number((await query(conn, "select coalesce(max(value::bigint), 0) as v from meta where key = 'user_events_version'"))[0]?.['v'] ?? 0);
+  await insertRows(conn, 4, sqlText('events/user_deleted'), { since: usersSince, version: publishedVersion });
+  const counts = new Map((await query(conn, 'select part, count(*)::integer as n from event_rows group by part')).map((r) => [Number(r['part']), Number(r['n'])]));
+  const count = (part: number): number => counts.get(part) ?? 0;
   let file: string | null = null;
-  if (events.length > 0) {
-    const createdAt = now.toISOString();
-    const lines = events.map((e) =>
-      JSON.stringify({ id: e['id'], type: e['type'], version: ENVELOPE_VERSION, createdAt, appId: e['app_id'], data: JSON.parse(String(e['data'])) }),
-    );
+  if (counts.size > 0) {
     // named by the published version: a re-run after a crash rewrites the same file with the same
     // events and ids (if the deliverer already took it, they are delivered again: at-least-once)
     file = join(eventsDir, `v${String(publishedVersion).padStart(12, '0')}.ndjson`);
-    writeFileAtomic(file, `${lines.join('\n')}\n`, 0o644);
+    await writeLines(conn, file, { envelope: ENVELOPE_VERSION, created_at: now.toISOString() });
   }
   await inTransaction(conn, async () => {
     await runScript(conn, 'events/mark_trips_announced', { version: publishedVersion });
@@ -56,7 +55,31 @@ export async function emitEvents(wh: Warehouse, eventsDir: string, publishedVers
   });
   await run(conn, 'drop table score_events');
   await run(conn, 'drop table trip_fingerprints');
-  return { tripCreated: trips.length, tripUpdated: updated.length, safetyScoreUpdated: scores.length, userDeleted: deleted.length, file };
+  await run(conn, 'drop table event_rows');
+  return { tripCreated: count(1), tripUpdated: count(2), safetyScoreUpdated: count(3), userDeleted: count(4), file };
+}
+
+/** Appends one kind of event to event_rows, in the order its statement gives them. */
+async function insertRows(conn: DuckDBConnection, part: number, source: string, params?: Params): Promise<void> {
+  await run(conn, `insert into event_rows select ${part}, id, type, app_id, data from (${source})`, params);
+}
+
+/**
+ * DuckDB writes the lines (sql/events/pending_lines.sql) to a temporary file beside `file`, each
+ * ending in a newline: a CSV of one column, unquoted, with a delimiter no JSON text holds (control
+ * characters are escaped in JSON), is the lines as they are. Then, as writeFileAtomic: fsync, rename.
+ */
+async function writeLines(conn: DuckDBConnection, file: string, params: Params): Promise<void> {
+  const tmp = temporaryBeside(file);
+  mkdirSync(dirname(file), { recursive: true });
+  try {
+    await run(conn, `copy (${sqlText('events/pending_lines')}) to ${quoteLiteral(tmp)} (format csv, header false, quote '', escape '', delimiter '\x01')`, params);
+    chmodSync(tmp, 0o644);
+    moveIntoPlace(tmp, file);
+  } catch (error) {
+    rmSync(tmp, { force: true });
+    throw error;
+  }
 }
 
 /** Scores written up to `version` count as announced: later runs announce only newer ones. */
