@@ -24,7 +24,24 @@ export interface ExportFigures {
   clientPeakRssBytes: number;
   /** The 1-minute load average before and after: times on a shared machine are upper bounds. */
   loadAverage: [number, number];
+  /** Batches the server logged (DRIVING_API_EXPORT_MEMORY_LOG, on for every run of this bench). */
+  batches: number;
+  /** The server's memory after batches 1, 100, 300, 600, 900 and the last (those the export has): whether RSS plateaus. */
+  memoryAt: BatchMemory[];
 }
+
+/** One line of the export's memory log (src/api/export/memory-log.ts), in MiB. */
+export interface BatchMemory {
+  batch: number;
+  rssMiB: number;
+  heapTotalMiB: number;
+  heapUsedMiB: number;
+  externalMiB: number;
+  exportDuckdbMiB: number;
+}
+
+/** The batches whose memory the bench reports: early, along the plateau of a 1 M-trip export, and the last. */
+export const MEMORY_BATCHES = [1, 100, 300, 600, 900];
 
 export interface ExportBenchOptions {
   /** DRIVING_API_EXPORT_BATCH_TRIPS for the server (its default when absent). */
@@ -54,11 +71,16 @@ export async function benchExport(dataDir: string, options: ExportBenchOptions =
   const figures: ExportFigures[] = [];
   for (const format of options.formats ?? ['arrow', 'ndjson']) {
     const server = await startServer(dataDir, options.batchTrips, options.serverLog);
+    let timed: Omit<ExportFigures, 'batches' | 'memoryAt'>;
     try {
-      figures.push(await timeExport(server, apiKey, format, rangeQuery(options)));
+      timed = await timeExport(server, apiKey, format, rangeQuery(options));
     } finally {
+      // stopped first: the last batch's line may still be on its way when the client has read the end
       await server.stop();
     }
+    const lines = server.memoryLines();
+    const last = lines[lines.length - 1];
+    figures.push({ ...timed, batches: lines.length, memoryAt: lines.filter((l) => MEMORY_BATCHES.includes(l.batch) || l === last) });
   }
   return figures;
 }
@@ -70,7 +92,7 @@ function rangeQuery(options: ExportBenchOptions): string {
   return query.size > 0 ? `?${query}` : '';
 }
 
-async function timeExport(server: Server, apiKey: string, format: 'arrow' | 'ndjson', range: string): Promise<ExportFigures> {
+async function timeExport(server: Server, apiKey: string, format: 'arrow' | 'ndjson', range: string): Promise<Omit<ExportFigures, 'batches' | 'memoryAt'>> {
   global.gc?.();
   const loadBefore = loadavg()[0] as number;
   const serverIdleRssBytes = procStatusBytes(server.pid, 'VmRSS');
@@ -107,23 +129,34 @@ async function timeExport(server: Server, apiKey: string, format: 'arrow' | 'ndj
 interface Server {
   url: string;
   pid: number;
+  /** The memory log's lines so far, one a batch. */
+  memoryLines(): BatchMemory[];
   stop(): Promise<void>;
 }
 
 /** The real `serve.js` on a free loopback port, one process, ready (a snapshot open). */
 async function startServer(dataDir: string, batchTrips: number | undefined, serverLog?: string): Promise<Server> {
-  const env = { ...process.env, ...(batchTrips ? { DRIVING_API_EXPORT_BATCH_TRIPS: String(batchTrips) } : {}) };
+  // the memory log costs two small DuckDB queries a batch (of 1,000 trips by default)
+  const env = { ...process.env, DRIVING_API_EXPORT_MEMORY_LOG: '1', ...(batchTrips ? { DRIVING_API_EXPORT_BATCH_TRIPS: String(batchTrips) } : {}) };
   const child = spawn(process.execPath, [repoPath('jobs', 'serve.js'), '--data-dir', dataDir, '--port', '0', '--host', '127.0.0.1', '--no-log', '--no-metrics', '--workers', '1'], {
     env, stdio: ['ignore', 'ignore', 'pipe'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
     if (serverLog) child.stderr?.on('data', (text: string | Buffer) => appendFileSync(serverLog, text));
+    const memory: BatchMemory[] = [];
+    let partial = '';
+    child.stderr?.on('data', (text: string | Buffer) => {
+      const lines = (partial + String(text)).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) if (line.startsWith('{"export"')) memory.push(batchMemory(JSON.parse(line) as Record<string, number>));
+    });
     const url = await listeningUrl(child);
     await waitReady(url, 120);
     return {
       url,
       pid: child.pid as number,
+      memoryLines: () => memory,
       stop: async () => {
         child.kill('SIGTERM');
         await exited;
@@ -133,6 +166,10 @@ async function startServer(dataDir: string, batchTrips: number | undefined, serv
     child.kill('SIGKILL');
     throw error;
   }
+}
+
+function batchMemory(l: Record<string, number>): BatchMemory {
+  return { batch: l['batch'] as number, rssMiB: l['rssMiB'] as number, heapTotalMiB: l['heapTotalMiB'] as number, heapUsedMiB: l['heapUsedMiB'] as number, externalMiB: l['externalMiB'] as number, exportDuckdbMiB: l['exportDuckdbMiB'] as number };
 }
 
 function listeningUrl(child: ChildProcess): Promise<string> {

@@ -2,6 +2,7 @@ import { listValue } from '../../db/duckdb.js';
 import { sqlText, type Row } from '../../db/sql.js';
 import { point, round } from '../context.js';
 import { brief } from '../routes/trips.js';
+import { exportStats } from './export-stats.js';
 import { tripRowBatches, type ExportSource, type TripRange } from './trip-windows.js';
 
 /** One trip of the bulk export: the trip list's fields, the trip detail's, the user, and the events. */
@@ -16,6 +17,7 @@ export type ExportQuery = TripRange;
  */
 export async function* tripBatches(s: ExportSource, q: ExportQuery): AsyncGenerator<ExportTrip[]> {
   for await (const rows of tripRowBatches(s, q)) {
+    exportStats.batchesRead++;
     const events = await batchEvents(s, q, rows);
     yield rows.map((r) => exportTrip(r, events.get(String(r['trip_id'])) ?? []));
   }

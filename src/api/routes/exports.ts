@@ -8,6 +8,7 @@ import { holdSnapshot } from '../export/hold-snapshot.js';
 import { tripBatches, type ExportTrip } from '../export/trip-batches.js';
 import { positiveInt } from '../../config.js';
 import { memoryLogOn, withMemoryLog } from '../export/memory-log.js';
+import { exportStats } from '../export/export-stats.js';
 
 declare module 'fastify' {
   interface FastifySchema {
@@ -71,12 +72,16 @@ export function exportRoutes(app: FastifyInstance, ctx: ApiContext): void {
     const arrow = format === ARROW ? await import('../export/arrow.js') : null;
     const held = await holdSnapshot(ctx.snapshots);
     if (!held) throw new ApiError('not_ready', 'no data has been published yet');
+    exportStats.holding++;
     const reader = held.snapshot.exportReader;
     const trips = tripBatches(reader, { appId: request.tenant.appId, zone, from, to, excludedUsers, batchSize: batchTrips() });
     const batches = memoryLogOn() ? withMemoryLog(trips, { snapshot: held.snapshot, export: reader }, request.id) : trips;
     const body = Readable.from(arrow ? arrow.arrowStream(batches) : ndjson(batches), { objectMode: false });
     // released when the answer ends, fails, or the client goes away
-    body.once('close', held.release);
+    body.once('close', () => {
+      exportStats.holding--;
+      held.release();
+    });
     return reply.type(format).header('Cache-Control', 'no-store').send(body);
   });
 }
