@@ -25,6 +25,8 @@ export interface SynthOptions {
   seed?: number;
   now?: Date;
   progress?: Progress;
+  /** Write the trips, events and statistics only, in one batch: no history scored, nothing published (a test of the scoring alone). */
+  tripsOnly?: boolean;
 }
 
 export interface SynthResult {
@@ -70,7 +72,7 @@ export async function synthesizeHistory(options: SynthOptions): Promise<SynthRes
       center_lng: centre.lng,
     });
     const days = datesBetween(addDays(options.endDate, 1 - options.days), options.endDate);
-    const batches = days.length > 1 ? [days.slice(0, -1), days.slice(-1)] : [days];
+    const batches = days.length > 1 && !options.tripsOnly ? [days.slice(0, -1), days.slice(-1)] : [days];
     for (const batch of batches) {
       const t0 = performance.now();
       const counts = await writeBatch(wh, app, batch, options.seed ?? 7, now);
@@ -80,6 +82,7 @@ export async function synthesizeHistory(options: SynthOptions): Promise<SynthRes
       result.userDays += counts.userDays;
       result.versions.push(counts.version);
       progress(`bench: synthesized ${batch[0]} .. ${batch[batch.length - 1]}: ${counts.trips} trips, ${counts.events} events (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+      if (options.tripsOnly) continue;
       if (batch !== batches[batches.length - 1]) await scoreHistory(wh, app, batch, now, progress);
       // the pack is written once, for the last batch: the history batch's would be replaced at once
       // with the route files of the history's versions, as the loads that wrote them would have

@@ -4,10 +4,13 @@
 -- Window (docs/decisions.md, Statistics and scores): normal trips starting from local (D - interval) 00:00:00 up to, not
 -- including, local D 00:00:00 in the app's zone. T is the trips' summed duration in seconds.
 -- One pass over the trips of the longer window: the 30-day window is its last 30 days (both end at
--- local D 00:00), so each 30-day sum adds the same trips in the same order, and zero for each
--- earlier one (x + 0 = x: the same number as a sum of the window's trips alone; a conditional sum
--- cost less than FILTER here), and the user's latest trip is the same in both when the shorter
--- window has one.
+-- local D 00:00), so each 30-day sum adds the same trips plus a zero for each earlier one (the
+-- same number as a sum of the window's trips alone; a conditional sum cost less than FILTER here),
+-- and the user's latest trip is the same in both when the shorter window has one.
+-- The trips' seconds are doubles: exact_sum (sql/macros.sql) adds them as fixed-point numbers, so a
+-- sum, each share and score built on it are the same bits on every run whatever order DuckDB's
+-- threads add a driver's trips in (a plain sum differed in the last bit between runs at 20,000
+-- drivers, and an unchanged score must compare equal to be left unwritten).
 with bounds as (
     select
         app_id,
@@ -24,25 +27,25 @@ per_user as (
         t.user_id,
         arg_max(t.org_user_id, t.started_at) as org_user_id,
         count(*) as n_90,
-        sum(t.elapsed_seconds) as elapsed_90,
-        sum(t.driving_seconds) as driving_90,
+        exact_sum(t.elapsed_seconds) as elapsed_90,
+        exact_sum(t.driving_seconds) as driving_90,
         sum(t.mileage_m) as mileage_90,
         sum(t.count_events) as events_90,
-        sum(t.distracted_seconds) as distracted_90,
-        sum(t.evening_rush_seconds) as rush_90,
-        sum(t.acc_over_1_seconds) as acc_90,
-        sum(t.weekday_seconds) as weekday_90,
-        sum(t.low_speed_seconds) as low_speed_90,
+        exact_sum(t.distracted_seconds) as distracted_90,
+        exact_sum(t.evening_rush_seconds) as rush_90,
+        exact_sum(t.acc_over_1_seconds) as acc_90,
+        exact_sum(t.weekday_seconds) as weekday_90,
+        exact_sum(t.low_speed_seconds) as low_speed_90,
         count_if(t.started_at >= b.start_30) as n_30,
-        sum(if(t.started_at >= b.start_30, t.elapsed_seconds, 0)) as elapsed_30,
-        sum(if(t.started_at >= b.start_30, t.driving_seconds, 0)) as driving_30,
+        exact_sum(if(t.started_at >= b.start_30, t.elapsed_seconds, 0)) as elapsed_30,
+        exact_sum(if(t.started_at >= b.start_30, t.driving_seconds, 0)) as driving_30,
         sum(if(t.started_at >= b.start_30, t.mileage_m, 0)) as mileage_30,
         sum(if(t.started_at >= b.start_30, t.count_events, 0)) as events_30,
-        sum(if(t.started_at >= b.start_30, t.distracted_seconds, 0)) as distracted_30,
-        sum(if(t.started_at >= b.start_30, t.evening_rush_seconds, 0)) as rush_30,
-        sum(if(t.started_at >= b.start_30, t.acc_over_1_seconds, 0)) as acc_30,
-        sum(if(t.started_at >= b.start_30, t.weekday_seconds, 0)) as weekday_30,
-        sum(if(t.started_at >= b.start_30, t.low_speed_seconds, 0)) as low_speed_30
+        exact_sum(if(t.started_at >= b.start_30, t.distracted_seconds, 0)) as distracted_30,
+        exact_sum(if(t.started_at >= b.start_30, t.evening_rush_seconds, 0)) as rush_30,
+        exact_sum(if(t.started_at >= b.start_30, t.acc_over_1_seconds, 0)) as acc_30,
+        exact_sum(if(t.started_at >= b.start_30, t.weekday_seconds, 0)) as weekday_30,
+        exact_sum(if(t.started_at >= b.start_30, t.low_speed_seconds, 0)) as low_speed_30
     from trips as t
     join bounds as b
         on t.app_id = b.app_id
