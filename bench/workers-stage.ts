@@ -55,7 +55,7 @@ export async function benchWorkers(ctx: BenchContext): Promise<void> {
     }
     for (const ladder of ladders.slice(-2)) {
       record(ctx, {
-        stage: 'workers', metric: `round ${round}, ${ladder.workers} worker(s): waiting for a core, ms a second of each rung (the event loops' threads summed / the server's other threads: V8's GC and compiler helpers, libuv's pool)`,
+        stage: 'workers', metric: `round ${round}, ${ladder.workers} worker(s): waiting for a core, ms a second of each rung (the event loops' threads summed / the server's other threads: V8's GC and compiler helpers, libuv's pool)${ladder.workers > 1 ? '; each worker\'s share of the workers\' CPU' : ''}`,
         value: ladder.steps.map((s) => `${s.rate}: ${s.waits}`).join('; '), unit: '',
       });
     }
@@ -95,7 +95,7 @@ async function runLadder(ctx: BenchContext, dir: string, apiKey: string, byOp: M
       const startedAt = performance.now();
       const run = await generate(ctx, { url: server.url, apiKey, paths, rate, seconds: ctx.options.sizes.apiSeconds, connections, warmupSeconds: STEP_WARMUP_SECONDS, client }).done;
       const after = treeCpu(server.pid);
-      const waits = describeWaits(schedBetween(threadsBefore, threadsOf(after.keys())), (performance.now() - startedAt) / 1000);
+      const waits = `${describeWaits(schedBetween(threadsBefore, threadsOf(after.keys())), (performance.now() - startedAt) / 1000)}${workers > 1 ? `, CPU split ${workerSplit(before, after, server.pid)}` : ''}`;
       const cpu = cpuBetween(before, after);
       const r = parseResult(run);
       if (cpu.processes !== workers + (workers > 1 ? 1 : 0)) throw new Error(`the server had ${cpu.processes} process(es) through a rung, not ${workers} worker(s) and their primary`);
@@ -120,4 +120,17 @@ async function runLadder(ctx: BenchContext, dir: string, apiKey: string, byOp: M
 function describeWaits(spent: ReturnType<typeof schedBetween>, seconds: number): string {
   const perSecond = (ms: number): string => (ms / Math.max(seconds, 1e-3)).toFixed(0);
   return `main ${perSecond(spent.main.waitMs)} / other ${perSecond(spent.other.waitMs)} ms/s waited`;
+}
+
+/**
+ * Each worker's share of what the workers spent over a rung, in percent, largest first (`58/42%`).
+ * The primary hands each new connection to the next free worker and a kept-alive connection stays
+ * with its worker, so the requests need not split evenly: the worker with the larger share reaches
+ * its limit first.
+ */
+function workerSplit(before: Map<number, number>, after: Map<number, number>, primaryPid: number): string {
+  const spent = [...after].filter(([pid]) => pid !== primaryPid && before.has(pid)).map(([pid, end]) => end - (before.get(pid) ?? 0));
+  const total = spent.reduce((a, b) => a + b, 0);
+  if (total <= 0) return '-';
+  return `${spent.sort((a, b) => b - a).map((s) => Math.round((100 * s) / total)).join('/')}%`;
 }
