@@ -61,10 +61,18 @@ export class RawHttpPool {
     for (const conn of this.idle.splice(0)) conn.socket.destroy();
   }
 
-  /** The most recently used idle connection (the others go stale and close), or a new one while under the limit. */
+  /**
+   * A new connection while under the limit, then the one idle longest: the requests go round all
+   * the connections, as from that many clients. A cluster's primary hands new connections to its
+   * workers in turn and a kept-alive one stays with its worker, so this splits the requests
+   * evenly between workers. Reusing the most recently used connection instead kept a handful busy
+   * (as many as were in flight at once), whichever workers they happened to be on: two workers
+   * took 65/35 to 75/25 of the CPU at 100-500 req/s.
+   */
   private take(): Conn | null {
+    if (this.open < this.connections) return this.dial();
     const now = performance.now();
-    for (let conn = this.idle.pop(); conn; conn = this.idle.pop()) {
+    for (let conn = this.idle.shift(); conn; conn = this.idle.shift()) {
       if (now - conn.lastUsed < STALE_MS && !conn.socket.destroyed) return conn;
       conn.socket.destroy();
     }

@@ -5,6 +5,7 @@ import { startCluster } from './cluster-server.js';
 import { ensureBase } from './fixtures.js';
 import { climb, type LadderStep } from './ladder.js';
 import { cpuBetween, treeCpu } from './process-cpu.js';
+import { schedBetween, threadsOf } from './run-queue.js';
 
 /** The product's figure: requests a second answered with a p99 under 10 ms. */
 const MAX_P99_MS = 10;
@@ -28,7 +29,7 @@ interface Ladder {
   workers: number;
   highest: number | null;
   /** Every rung: rate, p99, the API's CPU a request (all its processes), the generator's CPU. */
-  steps: (LadderStep & { cpuUsPerRequest: number; primaryUsPerRequest: number; generator: string })[];
+  steps: (LadderStep & { cpuUsPerRequest: number; primaryUsPerRequest: number; generator: string; waits: string })[];
 }
 
 /**
@@ -50,6 +51,12 @@ export async function benchWorkers(ctx: BenchContext): Promise<void> {
       record(ctx, {
         stage: 'workers', metric: `round ${round}, ${workers} worker(s): highest rate with p99 < ${MAX_P99_MS} ms (rungs: rate p99 ms / CPU us a request)`,
         value: `${ladder.highest ?? `none (below ${RATES[0]})`} req/s (${ladder.steps.map((s) => `${s.rate}: ${s.p99Ms.toFixed(1)} / ${Math.round(s.cpuUsPerRequest)}${s.failed > 0 ? ` ${s.failed} failed` : ''}`).join('; ')})`, unit: '',
+      });
+    }
+    for (const ladder of ladders.slice(-2)) {
+      record(ctx, {
+        stage: 'workers', metric: `round ${round}, ${ladder.workers} worker(s): waiting for a core, ms a second of each rung (the event loops' threads summed / the server's other threads: V8's GC and compiler helpers, libuv's pool)${ladder.workers > 1 ? '; each worker\'s share of the workers\' CPU' : ''}`,
+        value: ladder.steps.map((s) => `${s.rate}: ${s.waits}`).join('; '), unit: '',
       });
     }
     const [one, two] = ladders.slice(-2) as [Ladder, Ladder];
@@ -84,15 +91,18 @@ async function runLadder(ctx: BenchContext, dir: string, apiKey: string, byOp: M
     parseResult(await generate(ctx, { url: server.url, apiKey, paths, rate: WARM_RATE, seconds: START_WARMUP_SECONDS, connections, client }).done);
     const result = await climb(RATES, async (rate) => {
       const before = treeCpu(server.pid);
+      const threadsBefore = threadsOf(before.keys());
+      const startedAt = performance.now();
       const run = await generate(ctx, { url: server.url, apiKey, paths, rate, seconds: ctx.options.sizes.apiSeconds, connections, warmupSeconds: STEP_WARMUP_SECONDS, client }).done;
       const after = treeCpu(server.pid);
+      const waits = `${describeWaits(schedBetween(threadsBefore, threadsOf(after.keys())), (performance.now() - startedAt) / 1000)}${workers > 1 ? `, CPU split ${workerSplit(before, after, server.pid)}` : ''}`;
       const cpu = cpuBetween(before, after);
       const r = parseResult(run);
       if (cpu.processes !== workers + (workers > 1 ? 1 : 0)) throw new Error(`the server had ${cpu.processes} process(es) through a rung, not ${workers} worker(s) and their primary`);
       // the primary's own part (it hands connections to the workers; it answers nothing)
       const primary = workers > 1 ? (after.get(server.pid) ?? 0) - (before.get(server.pid) ?? 0) : 0;
-      const step = { rate, p99Ms: r.p99Ms, throughput: r.throughput, failed: r.errors + r.timeouts + r.non2xx, cpuUsPerRequest: (cpu.seconds * 1e6) / Math.max(r.sent, 1), primaryUsPerRequest: (primary * 1e6) / Math.max(r.sent, 1), generator: generatorCpu(run, r) };
-      ctx.progress(`bench: workers: ${workers} worker(s) @ ${rate}/s: p99 ${r.p99Ms.toFixed(2)} ms, ${Math.round(r.throughput)} req/s, ${step.failed} failed, ${Math.round(step.cpuUsPerRequest)} us CPU a request (${step.generator})`);
+      const step = { rate, p99Ms: r.p99Ms, throughput: r.throughput, failed: r.errors + r.timeouts + r.non2xx, cpuUsPerRequest: (cpu.seconds * 1e6) / Math.max(r.sent, 1), primaryUsPerRequest: (primary * 1e6) / Math.max(r.sent, 1), generator: generatorCpu(run, r), waits };
+      ctx.progress(`bench: workers: ${workers} worker(s) @ ${rate}/s: p99 ${r.p99Ms.toFixed(2)} ms, ${Math.round(r.throughput)} req/s, ${step.failed} failed, ${Math.round(step.cpuUsPerRequest)} us CPU a request (${step.generator}); ${waits}`);
       steps.push(step);
       return step;
     }, MAX_P99_MS);
@@ -100,4 +110,27 @@ async function runLadder(ctx: BenchContext, dir: string, apiKey: string, byOp: M
   } finally {
     ctx.children.push(await server.stop());
   }
+}
+
+/**
+ * A rung's time runnable but not running (bench/run-queue.ts), a second of the rung, as `main
+ * W / other W ms/s`: a tail the server's CPU does not explain shows here when the two cores were
+ * held by someone else.
+ */
+function describeWaits(spent: ReturnType<typeof schedBetween>, seconds: number): string {
+  const perSecond = (ms: number): string => (ms / Math.max(seconds, 1e-3)).toFixed(0);
+  return `main ${perSecond(spent.main.waitMs)} / other ${perSecond(spent.other.waitMs)} ms/s waited`;
+}
+
+/**
+ * Each worker's share of what the workers spent over a rung, in percent, largest first (`58/42%`).
+ * The primary hands each new connection to the next free worker and a kept-alive connection stays
+ * with its worker, so the requests need not split evenly: the worker with the larger share reaches
+ * its limit first.
+ */
+function workerSplit(before: Map<number, number>, after: Map<number, number>, primaryPid: number): string {
+  const spent = [...after].filter(([pid]) => pid !== primaryPid && before.has(pid)).map(([pid, end]) => end - (before.get(pid) ?? 0));
+  const total = spent.reduce((a, b) => a + b, 0);
+  if (total <= 0) return '-';
+  return `${spent.sort((a, b) => b - a).map((s) => Math.round((100 * s) / total)).join('/')}%`;
 }
