@@ -75,8 +75,9 @@ describe('the raw HTTP client', () => {
   it('sends one request after another round all its connections, not on the last one used', async () => {
     await start();
     const bySocket = new Map<unknown, number>();
-    server?.prependListener('request', (req) => bySocket.set(req.socket, (bySocket.get(req.socket) ?? 0) + 1));
-    const { port } = server?.address() as AddressInfo;
+    const listening = server as Server;
+    listening.prependListener('request', (req) => bySocket.set(req.socket, (bySocket.get(req.socket) ?? 0) + 1));
+    const { port } = listening.address() as AddressInfo;
     const pool = new RawHttpPool(`http://127.0.0.1:${port}`, 4, {});
     // one in flight at a time: a most-recently-used pick would send all twelve on one connection
     for (let i = 0; i < 12; i++) expect(await get(pool, `/r${i}`)).toBe('200');
