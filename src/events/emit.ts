@@ -74,7 +74,8 @@ async function writeLines(conn: DuckDBConnection, file: string, params: Params):
   mkdirSync(dirname(file), { recursive: true });
   try {
     await run(conn, `copy (${sqlText('events/pending_lines')}) to ${quoteLiteral(tmp)} (format csv, header false, quote '', escape '', delimiter '\x01')`, params);
-    chmodSync(tmp, 0o644);
+    // as writeFileAtomic's open: 0644 through the process umask (a job's 077 leaves 0600)
+    chmodSync(tmp, 0o644 & ~process.umask());
     moveIntoPlace(tmp, file);
   } catch (error) {
     rmSync(tmp, { force: true });
