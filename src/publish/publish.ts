@@ -1,10 +1,10 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { buildSection, mergeLayers, type SectionBuildResult } from '../serving/build.js';
 import { EXTRAS_SUFFIX, LAYERED, SECTIONS, type Section } from '../serving/format.js';
 import { layersToMerge } from '../serving/layers.js';
-import { sha256File } from '../serving/checksum.js';
+import { fileIdentity, sha256File } from '../serving/checksum.js';
 import { SectionFile } from '../serving/pack.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { warehouseId, warehouseVersion, inTransaction } from '../warehouse/warehouse.js';
@@ -75,11 +75,15 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
   const reports = readDamageReports(options.publishedDir);
   const checked = options.routes ? await routesChecked(conn) : {};
   const upkeep = options.routes ? upkeepRoutes(options.publishedDir, options.routes.routesDir, reports, options.progress, checked) : null;
-  // written only when it changed: a write is a commit (and an fsync), and a score run changes no route file
-  if (upkeep && JSON.stringify(upkeep.checked) !== JSON.stringify(checked)) await run(conn, sqlText('publish/route_checks_save'), { checked: JSON.stringify(upkeep.checked) });
   // before the switch, so every trip the new snapshot serves has its route file; also when the
   // version is already published (a version served before routes were written gets them now)
-  const routesWritten = options.routes ? await writeRoutes(conn, options.routes) : 0;
+  const written = options.routes ? await writeRoutes(conn, options.routes) : [];
+  const routesWritten = written.length;
+  // a file this publish wrote (fsynced, renamed into place) is intact: the next publish need not
+  // read its index (3 MB of JSON at 20,000 drivers) to find so
+  if (upkeep) for (const file of written) upkeep.checked[relative(options.publishedDir, file)] = fileIdentity(file);
+  // written only when it changed: a write is a commit (and an fsync), and a score run changes no route file
+  if (upkeep && canonical(upkeep.checked) !== canonical(checked)) await run(conn, sqlText('publish/route_checks_save'), { checked: canonical(upkeep.checked) });
   const damaged = [...(upkeep?.removed ?? [])];
   const current = readManifest(options.manifestFile);
   // a reported serving file or slot is rebuilt by a publish even when the version is already published
@@ -483,6 +487,9 @@ function removeCorrupt(file: string): void {
   rmSync(file, { force: true });
   rmSync(`${file}.wal`, { force: true });
 }
+
+/** The checked route files' map as saved: by path, so that the same files compare equal whatever order they were found in. */
+const canonical = (checked: Record<string, string>): string => JSON.stringify(Object.fromEntries(Object.entries(checked).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
 
 /** The route files an earlier publish found intact, with their identity then (src/publish/route-upkeep.ts). */
 async function routesChecked(conn: DuckDBConnection): Promise<Record<string, string>> {

@@ -34,9 +34,9 @@ export function routeOptions(paths: Pick<Paths, 'pointsDir' | 'routesDir'>, rete
  * removed before this (src/publish/route-upkeep.ts) is written again here. A trip without kept points is listed without
  * points, so the newest file of a date that lists a trip holds its served copy.
  */
-export async function writeRoutes(conn: DuckDBConnection, options: RouteOptions): Promise<number> {
+export async function writeRoutes(conn: DuckDBConnection, options: RouteOptions): Promise<string[]> {
   const parts = await queryFile(conn, 'publish/route_parts', { oldest: options.oldestDate });
-  let written = 0;
+  const written: string[] = [];
   for (const part of parts) {
     const tripDate = String(part['trip_date']);
     const version = Number(part['version']);
@@ -44,7 +44,7 @@ export async function writeRoutes(conn: DuckDBConnection, options: RouteOptions)
     const prefixes = (part['file_keys'] as string[]).map((key) => `f${key.slice(0, 16)}_`);
     const files = pointFiles(join(options.pointsDir, `trip_date=${tripDate}`), prefixes);
     const points = files.length > 0 ? { sql: 'publish/route_points', params: { files: listValue(files), version, trip_date: tripDate } } : null;
-    if (await writeRouteFile(conn, options.routesDir, tripDate, version, points)) written++;
+    if (await writeRouteFile(conn, options.routesDir, tripDate, version, points)) written.push(routeFile(options.routesDir, tripDate, version));
   }
   return written;
 }

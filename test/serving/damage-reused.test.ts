@@ -12,6 +12,8 @@ import { runScore } from '../../src/jobs/score.js';
 import { readManifest, type Manifest } from '../../src/publish/manifest.js';
 import { fileIdentity, sha256File } from '../../src/serving/checksum.js';
 import { upkeepRoutes } from '../../src/publish/route-upkeep.js';
+import { openDatabase } from '../../src/db/open.js';
+import { query } from '../../src/db/sql.js';
 import type { Workspace } from '../helpers/workspace.js';
 import { filesUnder, overwrite } from '../helpers/files.js';
 import { berlinLoaded, FIXTURE_CLOCK } from '../helpers/fixtures.js';
@@ -143,5 +145,26 @@ describe('the route files a publish checks', () => {
     // not read: named as checked with the identity it was recorded with
     expect(existsSync(unchanged)).toBe(true);
     expect(next.checked[relative(publishedDir, unchanged)]).toBe(memo[relative(publishedDir, unchanged)]);
+  });
+
+  it('include those the publish wrote itself, as written: the next publish does not read them', async () => {
+    const { publishedDir, routesDir } = ws.paths;
+    // the test above removed two damaged files: the next publish writes them again from the warehouse
+    const before = filesUnder(routesDir).filter((f) => f.endsWith('.route')).length;
+    const scored = await runScore({ dataDir: ws.dir, date: '2026-11-19', now: clock });
+    expect(scored.publish?.routesWritten).toBe(2);
+    const files = filesUnder(routesDir).filter((f) => f.endsWith('.route')).sort();
+    expect(files).toHaveLength(before + 2);
+    const db = await openDatabase(ws.paths.warehouseFile, { readOnly: true });
+    let saved: Record<string, string>;
+    try {
+      const [row] = await query(db.connection, "select value from meta where key = 'route_files_checked'");
+      saved = JSON.parse(String(row?.['value'])) as Record<string, string>;
+    } finally {
+      db.close();
+    }
+    // every route file, the two just written with the identity they have now
+    expect(Object.keys(saved)).toEqual(files.map((f) => relative(publishedDir, f)));
+    for (const f of files) expect(saved[relative(publishedDir, f)], f).toBe(fileIdentity(f));
   });
 });
