@@ -40,9 +40,14 @@ export function exitCodeOf(error: unknown): number {
   const name = (error as Error | null)?.name;
   if (name === 'DatabaseBusyError') return EXIT.busy;
   if (name === 'CheckFailedError') return EXIT.check;
-  if ((error as NodeJS.ErrnoException | null)?.code === 'EADDRINUSE') return EXIT.busy;
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (code === 'EADDRINUSE') return EXIT.busy;
+  // the PostgreSQL state store (--database-url) not answering: run again when it does
+  if (code !== undefined && UNREACHABLE.has(code)) return EXIT.busy;
   return EXIT.internal;
 }
+
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /** The failure's first line: DuckDB and Node append reader settings, SQL or stacks after it. */
 export function oneLine(error: unknown): string {

@@ -167,6 +167,17 @@ describe('a port already taken', () => {
     expect(JSON.parse(json.stdout)).toEqual({ ok: false, job: 'serve', exitCode: 3, error: `port ${port} on 127.0.0.1 is in use (another serve.js or npm start?); stop it or pass --port N` });
   });
 
+  it('a PostgreSQL state store that does not answer: exit 3, one line naming the address', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as { port: number }).port;
+    await new Promise((resolve) => closed.close(resolve));
+    mkdirSync(join(TMP, 'pg-down'));
+    const r = await runJobProcess('apps', ['list', '--data-dir', join(TMP, 'pg-down'), '--database-url', `postgres://driving@127.0.0.1:${port}/none`]);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toBe(`apps list: failed: connect ECONNREFUSED 127.0.0.1:${port}\n`);
+  });
+
   it('is not in the way once free: the probe lets go of the port it tried', async () => {
     const free = createServer();
     await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
