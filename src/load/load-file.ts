@@ -29,7 +29,7 @@ export interface LoadFileContext {
    * Where the route files go: each file's merge is followed by the route files of its version,
    * from the points still staged (the publish writes any that are missing, from the Parquet).
    */
-  routes?: Pick<RouteOptions, 'routesDir' | 'oldestDate'>;
+  routes?: Pick<RouteOptions, 'routesDir' | 'oldestDate' | 'written'>;
 }
 
 /** One file's outcome, in input order; `error` when it could not be loaded at all. */

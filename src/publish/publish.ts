@@ -52,6 +52,8 @@ export interface PublishResult {
   corruptSlotRebuilt?: boolean;
   /** Route files written (one per version and trip date that had none). */
   routesWritten?: number;
+  /** Route files whose index this publish read to check them (those written since the last check, and reported ones). */
+  routesRead?: number;
   /** Published files found damaged and rebuilt from the warehouse (relative to published/): route files, serving files, slots. */
   damagedRebuilt?: string[];
   /** The slot not served, brought up to the served version after the switch (with `settleRetired`). */
@@ -74,7 +76,11 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
   // format, first: a damaged route file is removed here and written again just below
   const reports = readDamageReports(options.publishedDir);
   const checked = options.routes ? await routesChecked(conn) : {};
-  const upkeep = options.routes ? upkeepRoutes(options.publishedDir, options.routes.routesDir, reports, options.progress, checked) : null;
+  // the route files this job wrote before it (the load's) count as checked as they are now
+  const known = { ...checked };
+  for (const file of options.routes?.written ?? []) if (existsSync(file)) known[relative(options.publishedDir, file)] = fileIdentity(file);
+  const upkeep = options.routes ? upkeepRoutes(options.publishedDir, options.routes.routesDir, reports, options.progress, known) : null;
+  const routesRead = upkeep?.read ?? 0;
   // before the switch, so every trip the new snapshot serves has its route file; also when the
   // version is already published (a version served before routes were written gets them now)
   const written = options.routes ? await writeRoutes(conn, options.routes) : [];
@@ -92,7 +98,7 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
     for (const r of reports) removeDamageReport(r);
     // a run killed after its switch left the other slot behind: this one finishes that
     const settled = options.settleRetired ? await settle(wh, options, other(current.slot), { whId, version, compactPurged: true }) : undefined;
-    return { published: false, slot: current.slot, fromVersion: version, version, rowsApplied: 0, seconds: 0, pack: null, routesWritten, damagedRebuilt: damaged, settled, detail: `already published${settledDetail(settled)}` };
+    return { published: false, slot: current.slot, fromVersion: version, version, rowsApplied: 0, seconds: 0, pack: null, routesWritten, routesRead, damagedRebuilt: damaged, settled, detail: `already published${settledDetail(settled)}` };
   }
   mkdirSync(options.publishedDir, { recursive: true });
   const target: Slot = current ? other(current.slot) : await slotNoReaderHolds(conn, options.publishedDir);
@@ -124,7 +130,7 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
       const settled = options.settleRetired && existsSync(slotFile(options.publishedDir, other(target)))
         ? await settle(wh, options, other(target), { whId, version, compactPurged: !retiredScrubbed })
         : undefined;
-      return { ...published, routesWritten, damagedRebuilt: damaged, settled, detail: `${published.detail}${settledDetail(settled)}` };
+      return { ...published, routesWritten, routesRead, damagedRebuilt: damaged, settled, detail: `${published.detail}${settledDetail(settled)}` };
     } catch (error) {
       // a standby slot that is not a valid DuckDB file (or holds a corrupt block) is not served:
       // it is deleted once and rebuilt from the warehouse (a new slot has version 0). Deleted, not

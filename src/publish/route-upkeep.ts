@@ -11,6 +11,8 @@ export interface RouteUpkeep {
   upgraded: number;
   /** Every route file found intact and current, by path relative to published/, with its identity (size, mtime, inode) then. */
   checked: Record<string, string>;
+  /** Route files whose index (or, reported, every block) was read. */
+  read: number;
 }
 
 const ROUTE_NAME = /^v\d+\.route$/;
@@ -32,7 +34,7 @@ const ROUTE_NAME = /^v\d+\.route$/;
 export function upkeepRoutes(
   publishedDir: string, routesDir: string, reports: DamageReport[], progress?: (m: string) => void, checked: Record<string, string> = {},
 ): RouteUpkeep {
-  const out: RouteUpkeep = { removed: [], upgraded: 0, checked: {} };
+  const out: RouteUpkeep = { removed: [], upgraded: 0, checked: {}, read: 0 };
   if (!existsSync(routesDir)) return out;
   const reported = new Set(reports.map((r) => r.file));
   for (const day of readdirSync(routesDir).filter((d) => d.startsWith('trip_date=')).sort()) {
@@ -46,6 +48,7 @@ export function upkeepRoutes(
           out.checked[rel] = before;
           continue;
         }
+        out.read++;
         if (reported.has(rel)) verifyRouteFile(file);
         if (!routeFileIsCurrent(file)) {
           rewriteRouteFileWithout(file, () => false, true);

@@ -15,6 +15,12 @@ export interface RouteOptions {
   routesDir: string;
   /** The oldest trip date whose raw points are kept (retention): older dates get no route. */
   oldestDate: string;
+  /**
+   * Route files this job wrote before its publish (the load, from each file's staged points),
+   * filled as it writes them: the publish records them as checked as they are, without reading
+   * their index again.
+   */
+  written?: string[];
 }
 
 /**
@@ -22,7 +28,7 @@ export interface RouteOptions {
  * folders by trip date, UTC today minus DRIVING_POINTS_RETENTION_DAYS).
  */
 export function routeOptions(paths: Pick<Paths, 'pointsDir' | 'routesDir'>, retentionDays: number, now: Date): RouteOptions {
-  return { pointsDir: paths.pointsDir, routesDir: paths.routesDir, oldestDate: addDays(todayIn('UTC', now), -retentionDays) };
+  return { pointsDir: paths.pointsDir, routesDir: paths.routesDir, oldestDate: addDays(todayIn('UTC', now), -retentionDays), written: [] };
 }
 
 /**
@@ -55,12 +61,15 @@ export async function writeRoutes(conn: DuckDBConnection, options: RouteOptions)
  * tables (sql/load/route_points_staged.sql), instead of the publish reading them back from the
  * raw-point Parquet. Same bytes as the publish would write. Returns the files written.
  */
-export async function writeStagedRoutes(conn: DuckDBConnection, options: Pick<RouteOptions, 'routesDir' | 'oldestDate'>, version: number): Promise<number> {
+export async function writeStagedRoutes(conn: DuckDBConnection, options: Pick<RouteOptions, 'routesDir' | 'oldestDate' | 'written'>, version: number): Promise<number> {
   const dates = await query(conn, 'select distinct trip_date::varchar as d from int_trips where trip_date >= $oldest::date order by 1', { oldest: options.oldestDate });
   let written = 0;
   for (const row of dates) {
     const tripDate = String(row['d']);
-    if (await writeRouteFile(conn, options.routesDir, tripDate, version, { sql: 'load/route_points_staged', params: { version, trip_date: tripDate } })) written++;
+    if (await writeRouteFile(conn, options.routesDir, tripDate, version, { sql: 'load/route_points_staged', params: { version, trip_date: tripDate } })) {
+      written++;
+      options.written?.push(routeFile(options.routesDir, tripDate, version));
+    }
   }
   return written;
 }

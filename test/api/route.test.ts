@@ -237,8 +237,9 @@ describe('trip route', () => {
     const loaded = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'late.ndjson'), [record('late', 'driver-1', userId, late)])], now: clock });
     const version = loaded.files[0]!.version as number;
     expect(existsSync(join(ws.paths.routesDir, 'trip_date=2026-11-20', `v${version}.route`))).toBe(true);
-    // the load wrote it: its publish had nothing left to write
+    // the load wrote it: its publish had nothing left to write, nor to read (it is recorded as written)
     expect(loaded.publish?.routesWritten).toBe(0);
+    expect(loaded.publish?.routesRead).toBe(0);
     // every route file so far (spikes, repeated times, a trip without points, re-sent trips) as the
     // publish writes it from the Parquet the same loads wrote
     const fromParquet = join(ws.dir, 'routes-from-parquet');
