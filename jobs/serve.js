@@ -41,9 +41,8 @@ try {
     import('prom-client'),
     import('../dist/src/metrics/options.js'),
   ]);
-  // the workers inherit the environment: the flags reach them through it
+  // --database-url is in DATABASE_URL already (src/jobs/args.ts), which the workers inherit
   const databaseUrl = resolveDatabaseUrl(argv.databaseUrl);
-  if (databaseUrl) process.env.DATABASE_URL = databaseUrl;
   if (isPrimary() && argv.workers > 1) {
     // checked once here, so a mistyped folder is one message and exit 2, not N dying workers
     await appsOf(dataDir);

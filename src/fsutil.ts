@@ -12,6 +12,7 @@ export function writeFileAtomic(path: string, content: string | Uint8Array, mode
     const fd = openSync(tmp, 'w', mode);
     try {
       writeFileSync(fd, content);
+      fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
@@ -27,16 +28,20 @@ export function temporaryBeside(path: string): string {
   return join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now()}.tmp`);
 }
 
-/** The second half of writeFileAtomic, for a temp file something else wrote: fsync it, rename it over the target, fsync the folder. */
+/** The second half of writeFileAtomic: a temp file, fsynced, renamed over the target, and the folder fsynced. */
 export function moveIntoPlace(tmp: string, path: string): void {
-  const fd = openSync(tmp, 'r');
+  renameSync(tmp, path);
+  fsyncDir(dirname(path));
+}
+
+/** fsync of a file something else wrote (DuckDB's COPY), before moveIntoPlace. */
+export function fsyncFile(path: string): void {
+  const fd = openSync(path, 'r');
   try {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
-  renameSync(tmp, path);
-  fsyncDir(dirname(path));
 }
 
 export function fsyncDir(dir: string): void {

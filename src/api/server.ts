@@ -40,7 +40,7 @@ export interface ServerOptions {
   databaseUrl?: string | null;
   /** Count rate limits in Redis at this URL (every process on every machine). */
   redisUrl?: string | null;
-  /** Without Redis: count them in a file this many workers of the machine share (a cluster worker does; 0: in this process). */
+  /** Count them in a file this many workers of the machine share (a cluster worker does; 0: in this process); with Redis, while it does not answer. */
   sharedRateLimits?: number;
 }
 

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { inTransaction } from '../warehouse/warehouse.js';
 import { query, quoteLiteral, run, runFile, runScript, sqlText, type Params } from '../db/sql.js';
-import { moveIntoPlace, temporaryBeside } from '../fsutil.js';
+import { fsyncFile, moveIntoPlace, temporaryBeside } from '../fsutil.js';
 import { ENVELOPE_VERSION } from '../webhooks/envelope.js';
 
 export interface EmitResult {
@@ -76,6 +76,7 @@ async function writeLines(conn: DuckDBConnection, file: string, params: Params):
     await run(conn, `copy (${sqlText('events/pending_lines')}) to ${quoteLiteral(tmp)} (format csv, header false, quote '', escape '', delimiter '\x01')`, params);
     // as writeFileAtomic's open: 0644 through the process umask (a job's 077 leaves 0600)
     chmodSync(tmp, 0o644 & ~process.umask());
+    fsyncFile(tmp);
     moveIntoPlace(tmp, file);
   } catch (error) {
     rmSync(tmp, { force: true });

@@ -27,7 +27,7 @@ export interface JobArgsOptions {
   stateStore?: boolean;
 }
 
-export const DATABASE_URL_HELP = 'PostgreSQL URL of the shared state store (env DATABASE_URL; default the data folder\'s SQLite file)';
+const DATABASE_URL_HELP = 'PostgreSQL URL of the shared state store (env DATABASE_URL; default the data folder\'s SQLite file)';
 
 /**
  * The command line every job shares (docs/jobs.md): its name and usage, `--data-dir`, `--json` and

@@ -130,7 +130,9 @@ async function loadOne(conn: DuckDBConnection, file: string, ctx: LoadFileContex
     // the file is committed whatever happens here: a route file not written now (a full disk, a
     // kill) is written by the publish from the raw-point Parquet, which fails the publish loudly
     if (ctx.routes && report.version !== null) {
-      await writeStagedRoutes(conn, ctx.routes, report.version).catch((error: unknown) => (report.routesDeferred = firstLine(error)));
+      // handed to the publish, which records them as written instead of reading them back
+      const routes = ctx.routes;
+      await writeStagedRoutes(conn, routes, report.version).then((files) => routes.written?.push(...files), (error: unknown) => (report.routesDeferred = firstLine(error)));
     }
     return { file, report: { ...report, read: how } };
   } catch (error) {

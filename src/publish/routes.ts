@@ -16,9 +16,8 @@ export interface RouteOptions {
   /** The oldest trip date whose raw points are kept (retention): older dates get no route. */
   oldestDate: string;
   /**
-   * Route files this job wrote before its publish (the load, from each file's staged points),
-   * filled as it writes them: the publish records them as checked as they are, without reading
-   * their index again.
+   * Route files this job wrote before its publish (the load adds those writeStagedRoutes wrote):
+   * the publish records them as checked as they are, without reading their index again.
    */
   written?: string[];
 }
@@ -61,15 +60,12 @@ export async function writeRoutes(conn: DuckDBConnection, options: RouteOptions)
  * tables (sql/load/route_points_staged.sql), instead of the publish reading them back from the
  * raw-point Parquet. Same bytes as the publish would write. Returns the files written.
  */
-export async function writeStagedRoutes(conn: DuckDBConnection, options: Pick<RouteOptions, 'routesDir' | 'oldestDate' | 'written'>, version: number): Promise<number> {
+export async function writeStagedRoutes(conn: DuckDBConnection, options: Pick<RouteOptions, 'routesDir' | 'oldestDate'>, version: number): Promise<string[]> {
   const dates = await query(conn, 'select distinct trip_date::varchar as d from int_trips where trip_date >= $oldest::date order by 1', { oldest: options.oldestDate });
-  let written = 0;
+  const written: string[] = [];
   for (const row of dates) {
     const tripDate = String(row['d']);
-    if (await writeRouteFile(conn, options.routesDir, tripDate, version, { sql: 'load/route_points_staged', params: { version, trip_date: tripDate } })) {
-      written++;
-      options.written?.push(routeFile(options.routesDir, tripDate, version));
-    }
+    if (await writeRouteFile(conn, options.routesDir, tripDate, version, { sql: 'load/route_points_staged', params: { version, trip_date: tripDate } })) written.push(routeFile(options.routesDir, tripDate, version));
   }
   return written;
 }
