@@ -75,11 +75,6 @@ create or replace temp macro overlap_seconds(a1, a2, b1, b2) as
 create or replace temp macro share(numerator, denominator) as
     case when coalesce(denominator, 0) = 0 then 0 else numerator / denominator end;
 
--- A sum of seconds (doubles) added as fixed-point numbers, each rounded to the nanosecond: exact,
--- so the same bits whatever order DuckDB's threads add them in (a sum of doubles grouped in
--- parallel differed in its last bit from run to run).
-create or replace temp macro exact_sum(seconds) as sum(seconds::decimal(18, 9))::double;
-
 -- The interface's wording of each event type, for events delivered without a description.
 create or replace temp macro event_type_description(event_type) as
     case event_type
