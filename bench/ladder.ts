@@ -28,22 +28,37 @@ export interface LadderResult {
   highest: number | null;
 }
 
+/** A run whose p99 is under this share of the limit holds alone; one nearer the limit (or over it) is run twice more. */
+export const CLEAR_SHARE = 0.6;
+/** Runs of a rung near the limit, of which a majority must hold. */
+export const NEAR_RUNS = 3;
+
 /**
- * Climbs `rates` (ascending). A rate that does not hold is run once more before the climb stops,
- * since one stall of a shared machine must not end it; a rate holds when either run held. The
+ * Climbs `rates` (ascending). A rung whose first run holds with a p99 clearly under the limit
+ * (CLEAR_SHARE of it) holds; otherwise it is run NEAR_RUNS times in all and holds when most of
+ * them do: one rung's p99 on a shared 2-core machine swings across the limit from run to run (5 to
+ * 17 ms at one rate), and a single lucky or unlucky run must not decide the answer either way. The
  * answer is the last rate that held before the one that did not (or the top rung).
  *
- * @example await climb([250, 500, 1000], runAt, 10) // {steps: [...], highest: 500} when 1000 misses twice
+ * @example await climb([250, 500, 1000], runAt, 10) // {steps: [...], highest: 500} when 1000 misses twice of three
  */
 export async function climb(rates: readonly number[], run: (rate: number) => Promise<LadderStep>, maxP99Ms: number): Promise<LadderResult> {
   const steps: LadderStep[] = [];
   let highest: number | null = null;
   for (const rate of rates) {
-    let held = false;
-    for (let attempt = 0; attempt < 2 && !held; attempt++) {
-      const step = await run(rate);
-      steps.push(step);
-      held = stepHolds(step, maxP99Ms);
+    const first = await run(rate);
+    steps.push(first);
+    let held = stepHolds(first, CLEAR_SHARE * maxP99Ms);
+    if (!held) {
+      let holding = stepHolds(first, maxP99Ms) ? 1 : 0;
+      for (let attempt = 1; attempt < NEAR_RUNS; attempt++) {
+        const step = await run(rate);
+        steps.push(step);
+        if (stepHolds(step, maxP99Ms)) holding++;
+        // decided: a majority either way
+        if (holding > NEAR_RUNS / 2 || attempt + 1 - holding > NEAR_RUNS / 2) break;
+      }
+      held = holding > NEAR_RUNS / 2;
     }
     if (!held) break;
     highest = rate;

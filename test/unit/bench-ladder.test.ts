@@ -38,11 +38,23 @@ describe('the ladder', () => {
     expect(result.steps.map((s) => s.p99Ms)).toEqual([2, 3, 12, 15]);
   });
 
-  it('goes on past a rung that missed once and held on its second run', async () => {
-    const { asked, run } = runs({ 250: [2], 500: [30, 4], 1000: [11, 11] });
+  it('goes on past a rung that missed once and held on its two other runs', async () => {
+    const { asked, run } = runs({ 250: [2], 500: [30, 4, 5], 1000: [11, 11] });
     const result = await climb([250, 500, 1000], run, 10);
     expect(result.highest).toBe(500);
-    expect(asked).toEqual([250, 500, 500, 1000, 1000]);
+    expect(asked).toEqual([250, 500, 500, 500, 1000, 1000]);
+  });
+
+  it('takes a clear first run alone, and runs one near the limit three times, the majority deciding', async () => {
+    // 5.9 ms is under 60% of the limit: one run; 8 ms holds but is near: the two runs after it decide
+    const near = runs({ 250: [5.9], 500: [8, 12, 9], 1000: [8, 12, 13] });
+    const result = await climb([250, 500, 1000], near.run, 10);
+    expect(near.asked).toEqual([250, 500, 500, 500, 1000, 1000, 1000]);
+    expect(result.highest).toBe(500);
+    // a near run followed by a clear hold is decided after two runs
+    const decided = runs({ 250: [8, 3] });
+    expect((await climb([250], decided.run, 10)).highest).toBe(250);
+    expect(decided.asked).toEqual([250, 250]);
   });
 
   it('never reports a rate above one that missed, even if a higher one would hold', async () => {
