@@ -3,6 +3,7 @@ import { DuckDBInstance } from '../../db/duckdb.js';
 import { ConnectionPool } from '../../db/pool.js';
 import type { Params, Row } from '../../db/sql.js';
 import { threadSetting } from '../../db/threads.js';
+import { Columns } from './columns.js';
 
 /** DuckDB's memory cap for the bulk export's reads of one snapshot (env DRIVING_API_EXPORT_MEMORY_LIMIT, a DuckDB size). */
 export const exportMemoryLimit = (): string => process.env['DRIVING_API_EXPORT_MEMORY_LIMIT'] || '64MB';
@@ -35,6 +36,12 @@ export class ExportReader {
   async query(sql: string, params?: Params): Promise<Row[]> {
     const { pool } = await this.open();
     return pool.query(sql, params);
+  }
+
+  /** Runs a statement on the export's instance and reads its result column by column (columns.ts). */
+  async columns(sql: string, params?: Params): Promise<Columns> {
+    const { pool } = await this.open();
+    return pool.read(sql, params, (result) => Columns.read(result));
   }
 
   /** Closes the instance if it was opened (the snapshot's close calls this, with its own). */

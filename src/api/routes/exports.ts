@@ -5,7 +5,8 @@ import { ApiError, invalid } from '../errors.js';
 import { parseQueryTime } from '../query-time.js';
 import { errorResponses } from '../schemas.js';
 import { holdSnapshot } from '../export/hold-snapshot.js';
-import { tripBatches, type ExportTrip } from '../export/trip-batches.js';
+import { tripBatches, type ExportBatch } from '../export/trip-batches.js';
+import { ndjsonLines } from '../export/ndjson.js';
 import { positiveInt } from '../../config.js';
 import { memoryLogOn, withMemoryLog } from '../export/memory-log.js';
 import { exportStats } from '../export/export-stats.js';
@@ -37,8 +38,8 @@ function formatOf(accept: string | undefined): typeof ARROW | typeof NDJSON {
   throw invalid('Accept', `must be ${ARROW} or ${NDJSON}`);
 }
 
-async function* ndjson(batches: AsyncIterable<ExportTrip[]>): AsyncGenerator<string> {
-  for await (const trips of batches) yield trips.map((t) => `${JSON.stringify(t)}\n`).join('');
+async function* ndjson(batches: AsyncIterable<ExportBatch>): AsyncGenerator<string> {
+  for await (const batch of batches) yield* ndjsonLines(batch);
 }
 
 /** The bulk export: every trip of the app in a time range, streamed in batches. */
