@@ -93,7 +93,7 @@ function bitmap(length: number): Uint8Array {
 }
 
 /** A number column, rounded to `places` when given (as the trip list and detail round). */
-function float64(values: number[], places?: number, at?: Int32Array): Data<Float64> {
+function float64(values: Float64Array, places?: number, at?: Int32Array): Data<Float64> {
   const length = at ? at.length : values.length;
   const data = new Float64Array(length);
   for (let i = 0; i < length; i++) {
@@ -103,11 +103,11 @@ function float64(values: number[], places?: number, at?: Int32Array): Data<Float
   return makeData({ type: new Float64(), length, nullCount: 0, data });
 }
 
-function int32(values: number[]): Data<Int32> {
+function int32(values: Float64Array): Data<Int32> {
   return makeData({ type: new Int32(), length: values.length, nullCount: 0, data: Int32Array.from(values) });
 }
 
-function int64(values: number[]): Data<Int64> {
+function int64(values: Float64Array): Data<Int64> {
   return makeData({ type: new Int64(), length: values.length, nullCount: 0, data: BigInt64Array.from(values, (v) => BigInt(v)) });
 }
 
@@ -118,7 +118,7 @@ function bool(values: boolean[]): Data<Bool> {
 }
 
 /** Points as structs {lng, lat}. */
-function pointData(lng: number[], lat: number[], at?: Int32Array): Data<Struct> {
+function pointData(lng: Float64Array, lat: Float64Array, at?: Int32Array): Data<Struct> {
   const length = at ? at.length : lng.length;
   return makeData({ type: POINT, length, nullCount: 0, children: [float64(lng, undefined, at), float64(lat, undefined, at)] });
 }

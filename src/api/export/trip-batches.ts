@@ -46,19 +46,21 @@ async function withEvents(s: ExportSource, q: ExportQuery, trips: Columns): Prom
   const from = String(trips.text('started_utc')[0]);
   const to = (trips.text('ended_utc') as string[]).reduce((a, b) => (b > a ? b : a));
   let events = await eventsOf(s, q, ids, from, to);
-  const runs = runsByTrip(events, 0);
+  // each trip's run of event rows, by the trip's index in the batch: [first row, count]
+  const runs = runsByTrip(events, 0, (pos) => pos);
   const counts = trips.number('count_events');
-  const short = ids.filter((id, i) => (runs.get(id)?.[1] ?? 0) < (counts[i] as number));
+  const short: number[] = [];
+  for (let i = 0; i < trips.rowCount; i++) if ((runs[i]?.[1] ?? 0) < (counts[i] as number)) short.push(i);
   if (short.length > 0) {
-    const more = await eventsOf(s, q, short, '-infinity', 'infinity');
-    for (const [id, run] of runsByTrip(more, events.rowCount)) runs.set(id, run);
+    const more = await eventsOf(s, q, short.map((i) => ids[i] as string), '-infinity', 'infinity');
+    runsByTrip(more, events.rowCount, (pos) => short[pos] as number, runs);
     events = Columns.concat([events, more]);
   }
   const eventOffsets = new Int32Array(trips.rowCount + 1);
-  for (let i = 0; i < trips.rowCount; i++) eventOffsets[i + 1] = (eventOffsets[i] as number) + (runs.get(ids[i] as string)?.[1] ?? 0);
+  for (let i = 0; i < trips.rowCount; i++) eventOffsets[i + 1] = (eventOffsets[i] as number) + (runs[i]?.[1] ?? 0);
   const eventOrder = new Int32Array(eventOffsets[trips.rowCount] as number);
   for (let i = 0; i < trips.rowCount; i++) {
-    const run = runs.get(ids[i] as string);
+    const run = runs[i];
     if (run) for (let k = 0; k < run[1]; k++) eventOrder[(eventOffsets[i] as number) + k] = run[0] + k;
   }
   return { length: trips.rowCount, trips, events, eventOffsets, eventOrder };
@@ -68,16 +70,19 @@ function eventsOf(s: ExportSource, q: ExportQuery, tripIds: string[], from: stri
   return s.columns(sqlText('api/export_events'), { app_id: q.appId, zone: q.zone, trip_ids: listValue(tripIds), from, to });
 }
 
-/** Each trip's run of event rows: [first row + `offset`, count]. */
-function runsByTrip(events: Columns, offset: number): Map<string, [number, number]> {
-  const runs = new Map<string, [number, number]>();
-  const ids = events.text('trip_id');
+/**
+ * Each trip's run of event rows (the rows come by trip position, `trip_pos`, 1-based in the ids
+ * asked for), set at the trip's index in the batch (`batchIndex` of the 0-based position), as
+ * [first row + `offset`, count].
+ */
+function runsByTrip(events: Columns, offset: number, batchIndex: (pos: number) => number, runs: ([number, number] | undefined)[] = []): ([number, number] | undefined)[] {
+  const positions = events.number('trip_pos');
   let run: [number, number] | undefined;
   for (let row = 0; row < events.rowCount; row++) {
-    if (row > 0 && ids[row] === ids[row - 1]) (run as [number, number])[1]++;
+    if (row > 0 && positions[row] === positions[row - 1]) (run as [number, number])[1]++;
     else {
       run = [row + offset, 1];
-      runs.set(String(ids[row]), run);
+      runs[batchIndex((positions[row] as number) - 1)] = run;
     }
   }
   return runs;
