@@ -24,7 +24,7 @@ const FAR_PAST = new Date('1970-01-01T00:00:00Z');
 const FAR_FUTURE = new Date('9999-12-31T23:59:59Z');
 /**
  * Trips per batch: one Arrow record batch each. The API's peak memory follows the batch's size,
- * not the range; 1,000 peaks lower than 5,000 at about the same speed (docs/benchmarks.md, export).
+ * not the range; batches of 250 peaked no lower than 1,000 (docs/benchmarks.md, export).
  */
 const batchTrips = (): number => Math.max(1, positiveInt(process.env['DRIVING_API_EXPORT_BATCH_TRIPS'], 1_000, 'DRIVING_API_EXPORT_BATCH_TRIPS'));
 /** A whole export reads every trip of the app: it weighs as many ordinary reads under the fair share. */
