@@ -1,6 +1,7 @@
-import type { DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement, DuckDBResult } from '@duckdb/node-api';
 import { paramsFor, stripComments, type Params, type Row } from './sql.js';
 import { installMacros } from './macros.js';
+import { DuckDBResultReader } from './duckdb.js';
 
 /**
  * A fixed set of connections to one instance. A DuckDB connection runs one query at a time (two
@@ -30,6 +31,15 @@ export class ConnectionPool {
 
   /** Runs a statement, prepared once per connection and reused: the API runs a handful of them. */
   async query(sql: string, params?: Params): Promise<Row[]> {
+    return this.read(sql, params, async (result) => {
+      const reader = new DuckDBResultReader(result);
+      await reader.readAll();
+      return reader.getRowObjectsJson() as Row[];
+    });
+  }
+
+  /** Runs a statement as `query` does and hands its result to `consume` (e.g. to read it chunk by chunk), on the connection until it is done. */
+  async read<T>(sql: string, params: Params | undefined, consume: (result: DuckDBResult) => Promise<T>): Promise<T> {
     const conn = await this.borrow();
     try {
       let statements = this.prepared.get(conn);
@@ -45,8 +55,7 @@ export class ConnectionPool {
       }
       const bound = paramsFor(text, params);
       if (bound) statement.bind(bound);
-      const reader = await statement.runAndReadAll();
-      return reader.getRowObjectsJson() as Row[];
+      return await consume(await statement.run());
     } finally {
       this.giveBack(conn);
     }

@@ -61,7 +61,7 @@ describe('ExportReader', () => {
     unopened.close(); // never opened: nothing to close, no file needed
     const reader = new ExportReader(file);
     const [limit] = await reader.query("select current_setting('memory_limit') as m");
-    expect(limit?.['m']).toMatch(/^61\.\d MiB$/); // the default, 64 MB
+    expect(limit?.['m']).toMatch(/^30\.\d MiB$/); // the default, 32 MB
     reader.close();
     await expect(reader.query('select 1')).rejects.toThrow(/closed/);
   });

@@ -2,10 +2,15 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '../../db/duckdb.js';
 import { ConnectionPool } from '../../db/pool.js';
 import type { Params, Row } from '../../db/sql.js';
-import { threadSetting } from '../../db/threads.js';
+import { Columns } from './columns.js';
 
-/** DuckDB's memory cap for the bulk export's reads of one snapshot (env DRIVING_API_EXPORT_MEMORY_LIMIT, a DuckDB size). */
-export const exportMemoryLimit = (): string => process.env['DRIVING_API_EXPORT_MEMORY_LIMIT'] || '64MB';
+/**
+ * DuckDB's memory cap for the bulk export's reads of one snapshot (env DRIVING_API_EXPORT_MEMORY_LIMIT,
+ * a DuckDB size). Its cache fills toward the cap over a long export, and all of it is the API's
+ * RSS: 32MB (RSS rose 17 MiB over 150 batches of 1,000 trips, 43 MiB at 64MB, 2026-11-26). With the instance's one thread, a batch's queries pin at most 16-24 MB (16MB ran
+ * out of memory at the first batch, 24MB did not, 2026-11-26 at 918,546 trips).
+ */
+export const exportMemoryLimit = (): string => process.env['DRIVING_API_EXPORT_MEMORY_LIMIT'] || '32MB';
 
 /**
  * The bulk export's own read-only DuckDB instance on a snapshot's file, with a small memory cap.
@@ -37,6 +42,12 @@ export class ExportReader {
     return pool.query(sql, params);
   }
 
+  /** Runs a statement on the export's instance and reads its result column by column (columns.ts). */
+  async columns(sql: string, params?: Params): Promise<Columns> {
+    const { pool } = await this.open();
+    return pool.read(sql, params, (result) => Columns.read(result));
+  }
+
   /** Closes the instance if it was opened (the snapshot's close calls this, with its own). */
   close(): void {
     this.closed = true;
@@ -51,7 +62,9 @@ export class ExportReader {
   private open(): Promise<{ instance: DuckDBInstance; pool: ConnectionPool }> {
     if (this.closed) return Promise.reject(new Error('the snapshot is closed'));
     this.opened ??= (async () => {
-      const instance = await DuckDBInstance.create(this.file, { access_mode: 'READ_ONLY', memory_limit: exportMemoryLimit(), ...threadSetting() });
+      // one thread whatever DRIVING_DUCKDB_THREADS says: a batch's queries read a few row groups, and
+      // each thread of a scan pins its own blocks, which a small cap must hold
+      const instance = await DuckDBInstance.create(this.file, { access_mode: 'READ_ONLY', memory_limit: exportMemoryLimit(), threads: '1' });
       try {
         return { instance, pool: await ConnectionPool.open(instance, this.connections) };
       } catch (error) {

@@ -1,5 +1,10 @@
-import { sqlText } from '../../db/sql.js';
-import type { ExportSource } from './trip-windows.js';
+import { getHeapSpaceStatistics } from 'node:v8';
+import { sqlText, type Params, type Row } from '../../db/sql.js';
+
+/** What the log asks DuckDB's memory of: the snapshot's instance and the export's. */
+interface Queryable {
+  query(sql: string, params?: Params): Promise<Row[]>;
+}
 
 /**
  * With DRIVING_API_EXPORT_MEMORY_LOG set, one JSON line a batch to stderr: the process's memory
@@ -9,7 +14,7 @@ import type { ExportSource } from './trip-windows.js';
 export const memoryLogOn = (): boolean => Boolean(process.env['DRIVING_API_EXPORT_MEMORY_LOG']);
 
 /** Passes the batches through, logging after each one was taken by the consumer. */
-export async function* withMemoryLog<T extends unknown[]>(batches: AsyncIterable<T>, readers: { snapshot: ExportSource; export: ExportSource }, label: string): AsyncGenerator<T> {
+export async function* withMemoryLog<T extends { length: number }>(batches: AsyncIterable<T>, readers: { snapshot: Queryable; export: Queryable }, label: string): AsyncGenerator<T> {
   const mib = (n: number) => Math.round(n / 2 ** 20);
   let batch = 0;
   let rows = 0;
@@ -20,9 +25,11 @@ export async function* withMemoryLog<T extends unknown[]>(batches: AsyncIterable
     const [db] = await readers.export.query(sqlText('api/duckdb_memory'));
     const [main] = await readers.snapshot.query(sqlText('api/duckdb_memory'));
     const m = process.memoryUsage();
+    // V8's spaces (young generation, old, large objects...) as committed: which part of the heap a peak is
+    const spaces = Object.fromEntries(getHeapSpaceStatistics().map((sp) => [sp.space_name.replace(/_space$/, ''), mib(sp.physical_space_size)]));
     process.stderr.write(`${JSON.stringify({
       export: label, batch, rows, rssMiB: mib(m.rss), heapUsedMiB: mib(m.heapUsed), heapTotalMiB: mib(m.heapTotal),
-      externalMiB: mib(m.external), arrayBuffersMiB: mib(m.arrayBuffers),
+      externalMiB: mib(m.external), arrayBuffersMiB: mib(m.arrayBuffers), heapSpacesMiB: spaces,
       exportDuckdbMiB: mib(Number(db?.['total_bytes'] ?? 0)), exportDuckdbLimit: db?.['memory_limit'],
       snapshotDuckdbMiB: mib(Number(main?.['total_bytes'] ?? 0)), snapshotDuckdbLimit: main?.['memory_limit'],
     })}\n`);

@@ -1,12 +1,23 @@
 import { listValue } from '../../db/duckdb.js';
-import { sqlText, type Row } from '../../db/sql.js';
-import { point, round } from '../context.js';
-import { brief } from '../routes/trips.js';
+import { sqlText } from '../../db/sql.js';
+import { Columns } from './columns.js';
 import { exportStats } from './export-stats.js';
 import { tripRowBatches, type ExportSource, type TripRange } from './trip-windows.js';
 
-/** One trip of the bulk export: the trip list's fields, the trip detail's, the user, and the events. */
-export type ExportTrip = ReturnType<typeof exportTrip>;
+/**
+ * One batch of the bulk export, as columns (columns.ts): the trips' rows (api/export_trips.sql),
+ * their events' rows (api/export_events.sql), and where each trip's events are. Arrow and NDJSON
+ * are written from these without an object per trip or event.
+ */
+export interface ExportBatch {
+  /** Trips in the batch. */
+  length: number;
+  trips: Columns;
+  events: Columns;
+  /** Trip i's events are rows eventOrder[eventOffsets[i]] to eventOrder[eventOffsets[i + 1] - 1] of `events`, in served order. */
+  eventOffsets: Int32Array;
+  eventOrder: Int32Array;
+}
 
 export type ExportQuery = TripRange;
 
@@ -15,58 +26,64 @@ export type ExportQuery = TripRange;
  * query bounded by a window of start times (trip-windows.ts), its events one query bounded by
  * the batch's times, so a batch's work and memory follow the batch, not the snapshot.
  */
-export async function* tripBatches(s: ExportSource, q: ExportQuery): AsyncGenerator<ExportTrip[]> {
-  for await (const rows of tripRowBatches(s, q)) {
+export async function* tripBatches(s: ExportSource, q: ExportQuery): AsyncGenerator<ExportBatch> {
+  for await (const trips of tripRowBatches(s, q)) {
     exportStats.batchesRead++;
-    const events = await batchEvents(s, q, rows);
-    yield rows.map((r) => exportTrip(r, events.get(String(r['trip_id'])) ?? []));
+    yield await withEvents(s, q, trips);
   }
 }
 
 /**
- * The events of a batch's trips, cut per trip (the rows come sorted by trip, then served order).
- * One query reads the events that start between the batch's first trip start and its last trip
- * end: a few row groups, whatever the snapshot's size. An event's time is not bound to its trip's,
- * so each trip's rows are counted against its eventCount (checked equal at publish), and the trips
- * that fall short, if any, are asked again without the time range.
+ * The batch's trips with their events (the rows come sorted by trip, then served order, so each
+ * trip's are one run of rows). One query reads the events that start between the batch's first
+ * trip start and its last trip end: a few row groups, whatever the snapshot's size. An event's
+ * time is not bound to its trip's, so each trip's rows are counted against its eventCount
+ * (checked equal at publish), and the trips that fall short, if any, are asked again without the
+ * time range.
  */
-async function batchEvents(s: ExportSource, q: ExportQuery, trips: Row[]): Promise<Map<string, Row[]>> {
-  const from = String(trips[0]?.['started_utc']);
-  const to = trips.map((t) => String(t['ended_utc'])).reduce((a, b) => (b > a ? b : a));
-  const byTrip = await eventsOf(s, q, trips.map((t) => String(t['trip_id'])), from, to);
-  const short = trips.filter((t) => (byTrip.get(String(t['trip_id']))?.length ?? 0) < Number(t['count_events'])).map((t) => String(t['trip_id']));
-  if (short.length > 0) for (const [id, list] of await eventsOf(s, q, short, '-infinity', 'infinity')) byTrip.set(id, list);
-  return byTrip;
-}
-
-async function eventsOf(s: ExportSource, q: ExportQuery, tripIds: string[], from: string, to: string): Promise<Map<string, Row[]>> {
-  const rows = await s.query(sqlText('api/export_events'), { app_id: q.appId, zone: q.zone, trip_ids: listValue(tripIds), from, to });
-  const byTrip = new Map<string, Row[]>();
-  for (const row of rows) {
-    const id = String(row['trip_id']);
-    const list = byTrip.get(id);
-    if (list) list.push(row);
-    else byTrip.set(id, [row]);
+async function withEvents(s: ExportSource, q: ExportQuery, trips: Columns): Promise<ExportBatch> {
+  const ids = trips.text('trip_id') as string[];
+  const from = String(trips.text('started_utc')[0]);
+  const to = (trips.text('ended_utc') as string[]).reduce((a, b) => (b > a ? b : a));
+  let events = await eventsOf(s, q, ids, from, to);
+  // each trip's run of event rows, by the trip's index in the batch: [first row, count]
+  const runs = runsByTrip(events, 0, (pos) => pos);
+  const counts = trips.number('count_events');
+  const short: number[] = [];
+  for (let i = 0; i < trips.rowCount; i++) if ((runs[i]?.[1] ?? 0) < (counts[i] as number)) short.push(i);
+  if (short.length > 0) {
+    const more = await eventsOf(s, q, short.map((i) => ids[i] as string), '-infinity', 'infinity');
+    runsByTrip(more, events.rowCount, (pos) => short[pos] as number, runs);
+    events = Columns.concat([events, more]);
   }
-  return byTrip;
+  const eventOffsets = new Int32Array(trips.rowCount + 1);
+  for (let i = 0; i < trips.rowCount; i++) eventOffsets[i + 1] = (eventOffsets[i] as number) + (runs[i]?.[1] ?? 0);
+  const eventOrder = new Int32Array(eventOffsets[trips.rowCount] as number);
+  for (let i = 0; i < trips.rowCount; i++) {
+    const run = runs[i];
+    if (run) for (let k = 0; k < run[1]; k++) eventOrder[(eventOffsets[i] as number) + k] = run[0] + k;
+  }
+  return { length: trips.rowCount, trips, events, eventOffsets, eventOrder };
 }
 
-/** The same values, rounded the same way, as the trip list and detail serve them. */
-function exportTrip(r: Row, events: Row[]) {
-  return {
-    ...brief(r),
-    orgUserId: String(r['org_user_id']),
-    userId: Number(r['user_id']),
-    abnormalReason: r['abnormal_reason'] as string,
-    os: r['os'] as string,
-    avgSpeedInKmh: round(r['avg_speed_kmh'], 2),
-    maxSpeedInKmh: round(r['max_speed_kmh'], 2),
-    coordinate: r['coordinate'] as string,
-    isAutoStart: r['is_auto_start'] as boolean,
-    isAutoEnd: r['is_auto_end'] as boolean,
-    events: events.map((e) => ({
-      startPoint: point(e['start_lat'], e['start_lng']), endPoint: point(e['end_lat'], e['end_lng']),
-      type: e['type'] as string, startTime: e['start_time'] as string, endTime: e['end_time'] as string, description: e['description'] as string,
-    })),
-  };
+function eventsOf(s: ExportSource, q: ExportQuery, tripIds: string[], from: string, to: string): Promise<Columns> {
+  return s.columns(sqlText('api/export_events'), { app_id: q.appId, zone: q.zone, trip_ids: listValue(tripIds), from, to });
+}
+
+/**
+ * Each trip's run of event rows (the rows come by trip position, `trip_pos`, 1-based in the ids
+ * asked for), set at the trip's index in the batch (`batchIndex` of the 0-based position), as
+ * [first row + `offset`, count].
+ */
+function runsByTrip(events: Columns, offset: number, batchIndex: (pos: number) => number, runs: ([number, number] | undefined)[] = []): ([number, number] | undefined)[] {
+  const positions = events.number('trip_pos');
+  let run: [number, number] | undefined;
+  for (let row = 0; row < events.rowCount; row++) {
+    if (row > 0 && positions[row] === positions[row - 1]) (run as [number, number])[1]++;
+    else {
+      run = [row + offset, 1];
+      runs[batchIndex((positions[row] as number) - 1)] = run;
+    }
+  }
+  return runs;
 }

@@ -1,8 +1,9 @@
-import { sqlText, type Params, type Row } from '../../db/sql.js';
+import { sqlText, type Params } from '../../db/sql.js';
+import { Columns } from './columns.js';
 
 /** What the export reads through: the snapshot's export reader (export-reader.ts). */
 export interface ExportSource {
-  query(sql: string, params?: Params): Promise<Row[]>;
+  columns(sql: string, params?: Params): Promise<Columns>;
 }
 
 /** What the trip rows of a batch are read by: the app, its zone, the range, the deleted users, the batch size. */
@@ -33,27 +34,30 @@ const utcMs = (utc: string): number => Date.parse(`${utc.slice(0, 23).replace(' 
  * (inclusive), twice as wide; a full batch sets the next window to twice the time its trips
  * spanned. The caller keeps the snapshot for the whole export, so it is one publish's data.
  */
-export async function* tripRowBatches(s: ExportSource, q: TripRange): AsyncGenerator<Row[]> {
+export async function* tripRowBatches(s: ExportSource, q: TripRange): AsyncGenerator<Columns> {
   const excluded = JSON.stringify(q.excludedUsers);
   const end = q.to.getTime();
   // the start to the microsecond, in UTC: a JavaScript Date would drop the microseconds
   let after = { at: q.from.toISOString(), trip: '', first: true };
   let span = FIRST_SPAN_MS;
   for (;;) {
-    const batch: Row[] = [];
+    // a batch's rows: one part a window
+    const parts: Columns[] = [];
+    let size = 0;
     let done = false;
-    while (batch.length < q.batchSize) {
+    while (size < q.batchSize) {
       const startMs = utcMs(after.at);
       const until = Math.min(startMs + span, end);
-      const rows = await s.query(sqlText('api/export_trips'), {
+      const rows = await s.columns(sqlText('api/export_trips'), {
         app_id: q.appId, zone: q.zone, to: new Date(until).toISOString(), excluded_users: excluded,
-        after_at: after.at, after_trip: after.trip, first: after.first, limit: q.batchSize - batch.length,
+        after_at: after.at, after_trip: after.trip, first: after.first, limit: q.batchSize - size,
       });
-      batch.push(...rows);
-      if (batch.length === q.batchSize) {
-        const last = rows[rows.length - 1] as Row;
-        span = Math.max(MIN_SPAN_MS, 2 * (utcMs(String(last['started_utc'])) - startMs));
-        after = { at: String(last['started_utc']), trip: String(last['trip_id']), first: false };
+      if (rows.rowCount > 0) parts.push(rows);
+      size += rows.rowCount;
+      if (size === q.batchSize) {
+        const lastStart = String(rows.text('started_utc')[rows.rowCount - 1]);
+        span = Math.max(MIN_SPAN_MS, 2 * (utcMs(lastStart) - startMs));
+        after = { at: lastStart, trip: String(rows.text('trip_id')[rows.rowCount - 1]), first: false };
         break;
       }
       // every trip of the window after the key is in the batch: the next starts at the window's end
@@ -64,7 +68,7 @@ export async function* tripRowBatches(s: ExportSource, q: TripRange): AsyncGener
       after = { at: new Date(until).toISOString(), trip: '', first: true };
       span *= 2;
     }
-    if (batch.length > 0) yield batch;
+    if (size > 0) yield Columns.concat(parts);
     if (done) return;
   }
 }

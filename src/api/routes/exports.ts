@@ -5,7 +5,8 @@ import { ApiError, invalid } from '../errors.js';
 import { parseQueryTime } from '../query-time.js';
 import { errorResponses } from '../schemas.js';
 import { holdSnapshot } from '../export/hold-snapshot.js';
-import { tripBatches, type ExportTrip } from '../export/trip-batches.js';
+import { tripBatches, type ExportBatch } from '../export/trip-batches.js';
+import { ndjsonLines } from '../export/ndjson.js';
 import { positiveInt } from '../../config.js';
 import { memoryLogOn, withMemoryLog } from '../export/memory-log.js';
 import { exportStats } from '../export/export-stats.js';
@@ -23,7 +24,7 @@ const FAR_PAST = new Date('1970-01-01T00:00:00Z');
 const FAR_FUTURE = new Date('9999-12-31T23:59:59Z');
 /**
  * Trips per batch: one Arrow record batch each. The API's peak memory follows the batch's size,
- * not the range; 1,000 peaks lower than 5,000 at about the same speed (docs/benchmarks.md, export).
+ * not the range; batches of 250 peaked no lower than 1,000 (docs/benchmarks.md, export).
  */
 const batchTrips = (): number => Math.max(1, positiveInt(process.env['DRIVING_API_EXPORT_BATCH_TRIPS'], 1_000, 'DRIVING_API_EXPORT_BATCH_TRIPS'));
 /** A whole export reads every trip of the app: it weighs as many ordinary reads under the fair share. */
@@ -37,8 +38,8 @@ function formatOf(accept: string | undefined): typeof ARROW | typeof NDJSON {
   throw invalid('Accept', `must be ${ARROW} or ${NDJSON}`);
 }
 
-async function* ndjson(batches: AsyncIterable<ExportTrip[]>): AsyncGenerator<string> {
-  for await (const trips of batches) yield trips.map((t) => `${JSON.stringify(t)}\n`).join('');
+async function* ndjson(batches: AsyncIterable<ExportBatch>): AsyncGenerator<string> {
+  for await (const batch of batches) yield* ndjsonLines(batch);
 }
 
 /** The bulk export: every trip of the app in a time range, streamed in batches. */

@@ -1,0 +1,140 @@
+import type { DuckDBDataChunk, DuckDBResult, DuckDBVector } from '@duckdb/node-api';
+import { DuckDBTypeId, getDataFromPointer } from '../../db/duckdb.js';
+
+type Column = (string | null)[] | Float64Array | boolean[];
+
+/**
+ * A query's result as one array per column, read from DuckDB's chunks: no object per row. The
+ * bulk export builds its Arrow and NDJSON straight from these, so a batch of 1,000 trips and
+ * their events holds a few dozen arrays and the strings, not some 10 objects per trip.
+ *
+ * Text stays text (null where SQL NULL); booleans are booleans; numbers are a Float64Array with
+ * NULL as 0, which is what the served values make of a missing number (`Number(null)`,
+ * `round(null)`, `point(null, null)`); BIGINTs (ids, meters, seconds) are within 2^53.
+ */
+export class Columns {
+  private constructor(readonly rowCount: number, private readonly byName: Map<string, Column>) {}
+
+  /**
+   * The result's columns. Its chunks are fetched first (the result is materialised in DuckDB
+   * already), so each column is allocated once at its size, not grown value by value.
+   */
+  static async read(result: DuckDBResult): Promise<Columns> {
+    const names = result.columnNames();
+    const kinds = result.columnTypes().map((t) => kindOf(t.typeId));
+    const chunks: DuckDBDataChunk[] = [];
+    let rowCount = 0;
+    for (;;) {
+      const chunk = await result.fetchChunk();
+      if (!chunk || chunk.rowCount === 0) break;
+      chunks.push(chunk);
+      rowCount += chunk.rowCount;
+    }
+    const columns = kinds.map((kind) => (kind === 'number' ? new Float64Array(rowCount) : new Array<string | boolean | null>(rowCount)));
+    let at = 0;
+    for (const chunk of chunks) {
+      for (let c = 0; c < names.length; c++) readVector(chunk.getColumnVector(c), kinds[c] as Kind, chunk.rowCount, columns[c] as Column, at);
+      at += chunk.rowCount;
+    }
+    return new Columns(rowCount, new Map(names.map((name, c) => [name, columns[c] as Column])));
+  }
+
+  /** Parts of one batch (each window's rows) as one. */
+  static concat(parts: Columns[]): Columns {
+    if (parts.length === 1) return parts[0] as Columns;
+    const first = parts[0];
+    if (!first) return new Columns(0, new Map());
+    const rowCount = parts.reduce((n, p) => n + p.rowCount, 0);
+    const byName = new Map<string, Column>();
+    for (const [name, column] of first.byName) {
+      const all = parts.map((p) => p.byName.get(name) as Column);
+      if (column instanceof Float64Array) {
+        const joined = new Float64Array(rowCount);
+        let at = 0;
+        for (const part of all as Float64Array[]) {
+          joined.set(part, at);
+          at += part.length;
+        }
+        byName.set(name, joined);
+      } else byName.set(name, (all as unknown[][]).flat() as Column);
+    }
+    return new Columns(rowCount, byName);
+  }
+
+  text(name: string): (string | null)[] {
+    return this.column(name) as (string | null)[];
+  }
+
+  number(name: string): Float64Array {
+    return this.column(name) as Float64Array;
+  }
+
+  flag(name: string): boolean[] {
+    return this.column(name) as boolean[];
+  }
+
+  private column(name: string): Column {
+    const column = this.byName.get(name);
+    if (!column) throw new Error(`the export's query has no column ${name}`);
+    return column;
+  }
+}
+
+type Kind = 'text' | 'number' | 'flag';
+
+/**
+ * What @duckdb/node-api's vectors hold (its fields, not its declared API): numbers in a typed
+ * array over the vector's data, text as DuckDB's 16-byte string entries, and the validity mask as
+ * 64-bit words (null when every row is valid). Read directly because `getItem` tests validity
+ * with BigInt arithmetic (some 100 bytes of garbage a value) and the client's string read makes a
+ * view a string: most of a batch's garbage, which made V8 collect the young generation often
+ * enough to promote each batch's values into the old one. test/api/export-columns.test.ts checks
+ * these reads against `getItem`.
+ */
+interface VectorData {
+  items?: Float64Array | Int32Array | BigInt64Array | Int16Array | Int8Array | Uint32Array | Float32Array;
+  dataView?: DataView;
+  validity?: { data: BigUint64Array | null; offset: number };
+}
+
+const decoder = new TextDecoder();
+
+function readVector(vector: DuckDBVector, kind: Kind, n: number, out: Column, at: number): void {
+  const { items, dataView, validity } = vector as unknown as VectorData;
+  const mask = validity?.data ? new Uint8Array(validity.data.buffer, validity.data.byteOffset, validity.data.byteLength) : null;
+  const maskOffset = validity?.offset ?? 0;
+  const valid = (i: number) => !mask || ((mask[(i + maskOffset) >> 3] as number) & (1 << ((i + maskOffset) & 7))) !== 0;
+  if (kind === 'number' && items && validity) {
+    const numbers = out as Float64Array;
+    for (let i = 0; i < n; i++) numbers[at + i] = valid(i) ? Number(items[i]) : 0;
+  } else if (kind === 'text' && dataView && validity) {
+    // the entries as one Buffer: a short string is decoded from it in place, with no view of its own
+    const entries = Buffer.from(dataView.buffer, dataView.byteOffset, n * 16);
+    const texts = out as (string | null)[];
+    for (let i = 0; i < n; i++) texts[at + i] = valid(i) ? textAt(entries, dataView, i * 16) : null;
+  } else {
+    for (let i = 0; i < n; i++) {
+      const value = vector.getItem(i);
+      if (kind === 'number') (out as Float64Array)[at + i] = value === null ? 0 : Number(value);
+      else (out as unknown[])[at + i] = value;
+    }
+  }
+}
+
+/** DuckDB's string entry at `offset`: its length, then the bytes inline (up to 12) or a pointer to them. */
+function textAt(entries: Buffer, view: DataView, offset: number): string {
+  const length = view.getUint32(offset, true);
+  if (length <= 12) return entries.toString('utf8', offset + 4, offset + 4 + length);
+  return decoder.decode(getDataFromPointer(view.buffer as ArrayBuffer, view.byteOffset + offset + 8, length));
+}
+
+function kindOf(typeId: DuckDBTypeId): Kind {
+  switch (typeId) {
+    case DuckDBTypeId.VARCHAR: return 'text';
+    case DuckDBTypeId.BOOLEAN: return 'flag';
+    case DuckDBTypeId.DOUBLE: case DuckDBTypeId.FLOAT: case DuckDBTypeId.INTEGER: case DuckDBTypeId.BIGINT:
+    case DuckDBTypeId.SMALLINT: case DuckDBTypeId.TINYINT: case DuckDBTypeId.UINTEGER: case DuckDBTypeId.HUGEINT:
+      return 'number';
+    default: throw new Error(`the export reads no column of DuckDB type ${DuckDBTypeId[typeId]}`);
+  }
+}
