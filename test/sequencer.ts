@@ -2,8 +2,9 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 // The files that take longest, slowest first: every file over 15 s of wall in a whole run
 // (2026-11-26, 6f0750e; test/README.md). Two workers take files in this order, so the long ones
-// start at once and the short ones fill the end: the run ends when the last file does, and a long file started last would run alone. Vitest orders by its cache of the
-// last run's durations where it has one; a fresh clone (CI) has none and would order by file size.
+// start at once and the short ones fill the end: the run ends when the last file does, and a long
+// file started last would run alone. Vitest orders by its cache of the last run's durations where
+// it has one; a fresh clone (CI) has none and would order by file size.
 const SLOWEST = [
   'test/e2e/server.test.ts',
   'test/sql/load-order.test.ts',
