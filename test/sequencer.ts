@@ -1,38 +1,55 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
-// The files that take longest, slowest first (measured; test/README.md). Two workers take files in
-// this order, so the long ones start at once and the short ones fill the end: the run ends when the
-// last file does, and a long file started last would run alone. Vitest orders by its cache of the
-// last run's durations where it has one; a fresh clone (CI) has none and would order by file size.
+// The files that take longest, slowest first: every file over 15 s of wall in a whole run
+// (2026-11-26, 6f0750e; test/README.md). Two workers take files in this order, so the long ones
+// start at once and the short ones fill the end: the run ends when the last file does, and a long
+// file started last would run alone. Vitest orders by its cache of the last run's durations where
+// it has one; a fresh clone (CI) has none and would order by file size.
 const SLOWEST = [
-  'test/sql/publish.test.ts',
-  'test/serving/equivalence.test.ts',
-  'test/sql/rederive.test.ts',
-  'test/e2e/jobs.test.ts',
-  'test/upgrade/previous-release.test.ts',
-  'test/e2e/kill.test.ts',
-  'test/serving/trust.test.ts',
-  'test/webhooks/processes.test.ts',
-  'test/serving/layers.test.ts',
-  'test/sql/load-order.test.ts',
   'test/e2e/server.test.ts',
+  'test/sql/load-order.test.ts',
+  'test/upgrade/previous-release.test.ts',
   'test/sql/score-publish.test.ts',
-  'test/api/upload-batches.test.ts',
-  'test/sql/events.test.ts',
-  'test/sql/purge.test.ts',
-  'test/e2e/cluster.test.ts',
+  'test/e2e/jobs.test.ts',
+  'test/api/score-lifting.test.ts',
+  'test/sql/rederive.test.ts',
+  'test/e2e/quarantine.test.ts',
+  'test/sql/load-read.test.ts',
   'test/sql/events-updates.test.ts',
   'test/backup/backup.test.ts',
-  'test/e2e/quarantine.test.ts',
-  'test/api/score-lifting.test.ts',
-  'test/sql/load-read.test.ts',
+  'test/webhooks/processes.test.ts',
+  'test/serving/layers.test.ts',
   'test/sql/load.test.ts',
-  'test/sql/score-settle.test.ts',
-  'test/e2e/readme.test.ts',
+  'test/api/upload-batches.test.ts',
+  'test/serving/trust.test.ts',
+  'test/sql/purge.test.ts',
+  'test/sql/events.test.ts',
+  'test/api/route.test.ts',
+  'test/e2e/kill.test.ts',
   'test/state/deletions.test.ts',
-  'test/sql/intake.test.ts',
+  'test/e2e/readme.test.ts',
+  'test/e2e/partitions.test.ts',
+  'test/sql/publish.test.ts',
+  'test/api/safety-score.test.ts',
+  'test/sql/score-settle.test.ts',
+  'test/e2e/cluster.test.ts',
+  'test/serving/equivalence.test.ts',
+  'test/e2e/haproxy.test.ts',
+  'test/api/export-backpressure.test.ts',
+  'test/e2e/job-cli.test.ts',
+  'test/ops/metrics.test.ts',
+  'test/api/plausibility.test.ts',
+  'test/serving/damage.test.ts',
+  'test/backup/warehouse.test.ts',
+  'test/sql/score-same-bits.test.ts',
+  'test/sql/score-export.test.ts',
+  'test/e2e/generated.test.ts',
   'test/unit/generate.test.ts',
+  'test/api/api.test.ts',
+  'test/unit/load-generator.test.ts',
   'test/state/processes.test.ts',
+  'test/e2e/abuse.test.ts',
+  'test/sql/intake.test.ts',
 ];
 
 export default class SlowestFirst extends BaseSequencer {

@@ -76,9 +76,10 @@ describe('load: files derived two at a time, merged in order', () => {
     const paired = sameApps(serial);
     spaces.push(paired);
     const gen = join(serial.dir, 'gen');
-    // 8 users over 3 days (8 files with the re-sends, derived in pairs): what is compared is
-    // the order of the files, not their size or number (each file a load reads costs a fixed chain)
-    const generated = await runGenerate({ dataDir: serial.dir, users: 8, days: 3, seed: 5, badRecords: true, endDate: '2026-11-20', out: gen });
+    // 8 users over 2 days (6 files with the re-sends and the bad records, derived in three pairs):
+    // what is compared is the order of the files, not their size or number (each file a load reads
+    // costs a fixed chain); every pair still holds a re-send that replaces or claims a trip of the file before it
+    const generated = await runGenerate({ dataDir: serial.dir, users: 8, days: 2, seed: 5, badRecords: true, endDate: '2026-11-20', out: gen });
     // each day's file is followed by a re-send of it: every other trip again with another end POI
     // (it replaces the first copy), and one trip claimed by another user (taken by the first copy)
     const inputs: string[] = [];

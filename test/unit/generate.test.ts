@@ -109,14 +109,28 @@ function lines(path: string): string[] {
   return all;
 }
 
+// The 4 users x 3 days each test below starts from, generated once per file: a run costs a DuckDB
+// instance and its generator macros (about a second of CPU) whatever its size.
+const generated = new Map<string, Promise<GenerateSummary>>();
+const SMALL = { users: users(4), days: 3, badRecords: true };
+function small(format: 'ndjson' | 'parquet', variant: 'parts' | 'whole' | 'seed 2'): Promise<GenerateSummary> {
+  const key = `${format} ${variant}`;
+  const overrides = variant === 'parts' ? { tripsPerPart: 3 } : variant === 'whole' ? { tripsPerPart: 1000 } : { tripsPerPart: 1000, seed: 2 };
+  if (!generated.has(key)) generated.set(key, generateTrips(options({ ...SMALL, format, ...overrides })));
+  return generated.get(key) as Promise<GenerateSummary>;
+}
+
 describe('generateTrips: determinism', () => {
   it('gives byte-identical files for the same options and different ones for another seed', async () => {
     for (const format of ['ndjson', 'parquet'] as const) {
-      const base = { users: users(4), days: 3, format, badRecords: true };
-      const a = await generateTrips(options({ ...base }));
-      const b = await generateTrips(options({ ...base }));
-      const c = await generateTrips(options({ ...base, seed: 2 }));
+      // the same options as the run whose bytes are pinned below (an earlier commit, another
+      // process): this run's files must be those bytes, so a generator that drew anything unseeded
+      // (a clock, Math.random, the order threads finish in) fails here as it would against a second run
+      const a = await small(format, 'whole');
+      const b = await small(format, 'parts');
+      const c = await small(format, 'seed 2');
       expect(a.files.map((f) => basename(f))).toEqual(b.files.map((f) => basename(f)));
+      expect(digest(a.files)).toBe(PINNED[format]);
       for (let i = 0; i < a.files.length; i++) {
         expect(readFileSync(a.files[i] as string).equals(readFileSync(b.files[i] as string))).toBe(true);
       }
@@ -131,22 +145,21 @@ describe('generateTrips: determinism', () => {
 function hashes(files: string[]): Record<string, string> {
   return Object.fromEntries(files.map((f) => [basename(f), createHash('sha256').update(readFileSync(f)).digest('hex')]));
 }
+// The digests of the files the generator wrote when it built every day's points at once
+// (commit 03e33dd), for the options of `small` (4 users x 3 days, bad records, seed 1).
+const PINNED = {
+  ndjson: '8fe76dc56c887ccb347ca52f9720154d3043a50590355e86656007f5da9f0b1f',
+  parquet: '6b8c17c340ce0846cc296748df02cc18c461ebed9d21e2fa19b6ef64ee9df0aa',
+};
 const digest = (files: string[]): string =>
   createHash('sha256').update(Object.entries(hashes(files)).map(([name, h]) => `${name} ${h}\n`).join('')).digest('hex');
 
 describe('generateTrips: streaming writes the bytes of the all-at-once generator', () => {
-  // The digests of the files the generator wrote when it built every day's points at once
-  // (commit 03e33dd), for these exact options: streaming changed how it writes, not a byte.
-  const PINNED = {
-    ndjson: '8fe76dc56c887ccb347ca52f9720154d3043a50590355e86656007f5da9f0b1f',
-    parquet: '6b8c17c340ce0846cc296748df02cc18c461ebed9d21e2fa19b6ef64ee9df0aa',
-  };
-
+  // against PINNED, the all-at-once generator's bytes: streaming changed how it writes, not a byte
   for (const format of ['ndjson', 'parquet'] as const) {
     it(`${format}: a day in parts of 3 trips, in one part, and the pinned digest agree`, async () => {
-      const base = { users: users(4), days: 3, format, badRecords: true };
-      const parts = await generateTrips(options({ ...base, tripsPerPart: 3 }));
-      const whole = await generateTrips(options({ ...base, tripsPerPart: 1000 }));
+      const parts = await small(format, 'parts');
+      const whole = await small(format, 'whole');
       expect(hashes(parts.files)).toEqual(hashes(whole.files));
       expect(digest(parts.files)).toBe(PINNED[format]);
       expect({ ...parts, files: [] }).toEqual({ ...whole, files: [] });
