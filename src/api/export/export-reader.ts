@@ -7,8 +7,9 @@ import { Columns } from './columns.js';
 /**
  * DuckDB's memory cap for the bulk export's reads of one snapshot (env DRIVING_API_EXPORT_MEMORY_LIMIT,
  * a DuckDB size). Its cache fills toward the cap over a long export, and all of it is the API's
- * RSS: 32MB (RSS rose 17 MiB over 150 batches of 1,000 trips, 43 MiB at 64MB, 2026-11-26). With the instance's one thread, a batch's queries pin at most 16-24 MB (16MB ran
- * out of memory at the first batch, 24MB did not, 2026-11-26 at 918,546 trips).
+ * RSS: 32MB (RSS rose 17 MiB over 150 batches of 1,000 trips, 43 MiB at 64MB, 2026-11-26). With
+ * the instance's one thread, a batch's queries pin at most 16-24 MB (16MB ran out of memory at the
+ * first batch, 24MB did not, 2026-11-26 at 918,546 trips).
  */
 export const exportMemoryLimit = (): string => process.env['DRIVING_API_EXPORT_MEMORY_LIMIT'] || '32MB';
 
