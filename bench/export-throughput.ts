@@ -9,6 +9,8 @@ import { waitReady } from './api-server.js';
 
 export interface ExportFigures {
   format: 'arrow' | 'ndjson';
+  /** Which export of the same server process this is (1 unless `repeat`). */
+  run: number;
   trips: number;
   bytes: number;
   /** Request sent to the last byte read. */
@@ -51,6 +53,11 @@ export interface ExportBenchOptions {
   /** The export's range (the route's `startTime`, `endTime`); the whole history when absent. */
   startTime?: string;
   endTime?: string;
+  /**
+   * Exports of each format one after another from the same server process (default 1): the
+   * peak resident set of the later ones shows whether memory stops growing with the trips exported.
+   */
+  repeat?: number;
   /** Append the server's stderr here (e.g. its DRIVING_API_EXPORT_MEMORY_LOG lines). */
   serverLog?: string;
 }
@@ -71,16 +78,24 @@ export async function benchExport(dataDir: string, options: ExportBenchOptions =
   const figures: ExportFigures[] = [];
   for (const format of options.formats ?? ['arrow', 'ndjson']) {
     const server = await startServer(dataDir, options.batchTrips, options.serverLog);
-    let timed: Omit<ExportFigures, 'batches' | 'memoryAt'>;
+    const repeat = Math.max(1, options.repeat ?? 1);
+    const runs: { timed: Omit<ExportFigures, 'run' | 'batches' | 'memoryAt'>; from: number; to: number }[] = [];
     try {
-      timed = await timeExport(server, apiKey, format, rangeQuery(options));
+      for (let run = 1; run <= repeat; run++) {
+        const from = server.memoryLines().length;
+        const timed = await timeExport(server, apiKey, format, rangeQuery(options));
+        // the last batch's line may still be on its way when the client has read the end
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        runs.push({ timed, from, to: server.memoryLines().length });
+      }
     } finally {
-      // stopped first: the last batch's line may still be on its way when the client has read the end
       await server.stop();
     }
-    const lines = server.memoryLines();
-    const last = lines[lines.length - 1];
-    figures.push({ ...timed, batches: lines.length, memoryAt: lines.filter((l) => MEMORY_BATCHES.includes(l.batch) || l === last) });
+    for (const [index, { timed, from, to }] of runs.entries()) {
+      const lines = server.memoryLines().slice(from, index === runs.length - 1 ? undefined : to);
+      const last = lines[lines.length - 1];
+      figures.push({ ...timed, run: index + 1, batches: lines.length, memoryAt: lines.filter((l) => MEMORY_BATCHES.includes(l.batch) || l === last) });
+    }
   }
   return figures;
 }
@@ -92,7 +107,7 @@ function rangeQuery(options: ExportBenchOptions): string {
   return query.size > 0 ? `?${query}` : '';
 }
 
-async function timeExport(server: Server, apiKey: string, format: 'arrow' | 'ndjson', range: string): Promise<Omit<ExportFigures, 'batches' | 'memoryAt'>> {
+async function timeExport(server: Server, apiKey: string, format: 'arrow' | 'ndjson', range: string): Promise<Omit<ExportFigures, 'run' | 'batches' | 'memoryAt'>> {
   global.gc?.();
   const loadBefore = loadavg()[0] as number;
   const serverIdleRssBytes = procStatusBytes(server.pid, 'VmRSS');

@@ -1,7 +1,7 @@
 // The workers stage's rate ladder: which rate it reports as the highest with a p99 under the
 // limit, and when it stops climbing. Each rung's outcome is given by hand (no server, no clock).
 import { describe, expect, it } from 'vitest';
-import { climb, stepHolds, type LadderStep } from '../../bench/ladder.js';
+import { climb, scalingCeiling, stepHolds, type LadderStep } from '../../bench/ladder.js';
 
 const step = (rate: number, p99Ms: number, extra: Partial<LadderStep> = {}): LadderStep => ({ rate, p99Ms, throughput: rate, failed: 0, ...extra });
 
@@ -66,5 +66,18 @@ describe('the ladder', () => {
   it('reports the top rung when every rung holds, and none when the lowest misses', async () => {
     expect((await climb([250, 500], runs({ 250: [1], 500: [1] }).run, 10)).highest).toBe(500);
     expect((await climb([250, 500], runs({ 250: [11, 11] }).run, 10)).highest).toBeNull();
+  });
+});
+
+describe('the ceiling of 2 workers over one', () => {
+  it('is the cores over the server and generator CPU a request, when the generator shares the cores', () => {
+    // one worker: 1e6 / 300 = 3,333 req/s; two with the generator: 2e6 / (300 + 100) = 5,000 req/s
+    expect(scalingCeiling(2, 2, 300, 100)).toBeCloseTo(1.5, 10);
+    expect(scalingCeiling(2, 2, 330, 140)).toBeCloseTo(660 / 470, 10);
+  });
+  it('is the workers (or the cores) when the generator costs nothing', () => {
+    expect(scalingCeiling(2, 2, 300, 0)).toBe(2);
+    expect(scalingCeiling(4, 2, 300, 0)).toBe(2);
+    expect(scalingCeiling(2, 4, 300, 0)).toBe(2);
   });
 });
