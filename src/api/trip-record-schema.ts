@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { repoPath } from '../paths.js';
-import Ajv2020Module from 'ajv/dist/2020.js';
+import Ajv2020Module, { type ValidateFunction } from 'ajv/dist/2020.js';
 
 /**
  * The trip record's JSON Schema (src/api/trip-record.schema.json): the contract the SDK and partner
@@ -24,8 +24,16 @@ export const tripRecordSchema = JSON.parse(readFileSync(file, 'utf8')) as TripRe
 
 // ajv's CommonJS build: the class is the module itself
 const Ajv2020 = Ajv2020Module as unknown as typeof Ajv2020Module.default;
-const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, keywords: ['x-rejectReason', 'x-rejectReasonFor'] });
-export const validateTripRecord = ajv.compile(tripRecordSchema);
+let validator: ValidateFunction | undefined;
+
+/**
+ * The record schema's validator, compiled on first use: loading this module took about 85 ms
+ * (mostly that compile) of every API process's start, and most processes never take an upload.
+ */
+export function tripRecordValidator(): ValidateFunction {
+  validator ??= new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, keywords: ['x-rejectReason', 'x-rejectReasonFor'] }).compile(tripRecordSchema);
+  return validator;
+}
 
 /**
  * The schema for the OpenAPI document's components: its definitions under

@@ -1,4 +1,4 @@
-import { tripRecordSchema, validateTripRecord } from './trip-record-schema.js';
+import { tripRecordSchema, tripRecordValidator } from './trip-record-schema.js';
 
 /**
  * The record-level rules of the loader (sql/intermediate/int_trip_records.sql) that remain once the
@@ -29,9 +29,10 @@ const PROPERTY_ORDER = Object.keys(tripRecordSchema.properties);
  * and quarantines a bad event, and neither rejects the record.
  */
 function schemaRejection(record: Record<string, unknown>): string | null {
-  if (validateTripRecord(record)) return null;
+  const validate = tripRecordValidator();
+  if (validate(record)) return null;
   let best: { rank: number; reason: string } | null = null;
-  for (const error of validateTripRecord.errors ?? []) {
+  for (const error of validate.errors ?? []) {
     const property = error.keyword === 'required' && error.instancePath === ''
       ? String((error.params as { missingProperty?: string }).missingProperty)
       : error.instancePath.split('/')[1];
