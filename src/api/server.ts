@@ -1,6 +1,7 @@
 import { dirname, join } from 'node:path';
+import type { Redis } from 'ioredis';
 import type { FastifyInstance } from 'fastify';
-import { pathsFor } from '../config.js';
+import { pathsFor, positiveInt } from '../config.js';
 import { openState } from '../state/open.js';
 import { cursorKey } from '../state/cursor-key.js';
 import { PassportStore } from '../passport/store.js';
@@ -61,6 +62,10 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
   const rateStore = options.sharedRateLimits ? sharedRateStore(rateFileOf(options.dataDir), { processes: options.sharedRateLimits }) : null;
   // ioredis reconnects by itself; its errors are said once an outage by the store (weighted-redis-store.ts)
   redis?.on('error', () => undefined);
+  // the first requests count in Redis like the rest: a process that served before its connection was
+  // ready counted them on its own (a limit per process for those), so the API opens once Redis
+  // answers, or after DRIVING_REDIS_START_WAIT_MS, counting on this machine until it does
+  if (redis) await readyWithin(redis, positiveInt(process.env['DRIVING_REDIS_START_WAIT_MS'], 2_500, 'DRIVING_REDIS_START_WAIT_MS'));
   let rateLimitsLocal = false;
   const sweep = setInterval(() => void passport.sweepTokens(now()).catch(() => undefined), TOKEN_SWEEP_MS);
   sweep.unref();
@@ -107,4 +112,19 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
       rateStore?.close();
     },
   };
+}
+
+/** Resolves once `redis` is ready (true) or after `ms` (false), whichever comes first. */
+function readyWithin(redis: Redis, ms: number): Promise<boolean> {
+  if (redis.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ready: boolean): void => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      resolve(ready);
+    };
+    const onReady = (): void => done(true);
+    const timer = setTimeout(() => done(false), ms);
+    redis.once('ready', onReady);
+  });
 }

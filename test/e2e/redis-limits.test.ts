@@ -57,17 +57,31 @@ async function lookup(url: string, headers: Record<string, string>): Promise<num
 describe('rate limits in Redis', () => {
   it('hold the configured limit over two API processes', async () => {
     const key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
-    for (let i = 0; i < 2; i++) {
-      serves.push(await startServe(['--data-dir', ws.dir, '--port', String(await freePort()), '--workers', '1', '--redis-url', redisUrl], { DRIVING_API_RATE_PER_APP: '30', DRIVING_API_APP_RATE_WINDOW_MS: '60000' }));
+    // a start waits up to 60 s for Redis here, well past when the test lets it answer again
+    const start = async () => startServe(['--data-dir', ws.dir, '--port', String(await freePort()), '--workers', '1', '--redis-url', redisUrl], { DRIVING_API_RATE_PER_APP: '30', DRIVING_API_APP_RATE_WINDOW_MS: '60000', DRIVING_REDIS_START_WAIT_MS: '60000' });
+    serves.push(await start());
+    // the second starts while Redis does not answer (stopped for 2 s, longer than a start takes on
+    // a quiet machine): it opens once its connection is ready, so even its first request counts in
+    // Redis, not on its own (a process that opened at once counted it alone: one more answered)
+    redis.kill('SIGSTOP');
+    const resumed = new Promise<void>((resolve) => setTimeout(() => resolve(void redis.kill('SIGCONT')), 2_000));
+    try {
+      serves.push(await start());
+    } catch (error) {
+      redis.kill('SIGCONT');
+      throw error;
     }
     const headers = { authorization: `Bearer ${key}` };
-    const issued = await fetch(`${serves[0]!.url}/v1/org-user/driver-1/token`, { method: 'POST', headers });
+    const issued = await fetch(`${serves[1]!.url}/v1/org-user/driver-1/token`, { method: 'POST', headers });
     const { token } = (await issued.json()) as { token: string };
+    await resumed;
     const statuses: number[] = [];
     for (let i = 0; i < 60; i++) statuses.push(await lookup(`${serves[i % 2]!.url}/v1/token/${token}`, headers));
     // 30 in the window over both processes: the token's issue took one
     expect(statuses.filter((s) => s === 200), statuses.join(' ')).toHaveLength(29);
     expect(statuses.filter((s) => s === 429), statuses.join(' ')).toHaveLength(31);
+    // said last: a process's stderr reaches the test after its answers
+    expect(serves[1]!.stderr()).not.toMatch(/counted on this machine/);
   });
 
   it('keep answering while Redis is down, limited on the machine, and count in Redis again once it is back', async () => {
