@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { positiveInt } from '../config.js';
 import { query, stripComments, paramsFor, sqlText } from '../db/sql.js';
+import { textBytes } from '../db/vector-read.js';
 import { visibleRows, type SectionFile } from './pack.js';
 import { ENTRY_BYTES, EXTRAS_SUFFIX, MAGIC, SECTION_FORMAT, USER_FIELDS, tripIdHash, type Footer, type Section } from './format.js';
 
@@ -97,6 +98,8 @@ function writeAll(fd: number, data: Buffer): void {
  * to `file.extras`, index entries to a side file appended after the payloads with the footer.
  * Written as temp files and renamed (the extras first), so a reader never sees half a file.
  */
+const NO_BYTES = Buffer.alloc(0);
+
 class SectionWriter {
   private readonly tmp: string;
   private readonly indexTmp: string;
@@ -219,11 +222,15 @@ export async function buildSection(
       for (let bucket = 0; bucket < buckets; bucket++) {
         const result = await conn.stream(sql, paramsFor(sql, { ...params, buckets, bucket }));
         for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
-          const [userIds, keys, tripIds, payloads, extraTexts] = chunk.getColumns() as [bigint[], number[], string[], string[], string[]];
           const count = chunk.rowCount; // a native call per read
+          const [userIds, keys, tripIds] = [0, 1, 2].map((c) => chunk.getColumnValues(c)) as [bigint[], number[], string[]];
+          // the payloads as DuckDB's UTF-8 bytes, written as they are (read within this chunk's life):
+          // made strings, they were decoded only to be encoded again
+          const payloads = textBytes(chunk.getColumnVector(3), count);
+          const extras = textBytes(chunk.getColumnVector(4), count);
           for (let r = 0; r < count; r++) {
             const aux = section === 'trips' ? tripIdHash(tripIds[r] as string) : section === 'scores' ? Number(tripIds[r]) : 0;
-            writer.emit(a, Number(userIds[r]), keys[r] as number, aux, payloads[r] as string, extraTexts[r] as string);
+            writer.emit(a, Number(userIds[r]), keys[r] as number, aux, payloads[r] ?? NO_BYTES, extras[r] ?? NO_BYTES);
           }
         }
       }

@@ -1,5 +1,6 @@
 import type { DuckDBDataChunk, DuckDBResult, DuckDBVector } from '@duckdb/node-api';
-import { DuckDBTypeId, getDataFromPointer } from '../../db/duckdb.js';
+import { DuckDBTypeId } from '../../db/duckdb.js';
+import { entryBytes, validRows, vectorData } from '../../db/vector-read.js';
 
 type Column = (string | null)[] | Float64Array | boolean[];
 
@@ -82,28 +83,14 @@ export class Columns {
 
 type Kind = 'text' | 'number' | 'flag';
 
-/**
- * What @duckdb/node-api's vectors hold (its fields, not its declared API): numbers in a typed
- * array over the vector's data, text as DuckDB's 16-byte string entries, and the validity mask as
- * 64-bit words (null when every row is valid). Read directly because `getItem` tests validity
- * with BigInt arithmetic (some 100 bytes of garbage a value) and the client's string read makes a
- * view a string: most of a batch's garbage, which made V8 collect the young generation often
- * enough to promote each batch's values into the old one. test/api/export-columns.test.ts checks
- * these reads against `getItem`.
- */
-interface VectorData {
-  items?: Float64Array | Int32Array | BigInt64Array | Int16Array | Int8Array | Uint32Array | Float32Array;
-  dataView?: DataView;
-  validity?: { data: BigUint64Array | null; offset: number };
-}
-
 const decoder = new TextDecoder();
 
 function readVector(vector: DuckDBVector, kind: Kind, n: number, out: Column, at: number): void {
-  const { items, dataView, validity } = vector as unknown as VectorData;
-  const mask = validity?.data ? new Uint8Array(validity.data.buffer, validity.data.byteOffset, validity.data.byteLength) : null;
-  const maskOffset = validity?.offset ?? 0;
-  const valid = (i: number) => !mask || ((mask[(i + maskOffset) >> 3] as number) & (1 << ((i + maskOffset) & 7))) !== 0;
+  // the vector's own fields (src/db/vector-read.ts): getItem's BigInt validity test and its string
+  // read made most of a batch's garbage, so V8 promoted each batch's values into the old generation
+  const data = vectorData(vector);
+  const { items, dataView, validity } = data;
+  const valid = validRows(data);
   if (kind === 'number' && items && validity) {
     const numbers = out as Float64Array;
     for (let i = 0; i < n; i++) numbers[at + i] = valid(i) ? Number(items[i]) : 0;
@@ -125,7 +112,7 @@ function readVector(vector: DuckDBVector, kind: Kind, n: number, out: Column, at
 function textAt(entries: Buffer, view: DataView, offset: number): string {
   const length = view.getUint32(offset, true);
   if (length <= 12) return entries.toString('utf8', offset + 4, offset + 4 + length);
-  return decoder.decode(getDataFromPointer(view.buffer as ArrayBuffer, view.byteOffset + offset + 8, length));
+  return decoder.decode(entryBytes(entries, view, offset));
 }
 
 function kindOf(typeId: DuckDBTypeId): Kind {
