@@ -3,11 +3,13 @@
 // against the client's own `getItem` values (nulls, strings inline and behind a pointer, multi-byte
 // text, several chunks), and the bytes against those of row objects built as the trip detail
 // builds them, serialised by JSON.stringify and by apache-arrow's builders (vectorFromArray).
+// The serving pack's payload bytes (src/db/vector-read.ts, the same reads) are checked here too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RecordBatch, RecordBatchStreamWriter, Struct, makeData, vectorFromArray, type DataType } from 'apache-arrow';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { DuckDBInstance } from '../../src/db/duckdb.js';
 import { Columns } from '../../src/api/export/columns.js';
+import { textBytes } from '../../src/db/vector-read.js';
 import { EXPORT_SCHEMA, recordBatch } from '../../src/api/export/arrow.js';
 import { ndjsonLines } from '../../src/api/export/ndjson.js';
 import type { ExportBatch } from '../../src/api/export/trip-batches.js';
@@ -130,5 +132,39 @@ describe('the export written from columns', () => {
     const built = recordBatch(await batchOf());
     expect(built.getChild('startPoi')?.nullCount).toBe(4);
     expect((await ipcBytes(built)).equals(await ipcBytes(plain))).toBe(true);
+  });
+});
+
+// 5,000 rows, three chunks of 2,048: every 7th NULL; 0-40 characters, some ending in 'Zürich €😀'
+const TEXTS = `
+  select case when i % 7 = 0 then null
+              else repeat(chr((97 + i % 26)::integer), (i % 41)::integer) || case when i % 5 = 0 then 'Zürich €😀' else '' end end as t
+  from range(5000) as r(i)`;
+
+describe('textBytes', () => {
+  it('gives each value as the UTF-8 bytes of the string the client reads, and null for NULL', async () => {
+    const result = await conn.run(TEXTS);
+    let rows = 0;
+    let inline = 0;
+    let long = 0;
+    for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+      const vector = chunk.getColumnVector(0);
+      const bytes = textBytes(vector, chunk.rowCount);
+      expect(bytes).toHaveLength(chunk.rowCount);
+      for (let i = 0; i < chunk.rowCount; i++) {
+        const value = vector.getItem(i) as string | null;
+        if (value === null) expect(bytes[i]).toBeNull();
+        else {
+          expect(bytes[i]?.equals(Buffer.from(value, 'utf8')), `row ${rows + i}: ${value}`).toBe(true);
+          if (Buffer.byteLength(value) <= 12) inline++;
+          else long++;
+        }
+      }
+      rows += chunk.rowCount;
+    }
+    expect(rows).toBe(5000);
+    // both kinds of string entry were read
+    expect(inline).toBeGreaterThan(500);
+    expect(long).toBeGreaterThan(2000);
   });
 });
