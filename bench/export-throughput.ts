@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { RecordBatchReader } from 'apache-arrow';
 import { AppStore } from '../src/apps/store.js';
@@ -18,9 +18,9 @@ export interface ExportFigures {
   tripsPerSecond: number;
   /** Request sent to the first byte of the body. */
   firstByteSeconds: number;
-  /** The API process (`serve.js`, one worker) once ready, before the export. */
+  /** The API process (`serve.js`, one worker) before the export: once ready, or after the export before it (`repeat`). */
   serverIdleRssBytes: number;
-  /** The API process's peak resident set over its life (the kernel's VmHWM), read as the export ends. */
+  /** The API process's peak resident set over this export (the kernel's VmHWM, started again before each export of a `repeat`), read as it ends. */
   serverPeakRssBytes: number;
   /** The reading client's (this process's) peak resident set, sampled every 20 ms. */
   clientPeakRssBytes: number;
@@ -34,6 +34,8 @@ export interface ExportFigures {
 
 /** One line of the export's memory log (src/api/export/memory-log.ts), in MiB. */
 export interface BatchMemory {
+  /** The export's request id (the line's `export`). */
+  exportId: string;
   batch: number;
   rssMiB: number;
   heapTotalMiB: number;
@@ -79,20 +81,23 @@ export async function benchExport(dataDir: string, options: ExportBenchOptions =
   for (const format of options.formats ?? ['arrow', 'ndjson']) {
     const server = await startServer(dataDir, options.batchTrips, options.serverLog);
     const repeat = Math.max(1, options.repeat ?? 1);
-    const runs: { timed: Omit<ExportFigures, 'run' | 'batches' | 'memoryAt'>; from: number; to: number }[] = [];
+    const runs: Omit<ExportFigures, 'run' | 'batches' | 'memoryAt'>[] = [];
     try {
       for (let run = 1; run <= repeat; run++) {
-        const from = server.memoryLines().length;
-        const timed = await timeExport(server, apiKey, format, rangeQuery(options));
-        // the last batch's line may still be on its way when the client has read the end
-        await new Promise((resolve) => setTimeout(resolve, 250));
-        runs.push({ timed, from, to: server.memoryLines().length });
+        // each export's own peak: the kernel's high-water mark starts again from the RSS now
+        if (run > 1) resetPeakRss(server.pid);
+        runs.push(await timeExport(server, apiKey, format, rangeQuery(options)));
       }
     } finally {
+      // stopped first: the last batch's line may still be on its way when the client has read the end
       await server.stop();
     }
-    for (const [index, { timed, from, to }] of runs.entries()) {
-      const lines = server.memoryLines().slice(from, index === runs.length - 1 ? undefined : to);
+    // each export's memory lines by its id, in the order the exports ran
+    const byExport = new Map<string, BatchMemory[]>();
+    for (const line of server.memoryLines()) byExport.set(line.exportId, [...(byExport.get(line.exportId) ?? []), line]);
+    const groups = [...byExport.values()];
+    for (const [index, timed] of runs.entries()) {
+      const lines = groups[index] ?? [];
       const last = lines[lines.length - 1];
       figures.push({ ...timed, run: index + 1, batches: lines.length, memoryAt: lines.filter((l) => MEMORY_BATCHES.includes(l.batch) || l === last) });
     }
@@ -164,7 +169,7 @@ async function startServer(dataDir: string, batchTrips: number | undefined, serv
     child.stderr?.on('data', (text: string | Buffer) => {
       const lines = (partial + String(text)).split('\n');
       partial = lines.pop() ?? '';
-      for (const line of lines) if (line.startsWith('{"export"')) memory.push(batchMemory(JSON.parse(line) as Record<string, number>));
+      for (const line of lines) if (line.startsWith('{"export"')) memory.push(batchMemory(JSON.parse(line) as Record<string, number | string>));
     });
     const url = await listeningUrl(child);
     await waitReady(url, 120);
@@ -183,8 +188,8 @@ async function startServer(dataDir: string, batchTrips: number | undefined, serv
   }
 }
 
-function batchMemory(l: Record<string, number>): BatchMemory {
-  return { batch: l['batch'] as number, rssMiB: l['rssMiB'] as number, heapTotalMiB: l['heapTotalMiB'] as number, heapUsedMiB: l['heapUsedMiB'] as number, externalMiB: l['externalMiB'] as number, exportDuckdbMiB: l['exportDuckdbMiB'] as number };
+function batchMemory(l: Record<string, number | string>): BatchMemory {
+  return { exportId: String(l['export']), batch: l['batch'] as number, rssMiB: l['rssMiB'] as number, heapTotalMiB: l['heapTotalMiB'] as number, heapUsedMiB: l['heapUsedMiB'] as number, externalMiB: l['externalMiB'] as number, exportDuckdbMiB: l['exportDuckdbMiB'] as number };
 }
 
 function listeningUrl(child: ChildProcess): Promise<string> {
@@ -199,6 +204,15 @@ function listeningUrl(child: ChildProcess): Promise<string> {
   });
 }
 
+
+/** Starts the process's peak RSS (VmHWM) again from its RSS now (Linux's clear_refs 5; nothing elsewhere). */
+function resetPeakRss(pid: number): void {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    // not Linux, or not allowed: the peak stays the process's own since its start
+  }
+}
 
 /** A field of /proc/PID/status in bytes (Linux; 0 elsewhere). */
 function procStatusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {

@@ -67,13 +67,16 @@ export async function climb(rates: readonly number[], run: (rate: number) => Pro
 }
 
 /**
- * The most `workers` workers can answer over one, from CPU alone, when the load generator runs on
- * the same `cores`: one worker answers at most 1e6 / serverUs requests a second (one core, the
- * generator beside it on another), and N workers at most cores × 1e6 / (serverUs + generatorUs),
- * even if a request costs them no more CPU than it costs one worker.
+ * The most `workers` workers can answer over one at full load, from CPU alone, when the load
+ * generator runs on the same `cores`: one worker answers at most 1e6 / serverUs requests a second
+ * (one core, the generator beside it on another), and N workers at most cores × 1e6 / (serverUs +
+ * generatorUs), even if a request costs them no more CPU than it costs one worker. A bound on
+ * capacities, not on rates that a p99 limit stops below them.
  *
  * @example scalingCeiling(2, 2, 330, 140) // 1.40: 2 workers cannot reach 1.7x one on these cores
  */
 export function scalingCeiling(cores: number, workers: number, serverUs: number, generatorUs: number): number {
-  return Math.min(Math.min(workers, cores), (cores * serverUs) / (serverUs + generatorUs));
+  // requests a second, in units of 1e6: each count of workers at most its cores, all of them with the generator at most the machine
+  const capacity = (n: number): number => Math.min(Math.min(n, cores) / serverUs, cores / (serverUs + generatorUs));
+  return capacity(workers) / capacity(1);
 }

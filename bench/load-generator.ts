@@ -63,6 +63,8 @@ export interface LoadGeneratorResult {
   statusCodes: Record<string, number>;
   /** The generator's own event-loop delay, p99: when it is high, the generator (not the server) added latency. */
   loopDelayP99Ms: number;
+  /** The generator's CPU from its first request to its last answer (its own start left out). */
+  cpuSecondsSending: number;
   /** Failed requests by kind: the network error's code (ECONNRESET, UND_ERR_SOCKET, ...) or `HTTP <status>`. */
   failureKinds: Record<string, number>;
   /** The first MAX_FAILURES_LISTED failed requests: kind, path, and when (epoch ms) each was sent and failed. */
@@ -102,6 +104,8 @@ const fail = (kind: string, path: string, sentAt: number): void => {
 const loopDelay = monitorEventLoopDelay({ resolution: 1 });
 loopDelay.enable();
 const started = performance.now();
+// the CPU of sending and reading alone: the process's start (Node, its modules) is not the requests'
+const cpuAtStart = process.cpuUsage();
 const measureFrom = started + (config.warmupSeconds ?? 0) * 1000;
 const intervalMs = 1000 / config.rate;
 
@@ -175,6 +179,7 @@ const graceEnd = performance.now() + (config.graceMs ?? 10_000);
 while (inFlight > 0 && performance.now() < graceEnd) await new Promise((r) => setTimeout(r, 20));
 const timeouts = inFlight;
 if (timeouts > 0) failureKinds['unanswered'] = timeouts;
+const cpu = process.cpuUsage(cpuAtStart);
 latencies.sort((a, b) => a - b);
 const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
 const seconds = Math.max((lastAnswer || performance.now()) - measureFrom, 1) / 1000;
@@ -194,6 +199,7 @@ const out: LoadGeneratorResult = {
   non2xx,
   statusCodes,
   loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
+  cpuSecondsSending: (cpu.user + cpu.system) / 1e6,
   failureKinds,
   failures,
   marks,

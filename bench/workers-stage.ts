@@ -30,7 +30,7 @@ interface Ladder {
   workers: number;
   highest: number | null;
   /** Every rung: rate, p99, the API's CPU a request (all its processes), the generator's CPU. */
-  steps: (LadderStep & { cpuUsPerRequest: number; primaryUsPerRequest: number; generator: string; generatorUsPerRequest: number | null; waits: string })[];
+  steps: (LadderStep & { cpuUsPerRequest: number; primaryUsPerRequest: number; generator: string; generatorUsPerRequest: number; waits: string })[];
 }
 
 /**
@@ -74,7 +74,7 @@ export async function benchWorkers(ctx: BenchContext): Promise<void> {
     const ceiling = ceilingOf(one);
     if (ceiling) {
       record(ctx, {
-        stage: 'workers', metric: `round ${round}: the most 2 workers can answer over 1 from CPU alone, the load generator on the same ${availableParallelism()} cores: cores x s / (s + g), at 1 worker's top rung`,
+        stage: 'workers', metric: `round ${round}: the most 2 workers can answer over 1 at full load, from CPU alone, the load generator on the same ${availableParallelism()} cores: cores x s / (s + g), at 1 worker's top rung`,
         value: `${ceiling.ratio.toFixed(2)}x (s = ${Math.round(ceiling.serverUs)} us the server's CPU a request, g = ${Math.round(ceiling.generatorUs)} us the generator's, @ ${ceiling.rate}/s)`, unit: '',
       });
     }
@@ -110,8 +110,8 @@ async function runLadder(ctx: BenchContext, dir: string, apiKey: string, byOp: M
       // the primary's own part (it hands connections to the workers; it answers nothing)
       const primary = workers > 1 ? (after.get(server.pid) ?? 0) - (before.get(server.pid) ?? 0) : 0;
       const step = { rate, p99Ms: r.p99Ms, throughput: r.throughput, failed: r.errors + r.timeouts + r.non2xx, cpuUsPerRequest: (cpu.seconds * 1e6) / Math.max(r.sent, 1), primaryUsPerRequest: (primary * 1e6) / Math.max(r.sent, 1), generator: generatorCpu(run, r),
-        // its process's CPU from start to exit (about 0.15 s of it Node's start) over the requests it sent
-        generatorUsPerRequest: run.cpuSeconds === null ? null : (run.cpuSeconds * 1e6) / Math.max(r.sent, 1), waits };
+        // its CPU from the first request to the last answer (Node's start left out) over the requests it sent
+        generatorUsPerRequest: (r.cpuSecondsSending * 1e6) / Math.max(r.sent, 1), waits };
       ctx.progress(`bench: workers: ${workers} worker(s) @ ${rate}/s: p99 ${r.p99Ms.toFixed(2)} ms, ${Math.round(r.throughput)} req/s, ${step.failed} failed, ${Math.round(step.cpuUsPerRequest)} us CPU a request (${step.generator}); ${waits}`);
       steps.push(step);
       return step;
@@ -128,11 +128,11 @@ async function runLadder(ctx: BenchContext, dir: string, apiKey: string, byOp: M
  */
 function ceilingOf(one: Ladder): { ratio: number; serverUs: number; generatorUs: number; rate: number } | null {
   const rate = Math.max(...one.steps.map((s) => s.rate));
-  const top = one.steps.filter((s) => s.rate === rate && s.generatorUsPerRequest !== null);
+  const top = one.steps.filter((s) => s.rate === rate);
   if (top.length === 0) return null;
   const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / values.length;
   const serverUs = mean(top.map((s) => s.cpuUsPerRequest));
-  const generatorUs = mean(top.map((s) => s.generatorUsPerRequest as number));
+  const generatorUs = mean(top.map((s) => s.generatorUsPerRequest));
   return { ratio: scalingCeiling(availableParallelism(), 2, serverUs, generatorUs), serverUs, generatorUs, rate };
 }
 

@@ -14,7 +14,8 @@ const argv = yargs(hideBin(process.argv))
   .option('start-time', { type: 'string', describe: 'export from this start (the route\'s startTime; default: the first trip)' })
   .option('end-time', { type: 'string', describe: 'export up to this start (the route\'s endTime; default: the last trip)' })
   .option('format', { type: 'array', choices: ['arrow', 'ndjson'], describe: 'which formats (default: both)' })
-  .option('repeat', { type: 'number', default: 1, describe: 'exports of each format one after another from the same server: whether its peak RSS still grows with the trips exported' })
+  .option('repeat', { type: 'number', default: 1, describe: 'exports of each format one after another from the same server, each with its own peak RSS: whether memory still grows with the trips exported' })
+  .check((a) => (Number.isInteger(a.repeat) && a.repeat >= 1 ? true : `--repeat must be a whole number of 1 or more, got '${a.repeat}'`))
   .option('server-log', { type: 'string', describe: 'append the server\'s stderr to this file (with its memory log: a line of memory figures a batch)' })
   .option('json', { type: 'boolean', default: false })
   .strict()
@@ -29,7 +30,7 @@ const mib = (bytes) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 await runJob('bench-export', argv.json, async () => {
   const figures = await benchExport(resolveDataDir(argv.dataDir), { batchTrips: argv.batchTrips, formats: argv.format, startTime: argv.startTime, endTime: argv.endTime, repeat: argv.repeat, serverLog: argv.serverLog });
   const lines = figures.map((f) => `  ${f.format}${argv.repeat > 1 ? ` (export ${f.run} of ${argv.repeat} from one server)` : ''}: ${f.trips} trips, ${(f.bytes / 1e6).toFixed(1)} MB in ${f.seconds.toFixed(2)} s = ${Math.round(f.tripsPerSecond)} trips/s; `
-    + `first byte ${f.firstByteSeconds.toFixed(2)} s; API peak RSS ${mib(f.serverPeakRssBytes)} (${mib(f.serverIdleRssBytes)} ready, before the export); `
+    + `first byte ${f.firstByteSeconds.toFixed(2)} s; API peak RSS ${mib(f.serverPeakRssBytes)} (${mib(f.serverIdleRssBytes)} before the export); `
     + `client peak RSS ${mib(f.clientPeakRssBytes)}; load average ${f.loadAverage[0].toFixed(1)} -> ${f.loadAverage[1].toFixed(1)}\n`
     + `    ${f.batches} batches; the API's memory after batch ${f.memoryAt.map((m) => `${m.batch}: rss ${m.rssMiB}, V8 heap ${m.heapTotalMiB} (${m.heapUsedMiB} used), external ${m.externalMiB}, DuckDB ${m.exportDuckdbMiB} MiB`).join('; ')}`);
   return { result: { figures }, summary: lines.join('\n') };

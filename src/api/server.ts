@@ -64,8 +64,9 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
   redis?.on('error', () => undefined);
   // the first requests count in Redis like the rest: a process that served before its connection was
   // ready counted them on its own (a limit per process for those), so the API opens once Redis
-  // answers, or after DRIVING_REDIS_START_WAIT_MS, counting on this machine until it does
-  if (redis) await readyWithin(redis, positiveInt(process.env['DRIVING_REDIS_START_WAIT_MS'], 2_500, 'DRIVING_REDIS_START_WAIT_MS'));
+  // answers, or after DRIVING_REDIS_START_WAIT_MS, counting on this machine until it does (awaited
+  // below, once the snapshot is open: the two waits overlap)
+  const redisReady = redis ? readyWithin(redis, positiveInt(process.env['DRIVING_REDIS_START_WAIT_MS'], 2_500, 'DRIVING_REDIS_START_WAIT_MS')) : null;
   let rateLimitsLocal = false;
   const sweep = setInterval(() => void passport.sweepTokens(now()).catch(() => undefined), TOKEN_SWEEP_MS);
   sweep.unref();
@@ -100,6 +101,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
   };
   const app = buildApp(ctx, { logger: options.logger, metrics: options.metrics && new ApiMetrics(options.metrics, snapshots, now, () => rateLimitsLocal) });
   app.addHook('onClose', async () => void redis?.disconnect());
+  await redisReady;
   return {
     app,
     ctx,

@@ -1,13 +1,13 @@
 import type { DuckDBVector } from '@duckdb/node-api';
-import { getDataFromPointer } from './duckdb.js';
+import { DuckDBTypeId, getDataFromPointer } from './duckdb.js';
 
 /**
  * What @duckdb/node-api's vectors hold (its fields, not its declared API): numbers in a typed
- * array over the vector's data, text as DuckDB's 16-byte string entries, and the validity mask as
- * 64-bit words (null when every row is valid). Read directly because `getItem` tests validity
- * with BigInt arithmetic (some 100 bytes of garbage a value) and the client's string read makes a
- * string of every value, where a writer of bytes only needs them encoded again.
- * test/api/export-columns.test.ts checks these reads against `getItem`.
+ * array over a copy of the vector's data, text as DuckDB's 16-byte string entries, and the
+ * validity mask as 64-bit words (null when every row is valid). Read directly because `getItem`
+ * tests validity with BigInt arithmetic (some 100 bytes of garbage a value) and the client's
+ * string read makes a string of every value, where a writer of bytes only needs them encoded
+ * again. test/api/export-columns.test.ts checks these reads against `getItem`.
  */
 export interface VectorData {
   items?: Float64Array | Int32Array | BigInt64Array | Int16Array | Int8Array | Uint32Array | Float32Array;
@@ -30,28 +30,25 @@ export function validRows(data: VectorData): (i: number) => boolean {
 }
 
 /**
- * DuckDB's string entry at `offset` of `entries` (the vector's entries as one Buffer): its length,
- * then the bytes inline (up to 12) or a pointer to them. The inline bytes are a view of `entries`,
- * so they are good while the chunk is (use them before fetching the next); the others are a copy
- * out of DuckDB's memory.
+ * The bytes of a string entry longer than 12 bytes (at `offset` of the entries' `view`), copied
+ * out of DuckDB's memory through the pointer the entry holds: read while the chunk is alive.
  */
-export function entryBytes(entries: Buffer, view: DataView, offset: number): Buffer {
-  const length = view.getUint32(offset, true);
-  if (length <= 12) return entries.subarray(offset + 4, offset + 4 + length);
-  const bytes = getDataFromPointer(view.buffer as ArrayBuffer, view.byteOffset + offset + 8, length);
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+export function pointedBytes(view: DataView, offset: number, length: number): Uint8Array {
+  return getDataFromPointer(view.buffer as ArrayBuffer, view.byteOffset + offset + 8, length);
 }
 
 /**
  * A VARCHAR vector's first `n` values as their UTF-8 bytes (null where NULL), no string made: the
- * serving pack writes them as they are, before its next chunk is fetched. Falls back to the client's `getItem` (and encodes) when
- * the vector does not hold string entries.
+ * serving pack writes them as they are. A string entry is its length, then the bytes inline (up
+ * to 12, a view of the client's copy of the entries) or a pointer to them (copied while the chunk
+ * is alive: call this before fetching the next). Any other type goes through the client's
+ * `getItem`, as does a client version without these fields.
  */
 export function textBytes(vector: DuckDBVector, n: number): (Buffer | null)[] {
   const data = vectorData(vector);
   const out = new Array<Buffer | null>(n);
   const view = data.dataView;
-  if (!view || !data.validity) {
+  if (vector.type.typeId !== DuckDBTypeId.VARCHAR || !view || !data.validity) {
     for (let i = 0; i < n; i++) {
       const value = vector.getItem(i);
       out[i] = value === null ? null : Buffer.from(String(value), 'utf8');
@@ -60,6 +57,18 @@ export function textBytes(vector: DuckDBVector, n: number): (Buffer | null)[] {
   }
   const valid = validRows(data);
   const entries = Buffer.from(view.buffer, view.byteOffset, n * 16);
-  for (let i = 0; i < n; i++) out[i] = valid(i) ? entryBytes(entries, view, i * 16) : null;
+  for (let i = 0; i < n; i++) {
+    if (!valid(i)) {
+      out[i] = null;
+      continue;
+    }
+    const offset = i * 16;
+    const length = view.getUint32(offset, true);
+    if (length <= 12) out[i] = entries.subarray(offset + 4, offset + 4 + length);
+    else {
+      const bytes = pointedBytes(view, offset, length);
+      out[i] = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    }
+  }
   return out;
 }

@@ -98,8 +98,6 @@ function writeAll(fd: number, data: Buffer): void {
  * to `file.extras`, index entries to a side file appended after the payloads with the footer.
  * Written as temp files and renamed (the extras first), so a reader never sees half a file.
  */
-const NO_BYTES = Buffer.alloc(0);
-
 class SectionWriter {
   private readonly tmp: string;
   private readonly indexTmp: string;
@@ -230,7 +228,11 @@ export async function buildSection(
           const extras = textBytes(chunk.getColumnVector(4), count);
           for (let r = 0; r < count; r++) {
             const aux = section === 'trips' ? tripIdHash(tripIds[r] as string) : section === 'scores' ? Number(tripIds[r]) : 0;
-            writer.emit(a, Number(userIds[r]), keys[r] as number, aux, payloads[r] ?? NO_BYTES, extras[r] ?? NO_BYTES);
+            const payload = payloads[r];
+            const extra = extras[r];
+            // a NULL is a broken section query: a row the reader could not parse is never written
+            if (!payload || !extra) throw new Error(`sql/serving/${section}.sql gave a NULL payload or extra for user ${String(userIds[r])}`);
+            writer.emit(a, Number(userIds[r]), keys[r] as number, aux, payload, extra);
           }
         }
       }

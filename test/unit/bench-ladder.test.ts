@@ -75,6 +75,10 @@ describe('the ceiling of 2 workers over one', () => {
     expect(scalingCeiling(2, 2, 300, 100)).toBeCloseTo(1.5, 10);
     expect(scalingCeiling(2, 2, 330, 140)).toBeCloseTo(660 / 470, 10);
   });
+  it('is 1 when the generator alone would fill the cores beside one worker', () => {
+    // one worker and the generator: 2 cores / (300 + 400) us, less than one worker's core
+    expect(scalingCeiling(2, 2, 300, 400)).toBe(1);
+  });
   it('is the workers (or the cores) when the generator costs nothing', () => {
     expect(scalingCeiling(2, 2, 300, 0)).toBe(2);
     expect(scalingCeiling(4, 2, 300, 0)).toBe(2);

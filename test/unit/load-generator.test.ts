@@ -94,6 +94,9 @@ describe.each(['undici', 'net'] as const)('the load generator (%s)', (name) => {
     expect(r.requests).toBe(r.sent);
     expect(r.measured).toBe(r.sent);
     expect(r.errors + r.timeouts + r.non2xx).toBe(0);
+    // its CPU while sending is counted, and is some of the run, never more than its cores allow
+    expect(r.cpuSecondsSending).toBeGreaterThan(0);
+    expect(r.cpuSecondsSending).toBeLessThan(2 * r.totalSeconds);
     // 80 of about 400 were held, request i at least 900 - 5i ms: p99 (the 5th highest of 401) is
     // at least request 104's 380 ms, p90 (the 41st highest) at least request 140's 200 ms
     expect(r.p99Ms).toBeGreaterThanOrEqual(380);

@@ -1,6 +1,6 @@
 import type { DuckDBDataChunk, DuckDBResult, DuckDBVector } from '@duckdb/node-api';
 import { DuckDBTypeId } from '../../db/duckdb.js';
-import { entryBytes, validRows, vectorData } from '../../db/vector-read.js';
+import { pointedBytes, validRows, vectorData } from '../../db/vector-read.js';
 
 type Column = (string | null)[] | Float64Array | boolean[];
 
@@ -112,7 +112,7 @@ function readVector(vector: DuckDBVector, kind: Kind, n: number, out: Column, at
 function textAt(entries: Buffer, view: DataView, offset: number): string {
   const length = view.getUint32(offset, true);
   if (length <= 12) return entries.toString('utf8', offset + 4, offset + 4 + length);
-  return decoder.decode(entryBytes(entries, view, offset));
+  return decoder.decode(pointedBytes(view, offset, length));
 }
 
 function kindOf(typeId: DuckDBTypeId): Kind {
