@@ -37,26 +37,42 @@ export function pointedBytes(view: DataView, offset: number, length: number): Ui
   return getDataFromPointer(view.buffer as ArrayBuffer, view.byteOffset + offset + 8, length);
 }
 
+/** A VARCHAR vector's string entries, read in place: its entries as one Buffer, their view, and which rows are valid. */
+export interface StringEntries {
+  entries: Buffer;
+  view: DataView;
+  valid: (i: number) => boolean;
+}
+
+/**
+ * The first `n` string entries of a VARCHAR vector (16 bytes each: the length, then the bytes
+ * inline up to 12, or a pointer to them), or null for another type or a client version without
+ * these fields (read those with `getItem`).
+ */
+export function stringEntries(vector: DuckDBVector, n: number): StringEntries | null {
+  const data = vectorData(vector);
+  const view = data.dataView;
+  if (vector.type.typeId !== DuckDBTypeId.VARCHAR || !view || !data.validity) return null;
+  return { entries: Buffer.from(view.buffer, view.byteOffset, n * 16), view, valid: validRows(data) };
+}
+
 /**
  * A VARCHAR vector's first `n` values as their UTF-8 bytes (null where NULL), no string made: the
- * serving pack writes them as they are. A string entry is its length, then the bytes inline (up
- * to 12, a view of the client's copy of the entries) or a pointer to them (copied while the chunk
- * is alive: call this before fetching the next). Any other type goes through the client's
- * `getItem`, as does a client version without these fields.
+ * serving pack writes them as they are. Inline bytes are a view of the client's copy of the
+ * entries; pointed ones are copied while the chunk is alive (call this before fetching the next).
+ * Any other type goes through the client's `getItem`, as does a client version without these fields.
  */
 export function textBytes(vector: DuckDBVector, n: number): (Buffer | null)[] {
-  const data = vectorData(vector);
   const out = new Array<Buffer | null>(n);
-  const view = data.dataView;
-  if (vector.type.typeId !== DuckDBTypeId.VARCHAR || !view || !data.validity) {
+  const strings = stringEntries(vector, n);
+  if (!strings) {
     for (let i = 0; i < n; i++) {
       const value = vector.getItem(i);
       out[i] = value === null ? null : Buffer.from(String(value), 'utf8');
     }
     return out;
   }
-  const valid = validRows(data);
-  const entries = Buffer.from(view.buffer, view.byteOffset, n * 16);
+  const { entries, view, valid } = strings;
   for (let i = 0; i < n; i++) {
     if (!valid(i)) {
       out[i] = null;

@@ -1,6 +1,6 @@
 import type { DuckDBDataChunk, DuckDBResult, DuckDBVector } from '@duckdb/node-api';
 import { DuckDBTypeId } from '../../db/duckdb.js';
-import { pointedBytes, validRows, vectorData } from '../../db/vector-read.js';
+import { pointedBytes, stringEntries, validRows, vectorData } from '../../db/vector-read.js';
 
 type Column = (string | null)[] | Float64Array | boolean[];
 
@@ -89,16 +89,17 @@ function readVector(vector: DuckDBVector, kind: Kind, n: number, out: Column, at
   // the vector's own fields (src/db/vector-read.ts): getItem's BigInt validity test and its string
   // read made most of a batch's garbage, so V8 promoted each batch's values into the old generation
   const data = vectorData(vector);
-  const { items, dataView, validity } = data;
-  const valid = validRows(data);
-  if (kind === 'number' && items && validity) {
+  const strings = kind === 'text' ? stringEntries(vector, n) : null;
+  if (kind === 'number' && data.items && data.validity) {
+    const { items } = data;
+    const valid = validRows(data);
     const numbers = out as Float64Array;
     for (let i = 0; i < n; i++) numbers[at + i] = valid(i) ? Number(items[i]) : 0;
-  } else if (kind === 'text' && dataView && validity) {
-    // the entries as one Buffer: a short string is decoded from it in place, with no view of its own
-    const entries = Buffer.from(dataView.buffer, dataView.byteOffset, n * 16);
+  } else if (strings) {
+    // a short string is decoded from the entries in place, with no view of its own
+    const { entries, view, valid } = strings;
     const texts = out as (string | null)[];
-    for (let i = 0; i < n; i++) texts[at + i] = valid(i) ? textAt(entries, dataView, i * 16) : null;
+    for (let i = 0; i < n; i++) texts[at + i] = valid(i) ? textAt(entries, view, i * 16) : null;
   } else {
     for (let i = 0; i < n; i++) {
       const value = vector.getItem(i);
