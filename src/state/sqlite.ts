@@ -119,6 +119,37 @@ export function openWalFile(file: string, busyMs: number): Database.Database {
   closeSync(openSync(file, 'a', 0o600));
   const db = new Database(file);
   db.pragma(`busy_timeout = ${busyMs}`);
-  db.pragma('journal_mode = WAL');
+  try {
+    // switching to WAL takes the file's exclusive lock, and SQLite answers SQLITE_BUSY at once,
+    // without its busy handler, where waiting could deadlock (two processes starting on a new
+    // file together, a migration beside it: seen once in a test run): tried again until busyMs
+    retryWhileBusy(() => db.pragma('journal_mode = WAL'), busyMs);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
   return db;
 }
+
+/** How long a busy SQLite call waits before it is tried again. */
+const BUSY_RETRY_MS = 25;
+
+/**
+ * `work()`, tried again every BUSY_RETRY_MS while it throws SQLITE_BUSY (any of its extended
+ * codes), for up to `ms`; any other error, or a busy one past `ms`, is thrown. Synchronous, as
+ * better-sqlite3 is: the wait blocks this thread, which opening a store does anyway.
+ */
+export function retryWhileBusy<T>(work: () => T, ms: number, sleep: (ms: number) => void = sleepSync): T {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      return work();
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (typeof code !== 'string' || !code.startsWith('SQLITE_BUSY') || Date.now() >= deadline) throw error;
+      sleep(BUSY_RETRY_MS);
+    }
+  }
+}
+
+const sleepSync = (ms: number): void => void Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
