@@ -21,6 +21,20 @@ with bounds as (
     from apps
 ),
 
+-- each window's bounds once an app, joined to the drivers: a zone conversion (ICU) a driver's row
+-- took 0.27 s of the scoring query at 20,000 drivers
+windows as (
+    select
+        b.app_id,
+        i.interval_days,
+        timezone(b.time_zone, ($as_of::date - i.interval_days)::timestamp) as window_start,
+        b.window_end,
+        ($as_of::date - i.interval_days)::timestamp as window_start_local,
+        $as_of::date::timestamp - interval 1 second as window_end_local
+    from bounds as b
+    cross join (select unnest([30, 90]) as interval_days) as i
+),
+
 -- ten sums a trip rather than twenty (each sum once over the 90 days, once again over the last 30
 -- with zeros for the earlier trips): half the scoring query's CPU at 20,000 drivers x 30 days
 parts as (
@@ -85,10 +99,10 @@ windowed as (
         p.user_id,
         p.org_user_id,
         i.interval_days,
-        timezone(b.time_zone, ($as_of::date - i.interval_days)::timestamp) as window_start,
-        b.window_end,
-        ($as_of::date - i.interval_days)::timestamp as window_start_local,
-        $as_of::date::timestamp - interval 1 second as window_end_local,
+        i.window_start,
+        i.window_end,
+        i.window_start_local,
+        i.window_end_local,
         if(i.interval_days = 90, p.n_90, p.n_30) as n,
         if(i.interval_days = 90, p.elapsed_90, p.elapsed_30) as elapsed,
         if(i.interval_days = 90, p.driving_90, p.driving_30) as driving,
@@ -100,8 +114,7 @@ windowed as (
         if(i.interval_days = 90, p.weekday_90, p.weekday_30) as weekday,
         if(i.interval_days = 90, p.low_speed_90, p.low_speed_30) as low_speed
     from per_user as p
-    join bounds as b on b.app_id = p.app_id
-    cross join (select unnest([30, 90]) as interval_days) as i
+    join windows as i on i.app_id = p.app_id
 ),
 
 factors as (
