@@ -11,7 +11,7 @@
 select
     user_id,
     (evaluation_date - date '1970-01-01')::double as sort_key,
-    interval_days::varchar as trip_id,
+    interval_days::double as trip_id,
     -- an array in SCORE_FIELDS order (src/serving/format.ts): a year of history is 180 of these
     -- per driver, and an object's repeated keys were most of each payload's bytes
     json_array(

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { positiveInt } from '../config.js';
 import { query, stripComments, paramsFor, sqlText } from '../db/sql.js';
-import { textBytes } from '../db/vector-read.js';
+import { textPieces, type TextPieces } from '../db/vector-read.js';
 import { visibleRows, type SectionFile } from './pack.js';
 import { ENTRY_BYTES, EXTRAS_SUFFIX, MAGIC, SECTION_FORMAT, USER_FIELDS, tripIdHash, type Footer, type Section } from './format.js';
 
@@ -65,13 +65,13 @@ class Writer {
     this.position += ENTRY_BYTES;
   }
 
-  bytes(data: Buffer): void {
+  bytes(data: Uint8Array): void {
     if (data.length > this.buffer.length - this.used) this.flush();
     if (data.length > this.buffer.length) {
       this.hash.update(data);
       writeAll(this.fd, data);
     } else {
-      data.copy(this.buffer, this.used);
+      this.buffer.set(data, this.used);
       this.used += data.length;
     }
     this.position += data.length;
@@ -89,7 +89,7 @@ class Writer {
   }
 }
 
-function writeAll(fd: number, data: Buffer): void {
+function writeAll(fd: number, data: Uint8Array): void {
   for (let done = 0; done < data.length; ) done += writeSync(fd, data, done, data.length - done);
 }
 
@@ -145,6 +145,35 @@ class SectionWriter {
     this.index.entry(key, aux, length, extraLength, offset, extraOffset);
     this.days?.add(key);
     this.rows++;
+  }
+
+  /**
+   * Appends `count` rows of app index `a` from one chunk of SQL (rows grouped by user, in the
+   * section's order): the payloads and extras as pieces in row order (textPieces), so a run of
+   * rows is one copy into the file's buffer rather than one a row.
+   */
+  emitRows(a: number, count: number, userId: (r: number) => number, key: (r: number) => number, aux: (r: number) => number, payloads: TextPieces, extras: TextPieces): void {
+    let offset = this.data.position;
+    let extraOffset = this.extras.position;
+    for (const piece of payloads.pieces) this.data.bytes(piece);
+    for (const piece of extras.pieces) this.extras.bytes(piece);
+    for (let r = 0; r < count; r++) {
+      const u = userId(r);
+      if (u !== this.lastUser || a !== this.lastApp) {
+        this.users.push(a, u, this.rows, 0);
+        this.lastApp = a;
+        this.lastUser = u;
+      }
+      this.users[this.users.length - 1] = (this.users[this.users.length - 1] as number) + 1;
+      const length = payloads.lengths[r] as number;
+      const extraLength = extras.lengths[r] as number;
+      const k = key(r);
+      this.index.entry(k, aux(r), length, extraLength, offset, extraOffset);
+      offset += length;
+      extraOffset += extraLength;
+      this.days?.add(k);
+      this.rows++;
+    }
   }
 
   /** Writes index and footer, syncs, renames into place; returns the bytes written, the users and the checksums. */
@@ -221,19 +250,17 @@ export async function buildSection(
         const result = await conn.stream(sql, paramsFor(sql, { ...params, buckets, bucket }));
         for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
           const count = chunk.rowCount; // a native call per read
-          const [userIds, keys, tripIds] = [0, 1, 2].map((c) => chunk.getColumnValues(c)) as [bigint[], number[], string[]];
+          const [userIds, keys, tripIds] = [0, 1, 2].map((c) => chunk.getColumnValues(c)) as [bigint[], number[], (string | number)[]];
           // the payloads as DuckDB's UTF-8 bytes, written as they are (read within this chunk's life):
           // made strings, they were decoded only to be encoded again
-          const payloads = textBytes(chunk.getColumnVector(3), count);
-          const extras = textBytes(chunk.getColumnVector(4), count);
+          const payloads = textPieces(chunk.getColumnVector(3), count);
+          const extras = textPieces(chunk.getColumnVector(4), count);
           for (let r = 0; r < count; r++) {
-            const aux = section === 'trips' ? tripIdHash(tripIds[r] as string) : section === 'scores' ? Number(tripIds[r]) : 0;
-            const payload = payloads[r];
-            const extra = extras[r];
             // a NULL is a broken section query: a row the reader could not parse is never written
-            if (!payload || !extra) throw new Error(`sql/serving/${section}.sql gave a NULL payload or extra for user ${String(userIds[r])}`);
-            writer.emit(a, Number(userIds[r]), keys[r] as number, aux, payload, extra);
+            if ((payloads.lengths[r] as number) < 0 || (extras.lengths[r] as number) < 0) throw new Error(`sql/serving/${section}.sql gave a NULL payload or extra for user ${String(userIds[r])}`);
           }
+          const aux = section === 'trips' ? (r: number) => tripIdHash(tripIds[r] as string) : section === 'scores' ? (r: number) => Number(tripIds[r]) : () => 0;
+          writer.emitRows(a, count, (r) => Number(userIds[r]), (r) => keys[r] as number, aux, payloads, extras);
         }
       }
       if (since !== undefined) {

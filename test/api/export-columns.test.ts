@@ -9,7 +9,7 @@ import { RecordBatch, RecordBatchStreamWriter, Struct, makeData, vectorFromArray
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { DuckDBInstance } from '../../src/db/duckdb.js';
 import { Columns } from '../../src/api/export/columns.js';
-import { textBytes } from '../../src/db/vector-read.js';
+import { textPieces } from '../../src/db/vector-read.js';
 import { EXPORT_SCHEMA, recordBatch } from '../../src/api/export/arrow.js';
 import { ndjsonLines } from '../../src/api/export/ndjson.js';
 import type { ExportBatch } from '../../src/api/export/trip-batches.js';
@@ -141,30 +141,38 @@ const TEXTS = `
               else repeat(chr((97 + i % 26)::integer), (i % 41)::integer) || case when i % 5 = 0 then 'Zürich €😀' else '' end end as t
   from range(5000) as r(i)`;
 
-describe('textBytes', () => {
-  it('gives each value as the UTF-8 bytes of the string the client reads, and null for NULL', async () => {
+describe('textPieces', () => {
+  it('gives the UTF-8 bytes of the strings the client reads, in row order, -1 for NULL, and copies runs of adjacent strings at once', async () => {
     const result = await conn.run(TEXTS);
     let rows = 0;
     let inline = 0;
     let long = 0;
+    let pieces = 0;
     for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
       const vector = chunk.getColumnVector(0);
-      const bytes = textBytes(vector, chunk.rowCount);
-      expect(bytes).toHaveLength(chunk.rowCount);
+      const text = textPieces(vector, chunk.rowCount);
+      expect(text.lengths).toHaveLength(chunk.rowCount);
+      const expected: Buffer[] = [];
       for (let i = 0; i < chunk.rowCount; i++) {
         const value = vector.getItem(i) as string | null;
-        if (value === null) expect(bytes[i]).toBeNull();
+        if (value === null) expect(text.lengths[i], `row ${rows + i}`).toBe(-1);
         else {
-          expect(bytes[i]?.equals(Buffer.from(value, 'utf8')), `row ${rows + i}: ${value}`).toBe(true);
-          if (Buffer.byteLength(value) <= 12) inline++;
+          const bytes = Buffer.from(value, 'utf8');
+          expect(text.lengths[i], `row ${rows + i}: ${value}`).toBe(bytes.length);
+          expected.push(bytes);
+          if (bytes.length <= 12) inline++;
           else long++;
         }
       }
+      expect(Buffer.concat(text.pieces).equals(Buffer.concat(expected))).toBe(true);
+      pieces += text.pieces.length;
       rows += chunk.rowCount;
     }
     expect(rows).toBe(5000);
     // both kinds of string entry were read
     expect(inline).toBeGreaterThan(500);
     expect(long).toBeGreaterThan(2000);
+    // long strings DuckDB keeps one after another come out in runs: fewer pieces than values
+    expect(pieces).toBeLessThan(inline + long / 2);
   });
 });
