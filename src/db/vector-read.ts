@@ -64,8 +64,6 @@ export interface TextPieces {
   pieces: Uint8Array[];
 }
 
-/** The address a long string entry (at `offset` of `view`) points to, as a number (exact: user-space addresses fit 53 bits). */
-const pointerAt = (view: DataView, offset: number): number => view.getUint32(offset + 8, true) + view.getUint32(offset + 12, true) * 0x1_0000_0000;
 
 /**
  * A VARCHAR vector's first `n` values as their UTF-8 bytes, no string made, for a writer that
@@ -106,15 +104,21 @@ export function textPieces(vector: DuckDBVector, n: number): TextPieces {
       if (length > 0) pieces.push(entries.subarray(offset + 4, offset + 4 + length));
       continue;
     }
-    // the following long strings that start where this run ends: their bytes are the run's next ones
-    let end = pointerAt(view, offset) + length;
+    // the following long strings that start where this run ends: their bytes are the run's next
+    // ones. The end address is kept as its two 32-bit halves, compared exactly
+    let endLow = view.getUint32(offset + 8, true) + length;
+    let endHigh = view.getUint32(offset + 12, true);
     let total = length;
     while (i < n && valid(i)) {
       const next = i * 16;
       const l = view.getUint32(next, true);
-      if (l <= 12 || pointerAt(view, next) !== end) break;
+      if (endLow >= 0x1_0000_0000) {
+        endLow -= 0x1_0000_0000;
+        endHigh++;
+      }
+      if (l <= 12 || view.getUint32(next + 8, true) !== endLow || view.getUint32(next + 12, true) !== endHigh) break;
       lengths[i++] = l;
-      end += l;
+      endLow += l;
       total += l;
     }
     pieces.push(pointedBytes(view, offset, total));

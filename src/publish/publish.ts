@@ -445,12 +445,18 @@ async function prepareSlot(conn: DuckDBConnection, whId: string, version: number
 /**
  * Gives the slot in use the tables of sql/publish/slot_schema.sql: a slot whose meta records that
  * file's digest has them, and skips its 22 statements (some 20 ms of every publish); a new slot,
- * or one of an earlier schema, runs them once and records the digest.
+ * or one of an earlier schema, runs them once and records the digest. The digest vouches for what
+ * this release's script made: a slot changed by other means keeps what they did (a release
+ * before digests, run on it again, would have added back indexes this script drops).
  */
 async function ensureSlotSchema(conn: DuckDBConnection): Promise<void> {
   const digest = createHash('sha256').update(sqlText('publish/slot_schema')).digest('hex');
-  // a new slot has no meta table yet: the query fails outside any transaction, and the script runs
-  const recorded = await query(conn, "select value from meta where key = 'schema_digest'").catch(() => []);
+  // a new slot has no meta table yet: the query fails (outside any transaction) and the script
+  // runs; any other failure is the slot's, said as it is
+  const recorded = await query(conn, "select value from meta where key = 'schema_digest'").catch((error: unknown) => {
+    if (/Table with name meta does not exist/.test(error instanceof Error ? error.message : String(error))) return [];
+    throw error;
+  });
   if (recorded[0]?.['value'] === digest) return;
   await runScript(conn, 'publish/slot_schema');
   await run(conn, "insert or replace into meta values ('schema_digest', $digest)", { digest });
