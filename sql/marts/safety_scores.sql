@@ -159,17 +159,44 @@ scored as (
 -- Percentile (docs/decisions.md, Statistics and scores): per app and interval (one evaluation date here), over the drivers
 -- with at least one trip, by the stored (rounded) score, ties sharing the lowest rank; 100 alone.
 -- Every row here has a trip (the grain); the condition keeps the definition explicit.
+-- percent_rank() is (rank - 1) / (drivers - 1), rank - 1 being the drivers with a lower stored
+-- score: counted from each distinct score's drivers (at most 10,001 scores a partition) rather
+-- than by sorting every driver's row (0.22 s of the query at 100,000 drivers), the same division
+-- of the same counts.
+score_counts as (
+    select app_id, interval_days, count_trips >= 1 as has_trips, round(raw_score, 2) as safety_score, count(*) as drivers
+    from scored
+    group by all
+),
+
+score_ranks as (
+    select
+        app_id,
+        interval_days,
+        has_trips,
+        safety_score,
+        coalesce(sum(drivers) over (
+            partition by app_id, interval_days, has_trips order by safety_score rows between unbounded preceding and 1 preceding
+        ), 0) as below,
+        sum(drivers) over (partition by app_id, interval_days, has_trips) as partition_drivers
+    from score_counts
+),
+
 ranked as (
     select
-        *,
-        round(raw_score, 2) as safety_score,
+        s.*,
+        round(s.raw_score, 2) as safety_score,
         case
-            when count_trips < 1 then null
-            when count(*) over (partition by app_id, interval_days, count_trips >= 1) = 1 then 100.0
-            else round(100.0 * percent_rank() over ranking, 2)
+            when s.count_trips < 1 then null
+            when r.partition_drivers = 1 then 100.0
+            else round(100.0 * (r.below::double / (r.partition_drivers - 1)::double), 2)
         end as percentile
-    from scored
-    window ranking as (partition by app_id, interval_days, count_trips >= 1 order by round(raw_score, 2))
+    from scored as s
+    join score_ranks as r
+        on r.app_id = s.app_id
+        and r.interval_days = s.interval_days
+        and r.has_trips = (s.count_trips >= 1)
+        and r.safety_score is not distinct from round(s.raw_score, 2)
 ),
 
 final as (
