@@ -1,6 +1,7 @@
 -- A date the app has no score of yet (the nightly run's usual case): nothing to compare with and
 -- nothing to remove, so the run's rows go into safety_scores as sql/score/replace_scores.sql would
--- insert them, without the copy in scored_today and the comparison (0.1-0.15 s at 20,000 drivers).
+-- insert them, without the copy in scored_today and the comparison (the scoring step at 20,000
+-- drivers 0.76 s against 1.02 s).
 -- The rows come from the insert that precedes this (src/score/score-date.ts); this records the run.
 -- params: $app_id VARCHAR, $as_of DATE, $evaluated_at TIMESTAMPTZ, $version BIGINT
 
