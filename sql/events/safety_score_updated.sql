@@ -11,50 +11,32 @@ with runs as (
     select distinct app_id, evaluation_date from score_runs where version > $since and version <= $version
 ),
 
--- the user's two intervals side by side (numbers, not text: a row a user rather than two, and no
--- strings through the aggregate), then each interval's part of the event and of the fingerprint:
--- the fingerprint is the 30-day part, ';', the 90-day part (either alone when the user has only
--- that one), as an ordered string_agg gave it
-per_user as (
-    select
-        s.app_id, s.user_id, any_value(s.org_user_id) as org_user_id, s.evaluation_date,
-        bool_or(s.interval_days = 30) as has_30,
-        any_value(s.safety_score) filter (where s.interval_days = 30) as score_30,
-        any_value(s.count_trips) filter (where s.interval_days = 30) as trips_30,
-        any_value(s.distracted_driving) filter (where s.interval_days = 30) as distracted_30,
-        any_value(s.evening_rush_hour) filter (where s.interval_days = 30) as rush_30,
-        any_value(s.acclong_abs_1) filter (where s.interval_days = 30) as acc_30,
-        any_value(s.weekday_driving) filter (where s.interval_days = 30) as weekday_30,
-        any_value(s.low_speed) filter (where s.interval_days = 30) as low_speed_30,
-        bool_or(s.interval_days = 90) as has_90,
-        any_value(s.safety_score) filter (where s.interval_days = 90) as score_90,
-        any_value(s.count_trips) filter (where s.interval_days = 90) as trips_90,
-        any_value(s.distracted_driving) filter (where s.interval_days = 90) as distracted_90,
-        any_value(s.evening_rush_hour) filter (where s.interval_days = 90) as rush_90,
-        any_value(s.acclong_abs_1) filter (where s.interval_days = 90) as acc_90,
-        any_value(s.weekday_driving) filter (where s.interval_days = 90) as weekday_90,
-        any_value(s.low_speed) filter (where s.interval_days = 90) as low_speed_90
-    from safety_scores as s
-    semi join runs as r on r.app_id = s.app_id and r.evaluation_date = s.evaluation_date
-    group by s.app_id, s.user_id, s.evaluation_date
-),
-
+-- each score row's part of the event and of the fingerprint, then the user's two intervals side
+-- by side: the fingerprint is the 30-day part, ';', the 90-day part (either alone when the user has
+-- only that one), as an ordered string_agg gave it, without an ordered aggregate per user
 parts as (
     select
-        app_id, user_id, org_user_id, evaluation_date,
-        if(has_30, json_object('safetyScore', js_number(round(score_30, 2)), 'tripCount', trips_30), null) as json_30,
-        if(has_90, json_object('safetyScore', js_number(round(score_90, 2)), 'tripCount', trips_90), null) as json_90,
-        md5(concat_ws(';',
-            if(has_30, concat_ws('|', 30, round(score_30, 6), trips_30, round(distracted_30, 6), round(rush_30, 6),
-                round(acc_30, 6), round(weekday_30, 6), round(low_speed_30, 6)), null),
-            if(has_90, concat_ws('|', 90, round(score_90, 6), trips_90, round(distracted_90, 6), round(rush_90, 6),
-                round(acc_90, 6), round(weekday_90, 6), round(low_speed_90, 6)), null))) as fingerprint
-    from per_user
+        s.app_id, s.user_id, s.org_user_id, s.evaluation_date, s.interval_days,
+        json_object('safetyScore', js_number(round(s.safety_score, 2)), 'tripCount', s.count_trips) as interval_json,
+        concat_ws('|', s.interval_days, round(s.safety_score, 6), s.count_trips, round(s.distracted_driving, 6),
+            round(s.evening_rush_hour, 6), round(s.acclong_abs_1, 6), round(s.weekday_driving, 6), round(s.low_speed, 6)) as part
+    from safety_scores as s
+    semi join runs as r on r.app_id = s.app_id and r.evaluation_date = s.evaluation_date
+),
+
+per_user as (
+    select
+        app_id, user_id, any_value(org_user_id) as org_user_id, evaluation_date,
+        any_value(interval_json) filter (where interval_days = 30) as json_30,
+        any_value(interval_json) filter (where interval_days = 90) as json_90,
+        md5(concat_ws(';', any_value(part) filter (where interval_days = 30), any_value(part) filter (where interval_days = 90))) as fingerprint
+    from parts
+    group by app_id, user_id, evaluation_date
 ),
 
 changed as (
     select p.*, coalesce(a.generation, 0) + 1 as generation
-    from parts as p
+    from per_user as p
     left join announced_scores as a
         on a.app_id = p.app_id and a.user_id = p.user_id and a.evaluation_date = p.evaluation_date
     where a.fingerprint is distinct from p.fingerprint
