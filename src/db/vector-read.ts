@@ -64,7 +64,6 @@ export interface TextPieces {
   pieces: Uint8Array[];
 }
 
-
 /**
  * A VARCHAR vector's first `n` values as their UTF-8 bytes, no string made, for a writer that
  * appends them in row order (the serving pack). DuckDB keeps a chunk's strings one after another

@@ -130,18 +130,23 @@ class SectionWriter {
 
   /** Appends one row of user `userId` of app index `a` (a user's rows arrive together, in the section's order). */
   emit(a: number, userId: number, key: number, aux: number, payload: string | Buffer, extra: string | Buffer): void {
-    if (userId !== this.lastUser || a !== this.lastApp) {
-      this.users.push(a, userId, this.rows, 0);
-      this.lastApp = a;
-      this.lastUser = userId;
-    }
-    this.users[this.users.length - 1] = (this.users[this.users.length - 1] as number) + 1;
     const offset = this.data.position;
     if (typeof payload !== 'string') this.data.bytes(payload);
     const length = typeof payload === 'string' ? this.data.string(payload) : payload.length;
     const extraOffset = this.extras.position;
     if (typeof extra !== 'string') this.extras.bytes(extra);
     const extraLength = typeof extra === 'string' ? this.extras.string(extra) : extra.length;
+    this.entry(a, userId, key, aux, length, extraLength, offset, extraOffset);
+  }
+
+  /** The index entry of a row whose bytes are written: counted in its user's directory entry (a user's rows arrive together). */
+  private entry(a: number, userId: number, key: number, aux: number, length: number, extraLength: number, offset: number, extraOffset: number): void {
+    if (userId !== this.lastUser || a !== this.lastApp) {
+      this.users.push(a, userId, this.rows, 0);
+      this.lastApp = a;
+      this.lastUser = userId;
+    }
+    this.users[this.users.length - 1] = (this.users[this.users.length - 1] as number) + 1;
     this.index.entry(key, aux, length, extraLength, offset, extraOffset);
     this.days?.add(key);
     this.rows++;
@@ -158,21 +163,11 @@ class SectionWriter {
     for (const piece of payloads.pieces) this.data.bytes(piece);
     for (const piece of extras.pieces) this.extras.bytes(piece);
     for (let r = 0; r < count; r++) {
-      const u = userId(r);
-      if (u !== this.lastUser || a !== this.lastApp) {
-        this.users.push(a, u, this.rows, 0);
-        this.lastApp = a;
-        this.lastUser = u;
-      }
-      this.users[this.users.length - 1] = (this.users[this.users.length - 1] as number) + 1;
       const length = payloads.lengths[r] as number;
       const extraLength = extras.lengths[r] as number;
-      const k = key(r);
-      this.index.entry(k, aux(r), length, extraLength, offset, extraOffset);
+      this.entry(a, userId(r), key(r), aux(r), length, extraLength, offset, extraOffset);
       offset += length;
       extraOffset += extraLength;
-      this.days?.add(k);
-      this.rows++;
     }
   }
 
