@@ -94,7 +94,11 @@ export async function benchExport(dataDir: string, options: ExportBenchOptions =
     }
     // each export's memory lines by its id, in the order the exports ran
     const byExport = new Map<string, BatchMemory[]>();
-    for (const line of server.memoryLines()) byExport.set(line.exportId, [...(byExport.get(line.exportId) ?? []), line]);
+    for (const line of server.memoryLines()) {
+      const lines = byExport.get(line.exportId) ?? [];
+      lines.push(line);
+      byExport.set(line.exportId, lines);
+    }
     const groups = [...byExport.values()];
     for (const [index, timed] of runs.entries()) {
       const lines = groups[index] ?? [];

@@ -129,14 +129,12 @@ class SectionWriter {
   }
 
   /** Appends one row of user `userId` of app index `a` (a user's rows arrive together, in the section's order). */
-  emit(a: number, userId: number, key: number, aux: number, payload: string | Buffer, extra: string | Buffer): void {
+  emit(a: number, userId: number, key: number, aux: number, payload: Uint8Array, extra: Uint8Array): void {
     const offset = this.data.position;
-    if (typeof payload !== 'string') this.data.bytes(payload);
-    const length = typeof payload === 'string' ? this.data.string(payload) : payload.length;
     const extraOffset = this.extras.position;
-    if (typeof extra !== 'string') this.extras.bytes(extra);
-    const extraLength = typeof extra === 'string' ? this.extras.string(extra) : extra.length;
-    this.entry(a, userId, key, aux, length, extraLength, offset, extraOffset);
+    this.data.bytes(payload);
+    this.extras.bytes(extra);
+    this.entry(a, userId, key, aux, payload.length, extra.length, offset, extraOffset);
   }
 
   /** The index entry of a row whose bytes are written: counted in its user's directory entry (a user's rows arrive together). */
