@@ -271,6 +271,10 @@ describe('serving pack', () => {
   it('lets SQL serve scores from a pack whose score section predates the history (format 5), until the next publish writes it anew', async () => {
     // a publish first: the test above left a trips layer no reader takes
     await runScore({ dataDir: ws.dir, date: '2026-10-28', now: clock });
+    // the re-score takes in the trips the test above loaded, so its history differs: both APIs
+    // switch to it before they are compared (they would on their own, within a poll)
+    await packApi.ctx.snapshots.refresh();
+    await sqlApi.ctx.snapshots.refresh();
     const scores = join(ws.paths.publishedDir, manifestOf(ws.paths)?.pack?.files.scores[0] as string);
     const bytes = readFileSync(scores);
     const at = bytes.lastIndexOf('"format":6');
@@ -303,6 +307,8 @@ describe('serving pack', () => {
     }
     // the next publish does not reuse the old section: the new pack serves the history again
     await runScore({ dataDir: ws.dir, date: '2026-10-30', now: clock });
+    await packApi.ctx.snapshots.refresh();
+    await sqlApi.ctx.snapshots.refresh();
     const fresh = await createApi({ dataDir: ws.dir, now: () => clock, pollMs: 50 });
     try {
       expect((await fresh.ctx.snapshots.use(async (s) => s.pack !== null))?.value).toBe(true);
