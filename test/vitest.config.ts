@@ -8,6 +8,11 @@ process.env.TZ = 'UTC';
 // as they can about something else (publish switches, SQL against the serving pack); the tests of
 // the limits set their own (test/e2e/abuse.test.ts).
 process.env['DRIVING_API_RATE_PER_APP'] ??= '1000000';
+// A serve process stops gracefully: on SIGTERM it waits for its open connections, and a test's
+// fetch keeps its connection open for the server's keep-alive hint (5 s, less a second): each stop
+// waited some 3 s for nothing. At 1 s, Node's fetch does not keep a connection past its response,
+// so a stop is over in milliseconds (test/README.md).
+process.env['DRIVING_API_KEEP_ALIVE_TIMEOUT_MS'] ??= '1000';
 // One DuckDB thread a database (jobs run in process and as child processes, which inherit it): two
 // workers already keep both cores busy, and a second thread a database cost the suite more CPU
 // than it saved (test/README.md).

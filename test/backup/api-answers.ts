@@ -5,7 +5,14 @@ export interface Asker {
 }
 
 const get = async (asker: Asker, path: string): Promise<{ status: number; body: unknown }> => {
-  const res = await fetch(`${asker.url}${path}`, { headers: { authorization: `Bearer ${asker.apiKey}` } });
+  let res = await fetch(`${asker.url}${path}`, { headers: { authorization: `Bearer ${asker.apiKey}` } });
+  // a server that just started on a busy machine may shed a request (503 or 429 with Retry-After),
+  // as it would for any client: asked again after the wait it names, so the answers compared are the data's
+  for (let tries = 1; (res.status === 503 || res.status === 429) && res.headers.has('retry-after') && tries < 10; tries++) {
+    await res.arrayBuffer();
+    await new Promise((resolve) => setTimeout(resolve, Math.min(Number(res.headers.get('retry-after')) || 1, 2) * 1000));
+    res = await fetch(`${asker.url}${path}`, { headers: { authorization: `Bearer ${asker.apiKey}` } });
+  }
   const body = (await res.json()) as Record<string, unknown>;
   // the request's own id differs by request, not by data
   delete body['requestId'];

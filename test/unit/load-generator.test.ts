@@ -1,7 +1,7 @@
 // The API benchmark's load generator measures what a client at a fixed rate would see: a server
 // stall shows in the latencies of every request due during it, and requests never answered count
 // as failed. Run as the real process against a real loopback server.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,11 +11,13 @@ import type { AddressInfo } from 'node:net';
 import type { LoadGeneratorConfig, LoadGeneratorResult } from '../../bench/load-generator.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-let server: Server | null = null;
+const servers: Server[] = [];
 const dir = mkdtempSync(join(tmpdir(), 'dds-loadgen-'));
-afterEach(async () => {
-  server?.closeAllConnections();
-  await new Promise((r) => (server ? server.close(r) : r(undefined)));
+afterAll(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
 });
 
 // Every request's path is its index in the schedule (`/r/<i>`, due at i / rate seconds after the
@@ -24,11 +26,15 @@ afterEach(async () => {
 const indexed = (count: number): string[] => Array.from({ length: count }, (_, i) => `/r/${i}`);
 
 async function serve(handler: (index: number, answer: (status?: number) => void) => void): Promise<string> {
-  server = createServer((req, res) => {
+  return listen(createServer((req, res) => {
     req.resume();
     handler(Number(/^\/r\/(\d+)/.exec(req.url ?? '')?.[1] ?? -1), (status = 200) => res.writeHead(status).end('{}'));
-  });
-  await new Promise<void>((r) => server?.listen(0, '127.0.0.1', r));
+  }));
+}
+
+async function listen(server: Server): Promise<string> {
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
@@ -58,10 +64,10 @@ function holding(count: number): { hold: (answer: () => void) => void; release: 
   };
 }
 
-// each test runs with both clients: undici and the raw `net` one (bench/raw-http-client.ts)
-let client: LoadGeneratorConfig['client'] = 'undici';
-
-function generate(config: LoadGeneratorConfig): Promise<LoadGeneratorResult> {
+// each test runs with both clients: undici and the raw `net` one (bench/raw-http-client.ts); the
+// tests run at once, each with its own server and generator process: a run is seconds of a fixed
+// rate, mostly waiting
+function generate(client: LoadGeneratorConfig['client'], config: Omit<LoadGeneratorConfig, 'client'>): Promise<LoadGeneratorResult> {
   const file = join(dir, `${Math.random()}.json`);
   writeFileSync(file, JSON.stringify({ client, ...config }));
   return new Promise((resolve, reject) => {
@@ -72,11 +78,7 @@ function generate(config: LoadGeneratorConfig): Promise<LoadGeneratorResult> {
   });
 }
 
-describe.each(['undici', 'net'] as const)('the load generator (%s)', (name) => {
-  beforeEach(() => {
-    client = name;
-  });
-
+describe.concurrent.each(['undici', 'net'] as const)('the load generator (%s)', (client) => {
   it('shows a server stall in p99 (latency from each request\'s due time) and keeps the rate', async () => {
     // 200/s: request i is due at 5i ms. Those due from 500 ms to 900 ms (i = 100..179) are held
     // until request 180 (due at 900 ms) arrives: each waited at least 900 - 5i ms from its due time,
@@ -87,7 +89,7 @@ describe.each(['undici', 'net'] as const)('the load generator (%s)', (name) => {
       if (i >= 180) stall.release();
       answer();
     });
-    const r = await generate({ url, apiKey: 'k', paths: indexed(401), rate: 200, seconds: 2, connections: 100 });
+    const r = await generate(client, { url, apiKey: 'k', paths: indexed(401), rate: 200, seconds: 2, connections: 100 });
     // the rate is kept by schedule: requests due at 0, 5, ..., 2000 ms (the last one on the edge)
     expect(r.sent).toBeGreaterThanOrEqual(400);
     expect(r.sent).toBeLessThanOrEqual(401);
@@ -107,7 +109,7 @@ describe.each(['undici', 'net'] as const)('the load generator (%s)', (name) => {
   it('counts requests that are never answered as failed instead of dropping them', async () => {
     // 100/s: the first 30 requests are answered, the rest never
     const url = await serve((i, answer) => (i < 30 ? answer() : undefined));
-    const r = await generate({ url, apiKey: 'k', paths: indexed(101), rate: 100, seconds: 1, connections: 200, graceMs: 300 });
+    const r = await generate(client, { url, apiKey: 'k', paths: indexed(101), rate: 100, seconds: 1, connections: 200, graceMs: 300 });
     expect(r.sent).toBeGreaterThanOrEqual(100);
     expect(r.requests).toBe(30);
     expect(r.timeouts).toBe(r.sent - 30);
@@ -115,16 +117,14 @@ describe.each(['undici', 'net'] as const)('the load generator (%s)', (name) => {
 
   it('names each failed request: its kind (status or network error), its path, and when it was sent and failed', async () => {
     // 100/s for 1 s: request 10 is answered 503, request 20's connection is closed without an answer
-    server = createServer((req, res) => {
+    const url = await listen(createServer((req, res) => {
       req.resume();
       const i = Number(/^\/r\/(\d+)/.exec(req.url ?? '')?.[1] ?? -1);
       if (i === 20) return req.socket.destroy();
       res.writeHead(i === 10 ? 503 : 200).end('{}');
-    });
-    await new Promise<void>((r) => server?.listen(0, '127.0.0.1', r));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    }));
     const before = Date.now();
-    const r = await generate({ url, apiKey: 'k', paths: indexed(101), rate: 100, seconds: 1, connections: 100 });
+    const r = await generate(client, { url, apiKey: 'k', paths: indexed(101), rate: 100, seconds: 1, connections: 100 });
     expect(r.non2xx).toBe(1);
     expect(r.errors).toBe(1);
     expect(r.failures.map((f) => f.path).sort()).toEqual(['/r/10', '/r/20']);
@@ -139,11 +139,7 @@ describe.each(['undici', 'net'] as const)('the load generator (%s)', (name) => {
   }, 30_000);
 });
 
-describe.each(['undici', 'net'] as const)('the load generator\'s warm-up (%s)', (name) => {
-  beforeEach(() => {
-    client = name;
-  });
-
+describe.concurrent.each(['undici', 'net'] as const)('the load generator\'s warm-up (%s)', (client) => {
   it('leaves a stall during the warm-up out of the latencies but counts a failure during it', async () => {
     // 200/s, warm-up 0.4 s: requests 0..79 are due in it. Requests 0..59 are held until request
     // 570 arrives (near the end, 2.85 s), so counted they would add 60 latencies of seconds; the
@@ -160,7 +156,7 @@ describe.each(['undici', 'net'] as const)('the load generator\'s warm-up (%s)', 
       }
       answer();
     });
-    const r = await generate({ url, apiKey: 'k', paths: indexed(581), rate: 200, seconds: 2.5, connections: 100, warmupSeconds: 0.4 });
+    const r = await generate(client, { url, apiKey: 'k', paths: indexed(581), rate: 200, seconds: 2.5, connections: 100, warmupSeconds: 0.4 });
     expect(r.sent).toBeGreaterThanOrEqual(580);
     expect(r.requests).toBe(r.sent);
     // exactly the requests due after the warm-up are measured: none of the 60 held ones
