@@ -110,7 +110,7 @@ describe('a data folder that holds no apps (a mistyped --data-dir)', () => {
   });
 });
 
-describe('usage errors (exit 2, one line, no stack)', () => {
+describe.concurrent('usage errors (exit 2, one line, no stack)', () => {
   // --help of every job (exit 0, the usage line first): e2e/job-cli.test.ts, with every flag it names
   it('names only the unknown command of apps and webhooks, and lists the commands', async () => {
     const apps = await job('apps', ['frobnicate', '--data-dir', DATA]);
@@ -176,7 +176,7 @@ describe('usage errors (exit 2, one line, no stack)', () => {
   });
 });
 
-describe('sql.js', () => {
+describe.concurrent('sql.js', () => {
   const STATS = ['--parquet', EXPORT, '--file', 'sql/marts/statistics_periods.sql'];
 
   it('says which --param is missing or unknown (exit 2), and what is not an export or a file', async () => {
@@ -231,7 +231,9 @@ describe('sql.js', () => {
   });
 });
 
-describe('busy resources (exit 3) and the wait before it', () => {
+// This describe and the two above run at once (each test too): the warehouse holder's test waits
+// 8 s for its jobs to give up, while the usage errors and sql.js run beside it. None writes DATA.
+describe.concurrent('busy resources (exit 3) and the wait before it', () => {
   it('load, score and export wait for a job holding the warehouse, naming it at once and every few seconds, then exit 3', async () => {
     const dir = copyOfData('busy-warehouse');
     const holder = await holdDatabase(pathsFor(dir).warehouseFile);
@@ -250,7 +252,9 @@ describe('busy resources (exit 3) and the wait before it', () => {
       holder.stdin?.end();
     }
   });
+});
 
+describe('busy resources beside a running API', () => {
   it('generate and a second serve work beside a running API (one shared state store); a serve on a taken port: exit 3', async () => {
     const other = copyOfData('other-port');
     const api = start('serve', ['--data-dir', DATA, '--port', '0', '--workers', '1', '--no-log']);
