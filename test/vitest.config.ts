@@ -27,9 +27,10 @@ export default defineConfig({
     testTimeout: 300_000,
     hookTimeout: 300_000,
     pool: 'forks',
-    // two files at a time: most tests wait on fsync, child processes and sockets more than on a
-    // core, so two workers on two cores finish the suite sooner than vitest's default of one
-    maxWorkers: 2,
+    // three files at a time on two cores: a file's tests wait on child processes, servers, leases
+    // and sockets for part of their time, and a third worker fills those waits (the whole suite
+    // 230 s and 440 s of CPU with three, 277 s and 483 s with two; test/README.md)
+    maxWorkers: 3,
     // a worker keeps its modules from one file to the next: loading src/ with DuckDB, Fastify and
     // Arrow costs about a second of CPU per file, 87 times over with a fresh process per file. No
     // test mocks a module; the few that set an environment variable put it back in a finally.
