@@ -27,9 +27,9 @@ afterAll(() => {
 async function begin(onTestFinished: TestContext['onTestFinished'], behaviour?: Parameters<typeof startReceiver>[0]): Promise<{ ws: Workspace; receiver: Receiver }> {
   const ws = await workspace('UTC');
   const receiver = await startReceiver(behaviour);
-  const mine = children.length;
   onTestFinished(async () => {
-    for (const child of children.slice(mine)) if (child.exitCode === null && (child.spawnargs.includes(ws.dir))) child.kill('SIGKILL');
+    // this test's processes only: the others' run on
+    for (const child of children) if (child.exitCode === null && child.spawnargs.includes(ws.dir)) child.kill('SIGKILL');
     await receiver.close();
     ws.cleanup();
   });
