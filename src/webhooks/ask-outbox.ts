@@ -7,6 +7,11 @@ import { askDeliverer } from './control.js';
 import { operate, type OperatorRequest } from './operations.js';
 
 const SOCKET_WAIT_MS = 5_000;
+/**
+ * DuckDB's refusal of a file that exists but holds no database yet: a deliverer starting on a new
+ * outbox has created the file and not yet written its header (seen with `list` at that moment).
+ */
+const BEING_CREATED = /exists, but it is not a valid DuckDB database file/;
 
 /**
  * One request to the outbox: through the running deliverer's control socket, or, when none runs,
@@ -22,15 +27,17 @@ export async function askOutbox(dataDir: string, request: OperatorRequest, now: 
     throw new InputError(`no outbox yet at ${paths.outboxFile}: the deliverer has not run`);
   }
   let outbox: Outbox;
-  // a deliverer that is starting holds the outbox a moment before its control socket listens:
-  // wait for one or the other rather than fail (seen in CI: `list` right after a start)
+  // a deliverer that is starting holds the outbox (or is still writing a new one's first bytes) a
+  // moment before its control socket listens: wait for one or the other rather than fail (seen in
+  // CI: `list` right after a start); a file that stays unreadable fails at the deadline
   const deadline = Date.now() + SOCKET_WAIT_MS;
   for (;;) {
     try {
       outbox = await Outbox.open(paths.outboxFile, { readOnly: request.op !== 'replay' && request.op !== 'recover' });
       break;
     } catch (error) {
-      if (!(error instanceof DatabaseBusyError)) throw error;
+      const starting = error instanceof DatabaseBusyError || (error instanceof Error && BEING_CREATED.test(error.message));
+      if (!starting) throw error;
       if (existsSync(paths.delivererSocket)) return askDeliverer(paths.delivererSocket, request);
       if (Date.now() > deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, 100));

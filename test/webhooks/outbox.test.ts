@@ -1,9 +1,11 @@
 // The outbox: intake of the jobs' event files (idempotent, bad lines kept with their reason),
 // replays of dead letters, retention, and the operator's view of it all.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { operate } from '../../src/webhooks/operations.js';
+import { askOutbox } from '../../src/webhooks/ask-outbox.js';
+import { Outbox } from '../../src/webhooks/outbox.js';
 import { InputError } from '../../src/errors.js';
 import type { Receiver } from '../helpers/receiver.js';
 import type { Workspace } from '../helpers/workspace.js';
@@ -88,6 +90,21 @@ describe('intake at volume and with a broken file', () => {
 });
 
 describe('the operator', () => {
+  it('waits for a deliverer that is still writing a new outbox\'s first bytes, rather than fail', async () => {
+    // as a deliverer starting on a new outbox leaves it for a moment: the file there, no database in it yet
+    mkdirSync(dirname(ws.paths.outboxFile), { recursive: true });
+    writeFileSync(ws.paths.outboxFile, '');
+    // the outbox the deliverer goes on to write, made aside and moved into place in one rename (in
+    // this process DuckDB's file lock would not keep the request out of a half-made one, as it does
+    // between processes)
+    const made = join(ws.dir, 'outbox-made.duckdb');
+    await (await Outbox.open(made)).close();
+    const asked = askOutbox(ws.dir, { op: 'list', appId: null, status: 'failed', limit: 10 }, new Date());
+    await new Promise((r) => setTimeout(r, 300));
+    renameSync(made, ws.paths.outboxFile);
+    expect(await asked).toEqual({ events: [] });
+  });
+
   it('lists, shows every attempt, counts, and replays a dead letter once without rescheduling it', async () => {
     receiver.setBehaviour(() => ({ status: 500 }));
     await setWebhook(ws, receiver.url);
