@@ -34,7 +34,8 @@ export default defineConfig({
     pool: 'forks',
     // three files at a time on two cores: a file's tests wait on child processes, servers, leases
     // and sockets for part of their time, and a third worker fills those waits (the whole suite
-    // 230 s and 440 s of CPU with three, 277 s and 483 s with two; test/README.md)
+    // 230-237 s with three, 277-282 s with two, 245 s with four at a moment three took 236 s;
+    // test/README.md)
     maxWorkers: 3,
     // a worker keeps its modules from one file to the next: loading src/ with DuckDB, Fastify and
     // Arrow costs about a second of CPU per file, 87 times over with a fresh process per file. No
