@@ -18,7 +18,7 @@ process.env['DRIVING_API_MAX_EVENT_LOOP_DELAY_MS'] ??= '0';
 // waited some 3 s for nothing. At 1 s, Node's fetch does not keep a connection past its response,
 // so a stop is over in milliseconds (test/README.md).
 process.env['DRIVING_API_KEEP_ALIVE_TIMEOUT_MS'] ??= '1000';
-// One DuckDB thread a database (jobs run in process and as child processes, which inherit it): two
+// One DuckDB thread a database (jobs run in process and as child processes, which inherit it): the
 // workers already keep both cores busy, and a second thread a database cost the suite more CPU
 // than it saved (test/README.md).
 process.env['DRIVING_DUCKDB_THREADS'] ??= '1';
