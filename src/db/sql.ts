@@ -23,21 +23,41 @@ export function sqlText(name: string): string {
 
 /** The `$name` parameters a statement names, in order of first use (comments and quotes ignored). */
 export function parameterNames(sql: string): string[] {
-  return [...new Set([...outsideQuotes(stripComments(sql)).matchAll(/\$([a-z_][a-z0-9_]*)/gi)].map((m) => m[1] as string))];
+  return [...new Set(namesIn(stripComments(sql)))];
 }
 
 /** Binds only the parameters a statement names, so one params object can serve many files. */
 export function paramsFor(sql: string, params: Params = {}): Params | undefined {
+  const names = namesIn(sql);
+  if (names.length === 0) return undefined;
   const used: Params = {};
-  let any = false;
-  for (const match of outsideQuotes(sql).matchAll(/\$([a-z_][a-z0-9_]*)/gi)) {
-    const key = match[1] as string;
+  for (const key of names) {
     if (!(key in params)) throw new Error(`SQL parameter $${key} has no value`);
     used[key] = params[key] as DuckDBValue;
-    any = true;
   }
-  return any ? used : undefined;
+  return used;
 }
+
+/**
+ * Remembers what the scans below found for a text: a job runs the same few hundred statements,
+ * some of them many times, and scanning each again was some 10 ms of a small score run. Texts
+ * that embed a path (ATTACH, COPY) vary; the memo is emptied when it grows past a bound.
+ */
+function memo<T>(compute: (text: string) => T): (text: string) => T {
+  const seen = new Map<string, T>();
+  return (text) => {
+    let value = seen.get(text);
+    if (value === undefined) {
+      if (seen.size >= 1_000) seen.clear();
+      value = compute(text);
+      seen.set(text, value);
+    }
+    return value;
+  };
+}
+
+/** The `$name` parameters a comment-free statement names, each use in order (quotes ignored). */
+const namesIn = memo((sql: string): string[] => [...outsideQuotes(sql).matchAll(/\$([a-z_][a-z0-9_]*)/gi)].map((m) => m[1] as string));
 
 /** With DRIVING_SQL_TRACE set, each statement's time goes to stderr (to find the slow or the failing one). */
 export const TRACE = Boolean(process.env['DRIVING_SQL_TRACE']);
@@ -106,46 +126,57 @@ export async function queryScript(conn: DuckDBConnection, name: string, params?:
   return query(conn, last, params);
 }
 
+/** The statements of a file's text, comments dropped (a new array each call: callers take from it). */
 export function splitStatements(text: string): string[] {
-  return stripComments(text)
+  return [...statementsOf(text)];
+}
+
+const statementsOf = memo((text: string): string[] =>
+  stripComments(text)
     .split(/;\s*(?:\n|$)/)
     .map((s) => s.trim())
-    .filter((s) => s.length > 0);
-}
+    .filter((s) => s.length > 0));
 
 /**
  * Drops `--` line comments (so a `$word` in a comment is never taken for a parameter), leaving
  * quoted text alone: a path such as '/tmp/a--b' stays whole.
  */
-export function stripComments(sql: string): string {
-  let out = '';
+export const stripComments = memo((sql: string): string => {
+  const out: string[] = [];
+  let from = 0;
   for (let i = 0; i < sql.length; i++) {
-    const ch = sql[i] as string;
-    if (ch === "'" || ch === '"') {
-      const end = closingQuote(sql, i);
-      out += sql.slice(i, end + 1);
-      i = end;
-    } else if (ch === '-' && sql[i + 1] === '-') {
-      while (i < sql.length && sql[i] !== '\n') i++;
-      out += '\n';
-    } else out += ch;
+    const ch = sql.charCodeAt(i);
+    if (ch === QUOTE || ch === DOUBLE_QUOTE) i = closingQuote(sql, i);
+    else if (ch === DASH && sql.charCodeAt(i + 1) === DASH) {
+      out.push(sql.slice(from, i), '\n');
+      while (i < sql.length && sql.charCodeAt(i) !== NEWLINE) i++;
+      from = i + 1;
+    }
   }
-  return out;
-}
+  out.push(sql.slice(from));
+  return out.join('');
+});
 
 /** The text with quoted strings and identifiers blanked out, for finding `$name` parameters. */
 function outsideQuotes(sql: string): string {
-  let out = '';
+  const out: string[] = [];
+  let from = 0;
   for (let i = 0; i < sql.length; i++) {
-    const ch = sql[i] as string;
-    if (ch === "'" || ch === '"') {
-      const end = closingQuote(sql, i);
-      out += ' ';
-      i = end;
-    } else out += ch;
+    const ch = sql.charCodeAt(i);
+    if (ch === QUOTE || ch === DOUBLE_QUOTE) {
+      out.push(sql.slice(from, i), ' ');
+      i = closingQuote(sql, i);
+      from = i + 1;
+    }
   }
-  return out;
+  out.push(sql.slice(from));
+  return out.join('');
 }
+
+const QUOTE = 39; // '
+const DOUBLE_QUOTE = 34; // "
+const DASH = 45;
+const NEWLINE = 10;
 
 /** Index of the quote closing the one at `start` (a doubled quote is an escaped one). */
 function closingQuote(sql: string, start: number): number {

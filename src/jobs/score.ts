@@ -53,7 +53,8 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
   const progress = options.progress ?? silent;
   const paths = pathsFor(options.dataDir);
   const apps = await appsOf(options.dataDir);
-  const plan = planDates(options, apps.map((a) => ({ appId: a.appId, today: todayIn(a.timeZone, now) })));
+  // today in an app's zone only when no date is given: the first zone lookup loads ICU's zone data
+  const plan = planDates(options, apps.map((a) => ({ appId: a.appId, today: () => todayIn(a.timeZone, now) })));
 
   const settings = jobSettings();
   const opening = performance.now();
@@ -117,7 +118,7 @@ async function whyNothing(conn: Warehouse['conn'], dates: string[]): Promise<str
 
 const seconds = (since: number): string => ((performance.now() - since) / 1000).toFixed(2);
 
-function planDates(options: ScoreOptions, apps: { appId: string; today: string }[]): { appId: string; date: string }[] {
+function planDates(options: ScoreOptions, apps: { appId: string; today: () => string }[]): { appId: string; date: string }[] {
   for (const [flag, value] of [['--date', options.date], ['--from', options.from], ['--to', options.to]] as const) {
     if (value !== undefined && !isDate(value)) throw new InputError(`${flag} must be a date YYYY-MM-DD, got '${value}'`);
   }
@@ -132,5 +133,5 @@ function planDates(options: ScoreOptions, apps: { appId: string; today: string }
     }
     return dates.flatMap((date) => apps.map((a) => ({ appId: a.appId, date })));
   }
-  return apps.map((a) => ({ appId: a.appId, date: options.date ?? a.today }));
+  return apps.map((a) => ({ appId: a.appId, date: options.date ?? a.today() }));
 }
