@@ -1,6 +1,14 @@
-import yargs, { type Arguments, type Argv } from 'yargs';
-import { hideBin } from 'yargs/helpers';
+import type { Arguments, Argv } from 'yargs';
+import type * as Helpers from 'yargs/helpers';
+import { pathToFileURL } from 'node:url';
 import { usageFailure } from './cli.js';
+import { vendored } from '../vendor.js';
+
+// yargs, from the build's one-file bundle of it when there is one (src/vendor.ts): half its load time
+const bundle = vendored('yargs');
+const { yargs, hideBin } = bundle
+  ? ((await import(pathToFileURL(bundle).href)) as { yargs: typeof import('yargs').default; hideBin: typeof Helpers.hideBin })
+  : { yargs: (await import('yargs')).default, hideBin: (await import('yargs/helpers')).hideBin };
 
 export const DATA_DIR_HELP = 'data folder (env DRIVING_DATA_DIR, default ./data)';
 

@@ -1,0 +1,92 @@
+#!/usr/bin/env node
+// Bundles the two dependencies every job loads at its start, yargs and DuckDB's Node client, each
+// into one file beside the compiled code (dist/src/vendor/), for src/vendor.ts to load. Node reads,
+// resolves and links a package's files one by one: yargs' 40 ES modules took 65-70 ms of each
+// job's start and the client's 181 CommonJS files 62-70 ms; bundled, 35 and 41-44 ms
+// (docs/architecture.md, Code layout). Run by `npm run build` after tsc. A dependency that
+// cannot be bundled as expected is left out, and loads from node_modules as before.
+import { build } from 'rolldown';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const OUT = join(ROOT, 'dist', 'src', 'vendor');
+const require = createRequire(join(ROOT, 'package.json'));
+const versionOf = (name) => JSON.parse(readFileSync(require.resolve(`${name}/package.json`), 'utf8')).version;
+
+/**
+ * yargs' ESM shim finds its message catalogues (locales/) from its own file's place: in the bundle
+ * that path is rewritten to reach the same folder in node_modules from the bundle's place.
+ */
+function yargsLocales(bundleFile) {
+  const locales = join(dirname(require.resolve('yargs/package.json')), 'locales');
+  let rewritten = 0;
+  return {
+    name: 'yargs-locales',
+    transform(code, id) {
+      if (!id.replaceAll('\\', '/').endsWith('yargs/lib/platform-shims/esm.mjs')) return null;
+      const from = "resolve(__dirname, '../../../locales')";
+      if (!code.includes(from)) return null;
+      rewritten++;
+      return code.replace(from, `resolve(__dirname, ${JSON.stringify(relative(bundleFile, locales).replaceAll('\\', '/'))})`);
+    },
+    buildEnd() {
+      if (rewritten !== 1) throw new Error(`yargs' locales path was found ${rewritten} times, not once`);
+    },
+  };
+}
+
+const BUNDLES = [
+  {
+    name: 'yargs',
+    file: 'yargs.js',
+    entry: "export { default as yargs } from 'yargs';\nexport { hideBin } from 'yargs/helpers';\n",
+    format: 'esm',
+    plugins: (file) => [yargsLocales(file)],
+  },
+  {
+    name: '@duckdb/node-api',
+    file: 'duckdb-node-api.cjs',
+    entry: "module.exports = require('@duckdb/node-api');\n",
+    format: 'cjs',
+    // the native library stays where npm put it; the bundle must find the very copy the client would
+    external: ['@duckdb/node-bindings'],
+    check: () => {
+      const fromClient = createRequire(require.resolve('@duckdb/node-api'))
+        .resolve('@duckdb/node-bindings');
+      const fromBundle = createRequire(join(OUT, 'x.cjs')).resolve('@duckdb/node-bindings');
+      if (fromClient !== fromBundle) throw new Error(`@duckdb/node-bindings resolves to ${fromBundle} from dist, ${fromClient} from the client`);
+    },
+  },
+];
+
+mkdirSync(OUT, { recursive: true });
+const versions = {};
+for (const b of BUNDLES) {
+  const file = join(OUT, b.file);
+  const entry = join(OUT, `.entry-${b.file}`);
+  const started = performance.now();
+  try {
+    b.check?.();
+    writeFileSync(entry, b.entry);
+    await build({
+      input: entry,
+      platform: 'node',
+      external: b.external ?? [],
+      plugins: b.plugins?.(file) ?? [],
+      logLevel: 'warn',
+      output: { file, format: b.format, codeSplitting: false },
+    });
+    versions[b.name] = { file: b.file, version: versionOf(b.name) };
+    console.log(`bundle-vendor: ${b.name} ${versions[b.name].version} -> ${relative(ROOT, file)} (${(readFileSync(file).length / 1024).toFixed(0)} KiB in ${((performance.now() - started) / 1000).toFixed(2)} s)`);
+  } catch (error) {
+    rmSync(file, { force: true });
+    console.warn(`bundle-vendor: ${b.name} left unbundled (loads from node_modules): ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    rmSync(entry, { force: true });
+  }
+}
+// what src/vendor.ts checks against the installed packages before it loads a bundle
+writeFileSync(join(OUT, 'versions.json'), `${JSON.stringify(versions, null, 2)}\n`);
