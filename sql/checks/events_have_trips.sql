@@ -1,4 +1,5 @@
 -- check: every event belongs to a trip of the same user, and its count matches the trip's.
+-- changes: trips, trip_events
 -- params: $since BIGINT
 with changed as (
     select app_id, trip_id, user_id, count_events from trips where version > $since

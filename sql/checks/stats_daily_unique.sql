@@ -1,4 +1,5 @@
 -- check: one statistics row per app, user and day.
+-- changes: stats_daily
 -- params: $since BIGINT
 select app_id, user_id, stat_date, count(*) as copies
 from stats_daily

@@ -1,5 +1,6 @@
 -- check: every user-day's statistics equal the sums of that day's normal trips (docs/decisions.md, Statistics and scores), and
 -- every normal trip's day has a statistics row.
+-- changes: stats_daily, trips
 -- params: $since BIGINT
 with scope as (
     select app_id, user_id, stat_date from stats_daily where version > $since

@@ -1,4 +1,5 @@
 -- check: a trip key (app_id, trip_id) appears once. Returns the offending keys.
+-- changes: trips
 -- params: $since BIGINT (0 checks everything; otherwise only keys written after that version)
 select app_id, trip_id, count(*) as copies
 from trips

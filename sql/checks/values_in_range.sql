@@ -1,4 +1,5 @@
 -- check: shares lie in [0, 1], scores in [0, 100], counts and distances are not negative.
+-- changes: safety_scores, trips
 -- params: $since BIGINT
 select 'safety_scores' as model, app_id, user_id::varchar as key, 'share or score out of range' as problem
 from safety_scores

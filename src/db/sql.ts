@@ -122,7 +122,7 @@ export async function queryScript(conn: DuckDBConnection, name: string, params?:
   const statements = splitStatements(sqlText(name));
   const last = statements.pop();
   if (last === undefined) return [];
-  for (const statement of statements) await conn.run(statement, paramsFor(statement, params));
+  for (const statement of statements) await traced(statement, () => conn.run(statement, paramsFor(statement, params)));
   return query(conn, last, params);
 }
 

@@ -24,10 +24,9 @@ export interface Settled {
 export interface SettleSteps {
   whId: string;
   version: number;
-  now: Date;
   /** Whether the slot still holds the bytes of users purged since its version (no scrub reached it). */
   compactPurged: boolean;
-  apply: (conn: DuckDBConnection, since: number, version: number, now: Date) => Promise<number>;
+  apply: (conn: DuckDBConnection, since: number, version: number) => Promise<number>;
   purgedAfter: (conn: DuckDBConnection, since: number) => Promise<boolean>;
 }
 
@@ -61,7 +60,7 @@ export async function settleSlot(conn: DuckDBConnection, publishedDir: string, s
     }
     if (since === steps.version) return { slot, fromVersion: since, version: since, rowsApplied: 0, seconds: (performance.now() - started) / 1000 };
     const purged = steps.compactPurged && (await steps.purgedAfter(conn, since));
-    const rowsApplied = await steps.apply(conn, since, steps.version, steps.now);
+    const rowsApplied = await steps.apply(conn, since, steps.version);
     // as in a publish: deleted rows keep their bytes until the file is written anew (src/db/compact.ts)
     if (purged) await compactDatabase(conn, 'slot', file);
     return { slot, fromVersion: since, version: steps.version, rowsApplied, seconds: (performance.now() - started) / 1000 };

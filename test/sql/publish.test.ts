@@ -4,7 +4,8 @@ import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { runLoad } from '../../src/jobs/load.js';
 import { runScore } from '../../src/jobs/score.js';
 import { openDatabase } from '../../src/db/open.js';
-import { run } from '../../src/db/sql.js';
+import { run, sqlText } from '../../src/db/sql.js';
+import { checkedTables, checkNames } from '../../src/publish/checks.js';
 import { manifestOf, publishedRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
 import { builtFolder, removeBuiltFolders } from '../helpers/built-folder.js';
@@ -93,6 +94,29 @@ describe('publish', () => {
     db.close();
     await expect(runLoad({ dataDir: ws.dir, inputs: [], now })).rejects.toThrow(/checks\/stats_match_trips/);
     expect(manifestOf(ws.paths)).toEqual(good);
+  });
+
+  it('runs the checks of what changed: a score-only change is checked by the checks that read scores', async () => {
+    await loaded(['a', '2026-11-18']);
+    await runScore({ dataDir: ws.dir, date: '2026-11-19', now });
+    const good = manifestOf(ws.paths);
+    // a score out of range at a new version, and nothing else changed: the trip and statistics
+    // checks are skipped (they have no changed row to look at), values_in_range is not
+    const db = await openDatabase(ws.paths.warehouseFile);
+    await run(db.connection, 'update safety_scores set safety_score = 150, version = 3');
+    await run(db.connection, "update meta set value = '3' where key = 'version'");
+    db.close();
+    await expect(runLoad({ dataDir: ws.dir, inputs: [], now })).rejects.toThrow(/checks\/values_in_range/);
+    expect(manifestOf(ws.paths)).toEqual(good);
+  });
+
+  it('names in every check the tables whose changed rows it reads', () => {
+    for (const name of checkNames()) {
+      const sql = sqlText(name);
+      const read = ['trips', 'trip_events', 'stats_daily', 'safety_scores'].filter((t) => new RegExp(`\\bfrom ${t}\\b`).test(sql));
+      expect(read.length, name).toBeGreaterThan(0);
+      expect(checkedTables(name).sort(), name).toEqual(expect.arrayContaining(read.sort()));
+    }
   });
 
   it('waits for a reader to let go of the standby slot, saying whom it waits for', async () => {
