@@ -28,18 +28,23 @@ export async function emitEvents(wh: Warehouse, eventsDir: string, publishedVers
   const since = Number((await query(conn, "select coalesce(max(value::bigint), 0) as v from meta where key = 'score_events_version'"))[0]?.['v'] ?? 0);
   const [announced] = await query(conn, 'select coalesce(max(announced_version), 0) as v from announced_trips');
   const tripsSince = Number(announced?.['v'] ?? 0);
+  const usersSince = Number((await query(conn, "select coalesce(max(value::bigint), 0) as v from meta where key = 'user_events_version'"))[0]?.['v'] ?? 0);
+  // the kinds with nothing to announce are skipped, statements and all: a score run writes no trip
+  // and purges no one, so it runs only the score events' statements
+  const [pending = {}] = await query(conn, sqlText('events/pending_kinds'), { trips_since: tripsSince, users_since: usersSince, version: publishedVersion });
   await runFile(conn, 'events/event_rows');
-  await insertRows(conn, 1, sqlText('events/trip_created'), { since: tripsSince, version: publishedVersion });
-  // held for the record below: every trip written since, with what it serves as a fingerprint
-  await run(conn, `create or replace temp table trip_fingerprints as ${sqlText('events/trip_fingerprints')}`, { since: tripsSince, version: publishedVersion });
-  await insertRows(conn, 2, sqlText('events/trip_updated'));
+  if (pending['trips'] === true) {
+    await insertRows(conn, 1, sqlText('events/trip_created'), { since: tripsSince, version: publishedVersion });
+    // held for the record below: every trip written since, with what it serves as a fingerprint
+    await run(conn, `create or replace temp table trip_fingerprints as ${sqlText('events/trip_fingerprints')}`, { since: tripsSince, version: publishedVersion });
+    await insertRows(conn, 2, sqlText('events/trip_updated'));
+  }
   // held for the record below: only users whose values changed since their last announcement
   await run(conn, `create or replace temp table score_events as ${sqlText('events/safety_score_updated')}`, { since, version: publishedVersion });
   // score_events holds them in the order its statement sorted them (app, user, date), which a
   // scan gives back as the file's lines are (DuckDB keeps insertion order): not sorted twice
   await insertRows(conn, 3, 'select id, type, app_id, data from score_events');
-  const usersSince = Number((await query(conn, "select coalesce(max(value::bigint), 0) as v from meta where key = 'user_events_version'"))[0]?.['v'] ?? 0);
-  await insertRows(conn, 4, sqlText('events/user_deleted'), { since: usersSince, version: publishedVersion });
+  if (pending['users'] === true) await insertRows(conn, 4, sqlText('events/user_deleted'), { since: usersSince, version: publishedVersion });
   const counts = new Map((await query(conn, 'select part, count(*)::integer as n from event_rows group by part')).map((r) => [Number(r['part']), Number(r['n'])]));
   const count = (part: number): number => counts.get(part) ?? 0;
   let file: string | null = null;
@@ -50,13 +55,13 @@ export async function emitEvents(wh: Warehouse, eventsDir: string, publishedVers
     await writeLines(conn, file, { envelope: ENVELOPE_VERSION, created_at: now.toISOString() });
   }
   await inTransaction(conn, async () => {
-    await runScript(conn, 'events/mark_trips_announced', { version: publishedVersion });
+    if (pending['trips'] === true) await runScript(conn, 'events/mark_trips_announced', { version: publishedVersion });
     await run(conn, "insert or replace into meta values ('user_events_version', $v::varchar)", { v: publishedVersion });
     await runScript(conn, 'events/mark_scores_announced', { version: publishedVersion });
     await markScoresAnnounced(conn, publishedVersion);
   });
   await run(conn, 'drop table score_events');
-  await run(conn, 'drop table trip_fingerprints');
+  await run(conn, 'drop table if exists trip_fingerprints');
   await run(conn, 'drop table event_rows');
   return { tripCreated: count(1), tripUpdated: count(2), safetyScoreUpdated: count(3), userDeleted: count(4), file };
 }
