@@ -74,3 +74,14 @@ function bar(done: number, total: number, width = 24): string {
   const filled = total === 0 ? width : Math.round((done / total) * width);
   return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}]`;
 }
+
+/**
+ * A count with thousands separators, as `toLocaleString('en-US')` writes it, without Intl: a
+ * process's first Intl number format loads ICU's locale data, 10 ms of a small score run.
+ */
+export function grouped(n: number): string {
+  const [whole = '', fraction] = String(Math.abs(n)).split('.');
+  const digits = whole.replace(/\B(?=(\d{3})+$)/g, ',');
+  return `${n < 0 ? '-' : ''}${digits}${fraction === undefined ? '' : `.${fraction}`}`;
+}
+

@@ -2,6 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { positiveInt } from '../config.js';
+import { grouped } from '../progress.js';
 import { query, stripComments, paramsFor, sqlText } from '../db/sql.js';
 import { textPieces, type TextPieces } from '../db/vector-read.js';
 import { visibleRows, type SectionFile } from './pack.js';
@@ -213,7 +214,7 @@ class SectionWriter {
 }
 
 const describe = (r: SectionBuildResult, how: string): string =>
-  `serving pack: ${r.section} ${how}: ${r.rows.toLocaleString('en-US')} rows of ${r.users.toLocaleString('en-US')} users, ${(r.bytes / 2 ** 20).toFixed(1)} MiB in ${r.seconds.toFixed(1)} s`;
+  `serving pack: ${r.section} ${how}: ${grouped(r.rows)} rows of ${grouped(r.users)} users, ${(r.bytes / 2 ** 20).toFixed(1)} MiB in ${r.seconds.toFixed(1)} s`;
 
 /**
  * Writes one section of the serving pack of the slot the connection currently uses (`use slot`)

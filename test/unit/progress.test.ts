@@ -1,7 +1,7 @@
 // A long run of steps (a score backfill) reports as one line updating in place on a terminal and
 // as a dozen lines elsewhere. The clock is injected: nothing here depends on the machine's speed.
 import { describe, expect, it } from 'vitest';
-import { steps } from '../../src/progress.js';
+import { grouped, steps } from '../../src/progress.js';
 
 function run(total: number, tty: boolean, msPerStep: number, everyMs?: number): { lines: string[]; written: string } {
   let now = 0;
@@ -42,5 +42,13 @@ describe('step progress', () => {
     expect(draws.every((d) => d.startsWith('\x1b[2K['))).toBe(true);
     expect(written.endsWith('[########################] score: 1000/1000 (100%) as of day 1000\n')).toBe(true);
     expect(written.split('\n')).toHaveLength(2);
+  });
+});
+
+describe('grouped', () => {
+  it("writes counts as toLocaleString('en-US') does", () => {
+    for (const n of [0, 7, 999, 1000, 4000, 12345, 999999, 1000000, 13772588, 123456789012, -1, -1234567]) {
+      expect(grouped(n)).toBe(n.toLocaleString('en-US'));
+    }
   });
 });
