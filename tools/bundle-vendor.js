@@ -1,10 +1,9 @@
 #!/usr/bin/env node
 // Bundles the two dependencies every job loads at its start, yargs and DuckDB's Node client, each
-// into one file beside the compiled code (dist/src/vendor/), for src/vendor.ts to load. Node reads,
-// resolves and links a package's files one by one: yargs' 40 ES modules took 65-70 ms of each
-// job's start and the client's 181 CommonJS files 62-70 ms; bundled, 35 and 41-44 ms
-// (docs/architecture.md, Code layout). Run by `npm run build` after tsc. A dependency that
-// cannot be bundled as expected is left out, and loads from node_modules as before.
+// into one file beside the compiled code (dist/src/vendor/), for src/vendor.ts to load: Node reads,
+// resolves and links a package's files one by one, yargs' 40 ES modules and the client's 181
+// CommonJS files (docs/architecture.md, Code layout, has the figures). Run by `npm run build` after
+// tsc. A dependency that cannot be bundled as expected is left out, and loads from node_modules.
 import { build } from 'rolldown';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -38,13 +37,35 @@ function yargsLocales(bundleFile) {
   };
 }
 
+/**
+ * string-width (cliui's, for laying out --help) builds an Intl.Segmenter when it loads, which
+ * loads ICU's break rules: 10-15 ms of every job's start, for text only --help lays out. In the
+ * bundle it is built at its first use instead. Every use is `segmenter.segment(text)`.
+ */
+function lazySegmenters() {
+  const made = 'const segmenter = new Intl.Segmenter();';
+  let rewritten = 0;
+  return {
+    name: 'lazy-segmenters',
+    transform(code) {
+      if (!code.includes(made)) return null;
+      if (/segmenter\.(?!segment\()/.test(code)) return null;
+      rewritten++;
+      return code.replace(made, 'const segmenter = { made: null, segment(text) { this.made ??= new Intl.Segmenter(); return this.made.segment(text); } };');
+    },
+    buildEnd() {
+      console.log(`bundle-vendor: ${rewritten} Intl.Segmenter(s) built at first use`);
+    },
+  };
+}
+
 const BUNDLES = [
   {
     name: 'yargs',
     file: 'yargs.js',
     entry: "export { default as yargs } from 'yargs';\nexport { hideBin } from 'yargs/helpers';\n",
     format: 'esm',
-    plugins: (file) => [yargsLocales(file)],
+    plugins: (file) => [yargsLocales(file), lazySegmenters()],
   },
   {
     name: '@duckdb/node-api',

@@ -7,6 +7,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Argv } from 'yargs';
 import { vendored } from '../../src/vendor.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -38,6 +39,17 @@ describe('vendored bundles', () => {
     ].join('\n'));
     expect(ran.stderr).toBe('');
     expect(ran.stdout.trim()).toBe(`${JSON.stringify([{ n: 42, s: 'x'.repeat(20) }])} function`);
+  });
+
+  it('lay out --help as the packages do, wide characters and emoji included', async () => {
+    // the bundle builds string-width's Intl.Segmenter at its first use (tools/bundle-vendor.js)
+    const wide = (y: Argv) => y.wrap(80).option('wide', { type: 'string', describe: '幅の広い文字 and emoji 🚗🚕👩‍👩‍👧 in a description long enough to wrap across the line, twice over: 幅の広い文字' });
+    const bundled = node(`const { jobArgs } = await import('./dist/src/jobs/args.js'); console.log(await (${wide.toString()})(jobArgs('demo', 'demo [--wide W]', { argv: [] })).getHelp());`);
+    expect(bundled.stderr).toBe('');
+    const { jobArgs } = await import('../../src/jobs/args.js');
+    const unbundled = await wide(jobArgs('demo', 'demo [--wide W]', { argv: [] })).getHelp();
+    expect(unbundled).toContain('幅の広い文字');
+    expect(bundled.stdout).toBe(`${unbundled}\n`);
   });
 
   it("give yargs' messages in the user's language (its catalogues found from the bundle)", () => {
