@@ -200,3 +200,9 @@ export function quoteIdent(name: string): string {
 export function quoteLiteral(value: string): string {
   return `'${value.replaceAll("'", "''")}'`;
 }
+
+/** Whether `error` is DuckDB's for a table that does not exist (a new database's first look at it). */
+export function isMissingTable(error: unknown, table: string): boolean {
+  return (error instanceof Error ? error.message : String(error)).includes(`Table with name ${table} does not exist`);
+}
+

@@ -3,12 +3,10 @@ import { appsOf } from './data-dir.js';
 import { openWarehouse, type Warehouse } from '../warehouse/warehouse.js';
 import { queryFile, run } from '../db/sql.js';
 import { scoreDate, type ScoreDateResult } from '../score/score-date.js';
-import { routeOptions } from '../publish/routes.js';
-import { publish, type PublishResult } from '../publish/publish.js';
+import type { PublishResult } from '../publish/publish.js';
 import type { Erasure } from '../purge/erase.js';
 import type { PurgeResult } from '../purge/purge.js';
-import { finishErasure, runPurge } from '../purge/step.js';
-import { emitEvents, type EmitResult } from '../events/emit.js';
+import type { EmitResult } from '../events/emit.js';
 import { InputError } from '../errors.js';
 import { silent, steps, type Progress } from '../progress.js';
 import { datesBetween, isDate, todayIn } from '../time.js';
@@ -46,9 +44,22 @@ export interface ScoreResult {
   seconds: number;
 }
 
+/**
+ * The steps after the scoring (purge, publish, events), imported while the warehouse opens and the
+ * scoring runs: Node reads and compiles their modules (some 20 ms) while DuckDB works, instead of
+ * before it starts.
+ */
+function laterSteps() {
+  const loading = Promise.all([import('../purge/step.js'), import('../publish/publish.js'), import('../publish/routes.js'), import('../events/emit.js')]);
+  // awaited after the scoring; a failure to load is said there, not as an unhandled rejection before
+  loading.catch(() => undefined);
+  return loading;
+}
+
 /** The nightly job: scores as of a date (or a range, to backfill), then publishes once. */
 export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
   const started = Date.now();
+  const later = laterSteps();
   const now = options.now ?? new Date();
   const progress = options.progress ?? silent;
   const paths = pathsFor(options.dataDir);
@@ -76,6 +87,7 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
     }
     const nothingToScore = runs.every((r) => r.users === 0) ? await whyNothing(wh.conn, plan.map((p) => p.date)) : null;
     if (nothingToScore) progress(`score: nothing to score: ${nothingToScore}`);
+    const [{ finishErasure, runPurge }, { publish }, { routeOptions }, { emitEvents }] = await later;
     // the purge step (src/purge/step.ts; node jobs/purge.js runs it alone): deletion requests from the state store
     const purged = await runPurge(wh, paths, now, progress, 'score');
     progress('score: publishing');

@@ -9,7 +9,7 @@ import { fileIdentity, sha256File } from '../serving/checksum.js';
 import { SectionFile } from '../serving/pack.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { warehouseId, warehouseVersion, inTransaction } from '../warehouse/warehouse.js';
-import { query, queryScript, quoteIdent, quoteLiteral, run, runScript, sqlText } from '../db/sql.js';
+import { isMissingTable, query, queryScript, quoteIdent, quoteLiteral, run, runScript, sqlText } from '../db/sql.js';
 import { CheckFailedError, runChecks } from './checks.js';
 import { readManifest, slotFile, writeManifest, type Manifest, type Slot } from './manifest.js';
 import { scrubRetired } from './retire.js';
@@ -467,7 +467,7 @@ async function ensureSlotSchema(conn: DuckDBConnection): Promise<void> {
   // a new slot has no meta table yet: the query fails (outside any transaction) and the script
   // runs; any other failure is the slot's, said as it is
   const recorded = await query(conn, "select value from meta where key = 'schema_digest'").catch((error: unknown) => {
-    if (/Table with name meta does not exist/.test(error instanceof Error ? error.message : String(error))) return [];
+    if (isMissingTable(error, 'meta')) return [];
     throw error;
   });
   if (recorded[0]?.['value'] === digest) return;

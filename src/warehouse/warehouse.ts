@@ -1,7 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openDatabase, type Database } from '../db/open.js';
 import { installMacros } from '../db/macros.js';
-import { query, run, runScript, sqlText } from '../db/sql.js';
+import { isMissingTable, query, run, runScript, sqlText } from '../db/sql.js';
 import type { App } from '../apps/store.js';
 import { createHash, randomUUID } from 'node:crypto';
 import { jobSettings } from '../config.js';
@@ -71,10 +71,13 @@ const SCHEMA_FILES = ['warehouse/schema', 'warehouse/trip_rule_columns', 'wareho
  * keys every warehouse gets once), in one query; null for a new warehouse, which has no meta table.
  */
 async function openingMeta(conn: DuckDBConnection): Promise<Map<string, string> | null> {
-  const [hasMeta] = await query(conn, "select count(*)::integer as n from duckdb_tables() where database_name = current_database() and schema_name = 'main' and table_name = 'meta'");
-  if (Number(hasMeta?.['n'] ?? 0) === 0) return null;
-  const rows = await query(conn, "select key, value from meta where key in ('schema_digest', 'warehouse_id', 'version', 'user_events_version')");
-  return new Map(rows.map((r) => [String(r['key']), String(r['value'])]));
+  // asked directly: a lookup in duckdb_tables() first was a second statement of every open; a
+  // new warehouse's error is the one answer that means "no meta table", any other is said as it is
+  const rows = await query(conn, "select key, value from meta where key in ('schema_digest', 'warehouse_id', 'version', 'user_events_version')").catch((error: unknown) => {
+    if (isMissingTable(error, 'meta')) return null;
+    throw error;
+  });
+  return rows && new Map(rows.map((r) => [String(r['key']), String(r['value'])]));
 }
 
 async function syncApps(conn: DuckDBConnection, apps: App[]): Promise<void> {
