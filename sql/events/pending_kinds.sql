@@ -1,7 +1,19 @@
--- Which kinds of event a publish of $version may have to announce beyond scores: trips written
--- since the last announced trip version (trip.created, trip.updated), users purged since the last
--- user.deleted (user.deleted). A kind with none is skipped, its statements and all.
--- params: $trips_since BIGINT, $users_since BIGINT, $version BIGINT
+-- What the events of a publish of $version start from, one row: the versions each kind announced
+-- up to (scores and user.deleted: recorded in meta; trips: the newest announcement), and whether
+-- trips were written (trip.created, trip.updated) or users purged (user.deleted) since. A kind
+-- with none is skipped, its statements and all.
+-- params: $version BIGINT
+with since as (
+    select
+        (select coalesce(max(value::bigint), 0) from meta where key = 'score_events_version') as scores_since,
+        (select coalesce(max(announced_version), 0) from announced_trips) as trips_since,
+        (select coalesce(max(value::bigint), 0) from meta where key = 'user_events_version') as users_since
+)
+
 select
-    exists (select 1 from trips where version > $trips_since and version <= $version) as trips,
-    exists (select 1 from purged_users where version > $users_since and version <= $version) as users
+    scores_since,
+    trips_since,
+    users_since,
+    exists (select 1 from trips where version > since.trips_since and version <= $version) as trips,
+    exists (select 1 from purged_users where version > since.users_since and version <= $version) as users
+from since

@@ -25,13 +25,12 @@ export interface EmitResult {
  */
 export async function emitEvents(wh: Warehouse, eventsDir: string, publishedVersion: number, now: Date): Promise<EmitResult> {
   const conn = wh.conn;
-  const since = Number((await query(conn, "select coalesce(max(value::bigint), 0) as v from meta where key = 'score_events_version'"))[0]?.['v'] ?? 0);
-  const [announced] = await query(conn, 'select coalesce(max(announced_version), 0) as v from announced_trips');
-  const tripsSince = Number(announced?.['v'] ?? 0);
-  const usersSince = Number((await query(conn, "select coalesce(max(value::bigint), 0) as v from meta where key = 'user_events_version'"))[0]?.['v'] ?? 0);
-  // the kinds with nothing to announce are skipped, statements and all: a score run writes no trip
-  // and purges no one, so it runs only the score events' statements
-  const [pending = {}] = await query(conn, sqlText('events/pending_kinds'), { trips_since: tripsSince, users_since: usersSince, version: publishedVersion });
+  // what each kind announced last, and which kinds have anything new: a kind with nothing is
+  // skipped, statements and all (a score run writes no trip and purges no one)
+  const [pending = {}] = await query(conn, sqlText('events/pending_kinds'), { version: publishedVersion });
+  const since = Number(pending['scores_since'] ?? 0);
+  const tripsSince = Number(pending['trips_since'] ?? 0);
+  const usersSince = Number(pending['users_since'] ?? 0);
   await runFile(conn, 'events/event_rows');
   if (pending['trips'] === true) {
     await insertRows(conn, 1, sqlText('events/trip_created'), { since: tripsSince, version: publishedVersion });

@@ -9,7 +9,7 @@ import { fileIdentity, sha256File } from '../serving/checksum.js';
 import { SectionFile } from '../serving/pack.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { warehouseId, warehouseVersion, inTransaction } from '../warehouse/warehouse.js';
-import { isMissingTable, query, queryScript, quoteIdent, quoteLiteral, run, runScript, sqlText } from '../db/sql.js';
+import { isMissingTable, query, queryScript, quoteIdent, quoteLiteral, run, runScript, sqlText, stripComments } from '../db/sql.js';
 import { CheckFailedError, runChecks } from './checks.js';
 import { readManifest, slotFile, writeManifest, type Manifest, type Slot } from './manifest.js';
 import { scrubRetired } from './retire.js';
@@ -234,11 +234,12 @@ async function writePack(
   const damaged = reportedSections(publishedDir, current, reported, progress);
   const zones = Object.fromEntries((await query(conn, 'select app_id, time_zone from apps order by app_id')).map((r) => [String(r['app_id']), String(r['time_zone'])]));
   const previous = current?.pack && JSON.stringify(current.pack.zones) === JSON.stringify(zones) ? current.pack : null;
+  const changes = current ? await changesSince(conn, current.version) : null;
   const files = {} as Record<Section, string[]>;
   const built: SectionBuildResult[] = [];
   for (const section of SECTIONS) {
     const old = damaged.sections.has(section) ? undefined : previous?.files[section];
-    const target = { publishedDir, version, current, section, zones, progress };
+    const target = { publishedDir, version, current, changes, section, zones, progress };
     let written: SectionPack;
     try {
       written = await writeSection(conn, target, old);
@@ -257,6 +258,8 @@ interface SectionTarget {
   publishedDir: string;
   version: number;
   current: Manifest | null;
+  /** What changed after the served version (null without a served manifest). */
+  changes: ServedChanges | null;
   section: Section;
   zones: Record<string, string>;
   progress?: ((m: string) => void) | undefined;
@@ -273,17 +276,17 @@ interface SectionPack {
  * to merge or scrub is damaged.
  */
 async function writeSection(conn: DuckDBConnection, t: SectionTarget, old: string[] | undefined): Promise<SectionPack> {
-  const { publishedDir, version, current, section, zones, progress } = t;
+  const { publishedDir, version, current, changes, section, zones, progress } = t;
   const built: SectionBuildResult[] = [];
   // a section whose rows have not changed keeps its served layers (the score run's trips and
   // statistics): checked to be of this format, not opened, as opening reads every user's entry
-  const unchanged = current !== null && old !== undefined && !(await sectionChanged(conn, section, current.version));
+  const unchanged = current !== null && old !== undefined && changes !== null && !changes[section];
   if (unchanged && old.every((name) => SectionFile.readable(join(publishedDir, name), section))) return { layers: old, built };
   // the served layers, opened once: to check they are readable, and to merge from
   const served = current && old ? openLayers(publishedDir, old, section) : null;
   try {
     if (unchanged && served) return { layers: old as string[], built };
-    const since = current && served && LAYERED.includes(section) && !(await scoresRemoved(conn, section, current.version)) ? current.version : undefined;
+    const since = current && served && LAYERED.includes(section) && !(section === 'scores' && changes?.scoresRemoved) ? current.version : undefined;
     if (since !== undefined) await runScript(conn, 'serving/changed_since', { since });
     const home = await currentDatabase(conn);
     await run(conn, 'use slot');
@@ -372,22 +375,20 @@ function packFiles(pack: Manifest['pack'] | undefined): string[] {
   return Object.values(pack?.files ?? {}).flatMap((names: string[] | string) => (Array.isArray(names) ? names : [names]));
 }
 
-/**
- * Whether scores were removed after `since` (a date scored again no longer gives a driver's score,
- * sql/score/replace_scores.sql): a delta layer can replace a row but not remove one, so the
- * section is written whole. A date scored again otherwise gets a delta of the rows whose values
- * changed, which replace the older layers' rows of the same day and interval.
- */
-async function scoresRemoved(conn: DuckDBConnection, section: Section, since: number): Promise<boolean> {
-  if (section !== 'scores') return false;
-  const [row] = await query(conn, sqlText('serving/removed_scores'), { since });
-  return row?.['removed'] === true;
-}
+export type ServedChanges = Record<Section, boolean> & { scoresRemoved: boolean };
 
-/** Whether the warehouse rows a section is made of changed after `since` (purges included). */
-async function sectionChanged(conn: DuckDBConnection, section: Section, since: number): Promise<boolean> {
-  const [row] = await query(conn, sqlText(`serving/changed_${section}`), { since });
-  return row?.['changed'] === true;
+/**
+ * What changed in the warehouse after the served version `since`, in one statement: whether the
+ * rows each section is made of changed (purges included; sql/serving/changed_<section>.sql), and
+ * whether scores were removed (a date scored again no longer gives a driver's score,
+ * sql/score/replace_scores.sql). A delta layer can replace a row but not remove one, so a removal
+ * makes the score section written whole; a date scored again otherwise gets a delta of the rows
+ * whose values changed, which replace the older layers' rows of the same day and interval.
+ */
+async function changesSince(conn: DuckDBConnection, since: number): Promise<ServedChanges> {
+  const part = (name: string, column: string) => `(select ${column} from (${stripComments(sqlText(name))}))`;
+  const [row = {}] = await query(conn, `select ${SECTIONS.map((s) => `${part(`serving/changed_${s}`, 'changed')} as ${s}`).join(', ')}, ${part('serving/removed_scores', 'removed')} as scores_removed`, { since });
+  return { ...(Object.fromEntries(SECTIONS.map((s) => [s, row[s] === true])) as Record<Section, boolean>), scoresRemoved: row['scores_removed'] === true };
 }
 
 /**
