@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { cpSync } from 'node:fs';
 import { childOptions, jobScript, record, type BenchContext, type Snapshot } from './context.js';
 import { jobJson, runNodeChild } from './child.js';
@@ -18,6 +19,10 @@ export async function benchScore(ctx: BenchContext): Promise<void> {
   const snapshot = await historySnapshot(ctx);
   // kept as the score run finds it, to time score runs again on copies of it (old and new code)
   if (ctx.options.keep) cpSync(snapshot.dir, `${snapshot.dir}-before-score`, { recursive: true });
+  // the setup's writes (the synthesized history, hundreds of MB to GBs) reach the disk first: left
+  // to the kernel's writeback, they slowed the run's own fsyncs (the nightly run meets a settled
+  // disk: the day's load ended hours before)
+  spawnSync('sync');
   const run = await runNodeChild('score', jobScript(ctx, 'score'), ['--data-dir', snapshot.dir, '--date', ctx.scoreDate, '--json'], childOptions(ctx));
   ctx.children.push(run);
   const result = jobJson(run);
