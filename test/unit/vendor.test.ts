@@ -29,6 +29,25 @@ describe('vendored bundles', () => {
     expect(JSON.parse(ran.stdout)).toEqual([join(VENDOR, 'yargs.js'), join(VENDOR, 'duckdb-node-api.cjs'), null]);
   });
 
+  it("load DuckDB's client with the V8 code cache the build made, and without a cache V8 refuses", () => {
+    const ran = node("await import('./dist/src/db/duckdb.js'); const { codeCacheUse } = await import('./dist/src/vendor.js'); console.log(JSON.stringify(codeCacheUse))");
+    expect(ran.stderr).toBe('');
+    expect(JSON.parse(ran.stdout)).toEqual({ '@duckdb/node-api': 'used' });
+    // a cache of other bytes (another Node's, or damaged) is refused by V8: the bundle compiles and
+    // works (in a folder under dist/, where its require finds the native library)
+    const folder = mkdtempSync(join(ROOT, 'dist', '.vendor-test-'));
+    try {
+      copyFileSync(join(VENDOR, 'duckdb-node-api.cjs'), join(folder, 'duckdb-node-api.cjs'));
+      writeFileSync(join(folder, 'duckdb-node-api.cjs.v8cache'), Buffer.alloc(4096, 7));
+      writeFileSync(join(folder, 'versions.json'), JSON.stringify({ '@duckdb/node-api': { file: 'duckdb-node-api.cjs', version: installed('@duckdb/node-api') } }));
+      const refused = node(`const { loadVendored, codeCacheUse } = await import('./dist/src/vendor.js'); const api = loadVendored('@duckdb/node-api', ${JSON.stringify(folder)}); const db = await api.DuckDBInstance.create(':memory:'); const c = await db.connect(); console.log(JSON.stringify([codeCacheUse, (await c.runAndReadAll('select 6 * 7 as n')).getRowObjectsJson()]))`);
+      expect(refused.stderr).toBe('');
+      expect(JSON.parse(refused.stdout)).toEqual([{ '@duckdb/node-api': 'rejected' }, [{ n: 42 }]]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('run SQL and parse flags as the packages do', () => {
     // DuckDB's client from the bundle, with the native library npm installed: a query, a value read through a pointer
     const ran = node([
