@@ -44,9 +44,10 @@ const TRIP_ROWS_PER_BLOCK_PARTS = 32;
  * Streams: the trips of a block of days are built alone (every value derives from the seed, the
  * user and the day, never from other days), then their points, events and records a part of
  * `tripsPerPart` trips at a time, in the order the files list them. Each day's share of a part is
- * written with COPY, and a day written in several pieces is joined in order (NDJSON bytes appended,
- * Parquet read back in order and written once). So memory follows the part, not users x days, and
- * each file holds the bytes one COPY of the whole day writes.
+ * written with COPY, and a day written in several pieces is joined in order (NDJSON: each piece's
+ * bytes appended to the day's first piece as it is written; Parquet: the pieces read back in order
+ * and written once). A day's file takes its name only once whole. So memory follows the part, not
+ * users x days, and each file holds the bytes one COPY of the whole day writes.
  *
  * With `badRecords`, the last day's bad-source trips are built after its file, and their records
  * are left in gen_records for generate/bad_sources.sql.
@@ -78,7 +79,10 @@ export async function writeDayFiles(conn: DuckDBConnection, options: DayFilesOpt
           const piece = join(options.outDir, `.trips-${day}.${options.format}.part${list.length}`);
           await buildRecords(conn, range, options);
           await copyRecords(conn, piece, options);
-          list.push(piece);
+          // NDJSON lines are self-contained: a later piece is appended to the day's first at once,
+          // so the disk holds the day once (not its pieces and then the joined file besides)
+          if (options.format === 'ndjson' && list.length > 0) appendPiece(list[0] as string, piece);
+          else list.push(piece);
         }
         const done = Math.min(trips, first + options.tripsPerPart - 1);
         if (Date.now() - saidAt >= PART_PROGRESS_MS) {
@@ -96,7 +100,7 @@ export async function writeDayFiles(conn: DuckDBConnection, options: DayFilesOpt
           await buildRecords(conn, undefined, options);
           await copyRecords(conn, path, options);
         } else if (list.length === 1) renameSync(list[0] as string, path);
-        else await joinPieces(conn, list, path, options.format);
+        else await joinParquet(conn, list, path);
         out.files.push(path);
         options.onProgress?.(`wrote ${path}`);
       }
@@ -139,30 +143,33 @@ async function copyRecords(conn: DuckDBConnection, path: string, options: DayFil
 }
 
 /**
- * A day's file from its pieces, in order: NDJSON lines are self-contained, so the pieces' bytes
- * are appended; Parquet has one footer, so the pieces are read back in order (DuckDB keeps the
- * insertion order) and written as one file.
+ * A day's Parquet file from its pieces, in order: Parquet has one footer, so the pieces are read
+ * back (DuckDB keeps the insertion order) and written as one file.
  */
-async function joinPieces(conn: DuckDBConnection, pieces: string[], path: string, format: 'ndjson' | 'parquet'): Promise<void> {
-  if (format === 'parquet') {
-    const list = `[${pieces.map(quoteLiteral).join(', ')}]`;
-    await run(conn, `copy (select * from read_parquet(${list})) to ${quoteLiteral(path)} (format parquet, compression zstd)`);
-    return;
-  }
-  const fd = openSync(path, 'w');
-  const buffer = Buffer.allocUnsafe(4 << 20);
+async function joinParquet(conn: DuckDBConnection, pieces: string[], path: string): Promise<void> {
+  const list = `[${pieces.map(quoteLiteral).join(', ')}]`;
+  await run(conn, `copy (select * from read_parquet(${list})) to ${quoteLiteral(path)} (format parquet, compression zstd)`);
+}
+
+/** One buffer for every piece appended (a large day has hundreds of pieces). */
+let copyBuffer: Buffer | undefined;
+
+/** Appends an NDJSON piece's bytes to the file `to` and removes the piece. */
+function appendPiece(to: string, piece: string): void {
+  const fd = openSync(to, 'a');
+  copyBuffer ??= Buffer.allocUnsafe(4 << 20);
+  const buffer = copyBuffer;
   try {
-    for (const piece of pieces) {
-      const from = openSync(piece, 'r');
-      try {
-        for (let n = readSync(from, buffer, 0, buffer.length, null); n > 0; n = readSync(from, buffer, 0, buffer.length, null)) {
-          for (let done = 0; done < n; ) done += writeSync(fd, buffer, done, n - done);
-        }
-      } finally {
-        closeSync(from);
+    const from = openSync(piece, 'r');
+    try {
+      for (let n = readSync(from, buffer, 0, buffer.length, null); n > 0; n = readSync(from, buffer, 0, buffer.length, null)) {
+        for (let done = 0; done < n; ) done += writeSync(fd, buffer, done, n - done);
       }
+    } finally {
+      closeSync(from);
     }
   } finally {
     closeSync(fd);
   }
+  rmSync(piece);
 }
