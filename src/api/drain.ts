@@ -1,5 +1,7 @@
 import cluster from 'node:cluster';
+import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
+import { flushToPrimary, settleHandoffs } from './cluster.js';
 
 /**
  * A graceful stop (docs/decisions.md, Storage and processes): on SIGTERM/SIGINT the server stops accepting connections, answers
@@ -16,6 +18,10 @@ export function drainOnSignal(app: FastifyInstance, close: () => Promise<void>, 
     if (draining) return;
     draining = true;
     const server = app.server;
+    const deadline = Date.now() + options.drainMs;
+    // a stop while the server is still starting: closed before it listens, it would listen after
+    // the close and be handed connections for ever (a cluster worker's listen waits on the primary)
+    if (!server.listening) await listening(server, options.drainMs);
     // no new connections; held requests go on. Node would also close the idle keep-alive
     // connections at once, racing a client that is sending on one right then (it would see the
     // connection drop): they are left open instead, and each is closed after its next response
@@ -24,7 +30,8 @@ export function drainOnSignal(app: FastifyInstance, close: () => Promise<void>, 
     server.closeIdleConnections = () => undefined;
     server.close();
     server.closeIdleConnections = closeIdle;
-    const deadline = Date.now() + options.drainMs;
+    // a connection the primary was handing over as the server closed is passed on first
+    await settleHandoffs();
     for (;;) {
       const open = await new Promise<number>((resolve) => server.getConnections((_e, n) => resolve(n ?? 0)));
       if (open === 0 || Date.now() >= deadline) {
@@ -35,6 +42,7 @@ export function drainOnSignal(app: FastifyInstance, close: () => Promise<void>, 
     }
     server.closeAllConnections();
     await close();
+    await flushToPrimary();
   };
   // a worker whose primary is gone (killed) stops too, rather than serve on unsupervised
   if (cluster.isWorker) process.once('disconnect', () => process.emit('SIGTERM'));
@@ -46,4 +54,17 @@ export function drainOnSignal(app: FastifyInstance, close: () => Promise<void>, 
       });
     });
   }
+}
+
+/** Resolves once `server` listens, or after `ms`. */
+function listening(server: Server, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      server.off('listening', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    server.once('listening', done);
+  });
 }

@@ -3,10 +3,12 @@
 // without a failed request, SIGTERM drains (a held request finishes, exit 0), and a rate limit
 // holds for all workers together.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
 import { request } from 'node:http';
+import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
 import { freePort } from '../helpers/postgres.js';
-import { startServe, steadyLoad, until, type ServeProcess } from '../helpers/serve-process.js';
+import { childrenOf, startServe, steadyLoad, until, type ServeProcess } from '../helpers/serve-process.js';
 import { workspace, type Workspace } from '../helpers/workspace.js';
 
 let ws: Workspace;
@@ -98,6 +100,47 @@ describe('serve.js --workers 2', () => {
     expect(await held).toBe(400);
     expect(await serve.exited).toBe(0);
     await expect(fetch(`${serve.url}/healthz`)).rejects.toThrow();
+  });
+});
+
+describe('a connection handed over as a worker stops', () => {
+  // Node's cluster primary keeps a connection until the worker it handed it to says whether it took
+  // it, and forgets the hand-offs of a worker that has exited: a worker that exits right after its
+  // server closes, or that is stopped while it starts, could leave a client waiting for ever
+  // (src/api/cluster.ts, settleHandoffs; src/api/drain.ts). The fixture's primary is made busy while
+  // clients connect and a worker is stopped, so the hand-offs reach that worker only after its stop
+  // began: each must be answered, by it or by the other.
+  it('is answered, whether the worker stopping listens or is still starting', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, [join(import.meta.dirname, '..', 'fixtures', 'cluster', 'handoff.mjs'), String(port)], { env: { ...process.env, PRIMARY_BUSY_MS: '500' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    const workers = () => childrenOf(child.pid as number);
+    const listening = (pid: number) => err.includes(`worker ${pid} listening`);
+    try {
+      await until(() => /listening on/.test(err), `the fixture's start: ${err}`, 30_000);
+      for (let round = 0; round < 6; round++) {
+        let stopping: number;
+        if (round % 2 === 0) {
+          await until(() => workers().filter(listening).length === 2, 'two workers listening');
+          stopping = workers()[(round / 2) % 2] as number;
+        } else {
+          // the worker started in place of the one the last round stopped, stopped before it listens
+          await until(() => workers().length === 2, 'a replacement');
+          stopping = workers().find((pid) => !listening(pid)) ?? Math.max(...workers());
+        }
+        child.kill('SIGUSR2');
+        await new Promise((r) => setTimeout(r, 100));
+        const answers = Array.from({ length: 6 }, () =>
+          fetch(`http://127.0.0.1:${port}/`, { headers: { connection: 'close' }, signal: AbortSignal.timeout(15_000) }).then((res) => String(res.status), (error: Error) => error.name));
+        await new Promise((r) => setTimeout(r, 100));
+        process.kill(stopping, 'SIGTERM');
+        expect(await Promise.all(answers), `round ${round + 1}: ${err}`).toEqual(Array(6).fill('200'));
+        await until(() => !workers().includes(stopping), 'the stopped worker gone');
+      }
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 });
 

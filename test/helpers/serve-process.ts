@@ -35,14 +35,17 @@ export async function startServe(args: string[], env: NodeJS.ProcessEnv = {}): P
   });
   return {
     child, url, exited, stderr: () => err,
-    workers: () => {
-      try {
-        return execFileSync('pgrep', ['-P', String(child.pid)]).toString().trim().split('\n').filter(Boolean).map(Number);
-      } catch {
-        return [];
-      }
-    },
+    workers: () => childrenOf(child.pid as number),
   };
+}
+
+/** The pids of a process's children (a cluster primary's workers). */
+export function childrenOf(pid: number): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid)]).toString().trim().split('\n').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
 }
 
 /** Waits until `check()` holds (polled), or fails naming `what`. */
@@ -70,7 +73,8 @@ export function steadyLoad(url: string, headers: Record<string, string>, perSeco
   const inFlight = new Set<Promise<void>>();
   const one = async () => {
     try {
-      const res = await fetch(url, { headers });
+      // a request no one answers is a failure to report, not a test that waits out its time limit
+      const res = await fetch(url, { headers, signal: AbortSignal.timeout(30_000) });
       await res.arrayBuffer();
       if (res.status === 200) {
         result.ok++;
