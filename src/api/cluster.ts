@@ -118,6 +118,7 @@ export function runPrimary(options: PrimaryOptions): void {
  */
 const CLOSED = 'dds:server-closed';
 const CLOSED_NOTED = 'dds:server-closed-noted';
+const LEAVING = 'dds:leaving';
 
 /** How long a worker waits for the primary's answer: one that does not come (a primary stopped with -9) does not hold the stop. */
 const NOTE_WAIT_MS = 2_000;
@@ -147,7 +148,7 @@ export function flushToPrimary(): Promise<void> {
   if (!cluster.isWorker || !process.connected || !process.send) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, NOTE_WAIT_MS);
-    process.send!({ dds: 'dds:leaving' }, undefined, undefined, () => {
+    process.send!({ dds: LEAVING }, undefined, undefined, () => {
       clearTimeout(timer);
       resolve();
     });

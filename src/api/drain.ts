@@ -1,5 +1,5 @@
 import cluster from 'node:cluster';
-import type { Server } from 'node:http';
+import { once } from 'node:events';
 import type { FastifyInstance } from 'fastify';
 import { flushToPrimary, settleHandoffs } from './cluster.js';
 
@@ -21,7 +21,7 @@ export function drainOnSignal(app: FastifyInstance, close: () => Promise<void>, 
     const deadline = Date.now() + options.drainMs;
     // a stop while the server is still starting: closed before it listens, it would listen after
     // the close and be handed connections for ever (a cluster worker's listen waits on the primary)
-    if (!server.listening) await listening(server, options.drainMs);
+    if (!server.listening) await once(server, 'listening', { signal: AbortSignal.timeout(options.drainMs) }).catch(() => undefined);
     // no new connections; held requests go on. Node would also close the idle keep-alive
     // connections at once, racing a client that is sending on one right then (it would see the
     // connection drop): they are left open instead, and each is closed after its next response
@@ -56,15 +56,3 @@ export function drainOnSignal(app: FastifyInstance, close: () => Promise<void>, 
   }
 }
 
-/** Resolves once `server` listens, or after `ms`. */
-function listening(server: Server, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      server.off('listening', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    server.once('listening', done);
-  });
-}

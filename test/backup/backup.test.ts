@@ -120,7 +120,7 @@ describe('backup while everything runs, restore on a new folder', () => {
     // the comparison is not empty: trips, routes and scores were answered with 200
     const statuses = Object.values(before).map((a) => (a as { status: number }).status);
     expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(40);
-    expect(statuses.every((s) => s === 200)).toBe(true);
+    expect(statuses.every((s) => s === 200), JSON.stringify(Object.entries(before).filter(([, a]) => (a as { status: number }).status !== 200))).toBe(true);
     expect((before[`/v1/token/${token}`] as { body: unknown }).body).toMatchObject({ orgUserId: 'driver-00002' });
     expect(after).toEqual(before);
 
