@@ -1,6 +1,6 @@
 -- Judges the overlap rule (docs/decisions.md, Trip records (load), overlapping trips) again for the trips of each account's overlap_range,
 -- in arrival order, and writes what changed. Runs inside the file's transaction, after its merge.
--- reads: overlap_range, trips; writes: trips, int_trips (the file report), overlap_changed_days
+-- reads: overlap_range, trips; writes: trips, trip_events, int_trips (the file report), overlap_changed_days
 -- params: $version BIGINT
 -- A trip takes part when no other rule made it abnormal. Walking the account's trips in arrival
 -- order (the batch, then the line, where the load first accepted the trip), a trip is
@@ -64,6 +64,13 @@ set
     version = $version
 from overlap_judged as j
 where t.app_id = j.app_id and t.trip_id = j.trip_id;
+
+-- a trip's events carry its version (sql/publish/apply/insert_trips.sql copies a changed trip's
+-- events by it): the re-judged trip's events go with it, or the publish would drop them
+update trip_events as e
+set version = $version
+from overlap_judged as j
+where e.app_id = j.app_id and e.trip_id = j.trip_id;
 
 update int_trips as n
 set

@@ -20,6 +20,7 @@ import { capPerApp, limitRates, shedLoad } from './guards.js';
 import { strictNumbers } from './strict-query.js';
 import type { ApiMetrics } from '../metrics/api.js';
 import { observeHttp } from './http-metrics.js';
+import { LandingCounter } from '../landing-status.js';
 
 /** An unread body up to this size is drained after an error answer rather than the connection closed. */
 const DRAIN_BYTES = 64 * 1024;
@@ -123,6 +124,7 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
     routes.get('/healthz', { config: probe }, async () => ({ status: 'ok' }));
     // unauthenticated: a status, the served slot and version, how the trip list, detail, statistics and score are answered and
     // coarse states, with a stable reason code; paths, sizes and error texts go to the log only
+    const landingCounter = ctx.landing ?? new LandingCounter(ctx.landingDir);
     routes.get('/readyz', { config: probe }, async (_request, reply) => {
       const manifest = ctx.snapshots.manifest;
       const failed = ctx.snapshots.lastError !== null;
@@ -141,6 +143,8 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
         ...(reason ? { reason } : {}),
         // published files found damaged (relative to published/): their requests get 503 data_unavailable
         ...(damaged.length > 0 ? { damaged } : {}),
+        // input files waiting for the load, and files it set aside (landing/failed/): counts only
+        landing: landingSummary(landingCounter),
       };
     });
     tripRoutes(routes, ctx);
@@ -155,6 +159,11 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
     docsRoutes(routes);
   });
   return app;
+}
+
+function landingSummary(counter: LandingCounter): { waiting: number; oldestWaitingSeconds: number | null; failed: number } {
+  const { waiting, oldestWaitingSeconds, failed } = counter.read();
+  return { waiting, oldestWaitingSeconds: oldestWaitingSeconds === null ? null : Math.round(oldestWaitingSeconds), failed };
 }
 
 /** Names the parameter that failed: `limit: must be <= 100`. */

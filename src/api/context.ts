@@ -12,6 +12,7 @@ import type { Credential } from './credential.js';
 import type { ApiLimits } from './limits.js';
 import type { WebhookService } from '../webhooks/integrator.js';
 import type { RateCounting } from './guards.js';
+import type { LandingCounter } from '../landing-status.js';
 
 /** What the routes need; built once by the server (tests build it with their own clock). */
 export interface ApiContext {
@@ -21,6 +22,8 @@ export interface ApiContext {
   snapshots: SnapshotFollower;
   cursors: CursorCodec;
   landingDir: string;
+  /** What waits in the landing area and what the load set aside (/readyz); one per process. */
+  landing?: LandingCounter;
   /** Route files of the published trips (src/route/route-file.ts). */
   routesDir: string;
   now: () => Date;

@@ -2,6 +2,7 @@ import { dirname, join } from 'node:path';
 import type { Redis } from 'ioredis';
 import type { FastifyInstance } from 'fastify';
 import { pathsFor, positiveInt } from '../config.js';
+import { LandingCounter } from '../landing-status.js';
 import { openState } from '../state/open.js';
 import { cursorKey } from '../state/cursor-key.js';
 import { PassportStore } from '../passport/store.js';
@@ -84,6 +85,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
     onError: (error) => process.stderr.write(`serve: cannot open the published snapshot: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}\n`),
   });
   await snapshots.start();
+  const landing = new LandingCounter(paths.landingDir);
   const ctx: ApiContext = {
     apps: new AppsCache(new AppStore(location)),
     passport,
@@ -91,6 +93,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
     snapshots,
     cursors: new CursorCodec(await cursorKey(await openState(location), join(dirname(paths.passportFile), 'cursor.key'))),
     landingDir: paths.landingDir,
+    landing,
     routesDir: paths.routesDir,
     now,
     limits: apiLimits(process.env, options.limits),
@@ -99,7 +102,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
       rateLimitsLocal = local;
     } } : rateStore ? { store: rateStore } : null,
   };
-  const app = buildApp(ctx, { logger: options.logger, metrics: options.metrics && new ApiMetrics(options.metrics, snapshots, now, () => rateLimitsLocal) });
+  const app = buildApp(ctx, { logger: options.logger, metrics: options.metrics && new ApiMetrics(options.metrics, snapshots, now, () => rateLimitsLocal, () => landing.read()) });
   app.addHook('onClose', async () => void redis?.disconnect());
   await redisReady;
   return {

@@ -12,6 +12,7 @@ import { pruneLandingArchive, prunePoints } from '../load/retention.js';
 import { emptyFileReport, reasonCounts, totals, type FileReport, type LoadTotals, type ReasonCount } from '../load/report.js';
 import { routeOptions } from '../publish/routes.js';
 import { publish, type PublishResult } from '../publish/publish.js';
+import { CheckFailedError } from '../publish/checks.js';
 import type { Erasure } from '../purge/erase.js';
 import type { PurgeResult } from '../purge/purge.js';
 import { finishErasure, runPurge } from '../purge/step.js';
@@ -123,10 +124,12 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         if (fromLanding) moveLanded(paths.landingDir, file, day, 'loaded');
       } else if (error instanceof ChangedDuringLoadError) {
         // nothing of it was kept, and it stays where it is: the next run takes it again
-        report = { ...emptyFileReport(file, false), failed: firstLine(error), retry: true };
+        report = { ...emptyFileReport(file, false), failed: firstLine(error), failedBy: 'changed_during_load', retry: true };
       } else {
-        // One unreadable file must not hold up the others: it is set aside with its reason.
-        report = { ...emptyFileReport(file, false), failed: firstLine(error) };
+        // One file must not hold up the others: one that cannot be read, or whose change fails a
+        // check (rolled back whole), is set aside with its reason (the check and an example row).
+        const failedBy = error instanceof CheckFailedError ? (error.failures[0]?.check ?? 'checks') : 'unreadable';
+        report = { ...emptyFileReport(file, false), failed: firstLine(error), failedBy };
         if (fromLanding) moveLanded(paths.landingDir, file, day, 'failed', report.failed);
       }
       reports.push(report);

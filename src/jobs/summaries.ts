@@ -17,8 +17,15 @@ export function loadSummary(r: LoadResult): string {
     `${sum(t.tripsAbnormal)} abnormal), ${sum(t.rejected)} records rejected, ${sum(t.pointsDropped)} points dropped, ` +
     `${sum(t.eventsQuarantined)} events quarantined; ${publishSummary(r.publish)} in ${r.seconds.toFixed(1)} s` +
     (r.refused.length > 0 ? `; ${r.refused.length} not a regular file (left alone)` : '') +
+    failedLine(t.filesFailedBy) +
     reasonLines(r.reasons)
   );
+}
+
+/** The files that failed, by why: each set aside under landing/failed/ with its reason, or left for the next run. */
+function failedLine(by: Record<string, number>): string {
+  const entries = Object.entries(by);
+  return entries.length === 0 ? '' : `\n  files failed: ${entries.map(([why, n]) => `${why} ${n}`).join(', ')} (each failed alone; its reason is beside it in landing/failed/)`;
 }
 
 const KIND_LINES = [

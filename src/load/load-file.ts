@@ -7,7 +7,7 @@ import { installMacros } from '../db/macros.js';
 import { materialize, query, queryFile, quoteLiteral, run, sqlText } from '../db/sql.js';
 import { dropStaged, formatOf, stageFile, type StagePath } from './stage-file.js';
 import { scanFile, type LineIndex } from './scan-file.js';
-import { assertUnchanged, ChangedDuringLoadError, identityOf, removePointFiles, type FileIdentity } from './file-identity.js';
+import { assertUnchanged, identityOf, removePointFiles, type FileIdentity } from './file-identity.js';
 import { mergeStaged } from './merge-staged.js';
 import { settleResends } from './resends.js';
 import { isSdkUploadFile } from './uploads.js';
@@ -136,8 +136,10 @@ async function loadOne(conn: DuckDBConnection, file: string, ctx: LoadFileContex
     }
     return { file, report: { ...report, read: how } };
   } catch (error) {
-    // nothing of a changed file is kept: its merge rolled back; the points it wrote go too
-    if (error instanceof ChangedDuringLoadError && key !== undefined) removePointFiles(ctx.pointsDir, key);
+    // nothing of a failed file is kept: its merge rolled back (a changed file, a failing check);
+    // the points it wrote before the transaction go too, unless the same bytes were loaded as
+    // another file of this run (whose points share the names)
+    if (key !== undefined && !(await alreadyLoaded(conn, key).catch(() => true))) removePointFiles(ctx.pointsDir, key);
     return { file, error };
   }
 }

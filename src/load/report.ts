@@ -4,6 +4,8 @@ export interface FileReport {
   skipped: boolean;
   /** Why the file could not be loaded at all (unreadable, not NDJSON/Parquet, too long a line). */
   failed?: string;
+  /** Why it failed, as a metric's label: the check its change failed (`checks/events_have_trips`), `changed_during_load`, or `unreadable`. */
+  failedBy?: string;
   /** The file changed while it was loaded (`changed_during_load`): nothing kept, left for the next run. */
   retry?: boolean;
   /** How an NDJSON file was read: `typed` (DuckDB's reader, whole) or `lines` (line by line, when a line is malformed or mistyped). */
@@ -22,6 +24,8 @@ export interface LoadTotals {
   files: number;
   filesSkipped: number;
   filesFailed: number;
+  /** Files failed, by `failedBy`. */
+  filesFailedBy: Record<string, number>;
   recordsRead: number;
   tripsLoaded: number;
   tripsReplaced: number;
@@ -43,12 +47,15 @@ export function emptyFileReport(file: string, skipped: boolean): FileReport {
 
 export function totals(files: FileReport[]): LoadTotals {
   const t: LoadTotals = {
-    files: files.length, filesSkipped: 0, filesFailed: 0, recordsRead: 0, tripsLoaded: 0, tripsReplaced: 0, tripsAbnormal: {},
+    files: files.length, filesSkipped: 0, filesFailed: 0, filesFailedBy: {}, recordsRead: 0, tripsLoaded: 0, tripsReplaced: 0, tripsAbnormal: {},
     rejected: {}, pointsRead: 0, pointsKept: 0, pointsDropped: {}, eventsLoaded: 0, eventsQuarantined: {},
   };
   for (const f of files) {
     if (f.skipped) t.filesSkipped++;
-    if (f.failed) t.filesFailed++;
+    if (f.failed) {
+      t.filesFailed++;
+      add(t.filesFailedBy, f.failedBy ?? 'unreadable', 1);
+    }
     for (const [reason, n] of Object.entries(f.records)) {
       t.recordsRead += n;
       if (!NOT_REJECTED.has(reason)) add(t.rejected, reason, n);

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
 import type { Manifest } from '../publish/manifest.js';
+import type { LandingStatus } from '../landing-status.js';
 
 /** Latency buckets in seconds: answers from the pack take milliseconds, SQL fallbacks up to seconds. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -25,7 +26,13 @@ export class ApiMetrics {
   readonly rejected: Counter<'reason' | 'status'>;
 
   /** `rateLimitsLocal`: whether rate limits meant for Redis count on this machine (Redis does not answer). */
-  constructor(registry: Registry, snapshots: ServedSnapshot, now: () => Date = () => new Date(), rateLimitsLocal: () => boolean = () => false) {
+  constructor(
+    registry: Registry,
+    snapshots: ServedSnapshot,
+    now: () => Date = () => new Date(),
+    rateLimitsLocal: () => boolean = () => false,
+    landing: (() => LandingStatus) | null = null,
+  ) {
     const registers = [registry];
     this.requests = new Counter({ name: 'driving_http_requests_total', help: 'HTTP requests answered, by method, route template, status code and app', labelNames: ['method', 'route', 'status', 'app'], registers });
     this.duration = new Histogram({ name: 'driving_http_request_duration_seconds', help: 'Time from a request\'s arrival to its answer, by method, route template and app', labelNames: ['method', 'route', 'app'], buckets: LATENCY_BUCKETS, registers });
@@ -61,6 +68,23 @@ export class ApiMetrics {
         this.set(snapshots.lastError !== null ? 1 : 0);
       },
     });
+    if (landing) {
+      // every worker counts the same folder: the maximum, not the sum
+      new Gauge({
+        name: 'driving_landing_files', help: 'Files in the landing area: waiting for the load, or set aside by it (failed: unreadable, or its change failed a check)', labelNames: ['state'], registers, aggregator: 'max',
+        collect() {
+          const status = landing();
+          this.set({ state: 'waiting' }, status.waiting);
+          this.set({ state: 'failed' }, status.failed);
+        },
+      });
+      new Gauge({
+        name: 'driving_landing_oldest_waiting_seconds', help: 'Age of the oldest file waiting for the load (0 when none waits)', registers, aggregator: 'max',
+        collect() {
+          this.set(landing().oldestWaitingSeconds ?? 0);
+        },
+      });
+    }
     new Gauge({
       name: 'driving_rate_limits_local', help: '1 while rate limits meant for Redis (--redis-url) count on this machine alone, because Redis does not answer', registers, aggregator: 'max',
       collect() {

@@ -13,6 +13,9 @@ export interface JobRun {
   records?: Record<string, number>;
   /** Records rejected, by reason. */
   rejected?: Record<string, number>;
+  /** Input files by outcome (`loaded`, `skipped`, `failed`), and the failed ones by why (a check's name, `unreadable`, `changed_during_load`). */
+  files?: Record<string, number>;
+  filesFailed?: Record<string, number>;
 }
 
 const LAST_SUCCESS = 'driving_job_last_success_timestamp_seconds';
@@ -44,6 +47,12 @@ export async function writeJobMetrics(dir: string, job: string, run: JobRun): Pr
   for (const [outcome, n] of Object.entries(run.records ?? {})) records.push([{ job, outcome }, n]);
   const rejected = gauge('driving_job_records_rejected', 'Records the job\'s last run rejected, by reason');
   for (const [reason, n] of Object.entries(run.rejected ?? {})) rejected.push([{ job, reason }, n]);
+  if (run.files) {
+    const files = gauge('driving_job_files', 'Input files the job\'s last run took, by outcome (loaded, skipped, failed)');
+    for (const [outcome, n] of Object.entries(run.files)) files.push([{ job, outcome }, n]);
+    const failed = gauge('driving_job_files_failed', 'Input files the job\'s last run set aside or left for the next run, by why (the check their change failed, unreadable, changed_during_load)');
+    for (const [reason, n] of Object.entries(run.filesFailed ?? {})) failed.push([{ job, reason }, n]);
+  }
   writeFileAtomic(file, exposition(families), 0o644);
   return file;
 }

@@ -249,7 +249,9 @@ describe('/readyz', () => {
     const api = await createApi({ dataDir: copyOfData('readyz'), now: () => clock, pollMs: 60_000 });
     try {
       const body = await readyz(api);
-      expect(Object.keys(body).sort()).toEqual(['pageCache', 'serving', 'slot', 'snapshot', 'status', 'version']);
+      expect(Object.keys(body).sort()).toEqual(['landing', 'pageCache', 'serving', 'slot', 'snapshot', 'status', 'version']);
+      // the landing area in counts only
+      expect(body['landing']).toEqual({ waiting: 0, oldestWaitingSeconds: null, failed: 0 });
       expect(body).toMatchObject({ status: 'ready', serving: 'pack', snapshot: `${body['slot']}@${body['version']}` });
       expect(['warming', 'warm']).toContain(body['pageCache']);
     } finally {

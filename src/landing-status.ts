@@ -1,0 +1,66 @@
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** What waits in the landing area and what the load set aside (docs/operating.md, "Landing"). */
+export interface LandingStatus {
+  /** Input files waiting for the load (SDK uploads and partner files). */
+  waiting: number;
+  /** Seconds since the oldest waiting file was last written; null when none waits. */
+  oldestWaitingSeconds: number | null;
+  /** Files the load set aside under `failed/` (a file that could not be read, or whose change failed a check). */
+  failed: number;
+}
+
+/** The names the load takes (src/load/landing.ts): inputs, not being written. */
+const INPUT = /\.(ndjson|jsonl|json)(\.gz)?$|\.parquet$/i;
+const IN_PROGRESS = /^\.|\.(tmp|part)$/i;
+
+/**
+ * Counts the landing area: its input files waiting, and the files under `failed/<day>/` (their
+ * `.reason.txt` beside them not counted). Reads only folder listings and the waiting files' times,
+ * so a probe can call it; `LandingCounter` keeps the answer a moment for busy probes and scrapes.
+ */
+export function landingStatus(landingDir: string, now: number = Date.now()): LandingStatus {
+  let waiting = 0;
+  let oldest = Number.POSITIVE_INFINITY;
+  for (const name of listing(landingDir)) {
+    if (!INPUT.test(name) || IN_PROGRESS.test(name)) continue;
+    try {
+      const st = statSync(join(landingDir, name));
+      if (!st.isFile()) continue;
+      waiting++;
+      oldest = Math.min(oldest, st.mtimeMs);
+    } catch {
+      // taken by the load since the listing
+    }
+  }
+  let failed = 0;
+  const failedDir = join(landingDir, 'failed');
+  for (const day of listing(failedDir)) {
+    for (const name of listing(join(failedDir, day))) if (!name.endsWith('.reason.txt')) failed++;
+  }
+  return { waiting, oldestWaitingSeconds: waiting > 0 ? Math.max(0, (now - oldest) / 1000) : null, failed };
+}
+
+function listing(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/** `landingStatus`, read again at most every `maxAgeMs` (default 1 s). */
+export class LandingCounter {
+  private last: { at: number; status: LandingStatus } | null = null;
+
+  constructor(
+    private readonly landingDir: string,
+    private readonly maxAgeMs = 1000,
+  ) {}
+
+  read(now: number = Date.now()): LandingStatus {
+    if (this.last === null || now - this.last.at >= this.maxAgeMs) this.last = { at: now, status: landingStatus(this.landingDir, now) };
+    return this.last.status;
+  }
+}
