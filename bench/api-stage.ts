@@ -20,8 +20,8 @@ const WARMUP_SECONDS = 2;
  * paths once, so the timed run measures a server whose answers are in memory, not the first read
  * of each sampled user. This machine's host reclaims page cache not read for about a minute (a
  * DAMON pageout scheme), so the pages the server read at start are partly gone by the time a later
- * operation runs: statistics at 1,000 req/s on 13.8 M trips after 150 s idle had a p99 of 22.0 ms
- * with 2 s of warm-up and 6.3 ms with one pass (4 s; docs/benchmarks.md).
+ * operation runs: after a short warm-up its p99 measures the page cache refilling, not the server
+ * (docs/benchmarks.md).
  */
 export function warmupSeconds(paths: number, rate: number): number {
   return Math.max(WARMUP_SECONDS, Math.ceil(paths / rate));

@@ -8,11 +8,11 @@ const NDJSON_PER_USER_DAY = 250e3;
 const PARQUET_PER_USER_DAY = 35e3;
 /** Synthesized history: 1.45 trips per user and day. */
 const TRIPS_PER_USER_DAY = 1.45;
-/** The warehouse and both slots: about 1.5 KB a trip (measured at 13.6 M trips: 9.2 GB + 2 x 5.6 GB). */
+/** The warehouse and both slots: about 1.5 KB a trip, as the full-size runs write them (docs/benchmarks.md). */
 const STORE_PER_TRIP = 1.5e3;
 /**
- * The serving pack: about 1.26 KB a trip (13.6 M trips: 16.3 GB trips, 0.8 GB stats, 0.07 GB
- * scores), twice while a load's publish writes a new trips file beside the served one.
+ * The serving pack: about 1.26 KB a trip, as the full-size runs write it (docs/benchmarks.md),
+ * twice while a load's publish writes a new trips file beside the served one.
  */
 const PACK_PER_TRIP = 2 * 1.26e3;
 

@@ -36,8 +36,8 @@ export const NEAR_RUNS = 3;
 /**
  * Climbs `rates` (ascending). A rung whose first run holds with a p99 clearly under the limit
  * (CLEAR_SHARE of it) holds; otherwise it is run NEAR_RUNS times in all and holds when most of
- * them do: one rung's p99 on a shared 2-core machine swings across the limit from run to run (5 to
- * 17 ms at one rate), and a single lucky or unlucky run must not decide the answer either way. The
+ * them do: one rung's p99 on a shared 2-core machine swings across the limit from run to run, and
+ * a single lucky or unlucky run must not decide the answer either way. The
  * answer is the last rate that held before the one that did not (or the top rung).
  *
  * @example await climb([250, 500, 1000], runAt, 10) // {steps: [...], highest: 500} when 1000 misses twice of three

@@ -5,14 +5,14 @@
 //
 // The first `warmupSeconds` run at the same rate, but their latencies are not counted (their
 // failures are): a freshly started generator and a code path the server has not optimised yet
-// stall for 15-30 ms in the first second, which is start-up, not the steady state measured.
+// stall in the first second, which is start-up, not the steady state measured.
 //
 // Open loop, as wrk2 does it: request i is due at start + i/rate and is sent then, whether or not
 // earlier ones have been answered, and its latency is counted from when it was DUE. A server that
 // stalls for 150 ms therefore shows 150 ms latencies for every request due during the stall,
-// instead of the stall hiding behind requests that were never sent (coordinated omission; a
-// closed-loop tool such as autocannon with one request per connection in flight measured a full
-// 150 ms stall at 1,000 req/s as p99 7.8 ms). Requests still unanswered when the run ends are
+// instead of the stall hiding behind requests that were never sent (coordinated omission: a
+// closed-loop tool such as autocannon with one request per connection in flight reports such a
+// stall as a small p99). Requests still unanswered when the run ends are
 // waited for (up to 10 s) and then counted as failed, never dropped.
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -109,8 +109,8 @@ const cpuAtStart = process.cpuUsage();
 const measureFrom = started + (config.warmupSeconds ?? 0) * 1000;
 const intervalMs = 1000 / config.rate;
 
-// undici's dispatcher, not node:http: at 1,000 req/s http.request cost the generator 41% of a core
-// on this 2-core machine, CPU taken from the server it measures
+// undici's dispatcher, not node:http: http.request costs the generator more CPU, and on cores it
+// shares with the server that is CPU taken from the server it measures
 const headers = { authorization: `Bearer ${config.apiKey}` };
 const pool = config.client === 'net' ? null : new Pool(config.url, { connections: config.connections, pipelining: 1, keepAliveTimeout: 60_000 });
 const raw = config.client === 'net' ? new RawHttpPool(config.url, config.connections, headers) : null;

@@ -1,8 +1,8 @@
 // A minimal HTTP/1.1 client for the load generator: GETs over kept-alive `net` sockets, one request
 // at a time a socket, the request bytes built once a path, and a response read only as far as its
 // status, its length and its end. It exists for the CPU it saves: on 2 cores shared by the server
-// and its load generator, every share of a core the generator takes is one the server cannot use
-// (undici took 34-43% of a core at 1,000-2,500 req/s). What it does not do: pipelining, redirects,
+// and its load generator, every share of a core the generator takes is one the server cannot use,
+// and undici takes a large share at the rates measured. What it does not do: pipelining, redirects,
 // bodies to send, TLS, decompression.
 import { connect, type Socket } from 'node:net';
 
@@ -66,8 +66,8 @@ export class RawHttpPool {
    * the connections, as from that many clients. A cluster's primary hands new connections to its
    * workers in turn and a kept-alive one stays with its worker, so this splits the requests
    * evenly between workers. Reusing the most recently used connection instead kept a handful busy
-   * (as many as were in flight at once), whichever workers they happened to be on: two workers
-   * took 65/35 to 75/25 of the CPU at 100-500 req/s.
+   * (as many as were in flight at once), whichever workers they happened to be on, and split the
+   * CPU between two workers unevenly.
    */
   private take(): Conn | null {
     if (this.open < this.connections) return this.dial();

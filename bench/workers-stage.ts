@@ -94,7 +94,7 @@ async function runLadder(ctx: BenchContext, dir: string, apiKey: string, byOp: M
   try {
     await smokeCheck(server.url, apiKey, byOp);
     const connections = ctx.options.sizes.apiConnections;
-    // the raw client: the generator shares the 2 cores with the workers, and undici took 34-43% of a core
+    // the raw client: the generator shares the 2 cores with the workers, and undici costs more CPU
     const client = 'net';
     parseResult(await generate(ctx, { url: server.url, apiKey, paths, rate: WARM_RATE, seconds: START_WARMUP_SECONDS, connections, client }).done);
     const result = await climb(RATES, async (rate) => {

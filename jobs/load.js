@@ -4,8 +4,8 @@
 import '../dist/src/jobs/starting.js';
 
 // The job's code is imported only after its first line (starting.js): Node reads every statically
-// imported module before running any, and reading these and DuckDB's library was the load's first
-// seconds of silence (8 s at a load average of 30).
+// imported module before running any, and reading these and DuckDB's library can be seconds of
+// silence on a busy machine.
 const [{ runJob }, { jobArgs }, { resolveDataDir }, { stderrProgress }, { METRICS_DIR_FLAG }] = await Promise.all([
   import('../dist/src/jobs/cli.js'),
   import('../dist/src/jobs/args.js'),

@@ -41,7 +41,7 @@ create or replace temp macro haversine_m(lat1, lng1, lat2, lng2) as
         + cos(radians(lat1)) * cos(radians(lat2)) * pow(sin(radians(lng2 - lng1) / 2), 2)));
 
 -- Seconds from instant `a` to instant `b`, from their integer microseconds: epoch() of an instant
--- with a time zone goes through ICU's calendar (four times the cost, for every point), and
+-- with a time zone goes through ICU's calendar (a far costlier step, for every point), and
 -- epoch(b) - epoch(a) rounds each side to a double first; this rounds only the difference.
 create or replace temp macro seconds_between(a, b) as
     (epoch_us(b) - epoch_us(a)) / 1000000;
@@ -58,7 +58,7 @@ create or replace temp macro is_position_spike(prev_t, prev_lat, prev_lng, t, la
         -- a cheap bound first: the degrees moved, summed, times a degree's length on the sphere
         -- (rounded up) is at least the great-circle distance (a path along a meridian and a
         -- parallel is no shorter), so below 250 km/h by that bound the haversine is not needed;
-        -- nearly every point is, and its trigonometry was a third of int_points' time
+        -- nearly every point is, and its trigonometry would be a large part of int_points' work
         when (abs(lat - prev_lat) + abs(lng - prev_lng)) * 111200 > 69.4 * seconds_between(prev_t, t)
             and (abs(next_lat - lat) + abs(next_lng - lng)) * 111200 > 69.4 * seconds_between(t, next_t)
         then coalesce(

@@ -65,9 +65,8 @@ export interface JobSettings {
 export function jobSettings(env: NodeJS.ProcessEnv = process.env): JobSettings {
   return {
     pointsRetentionDays: positiveInt(env['DRIVING_POINTS_RETENTION_DAYS'], 30, 'DRIVING_POINTS_RETENTION_DAYS'),
-    // DuckDB fills its cache up to the limit and allocates about 1 GB more outside it at peaks
-    // (measured: a 13.6 M-trip serving pack build at 3GB reached 4.1 GB RSS), so 2.5GB keeps a
-    // job under 4 GiB
+    // DuckDB fills its cache up to the limit and allocates more outside it at peaks (a large
+    // serving pack build most of all), so the default leaves room for that under a job's 4 GiB
     memoryLimit: env['DRIVING_MEMORY_LIMIT'] ?? '2.5GB',
     loadConcurrency: Math.max(1, positiveInt(env['DRIVING_LOAD_CONCURRENCY'], 2, 'DRIVING_LOAD_CONCURRENCY')),
     publishLockWaitMs: positiveInt(env['DRIVING_PUBLISH_LOCK_WAIT_MS'], 30_000, 'DRIVING_PUBLISH_LOCK_WAIT_MS'),

@@ -77,7 +77,8 @@ function bar(done: number, total: number, width = 24): string {
 
 /**
  * A count with thousands separators, as `toLocaleString('en-US')` writes it, without Intl: a
- * process's first Intl number format loads ICU's locale data, 10 ms of a small score run.
+ * process's first Intl number format loads ICU's locale data, a noticeable part of a small score
+ * run.
  */
 export function grouped(n: number): string {
   const [whole = '', fraction] = String(Math.abs(n)).split('.');

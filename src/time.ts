@@ -1,6 +1,6 @@
 // Calendar dates (YYYY-MM-DD) and time zones, with the platform's own Intl and Date: luxon (which
 // the API's time parsing uses) is not loaded by a job for these, and a job that only checks a date
-// never loads ICU's locale data (together some 15 ms of a small score run's start).
+// never loads ICU's locale data (both a noticeable part of a small score run's start).
 
 /** One formatter per zone: building one is the slow part of a zone lookup. */
 const formats = new Map<string, Intl.DateTimeFormat>();
@@ -27,7 +27,7 @@ export function isValidZone(zone: string): boolean {
 
 /** Today's date (YYYY-MM-DD) in a zone. */
 export function todayIn(zone: string, now: Date = new Date()): string {
-  // UTC (the jobs' retention day) needs no zone data: the first Intl formatter loads ICU's, some 15 ms
+  // UTC (the jobs' retention day) needs no zone data: the first Intl formatter loads ICU's
   if (zone === 'UTC') return isoDate(now.getUTCFullYear(), now.getUTCMonth() + 1, now.getUTCDate());
   const parts = zoneFormat(zone).formatToParts(now);
   const part = (type: Intl.DateTimeFormatPartTypes): number => Number(parts.find((p) => p.type === type)?.value);

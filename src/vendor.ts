@@ -31,9 +31,9 @@ export const codeCacheFile = (bundle: string): string => `${bundle}.v8cache`;
 /**
  * The exports of dependency `name`'s bundle (a CommonJS file), or null when there is none (then
  * the caller loads the package). Compiled with the V8 code cache the build wrote beside it: V8
- * then skips parsing and compiling what the cache holds (the functions a load ran), some 15 ms of
- * DuckDB's client at every start. A cache V8 rejects (another Node, other flags) is ignored, and
- * the bundle compiles as Node's own loader would.
+ * then skips parsing and compiling what the cache holds (the functions a load ran), work DuckDB's
+ * client would otherwise repeat at every start. A cache V8 rejects (another Node, other flags) is
+ * ignored, and the bundle compiles as Node's own loader would.
  */
 export function loadVendored<T>(name: string, folder?: string): T | null {
   const bundle = vendored(name, folder);

@@ -1,7 +1,7 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
-// The files that take longest, slowest first: every file over 8 s of wall in a whole run
-// (2026-11-26, 2f39558; test/README.md). The workers take files in this order, so the long ones
+// The files that take longest, slowest first, by their wall time in a whole run (test/README.md).
+// The workers take files in this order, so the long ones
 // start at once and the short ones fill the end: the run ends when the last file does, and a long
 // file started last would run alone. Vitest orders by its cache of the last run's durations where
 // it has one; a fresh clone (CI) has none and would order by file size.

@@ -15,7 +15,7 @@ process.env['DRIVING_API_RATE_PER_APP'] ??= '1000000';
 process.env['DRIVING_API_MAX_EVENT_LOOP_DELAY_MS'] ??= '0';
 // A serve process stops gracefully: on SIGTERM it waits for its open connections, and a test's
 // fetch keeps its connection open for the server's keep-alive hint (5 s, less a second): each stop
-// waited some 3 s for nothing. At 1 s, Node's fetch does not keep a connection past its response,
+// waited seconds for nothing. At 1 s, Node's fetch does not keep a connection past its response,
 // so a stop is over in milliseconds (test/README.md).
 process.env['DRIVING_API_KEEP_ALIVE_TIMEOUT_MS'] ??= '1000';
 // One DuckDB thread a database (jobs run in process and as child processes, which inherit it): the
@@ -28,17 +28,16 @@ export default defineConfig({
     root: fileURLToPath(new URL('..', import.meta.url)),
     include: ['test/**/*.test.ts'],
     // a limit for a test stuck, not for a slow one: on a 2-core machine shared with other runs the
-    // process tests (kill, rederive, publish under load) took over 120 s at load averages of 25-45
+    // process tests (kill, rederive, publish under load) can take minutes
     testTimeout: 300_000,
     hookTimeout: 300_000,
     pool: 'forks',
     // three files at a time on two cores: a file's tests wait on child processes, servers, leases
-    // and sockets for part of their time, and a third worker fills those waits (the whole suite
-    // 230-237 s with three, 277-282 s with two, 245 s with four at a moment three took 236 s;
-    // test/README.md)
+    // and sockets for part of their time, and a third worker fills those waits (a fourth was
+    // slower: test/README.md)
     maxWorkers: 3,
     // a worker keeps its modules from one file to the next: loading src/ with DuckDB, Fastify and
-    // Arrow costs about a second of CPU per file, 87 times over with a fresh process per file. No
+    // Arrow costs CPU that a fresh process per file would pay again for every file. No
     // test mocks a module; the few that set an environment variable put it back in a finally.
     isolate: false,
     sequence: { sequencer: SlowestFirst },

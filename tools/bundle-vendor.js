@@ -40,10 +40,10 @@ function yargsLocales(bundleFile) {
 
 /**
  * string-width (cliui's, for laying out --help) builds two things when it loads that cost every
- * job's start, for text only --help lays out: an Intl.Segmenter (ICU's break rules, 10-15 ms) and
- * the regular expression /^\p{RGI_Emoji}$/v, whose literal V8 checks while compiling the module
- * (14-24 ms). In the bundle each is made at its first use instead, when every use of it is a call
- * of the one method the stand-in has.
+ * job's start, for text only --help lays out: an Intl.Segmenter (which loads ICU's break rules)
+ * and the regular expression /^\p{RGI_Emoji}$/v, whose literal V8 checks, at some cost, while
+ * compiling the module. In the bundle each is made at its first use instead, when every use of it
+ * is a call of the one method the stand-in has.
  */
 const LAZY = [
   { made: 'const segmenter = new Intl.Segmenter();', name: 'segmenter', method: 'segment', make: 'new Intl.Segmenter()' },

@@ -6,13 +6,13 @@
 --         'infinity' for the trips whose events were not all found within them)
 -- The range on `started_at` is what bounds a batch's work by the batch: the slot's events are
 -- written in load order, so a range of times is a few row groups, and DuckDB skips the others by
--- their min/max (without it every batch read all of the app's events: 3.95 s of 6.09 M rows at
--- 1 M trips). An event's time is not checked against its trip's, so the range alone could miss an
+-- their min/max (without it every batch would read all of the app's events, so a batch's cost
+-- would grow with the history). An event's time is not checked against its trip's, so the range alone could miss an
 -- event: the caller counts each trip's rows against its `count_events` (checked at publish:
 -- checks/events_have_trips.sql) and asks again, unbounded, for the trips that fall short.
--- Rows, not a list per trip: `list(... order by ...)` sorts each trip's group on its own, which
--- took most of a batch's time (51 of 70 s for 5,000 trips and 41,000 events at 1 M trips); one
--- sort of the batch's rows costs little, and the caller cuts them per trip. The trip is given by
+-- Rows, not a list per trip: `list(... order by ...)` sorts each trip's group on its own, a
+-- separate sort per trip that costs far more than the rest of the batch; one sort of the batch's
+-- rows costs little, and the caller cuts them per trip. The trip is given by
 -- its position, not its id: the caller reads no id string per event.
 select
     b.trip_pos, e.type, e.description, e.start_lat, e.start_lng, e.end_lat, e.end_lng,

@@ -5,8 +5,8 @@
 create or replace temp macro bench_rnd(k, purpose, i) as
     (hash(k, purpose, i) % 1000003) / 1000003.0;
 
--- An event type drawn with the frequencies the generator produces (measured on its output:
--- braking 24 %, speeding 22 %, acceleration 18 %, corners 21 %, phone 6 %, fatigue 2 %, night 1 %).
+-- An event type drawn with the frequencies the generator produces (so synthesized history looks
+-- like generated input: braking 24 %, speeding 22 %, acceleration 18 %, corners 21 %, phone 6 %, fatigue 2 %, night 1 %).
 create or replace temp macro bench_event_type(r) as
     case
         when r < 0.240 then 'brake'

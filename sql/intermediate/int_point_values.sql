@@ -2,8 +2,8 @@
 --        reason its value alone drops it (docs/decisions.md, Trip records (load)), first match wins; NULL when it is valid
 -- reads: stg_trip_records (the point lists), int_loadable_records
 -- The lists are unnested where they lie and points carry only their record's line_no: a join that
--- carried the lists, or keys of text, would hash every point of the file (an 11 M-point Parquet
--- file in one row group ran out of memory at a 1 GB limit that way). A view for a file of up to
+-- carried the lists, or keys of text, would hash every point of the file at once, which a large
+-- Parquet file in one row group cannot do within the memory limit. A view for a file of up to
 -- DRIVING_LOAD_POINTS_PER_PART points; a table, filled as the file streams by, for a larger one.
 with records as (
     -- the record's times, parsed once per record as int_trip_records parses them: an expression

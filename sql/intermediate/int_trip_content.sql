@@ -7,8 +7,8 @@
 -- written as ISO text or epoch milliseconds do not change it; a value's place in its list does.
 -- Each element's hash starts from the warehouse's secret salt (meta 'content_salt', never
 -- published): without it a driver cannot compute element hashes, so cannot pad a changed record
--- with junk points until the XOR matches. An XOR streams; MD5 over the ordered values cost a
--- fifth of the load (3.5 s of 16 s for a 695,000-point file; 2026-11-25, 681b96e).
+-- with junk points until the XOR matches. An XOR streams; MD5 over the ordered values needs
+-- each record's values gathered in order into one text first, a large share of the load's work.
 with salt as (
     select hash(value) as salt from meta where key = 'content_salt'
 ),

@@ -2,7 +2,7 @@
 -- reads: int_points, int_trips
 -- Written to Parquet partitioned by trip_date, so retention drops whole folders. Points are sorted
 -- by app, trip and time through an integer rank of the file's trips: sorting millions of points on
--- two text keys cost a fifth more.
+-- two text keys costs more.
 select n.app_id, n.trip_id, p.t, p.lat, p.lng, p.speed, n.trip_date
 from int_points as p
 join (

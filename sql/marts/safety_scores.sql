@@ -9,8 +9,8 @@
 -- both windows when the shorter one has one.
 -- The trips' seconds are doubles: they are summed as fixed-point decimals and turned into doubles
 -- once both parts are added, so a sum, each share and score built on it are the same bits on every
--- run whatever order DuckDB's threads add a driver's trips in (a plain sum differed in the last bit
--- between runs at 20,000 drivers, and an unchanged score must compare equal to be left unwritten).
+-- run whatever order DuckDB's threads add a driver's trips in (a plain sum of doubles can differ in
+-- the last bit between runs, and an unchanged score must compare equal to be left unwritten).
 with bounds as (
     select
         app_id,
@@ -22,7 +22,7 @@ with bounds as (
 ),
 
 -- each window's bounds once an app, joined to the drivers: a zone conversion (ICU) a driver's row
--- took 0.27 s of the scoring query at 20,000 drivers
+-- would be a cost that grows with the drivers for a value every driver of the app shares
 windows as (
     select
         b.app_id,
@@ -36,7 +36,7 @@ windows as (
 ),
 
 -- ten sums a trip rather than twenty (each sum once over the 90 days, once again over the last 30
--- with zeros for the earlier trips): half the scoring query's CPU at 20,000 drivers x 30 days
+-- with zeros for the earlier trips): the sums are most of the scoring query's work
 parts as (
     select
         t.app_id,
@@ -161,7 +161,7 @@ scored as (
 -- Every row here has a trip (the grain); the condition keeps the definition explicit.
 -- percent_rank() is (rank - 1) / (drivers - 1), rank - 1 being the drivers with a lower stored
 -- score: counted from each distinct score's drivers (at most 10,001 scores a partition) rather
--- than by sorting every driver's row (0.22 s of the query at 100,000 drivers), the same division
+-- than by sorting every driver's row (a sort that grows with the drivers), the same division
 -- of the same counts.
 score_counts as (
     select app_id, interval_days, count_trips >= 1 as has_trips, round(raw_score, 2) as safety_score, count(*) as drivers

@@ -2,8 +2,8 @@
 -- the standby slot up to the warehouse's version in one transaction, then the manifest switches.
 -- No indexes: DuckDB uses an ART index only for a bare `user_id = ?` filter, and every API query
 -- also filters on app_id and a range, so the indexes served no query; but a COMMIT and CHECKPOINT
--- rewrite them whole, which made each publish cost follow the slot's size instead of the new data
--- (measured: 8.6 s of COMMIT with them, 0.12 s without, at 2.75 M trips). Slots that still have
+-- rewrite them whole, which made each publish cost follow the slot's size instead of the new data.
+-- Slots that still have
 -- them from an earlier version lose them at the next publish.
 create table if not exists meta (key varchar primary key, value varchar not null);
 

@@ -6,7 +6,7 @@
 --        times in the app's zone as of this publish (the API falls back to those files when the
 --        app's zone has changed since).
 -- reads: trips, trip_events
--- params: $app_id VARCHAR, $zone VARCHAR (the app's; a constant zone is twice as fast as one
+-- params: $app_id VARCHAR, $zone VARCHAR (the app's; a constant zone costs much less than one
 --         joined per row), $buckets INTEGER, $bucket INTEGER (the users with
 --         user_id % $buckets = $bucket: each build step sorts only its own users' rows),
 --         $since BIGINT (only trips written after that version, for a delta layer; -1: all. A
@@ -15,8 +15,8 @@ with events as (
     select
         user_id,
         trip_id,
-        -- string_agg of each event's JSON: a list() of structs held about 1.5 KB per event in its
-        -- aggregate state and ran out of a 3 GB memory limit at 1.5 M events per step
+        -- string_agg of each event's JSON: a list() of structs holds far more per event in its
+        -- aggregate state, and a large step's events then do not fit in the memory limit
         '[' || string_agg(
             json_array(
                 type, description, start_lat, start_lng, end_lat, end_lng,

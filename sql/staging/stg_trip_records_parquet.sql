@@ -21,8 +21,8 @@ select
     to_json(src.startPoi) as start_poi_json,
     to_json(src.endPoi) as end_poi_json,
     -- the point list as stored: int_points reads t, lat, lng and speed of each point whatever their
-    -- stored types. Rebuilding the lists here held a whole row group's points at once (a file of
-    -- 11 M points in one row group ran out of memory at a 1 GB limit).
+    -- stored types. Rebuilding the lists here would hold a whole row group's points at once, which
+    -- a large file written as one row group does not fit in the memory limit.
     src.points as points,
     list_transform(src.events, e -> {
         'type': e.type::varchar, 'startTime': e.startTime::varchar, 'endTime': e.endTime::varchar,

@@ -20,7 +20,7 @@ export interface RouteWorkLimits {
 let inProgress = 0;
 export const routesInProgress = (): number => inProgress;
 
-/** Positions written per turn of the event loop (about 2 ms of JSON.stringify). */
+/** Positions written per turn of the event loop: a chunk short enough that other requests wait little behind it. */
 export const POSITIONS_PER_CHUNK = 4096;
 
 /**

@@ -57,7 +57,8 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const deletion = new AccountDeletion(passport);
   const now = options.now ?? (() => new Date());
-  // ioredis is loaded only when rate limits are counted in Redis: 0.3 s of CPU at every API start
+  // ioredis is loaded only when rate limits are counted in Redis: loading it would cost every API
+  // start CPU for nothing without Redis
   const redis = options.redisUrl ? new (await import('ioredis')).Redis(options.redisUrl, { connectTimeout: 2_000, maxRetriesPerRequest: 1, enableOfflineQueue: false }) : null;
   // without Redis the machine's workers count together; with it, this store counts while Redis is down
   const rateStore = options.sharedRateLimits ? sharedRateStore(rateFileOf(options.dataDir), { processes: options.sharedRateLimits }) : null;

@@ -27,8 +27,8 @@ const Ajv2020 = Ajv2020Module as unknown as typeof Ajv2020Module.default;
 let validator: ValidateFunction | undefined;
 
 /**
- * The record schema's validator, compiled on first use: loading this module took about 85 ms
- * (mostly that compile) of every API process's start, and most processes never take an upload.
+ * The record schema's validator, compiled on first use: the compile is most of what loading this
+ * module costs, at every API process's start, and most processes never take an upload.
  */
 export function tripRecordValidator(): ValidateFunction {
   validator ??= new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, keywords: ['x-rejectReason', 'x-rejectReasonFor'] }).compile(tripRecordSchema);

@@ -4,8 +4,8 @@ import type * as Bindings from '@duckdb/node-bindings';
 import { loadVendored } from '../vendor.js';
 
 // The runtime values of DuckDB's Node client, loaded with require(). @duckdb/node-api is CommonJS:
-// importing it from an ES module makes Node's loader lex each of its files for their exports,
-// 0.1-0.15 s of every job's and the API's start; require() loads the same module without that,
+// importing it from an ES module makes Node's loader lex each of its files for their exports, a
+// cost paid at every job's and the API's start; require() loads the same module without that,
 // and from the build's one-file bundle of it, with its V8 code cache (src/vendor.ts), faster still.
 // Types still come from `import type ... from '@duckdb/node-api'`.
 const require = createRequire(import.meta.url);

@@ -7,8 +7,8 @@ export const MACRO_FILES = ['macros', 'models/trip_score', 'models/energy', 'mod
 let script: string | undefined;
 
 /**
- * Installs every macro in one call to DuckDB: statement by statement they were about 30 calls of
- * 1-6 ms each, paid by every job and connection that opens.
+ * Installs every macro in one call to DuckDB: statement by statement they were about 30 calls,
+ * each with its own fixed cost, paid by every job and connection that opens.
  */
 export async function installMacros(conn: DuckDBConnection): Promise<void> {
   script ??= MACRO_FILES.flatMap((file) => splitStatements(sqlText(file))).join(';\n');

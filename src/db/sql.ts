@@ -40,7 +40,7 @@ export function paramsFor(sql: string, params: Params = {}): Params | undefined 
 
 /**
  * Remembers what the scans below found for a text: a job runs the same few hundred statements,
- * some of them many times, and scanning each again was some 10 ms of a small score run. Texts
+ * some of them many times, and scanning each again is a noticeable part of a small score run. Texts
  * that embed a path (ATTACH, COPY) vary; the memo is emptied when it grows past a bound.
  */
 function memo<T>(compute: (text: string) => T): (text: string) => T {

@@ -68,8 +68,8 @@ export interface TextPieces {
  * A VARCHAR vector's first `n` values as their UTF-8 bytes, no string made, for a writer that
  * appends them in row order (the serving pack). DuckDB keeps a chunk's strings one after another
  * in its heap, so a run of long strings each starting where the one before ends is copied out of
- * DuckDB's memory in one call: the 40,000 score payloads of a 20,000-driver delta took 159 calls
- * rather than a call (and a Buffer) a row. Inline bytes (12 or fewer) are views of the client's
+ * DuckDB's memory in one call: a chunk's payloads take a few calls rather than a call (and a
+ * Buffer) a row. Inline bytes (12 or fewer) are views of the client's
  * copy of the entries; copied ones are read while the chunk is alive (call this before fetching
  * the next). Any other type goes through the client's `getItem`, as does a client version
  * without these fields.

@@ -16,9 +16,9 @@ export type { GeneratedUser, GenerateOptions, GenerateSummary } from './types.js
 /**
  * Trips built and written at a time (env DRIVING_GENERATE_PART_TRIPS): about 1,300 points each,
  * so the default part is about 0.33 M points. A day's share of a part is sorted whole by the
- * COPY that writes it, beside the part's points: at 1,000 trips a part (all of them one day's at
- * 2,000 users) that sort asked for more than the 512 MB cap and the run failed with DuckDB's
- * Out of Memory; at 250 the 2,000-user day peaks at 550 MiB of the process's memory.
+ * COPY that writes it, beside the part's points, so a part is kept small enough for that sort to
+ * fit within the generator's 512 MB cap: at 1,000 trips a part it did not, and the run failed with
+ * DuckDB's Out of Memory (docs/benchmarks.md, generate).
  */
 const tripsPerPart = (): number => positiveInt(process.env['DRIVING_GENERATE_PART_TRIPS'], 250, 'DRIVING_GENERATE_PART_TRIPS');
 

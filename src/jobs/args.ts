@@ -4,8 +4,8 @@ import { pathToFileURL } from 'node:url';
 import { usageFailure } from './cli.js';
 import { vendored } from '../vendor.js';
 
-// yargs, from the build's one-file bundle of it when there is one (src/vendor.ts): 11-12 ms to load
-// rather than 65-72
+// yargs, from the build's one-file bundle of it when there is one (src/vendor.ts): one file with
+// its code cache loads far faster than yargs' many modules, at every job's start
 const bundle = vendored('yargs');
 const { yargs, hideBin } = bundle
   ? ((await import(pathToFileURL(bundle).href)) as { yargs: typeof import('yargs').default; hideBin: typeof Helpers.hideBin })

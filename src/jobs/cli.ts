@@ -1,5 +1,5 @@
 // Nothing here loads DuckDB: every job imports this module first, also to print its usage or
-// refuse a flag, and DuckDB's library is a quarter second of CPU a process (2026-11-25).
+// refuse a flag, and loading DuckDB's library costs more CPU than the rest of such a process.
 import { reportLockWaits } from '../db/lock-waits.js';
 import { InputError } from '../errors.js';
 import { stderrProgress } from '../progress.js';

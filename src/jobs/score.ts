@@ -26,8 +26,8 @@ export interface ScoreOptions {
 }
 
 /**
- * A backfill beyond a year asks first: each date is a run and a warehouse version, and seven
- * years took 223 s and 5,036 versions, easily started by a mistyped year.
+ * A backfill beyond a year asks first: each date is a run and a warehouse version, so a mistyped
+ * year easily starts thousands of them, minutes of work nobody meant.
  */
 export const MAX_UNASKED_DAYS = 366;
 /** Up to this many runs (a night's apps) each get their own progress line. */
@@ -46,8 +46,8 @@ export interface ScoreResult {
 
 /**
  * The steps after the scoring (purge, publish, events), imported while the warehouse opens and the
- * scoring runs: Node reads and compiles their modules (some 20 ms) while DuckDB works, instead of
- * before it starts.
+ * scoring runs: Node reads and compiles their modules while DuckDB works, instead of before it
+ * starts.
  */
 function laterSteps() {
   const loading = Promise.all([import('../purge/step.js'), import('../publish/publish.js'), import('../publish/routes.js'), import('../events/emit.js')]);

@@ -66,8 +66,8 @@ interface Upload {
  * Puts the SDK upload files waiting in the landing area together into batch files of up to
  * `maxBytes` each, in arrival order, before the load lists the area. Every upload is a file of its
  * own (the API answers 202 once its file is renamed into place), and the load pays its per-file
- * work (a transaction, a version, a points file and a route file) for each: 113-202 ms an upload
- * as files of their own, 4.6-7.7 ms batched (docs/benchmarks.md). A batch holds its uploads'
+ * work (a transaction, a version, a points file and a route file) for each, many times what an
+ * upload costs batched (docs/benchmarks.md). A batch holds its uploads'
  * lines in order, so a later upload of a trip still wins over an earlier one, as between files,
  * and the result is the one loading them one by one gives (test/api/upload-batches.test.ts):
  * - an upload byte-identical to an earlier upload, or to a file already loaded (the `ledger`

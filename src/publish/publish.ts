@@ -87,7 +87,7 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
   const written = options.routes ? await writeRoutes(conn, options.routes) : [];
   const routesWritten = written.length;
   // a file this publish wrote (fsynced, renamed into place) is intact: the next publish need not
-  // read its index (3 MB of JSON at 20,000 drivers) to find so
+  // read its index (megabytes of JSON for a large day) to find so
   if (upkeep) for (const file of written) upkeep.checked[relative(options.publishedDir, file)] = fileIdentity(file);
   // written only when it changed: a write is a commit (and an fsync), and a score run changes no route file
   if (upkeep && canonical(upkeep.checked) !== canonical(checked)) await run(conn, sqlText('publish/route_checks_save'), { checked: canonical(upkeep.checked) });
@@ -458,7 +458,7 @@ async function prepareSlot(conn: DuckDBConnection, whId: string, version: number
 
 /**
  * Gives the slot in use the tables of sql/publish/slot_schema.sql: a slot whose meta records that
- * file's digest has them, and skips its 22 statements (some 20 ms of every publish); a new slot,
+ * file's digest has them, and skips its 22 statements (a cost paid at every publish); a new slot,
  * or one of an earlier schema, runs them once and records the digest. The digest vouches for what
  * this release's script made: a slot changed by other means keeps what they did (a release
  * before digests, run on it again, would have added back indexes this script drops).

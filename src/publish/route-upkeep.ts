@@ -24,10 +24,10 @@ const ROUTE_NAME = /^v\d+\.route$/;
  * a damaged file is removed, so that writeRoutes writes it again from the warehouse's trips and raw
  * points. Never rewritten from its own bytes: that would seal the damage with fresh checksums. A
  * file of an older format (DDSROUT1, DDSROUT2: no checksums) is rewritten in the current one.
- * Reading every block of every file at every publish would cost the whole route store (31 to 64 GB
- * at 100,000 drivers); the index and the reports cost a read per file. A file `checked` by an
+ * Reading every block of every file at every publish would cost the whole route store (tens of GB
+ * at the full size); the index and the reports cost a read per file. A file `checked` by an
  * earlier publish with the same size, modification time and inode (none written since) is not read
- * again: parsing every index (about 3 MB of JSON per file at 20,000 drivers) at every publish
+ * again: parsing every index (megabytes of JSON per file for a large day) at every publish
  * would cost the publish the whole history's trips. A file damaged without a write (bit rot) is
  * found by the reader that reads it, which reports it: a reported file is always checked in full.
  */

@@ -22,7 +22,7 @@ export class DamagedLayerError extends Error {
  * (src/damage/reports.ts). A layer it merely names again is not read here: the API verifies every
  * layer before it serves a byte of it (src/api/snapshot.ts), reports a mismatch, and the next
  * publish, seeing the report, writes that section whole. So a publish costs what it writes, not a
- * read of the whole served pack (about 18 GB at 100,000 users x 90 days). A manifest that records
+ * read of the whole served pack (well over ten GB at the full size). A manifest that records
  * no checksums (written before they existed) cannot be checked: its layers are taken as they are.
  */
 export function damagedLayers(publishedDir: string, current: Manifest | null, names: readonly string[], progress?: (m: string) => void): string[] {

@@ -6,8 +6,8 @@ import { decodeBlock, encodeBlock, maxBlockBytes } from './route-codec.js';
 
 /**
  * A route file: the kept points of the trips one warehouse version wrote for one trip date, read
- * by the API with two positioned reads (no DuckDB per request: a Parquet read of one trip cost
- * 6-50 ms here, most of it the footer of a day's file).
+ * by the API with two positioned reads (no DuckDB per request: a Parquet read of one trip first
+ * reads and parses the footer of a day's file, more than the whole request may take).
  *
  * Layout, little-endian: one block per trip, its n points' four columns one after the other
  * (time in epoch ms, lat, lng, speed in m/s), each stored exactly in as few bytes as its decimals
@@ -189,9 +189,9 @@ export function verifyRouteFile(path: string): void {
 
 /**
  * Where a trip's points are read to: one block reused by every read, grown to the longest trip
- * seen. A route read allocated 32 bytes per point (115 kB for a one-hour
- * trip) outside V8's heap, and at 200 reads/s that external memory alone made V8 run a full
- * mark-compact every 300 ms, the route's p99 (23-32 ms against 7-9 ms without). Points read into
+ * seen. A route read that allocated 32 bytes per point outside V8's heap made V8, on account of
+ * that external memory alone, run full mark-compacts often at the route's target rate, and their
+ * pauses became the route's p99 (docs/benchmarks.md, route). Points read into
  * it are valid until the next read: use them before anything else can run.
  */
 let shared = new Float64Array(4 * 4096);

@@ -3,9 +3,9 @@
  * fields are app index and user id) held in typed arrays, sorted by (app, user) and searched by
  * bisection.
  *
- * Why not a Map of "app\0user" strings: at 100,000 users and five layers that was 79 MB of small
- * heap objects which every full GC marks, and the API's p99 at 1,000 req/s showed its 7-16 ms
- * mark-compact pauses. Typed arrays live outside the V8 heap and are never traversed.
+ * Why not a Map of "app\0user" strings: at the full size and five layers that is tens of MB of
+ * small heap objects which every full GC marks, and the mark-compact pauses show in the API's p99.
+ * Typed arrays live outside the V8 heap and are never traversed.
  */
 export class Directory {
   /** Row r of app a is in [appStart[a], appStart[a + 1]). */

@@ -1,8 +1,8 @@
 /**
  * The serving pack: read-only files (one per section) a publish writes beside its slot, laid out for the API's
  * point lookups (one user's rows contiguous, found through a directory held in memory), because a
- * DuckDB query costs at least 0.4 ms and a scan of a multi-million-row table several ms (figures in
- * docs/benchmarks.md), which cannot give 1,000 requests/s at a 10 ms p99 on two cores.
+ * DuckDB query has a fixed cost per request and a scan of a multi-million-row table far more
+ * (figures in docs/benchmarks.md), too much for 1,000 requests/s at a 10 ms p99 on two cores.
  *
  * Layout of a section file: [payloads][index: one 40-byte entry per row][footer JSON]
  * [footer length: u32][MAGIC], and beside it `<file>.extras` (EXTRAS_SUFFIX) with the extras. An

@@ -175,10 +175,9 @@ export class SectionFile {
   /**
    * Entry i's extra (a trip's events), parsed. Read synchronously by default, as index and
    * payloads are: while the files are in the page cache a read through libuv's thread pool costs
-   * more than the read, because on two busy cores the pool's thread waits for a CPU (trip detail
-   * p99 at 1,000 req/s: 9.1-9.7 ms synchronous, 17.5-23.0 ms through the pool; docs/benchmarks.md).
-   * `async` is for extras much larger than the page cache on a slow disk: a miss
-   * (0.3 ms median, 0.9 ms p99 on this machine's disk) then does not hold the event loop.
+   * more than the read, because on two busy cores the pool's thread waits for a CPU (the trip
+   * detail's p99 both ways: docs/benchmarks.md). `async` is for extras much larger than the page
+   * cache on a slow disk: a miss then waits for the disk without holding the event loop.
    */
   async extra(e: Entries, i: number, async = false): Promise<unknown> {
     const extra = Buffer.allocUnsafe(e.buf.readUInt32LE(i * ENTRY_BYTES + 16));

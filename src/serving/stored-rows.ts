@@ -4,7 +4,7 @@ import { SCORE_FIELDS } from './format.js';
 /**
  * A trip's stored array as the row api/trip_detail.sql returns (the list reads a subset of it).
  * Written out field by field (the order of TRIP_FIELDS, which a test checks): a list builds 20 of
- * these per request, and Object.fromEntries over the field names cost 3.6 µs a row.
+ * these per request, and Object.fromEntries over the field names costs far more a row.
  */
 export const tripRow = (values: unknown): Row => {
   const v = values as unknown[];

@@ -11,15 +11,15 @@ export interface WarmState {
   error?: string;
 }
 
-/** Reads of 4 MiB: about 13 ms from this disk, 0.7 ms from the page cache. */
+/** Reads of 4 MiB: few reads through the thread pool, each still short. */
 const CHUNK_BYTES = 4 * 2 ** 20;
 
 /**
  * Reads a snapshot's serving-pack files start to end, one chunk at a time through the thread pool,
  * so that the page cache holds them before requests need them. The API answers from these files by
  * synchronous positioned reads on the event loop: a read that misses the cache waits for the disk
- * (0.3-0.9 ms on this machine) and holds every other request meanwhile. Measured on 5.2 M trips
- * after the cache was emptied: trip-list p99 235 ms at 1,000 req/s, against 4.3 ms warm. Like
+ * and holds every other request meanwhile, so right after the cache is emptied the trip list's p99
+ * is many times what it is warm (docs/benchmarks.md). Like
  * pg_prewarm, this does not pin anything: under memory pressure the kernel still decides.
  */
 export class PageCacheWarmer {

@@ -29,7 +29,7 @@ export function openState(location: StateLocation): Promise<StateDb> {
     const url = location.databaseUrl === undefined ? resolveDatabaseUrl() : location.databaseUrl;
     state = (async () => {
       // pg is loaded only for a PostgreSQL store: every job and API process opens a store, most of
-      // them SQLite, and loading pg is 0.1-0.2 s of CPU a process
+      // them SQLite, and loading pg would cost each of those CPU for nothing
       const db = url ? await (await import('./postgres.js')).PostgresState.open(url) : SqliteState.open(sqliteFileOf(location.dataDir));
       try {
         await migrateDataDir(db, location.dataDir);

@@ -4,9 +4,9 @@ import { run } from '../db/sql.js';
 
 /**
  * A write-ahead log at most this long is left for the next open to replay rather than
- * checkpointed when the warehouse closes. A tiny load (one file of a few trips) leaves a log of
- * some 25 KB; its checkpoint cost about 0.2 s of CPU, and the next load's first commit on the
- * tables it had rewritten about 0.1 s more than on tables still in the log. A larger log is still
+ * checkpointed when the warehouse closes. A tiny load (one file of a few trips) leaves a small log;
+ * checkpointing it costs more CPU than the next open's replay, and the next load's first commit
+ * costs more on tables a checkpoint rewrote than on tables still in the log. A larger log is still
  * checkpointed at close, as after any bulk load; DuckDB itself checkpoints at a commit once the
  * log passes 16 MB.
  */

@@ -76,7 +76,7 @@ describe('--help of every job', () => {
     }
     // the global flags are documented once, for every job
     for (const flag of [...GLOBAL, STATE_STORE]) expect(DOC.slice(0, DOC.indexOf('## Exit codes'))).toContain(`\`${flag}`);
-    // 25 node processes: 90 s at a load average of 30 on 2 cores (2026-11-25)
+    // 25 node processes: minutes on a busy 2-core machine, hence the long timeout
   }, 300_000);
 
   it('lists every sub-command in a usage error, revoke-key included', async () => {

@@ -145,8 +145,8 @@ describe('generateTrips: determinism', () => {
 function hashes(files: string[]): Record<string, string> {
   return Object.fromEntries(files.map((f) => [basename(f), createHash('sha256').update(readFileSync(f)).digest('hex')]));
 }
-// The digests of the files the generator wrote when it built every day's points at once
-// (commit 03e33dd), for the options of `small` (4 users x 3 days, bad records, seed 1).
+// The digests of the files the generator wrote when it built every day's points at once (before
+// it wrote them part by part), for the options of `small` (4 users x 3 days, bad records, seed 1).
 const PINNED = {
   ndjson: '8fe76dc56c887ccb347ca52f9720154d3043a50590355e86656007f5da9f0b1f',
   parquet: '6b8c17c340ce0846cc296748df02cc18c461ebed9d21e2fa19b6ef64ee9df0aa',

@@ -3,8 +3,8 @@
 
 -- The changed trips the slot already holds: re-sent trips, usually none. The deletes join this
 -- table, not changed_trips: a delete joined to a non-empty list scans the whole table, and for
--- trip_events that is every event of the history (84 M rows, 3.8-5.9 s of each publish at the full
--- size), while nearly every changed trip is new. Finding them scans only the slot's trip ids.
+-- trip_events that is every event of the history at every publish, while nearly every changed trip
+-- is new. Finding them scans only the slot's trip ids.
 create or replace temp table replaced_trips as
 select s.app_id, s.trip_id
 from slot.trips as s

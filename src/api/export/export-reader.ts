@@ -7,9 +7,8 @@ import { Columns } from './columns.js';
 /**
  * DuckDB's memory cap for the bulk export's reads of one snapshot (env DRIVING_API_EXPORT_MEMORY_LIMIT,
  * a DuckDB size). Its cache fills toward the cap over a long export, and all of it is the API's
- * RSS: 32MB (RSS rose 17 MiB over 150 batches of 1,000 trips, 43 MiB at 64MB, 2026-11-26). With
- * the instance's one thread, a batch's queries pin at most 16-24 MB (16MB ran out of memory at the
- * first batch, 24MB did not, 2026-11-26 at 918,546 trips).
+ * RSS, so the cap is small: 32MB, a little above what a batch's queries pin on the instance's one
+ * thread (a cap below that runs out of memory at the first batch; docs/benchmarks.md, export).
  */
 export const exportMemoryLimit = (): string => process.env['DRIVING_API_EXPORT_MEMORY_LIMIT'] || '32MB';
 
@@ -18,9 +17,9 @@ export const exportMemoryLimit = (): string => process.env['DRIVING_API_EXPORT_M
  *
  * Why a second instance: DuckDB keeps the blocks a query read cached up to its memory_limit, and a
  * whole-range export reads every block of `trips` and `trip_events`. On the snapshot's own instance
- * (1GB cap) that cache grew with the range (about 0.4 MiB a batch of 1,000 trips at 1 M trips),
- * and it would push out the blocks the API's other reads keep hot. Here the blocks beyond the cap
- * are dropped (the file is read-only) and read again from the page cache when needed.
+ * (1GB cap) that cache grew with the range, and it would push out the blocks the API's other
+ * reads keep hot. Here the blocks beyond the cap are dropped (the file is read-only) and read
+ * again from the page cache when needed.
  *
  * Opened at the first export of the snapshot, closed with it, never before: DuckDB's read lock on
  * the file is a POSIX record lock, which the kernel drops for the whole process when any of its

@@ -11,7 +11,7 @@ const CHUNK_CHARS = 32 * 1024;
 
 /**
  * One batch as NDJSON text, a line a trip, written from the batch's columns, in pieces of about
- * CHUNK_CHARS (a batch's 2 MB as one string would be a large object). Each line is, byte
+ * CHUNK_CHARS (a whole batch as one string would be a large object). Each line is, byte
  * for byte, `JSON.stringify` of the trip detail's object plus the user and the events: the same
  * keys in the same order (`startPoi`/`endPoi` left out when null), the same rounding.
  */

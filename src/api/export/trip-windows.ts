@@ -29,7 +29,8 @@ const utcMs = (utc: string): number => Date.parse(`${utc.slice(0, 23).replace(' 
  * The trip rows of the app's trips in [from, to), oldest first (keyset on start and trip id), in
  * batches of `batchSize` (the last one shorter). Each query also bounds the start from above, by a
  * window of time: without it, each batch's top-N read every trip from its start to the range's end
- * (1.2-2 s a batch at 1 M trips, more memory in DuckDB), with it a few row groups. A window that
+ * (a cost that grows with the history after the batch, and more memory in DuckDB), with it a few
+ * row groups. A window that
  * holds fewer trips than the batch still needs is used up, and the next one starts at its end
  * (inclusive), twice as wide; a full batch sets the next window to twice the time its trips
  * spanned. The caller keeps the snapshot for the whole export, so it is one publish's data.

@@ -69,7 +69,8 @@ export function exportRoutes(app: FastifyInstance, ctx: ApiContext): void {
     const to = request.query.endTime ? parseQueryTime('endTime', request.query.endTime, zone, 'end') : FAR_FUTURE;
     if (to <= from) throw invalid('endTime', 'must not be before startTime');
     const excludedUsers = await ctx.passport.deletedUserIds(request.tenant.appId);
-    // apache-arrow is loaded at the first Arrow export, not at every API start (0.3 s of CPU)
+    // apache-arrow is loaded at the first Arrow export, not at every API start (loading it costs
+    // CPU that most processes, never asked for Arrow, would spend for nothing)
     const arrow = format === ARROW ? await import('../export/arrow.js') : null;
     const held = await holdSnapshot(ctx.snapshots);
     if (!held) throw new ApiError('not_ready', 'no data has been published yet');
