@@ -47,7 +47,7 @@ export interface BenchOptions {
   keep: boolean;
   /** Growth also times the rare publish that merges every layer into a new base (about 10 min at the full size). */
   mergeCost: boolean;
-  /** Append this run to docs/benchmarks.md. */
+  /** Write this run's figures into docs/benchmarks.md (bench/doc.ts). */
   doc: boolean;
   docFile: string;
   /** The command line as typed, for the record. */

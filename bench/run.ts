@@ -56,7 +56,7 @@ const RUNNERS: Readonly<Record<Stage, (ctx: BenchContext) => Promise<unknown>>> 
 
 /**
  * Runs the chosen stages in order on data the run makes itself, in a fresh work folder, then
- * prints nothing (the job does) and appends the run to docs/benchmarks.md. A stage that fails is
+ * prints nothing (the job does) and writes its figures into docs/benchmarks.md. A stage that fails is
  * recorded as failed and the next one still runs.
  */
 export async function runBench(options: BenchOptions, repoDir: string, progress: Progress = silent): Promise<BenchResult> {
