@@ -1,4 +1,4 @@
-import { positiveInt } from '../config.js';
+import { setting, type Env } from '../settings.js';
 
 /**
  * `DRIVING_DUCKDB_THREADS`: the threads each DuckDB database a process opens may use; unset (or 0),
@@ -7,8 +7,8 @@ import { positiveInt } from '../config.js';
  * database cost more CPU than it saved (test/README.md: a test file of loads took a quarter less
  * CPU with one).
  */
-export function duckdbThreads(env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const threads = positiveInt(env['DRIVING_DUCKDB_THREADS'], 0, 'DRIVING_DUCKDB_THREADS');
+export function duckdbThreads(env?: Env): number | undefined {
+  const threads = setting('DRIVING_DUCKDB_THREADS', env);
   return threads === 0 ? undefined : threads;
 }
 

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { setting } from '../../settings.js';
 import { DuckDBInstance } from '../../db/duckdb.js';
 import { ConnectionPool } from '../../db/pool.js';
 import type { Params, Row } from '../../db/sql.js';
@@ -11,7 +12,7 @@ import { Columns } from './columns.js';
  * the instance's one thread, a batch's queries pin at most 16-24 MB (16MB ran out of memory at the
  * first batch, 24MB did not, 2026-11-26 at 918,546 trips).
  */
-export const exportMemoryLimit = (): string => process.env['DRIVING_API_EXPORT_MEMORY_LIMIT'] || '32MB';
+export const exportMemoryLimit = (): string => setting('DRIVING_API_EXPORT_MEMORY_LIMIT');
 
 /**
  * The bulk export's own read-only DuckDB instance on a snapshot's file, with a small memory cap.
