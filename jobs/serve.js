@@ -4,6 +4,7 @@
 import '../dist/src/threadpool.js';
 import { availableParallelism } from 'node:os';
 import { resolveDataDir } from '../dist/src/config.js';
+import { exportSetting, flagOrSetting, setting } from '../dist/src/settings.js';
 import { reportFailure, wholeNumbers } from '../dist/src/jobs/cli.js';
 import { jobArgs } from '../dist/src/jobs/args.js';
 import { assertPortFree } from '../dist/src/jobs/port-free.js';
@@ -12,27 +13,34 @@ import { runPrimary, isPrimary, DRAIN_MS } from '../dist/src/api/cluster.js';
 import { drainOnSignal } from '../dist/src/api/drain.js';
 
 const argv = jobArgs('serve', '$0 [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--workers N] [--database-url URL] [--redis-url URL] [--serving pack|sql] [--metrics-port 9464] [--no-log]\n\nServes the published snapshot read-only over HTTP (README, "API"); runs until SIGTERM/SIGINT (drains: finishes what it holds within 10 s, exits 0); SIGHUP restarts the workers one at a time.', { jsonHelp: 'a failure to start as JSON on stdout (the request log is JSON lines already)', stateStore: true })
-  .option('port', { type: 'number', default: Number(process.env.PORT ?? 8080) })
-  .option('host', { type: 'string', default: process.env.HOST ?? '127.0.0.1' })
+  .option('port', { type: 'number', describe: 'port to listen on (env PORT, default 8080)' })
+  .option('host', { type: 'string', describe: 'address to listen on (env HOST, default 127.0.0.1)' })
   .option('connections', { type: 'number', default: 4, describe: 'DuckDB connections to the snapshot' })
-  .option('serving', { choices: ['pack', 'sql'], default: process.env.DRIVING_API_SERVING ?? 'pack', describe: 'answer trips, statistics and scores from the serving pack, or always by SQL (env DRIVING_API_SERVING)' })
-  .option('extras-reads', { choices: ['sync', 'async'], default: process.env.DRIVING_PACK_EXTRAS_READS ?? 'sync', describe: 'read a trip detail\'s events on the event loop, or through the thread pool when they far exceed the page cache (env DRIVING_PACK_EXTRAS_READS)' })
-  .option('pack-warm', { choices: ['rows', 'all', 'none'], default: process.env.DRIVING_PACK_WARM ?? 'rows', describe: 'read into the page cache when a snapshot opens: the serving pack\'s indexes and rows, those and the trip events, or nothing (env DRIVING_PACK_WARM)' })
+  .option('serving', { choices: ['pack', 'sql'], describe: 'answer trips, statistics and scores from the serving pack, or always by SQL (env DRIVING_API_SERVING, default pack)' })
+  .option('extras-reads', { choices: ['sync', 'async'], describe: 'read a trip detail\'s events on the event loop, or through the thread pool when they far exceed the page cache (env DRIVING_PACK_EXTRAS_READS, default sync)' })
+  .option('pack-warm', { choices: ['rows', 'all', 'none'], describe: 'read into the page cache when a snapshot opens: the serving pack\'s indexes and rows, those and the trip events, or nothing (env DRIVING_PACK_WARM, default rows)' })
   .option('log', { type: 'boolean', default: true, describe: 'one JSON log line per request' })
-  .option('workers', { type: 'number', default: Number(process.env.DRIVING_API_WORKERS ?? availableParallelism()), describe: 'worker processes on the one port (env DRIVING_API_WORKERS, default one per core); 1: no primary, the process serves itself' })
+  .option('workers', { type: 'number', describe: 'worker processes on the one port (env DRIVING_API_WORKERS, default one per core); 1: no primary, the process serves itself' })
   .option('redis-url', { type: 'string', describe: 'Redis URL: rate limits counted there, for every process on every machine (env DRIVING_REDIS_URL)' })
   .options(METRICS_FLAGS)
   .check(wholeNumbers({ port: { min: 0, max: 65535 }, 'metrics-port': { min: 0, max: 65535 }, connections: { min: 1, max: 64 }, workers: { min: 1, max: 256 } }))
   .parseSync();
 
 const log = (line) => void process.stderr.write(`${line}\n`);
-const redisUrl = argv.redisUrl ?? process.env.DRIVING_REDIS_URL;
-if (redisUrl) process.env.DRIVING_REDIS_URL = redisUrl;
 
 try {
+  // a flag not given is its variable's (src/settings.ts), checked here: a bad one is exit 2, named
+  const port = argv.port ?? setting('PORT');
+  const host = argv.host ?? setting('HOST');
+  const workers = argv.workers ?? setting('DRIVING_API_WORKERS') ?? availableParallelism();
+  const serving = argv.serving ?? setting('DRIVING_API_SERVING');
+  const extrasReads = argv.extrasReads ?? setting('DRIVING_PACK_EXTRAS_READS');
+  const packWarm = argv.packWarm ?? setting('DRIVING_PACK_WARM');
+  const redisUrl = flagOrSetting(argv.redisUrl, 'DRIVING_REDIS_URL');
+  if (redisUrl) exportSetting('DRIVING_REDIS_URL', redisUrl);
   const dataDir = resolveDataDir(argv.dataDir);
   // a taken port is said before any work, once (the primary; its workers share its port)
-  if (isPrimary()) await assertPortFree(argv.port, argv.host, 'another serve.js or npm start?');
+  if (isPrimary()) await assertPortFree(port, host, 'another serve.js or npm start?');
   // The code that does the work is imported only now, and only what this process runs: a refused
   // flag or a taken port costs a Node start, and a cluster's primary never loads the API.
   const [{ resolveDatabaseUrl }, { appsOf }, { register }, { startMetrics }] = await Promise.all([
@@ -43,12 +51,12 @@ try {
   ]);
   // --database-url is in DATABASE_URL already (src/jobs/args.ts), which the workers inherit
   const databaseUrl = resolveDatabaseUrl(argv.databaseUrl);
-  if (isPrimary() && argv.workers > 1) {
+  if (isPrimary() && workers > 1) {
     // checked once here, so a mistyped folder is one message and exit 2, not N dying workers
     await appsOf(dataDir);
     // the primary serves /metrics, summing its workers' series (prom-client's AggregatorRegistry)
     if (argv.metrics) await startMetrics('serve', argv, 'cluster');
-    runPrimary({ workers: argv.workers, log });
+    runPrimary({ workers, log });
   } else {
     const [{ createApi }, { processMetrics }, { answerClusterScrapes }] = await Promise.all([
       import('../dist/src/api/server.js'),
@@ -60,14 +68,14 @@ try {
     if (argv.metrics) processMetrics(register);
     if (argv.metrics && !isPrimary()) answerClusterScrapes();
     const api = await createApi({
-      dataDir, logger: argv.log, connections: argv.connections, serving: argv.serving, extrasReads: argv.extrasReads, packWarm: argv.packWarm,
-      databaseUrl, redisUrl: redisUrl ?? null, sharedRateLimits: isPrimary() ? 0 : argv.workers, metrics: argv.metrics ? register : undefined,
+      dataDir, logger: argv.log, connections: argv.connections, serving, extrasReads, packWarm,
+      databaseUrl, redisUrl: redisUrl ?? null, sharedRateLimits: isPrimary() ? 0 : workers, metrics: argv.metrics ? register : undefined,
     });
     const metrics = isPrimary() ? await startMetrics('serve', argv, register) : null;
     drainOnSignal(api.app, async () => {
       await Promise.all([api.close(), metrics?.close()]);
     }, { drainMs: DRAIN_MS, log });
-    const address = await api.app.listen({ port: argv.port, host: argv.host });
+    const address = await api.app.listen({ port, host });
     if (isPrimary()) log(`serve: listening on ${address}`);
   }
 } catch (error) {

@@ -11,11 +11,12 @@ import { verifyFiles, type Verification } from '../serving/checksum.js';
 import { EXTRAS_SUFFIX } from '../serving/format.js';
 import { DamagedFiles, isCorruptDatabase } from './damaged-files.js';
 import { ExportReader } from './export/export-reader.js';
+import { setting } from '../settings.js';
 
 /** Why a snapshot is served by SQL although its manifest names a pack (stable codes, shown on /readyz). */
 
 /** DuckDB's memory cap for each API process's snapshot (env DRIVING_API_MEMORY_LIMIT, a DuckDB size). */
-const apiMemoryLimit = (): string => process.env['DRIVING_API_MEMORY_LIMIT'] || '1GB';
+const apiMemoryLimit = (): string => setting('DRIVING_API_MEMORY_LIMIT');
 
 export type PackRefusal = 'pack_checksum_mismatch' | 'pack_not_verifiable' | 'pack_unreadable' | 'pack_read_failed';
 

@@ -7,7 +7,7 @@ import { errorResponses } from '../schemas.js';
 import { holdSnapshot } from '../export/hold-snapshot.js';
 import { tripBatches, type ExportBatch } from '../export/trip-batches.js';
 import { ndjsonLines } from '../export/ndjson.js';
-import { positiveInt } from '../../config.js';
+import { setting } from '../../settings.js';
 import { memoryLogOn, withMemoryLog } from '../export/memory-log.js';
 import { exportStats } from '../export/export-stats.js';
 
@@ -26,7 +26,7 @@ const FAR_FUTURE = new Date('9999-12-31T23:59:59Z');
  * Trips per batch: one Arrow record batch each. The API's peak memory follows the batch's size,
  * not the range; batches of 250 peaked no lower than 1,000 (docs/benchmarks.md, export).
  */
-const batchTrips = (): number => Math.max(1, positiveInt(process.env['DRIVING_API_EXPORT_BATCH_TRIPS'], 1_000, 'DRIVING_API_EXPORT_BATCH_TRIPS'));
+const batchTrips = (): number => setting('DRIVING_API_EXPORT_BATCH_TRIPS');
 /** A whole export reads every trip of the app: it weighs as many ordinary reads under the fair share. */
 const EXPORT_COST = 100;
 
