@@ -18,7 +18,11 @@ const argv = jobArgs('load', '$0 [--input PATH ...]\n$0 --rederive [--since YYYY
   .option('input', { type: 'string', array: true, describe: 'file or folder to load (default: the landing area)' })
   .option('rederive', { type: 'boolean', describe: 're-derive the stored trips of every archived loaded file by the current rules' })
   .option('since', { type: 'string', describe: 'with --rederive: only files loaded on or after this UTC day (YYYY-MM-DD)' })
+  .option('watch', { type: 'boolean', describe: 'stay up: load and publish files as they arrive, in small batches (SIGTERM finishes the batch in hand)' })
+  .option('poll-ms', { type: 'number', default: 1000, describe: 'with --watch: how often the landing area and deletion requests are looked at without a change signalled' })
+  .option('verbose', { type: 'boolean', describe: 'with --watch: every line of every batch (default: one line a batch, and what failed)' })
   .conflicts('rederive', 'input')
+  .conflicts('watch', ['input', 'rederive'])
   .check((a) => {
     if (a.since !== undefined && !a.rederive) throw new Error('--since: only with --rederive');
     return true;
@@ -36,7 +40,19 @@ const [{ runLoad }, { runRederive, rederiveSummary }, { loadSummary }, { jobMetr
 ]);
 
 const metricsDir = metricsDirOf(argv.metricsDir, resolveDataDir(argv.dataDir));
-if (argv.rederive) {
+if (argv.watch) {
+  const { runWatch, watchSummary } = await import('../dist/src/jobs/watch.js');
+  const stop = new AbortController();
+  // the batch in hand finishes (it is one load: whole files or none), then the watch ends with 0
+  for (const signal of ['SIGTERM', 'SIGINT']) process.once(signal, () => {
+    stderrProgress(`load: ${signal}: stopping after the batch in hand`);
+    stop.abort();
+  });
+  await runJob('load', argv.json, async () => {
+    const result = await runWatch({ dataDir: resolveDataDir(argv.dataDir), progress: stderrProgress, verbose: argv.verbose, pollMs: argv.pollMs, metricsDir, signal: stop.signal });
+    return { result, summary: watchSummary(result) };
+  });
+} else if (argv.rederive) {
   await runJob('load', argv.json, async () => {
     const result = await runRederive({ dataDir: resolveDataDir(argv.dataDir), since: argv.since, progress: stderrProgress });
     // a file that could not be derived again keeps what it has; the others are re-derived and published

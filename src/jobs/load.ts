@@ -38,6 +38,8 @@ export interface LoadOptions {
   uploadBatchBytes?: number;
   /** Called between a file's staging and its merge (tests change the file there). */
   afterStage?: (file: string) => void | Promise<void>;
+  /** How long to wait for another job holding the warehouse (default DRIVING_WAREHOUSE_LOCK_WAIT_MS). */
+  lockWaitMs?: number;
 }
 
 export interface LoadResult {
@@ -83,7 +85,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const openStarted = Date.now();
   let wh: Awaited<ReturnType<typeof openWarehouse>>;
   try {
-    wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: settings.memoryLimit });
+    wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: settings.memoryLimit, lockWaitMs: options.lockWaitMs });
   } catch (error) {
     beat.stop();
     throw error;
