@@ -1,4 +1,5 @@
 import { AppStore, type App } from '../apps/store.js';
+import { previousSecretsUntil } from '../apps/previous-secrets.js';
 import { pathsFor } from '../config.js';
 import { InputError } from '../errors.js';
 import { askOutbox } from './ask-outbox.js';
@@ -19,7 +20,7 @@ export interface EndpointView {
   disabledReason: string | null;
   disabledAt: string | null;
   failingSince: string | null;
-  /** Until when the previous AppSecret still signs (after a rotation), or null. */
+  /** Until when the last previous AppSecret still signs (after rotations), or null. */
   previousSecretValidUntil: string | null;
 }
 
@@ -142,7 +143,7 @@ function viewOf(app: App): EndpointView {
     disabledReason: app.webhookDisabled?.reason ?? null,
     disabledAt: app.webhookDisabled?.at ?? null,
     failingSince: app.webhookFailingSince ?? null,
-    previousSecretValidUntil: app.previousSecret?.validUntil ?? null,
+    previousSecretValidUntil: previousSecretsUntil(app),
   };
 }
 

@@ -213,5 +213,47 @@ describe('a secret rotation made with the API', () => {
       await d.close();
     }
   });
+
+  it('a second rotation 1.4 s later (a retried call) keeps the first secret signing for its whole 24 hours; Authorization uses the oldest secret still within its window', async () => {
+    const r = await fixture.receiver(() => ({ status: 204 }));
+    const start = new Date();
+    const clock = manualClock(start.toISOString());
+    const call = await openApi({ allowLoopback: true, now: clock.now });
+    await call('PUT', '/v1/webhooks/endpoint', { url: r.url });
+    const original = await appSecret(ws);
+    const d = await openDeliverer(ws, testSettings(), clock.now);
+    try {
+      const first = await call('POST', '/v1/webhooks/secret/rotate');
+      clock.advance(1_400);
+      const second = await call('POST', '/v1/webhooks/secret/rotate');
+      expect([first.status, second.status]).toEqual([200, 200]);
+      const [secret1, secret2] = [first.body.appSecret as string, second.body.appSecret as string];
+      expect((await call('GET', '/v1/webhooks/endpoint')).body.previousSecretValidUntil).toBe(new Date(start.getTime() + 1_400 + 24 * 3_600_000).toISOString());
+      const deliver = async (id: string) => {
+        writeEvents(ws, `${id}.ndjson`, [{ id }]);
+        await d.deliverer.runOnce();
+        return r.received.find((x) => x.headers['x-event-id'] === id) as Received;
+      };
+      const soon = await deliver('evt_soon');
+      expect(String(soon.headers['webhook-signature']).split(' ')).toHaveLength(3);
+      expect([original, secret1, secret2].map((s) => verifiesWith(soon, s))).toEqual([true, true, true]);
+      expect(soon.headers['authorization']).toBe(authorizationFor(soon, original));
+      clock.advance(24 * 3_600_000 - 1_400 - 1_000);
+      const late = await deliver('evt_late');
+      expect([original, secret1, secret2].map((s) => verifiesWith(late, s))).toEqual([true, true, true]);
+      expect(late.headers['authorization']).toBe(authorizationFor(late, original));
+      // the original secret's window has ended, the first rotation's secret has 0.4 s left
+      clock.advance(2_000);
+      const between = await deliver('evt_between');
+      expect([original, secret1, secret2].map((s) => verifiesWith(between, s))).toEqual([false, true, true]);
+      expect(between.headers['authorization']).toBe(authorizationFor(between, secret1));
+      clock.advance(1_000);
+      const after = await deliver('evt_after');
+      expect([original, secret1, secret2].map((s) => verifiesWith(after, s))).toEqual([false, false, true]);
+      expect(after.headers['authorization']).toBe(authorizationFor(after, secret2));
+    } finally {
+      await d.close();
+    }
+  });
 });
 

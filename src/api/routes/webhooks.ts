@@ -134,7 +134,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext & { webhooks
   app.post('/v1/webhooks/secret/rotate', {
     schema: {
       operationId: 'rotateWebhookSecret', tags: TAG, summary: 'Issue a new AppSecret (shown once)',
-      description: 'A new AppSecret, shown only in this answer, also as `standardWebhooksSecret` (`whsec_` + base64 of its UTF-8 bytes) for Standard Webhooks libraries. For 24 hours `webhook-signature` carries a signature with each secret and `Authorization` stays signed with the previous one; then both use the new one only.',
+      description: 'A new AppSecret, shown only in this answer, also as `standardWebhooksSecret` (`whsec_` + base64 of its UTF-8 bytes) for Standard Webhooks libraries. For 24 hours `webhook-signature` carries a signature with each secret and `Authorization` stays signed with the previous one; then both use the new one only. A second rotation within the 24 hours keeps every replaced secret signing until 24 hours after its own rotation (`Authorization` uses the oldest).',
       response: {
         200: {
           type: 'object', required: ['appSecret', 'standardWebhooksSecret', 'previousSecretValidUntil'],
