@@ -3,7 +3,7 @@
 // publish) and one line on stderr saying what went wrong, never a stack trace.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
@@ -158,6 +158,16 @@ describe.concurrent('usage errors (exit 2, one line, no stack)', () => {
     failedWith(await job('export', ['--out', file, '--data-dir', DATA]), 2, /^export: failed: --out .*not-a-folder.txt is a file, not a folder/);
     const { readFileSync } = await import('node:fs');
     expect(readFileSync(file, 'utf8')).toBe('keep');
+  });
+
+  it('export --out inside the data folder but not its exports/ folder, or holding the data folder: exit 2 naming the rule, nothing written', async () => {
+    for (const out of [join(DATA, 'analyst'), join(DATA, 'exports', 'mine'), DATA]) {
+      failedWith(await job('export', ['--out', out, '--data-dir', DATA]), 2, /^export: failed: --out .* is inside the data folder .*: an export inside the data folder goes to its exports\/ folder \(the default\), which the purge of a deleted account writes again/);
+    }
+    expect(existsSync(join(DATA, 'analyst'))).toBe(false);
+    expect(existsSync(join(DATA, 'exports', 'mine'))).toBe(false);
+    failedWith(await job('export', ['--out', TMP, '--data-dir', DATA]), 2, /^export: failed: --out .* holds the data folder .*: give a folder outside the data folder$/);
+    expect(existsSync(DATA)).toBe(true);
   });
 
   it('score asks for --yes before a backfill of more than 366 days, and shows a long one in a few lines', async () => {
