@@ -16,14 +16,14 @@ const work = () => Promise.all([
   import('../dist/src/apps/store.js'),
   import('../dist/src/jobs/data-dir.js'),
   import('../dist/src/webhooks/endpoint-check.js'),
-]).then(([{ AppStore, keyIdOf }, { appsOf }, { endpointRefusal }]) => ({ AppStore, keyIdOf, appsOf, endpointRefusal }));
+]).then(([{ AppStore, keyIdOf }, { appsOf }, { explainedRefusal }]) => ({ AppStore, keyIdOf, appsOf, explainedRefusal }));
 
 // the same check as the webhook API's: https, public addresses only (DRIVING_WEBHOOK_ALLOW_LOOPBACK
 // lets http and loopback through, for local testing)
 const checkedUrl = async (url) => {
   if (!url) return url;
-  const { endpointRefusal } = await work();
-  const refusal = await endpointRefusal(url, { allowLoopback: deliverySettings().allowLoopback });
+  const { explainedRefusal } = await work();
+  const refusal = await explainedRefusal(url, { allowLoopback: deliverySettings().allowLoopback });
   if (refusal) throw new InputError(`--webhook-url refused: ${refusal.replace(/^url: /, '')}`);
   return url;
 };

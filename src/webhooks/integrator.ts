@@ -4,7 +4,7 @@ import { pathsFor } from '../config.js';
 import { InputError } from '../errors.js';
 import { askOutbox } from './ask-outbox.js';
 import type { Row } from '../db/sql.js';
-import { endpointRefusal, type ResolveAll } from './endpoint-check.js';
+import { explainedRefusal, type ResolveAll } from './endpoint-check.js';
 import { testEventBody } from './envelope.js';
 import type { OperatorRequest } from './operations.js';
 import type { EventStatus } from './outbox.js';
@@ -71,7 +71,7 @@ export class WebhookService {
 
   /** Sets the endpoint after checking its URL; setting enables a disabled endpoint again. */
   async setEndpoint(appId: string, url: string, eventTypes: string[]): Promise<EndpointView> {
-    const refusal = await endpointRefusal(url, { allowLoopback: this.settings.allowLoopback, ...(this.resolveAll ? { resolveAll: this.resolveAll } : {}) });
+    const refusal = await explainedRefusal(url, { allowLoopback: this.settings.allowLoopback, ...(this.resolveAll ? { resolveAll: this.resolveAll } : {}) });
     if (refusal) throw new InputError(refusal);
     return viewOf(await this.store.setWebhook(appId, url, eventTypes));
   }

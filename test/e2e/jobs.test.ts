@@ -120,6 +120,14 @@ describe.concurrent('usage errors (exit 2, one line, no stack)', () => {
     failedWith(await job('apps', ['--data-dir', DATA]), 2, /^apps: a command is needed; commands: add, /);
   });
 
+  it('apps set-webhook to a loopback host names the switch that allows it for local testing; to a private one it does not', async () => {
+    const { appId } = (await new AppStore(pathsFor(DATA).appsFile).list())[0] as { appId: string };
+    failedWith(await job('apps', ['set-webhook', appId, 'https://127.0.0.1/hook', '--data-dir', DATA], { DRIVING_WEBHOOK_ALLOW_LOOPBACK: '' }), 2,
+      /^apps set-webhook: failed: --webhook-url refused: 127\.0\.0\.1 is a loopback address \(for local testing, .*DRIVING_WEBHOOK_ALLOW_LOOPBACK=1 .*\)$/);
+    const privateHost = await job('apps', ['set-webhook', appId, 'https://10.0.0.1/hook', '--data-dir', DATA], { DRIVING_WEBHOOK_ALLOW_LOOPBACK: '' });
+    failedWith(privateHost, 2, /^apps set-webhook: failed: --webhook-url refused: 10\.0\.0\.1 is a private address$/);
+  });
+
   it('refuses values that are not numbers or out of range', async () => {
     const runs = await Promise.all([
       job('serve', ['--port', 'abc', '--data-dir', DATA]),

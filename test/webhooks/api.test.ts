@@ -66,15 +66,18 @@ async function until(condition: () => Promise<boolean> | boolean, timeoutMs = 30
   }
 }
 
+/** What a refusal of a loopback host adds: the operator's switch, for local testing. */
+const LOOPBACK = ' (for local testing, the operator allows loopback hosts (and plain http to them) with DRIVING_WEBHOOK_ALLOW_LOOPBACK=1 on the API, the deliverer and apps.js)';
+
 describe('the endpoint', () => {
   it('is set, read, refused with a 400 naming the reason, and removed; without one, 404', async () => {
     const call = await openApi({ allowLoopback: false });
     expect((await call('GET', '/v1/webhooks/endpoint')).status).toBe(404);
     for (const [url, reason] of [
-      ['http://127.0.0.1:9000/x', 'url: must be https'],
-      ['https://127.0.0.1/x', 'url: 127.0.0.1 is a loopback address'],
-      ['https://localhost/x', 'url: localhost resolves to 127.0.0.1, a loopback address'],
-      ['https://[::1]/x', 'url: ::1 is a loopback address'],
+      ['http://127.0.0.1:9000/x', `url: must be https${LOOPBACK}`],
+      ['https://127.0.0.1/x', `url: 127.0.0.1 is a loopback address${LOOPBACK}`],
+      ['https://localhost/x', `url: localhost resolves to 127.0.0.1, a loopback address${LOOPBACK}`],
+      ['https://[::1]/x', `url: ::1 is a loopback address${LOOPBACK}`],
       ['https://10.0.0.1/x', 'url: 10.0.0.1 is a private address'],
       ['https://172.16.5.4/x', 'url: 172.16.5.4 is a private address'],
       ['https://192.168.0.10/x', 'url: 192.168.0.10 is a private address'],
