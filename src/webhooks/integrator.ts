@@ -69,11 +69,18 @@ export class WebhookService {
     return app?.webhookUrl ? viewOf(app) : null;
   }
 
-  /** Sets the endpoint after checking its URL; setting enables a disabled endpoint again. */
-  async setEndpoint(appId: string, url: string, eventTypes: string[]): Promise<EndpointView> {
+  /**
+   * Sets the endpoint after checking its URL; setting enables a disabled endpoint again. The
+   * events kept meanwhile are sent to it (docs/decisions.md, Webhooks (delivery)): `backlog` says
+   * how many, counted before the URL is stored (the deliverer may start at once), or null when
+   * the outbox could not be asked (the endpoint is set all the same).
+   */
+  async setEndpoint(appId: string, url: string, eventTypes: string[], now = new Date()): Promise<EndpointView & { backlog: number | null }> {
     const refusal = await explainedRefusal(url, { allowLoopback: this.settings.allowLoopback, ...(this.resolveAll ? { resolveAll: this.resolveAll } : {}) });
     if (refusal) throw new InputError(refusal);
-    return viewOf(await this.store.setWebhook(appId, url, eventTypes));
+    const types = [...new Set(eventTypes)];
+    const backlog = await this.outbox({ op: 'backlog', appId, eventTypes: types }, now).then((r) => (r as { backlog: number }).backlog, () => null);
+    return { ...viewOf(await this.store.setWebhook(appId, url, eventTypes)), backlog };
   }
 
   /** Removes the endpoint; its events wait (for the retention) until one is set again. */

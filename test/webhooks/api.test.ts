@@ -103,6 +103,30 @@ describe('the endpoint', () => {
     expect((await call('GET', '/v1/webhooks/endpoint', undefined, 'dk_wrong')).status).toBe(401);
   });
 
+  it('says in the answer how many kept events are now sent to it (backlog), of the types it takes', async () => {
+    const r = await fixture.receiver(() => ({ status: 204 }));
+    const call = await openApi({ allowLoopback: true });
+    // no outbox yet: nothing kept
+    expect((await call('PUT', '/v1/webhooks/endpoint', { url: r.url })).body).toMatchObject({ url: r.url, backlog: 0 });
+    await call('DELETE', '/v1/webhooks/endpoint');
+    writeEvents(ws, 'kept.ndjson', [{ id: 'evt_k1' }, { id: 'evt_k2' }, { id: 'evt_k3', type: 'trip.updated' }]);
+    const kept = await openDeliverer(ws, testSettings());
+    try {
+      await kept.deliverer.runOnce();
+    } finally {
+      await kept.close();
+    }
+    expect(r.received).toHaveLength(0);
+    expect(await call('PUT', '/v1/webhooks/endpoint', { url: r.url, eventTypes: ['trip.created'] })).toMatchObject({ status: 200, body: { url: r.url, eventTypes: ['trip.created'], backlog: 2 } });
+    const d = await openDeliverer(ws, testSettings());
+    try {
+      await d.deliverer.runOnce();
+    } finally {
+      await d.close();
+    }
+    expect(r.received.map((x) => x.headers['x-event-id']).sort()).toEqual(['evt_k1', 'evt_k2']);
+  });
+
   it('shows why it was disabled, and setting it enables it again', async () => {
     const call = await openApi({ allowLoopback: true });
     await call('PUT', '/v1/webhooks/endpoint', { url: 'http://127.0.0.1:9/x' });

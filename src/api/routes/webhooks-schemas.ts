@@ -15,6 +15,16 @@ export const Endpoint = {
   },
 } as const;
 
+/** The answer of setting the endpoint: the endpoint, and how many kept events it is now sent. */
+export const EndpointSet = {
+  ...Endpoint,
+  required: [...Endpoint.required, 'backlog'],
+  properties: {
+    ...Endpoint.properties,
+    backlog: { type: ['integer', 'null'], description: 'Events kept for the app (up to 30 days while it had no endpoint, or waiting for a retry) that are now sent to this endpoint; recover re-sends older ones. null: not counted this time (the endpoint is set all the same)' },
+  },
+} as const;
+
 export const EndpointBody = {
   type: 'object', required: ['url'], additionalProperties: false,
   properties: {
