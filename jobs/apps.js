@@ -8,6 +8,7 @@ import { parseDuration } from '../dist/src/apps/duration.js';
 import { InputError } from '../dist/src/errors.js';
 import { deliverySettings } from '../dist/src/webhooks/settings.js';
 import { EVENT_TYPES } from '../dist/src/webhooks/intake.js';
+import { previousSecretsUntil } from '../dist/src/apps/previous-secrets.js';
 
 // The state store (and with it DuckDB) is imported when a command runs, once yargs has parsed it:
 // --help and a refused flag cost a Node start only.
@@ -15,14 +16,14 @@ const work = () => Promise.all([
   import('../dist/src/apps/store.js'),
   import('../dist/src/jobs/data-dir.js'),
   import('../dist/src/webhooks/endpoint-check.js'),
-]).then(([{ AppStore, keyIdOf }, { appsOf }, { endpointRefusal }]) => ({ AppStore, keyIdOf, appsOf, endpointRefusal }));
+]).then(([{ AppStore, keyIdOf }, { appsOf }, { explainedRefusal }]) => ({ AppStore, keyIdOf, appsOf, explainedRefusal }));
 
 // the same check as the webhook API's: https, public addresses only (DRIVING_WEBHOOK_ALLOW_LOOPBACK
 // lets http and loopback through, for local testing)
 const checkedUrl = async (url) => {
   if (!url) return url;
-  const { endpointRefusal } = await work();
-  const refusal = await endpointRefusal(url, { allowLoopback: deliverySettings().allowLoopback });
+  const { explainedRefusal } = await work();
+  const refusal = await explainedRefusal(url, { allowLoopback: deliverySettings().allowLoopback });
   if (refusal) throw new InputError(`--webhook-url refused: ${refusal.replace(/^url: /, '')}`);
   return url;
 };
@@ -39,7 +40,7 @@ const publicView = (app, keyIdOf) => ({
   appId: app.appId, name: app.name, timeZone: app.timeZone, webhookUrl: app.webhookUrl, webhookEventTypes: app.webhookEventTypes ?? [],
   webhookDisabled: app.webhookDisabled ?? null, apiKeys: app.apiKeys.length,
   keys: app.apiKeys.map((k) => ({ keyId: keyIdOf(k), createdAt: k.createdAt, validUntil: k.validUntil ?? null })),
-  previousSecretValidUntil: app.previousSecret?.validUntil ?? null, createdAt: app.createdAt,
+  previousSecretValidUntil: previousSecretsUntil(app), createdAt: app.createdAt,
 });
 const keysLine = (app, keyIdOf) => app.apiKeys.map((k) => `${keyIdOf(k)}${k.validUntil ? ` (until ${k.validUntil})` : ''}`).join(', ');
 

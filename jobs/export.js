@@ -7,7 +7,7 @@ import { resolveDataDir } from '../dist/src/config.js';
 import { stderrProgress } from '../dist/src/progress.js';
 
 const argv = jobArgs('export', '$0 [--out DIR]\n\nWrites trips, trip_events, stats_daily, safety_scores and apps as Parquet.', { stateStore: true })
-  .option('out', { type: 'string', describe: 'target folder, replaced whole (default <data-dir>/exports, which a purge of a deleted account writes again without it; elsewhere: your copy, which purges never reach)' })
+  .option('out', { type: 'string', describe: 'target folder, replaced whole (default <data-dir>/exports, which a purge of a deleted account writes again without it; elsewhere inside the data folder is refused; outside it: your copy, which purges never reach)' })
   .options(METRICS_DIR_FLAG)
   .parseSync();
 

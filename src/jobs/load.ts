@@ -99,6 +99,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       const copies = batched.duplicates > 0 ? ` (${batched.duplicates} byte-identical to an earlier upload or a loaded file, left out)` : '';
       progress(`load: ${batched.uploads} SDK upload file(s) put together into ${batched.files.length} batch file(s), ${(batched.bytes / 2 ** 20).toFixed(1)} MiB${copies}`);
     }
+    if (batched?.staleTemps) progress(`load: ${batched.staleTemps} unfinished SDK upload .tmp file(s) over an hour old removed from ${paths.landingDir} (an API stopped while writing them; never answered 202)`);
     if (batched?.error) progress(`load: SDK uploads not all batched (${batched.error}): the rest load as files of their own`);
     beat.doing(`load: listing ${fromLanding ? paths.landingDir : 'the --input files'}`);
     const { files, refused } = fromLanding ? landingFiles(paths.landingDir) : expandInputs(options.inputs ?? []);

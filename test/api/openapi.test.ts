@@ -98,6 +98,12 @@ describe('the OpenAPI document', () => {
     ]);
     expect(JSON.stringify(doc)).not.toContain('$defs');
   });
+
+  it('documents the upload\'s 415 (an encoding other than gzip, a charset other than UTF-8) as an ErrorResult', () => {
+    const upload = doc.paths['/v1/sdk/trips']?.['post'] as unknown as { responses: Record<string, { description: string; content: Record<string, { schema: unknown }> }> };
+    expect(upload.responses['415']?.content['application/json']?.schema).toEqual({ $ref: '#/components/schemas/ErrorResult' });
+    expect(upload.responses['415']?.description).toContain('unsupported_media_type');
+  });
 });
 
 describe('/docs', () => {

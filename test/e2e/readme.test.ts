@@ -8,8 +8,8 @@
 // What the test changes, and only that: the demo is smaller and on a free port (the README's
 // `127.0.0.1:8080` is rewritten to it); the working directory is a copy of the repository's (links
 // to jobs/, dist/, sql/, examples/, ...) whose `data` is the demo's temp folder; and the README's
-// webhook endpoint, https://example.com/driving, becomes a real receiver on a loopback port,
-// because this machine has no DNS (the demo allows loopback endpoints for that reason only).
+// webhook endpoint, a receiver on this machine at port 8081, becomes the test's own receiver on a
+// free loopback port (the demo and deliver.js allow loopback endpoints, as the README says).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
@@ -101,7 +101,7 @@ describe('README.md', () => {
     shellBlocks(readme).forEach((b, i) => {
       if (!b.runs) return;
       script.push(`echo "### README shell block ${i + 1}" >&2`);
-      script.push(b.code.replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`).replaceAll('https://example.com/driving', receiver.url));
+      script.push(b.code.replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`).replaceAll('http://127.0.0.1:8081/driving', receiver.url));
     });
     // asynchronously: the receiver answers from this process's event loop while bash runs
     const run = await runBash(script.join('\n'), work);

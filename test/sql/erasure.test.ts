@@ -5,7 +5,7 @@
 // in their user.deleted event. An export run after the DELETE, before the purge, leaves them out;
 // an archive the purge cannot read is removed and named.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { AppStore } from '../../src/apps/store.js';
@@ -101,10 +101,14 @@ beforeAll(async () => {
     await api.close();
   }
   // an export after the DELETE, before any job purged
-  afterDelete = join(ws.dir, 'exports-after-delete');
+  // outside the data folder: inside it an export goes to exports/ only
+  afterDelete = `${ws.dir}-exports-after-delete`;
   await runExport({ dataDir: ws.dir, out: afterDelete });
 }, 180_000);
-afterAll(() => ws.cleanup());
+afterAll(() => {
+  ws.cleanup();
+  if (afterDelete) rmSync(afterDelete, { recursive: true, force: true });
+});
 
 describe('erasure reaches the bytes', () => {
   it('an export run after the DELETE, before the purge, never holds the user; the keeper is exported', async () => {
