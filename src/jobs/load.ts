@@ -40,6 +40,8 @@ export interface LoadOptions {
   afterStage?: (file: string) => void | Promise<void>;
   /** How long to wait for another job holding the warehouse (default DRIVING_WAREHOUSE_LOCK_WAIT_MS). */
   lockWaitMs?: number;
+  /** Called when the publish has switched the API to the new version (the continuous load times its lag from here). */
+  onPublished?: (version: number) => void;
 }
 
 export interface LoadResult {
@@ -160,6 +162,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     const purged = await runPurge(wh, paths, now, progress, 'load');
     progress('load: publishing');
     beat.doing('load: publishing');
+    let events: EmitResult | undefined;
     const published = await publish(wh, {
       publishedDir: paths.publishedDir,
       manifestFile: paths.manifestFile,
@@ -168,10 +171,15 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       progress: (m) => progress(`load: ${m}`),
       routes,
       settleRetired: true,
+      // the events go out as soon as the trips are served, before the retired slot is caught up
+      onSwitched: async (version) => {
+        options.onPublished?.(version);
+        beat.doing('load: writing webhook events');
+        events = await emitEvents(wh, paths.eventsDir, version, now);
+      },
     });
     progress(`load: publish ${published.detail}`);
-    beat.doing('load: writing webhook events');
-    const events = await emitEvents(wh, paths.eventsDir, published.version, now);
+    events ??= await emitEvents(wh, paths.eventsDir, published.version, now);
     if (events.file) progress(`load: ${events.tripCreated} trip.created, ${events.tripUpdated} trip.updated, ${events.safetyScoreUpdated} safety_score.updated and ${events.userDeleted} user.deleted event(s) in ${events.file}`);
     // last: the warehouse file is rewritten, so nothing may write to it after this
     const erasure = await finishErasure(wh, paths, purged, progress, 'load');

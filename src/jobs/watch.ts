@@ -99,13 +99,16 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
       const outcome: BatchOutcome = { n, seconds: 0, lags: [] };
       try {
         const lines: string[] = [];
+        let servedAt: number | null = null;
         const result = await runLoad({
           dataDir: options.dataDir,
           progress: options.verbose ? progress : (line) => lines.push(line),
+          // waiting for another job's turn with the warehouse is what the watch does: no giving up
           lockWaitMs: 24 * 3600_000,
+          onPublished: () => (servedAt = Date.now()),
         });
         outcome.result = result;
-        const servedAt = Date.now();
+        servedAt ??= Date.now();
         for (const [file, arrivedAt] of arrived) if (!existsSync(join(paths.landingDir, file))) outcome.lags.push(Math.max(0, (servedAt - arrivedAt) / 1000));
         for (const lag of outcome.lags) metrics.lag.observe(lag);
         metrics.batches.ok++;

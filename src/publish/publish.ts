@@ -38,6 +38,11 @@ export interface PublishOptions {
    * of it (src/publish/settle.ts): the load does, so the score run's publish copies only scores.
    */
   settleRetired?: boolean;
+  /**
+   * Called once the new snapshot is switched in (the manifest replaced), before the retired slot is
+   * caught up: the load writes its events here, so a webhook does not wait for the catch-up.
+   */
+  onSwitched?: (version: number) => Promise<void>;
 }
 
 export interface PublishResult {
@@ -126,6 +131,7 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
         options.progress?.(`publish: slot ${retired} was reported damaged; no longer served, deleted: the next publish rebuilds it in full`);
       }
       for (const r of reports) removeDamageReport(r);
+      await options.onSwitched?.(version);
       // the retired slot, unless it was just deleted as damaged (the next publish rebuilds it)
       const { retiredScrubbed, ...published } = result;
       const settled = options.settleRetired && existsSync(slotFile(options.publishedDir, other(target)))
