@@ -4,7 +4,7 @@
 // in hand and exits 0; kill -9 anywhere loses nothing (the next start catches up).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { manifestOf, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
@@ -93,7 +93,10 @@ describe('load.js --watch', () => {
   });
 
   it('sets a bad file aside alone and goes on with the next', async () => {
-    const bad = land(['{"appId": not json at all'], 'bad-001.ndjson');
+    // not UTF-8: the load cannot read it at all
+    const bad = join(ws.paths.landingDir, 'bad-001.ndjson');
+    writeFileSync(`${bad}.tmp`, Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d, 0x0a]));
+    renameSync(`${bad}.tmp`, bad);
     land([trip('u-2', 'b2', 8)]);
     await served(['b2']);
     await expect.poll(() => existsSync(bad), { timeout: 30_000 }).toBe(false);
@@ -137,7 +140,7 @@ describe('load.js --watch', () => {
     land([trip('u-2', 'k1', 5)]);
     watcher.child.kill('SIGTERM');
     const ended = await watcher.exited;
-    expect(ended.code, watcher.stderr()).toBe(0);
+    expect({ code: ended.code, signal: ended.signal }, watcher.stderr()).toEqual({ code: 0, signal: null });
     expect(ended.stdout).toMatch(/^load: watched .* batch\(es\)/m);
     // the file is loaded whole or still waiting, never half: the next watch takes what is left
     watcher = startWatch(ws.dir);
@@ -151,6 +154,8 @@ describe('load.js --watch', () => {
     watcher = startWatch(ws.dir);
     await served(['k1', 'k2', 'k3']);
     expect(readdirSync(ws.paths.landingDir).filter((n) => n.endsWith('.ndjson'))).toEqual([]);
+    // a stop asked once the watch is up (before, Node's default for the signal applies)
+    await expect.poll(() => watcher.stderr(), { timeout: 30_000 }).toContain('load: watching');
     watcher.child.kill('SIGTERM');
     expect((await watcher.exited).code).toBe(0);
   });
