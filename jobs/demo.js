@@ -4,4 +4,5 @@
 import '../dist/src/threadpool.js';
 import { main } from '../dist/src/jobs/main/demo.js';
 
-await main();
+// `npm start --port 8081`: npm keeps the --port for itself and says so here (only the demo reads it)
+await main({ lifecycleEvent: process.env.npm_lifecycle_event, configPort: process.env.npm_config_port });

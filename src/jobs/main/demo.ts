@@ -8,9 +8,31 @@ import { demoCurlExamples } from '../demo-examples.js';
 import { assertPortFree } from '../port-free.js';
 import type { DemoResult } from '../demo.js';
 
+/** What npm tells the demo when it runs it as `npm start` (jobs/demo.js reads it from the environment). */
+export interface NpmStart {
+  /** `npm_lifecycle_event`: 'start' under `npm start`. */
+  lifecycleEvent?: string;
+  /** `npm_config_port`: npm keeps a `--port` typed before `--` as its own setting. */
+  configPort?: string;
+}
+
+/**
+ * The demo's arguments with the port of `npm start --port 8081` put back: npm takes `--port` as a
+ * setting of its own, sets npm_config_port to 'true' and passes 8081 on as a bare argument (with
+ * `--port=8081`, it sets npm_config_port to 8081 and passes nothing). A `--port` that reached the
+ * demo wins.
+ */
+export function withNpmPort(args: string[], npm: NpmStart): string[] {
+  if (npm.lifecycleEvent !== 'start' || npm.configPort === undefined || args.some((a) => a === '--port' || a.startsWith('--port='))) return args;
+  const [first, ...rest] = args;
+  if (npm.configPort === 'true' && first !== undefined && /^\d+$/.test(first)) return ['--port', first, ...rest];
+  if (/^\d+$/.test(npm.configPort)) return ['--port', npm.configPort, ...args];
+  return args;
+}
+
 /** Parses the demo's flags, runs the pipeline and serves the API until a signal. */
-export async function main(): Promise<void> {
-  const argv = jobArgs('demo', '$0 [--users 50] [--days 30] [--data-dir DIR] [--port 8080] [--no-serve]\n\nThe whole pipeline on sample data: creates the app "Demo Fleet" (first run), generates trips, loads, scores, publishes, then serves the API.\nRun again, it reuses everything and only catches up.', { stateStore: true })
+export async function main(npm: NpmStart = {}): Promise<void> {
+  const argv = jobArgs('demo', '$0 [--users 50] [--days 30] [--data-dir DIR] [--port 8080] [--no-serve]\n\nThe whole pipeline on sample data: creates the app "Demo Fleet" (first run), generates trips, loads, scores, publishes, then serves the API.\nRun again, it reuses everything and only catches up.', { stateStore: true, argv: withNpmPort(process.argv.slice(2), npm) })
     .option('users', { type: 'number', default: 50, describe: 'sample drivers (first run only)' })
     .option('days', { type: 'number', default: 30, describe: 'days of trips up to yesterday (first run only)' })
     .option('serve', { type: 'boolean', default: true, describe: 'serve the API afterwards (--no-serve to stop after publishing)' })
@@ -22,7 +44,9 @@ export async function main(): Promise<void> {
   // a port already taken is said before minutes of generating, loading and publishing, not after
   if (argv.serve) {
     try {
-      await assertPortFree(argv.port, argv.host, 'another npm start?');
+      // under npm a `--port` goes after `--`, or npm keeps it: the hint says the form that works
+      const otherPort = npm.lifecycleEvent === 'start' ? `run npm start -- --port ${argv.port === 8081 ? 8082 : 8081}` : undefined;
+      await assertPortFree(argv.port, argv.host, 'another npm start?', otherPort);
     } catch (error) {
       process.exit(reportFailure('demo', error, argv.json));
     }
@@ -37,7 +61,7 @@ export async function main(): Promise<void> {
 
   let demo: DemoResult | undefined;
   await runJob('demo', argv.json, async () => {
-    demo = await runDemo({ dataDir: resolveDataDir(argv.dataDir), users: argv.users, days: argv.days, progress: stderrProgress });
+    demo = await runDemo({ dataDir: resolveDataDir(argv.dataDir), users: argv.users, days: argv.days, progress: stderrProgress, tty: Boolean(process.stderr.isTTY) && !argv.json });
     const r = demo;
     const p = r.published;
     const lines = [
