@@ -88,6 +88,18 @@ describe('--help of every job', () => {
     const q = await runJobProcess('quarantine', ['frobnicate', '--data-dir', EMPTY]);
     expect(q.stderr).toBe('quarantine: Unknown argument: frobnicate; commands: list, show (see --help)\n');
   });
+
+  it('lists the allowed values of a flag with choices in its usage error', async () => {
+    const runs = await Promise.all([
+      runJobProcess('webhooks', ['list', '--status', 'dead', '--data-dir', EMPTY]),
+      runJobProcess('generate', ['--format', 'csv', '--data-dir', EMPTY]),
+      runJobProcess('serve', ['--serving', 'cache', '--data-dir', EMPTY]),
+    ]);
+    expect(runs.map((r) => r.code)).toEqual([2, 2, 2]);
+    expect(runs[0]?.stderr).toContain('Argument: status, Given: "dead", Choices: "pending", "failed", "delivered"');
+    expect(runs[1]?.stderr).toContain('Argument: format, Given: "csv", Choices: "ndjson", "parquet"');
+    expect(runs[2]?.stderr).toContain('Argument: serving, Given: "cache", Choices: "pack", "sql"');
+  });
 });
 
 describe('--data-dir', () => {

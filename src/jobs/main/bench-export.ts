@@ -39,6 +39,5 @@ export async function main(): Promise<void> {
       + `    ${f.batches} batches; the API's memory after batch ${f.memoryAt.map((m) => `${m.batch}: rss ${m.rssMiB}, V8 heap ${m.heapTotalMiB} (${m.heapUsedMiB} used), external ${m.externalMiB}, DuckDB ${m.exportDuckdbMiB} MiB`).join('; ')}`);
     return { result: { figures }, summary: lines.join('\n') };
   });
-  // the servers and clients the run started leave nothing that must keep it alive
   process.exit();
 }

@@ -59,6 +59,5 @@ export async function main(): Promise<void> {
       await metrics?.close();
     }
   });
-  // what the run left open (the state store's pool, a metrics socket) must not keep it alive
   process.exit();
 }
