@@ -81,6 +81,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
   const state = await openState({ dataDir: options.dataDir });
   progress(`load: watching ${paths.landingDir} (and the deletion requests); a batch loads and publishes what has arrived`);
   let failures = 0;
+  let metricsWrittenAt = 0;
   // the first batch runs whatever is there: it finishes what a killed watch or load left behind
   let due = true;
   try {
@@ -88,6 +89,11 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
       if (!due) {
         await wake.wait(pollMs);
         if (options.signal?.aborted) break;
+        // the heartbeat an alert watches, also while nothing arrives
+        if (options.metricsDir && Date.now() - metricsWrittenAt >= HEARTBEAT_MS) {
+          metricsWrittenAt = Date.now();
+          writeMetricsFile(options.metricsDir, metrics, progress);
+        }
         due = landingStatus(paths.landingDir).waiting > 0 || hasBatchedLeftovers(paths.landingDir) || (await pendingDeletions(state)).length > 0;
         if (!due) continue;
         // a moment for the rest of a burst, so that it loads as one batch
@@ -130,7 +136,10 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
       metrics.lastBatchSeconds = outcome.seconds;
       const backlog = landingStatus(paths.landingDir);
       metrics.backlog = { waiting: backlog.waiting, oldestWaitingSeconds: backlog.oldestWaitingSeconds };
-      if (options.metricsDir) writeMetrics(options.metricsDir, metrics, outcome, batchStarted, progress);
+      if (options.metricsDir) {
+        metricsWrittenAt = Date.now();
+        writeMetrics(options.metricsDir, metrics, outcome, batchStarted, progress);
+      }
       options.onBatch?.(outcome);
       n++;
       if (outcome.error !== undefined) {
@@ -149,6 +158,17 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
     batches: metrics.batches.ok + metrics.batches.failed, failedBatches: metrics.batches.failed, ...totals,
     lagP50Seconds: metrics.lag.quantile(0.5), lagP99Seconds: metrics.lag.quantile(0.99), seconds: (Date.now() - started) / 1000,
   };
+}
+
+/** How often the watch's metrics file is written while no batch runs. */
+const HEARTBEAT_MS = 15_000;
+
+function writeMetricsFile(dir: string, metrics: WatchMetrics, progress: Progress): void {
+  try {
+    writeWatchMetrics(dir, metrics);
+  } catch (error) {
+    progress(`load: metrics not written: ${oneLine(error)}`);
+  }
 }
 
 const backoff = (first: number, failures: number): number => Math.min(60_000, first * 2 ** Math.max(0, failures - 1));

@@ -65,6 +65,8 @@ export function writeWatchMetrics(dir: string, m: WatchMetrics): string {
   lines.push(`driving_load_batches_total{outcome="ok"} ${m.batches.ok}`, `driving_load_batches_total{outcome="failed"} ${m.batches.failed}`);
   family('driving_load_watch_start_timestamp_seconds', 'gauge', 'When the continuous load started (Unix time)');
   lines.push(`driving_load_watch_start_timestamp_seconds ${m.startedAt.getTime() / 1000}`);
+  family('driving_load_watch_heartbeat_timestamp_seconds', 'gauge', 'When the continuous load last looked at the landing area (Unix time): it is alive and not stuck');
+  lines.push(`driving_load_watch_heartbeat_timestamp_seconds ${Date.now() / 1000}`);
   if (m.lastBatchAt) {
     family('driving_load_last_batch_timestamp_seconds', 'gauge', 'When the continuous load\'s last batch ended (Unix time)');
     lines.push(`driving_load_last_batch_timestamp_seconds ${m.lastBatchAt.getTime() / 1000}`);

@@ -107,13 +107,18 @@ describe('the units and the crontab', () => {
     }
   });
 
-  it('the crontab runs the same commands as the timers\' services', () => {
+  it('the crontab runs the same commands as the services: the continuous load kept running, the score nightly', () => {
     const cron = readFileSync(join(ROOT, 'deploy', 'crontab'), 'utf8');
     for (const job of ['load', 'score']) {
       const exec = setting(unit(`driving-${job}.service`), 'ExecStart')[0] as string;
       expect(cron).toContain(exec);
-      expect(setting(unit(`driving-${job}.timer`), 'Unit')).toEqual([`driving-${job}.service`]);
     }
+    expect(setting(unit('driving-score.timer'), 'Unit')).toEqual(['driving-score.service']);
+    // the load is a service that stays up, restarted when it fails (cron: every minute, one at a time)
+    expect(setting(unit('driving-load.service'), 'ExecStart')[0]).toContain('jobs/load.js --watch');
+    expect(setting(unit('driving-load.service'), 'Type')).toEqual(['simple']);
+    expect(existsSync(join(SYSTEMD, 'driving-load.timer'))).toBe(false);
+    expect(cron).toMatch(/^\* \* \* \* \* .*flock -n \S+ \/usr\/bin\/node jobs\/load\.js --watch/m);
     expect(cron).toContain('DRIVING_WAREHOUSE_LOCK_WAIT_MS=10800000');
     expect(setting(unit('driving-score.service'), 'Environment')).toContain('DRIVING_WAREHOUSE_LOCK_WAIT_MS=10800000');
   });
