@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs the tests of one area or more: `npm run test:area -- load score` is vitest over test/load/ and
 // test/score/ only. Vitest takes a bare word as a part of a path, so `vitest run load` would also run
-// test/api/upload-batches.test.ts and test/bench/load-generator.test.ts; the area's folder, with
+// test/api/upload-encoding.test.ts and test/bench/load-generator.test.ts; the area's folder, with
 // its slash, is what names it. Without an area, or with one that is not a folder of tests, it lists
 // the areas and exits 2. Arguments from the first one starting with `-` on go to vitest as they are.
 import { spawnSync } from 'node:child_process';
