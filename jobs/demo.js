@@ -30,7 +30,7 @@ if (argv.serve) {
 // is known free: --help, a refused flag and a taken port cost a Node start only.
 const [{ runDemo }, { createApi }] = await Promise.all([
   import('../dist/src/jobs/demo.js'),
-  import('../dist/src/api/server.js'),
+  import('../dist/src/api/http/server.js'),
 ]);
 
 let demo;

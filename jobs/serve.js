@@ -9,8 +9,8 @@ import { reportFailure, wholeNumbers } from '../dist/src/jobs/cli.js';
 import { jobArgs } from '../dist/src/jobs/args.js';
 import { assertPortFree } from '../dist/src/jobs/port-free.js';
 import { METRICS_FLAGS } from '../dist/src/jobs/flags.js';
-import { runPrimary, isPrimary, DRAIN_MS } from '../dist/src/api/cluster.js';
-import { drainOnSignal } from '../dist/src/api/drain.js';
+import { runPrimary, isPrimary, DRAIN_MS } from '../dist/src/api/http/cluster.js';
+import { drainOnSignal } from '../dist/src/api/http/drain.js';
 
 const argv = jobArgs('serve', '$0 [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--workers N] [--database-url URL] [--redis-url URL] [--serving pack|sql] [--metrics-port 9464] [--no-log]\n\nServes the published snapshot read-only over HTTP (README, "API"); runs until SIGTERM/SIGINT (drains: finishes what it holds within 10 s, exits 0); SIGHUP restarts the workers one at a time.', { jsonHelp: 'a failure to start as JSON on stdout (the request log is JSON lines already)', stateStore: true })
   .option('port', { type: 'number', describe: 'port to listen on (env PORT, default 8080)' })
@@ -59,7 +59,7 @@ try {
     runPrimary({ workers, log });
   } else {
     const [{ createApi }, { processMetrics }, { answerClusterScrapes }] = await Promise.all([
-      import('../dist/src/api/server.js'),
+      import('../dist/src/api/http/server.js'),
       import('../dist/src/metrics/api.js'),
       import('../dist/src/metrics/server.js'),
     ]);

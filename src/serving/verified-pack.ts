@@ -9,7 +9,7 @@ export interface PackNames {
   sha256?: Record<string, string>;
 }
 
-/** Where a file found damaged is reported (the API's list of damaged files, src/api/damaged-files.ts). */
+/** Where a file found damaged is reported (the API's list of damaged files, src/api/read/damaged-files.ts). */
 export interface DamageSink {
   report(file: string, why: string, consequence?: string): void;
 }

@@ -1,17 +1,17 @@
-import { DuckDBInstance } from '../db/duckdb.js';
-import { threadSetting } from '../db/threads.js';
+import { DuckDBInstance } from '../../db/duckdb.js';
+import { threadSetting } from '../../db/threads.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { ConnectionPool } from '../db/pool.js';
-import type { Params, Row } from '../db/sql.js';
-import type { Manifest } from '../publish/manifest.js';
-import type { ServingPack, PackOptions } from '../serving/pack.js';
-import { PageCacheWarmer, type WarmState } from '../serving/warm.js';
-import { verifyFiles } from '../serving/checksum.js';
-import { describeCheck, openPack, type PackRefusal } from '../serving/verified-pack.js';
+import { ConnectionPool } from '../../db/pool.js';
+import type { Params, Row } from '../../db/sql.js';
+import type { Manifest } from '../../publish/manifest.js';
+import type { ServingPack, PackOptions } from '../../serving/pack.js';
+import { PageCacheWarmer, type WarmState } from '../../serving/warm.js';
+import { verifyFiles } from '../../serving/checksum.js';
+import { describeCheck, openPack, type PackRefusal } from '../../serving/verified-pack.js';
 import { DamagedFiles, isCorruptDatabase } from './damaged-files.js';
-import { ExportReader } from './export/export-reader.js';
-import { setting } from '../settings.js';
+import { ExportReader } from '../export/export-reader.js';
+import { setting } from '../../settings.js';
 
 /** DuckDB's memory cap for each API process's snapshot (env DRIVING_API_MEMORY_LIMIT, a DuckDB size). */
 const apiMemoryLimit = (): string => setting('DRIVING_API_MEMORY_LIMIT');
