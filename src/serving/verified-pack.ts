@@ -55,6 +55,36 @@ export async function openPack(
   }
 }
 
+/** Where the verification of the extras reports: the snapshot's log and refusal (the first refusal's code stays), and its damaged files. */
+export interface ExtrasReport {
+  log(line: string): void;
+  refuse(code: PackRefusal, line: string): void;
+  damaged?: DamageSink;
+}
+
+/**
+ * The pack's extras files (trip events) that openPack returned, verified against the manifest's
+ * SHA-256 off the request path: trip details read them from the pack (`extrasTrusted`) only once
+ * they match. A file that does not match refuses the pack (SQL serves the snapshot) and is
+ * reported damaged; one that cannot be read refuses it too.
+ */
+export async function verifyExtras(
+  pack: ServingPack, extras: { path: string; sha256: string }[], label: string, to: ExtrasReport,
+): Promise<void> {
+  try {
+    const check = await verifyFiles(extras);
+    if (check.mismatch) {
+      to.refuse('pack_checksum_mismatch', `serve: serving pack of ${label} refused, SQL serves it: ${basename(check.mismatch)} does not match its checksum (pack_checksum_mismatch)`);
+      to.damaged?.report(check.mismatch, 'does not match its SHA-256', 'SQL answers its requests');
+      return;
+    }
+    if (check.files > 0) to.log(`serve: serving pack of ${label}: ${describeCheck(check, 'extras')}`);
+    pack.extrasTrusted = true;
+  } catch (error) {
+    to.refuse('pack_unreadable', `serve: serving pack of ${label} not used, SQL serves it: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (pack_unreadable)`);
+  }
+}
+
 export const describeCheck = (c: Verification, what = 'rows'): string => {
   const mb = c.bytes / 1e6;
   return `${what} verified: ${c.files} file(s), ${mb.toFixed(1)} MB in ${c.seconds.toFixed(2)} s (${(mb / Math.max(c.seconds, 1e-3)).toFixed(0)} MB/s)`;
