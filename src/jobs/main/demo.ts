@@ -56,7 +56,7 @@ export async function main(npm: NpmStart = {}): Promise<void> {
   // is known free: --help, a refused flag and a taken port cost a Node start only.
   const [{ runDemo }, { createApi }] = await Promise.all([
     import('../demo.js'),
-    import('../../api/server.js'),
+    import('../../api/http/server.js'),
   ]);
 
   let demo: DemoResult | undefined;
