@@ -11,9 +11,14 @@ export interface LandingStatus {
   failed: number;
 }
 
-/** The names the load takes (src/load/landing.ts): inputs, not being written. */
 const INPUT = /\.(ndjson|jsonl|json)(\.gz)?$|\.parquet$/i;
+/** Names writers use while a file is not complete yet: they write there, then rename. */
 const IN_PROGRESS = /^\.|\.(tmp|part)$/i;
+
+/** A name the load takes from the landing area (src/load/landing.ts): an input file, not one being written. */
+export function isInputName(name: string): boolean {
+  return INPUT.test(name) && !IN_PROGRESS.test(name);
+}
 
 /**
  * Counts the landing area: its input files waiting, and the files under `failed/<day>/` (their
@@ -24,7 +29,7 @@ export function landingStatus(landingDir: string, now: number = Date.now()): Lan
   let waiting = 0;
   let oldest = Number.POSITIVE_INFINITY;
   for (const name of listing(landingDir)) {
-    if (!INPUT.test(name) || IN_PROGRESS.test(name)) continue;
+    if (!isInputName(name)) continue;
     try {
       const st = statSync(join(landingDir, name));
       if (!st.isFile()) continue;

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, statSync, watch, type FSWatcher } f
 import { join } from 'node:path';
 import { pathsFor } from '../config.js';
 import { processesWaitingFor, describeHolder } from '../db/open.js';
-import { landingStatus } from '../landing-status.js';
+import { isInputName, landingStatus } from '../landing-status.js';
 import { Histogram, LAG_BUCKETS, writeWatchMetrics, type WatchMetrics } from '../metrics/watch-textfile.js';
 import { writeJobMetrics } from '../metrics/textfile.js';
 import { silent, type Progress } from '../progress.js';
@@ -194,7 +194,7 @@ function waitingFiles(landingDir: string): Map<string, number> {
     return found;
   }
   for (const name of names) {
-    if (name.startsWith('.') || /\.(tmp|part)$/i.test(name)) continue;
+    if (!isInputName(name)) continue;
     try {
       const st = statSync(join(landingDir, name));
       if (st.isFile()) found.set(name, st.mtimeMs);

@@ -1,11 +1,8 @@
 import { InputError } from '../errors.js';
+import { isInputName } from '../landing-status.js';
 import { existsSync, lstatSync, mkdirSync, readdirSync, renameSync, writeFileSync, type Stats } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 
-const INPUT = /\.(ndjson|jsonl|json)(\.gz)?$|\.parquet$/i;
-
-/** Names writers use while a file is not complete yet: they write there, then rename. */
-const IN_PROGRESS = /^\.|\.(tmp|part)$/i;
 
 /** An input that was found but not taken: never followed, left where it is, reported. */
 export interface RefusedInput {
@@ -50,9 +47,6 @@ export function expandInputs(inputs: string[]): Inputs {
   return out;
 }
 
-function isInputName(name: string): boolean {
-  return INPUT.test(name) && !IN_PROGRESS.test(name);
-}
 
 function sorted(paths: string[]): Inputs {
   const out: Inputs = { files: [], refused: [] };
