@@ -90,7 +90,7 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
   // read its index (megabytes of JSON for a large day) to find so
   if (upkeep) for (const file of written) upkeep.checked[relative(options.publishedDir, file)] = fileIdentity(file);
   // written only when it changed: a write is a commit (and an fsync), and a score run changes no route file
-  if (upkeep && canonical(upkeep.checked) !== canonical(checked)) await run(conn, sqlText('publish/route_checks_save'), { checked: canonical(upkeep.checked) });
+  if (upkeep && canonical(upkeep.checked) !== canonical(checked)) await run(conn, sqlText('ops/publish/route_checks_save'), { checked: canonical(upkeep.checked) });
   const damaged = [...(upkeep?.removed ?? [])];
   const current = readManifest(options.manifestFile);
   // a reported serving file or slot is rebuilt by a publish even when the version is already published
@@ -287,7 +287,7 @@ async function writeSection(conn: DuckDBConnection, t: SectionTarget, old: strin
   try {
     if (unchanged && served) return { layers: old as string[], built };
     const since = current && served && LAYERED.includes(section) && !(section === 'scores' && changes?.scoresRemoved) ? current.version : undefined;
-    if (since !== undefined) await runScript(conn, 'serving/changed_since', { since });
+    if (since !== undefined) await runScript(conn, 'ops/serving/changed_since', { since });
     const home = await currentDatabase(conn);
     await run(conn, 'use slot');
     let result: SectionBuildResult;
@@ -379,15 +379,15 @@ export type ServedChanges = Record<Section, boolean> & { scoresRemoved: boolean 
 
 /**
  * What changed in the warehouse after the served version `since`, in one statement: whether the
- * rows each section is made of changed (purges included; sql/serving/changed_<section>.sql), and
+ * rows each section is made of changed (purges included; sql/ops/serving/changed_<section>.sql), and
  * whether scores were removed (a date scored again no longer gives a driver's score,
- * sql/score/replace_scores.sql). A delta layer can replace a row but not remove one, so a removal
+ * sql/ops/score/replace_scores.sql). A delta layer can replace a row but not remove one, so a removal
  * makes the score section written whole; a date scored again otherwise gets a delta of the rows
  * whose values changed, which replace the older layers' rows of the same day and interval.
  */
 async function changesSince(conn: DuckDBConnection, since: number): Promise<ServedChanges> {
   const part = (name: string, column: string) => `(select ${column} from (${stripComments(sqlText(name))}))`;
-  const [row = {}] = await query(conn, `select ${SECTIONS.map((s) => `${part(`serving/changed_${s}`, 'changed')} as ${s}`).join(', ')}, ${part('serving/removed_scores', 'removed')} as scores_removed`, { since });
+  const [row = {}] = await query(conn, `select ${SECTIONS.map((s) => `${part(`ops/serving/changed_${s}`, 'changed')} as ${s}`).join(', ')}, ${part('ops/serving/removed_scores', 'removed')} as scores_removed`, { since });
   return { ...(Object.fromEntries(SECTIONS.map((s) => [s, row[s] === true])) as Record<Section, boolean>), scoresRemoved: row['scores_removed'] === true };
 }
 
@@ -406,21 +406,21 @@ function removeStalePacks(publishedDir: string, keep: (string | undefined)[]): v
  * Brings the slot attached as `slot` from version `since` to `version` in one transaction, with
  * the checks on what changed inside it (a failing check rolls it back), then checkpoints it: the
  * API opens slots read-only and must find every row in the file. Runs only the parts of
- * sql/publish/apply/ that have rows to move (a score run moves scores only), removals before
+ * sql/ops/publish/apply/ that have rows to move (a score run moves scores only), removals before
  * insertions. Returns the rows copied or removed.
  */
 export async function applyToSlot(conn: DuckDBConnection, since: number, version: number): Promise<number> {
   const home = await currentDatabase(conn);
   const rows = await inTransaction(conn, async () => {
-    const [scope = {}] = await queryScript(conn, 'publish/apply/scope', { since });
+    const [scope = {}] = await queryScript(conn, 'ops/publish/apply/scope', { since });
     const changed = {
       trips: Number(scope['trips'] ?? 0) > 0,
       days: Number(scope['days'] ?? 0) > 0,
       scores: Number(scope['scores'] ?? 0) > 0,
       purged: Number(scope['purged'] ?? 0) > 0,
     };
-    for (const part of ['trips', 'days', 'scores', 'purged'] as const) if (changed[part]) await runScript(conn, `publish/apply/remove_${part}`);
-    for (const part of ['trips', 'days', 'scores'] as const) if (changed[part]) await runScript(conn, `publish/apply/insert_${part}`, { since });
+    for (const part of ['trips', 'days', 'scores', 'purged'] as const) if (changed[part]) await runScript(conn, `ops/publish/apply/remove_${part}`);
+    for (const part of ['trips', 'days', 'scores'] as const) if (changed[part]) await runScript(conn, `ops/publish/apply/insert_${part}`, { since });
     await run(conn, "insert or replace into slot.meta values ('version', $version::varchar)", { version });
     await run(conn, 'use slot');
     try {
@@ -457,14 +457,14 @@ async function prepareSlot(conn: DuckDBConnection, whId: string, version: number
 }
 
 /**
- * Gives the slot in use the tables of sql/publish/slot_schema.sql: a slot whose meta records that
+ * Gives the slot in use the tables of sql/ops/publish/slot_schema.sql: a slot whose meta records that
  * file's digest has them, and skips its 22 statements (a cost paid at every publish); a new slot,
  * or one of an earlier schema, runs them once and records the digest. The digest vouches for what
  * this release's script made: a slot changed by other means keeps what they did (a release
  * before digests, run on it again, would have added back indexes this script drops).
  */
 async function ensureSlotSchema(conn: DuckDBConnection): Promise<void> {
-  const digest = createHash('sha256').update(sqlText('publish/slot_schema')).digest('hex');
+  const digest = createHash('sha256').update(sqlText('ops/publish/slot_schema')).digest('hex');
   // a new slot has no meta table yet: the query fails (outside any transaction) and the script
   // runs; any other failure is the slot's, said as it is
   const recorded = await query(conn, "select value from meta where key = 'schema_digest'").catch((error: unknown) => {
@@ -472,7 +472,7 @@ async function ensureSlotSchema(conn: DuckDBConnection): Promise<void> {
     throw error;
   });
   if (recorded[0]?.['value'] === digest) return;
-  await runScript(conn, 'publish/slot_schema');
+  await runScript(conn, 'ops/publish/slot_schema');
   await run(conn, "insert or replace into meta values ('schema_digest', $digest)", { digest });
 }
 
@@ -534,7 +534,7 @@ const canonical = (checked: Record<string, string>): string => JSON.stringify(Ob
 
 /** The route files an earlier publish found intact, with their identity then (src/publish/route-upkeep.ts). */
 async function routesChecked(conn: DuckDBConnection): Promise<Record<string, string>> {
-  const [row] = await query(conn, sqlText('publish/route_checks'));
+  const [row] = await query(conn, sqlText('ops/publish/route_checks'));
   try {
     const parsed: unknown = JSON.parse(String(row?.['checked'] ?? '{}'));
     return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, string>) : {};

@@ -177,13 +177,13 @@ describe.concurrent('usage errors (exit 2, one line, no stack)', () => {
 });
 
 describe.concurrent('sql.js', () => {
-  const STATS = ['--parquet', EXPORT, '--file', 'sql/marts/statistics_periods.sql'];
+  const STATS = ['--parquet', EXPORT, '--file', 'sql/models/marts/statistics_periods.sql'];
 
   it('says which --param is missing or unknown (exit 2), and what is not an export or a file', async () => {
     const runs = await Promise.all([
       job('sql', [...STATS, '--param', `app_id=${appId}`, '--param', 'user_id=1']),
-      job('sql', ['--parquet', EXPORT, '--file', 'sql/analyst/users.sql', '--param', 'userid=5']),
-      job('sql', ['--parquet', TMP, '--file', 'sql/analyst/users.sql']),
+      job('sql', ['--parquet', EXPORT, '--file', 'sql/analyses/users.sql', '--param', 'userid=5']),
+      job('sql', ['--parquet', TMP, '--file', 'sql/analyses/users.sql']),
       job('sql', ['--parquet', EXPORT, '--file', join(TMP, 'missing.sql')]),
       job('sql', [...STATS, '--param', `app_id=${appId}`, '--param', 'user_id=1', '--param', 'period=fortnight', '--param', 'start_date=2026-11-01', '--param', 'end_date=yesterday']),
     ]);
@@ -195,7 +195,7 @@ describe.concurrent('sql.js', () => {
   });
 
   it('lists the users to pass, and a user_id that matches nothing is said with ids that do (exit 0)', async () => {
-    const users = await job('sql', ['--parquet', EXPORT, '--file', 'sql/analyst/users.sql', '--json']);
+    const users = await job('sql', ['--parquet', EXPORT, '--file', 'sql/analyses/users.sql', '--json']);
     expect(users.code).toBe(0);
     const rows = JSON.parse(users.stdout).rows as { app_id: string; user_id: string; trips: number }[];
     expect(rows.length).toBeGreaterThan(0);
@@ -213,7 +213,7 @@ describe.concurrent('sql.js', () => {
     const months = JSON.parse(someone.stdout).rows as { count_trips: number }[];
     expect(months.reduce((a, m) => a + m.count_trips, 0)).toBeGreaterThan(0);
     // CSV on stdout only: the summary goes to stderr
-    const csv = await job('sql', ['--parquet', EXPORT, '--file', 'sql/analyst/users.sql']);
+    const csv = await job('sql', ['--parquet', EXPORT, '--file', 'sql/analyses/users.sql']);
     expect(csv.stdout.split('\n')[0]).toBe('app_id,user_id,org_user_id,trips,first_day,last_day');
     expect(csv.stdout).not.toMatch(/row\(s\)/);
     expect(csv.stderr).toMatch(/^sql: \d+ row\(s\)$/m);
