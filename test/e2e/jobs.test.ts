@@ -187,11 +187,11 @@ describe.concurrent('sql.js', () => {
       job('sql', ['--parquet', EXPORT, '--file', join(TMP, 'missing.sql')]),
       job('sql', [...STATS, '--param', `app_id=${appId}`, '--param', 'user_id=1', '--param', 'period=fortnight', '--param', 'start_date=2026-11-01', '--param', 'end_date=yesterday']),
     ]);
-    failedWith(runs[0] as Ran, 2, /^sql: failed: sql\/marts\/statistics_periods.sql needs --param start_date=\.\.\. --param end_date=\.\.\. --param period=\.\.\.$/);
-    failedWith(runs[1] as Ran, 2, /^sql: failed: sql\/analyst\/users.sql has no parameter \$userid \(it takes: none\)$/);
+    failedWith(runs[0] as Ran, 2, /^sql: failed: sql\/models\/marts\/statistics_periods.sql needs --param start_date=\.\.\. --param end_date=\.\.\. --param period=\.\.\.$/);
+    failedWith(runs[1] as Ran, 2, /^sql: failed: sql\/analyses\/users.sql has no parameter \$userid \(it takes: none\)$/);
     failedWith(runs[2] as Ran, 2, /^sql: failed: --parquet .*: not an export folder \(no apps.parquet\)$/);
     failedWith(runs[3] as Ran, 2, /^sql: failed: --file .*missing.sql: cannot read it$/);
-    failedWith(runs[4] as Ran, 2, /^sql: failed: sql\/marts\/statistics_periods.sql: Conversion Error: /);
+    failedWith(runs[4] as Ran, 2, /^sql: failed: sql\/models\/marts\/statistics_periods.sql: Conversion Error: /);
   });
 
   it('lists the users to pass, and a user_id that matches nothing is said with ids that do (exit 0)', async () => {
