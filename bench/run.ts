@@ -3,6 +3,7 @@ import { InputError } from '../src/errors.js';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { silent, type Progress } from '../src/progress.js';
+import { setting } from '../src/settings.js';
 import { addDays, todayIn } from '../src/time.js';
 import { record, type BenchContext, type Measurement } from './context.js';
 import { checkDisk } from './disk.js';
@@ -89,7 +90,7 @@ export async function runBench(options: BenchOptions, repoDir: string, progress:
         failedStages.push(stage);
         const message = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
         record(ctx, { stage, metric: 'stage failed', value: message.slice(0, 300), unit: '', target: 'runs', met: false });
-        if (process.env['DRIVING_DEBUG'] && error instanceof Error) progress(String(error.stack));
+        if (setting('DRIVING_DEBUG') && error instanceof Error) progress(String(error.stack));
       }
     }
   } finally {

@@ -1,53 +1,8 @@
 #!/usr/bin/env node
-// Loads trip files (NDJSON, gzipped NDJSON, Parquet) into the warehouse and publishes; with
-// --rederive, derives the loaded files still at hand again by the current rules.
+// Loads trip files into the warehouse and publishes; with --rederive, derives the loaded files
+// again by the current rules (src/jobs/main/load.ts). Its first line is said before the job's code
+// is read: Node reads every statically imported module before running any.
 import '../dist/src/jobs/starting.js';
 
-// The job's code is imported only after its first line (starting.js): Node reads every statically
-// imported module before running any, and reading these and DuckDB's library can be seconds of
-// silence on a busy machine.
-const [{ runJob }, { jobArgs }, { resolveDataDir }, { stderrProgress }, { METRICS_DIR_FLAG }] = await Promise.all([
-  import('../dist/src/jobs/cli.js'),
-  import('../dist/src/jobs/args.js'),
-  import('../dist/src/config.js'),
-  import('../dist/src/progress.js'),
-  import('../dist/src/jobs/flags.js'),
-]);
-
-const argv = jobArgs('load', '$0 [--input PATH ...]\n$0 --rederive [--since YYYY-MM-DD]\n\nLoads what is new in the landing area, or the given files/folders, then publishes.\nWith --rederive, validates and derives every loaded file still kept in landing/loaded/ again by the current rules, then publishes.', { stateStore: true })
-  .option('input', { type: 'string', array: true, describe: 'file or folder to load (default: the landing area)' })
-  .option('rederive', { type: 'boolean', describe: 're-derive the stored trips of every archived loaded file by the current rules' })
-  .option('since', { type: 'string', describe: 'with --rederive: only files loaded on or after this UTC day (YYYY-MM-DD)' })
-  .conflicts('rederive', 'input')
-  .check((a) => {
-    if (a.since !== undefined && !a.rederive) throw new Error('--since: only with --rederive');
-    return true;
-  })
-  .options(METRICS_DIR_FLAG)
-  .parseSync();
-
-// The code that does the work (and DuckDB) is imported once the arguments are parsed: --help and a
-// refused flag cost a Node start only.
-const [{ runLoad }, { runRederive, rederiveSummary }, { loadSummary }, { jobMetrics, metricsDirOf, loadRecords }] = await Promise.all([
-  import('../dist/src/jobs/load.js'),
-  import('../dist/src/jobs/rederive.js'),
-  import('../dist/src/jobs/summaries.js'),
-  import('../dist/src/jobs/metrics.js'),
-]);
-
-const metricsDir = metricsDirOf(argv.metricsDir, resolveDataDir(argv.dataDir));
-if (argv.rederive) {
-  await runJob('load', argv.json, async () => {
-    const result = await runRederive({ dataDir: resolveDataDir(argv.dataDir), since: argv.since, progress: stderrProgress });
-    // a file that could not be derived again keeps what it has; the others are re-derived and published
-    return { result, summary: rederiveSummary(result), exitCode: result.totals.failed > 0 ? 2 : 0 };
-  }, jobMetrics('rederive', metricsDir));
-} else {
-  await runJob('load', argv.json, async () => {
-    const result = await runLoad({ dataDir: resolveDataDir(argv.dataDir), inputs: argv.input, progress: stderrProgress });
-    // files that could not be read are set aside with their reason (a file that changed while it was
-    // loaded stays for the next run); the rest is loaded and published. A link or other non-file in
-    // the landing area is reported and the night goes on (0); one named with --input is bad input (2).
-    return { result, summary: loadSummary(result), exitCode: result.totals.filesFailed > 0 || result.refusedNamed ? 2 : 0 };
-  }, jobMetrics('load', metricsDir, loadRecords));
-}
+const { main } = await import('../dist/src/jobs/main/load.js');
+await main();

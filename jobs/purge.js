@@ -1,29 +1,7 @@
 #!/usr/bin/env node
-// Purges the data of deleted accounts (the deletion requests pending in the state store), publishes
-// the slots without them and erases them to the bytes: the purge step of load.js and score.js, alone.
+// Purges the data of deleted accounts, publishes without them and erases them to the bytes
+// (src/jobs/main/purge.ts). Its first line is said before the job's code is read.
 import '../dist/src/jobs/starting.js';
 
-const [{ runJob }, { jobArgs }, { resolveDataDir }, { stderrProgress }, { METRICS_DIR_FLAG }] = await Promise.all([
-  import('../dist/src/jobs/cli.js'),
-  import('../dist/src/jobs/args.js'),
-  import('../dist/src/config.js'),
-  import('../dist/src/progress.js'),
-  import('../dist/src/jobs/flags.js'),
-]);
-
-const argv = jobArgs('purge', '$0 [--metrics-dir DIR]\n\nPurges every account whose DELETE is recorded in the state store and not yet purged (any API process,\nany machine), publishes without them and erases them to the bytes. load.js and score.js run the same step.', { stateStore: true })
-  .options(METRICS_DIR_FLAG)
-  .parseSync();
-
-// The code that does the work (and DuckDB) is imported once the arguments are parsed: --help and a
-// refused flag cost a Node start only.
-const [{ runPurgeJob, purgeSummary }, { jobMetrics, metricsDirOf, purgeRecords }] = await Promise.all([
-  import('../dist/src/jobs/purge.js'),
-  import('../dist/src/jobs/metrics.js'),
-]);
-
-const dataDir = resolveDataDir(argv.dataDir);
-await runJob('purge', argv.json, async () => {
-  const result = await runPurgeJob({ dataDir, progress: stderrProgress });
-  return { result, summary: purgeSummary(result) };
-}, jobMetrics('purge', metricsDirOf(argv.metricsDir, dataDir), purgeRecords));
+const { main } = await import('../dist/src/jobs/main/purge.js');
+await main();

@@ -1,45 +1,6 @@
 #!/usr/bin/env node
-// The operator's view of what loads set aside: rejected records and quarantined events, by date,
-// reason and source (file and line), and one whole with its raw line.
-import { runJob } from '../dist/src/jobs/cli.js';
-import { jobArgs } from '../dist/src/jobs/args.js';
-import { resolveDataDir } from '../dist/src/config.js';
-import { formatQuarantine } from '../dist/src/jobs/quarantine-format.js';
+// The operator's view of what loads set aside: rejected records and quarantined events
+// (src/jobs/main/quarantine.ts).
+import { main } from '../dist/src/jobs/main/quarantine.js';
 
-// The code that does the work (and DuckDB) is imported when a command runs, once yargs has parsed
-// it: --help and a refused flag cost a Node start only.
-const command = (name, request) => (argv) =>
-  runJob(`quarantine ${name}`, argv.json, async () => {
-    const [{ appsOf }, { runQuarantine }] = await Promise.all([
-      import('../dist/src/jobs/data-dir.js'),
-      import('../dist/src/jobs/quarantine.js'),
-    ]);
-    const dataDir = resolveDataDir(argv.dataDir);
-    await appsOf(dataDir);
-    const result = await runQuarantine(dataDir, request(argv));
-    return { result, summary: formatQuarantine(result) };
-  });
-
-const commands = [
-  {
-    command: 'list',
-    describe: 'quarantined records and events, newest load first: id, load time, kind, reason, file:line (the default)',
-    isDefault: true,
-    builder: (y) => y
-      .option('date', { type: 'string', describe: 'only those of loads on this UTC day (YYYY-MM-DD)' })
-      .option('reason', { type: 'string', describe: 'only this reason (e.g. invalid_json, unknown_event_type)' })
-      .option('kind', { choices: ['record', 'event'], describe: 'only rejected records, or only quarantined events' })
-      .option('app', { type: 'string', describe: 'only this appId' })
-      .option('limit', { type: 'number', default: 50, describe: 'at most this many (1 to 100000)' }),
-    handler: command('list', (a) => ({ op: 'list', date: a.date ?? null, reason: a.reason ?? null, kind: a.kind ?? null, appId: a.app ?? null, limit: a.limit })),
-  },
-  {
-    command: 'show <id>',
-    describe: 'one of them whole: its reason, file and line, and the raw line (or event) as delivered',
-    builder: (y) => y.positional('id', { type: 'string', describe: 'as list shows it, e.g. 12-345 or 12-345-e1' }),
-    handler: command('show', (a) => ({ op: 'show', id: String(a.id) })),
-  },
-];
-
-await jobArgs('quarantine', '$0 <command> [options]\n\nWhat loads set aside: records rejected whole and events quarantined (their trips kept), read from the warehouse read-only.', { commands, stateStore: true })
-  .parseAsync();
+await main();

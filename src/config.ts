@@ -1,5 +1,5 @@
-import { InputError } from './errors.js';
 import { resolve, join } from 'node:path';
+import { setting, type Env } from './settings.js';
 
 /** Where every file of the service lives; see README "Data layout". */
 export interface Paths {
@@ -22,7 +22,7 @@ export interface Paths {
 
 /** `--data-dir`, else `DRIVING_DATA_DIR`, else `./data`. */
 export function resolveDataDir(flag?: string): string {
-  return resolve(flag ?? process.env['DRIVING_DATA_DIR'] ?? 'data');
+  return resolve(flag ?? setting('DRIVING_DATA_DIR'));
 }
 
 export function pathsFor(dataDir: string): Paths {
@@ -44,7 +44,7 @@ export function pathsFor(dataDir: string): Paths {
   };
 }
 
-/** Settings of the batch jobs, read once from the environment with defaults. */
+/** Settings of the batch jobs, read from the environment (src/settings.ts) with defaults. */
 export interface JobSettings {
   /** Days of raw points kept after their trip's date (decisions: only needed to derive metrics). */
   pointsRetentionDays: number;
@@ -62,23 +62,16 @@ export interface JobSettings {
   uploadBatchBytes: number;
 }
 
-export function jobSettings(env: NodeJS.ProcessEnv = process.env): JobSettings {
+export function jobSettings(env?: Env): JobSettings {
   return {
-    pointsRetentionDays: positiveInt(env['DRIVING_POINTS_RETENTION_DAYS'], 30, 'DRIVING_POINTS_RETENTION_DAYS'),
+    pointsRetentionDays: setting('DRIVING_POINTS_RETENTION_DAYS', env),
     // DuckDB fills its cache up to the limit and allocates more outside it at peaks (a large
     // serving pack build most of all), so the default leaves room for that under a job's 4 GiB
-    memoryLimit: env['DRIVING_MEMORY_LIMIT'] ?? '2.5GB',
-    loadConcurrency: Math.max(1, positiveInt(env['DRIVING_LOAD_CONCURRENCY'], 2, 'DRIVING_LOAD_CONCURRENCY')),
-    publishLockWaitMs: positiveInt(env['DRIVING_PUBLISH_LOCK_WAIT_MS'], 30_000, 'DRIVING_PUBLISH_LOCK_WAIT_MS'),
-    warehouseLockWaitMs: positiveInt(env['DRIVING_WAREHOUSE_LOCK_WAIT_MS'], 60_000, 'DRIVING_WAREHOUSE_LOCK_WAIT_MS'),
-    pointsPerPart: Math.max(1, positiveInt(env['DRIVING_LOAD_POINTS_PER_PART'], 8_000_000, 'DRIVING_LOAD_POINTS_PER_PART')),
-    uploadBatchBytes: positiveInt(env['DRIVING_LOAD_UPLOAD_BATCH_BYTES'], 128 * 2 ** 20, 'DRIVING_LOAD_UPLOAD_BATCH_BYTES'),
+    memoryLimit: setting('DRIVING_MEMORY_LIMIT', env),
+    loadConcurrency: setting('DRIVING_LOAD_CONCURRENCY', env),
+    publishLockWaitMs: setting('DRIVING_PUBLISH_LOCK_WAIT_MS', env),
+    warehouseLockWaitMs: setting('DRIVING_WAREHOUSE_LOCK_WAIT_MS', env),
+    pointsPerPart: setting('DRIVING_LOAD_POINTS_PER_PART', env),
+    uploadBatchBytes: setting('DRIVING_LOAD_UPLOAD_BATCH_BYTES', env),
   };
-}
-
-export function positiveInt(raw: string | undefined, fallback: number, name: string): number {
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new InputError(`${name} must be a non-negative integer, got '${raw}'`);
-  return value;
 }

@@ -43,5 +43,7 @@ export default defineConfig({
     sequence: { sequencer: SlowestFirst },
     // the run's folder for data folders several files share (helpers/built-folder.ts), removed at the end
     globalSetup: ['test/global-fixtures.ts'],
+    // the service's own stderr lines in this process, printed only for a file with a failed test
+    setupFiles: ['test/quiet-stderr.ts'],
   },
 });

@@ -18,6 +18,7 @@ import { boundConnections } from './connections.js';
 import { authenticate } from './auth.js';
 import { capPerApp, limitRates, shedLoad } from './guards.js';
 import { strictNumbers } from './strict-query.js';
+import { enumMessage } from './enum-message.js';
 import type { ApiMetrics } from '../metrics/api.js';
 import { observeHttp } from './http-metrics.js';
 import { LandingCounter } from '../landing-status.js';
@@ -172,6 +173,7 @@ function validationMessage(error: FastifyError): string {
   if (!first) return error.message;
   const missing = (first.params as { missingProperty?: string; additionalProperty?: string } | undefined);
   const name = missing?.missingProperty ?? missing?.additionalProperty ?? first.instancePath.replace(/^\//, '') ?? error.validationContext;
-  const what = missing?.additionalProperty ? 'is not a parameter of this operation' : first.message ?? 'is invalid';
+  const allowed = first.keyword === 'enum' ? (first.params as { allowedValues?: unknown[] } | undefined)?.allowedValues : undefined;
+  const what = missing?.additionalProperty ? 'is not a parameter of this operation' : allowed ? enumMessage(allowed) : first.message ?? 'is invalid';
   return `${name || error.validationContext}: ${what}`;
 }

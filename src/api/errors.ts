@@ -13,6 +13,7 @@ export const ERRORS = {
   event_not_found: { status: 404, code: 40408 },
   request_timeout: { status: 408, code: 40801 },
   payload_too_large: { status: 413, code: 41301 },
+  unsupported_media_type: { status: 415, code: 41501 },
   rate_limited: { status: 429, code: 42901 },
   headers_too_large: { status: 431, code: 43101 },
   not_ready: { status: 503, code: 50301 },

@@ -1,5 +1,4 @@
-import { positiveInt } from '../config.js';
-import { InputError } from '../errors.js';
+import { SETTINGS, setting, type Env, type SettingName } from '../settings.js';
 
 /**
  * What one client may cost the API: connections, time, bytes and requests. Read once from the
@@ -52,50 +51,26 @@ export interface ApiLimits {
   routeWorkConcurrent: number;
 }
 
-const ZERO_SWITCHES_OFF = new Set<keyof ApiLimits>(['maxInFlight', 'maxInFlightPerApp', 'maxEventLoopDelayMs', 'overloadRetryAfterSeconds', 'idleTimeoutMs']);
+const KEYS = [
+  'maxConnections', 'maxConnectionsPerAddress', 'headersTimeoutMs', 'requestTimeoutMs', 'idleTimeoutMs', 'keepAliveTimeoutMs',
+  'maxHeaderBytes', 'bodyLimitBytes', 'sdkBodyLimitBytes', 'maxJsonDepth', 'rateWindowMs', 'appRateWindowMs', 'ratePerApp',
+  'ratePerToken', 'ratePerAddress', 'maxInFlight', 'maxInFlightPerApp', 'maxEventLoopDelayMs', 'overloadRetryAfterSeconds',
+  'routeWorkBudget', 'routeWorkSlice', 'routeWorkConcurrent',
+] as const satisfies readonly (keyof ApiLimits)[];
 
-export const DEFAULT_LIMITS: Readonly<ApiLimits> = {
-  maxConnections: 4096,
-  maxConnectionsPerAddress: 256,
-  headersTimeoutMs: 10_000,
-  requestTimeoutMs: 60_000,
-  idleTimeoutMs: 30_000,
-  keepAliveTimeoutMs: 5_000,
-  maxHeaderBytes: 16_384,
-  bodyLimitBytes: 16_384,
-  sdkBodyLimitBytes: 8 * 1024 * 1024,
-  maxJsonDepth: 32,
-  rateWindowMs: 60_000,
-  appRateWindowMs: 1_000,
-  ratePerApp: 1_000,
-  ratePerToken: 120,
-  ratePerAddress: 1_200,
-  maxInFlight: 512,
-  maxInFlightPerApp: 32,
-  maxEventLoopDelayMs: 1_000,
-  overloadRetryAfterSeconds: 2,
-  routeWorkBudget: 20_000_000,
-  routeWorkSlice: 250_000,
-  routeWorkConcurrent: 4,
-};
+/** The environment variable of each limit: DRIVING_API_ and the name in upper snake case (src/settings.ts declares each). */
+export const LIMIT_ENV: Readonly<Record<keyof ApiLimits, SettingName>> = Object.fromEntries(
+  KEYS.map((key) => [key, `DRIVING_API_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`]),
+) as Record<keyof ApiLimits, SettingName>;
 
-/** The environment variable of each limit: DRIVING_API_ and the name in upper snake case. */
-export const LIMIT_ENV: Readonly<Record<keyof ApiLimits, string>> = Object.fromEntries(
-  Object.keys(DEFAULT_LIMITS).map((key) => [key, `DRIVING_API_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`]),
-) as Record<keyof ApiLimits, string>;
+/** The limits' defaults, from src/settings.ts; a 0 there is allowed only where it switches a gate off. */
+export const DEFAULT_LIMITS: Readonly<ApiLimits> = Object.fromEntries(KEYS.map((key) => [key, SETTINGS[LIMIT_ENV[key]].fallback])) as unknown as ApiLimits;
 
 /**
  * The limits from the environment, defaults where a variable is unset.
  * @example apiLimits({ DRIVING_API_RATE_PER_ADDRESS: '100' }).ratePerAddress // 100
  */
-export function apiLimits(env: NodeJS.ProcessEnv = process.env, overrides: Partial<ApiLimits> = {}): ApiLimits {
-  const limits = { ...DEFAULT_LIMITS };
-  for (const key of Object.keys(DEFAULT_LIMITS) as (keyof ApiLimits)[]) {
-    limits[key] = positiveInt(env[LIMIT_ENV[key]], DEFAULT_LIMITS[key], LIMIT_ENV[key]);
-  }
-  // only the gates say what 0 means (off); anywhere else 0 would refuse every request
-  for (const key of Object.keys(DEFAULT_LIMITS) as (keyof ApiLimits)[]) {
-    if (limits[key] === 0 && !ZERO_SWITCHES_OFF.has(key)) throw new InputError(`${LIMIT_ENV[key]} must be at least 1`);
-  }
+export function apiLimits(env?: Env, overrides: Partial<ApiLimits> = {}): ApiLimits {
+  const limits = Object.fromEntries(KEYS.map((key) => [key, setting(LIMIT_ENV[key], env)])) as unknown as ApiLimits;
   return { ...limits, ...overrides };
 }

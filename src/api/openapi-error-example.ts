@@ -2,6 +2,8 @@
 // refused the way the API refuses it (the message Ajv writes, prefixed by the parameter's name), so
 // /docs never shows a parameter the operation does not take.
 
+import { enumMessage } from './enum-message.js';
+
 interface ObjectSchema { properties?: Record<string, Record<string, unknown>>; required?: string[] }
 
 /**
@@ -11,7 +13,7 @@ interface ObjectSchema { properties?: Record<string, Record<string, unknown>>; r
 export function invalidParameterMessage(schema: Record<string, unknown>, hasBody: boolean): string | undefined {
   const query = schema['querystring'] as ObjectSchema | undefined;
   for (const [name, p] of Object.entries(query?.properties ?? {})) {
-    if (Array.isArray(p['enum'])) return `${name}: must be equal to one of the allowed values`;
+    if (Array.isArray(p['enum'])) return `${name}: ${enumMessage(p['enum'])}`;
     if (typeof p['maximum'] === 'number') return `${name}: must be <= ${p['maximum']}`;
   }
   const body = schema['body'] as ObjectSchema | undefined;

@@ -18,6 +18,7 @@ const ERROR_DESCRIPTIONS: Record<string, string> = {
   401: 'unauthorized: no valid API key (or passport token, for the SDK upload)',
   404: 'user_not_found, trip_not_found, score_not_available, token_not_found, route_not_found, endpoint_not_found or event_not_found',
   413: 'payload_too_large: the body is over the limit',
+  415: 'unsupported_media_type: a Content-Encoding other than gzip, or a charset other than UTF-8; the message names it',
   429: 'rate_limited: too many requests; wait as Retry-After says',
   500: 'internal_error: never with internals; quote the requestId',
   503: 'not_ready (nothing published yet), storage_unavailable (nothing changed; retry), overloaded, busy (a route over its work budget), or data_unavailable (a file the answer needs is damaged; the next load rebuilds it); retry after Retry-After',

@@ -1,7 +1,8 @@
 import { dirname, join } from 'node:path';
 import type { Redis } from 'ioredis';
 import type { FastifyInstance } from 'fastify';
-import { pathsFor, positiveInt } from '../config.js';
+import { pathsFor } from '../config.js';
+import { setting } from '../settings.js';
 import { LandingCounter } from '../landing-status.js';
 import { openState } from '../state/open.js';
 import { cursorKey } from '../state/cursor-key.js';
@@ -68,7 +69,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
   // ready counted them on its own (a limit per process for those), so the API opens once Redis
   // answers, or after DRIVING_REDIS_START_WAIT_MS, counting on this machine until it does (awaited
   // below, once the snapshot is open: the two waits overlap)
-  const redisReady = redis ? readyWithin(redis, positiveInt(process.env['DRIVING_REDIS_START_WAIT_MS'], 2_500, 'DRIVING_REDIS_START_WAIT_MS')) : null;
+  const redisReady = redis ? readyWithin(redis, setting('DRIVING_REDIS_START_WAIT_MS')) : null;
   let rateLimitsLocal = false;
   const sweep = setInterval(() => void passport.sweepTokens(now()).catch(() => undefined), TOKEN_SWEEP_MS);
   sweep.unref();
@@ -97,7 +98,7 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
     landing,
     routesDir: paths.routesDir,
     now,
-    limits: apiLimits(process.env, options.limits),
+    limits: apiLimits(undefined, options.limits),
     webhooks: new WebhookService(options.dataDir, { ...deliverySettings(), ...options.webhookSettings }),
     rateCounting: redis ? { redis, ...(rateStore ? { fallback: rateStore } : {}), log, onMove: (local) => {
       rateLimitsLocal = local;

@@ -5,62 +5,16 @@ import { basename, join } from 'node:path';
 import { ConnectionPool } from '../db/pool.js';
 import type { Params, Row } from '../db/sql.js';
 import type { Manifest } from '../publish/manifest.js';
-import { ServingPack, type PackOptions } from '../serving/pack.js';
+import type { ServingPack, PackOptions } from '../serving/pack.js';
 import { PageCacheWarmer, type WarmState } from '../serving/warm.js';
-import { verifyFiles, type Verification } from '../serving/checksum.js';
-import { EXTRAS_SUFFIX } from '../serving/format.js';
+import { verifyFiles } from '../serving/checksum.js';
+import { describeCheck, openPack, type PackRefusal } from '../serving/verified-pack.js';
 import { DamagedFiles, isCorruptDatabase } from './damaged-files.js';
 import { ExportReader } from './export/export-reader.js';
-
-/** Why a snapshot is served by SQL although its manifest names a pack (stable codes, shown on /readyz). */
+import { setting } from '../settings.js';
 
 /** DuckDB's memory cap for each API process's snapshot (env DRIVING_API_MEMORY_LIMIT, a DuckDB size). */
-const apiMemoryLimit = (): string => process.env['DRIVING_API_MEMORY_LIMIT'] || '1GB';
-
-export type PackRefusal = 'pack_checksum_mismatch' | 'pack_not_verifiable' | 'pack_unreadable' | 'pack_read_failed';
-
-/**
- * The manifest's serving pack, verified: each section file (indexes and rows) must have the
- * SHA-256 the manifest records before one byte of it is served. Otherwise null and the reason
- * (SQL serves this snapshot): a corrupt or changed file, a manifest without checksums (written by
- * an older version; the next publish records them), or a pack that cannot be opened (an older
- * format). The extras files (trip events, the largest part) are returned to be verified in the
- * background: until they are, trip details are answered by SQL.
- */
-async function openPack(
-  publishedDir: string, pack: NonNullable<Manifest['pack']>, options: PackOptions, label: string, damaged?: DamagedFiles,
-): Promise<{ pack: ServingPack | null; refused: PackRefusal | null; extras: { path: string; sha256: string }[] }> {
-  const log = options.log ?? (() => undefined);
-  const sums = pack.sha256 ?? {};
-  const main = Object.values(pack.files ?? {}).flat();
-  const withSum = (n: string) => ({ path: join(publishedDir, n), sha256: sums[n] as string });
-  if (main.length === 0 || main.flatMap((f) => [f, `${f}${EXTRAS_SUFFIX}`]).some((n) => typeof sums[n] !== 'string')) {
-    log(`serve: serving pack of ${label} not used, SQL serves it: the manifest records no checksums (pack_not_verifiable)`);
-    return { pack: null, refused: 'pack_not_verifiable', extras: [] };
-  }
-  let opened: ServingPack | null = null;
-  try {
-    const check = await verifyFiles(main.map(withSum));
-    if (check.mismatch) {
-      log(`serve: serving pack of ${label} refused, SQL serves it: ${basename(check.mismatch)} does not match its checksum (pack_checksum_mismatch)`);
-      damaged?.report(check.mismatch, 'does not match its SHA-256', 'SQL answers its requests');
-      return { pack: null, refused: 'pack_checksum_mismatch', extras: [] };
-    }
-    if (check.files > 0) log(`serve: serving pack of ${label}: ${describeCheck(check)}`);
-    opened = ServingPack.open(publishedDir, pack.files, options);
-    await opened.hold();
-    return { pack: opened, refused: null, extras: main.map((f) => withSum(`${f}${EXTRAS_SUFFIX}`)) };
-  } catch (error) {
-    opened?.close();
-    process.emitWarning(`serving pack not used, SQL serves this snapshot: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (pack_unreadable)`);
-    return { pack: null, refused: 'pack_unreadable', extras: [] };
-  }
-}
-
-const describeCheck = (c: Verification, what = 'rows'): string => {
-  const mb = c.bytes / 1e6;
-  return `${what} verified: ${c.files} file(s), ${mb.toFixed(1)} MB in ${c.seconds.toFixed(2)} s (${(mb / Math.max(c.seconds, 1e-3)).toFixed(0)} MB/s)`;
-};
+const apiMemoryLimit = (): string => setting('DRIVING_API_MEMORY_LIMIT');
 
 /** One published slot, opened read-only, with its own connections. */
 export class Snapshot {

@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import { blockedReason, isLoopbackHost } from '../address-guard.js';
 import type { StateDb, StateLocation, StateQueries } from '../state/db.js';
 import { openState } from '../state/open.js';
+import { previousSecretsOf, type PreviousSecret } from './previous-secrets.js';
 
 /**
  * A tenant (integrator). The AppSecret is kept in clear because the webhook deliverer must sign
@@ -19,8 +20,14 @@ export interface App {
   createdAt: string;
   apiKeys: ApiKeyEntry[];
   appSecret: string;
-  /** The secret before the last rotation, still signing until `validUntil` (the grace period). */
-  previousSecret?: { secret: string; validUntil: string } | null;
+  /**
+   * The secrets replaced by rotations, newest first, each still signing until its `validUntil`
+   * (its rotation plus the grace period): a second rotation within the grace period keeps the
+   * first secret signing too.
+   */
+  previousSecrets?: PreviousSecret[];
+  /** The one previous secret as earlier releases kept it; read as part of `previousSecrets`. */
+  previousSecret?: PreviousSecret | null;
   webhookUrl: string | null;
   /** Event types the endpoint receives; absent or empty: every type. */
   webhookEventTypes?: string[];
@@ -156,16 +163,18 @@ export class AppStore {
   }
 
   /**
-   * Issues a new AppSecret. The previous one keeps signing the `Authorization` header until the
-   * grace period ends (webhook-signature carries both meanwhile), so receivers can switch at any
-   * time within it.
+   * Issues a new AppSecret. The replaced one keeps signing until the grace period ends (see
+   * `signingSecrets`), and so does every earlier one still within its own grace period, so a
+   * retried rotation does not cut off a receiver holding the first secret. Expired ones are dropped.
    */
   async rotateSecret(appId: string, graceMs: number, now = new Date()): Promise<{ appId: string; appSecret: string; previousValidUntil: string }> {
     const appSecret = newSecret('ds_');
     const previousValidUntil = new Date(now.getTime() + graceMs).toISOString();
     await this.mutate((apps) => {
       const app = findOrThrow(apps, appId);
-      app.previousSecret = { secret: app.appSecret, validUntil: previousValidUntil };
+      const kept = previousSecretsOf(app).filter((p) => Date.parse(p.validUntil) > now.getTime());
+      app.previousSecrets = [{ secret: app.appSecret, validUntil: previousValidUntil }, ...kept];
+      delete app.previousSecret;
       app.appSecret = appSecret;
     });
     return { appId, appSecret, previousValidUntil };

@@ -5,6 +5,7 @@ import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { InputError } from '../errors.js';
+import { setting } from '../settings.js';
 import { sqlText } from '../db/sql.js';
 
 const run = promisify(execFile);
@@ -30,7 +31,7 @@ export async function backupSqlite(file: string, target: string): Promise<string
  * Debian's PostgreSQL 15 folder. Their major version must be at least the server's.
  */
 export function pgBinOf(flag?: string | null): string {
-  const given = flag ?? process.env['DRIVING_PG_BIN'];
+  const given = flag ?? setting('DRIVING_PG_BIN');
   if (given) {
     if (!existsSync(join(given, 'pg_dump'))) throw new InputError(`--pg-bin ${given}: no pg_dump there`);
     return given;

@@ -1,7 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { DuckDBInstance } from './duckdb.js';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { TRACE } from './sql.js';
 import { duckdbThreads } from './threads.js';
 import { lockWaitReporter } from './lock-waits.js';
@@ -44,37 +44,101 @@ export async function openDatabase(path: string, options: OpenOptions = {}): Pro
   const deadline = Date.now() + (options.lockWaitMs ?? 0);
   const onWait = options.onWait ?? lockWaitReporter();
   let reportedAt = -Infinity;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const instance = await DuckDBInstance.create(path, settings);
-      const connection = await instance.connect();
-      // ICU is built in but loads on first use; the zone is set once it is there.
-      await connection.run("set TimeZone = 'UTC'");
-      return {
-        instance,
-        connection,
-        path,
-        close() {
-          const started = performance.now();
-          connection.closeSync();
-          // closing writes a checkpoint: traced too, as it can be the slow step of a job
-          instance.closeSync();
-          if (TRACE) process.stderr.write(`close ${((performance.now() - started) / 1000).toFixed(3)} s: ${path}\n`);
-        },
-      };
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      if (!LOCK_ERROR.test(message) || Date.now() >= deadline) {
-        if (LOCK_ERROR.test(message)) throw new DatabaseBusyError(path, message);
-        throw error;
+  let queued: string | null = null;
+  try {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await openOnce(path, settings);
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        if (!LOCK_ERROR.test(message) || Date.now() >= deadline) {
+          if (LOCK_ERROR.test(message)) throw new DatabaseBusyError(path, message);
+          throw error;
+        }
+        // said where a process that holds the file often (load.js --watch) looks before it takes it again
+        queued ??= joinQueue(path);
+        if (onWait && Date.now() - reportedAt >= WAIT_REPORT_EVERY_MS) {
+          reportedAt = Date.now();
+          onWait(`waiting for ${describeHolder(message)} holding ${path} (gives up in ${Math.ceil((deadline - Date.now()) / 1000)} s, then exits 3)`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(50 * 2 ** attempt, 500)));
       }
-      if (onWait && Date.now() - reportedAt >= WAIT_REPORT_EVERY_MS) {
-        reportedAt = Date.now();
-        onWait(`waiting for ${describeHolder(message)} holding ${path} (gives up in ${Math.ceil((deadline - Date.now()) / 1000)} s, then exits 3)`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, Math.min(50 * 2 ** attempt, 500)));
     }
+  } finally {
+    if (queued !== null) rmSync(queued, { force: true });
   }
+}
+
+/**
+ * The folder where processes waiting for a database file say so: one empty file per waiting
+ * process, named by its PID. DuckDB's lock has no queue, so a process that closes the file and takes
+ * it again at once (the continuous load, between its batches) would otherwise win every time over
+ * one that retries with a back-off.
+ */
+const queueOf = (path: string): string => join(dirname(path), `.${basename(path)}.waiting`);
+
+function joinQueue(path: string): string | null {
+  try {
+    const dir = queueOf(path);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const file = join(dir, String(process.pid));
+    writeFileSync(file, '');
+    return file;
+  } catch {
+    // a read-only folder: the wait goes on without a place in the queue
+    return null;
+  }
+}
+
+/**
+ * Other live processes waiting for `path` (their PIDs), from the queue `openDatabase` keeps; the
+ * entries of processes that have ended are removed.
+ */
+export function processesWaitingFor(path: string): number[] {
+  const dir = queueOf(path);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const waiting: number[] = [];
+  for (const name of names) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    if (isAlive(pid)) waiting.push(pid);
+    else rmSync(join(dir, name), { force: true });
+  }
+  return waiting;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, another user's
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function openOnce(path: string, settings: Record<string, string>): Promise<Database> {
+  const instance = await DuckDBInstance.create(path, settings);
+  const connection = await instance.connect();
+  // ICU is built in but loads on first use; the zone is set once it is there.
+  await connection.run("set TimeZone = 'UTC'");
+  return {
+    instance,
+    connection,
+    path,
+    close() {
+      const started = performance.now();
+      connection.closeSync();
+      // closing writes a checkpoint: traced too, as it can be the slow step of a job
+      instance.closeSync();
+      if (TRACE) process.stderr.write(`close ${((performance.now() - started) / 1000).toFixed(3)} s: ${path}\n`);
+    },
+  };
 }
 
 /**

@@ -2,6 +2,7 @@ import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoPath } from '../paths.js';
+import { setting } from '../settings.js';
 
 export type Params = Record<string, DuckDBValue>;
 export type Row = Record<string, unknown>;
@@ -60,7 +61,7 @@ function memo<T>(compute: (text: string) => T): (text: string) => T {
 const namesIn = memo((sql: string): string[] => [...outsideQuotes(sql).matchAll(/\$([a-z_][a-z0-9_]*)/gi)].map((m) => m[1] as string));
 
 /** With DRIVING_SQL_TRACE set, each statement's time goes to stderr (to find the slow or the failing one). */
-export const TRACE = Boolean(process.env['DRIVING_SQL_TRACE']);
+export const TRACE = setting('DRIVING_SQL_TRACE');
 
 async function traced<T>(text: string, work: () => Promise<T>): Promise<T> {
   if (!TRACE) return work();

@@ -1,4 +1,4 @@
-import { positiveInt } from '../config.js';
+import { setting, type Env } from '../settings.js';
 
 /**
  * `DRIVING_DUCKDB_THREADS`: the threads each DuckDB database a process opens may use; unset (or 0),
@@ -6,8 +6,8 @@ import { positiveInt } from '../config.js';
  * can give each one thread: with the cores kept busy by other processes, a second thread a
  * database costs more CPU than it saves (the tests run that way: test/README.md).
  */
-export function duckdbThreads(env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const threads = positiveInt(env['DRIVING_DUCKDB_THREADS'], 0, 'DRIVING_DUCKDB_THREADS');
+export function duckdbThreads(env?: Env): number | undefined {
+  const threads = setting('DRIVING_DUCKDB_THREADS', env);
   return threads === 0 ? undefined : threads;
 }
 

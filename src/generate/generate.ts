@@ -3,7 +3,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { openDatabase } from '../db/open.js';
 import { type Params, queryFile, quoteLiteral, run, runFile, runScript } from '../db/sql.js';
-import { positiveInt } from '../config.js';
+import { setting } from '../settings.js';
 import { addDays, datesBetween } from '../time.js';
 import { writeBadRecords } from './bad-records.js';
 import { checkOptions } from './check-options.js';
@@ -20,14 +20,14 @@ export type { GeneratedUser, GenerateOptions, GenerateSummary } from './types.js
  * fit within the generator's 512 MB cap: at 1,000 trips a part it did not, and the run failed with
  * DuckDB's Out of Memory (docs/benchmarks.md, generate).
  */
-const tripsPerPart = (): number => positiveInt(process.env['DRIVING_GENERATE_PART_TRIPS'], 250, 'DRIVING_GENERATE_PART_TRIPS');
+const tripsPerPart = (): number => setting('DRIVING_GENERATE_PART_TRIPS');
 
 /**
  * DuckDB's memory cap for the generator (env DRIVING_GENERATE_MEMORY_LIMIT). Without one DuckDB
  * may keep up to 80 % of the machine's memory, and did: the peak grew with the number of parts
  * written (users x days), not with the part. Beyond the cap it spills to a scratch folder.
  */
-const memoryLimit = (): string => process.env['DRIVING_GENERATE_MEMORY_LIMIT'] ?? '512MB';
+const memoryLimit = (): string => setting('DRIVING_GENERATE_MEMORY_LIMIT');
 
 /**
  * Generates realistic trip records (docs/decisions.md, Trip records (load)) for users over local days, set-based in DuckDB:

@@ -3,6 +3,7 @@ import type * as Helpers from 'yargs/helpers';
 import { pathToFileURL } from 'node:url';
 import { usageFailure } from './cli.js';
 import { vendored } from '../vendor.js';
+import { exportSetting } from '../settings.js';
 
 // yargs, from the build's one-file bundle of it when there is one (src/vendor.ts): one file with
 // its code cache loads far faster than yargs' many modules, at every job's start
@@ -61,7 +62,7 @@ export function jobArgs(name: string, usage: string, options: JobArgsOptions = {
     // the state store reads DATABASE_URL wherever the job opens it (src/state/open.ts)
     y = y.option('database-url', { type: 'string', global: true, describe: DATABASE_URL_HELP }).middleware((argv) => {
       const url = argv['database-url'];
-      if (typeof url === 'string' && url !== '') process.env['DATABASE_URL'] = url;
+      if (typeof url === 'string' && url !== '') exportSetting('DATABASE_URL', url);
     }) as typeof y;
   }
   for (const c of commands) {

@@ -3,6 +3,7 @@
 import { reportLockWaits } from '../db/lock-waits.js';
 import { InputError } from '../errors.js';
 import { stderrProgress } from '../progress.js';
+import { setting } from '../settings.js';
 
 // Every file a job or the API creates may hold personal data (warehouse, points, slots, serving
 // files, landing and event files, passport): readable by its owner only, 0600, and folders 0700,
@@ -61,7 +62,7 @@ export function reportFailure(name: string, error: unknown, json = false): numbe
   const message = oneLine(error);
   if (json) process.stdout.write(`${JSON.stringify({ ok: false, job: name, exitCode: code, error: message }, null, 2)}\n`);
   process.stderr.write(`${name}: failed: ${message}\n`);
-  if (code === EXIT.internal && error instanceof Error && process.env['DRIVING_DEBUG']) process.stderr.write(`${error.stack}\n`);
+  if (code === EXIT.internal && error instanceof Error && setting('DRIVING_DEBUG')) process.stderr.write(`${error.stack}\n`);
   process.exitCode = code;
   return code;
 }

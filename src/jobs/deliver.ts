@@ -6,13 +6,13 @@ import { Deliverer, emptyCounters, type DeliveryCounters } from '../webhooks/del
 import { Lease } from '../webhooks/lease.js';
 import { openState } from '../state/open.js';
 import { DatabaseBusyError } from '../db/open.js';
-import { InputError } from '../errors.js';
 import { Outbox } from '../webhooks/outbox.js';
 import { listenControl } from '../webhooks/control.js';
 import { operate } from '../webhooks/operations.js';
 import { deliverySettings, type DeliverySettings } from '../webhooks/settings.js';
 import type { Registry } from 'prom-client';
 import { delivererMetrics } from '../metrics/deliverer.js';
+import { setting, type Env } from '../settings.js';
 
 export interface DeliverOptions {
   dataDir: string;
@@ -34,10 +34,8 @@ export interface DeliverOptions {
 export const DELIVERER_LEASE = 'webhook-deliverer';
 
 /** DRIVING_WEBHOOK_LEASE_MS, else 20 s: a standby takes over within that (plus a quarter) of a holder's death. */
-export function leaseMs(env: NodeJS.ProcessEnv = process.env): number {
-  const value = Number(env['DRIVING_WEBHOOK_LEASE_MS'] ?? 20_000);
-  if (!Number.isInteger(value) || value < 200) throw new InputError(`DRIVING_WEBHOOK_LEASE_MS must be a whole number of milliseconds, at least 200, got '${env['DRIVING_WEBHOOK_LEASE_MS']}'`);
-  return value;
+export function leaseMs(env?: Env): number {
+  return setting('DRIVING_WEBHOOK_LEASE_MS', env);
 }
 
 export interface DeliverResult extends DeliveryCounters {

@@ -1,5 +1,5 @@
-import { statSync, type Stats } from 'node:fs';
-import { relative, resolve } from 'node:path';
+import { existsSync, realpathSync, statSync, type Stats } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { InputError } from '../errors.js';
 import { pathsFor, jobSettings } from '../config.js';
 import { appsOf } from './data-dir.js';
@@ -30,6 +30,7 @@ export async function runExport(options: ExportOptions): Promise<ExportRun> {
   const progress = options.progress ?? silent;
   const apps = await appsOf(options.dataDir);
   checkOut(out);
+  checkPlace(out, paths.dataDir, paths.exportsDir);
   const wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: jobSettings().memoryLimit });
   try {
     progress(`export: writing Parquet to ${out}`);
@@ -55,6 +56,35 @@ export function reach(out: string, dataDir: string, exportsDir: string): { purge
     purgedWithAccounts: false,
     note: `${inside ? 'inside the data folder but not its exports/ folder' : 'outside the data folder'}: the operator's copy, which purges never reach; when an account is deleted (user.deleted events), remove or rewrite this export yourself`,
   };
+}
+
+/**
+ * Inside the data folder an export goes to `exports/` only: that is the folder the purge of a
+ * deleted account writes again (src/purge/purge.ts); an export anywhere else in the data folder
+ * would keep the account's trips with nothing to erase them. And a target holding the data folder
+ * would replace it whole.
+ */
+export function checkPlace(out: string, dataDir: string, exportsDir: string): void {
+  const [target, data, exports] = [out, dataDir, exportsDir].map(real) as [string, string, string];
+  if (target === exports) return;
+  if (within(data, target)) {
+    throw new InputError(`--out ${out} is inside the data folder ${dataDir}: an export inside the data folder goes to its exports/ folder (the default), which the purge of a deleted account writes again; anywhere else it must be outside the data folder (the operator's copy, which purges never reach)`);
+  }
+  if (within(target, data)) throw new InputError(`--out ${out} holds the data folder ${dataDir}, and the export replaces its folder whole: give a folder outside the data folder`);
+}
+
+/** Whether `path` is `folder` or inside it. */
+function within(folder: string, path: string): boolean {
+  const rel = relative(folder, path);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
+
+/** The path with its links resolved as far as it exists: a folder reached through a link is still the same folder. */
+function real(path: string): string {
+  const absolute = resolve(path);
+  if (existsSync(absolute)) return realpathSync(absolute);
+  const parent = dirname(absolute);
+  return parent === absolute ? absolute : join(real(parent), basename(absolute));
 }
 
 /**

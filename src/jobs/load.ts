@@ -38,6 +38,10 @@ export interface LoadOptions {
   uploadBatchBytes?: number;
   /** Called between a file's staging and its merge (tests change the file there). */
   afterStage?: (file: string) => void | Promise<void>;
+  /** How long to wait for another job holding the warehouse (default DRIVING_WAREHOUSE_LOCK_WAIT_MS). */
+  lockWaitMs?: number;
+  /** Called when the publish has switched the API to the new version (the continuous load times its lag from here). */
+  onPublished?: (version: number) => void;
 }
 
 export interface LoadResult {
@@ -83,7 +87,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const openStarted = Date.now();
   let wh: Awaited<ReturnType<typeof openWarehouse>>;
   try {
-    wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: settings.memoryLimit });
+    wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: settings.memoryLimit, lockWaitMs: options.lockWaitMs });
   } catch (error) {
     beat.stop();
     throw error;
@@ -97,6 +101,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       const copies = batched.duplicates > 0 ? ` (${batched.duplicates} byte-identical to an earlier upload or a loaded file, left out)` : '';
       progress(`load: ${batched.uploads} SDK upload file(s) put together into ${batched.files.length} batch file(s), ${(batched.bytes / 2 ** 20).toFixed(1)} MiB${copies}`);
     }
+    if (batched?.staleTemps) progress(`load: ${batched.staleTemps} unfinished SDK upload .tmp file(s) over an hour old removed from ${paths.landingDir} (an API stopped while writing them; never answered 202)`);
     if (batched?.error) progress(`load: SDK uploads not all batched (${batched.error}): the rest load as files of their own`);
     beat.doing(`load: listing ${fromLanding ? paths.landingDir : 'the --input files'}`);
     const { files, refused } = fromLanding ? landingFiles(paths.landingDir) : expandInputs(options.inputs ?? []);
@@ -157,6 +162,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     const purged = await runPurge(wh, paths, now, progress, 'load');
     progress('load: publishing');
     beat.doing('load: publishing');
+    let events: EmitResult | undefined;
     const published = await publish(wh, {
       publishedDir: paths.publishedDir,
       manifestFile: paths.manifestFile,
@@ -165,10 +171,15 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       progress: (m) => progress(`load: ${m}`),
       routes,
       settleRetired: true,
+      // the events go out as soon as the trips are served, before the retired slot is caught up
+      onSwitched: async (version) => {
+        options.onPublished?.(version);
+        beat.doing('load: writing webhook events');
+        events = await emitEvents(wh, paths.eventsDir, version, now);
+      },
     });
     progress(`load: publish ${published.detail}`);
-    beat.doing('load: writing webhook events');
-    const events = await emitEvents(wh, paths.eventsDir, published.version, now);
+    events ??= await emitEvents(wh, paths.eventsDir, published.version, now);
     if (events.file) progress(`load: ${events.tripCreated} trip.created, ${events.tripUpdated} trip.updated, ${events.safetyScoreUpdated} safety_score.updated and ${events.userDeleted} user.deleted event(s) in ${events.file}`);
     // last: the warehouse file is rewritten, so nothing may write to it after this
     const erasure = await finishErasure(wh, paths, purged, progress, 'load');

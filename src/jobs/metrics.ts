@@ -9,14 +9,15 @@ import type { PurgeResult } from '../purge/purge.js';
 import type { PurgeJobResult } from './purge.js';
 import { writeJobMetrics } from '../metrics/textfile.js';
 import { sqliteFileOf } from '../state/db.js';
+import { setting, type Env } from '../settings.js';
 
 /**
  * The metrics folder: the flag, else DRIVING_METRICS_DIR, else `<data-dir>/metrics`; null when
  * that default's data folder holds no apps (a mistyped --data-dir gets nothing written into it).
  */
-export function metricsDirOf(flag: string | undefined, dataDir: string, env: NodeJS.ProcessEnv = process.env): string | null {
-  const given = flag ?? env['DRIVING_METRICS_DIR'];
-  if (given !== undefined) return given;
+export function metricsDirOf(flag: string | undefined, dataDir: string, env?: Env): string | null {
+  const given = flag ?? setting('DRIVING_METRICS_DIR', env);
+  if (given !== null) return given;
   const paths = pathsFor(dataDir);
   // apps.json of an earlier release, the state store, or (PostgreSQL state) the warehouse
   return [paths.appsFile, sqliteFileOf(dataDir), paths.warehouseFile].some((f) => existsSync(f)) ? join(dataDir, 'metrics') : null;

@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { pathsFor, resolveDataDir } from '../config.js';
 import { attachParquetExport } from '../analyst/parquet-views.js';
 import { InputError } from '../errors.js';
+import { conversionHint } from '../analyst/param-conversion.js';
 
 export interface SqlOptions {
   /** The export folder; default: the data folder's own, where export.js writes by default. */
@@ -58,7 +59,9 @@ export async function runSqlOnExport(options: SqlOptions): Promise<SqlResult> {
       // the file and the values are the caller's: a file that does not bind or a value that does
       // not cast is bad input, said in DuckDB's first line
       const message = error instanceof Error ? error.message : String(error);
-      throw new InputError(`${options.file}: ${message.split('\n')[0]}`);
+      const first = message.split('\n')[0] ?? message;
+      const hint = conversionHint(text, params as Record<string, string>, first);
+      throw new InputError(`${options.file}: ${first}${hint ? `: ${hint}` : ''}`);
     }
     return { rows, notes };
   } finally {

@@ -26,6 +26,8 @@ export function formatWebhooks(request: OperatorRequest, result: unknown): strin
     }
     case 'copy':
       return `outbox copied to ${String(r['copied'])}`;
+    case 'backlog':
+      return `${String(r['backlog'])} event(s) waiting to be sent`;
     case 'replay':
     case 'recover': {
       const queued = r['queued'] as string[];

@@ -30,6 +30,33 @@ export function isSdkUploadFile(name: string): boolean {
   return UPLOAD.test(name) || BATCH.test(name);
 }
 
+/** The API's file of an upload while it is written (src/api/routes/sdk.ts), before its rename. */
+const UPLOAD_TEMP = new RegExp(`^\\.sdk-${TIME}-${UUID}\\.ndjson\\.tmp$`);
+
+/**
+ * How old an upload's `.tmp` file must be to be taken as left by an API killed while writing it:
+ * the API writes a body it already holds whole, so no upload is that long in the writing.
+ */
+export const STALE_UPLOAD_TEMP_MS = 3_600_000;
+
+/**
+ * Removes the upload `.tmp` files (regular files only, never through a link) last written more
+ * than `maxAgeMs` before `now`: an API killed between writing an upload and renaming it leaves
+ * one, which nothing else would ever remove (no 202 was sent for it: the SDK sends it again).
+ * Returns the names removed.
+ */
+export function removeStaleUploadTemps(landingDir: string, now = Date.now(), maxAgeMs = STALE_UPLOAD_TEMP_MS): string[] {
+  const removed: string[] = [];
+  for (const name of readdirSync(landingDir).filter((n) => UPLOAD_TEMP.test(n))) {
+    const st = lstatSync(join(landingDir, name), { throwIfNoEntry: false });
+    if (!st?.isFile() || st.mtimeMs > now - maxAgeMs) continue;
+    rmSync(join(landingDir, name), { force: true });
+    removed.push(name);
+  }
+  if (removed.length > 0) fsyncDir(landingDir);
+  return removed;
+}
+
 /** Where the uploads of a batch wait while its file is made (a `.` name: never loaded). */
 const PENDING = '.uploads-batched';
 
@@ -41,6 +68,8 @@ export interface UploadBatches {
   /** The batch files made, each now an ordinary landing file. */
   files: string[];
   bytes: number;
+  /** Upload `.tmp` files an API left when it was killed while writing them, removed (`removeStaleUploadTemps`). */
+  staleTemps: number;
   /** Why batching stopped early, if it did (the uploads not batched load as files of their own). */
   error?: string;
 }
@@ -85,11 +114,12 @@ interface Upload {
  * `maxBytes` 0 leaves every upload a file of its own.
  */
 export async function batchUploads(landingDir: string, maxBytes: number, ledger: UploadLedger): Promise<UploadBatches> {
-  const out: UploadBatches = { uploads: 0, duplicates: 0, files: [], bytes: 0 };
+  const out: UploadBatches = { uploads: 0, duplicates: 0, files: [], bytes: 0, staleTemps: 0 };
   // the landing folder itself may be a link the operator made (to a larger disk); what is in it is never followed
   if (!existsSync(landingDir)) return out;
   // whatever the landing area holds, the load goes on: uploads not batched load as files of their own
   try {
+    out.staleTemps = removeStaleUploadTemps(landingDir).length;
     const refused = await recoverBatches(landingDir, ledger);
     if (refused) return { ...out, error: refused };
     if (maxBytes <= 0) return out;

@@ -5,6 +5,8 @@ import { query, run } from '../db/sql.js';
 import { compactDatabase } from '../db/compact.js';
 import { attachWhenReleased } from './retire.js';
 import { slotFile, type Slot } from './manifest.js';
+import type { Warehouse } from '../warehouse/warehouse.js';
+import { applyToSlot, purgedAfter } from './apply-to-slot.js';
 
 /** How long a publish waits for the API to let go of the slot it just retired, to bring it up to date too. */
 export const SETTLE_WAIT_MS = 10_000;
@@ -74,3 +76,19 @@ export async function settleSlot(conn: DuckDBConnection, publishedDir: string, s
 
 /** An error's first line (DuckDB appends details after it). */
 export const firstLine = (error: unknown): string => (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+
+/** Brings slot `slot` (not served) up to `version` once the API lets go of it; never fails the publish. */
+export async function catchUp(
+  wh: Warehouse, options: { publishedDir: string; lockWaitMs: number; progress?: (message: string) => void }, slot: Slot, s: { whId: string; version: number; compactPurged: boolean },
+): Promise<Settled> {
+  options.progress?.(`publish: catching up slot ${slot} to version ${s.version}`);
+  const settled = await settleSlot(wh.conn, options.publishedDir, slot, Math.min(options.lockWaitMs, SETTLE_WAIT_MS), {
+    ...s, apply: applyToSlot, purgedAfter,
+  });
+  if (settled.skipped) options.progress?.(`publish: slot ${slot} left behind for the next publish (${settled.skipped})`);
+  return settled;
+}
+
+/** The publish's detail line's words on the slot caught up (none when it was left as it was). */
+export const settledDetail = (s: Settled | undefined): string =>
+  (!s || s.skipped || s.fromVersion === s.version ? '' : `; slot ${s.slot} caught up too (${s.rowsApplied} rows in ${s.seconds.toFixed(2)} s)`);

@@ -20,7 +20,7 @@ export class DamagedLayerError extends Error {
  * the damaged ones: missing, or bytes that no longer match. A publish checks only what it reads: the
  * layers it merges or scrubs (checkLayers, just before) and the files a reader reported damaged
  * (src/damage/reports.ts). A layer it merely names again is not read here: the API verifies every
- * layer before it serves a byte of it (src/api/snapshot.ts), reports a mismatch, and the next
+ * layer before it serves a byte of it (src/serving/verified-pack.ts), reports a mismatch, and the next
  * publish, seeing the report, writes that section whole. So a publish costs what it writes, not a
  * read of the whole served pack (well over ten GB at the full size). A manifest that records
  * no checksums (written before they existed) cannot be checked: its layers are taken as they are.

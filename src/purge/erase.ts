@@ -52,14 +52,19 @@ function dropPendingEvents(dir: string, users: PurgedUser[]): number {
   return dropped;
 }
 
+/**
+ * Whether an event line is a purged account's: by app and platformUserId (every event of a user
+ * carries it as data.userId). Never by orgUserId: an account made later for the same orgUserId
+ * is another account, whose events are its own (docs/decisions.md, Deletion).
+ */
 function ofPurgedUser(line: string, users: PurgedUser[]): boolean {
   if (line.trim() === '') return false;
-  let event: { type?: unknown; appId?: unknown; data?: { userId?: unknown; orgUserId?: unknown } };
+  let event: { type?: unknown; appId?: unknown; data?: { userId?: unknown } };
   try {
     event = JSON.parse(line) as typeof event;
   } catch {
     return false;
   }
   if (event.type === 'user.deleted') return false;
-  return users.some((u) => event.appId === u.appId && (Number(event.data?.userId) === u.platformUserId || event.data?.orgUserId === u.orgUserId));
+  return users.some((u) => event.appId === u.appId && Number(event.data?.userId) === u.platformUserId);
 }

@@ -1,7 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { positiveInt } from '../config.js';
+import { setting } from '../settings.js';
 import { grouped } from '../progress.js';
 import { query, stripComments, paramsFor, sqlText } from '../db/sql.js';
 import { textPieces, type TextPieces } from '../db/vector-read.js';
@@ -22,7 +22,7 @@ export interface SectionBuildResult {
 }
 
 /** Trips per build step (env DRIVING_SERVING_PACK_STEP_ROWS; tests make it tiny to cross steps). */
-const rowsPerStep = (): number => positiveInt(process.env['DRIVING_SERVING_PACK_STEP_ROWS'], 250_000, 'DRIVING_SERVING_PACK_STEP_ROWS');
+const rowsPerStep = (): number => setting('DRIVING_SERVING_PACK_STEP_ROWS');
 
 /**
  * Appends bytes to a file through an 8 MiB buffer; `position` is where the next byte lands. The

@@ -3,11 +3,11 @@ import { sqliteFileOf, type StateDb, type StateLocation } from './db.js';
 import { SqliteState } from './sqlite.js';
 import { migrateDataDir } from './migrate.js';
 import { migrateDeletionFiles } from './migrate-deletions.js';
+import { flagOrSetting } from '../settings.js';
 
 /** `--database-url`, else DATABASE_URL, else none (the data folder's SQLite file). */
 export function resolveDatabaseUrl(flag?: string | null): string | null {
-  const url = flag ?? process.env['DATABASE_URL'] ?? '';
-  return url.trim() === '' ? null : url.trim();
+  return flagOrSetting(flag, 'DATABASE_URL');
 }
 
 const opened = new Map<string, Promise<StateDb>>();

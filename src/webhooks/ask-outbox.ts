@@ -24,6 +24,7 @@ export async function askOutbox(dataDir: string, request: OperatorRequest, now: 
     if (request.op === 'list') return { events: [] };
     if (request.op === 'recover') return { queued: [] };
     if (request.op === 'counts') return { counts: [], deliverer: null };
+    if (request.op === 'backlog') return { backlog: 0 };
     throw new InputError(`no outbox yet at ${paths.outboxFile}: the deliverer has not run`);
   }
   let outbox: Outbox;

@@ -85,6 +85,22 @@ export async function endpointRefusal(raw: string, options: { allowLoopback: boo
   return null;
 }
 
+/** Said with a refusal that only the loopback switch lifts: the switch exists, for local testing. */
+export const LOOPBACK_HINT = 'for local testing, the operator allows loopback hosts (and plain http to them) with DRIVING_WEBHOOK_ALLOW_LOOPBACK=1 on the API, the deliverer and apps.js';
+
+/**
+ * `endpointRefusal`, with the loopback switch named when the URL is refused only because its host
+ * is this machine (loopback, or plain http to it): never for a private, metadata or other address.
+ *
+ * @example await explainedRefusal('https://localhost/hook', { allowLoopback: false }) // 'url: localhost resolves to 127.0.0.1, a loopback address (for local testing, …)'
+ */
+export async function explainedRefusal(raw: string, options: { allowLoopback: boolean; resolveAll?: ResolveAll }): Promise<string | null> {
+  const refusal = await endpointRefusal(raw, options);
+  if (refusal === null || options.allowLoopback) return refusal;
+  const withSwitch = await endpointRefusal(raw, { ...options, allowLoopback: true });
+  return withSwitch === null ? `${refusal} (${LOOPBACK_HINT})` : refusal;
+}
+
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {

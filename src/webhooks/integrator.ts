@@ -1,9 +1,10 @@
 import { AppStore, type App } from '../apps/store.js';
+import { previousSecretsUntil } from '../apps/previous-secrets.js';
 import { pathsFor } from '../config.js';
 import { InputError } from '../errors.js';
 import { askOutbox } from './ask-outbox.js';
 import type { Row } from '../db/sql.js';
-import { endpointRefusal, type ResolveAll } from './endpoint-check.js';
+import { explainedRefusal, type ResolveAll } from './endpoint-check.js';
 import { testEventBody } from './envelope.js';
 import type { OperatorRequest } from './operations.js';
 import type { EventStatus } from './outbox.js';
@@ -19,7 +20,7 @@ export interface EndpointView {
   disabledReason: string | null;
   disabledAt: string | null;
   failingSince: string | null;
-  /** Until when the previous AppSecret still signs (after a rotation), or null. */
+  /** Until when the last previous AppSecret still signs (after rotations), or null. */
   previousSecretValidUntil: string | null;
 }
 
@@ -68,11 +69,18 @@ export class WebhookService {
     return app?.webhookUrl ? viewOf(app) : null;
   }
 
-  /** Sets the endpoint after checking its URL; setting enables a disabled endpoint again. */
-  async setEndpoint(appId: string, url: string, eventTypes: string[]): Promise<EndpointView> {
-    const refusal = await endpointRefusal(url, { allowLoopback: this.settings.allowLoopback, ...(this.resolveAll ? { resolveAll: this.resolveAll } : {}) });
+  /**
+   * Sets the endpoint after checking its URL; setting enables a disabled endpoint again. The
+   * events kept meanwhile are sent to it (docs/decisions.md, Webhooks (delivery)): `backlog` says
+   * how many, counted before the URL is stored (the deliverer may start at once), or null when
+   * the outbox could not be asked (the endpoint is set all the same).
+   */
+  async setEndpoint(appId: string, url: string, eventTypes: string[], now = new Date()): Promise<EndpointView & { backlog: number | null }> {
+    const refusal = await explainedRefusal(url, { allowLoopback: this.settings.allowLoopback, ...(this.resolveAll ? { resolveAll: this.resolveAll } : {}) });
     if (refusal) throw new InputError(refusal);
-    return viewOf(await this.store.setWebhook(appId, url, eventTypes));
+    const types = [...new Set(eventTypes)];
+    const backlog = await this.outbox({ op: 'backlog', appId, eventTypes: types }, now).then((r) => (r as { backlog: number }).backlog, () => null);
+    return { ...viewOf(await this.store.setWebhook(appId, url, eventTypes)), backlog };
   }
 
   /** Removes the endpoint; its events wait (for the retention) until one is set again. */
@@ -142,7 +150,7 @@ function viewOf(app: App): EndpointView {
     disabledReason: app.webhookDisabled?.reason ?? null,
     disabledAt: app.webhookDisabled?.at ?? null,
     failingSince: app.webhookFailingSince ?? null,
-    previousSecretValidUntil: app.previousSecret?.validUntil ?? null,
+    previousSecretValidUntil: previousSecretsUntil(app),
   };
 }
 

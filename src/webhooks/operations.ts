@@ -12,6 +12,8 @@ export type OperatorRequest =
   | { op: 'replay'; eventId?: string | null; appId?: string | null; since?: string | null }
   /** Every delivered or dead event of one app created since then, sent once more (the webhook API's recover). */
   | { op: 'recover'; appId: string; since: string }
+  /** How many of the app's events (of these types; none: every type) wait to be sent (the webhook API's set endpoint). */
+  | { op: 'backlog'; appId: string; eventTypes: string[] }
   /** The outbox written into a new DuckDB file (jobs/backup.js): an absolute path that does not exist yet. */
   | { op: 'copy'; to: string };
 
@@ -40,6 +42,8 @@ export async function operate(outbox: Outbox, request: OperatorRequest, now: Dat
       return { counts: (await outbox.counts(now)).map(withIsoTimes), deliverer: live ?? null };
     case 'replay':
       return replay(outbox, request, now);
+    case 'backlog':
+      return { backlog: await outbox.backlog(request.appId, request.eventTypes) };
     case 'copy': {
       if (!isAbsolute(request.to) || existsSync(request.to)) throw new InputError('copy needs an absolute path where nothing is yet');
       await outbox.copyTo(request.to);

@@ -157,6 +157,12 @@ export class Outbox {
     return this.serial((conn) => queryFile(conn, 'ops/webhooks/counts', { now: now.toISOString() }));
   }
 
+  /** The app's events waiting to be sent, of the given types (none: every type). */
+  async backlog(appId: string, eventTypes: string[]): Promise<number> {
+    const rows = await this.serial((conn) => queryFile(conn, 'ops/webhooks/backlog', { app: appId, types: listValue(eventTypes) }));
+    return Number(rows[0]?.['backlog'] ?? 0);
+  }
+
   /** Queues one replay attempt per matching event; returns the ids queued. */
   async replay(selection: { eventId?: string | null; appId?: string | null; since?: Date | null; statuses: EventStatus[] }, now: Date): Promise<string[]> {
     const rows = await this.serial((conn) => queryFile(conn, 'ops/webhooks/replay', {

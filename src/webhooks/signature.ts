@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { previousSecretsOf, type PreviousSecret } from '../apps/previous-secrets.js';
 
 /**
  * The interface's signature: lowercase hex of HMAC-SHA256(raw body bytes, AppSecret as UTF-8),
@@ -55,21 +56,22 @@ export function standardWebhooksHeaders(id: string, timestampSeconds: number, ra
 export interface SigningSecrets {
   /** Signs the interface's `Authorization` header. */
   authorization: string;
-  /** Sign `webhook-signature`: the current secret, and the previous one during its grace period. */
+  /** Sign `webhook-signature`: the current secret, then every previous one within its grace period. */
   standard: string[];
 }
 
 /**
  * During a rotation's grace period the `Authorization` header stays signed with the previous
  * secret, so a receiver that has not switched yet keeps verifying; `webhook-signature` carries
- * both. When the grace period ends, everything is signed with the new secret only.
+ * every secret still within its grace period. After several rotations `Authorization` uses the
+ * oldest secret still within its grace period: a receiver that missed the rotations holds that one
+ * (docs/decisions.md, Webhooks (delivery)). When every grace period has ended, everything is signed
+ * with the current secret only.
  */
-export function signingSecrets(app: { appSecret: string; previousSecret?: { secret: string; validUntil: string } | null }, now: Date): SigningSecrets {
-  const previous = app.previousSecret;
-  if (previous && Date.parse(previous.validUntil) > now.getTime()) {
-    return { authorization: previous.secret, standard: [app.appSecret, previous.secret] };
-  }
-  return { authorization: app.appSecret, standard: [app.appSecret] };
+export function signingSecrets(app: { appSecret: string; previousSecrets?: PreviousSecret[]; previousSecret?: PreviousSecret | null }, now: Date): SigningSecrets {
+  const valid = previousSecretsOf(app).filter((p) => Date.parse(p.validUntil) > now.getTime()).map((p) => p.secret);
+  const oldest = valid[valid.length - 1];
+  return { authorization: oldest ?? app.appSecret, standard: [app.appSecret, ...valid] };
 }
 
 /**

@@ -164,6 +164,24 @@ describe('GET /v1/exports/trips', () => {
     expect((await inject('/v1/exports/trips', 'application/x-ndjson', 'dk_nope')).statusCode).toBe(401);
   });
 
+  it('honours the q-values of Accept: q=0 refuses a type, the highest q wins, a type named outright counts over a wildcard', async () => {
+    const answer = async (accept: string) => {
+      const res = await inject('/v1/exports/trips', accept);
+      return res.statusCode === 200 ? String(res.headers['content-type']).split(';')[0] : res.statusCode;
+    };
+    const [arrow, ndjson] = ['application/vnd.apache.arrow.stream', 'application/x-ndjson'];
+    expect(await answer(`${arrow};q=0, ${ndjson}`)).toBe(ndjson);
+    expect(await answer(`${ndjson};q=0.5, ${arrow};q=0.9`)).toBe(arrow);
+    expect(await answer(`${arrow};q=0.5, ${ndjson}`)).toBe(ndjson);
+    expect(await answer(`${arrow};q=0.5, */*`)).toBe(ndjson);
+    expect(await answer(`${ndjson};q=0, */*`)).toBe(arrow);
+    expect(await answer(`${ndjson}, ${arrow}`)).toBe(arrow);
+    expect(await answer(`${ndjson}, ${arrow};q=1.0`)).toBe(arrow);
+    expect(await answer(`${arrow};q=0, ${ndjson};q=0`)).toBe(400);
+    expect(await answer('*/*;q=0')).toBe(400);
+    expect((await inject('/v1/exports/trips', `${arrow};q=high`)).json().message).toBe("Accept: q must be a number from 0 to 1, got 'high'");
+  });
+
   it('leaves the served slot locked against a writer after an export (its own DuckDB instance closes with the snapshot only)', async () => {
     expect((await inject('/v1/exports/trips', 'application/x-ndjson')).statusCode).toBe(200);
     const slot = join(ws.paths.publishedDir, (JSON.parse(readFileSync(ws.paths.manifestFile, 'utf8')) as { file: string }).file);

@@ -82,8 +82,30 @@ describe('the OpenAPI document', () => {
         seen.push(message);
       }
     }
-    expect(seen).toContain('type: must be equal to one of the allowed values');
+    expect(seen).toContain('type: must be equal to one of the allowed values: day, week, month');
     expect(seen).toContain('tolerance: must be <= 1000');
+  });
+
+  it('refuses a value outside any enum-valued query parameter with a 400 that names the allowed values', async () => {
+    const { AppStore } = await import('../../src/apps/store.js');
+    const key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
+    const tried: string[] = [];
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const parameters = (op.parameters ?? []) as { name: string; in: string; required?: boolean; schema?: { enum?: unknown[] } }[];
+        for (const p of parameters) {
+          if (p.in !== 'query' || !Array.isArray(p.schema?.enum)) continue;
+          // the operation's other required parameters, valid, so that the enum is what is refused
+          const others = parameters.filter((o) => o.in === 'query' && o.required && o.name !== p.name).map((o) => `&${o.name}=${o.schema?.enum?.[0] ?? '2026-11-01'}`);
+          const url = `${path.replace(/\{[^}]+\}/g, 'driver-1')}?${p.name}=7${others.join('')}`;
+          const res = await api.app.inject({ method: method.toUpperCase() as 'GET', url, headers: { authorization: `Bearer ${key}` } });
+          expect(res.statusCode, `${method} ${url}`).toBe(400);
+          expect(res.json(), `${method} ${url}`).toMatchObject({ error: 'invalid_parameter', message: `${p.name}: must be equal to one of the allowed values: ${p.schema.enum.join(', ')}` });
+          tried.push(`${p.name}=${p.schema.enum.join('|')}`);
+        }
+      }
+    }
+    expect(tried).toEqual(expect.arrayContaining(['type=day|week|month', 'interval=30|90', 'status=pending|failed|delivered|filtered']));
   });
 
   it('names operations by what they do, never by numbers of a document the reader cannot see', () => {
@@ -97,6 +119,12 @@ describe('the OpenAPI document', () => {
       { type: 'array', minItems: 1, maxItems: 500, items: { $ref: '#/components/schemas/TripRecord' } },
     ]);
     expect(JSON.stringify(doc)).not.toContain('$defs');
+  });
+
+  it('documents the upload\'s 415 (an encoding other than gzip, a charset other than UTF-8) as an ErrorResult', () => {
+    const upload = doc.paths['/v1/sdk/trips']?.['post'] as unknown as { responses: Record<string, { description: string; content: Record<string, { schema: unknown }> }> };
+    expect(upload.responses['415']?.content['application/json']?.schema).toEqual({ $ref: '#/components/schemas/ErrorResult' });
+    expect(upload.responses['415']?.description).toContain('unsupported_media_type');
   });
 });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
 import { createApi } from '../../src/api/server.js';
@@ -240,6 +240,25 @@ describe('a batch a load left halfway', () => {
     expect(visible(dir)).toEqual([...names].sort());
     expect(existsSync(join(dir, stray))).toBe(false);
     expect(existsSync(join(dir, apiTmp))).toBe(true);
+  });
+
+  it('removes an upload\'s .tmp file left over an hour ago (an API killed while writing it), and keeps a recent one and anything else', async () => {
+    const { dir, names } = landing();
+    const hourAgo = (Date.now() - 3_600_000 - 60_000) / 1000;
+    const [left, recent, other] = [`.${uploadFileName(new Date(Date.UTC(2026, 10, 20)))}.tmp`, `.${names[0]}.tmp`, '.partner-file.ndjson.tmp'];
+    for (const name of [left, recent, other]) writeFileSync(join(dir, name), 'an upload being written\n');
+    for (const name of [left, other]) utimesSync(join(dir, name), hourAgo, hourAgo);
+    // a link of that name is never followed, and left alone
+    const target = join(ws.dir, `target-${Math.random().toString(36).slice(2)}`);
+    writeFileSync(target, 'not the API\'s\n');
+    const linked = `.${uploadFileName(new Date(Date.UTC(2026, 10, 19)))}.tmp`;
+    symlinkSync(target, join(dir, linked));
+    const result = await batchUploads(dir, 1 << 20, none);
+    expect(result.staleTemps).toBe(1);
+    expect(existsSync(join(dir, left))).toBe(false);
+    expect(readdirSync(dir).filter((n) => n.startsWith('.')).sort()).toEqual([recent, other, linked].sort());
+    expect(existsSync(target)).toBe(true);
+    expect(await batchUploads(dir, 1 << 20, none)).toMatchObject({ staleTemps: 0 });
   });
 
   it('never follows a link put in place of its folder, and then batches nothing', async () => {

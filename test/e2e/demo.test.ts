@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runDemo } from '../../src/jobs/demo.js';
+import { addDays, datesBetween, todayIn } from '../../src/time.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dds-demo-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -19,12 +20,18 @@ describe('demo', () => {
     expect(first.published.trips).toBe(first.load.totals.tripsLoaded);
     expect(first.published.scores).toBeGreaterThanOrEqual(3);
     expect(first.apiKey).toMatch(/^dk_/);
+    // a score as of every day of the history, so the score history has a point a day
+    const today = todayIn('Europe/Berlin');
+    expect(first.score.runs.map((r) => r.date)).toEqual(datesBetween(addDays(first.published.firstDay as string, 1), today));
+    expect(first.score.runs.length).toBe(2);
 
     const second = await runDemo({ dataDir: dir, users: 3, days: 2 });
     expect(second.generated).toBe(false);
     expect(second.appId).toBe(first.appId);
     expect(second.load.totals.files).toBe(0);
     expect(second.published.trips).toBe(first.published.trips);
+    // only the days since the last scored one (today again, on the same day)
+    expect(second.score.runs.map((r) => r.date)).toEqual([today]);
   });
 });
 
@@ -54,6 +61,8 @@ describe('npm start as a newcomer runs it', () => {
         const key = /Bearer ([^"]+)"/.exec(line)?.[1];
         const res = await fetch(url, { method: line.includes('-X POST') ? 'POST' : 'GET', headers: key ? { authorization: `Bearer ${key}` } : {} });
         expect(res.status, line).toBe(200);
+        // the score history: a point for each of the two days scored
+        if (url.includes('/safety-score/history')) expect(((await res.json()) as { history: unknown[] }).history.length, line).toBe(2);
       }
     } finally {
       child.kill('SIGTERM');

@@ -3,11 +3,13 @@
 // already taken is found before any work (a real listener on a free port).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
 import { pathsFor } from '../../src/config.js';
+import { withNpmPort } from '../../src/jobs/main/demo.js';
 import { ROOT, runJobProcess, type Ran } from '../helpers/job-process.js';
 
 const JOBS = ['apps', 'bench', 'deliver', 'demo', 'export', 'generate', 'load', 'purge', 'quarantine', 'score', 'serve', 'sql', 'webhooks'];
@@ -86,6 +88,18 @@ describe('--help of every job', () => {
     const q = await runJobProcess('quarantine', ['frobnicate', '--data-dir', EMPTY]);
     expect(q.stderr).toBe('quarantine: Unknown argument: frobnicate; commands: list, show (see --help)\n');
   });
+
+  it('lists the allowed values of a flag with choices in its usage error', async () => {
+    const runs = await Promise.all([
+      runJobProcess('webhooks', ['list', '--status', 'dead', '--data-dir', EMPTY]),
+      runJobProcess('generate', ['--format', 'csv', '--data-dir', EMPTY]),
+      runJobProcess('serve', ['--serving', 'cache', '--data-dir', EMPTY]),
+    ]);
+    expect(runs.map((r) => r.code)).toEqual([2, 2, 2]);
+    expect(runs[0]?.stderr).toContain('Argument: status, Given: "dead", Choices: "pending", "failed", "delivered"');
+    expect(runs[1]?.stderr).toContain('Argument: format, Given: "csv", Choices: "ndjson", "parquet"');
+    expect(runs[2]?.stderr).toContain('Argument: serving, Given: "cache", Choices: "pack", "sql"');
+  });
 });
 
 describe('--data-dir', () => {
@@ -152,6 +166,32 @@ describe('a port already taken', () => {
     // --no-serve does not need the port
     const help = await runJobProcess('demo', ['--help']);
     expect(help.stdout).toContain('--port');
+  });
+
+  it('takes the port of `npm start --port N` as npm passes it, and its hint says the form npm keeps: npm start -- --port', async () => {
+    const dir = join(TMP, 'npm-start');
+    // npm keeps a --port before `--` for itself (npm_config_port=true) and passes the number on bare
+    const npm = (args: string[]) => new Promise<Ran>((resolve) => {
+      const env = { ...process.env };
+      delete env['DRIVING_DATA_DIR'];
+      const child = spawn('npm', ['start', ...args], { cwd: ROOT, env });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    const hint = `demo: failed: port ${port} on 127.0.0.1 is in use (another npm start?); stop it or run npm start -- --port 8081\n`;
+    for (const args of [['--port', String(port), '--', '--data-dir', dir], ['--', '--port', String(port), '--data-dir', dir]]) {
+      const r = await npm(args);
+      expect(r.code, `npm start ${args.join(' ')}: ${r.stderr}`).toBe(3);
+      expect(r.stderr).toContain(hint);
+    }
+    expect(existsSync(dir)).toBe(false);
+    expect(withNpmPort(['8081', '--days', '2'], { lifecycleEvent: 'start', configPort: 'true' })).toEqual(['--port', '8081', '--days', '2']);
+    expect(withNpmPort([], { lifecycleEvent: 'start', configPort: '8082' })).toEqual(['--port', '8082']);
+    expect(withNpmPort(['--port', '9000'], { lifecycleEvent: 'start', configPort: '8082' })).toEqual(['--port', '9000']);
+    expect(withNpmPort(['8081'], {})).toEqual(['8081']);
   });
 
   it('ends serve.js before it opens anything: exit 3, one line; --json gives it as JSON', async () => {

@@ -3,7 +3,7 @@
 // publish) and one line on stderr saying what went wrong, never a stack trace.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
@@ -120,6 +120,14 @@ describe.concurrent('usage errors (exit 2, one line, no stack)', () => {
     failedWith(await job('apps', ['--data-dir', DATA]), 2, /^apps: a command is needed; commands: add, /);
   });
 
+  it('apps set-webhook to a loopback host names the switch that allows it for local testing; to a private one it does not', async () => {
+    const { appId } = (await new AppStore(pathsFor(DATA).appsFile).list())[0] as { appId: string };
+    failedWith(await job('apps', ['set-webhook', appId, 'https://127.0.0.1/hook', '--data-dir', DATA], { DRIVING_WEBHOOK_ALLOW_LOOPBACK: '' }), 2,
+      /^apps set-webhook: failed: --webhook-url refused: 127\.0\.0\.1 is a loopback address \(for local testing, .*DRIVING_WEBHOOK_ALLOW_LOOPBACK=1 .*\)$/);
+    const privateHost = await job('apps', ['set-webhook', appId, 'https://10.0.0.1/hook', '--data-dir', DATA], { DRIVING_WEBHOOK_ALLOW_LOOPBACK: '' });
+    failedWith(privateHost, 2, /^apps set-webhook: failed: --webhook-url refused: 10\.0\.0\.1 is a private address$/);
+  });
+
   it('refuses values that are not numbers or out of range', async () => {
     const runs = await Promise.all([
       job('serve', ['--port', 'abc', '--data-dir', DATA]),
@@ -160,6 +168,16 @@ describe.concurrent('usage errors (exit 2, one line, no stack)', () => {
     expect(readFileSync(file, 'utf8')).toBe('keep');
   });
 
+  it('export --out inside the data folder but not its exports/ folder, or holding the data folder: exit 2 naming the rule, nothing written', async () => {
+    for (const out of [join(DATA, 'analyst'), join(DATA, 'exports', 'mine'), DATA]) {
+      failedWith(await job('export', ['--out', out, '--data-dir', DATA]), 2, /^export: failed: --out .* is inside the data folder .*: an export inside the data folder goes to its exports\/ folder \(the default\), which the purge of a deleted account writes again/);
+    }
+    expect(existsSync(join(DATA, 'analyst'))).toBe(false);
+    expect(existsSync(join(DATA, 'exports', 'mine'))).toBe(false);
+    failedWith(await job('export', ['--out', TMP, '--data-dir', DATA]), 2, /^export: failed: --out .* holds the data folder .*: give a folder outside the data folder$/);
+    expect(existsSync(DATA)).toBe(true);
+  });
+
   it('score asks for --yes before a backfill of more than 366 days, and shows a long one in a few lines', async () => {
     failedWith(await job('score', ['--from', '2020-01-01', '--to', '2026-11-20', '--data-dir', DATA]), 2,
       /^score: failed: --from 2020-01-01 --to 2026-11-20 covers 2516 days .*more than 366 days runs only with --yes$/);
@@ -186,12 +204,17 @@ describe.concurrent('sql.js', () => {
       job('sql', ['--parquet', TMP, '--file', 'sql/analyses/users.sql']),
       job('sql', ['--parquet', EXPORT, '--file', join(TMP, 'missing.sql')]),
       job('sql', [...STATS, '--param', `app_id=${appId}`, '--param', 'user_id=1', '--param', 'period=fortnight', '--param', 'start_date=2026-11-01', '--param', 'end_date=yesterday']),
+      job('sql', [...STATS, '--param', `app_id=${appId}`, '--param', 'user_id=driver-00001', '--param', 'period=week', '--param', 'start_date=2026-11-01', '--param', 'end_date=2026-11-30']),
     ]);
     failedWith(runs[0] as Ran, 2, /^sql: failed: sql\/models\/marts\/statistics_periods.sql needs --param start_date=\.\.\. --param end_date=\.\.\. --param period=\.\.\.$/);
     failedWith(runs[1] as Ran, 2, /^sql: failed: sql\/analyses\/users.sql has no parameter \$userid \(it takes: none\)$/);
     failedWith(runs[2] as Ran, 2, /^sql: failed: --parquet .*: not an export folder \(no apps.parquet\)$/);
     failedWith(runs[3] as Ran, 2, /^sql: failed: --file .*missing.sql: cannot read it$/);
     failedWith(runs[4] as Ran, 2, /^sql: failed: sql\/models\/marts\/statistics_periods.sql: Conversion Error: /);
+    // the value that did not convert is named with its parameter and the type the file gives it
+    expect((runs[4] as Ran).stderr).toContain(': --param end_date=yesterday must be a DATE ($end_date in this file)');
+    // the API's id where the numeric user id goes: where to find the one to pass
+    failedWith(runs[5] as Ran, 2, /^sql: failed: sql\/models\/marts\/statistics_periods.sql: Conversion Error: .*--param user_id=driver-00001 must be a BIGINT \(\$user_id in this file\); user_id is the numeric user id: sql\/analyses\/users.sql lists it beside each org_user_id/);
   });
 
   it('lists the users to pass, and a user_id that matches nothing is said with ids that do (exit 0)', async () => {

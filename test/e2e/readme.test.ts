@@ -8,11 +8,11 @@
 // What the test changes, and only that: the demo is smaller and on a free port (the README's
 // `127.0.0.1:8080` is rewritten to it); the working directory is a copy of the repository's (links
 // to jobs/, dist/, sql/, examples/, ...) whose `data` is the demo's temp folder; and the README's
-// webhook endpoint, https://example.com/driving, becomes a real receiver on a loopback port,
-// because this machine has no DNS (the demo allows loopback endpoints for that reason only).
+// webhook endpoint, a receiver on this machine at port 8081, becomes the test's own receiver on a
+// free loopback port (the demo and deliver.js allow loopback endpoints, as the README says).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
@@ -45,11 +45,13 @@ const work = join(root, 'work');
 let demo: ChildProcess | undefined;
 let receiver: Receiver;
 let port = 0;
+/** What the working folder links to in the repository (with `data`, the demo's folder). */
+const LINKED = ['jobs', 'dist', 'sql', 'examples', 'src', 'node_modules', 'package.json'];
 
 beforeAll(async () => {
   receiver = await startReceiver(() => ({ status: 204 }), '/driving');
   mkdirSync(work);
-  for (const name of ['jobs', 'dist', 'sql', 'examples', 'src', 'node_modules', 'package.json']) symlinkSync(join(repo, name), join(work, name));
+  for (const name of LINKED) symlinkSync(join(repo, name), join(work, name));
   symlinkSync(data, join(work, 'data'));
   // `npm start` as the README says, smaller and on a free port: 3 drivers (the README deletes
   // driver-00003) x 4 days, the fewest in which driver-00001 has the 3 trips the README's second
@@ -101,7 +103,7 @@ describe('README.md', () => {
     shellBlocks(readme).forEach((b, i) => {
       if (!b.runs) return;
       script.push(`echo "### README shell block ${i + 1}" >&2`);
-      script.push(b.code.replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`).replaceAll('https://example.com/driving', receiver.url));
+      script.push(b.code.replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`).replaceAll('http://127.0.0.1:8081/driving', receiver.url));
     });
     // asynchronously: the receiver answers from this process's event loop while bash runs
     const run = await runBash(script.join('\n'), work);
@@ -112,5 +114,7 @@ describe('README.md', () => {
     expect(run.stdout).toMatch(/"delivered":true/);
     expect(receiver.received.length).toBeGreaterThanOrEqual(2); // the test event, then the jobs' events
     expect(run.stdout).toMatch(/"accepted":1/);
+    // what the blocks write goes under data/ (or a temp folder), never beside the repository's files
+    expect(readdirSync(work).sort()).toEqual([...LINKED, 'data'].sort());
   });
 });

@@ -3,7 +3,7 @@
 // accepts the scrape configuration; systemd-analyze accepts the units and timers. Each tool
 // missing on the machine skips its check with a printed reason (.ci/run installs promtool).
 import { describe, expect, it } from 'vitest';
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, runTool, tool } from '../helpers/processes.js';
@@ -24,7 +24,7 @@ function scratch(): { dir: string; done(): void } {
 describe.skipIf(!PROMTOOL)('alert rules (promtool)', () => {
   it('are accepted by promtool check rules', () => {
     const r = runTool(PROMTOOL as string, ['check', 'rules', join(PROM, 'alerts.yml')]);
-    expect(r.output).toMatch(/SUCCESS: 13 rules found/);
+    expect(r.output).toMatch(/SUCCESS: 17 rules found/);
     expect(r.status).toBe(0);
   });
 
@@ -107,14 +107,55 @@ describe('the units and the crontab', () => {
     }
   });
 
-  it('the crontab runs the same commands as the timers\' services', () => {
+  it('the crontab runs the same commands as the services: the continuous load kept running, the score nightly', () => {
     const cron = readFileSync(join(ROOT, 'deploy', 'crontab'), 'utf8');
     for (const job of ['load', 'score']) {
       const exec = setting(unit(`driving-${job}.service`), 'ExecStart')[0] as string;
       expect(cron).toContain(exec);
-      expect(setting(unit(`driving-${job}.timer`), 'Unit')).toEqual([`driving-${job}.service`]);
     }
+    expect(setting(unit('driving-score.timer'), 'Unit')).toEqual(['driving-score.service']);
+    // the load is a service that stays up, restarted when it fails (cron: every minute, one at a time)
+    expect(setting(unit('driving-load.service'), 'ExecStart')[0]).toContain('jobs/load.js --watch');
+    expect(setting(unit('driving-load.service'), 'Type')).toEqual(['simple']);
+    expect(existsSync(join(SYSTEMD, 'driving-load.timer'))).toBe(false);
+    expect(cron).toMatch(/^\* \* \* \* \* .*flock -n \S+ \/usr\/bin\/node jobs\/load\.js --watch/m);
     expect(cron).toContain('DRIVING_WAREHOUSE_LOCK_WAIT_MS=10800000');
     expect(setting(unit('driving-score.service'), 'Environment')).toContain('DRIVING_WAREHOUSE_LOCK_WAIT_MS=10800000');
+  });
+});
+
+describe('the Grafana dashboard', () => {
+  const dashboard = JSON.parse(readFileSync(join(ROOT, 'deploy', 'grafana', 'driving-service.json'), 'utf8')) as {
+    uid: string; panels: { type: string; title: string; targets?: { expr: string }[] }[];
+  };
+  const exprs = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p.title, expr: t.expr })));
+
+  it('shows the lag, the backlog, requests and latency by route, the outbox depth and the jobs', () => {
+    const all = exprs.map((e) => e.expr).join('\n');
+    for (const metric of ['driving_load_lag_seconds_bucket', 'driving_landing_files', 'driving_http_requests_total', 'driving_http_request_duration_seconds_bucket', 'driving_webhook_outbox_pending_events', 'driving_job_duration_seconds']) {
+      expect(all, metric).toContain(metric);
+    }
+  });
+
+  it('asks only for series the service exports (docs/operating.md lists each)', () => {
+    const documented = readFileSync(join(ROOT, 'docs', 'operating.md'), 'utf8');
+    for (const { panel, expr } of exprs) {
+      for (const [name] of expr.matchAll(/driving_[a-z0-9_]+/g)) {
+        const family = name.replace(/_(bucket|sum|count)$/, '');
+        expect(documented.includes(`\`${family}\``), `${panel}: ${name}`).toBe(true);
+      }
+    }
+  });
+
+  it.skipIf(!PROMTOOL)('holds queries promtool parses', () => {
+    const s = scratch();
+    try {
+      const rules = exprs.map(({ expr }, i) => `      - record: dashboard:query_${i}\n        expr: ${JSON.stringify(expr)}`).join('\n');
+      writeFileSync(join(s.dir, 'dashboard.yml'), `groups:\n  - name: dashboard\n    rules:\n${rules}\n`);
+      const r = runTool(PROMTOOL as string, ['check', 'rules', join(s.dir, 'dashboard.yml')]);
+      expect(r.output, r.output).toMatch(new RegExp(`SUCCESS: ${exprs.length} rules found`));
+    } finally {
+      s.done();
+    }
   });
 });

@@ -5,7 +5,7 @@
 // in their user.deleted event. An export run after the DELETE, before the purge, leaves them out;
 // an archive the purge cannot read is removed and named.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { AppStore } from '../../src/apps/store.js';
@@ -37,9 +37,9 @@ const trip = (tripId: string, userId: number, orgUserId: string, device: string,
   });
 
 /** The files under the data folder whose bytes (gzip unpacked where it can be) hold `text`. */
-function filesHolding(text: string): string[] {
+function filesHolding(text: string, dir = ws.dir): string[] {
   const needle = Buffer.from(text, 'utf8');
-  return filesUnder(ws.dir).filter((file) => {
+  return filesUnder(dir).filter((file) => {
     const bytes = readFileSync(file);
     let unpacked: Buffer | null = null;
     if (file.endsWith('.gz')) {
@@ -50,7 +50,7 @@ function filesHolding(text: string): string[] {
       }
     }
     return bytes.includes(needle) || (unpacked?.includes(needle) ?? false);
-  }).map((f) => relative(ws.dir, f)).sort();
+  }).map((f) => relative(dir, f)).sort();
 }
 
 async function rowsOf(sql: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>[]> {
@@ -101,10 +101,14 @@ beforeAll(async () => {
     await api.close();
   }
   // an export after the DELETE, before any job purged
-  afterDelete = join(ws.dir, 'exports-after-delete');
+  // outside the data folder: inside it an export goes to exports/ only
+  afterDelete = `${ws.dir}-exports-after-delete`;
   await runExport({ dataDir: ws.dir, out: afterDelete });
 }, 180_000);
-afterAll(() => ws.cleanup());
+afterAll(() => {
+  ws.cleanup();
+  if (afterDelete) rmSync(afterDelete, { recursive: true, force: true });
+});
 
 describe('erasure reaches the bytes', () => {
   it('an export run after the DELETE, before the purge, never holds the user; the keeper is exported', async () => {
@@ -167,5 +171,57 @@ describe('erasure reaches the bytes', () => {
     } finally {
       await api.close();
     }
+  });
+});
+
+// The purge acts on the deleted account (its platformUserId), never on a new account made later
+// for the same orgUserId (docs/decisions.md, Deletion): that account's files keep the orgUserId.
+describe('erasure and a new account for the same orgUserId', () => {
+  let fresh: Workspace;
+  let gone = 0;
+  let comeback = 0;
+  const ORG = 'org-comeback-v5n1';
+  const goneTrip = 'trip-gone-w2k8-a';
+  const backTrip = 'trip-back-w2k8-a';
+  const line = (tripId: string, userId: number, device: string, day: number) => JSON.stringify(tripRecord({
+    appId: fresh.appId, tripId, userId, orgUserId: ORG, start: `2026-11-${day}T08:00:00+01:00`, seconds: 600, extra: { deviceId: device },
+  }));
+
+  beforeAll(async () => {
+    fresh = await workspace('Europe/Berlin');
+    const apiKey = (await new AppStore(fresh.paths.appsFile).rotateKey(fresh.appId)).apiKey;
+    const auth = { authorization: `Bearer ${apiKey}` };
+    const api = await createApi({ dataDir: fresh.dir, now: () => clock, pollMs: 50 });
+    try {
+      gone = (await api.app.inject({ method: 'POST', url: `/v1/org-user/${ORG}/token`, headers: auth })).json().platformUserId;
+      mkdirSync(fresh.paths.landingDir, { recursive: true });
+      writeFileSync(join(fresh.paths.landingDir, 'day1.ndjson'), line(goneTrip, gone, 'device-gone-w2k8', 18));
+      await runLoad({ dataDir: fresh.dir, now: clock });
+      expect((await api.app.inject({ method: 'DELETE', url: `/v1/org-user/${ORG}`, headers: auth })).statusCode).toBe(200);
+      comeback = (await api.app.inject({ method: 'POST', url: `/v1/org-user/${ORG}/token`, headers: auth })).json().platformUserId;
+    } finally {
+      await api.close();
+    }
+    // the new account's first trip and the purge of the old one meet in one load
+    writeFileSync(join(fresh.paths.landingDir, 'day2.ndjson'), line(backTrip, comeback, 'device-back-w2k8', 19));
+    const result = await runLoad({ dataDir: fresh.dir, now: clock });
+    expect(result.purged.users).toBe(1);
+  }, 120_000);
+  afterAll(() => fresh?.cleanup());
+
+  it('the deleted account\'s ids are gone; the new account\'s data is everywhere it belongs, with the orgUserId', () => {
+    expect(comeback).not.toBe(gone);
+    for (const id of [goneTrip, 'device-gone-w2k8']) expect(filesHolding(id, fresh.dir), id).toEqual([]);
+    const kept = filesHolding(backTrip, fresh.dir);
+    expect(kept).toEqual(expect.arrayContaining(['warehouse/warehouse.duckdb', 'published/slot-a.duckdb', 'published/slot-b.duckdb']));
+    expect(kept.some((f) => f.startsWith('landing/loaded/'))).toBe(true);
+    expect(kept.some((f) => f.startsWith('events/pending/'))).toBe(true);
+    // in the event files the orgUserId is in the old account's user.deleted and the new account's events
+    const events = filesHolding(ORG, fresh.dir).filter((f) => f.startsWith('events/pending/'))
+      .flatMap((f) => readFileSync(join(fresh.dir, f), 'utf8').split('\n').filter((l) => l.includes(ORG)))
+      .map((l) => JSON.parse(l) as { type: string; data: { userId: number; tripId?: string } })
+      .map((e) => [e.type, e.data.userId, e.data.tripId ?? null]);
+    expect(events).toEqual(expect.arrayContaining([['user.deleted', gone, null], ['trip.created', comeback, backTrip]]));
+    expect(events.filter(([type, userId]) => userId === gone && type !== 'user.deleted')).toEqual([]);
   });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { runLoad } from '../../src/jobs/load.js';
 import { runScore } from '../../src/jobs/score.js';
@@ -45,7 +46,10 @@ beforeAll(async () => {
   await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'nov.ndjson'), records)], now: loadedAt });
   await runScore({ dataDir: ws.dir, from: '2026-11-19', to: '2026-11-21', now });
 });
-afterAll(() => ws.cleanup());
+afterAll(() => {
+  ws.cleanup();
+  for (const dir of ['export-test', 'not-an-export']) rmSync(`${ws.dir}-${dir}`, { recursive: true, force: true });
+});
 
 describe('score job', () => {
   it('scores every user with trips in the window, for both intervals, and publishes every evaluation date', async () => {
@@ -145,7 +149,8 @@ describe('safety-score model', () => {
 
 describe('Parquet export', () => {
   it('gives analysts the same numbers as the warehouse when sql/ runs on it', async () => {
-    const out = join(ws.dir, 'export-test');
+    // outside the data folder: inside it an export goes to exports/ only
+    const out = `${ws.dir}-export-test`;
     const exported = await runExport({ dataDir: ws.dir, out });
     expect(exported.tables['trips']).toBe(60);
 
@@ -169,7 +174,7 @@ describe('Parquet export', () => {
     expect(history.every((r) => r['percentile'] !== null)).toBe(true);
 
     const { mkdirSync, writeFileSync, readFileSync } = await import('node:fs');
-    const foreign = join(ws.dir, 'not-an-export');
+    const foreign = `${ws.dir}-not-an-export`;
     mkdirSync(foreign);
     writeFileSync(join(foreign, 'precious.txt'), 'keep');
     await expect(runExport({ dataDir: ws.dir, out: foreign })).rejects.toThrow(/not an earlier export/);

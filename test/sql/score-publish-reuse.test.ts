@@ -1,5 +1,5 @@
 // A score run's publish names the served trips and statistics layers again without opening them
-// (src/publish/publish.ts, writeSection): SectionFile.readable decides from a layer's magic and the
+// (src/publish/write-pack.ts, writeSection): SectionFile.readable decides from a layer's magic and the
 // format and section that lead its footer. Checked here against SectionFile.open (which reads the
 // whole footer) on the layers a real publish wrote and on damaged copies of them, and end to end: a
 // score run reuses the unchanged layers, and writes a section anew whose layer is of another format.

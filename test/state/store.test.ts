@@ -33,6 +33,23 @@ describe.each(STORES)('the %s state store', (kind) => {
     expect((await new AppStore(where).list()).map((a) => [a.name, a.webhookUrl])).toEqual([['Fleet Co', 'https://example.com/hooks']]);
   });
 
+  it('keeps every secret a rotation replaced, in clear, while it still signs: a retried rotation keeps the first secret', async () => {
+    const where = await locations.fresh();
+    const store = new AppStore(where);
+    const made = await store.add({ name: 'Fleet Co' });
+    const first = await store.rotateSecret(made.appId, DAY, T0);
+    const second = await store.rotateSecret(made.appId, DAY, new Date(T0.getTime() + 1_400));
+    const app = (await new AppStore(where).get(made.appId))!;
+    expect(app.appSecret).toBe(second.appSecret);
+    expect(app.previousSecrets).toEqual([
+      { secret: first.appSecret, validUntil: second.previousValidUntil },
+      { secret: made.appSecret, validUntil: first.previousValidUntil },
+    ]);
+    // a rotation after both windows ended keeps only the secret it replaces
+    await store.rotateSecret(made.appId, DAY, new Date(T0.getTime() + 2 * DAY));
+    expect((await store.get(made.appId))!.previousSecrets!.map((p) => p.secret)).toEqual([second.appSecret]);
+  });
+
   it('loses no app when many writers add at once', async () => {
     const where = await locations.fresh();
     await Promise.all(Array.from({ length: 8 }, (_, i) => new AppStore(where).add({ name: `app ${i}` })));

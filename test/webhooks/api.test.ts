@@ -66,15 +66,18 @@ async function until(condition: () => Promise<boolean> | boolean, timeoutMs = 30
   }
 }
 
+/** What a refusal of a loopback host adds: the operator's switch, for local testing. */
+const LOOPBACK = ' (for local testing, the operator allows loopback hosts (and plain http to them) with DRIVING_WEBHOOK_ALLOW_LOOPBACK=1 on the API, the deliverer and apps.js)';
+
 describe('the endpoint', () => {
   it('is set, read, refused with a 400 naming the reason, and removed; without one, 404', async () => {
     const call = await openApi({ allowLoopback: false });
     expect((await call('GET', '/v1/webhooks/endpoint')).status).toBe(404);
     for (const [url, reason] of [
-      ['http://127.0.0.1:9000/x', 'url: must be https'],
-      ['https://127.0.0.1/x', 'url: 127.0.0.1 is a loopback address'],
-      ['https://localhost/x', 'url: localhost resolves to 127.0.0.1, a loopback address'],
-      ['https://[::1]/x', 'url: ::1 is a loopback address'],
+      ['http://127.0.0.1:9000/x', `url: must be https${LOOPBACK}`],
+      ['https://127.0.0.1/x', `url: 127.0.0.1 is a loopback address${LOOPBACK}`],
+      ['https://localhost/x', `url: localhost resolves to 127.0.0.1, a loopback address${LOOPBACK}`],
+      ['https://[::1]/x', `url: ::1 is a loopback address${LOOPBACK}`],
       ['https://10.0.0.1/x', 'url: 10.0.0.1 is a private address'],
       ['https://172.16.5.4/x', 'url: 172.16.5.4 is a private address'],
       ['https://192.168.0.10/x', 'url: 192.168.0.10 is a private address'],
@@ -98,6 +101,30 @@ describe('the endpoint', () => {
     expect(await call('DELETE', '/v1/webhooks/endpoint')).toMatchObject({ status: 200, body: { deleted: true } });
     expect((await call('DELETE', '/v1/webhooks/endpoint')).status).toBe(404);
     expect((await call('GET', '/v1/webhooks/endpoint', undefined, 'dk_wrong')).status).toBe(401);
+  });
+
+  it('says in the answer how many kept events are now sent to it (backlog), of the types it takes', async () => {
+    const r = await fixture.receiver(() => ({ status: 204 }));
+    const call = await openApi({ allowLoopback: true });
+    // no outbox yet: nothing kept
+    expect((await call('PUT', '/v1/webhooks/endpoint', { url: r.url })).body).toMatchObject({ url: r.url, backlog: 0 });
+    await call('DELETE', '/v1/webhooks/endpoint');
+    writeEvents(ws, 'kept.ndjson', [{ id: 'evt_k1' }, { id: 'evt_k2' }, { id: 'evt_k3', type: 'trip.updated' }]);
+    const kept = await openDeliverer(ws, testSettings());
+    try {
+      await kept.deliverer.runOnce();
+    } finally {
+      await kept.close();
+    }
+    expect(r.received).toHaveLength(0);
+    expect(await call('PUT', '/v1/webhooks/endpoint', { url: r.url, eventTypes: ['trip.created'] })).toMatchObject({ status: 200, body: { url: r.url, eventTypes: ['trip.created'], backlog: 2 } });
+    const d = await openDeliverer(ws, testSettings());
+    try {
+      await d.deliverer.runOnce();
+    } finally {
+      await d.close();
+    }
+    expect(r.received.map((x) => x.headers['x-event-id']).sort()).toEqual(['evt_k1', 'evt_k2']);
   });
 
   it('shows why it was disabled, and setting it enables it again', async () => {
@@ -209,6 +236,48 @@ describe('a secret rotation made with the API', () => {
       expect([verifiesWith(after, oldSecret), verifiesWith(after, newSecret)]).toEqual([false, true]);
       expect(after.headers['authorization']).toBe(authorizationFor(after, newSecret));
       expect(JSON.parse(after.rawBody.toString('utf8')).id).toBe('evt_after');
+    } finally {
+      await d.close();
+    }
+  });
+
+  it('a second rotation 1.4 s later (a retried call) keeps the first secret signing for its whole 24 hours; Authorization uses the oldest secret still within its window', async () => {
+    const r = await fixture.receiver(() => ({ status: 204 }));
+    const start = new Date();
+    const clock = manualClock(start.toISOString());
+    const call = await openApi({ allowLoopback: true, now: clock.now });
+    await call('PUT', '/v1/webhooks/endpoint', { url: r.url });
+    const original = await appSecret(ws);
+    const d = await openDeliverer(ws, testSettings(), clock.now);
+    try {
+      const first = await call('POST', '/v1/webhooks/secret/rotate');
+      clock.advance(1_400);
+      const second = await call('POST', '/v1/webhooks/secret/rotate');
+      expect([first.status, second.status]).toEqual([200, 200]);
+      const [secret1, secret2] = [first.body.appSecret as string, second.body.appSecret as string];
+      expect((await call('GET', '/v1/webhooks/endpoint')).body.previousSecretValidUntil).toBe(new Date(start.getTime() + 1_400 + 24 * 3_600_000).toISOString());
+      const deliver = async (id: string) => {
+        writeEvents(ws, `${id}.ndjson`, [{ id }]);
+        await d.deliverer.runOnce();
+        return r.received.find((x) => x.headers['x-event-id'] === id) as Received;
+      };
+      const soon = await deliver('evt_soon');
+      expect(String(soon.headers['webhook-signature']).split(' ')).toHaveLength(3);
+      expect([original, secret1, secret2].map((s) => verifiesWith(soon, s))).toEqual([true, true, true]);
+      expect(soon.headers['authorization']).toBe(authorizationFor(soon, original));
+      clock.advance(24 * 3_600_000 - 1_400 - 1_000);
+      const late = await deliver('evt_late');
+      expect([original, secret1, secret2].map((s) => verifiesWith(late, s))).toEqual([true, true, true]);
+      expect(late.headers['authorization']).toBe(authorizationFor(late, original));
+      // the original secret's window has ended, the first rotation's secret has 0.4 s left
+      clock.advance(2_000);
+      const between = await deliver('evt_between');
+      expect([original, secret1, secret2].map((s) => verifiesWith(between, s))).toEqual([false, true, true]);
+      expect(between.headers['authorization']).toBe(authorizationFor(between, secret1));
+      clock.advance(1_000);
+      const after = await deliver('evt_after');
+      expect([original, secret1, secret2].map((s) => verifiesWith(after, s))).toEqual([false, false, true]);
+      expect(after.headers['authorization']).toBe(authorizationFor(after, secret2));
     } finally {
       await d.close();
     }

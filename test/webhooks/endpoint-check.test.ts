@@ -2,7 +2,7 @@
 // names resolved (a stand-in resolver for names this machine cannot look up), the operator's
 // loopback switch.
 import { describe, expect, it } from 'vitest';
-import { endpointRefusal, type ResolveAll } from '../../src/webhooks/endpoint-check.js';
+import { endpointRefusal, explainedRefusal, type ResolveAll } from '../../src/webhooks/endpoint-check.js';
 
 const names: Record<string, string[]> = {
   'hooks.example.com': ['93.184.215.14'],
@@ -61,5 +61,19 @@ describe('a webhook URL when it is set', () => {
     expect(await check('http://hooks.example.com/x', true)).toMatch(/plain http only to a loopback host/);
     expect(await check('https://10.1.2.3/x', true)).toMatch(/private address/);
     expect(await check('https://169.254.169.254/x', true)).toMatch(/metadata/);
+  });
+
+  it('names the loopback switch when only it would take the URL (a loopback host, plain http to one), never for a private, metadata or public host', async () => {
+    const explain = (url: string, allowLoopback = false) => explainedRefusal(url, { allowLoopback, resolveAll });
+    const hint = ' (for local testing, the operator allows loopback hosts (and plain http to them) with DRIVING_WEBHOOK_ALLOW_LOOPBACK=1 on the API, the deliverer and apps.js)';
+    expect(await explain('http://127.0.0.1:9000/x')).toBe(`url: must be https${hint}`);
+    expect(await explain('https://127.0.0.1/x')).toBe(`url: 127.0.0.1 is a loopback address${hint}`);
+    expect(await explain('https://localhost/x')).toBe(`url: localhost resolves to 127.0.0.1, a loopback address${hint}`);
+    expect(await explain('http://loopback.example.com/x')).toBe(`url: must be https${hint}`);
+    for (const url of ['http://hooks.example.com/x', 'https://10.1.2.3/x', 'https://169.254.169.254/x', 'https://metadata.google.internal/x', 'https://mixed.example.com/x', 'https://nowhere.example.com/x']) {
+      expect(await explain(url), url).toBe(await check(url));
+      expect(await explain(url), url).not.toContain('DRIVING_WEBHOOK_ALLOW_LOOPBACK');
+    }
+    expect(await explain('https://localhost/x', true)).toBeNull();
   });
 });

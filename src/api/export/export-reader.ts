@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { setting } from '../../settings.js';
 import { DuckDBInstance } from '../../db/duckdb.js';
 import { ConnectionPool } from '../../db/pool.js';
 import type { Params, Row } from '../../db/sql.js';
@@ -10,7 +11,7 @@ import { Columns } from './columns.js';
  * RSS, so the cap is small: 32MB, a little above what a batch's queries pin on the instance's one
  * thread (a cap below that runs out of memory at the first batch; docs/benchmarks.md, export).
  */
-export const exportMemoryLimit = (): string => process.env['DRIVING_API_EXPORT_MEMORY_LIMIT'] || '32MB';
+export const exportMemoryLimit = (): string => setting('DRIVING_API_EXPORT_MEMORY_LIMIT');
 
 /**
  * The bulk export's own read-only DuckDB instance on a snapshot's file, with a small memory cap.

@@ -1,5 +1,6 @@
 import { getHeapSpaceStatistics } from 'node:v8';
 import { sqlText, type Params, type Row } from '../../db/sql.js';
+import { setting } from '../../settings.js';
 
 /** What the log asks DuckDB's memory of: the snapshot's instance and the export's. */
 interface Queryable {
@@ -11,7 +12,7 @@ interface Queryable {
  * (rss, V8 heap, external, array buffers) and the buffer managers' of DuckDB (the export's instance and the snapshot's), so a long export's
  * growth can be split into its parts. Off by default: the DuckDB query costs a round trip a batch.
  */
-export const memoryLogOn = (): boolean => Boolean(process.env['DRIVING_API_EXPORT_MEMORY_LOG']);
+export const memoryLogOn = (): boolean => setting('DRIVING_API_EXPORT_MEMORY_LOG');
 
 /** Passes the batches through, logging after each one was taken by the consumer. */
 export async function* withMemoryLog<T extends { length: number }>(batches: AsyncIterable<T>, readers: { snapshot: Queryable; export: Queryable }, label: string): AsyncGenerator<T> {

@@ -7,7 +7,7 @@ import { errorResponses } from '../schemas.js';
 import { holdSnapshot } from '../export/hold-snapshot.js';
 import { tripBatches, type ExportBatch } from '../export/trip-batches.js';
 import { ndjsonLines } from '../export/ndjson.js';
-import { positiveInt } from '../../config.js';
+import { setting } from '../../settings.js';
 import { memoryLogOn, withMemoryLog } from '../export/memory-log.js';
 import { exportStats } from '../export/export-stats.js';
 
@@ -26,16 +26,38 @@ const FAR_FUTURE = new Date('9999-12-31T23:59:59Z');
  * Trips per batch: one Arrow record batch each. The API's peak memory follows the batch's size,
  * not the range; batches of 250 peaked no lower than 1,000 (docs/benchmarks.md, export).
  */
-const batchTrips = (): number => Math.max(1, positiveInt(process.env['DRIVING_API_EXPORT_BATCH_TRIPS'], 1_000, 'DRIVING_API_EXPORT_BATCH_TRIPS'));
+const batchTrips = (): number => setting('DRIVING_API_EXPORT_BATCH_TRIPS');
 /** A whole export reads every trip of the app: it weighs as many ordinary reads under the fair share. */
 const EXPORT_COST = 100;
 
-/** Which format the Accept header asks for; NDJSON when it names neither (or anything, `*\/*`). */
-function formatOf(accept: string | undefined): typeof ARROW | typeof NDJSON {
-  const types = (accept ?? '*/*').split(',').map((t) => t.split(';')[0]?.trim().toLowerCase());
-  if (types.includes(ARROW)) return ARROW;
-  if (types.some((t) => t === NDJSON || t === '*/*' || t === 'application/*')) return NDJSON;
-  throw invalid('Accept', `must be ${ARROW} or ${NDJSON}`);
+/**
+ * Which format the Accept header asks for, by its q-values (q=0: not acceptable): the format with
+ * the highest q, where a format named outright counts over a wildcard (`*\/*`, `application/*`)
+ * that would also match it. At equal q Arrow when it is named outright, else NDJSON (also for no
+ * Accept).
+ * @example formatOf('application/vnd.apache.arrow.stream;q=0, application/x-ndjson') // NDJSON
+ */
+export function formatOf(accept: string | undefined): typeof ARROW | typeof NDJSON {
+  const ranges = (accept ?? '*/*').split(',').filter((r) => r.trim() !== '').map((range) => {
+    const [type = '', ...params] = range.split(';').map((p) => p.trim());
+    const q = params.map((p) => /^q\s*=\s*(.*)$/i.exec(p)?.[1]).find((v) => v !== undefined);
+    if (q !== undefined && !/^(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(q)) throw invalid('Accept', `q must be a number from 0 to 1, got '${q}'`);
+    return { type: type.toLowerCase(), q: q === undefined ? 1 : Number(q) };
+  });
+  // the q of the most specific range that matches the type; -1 when none does
+  const weigh = (type: string): { q: number; named: boolean } => {
+    const named = ranges.filter((r) => r.type === type);
+    if (named.length > 0) return { q: Math.max(...named.map((r) => r.q)), named: true };
+    const wild = ranges.filter((r) => r.type === 'application/*');
+    const any = ranges.filter((r) => r.type === '*/*');
+    const matched = wild.length > 0 ? wild : any;
+    return { q: matched.length > 0 ? Math.max(...matched.map((r) => r.q)) : -1, named: false };
+  };
+  const arrow = weigh(ARROW);
+  const ndjson = weigh(NDJSON);
+  if (arrow.q > 0 && (arrow.q > ndjson.q || (arrow.q === ndjson.q && arrow.named))) return ARROW;
+  if (ndjson.q > 0) return NDJSON;
+  throw invalid('Accept', `must be ${ARROW} or ${NDJSON} (a q of 0 refuses a type)`);
 }
 
 async function* ndjson(batches: AsyncIterable<ExportBatch>): AsyncGenerator<string> {
@@ -50,7 +72,7 @@ export function exportRoutes(app: FastifyInstance, ctx: ApiContext): void {
       operationId: 'exportTrips', tags: ['Exports'], summary: 'Every trip of the app, streamed (Arrow or NDJSON)',
       description:
         `All of the app's trips that start in [startTime, endTime], oldest first, with the fields of the trip list and the trip detail, the user (orgUserId, userId) and the events. ` +
-        `\`Accept: ${ARROW}\` gives an Arrow IPC stream (one record batch per 1,000 trips, DRIVING_API_EXPORT_BATCH_TRIPS; events a list of structs, points structs {lng, lat}); \`Accept: ${NDJSON}\` (the default) one JSON object per line, as the trip detail serves it. ` +
+        `\`Accept: ${ARROW}\` gives an Arrow IPC stream (one record batch per 1,000 trips, DRIVING_API_EXPORT_BATCH_TRIPS; events a list of structs, points structs {lng, lat}); \`Accept: ${NDJSON}\` (the default) one JSON object per line, as the trip detail serves it. Accept's q-values are honoured (q=0 refuses a type; the highest q wins). ` +
         'The export reads one publish from start to end; deleted users are never included. It weighs as a costly request under the fair share between apps.',
       querystring: {
         type: 'object', additionalProperties: false,

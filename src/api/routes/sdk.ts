@@ -5,6 +5,7 @@ import type { ApiContext } from '../context.js';
 import { ApiError, invalid } from '../errors.js';
 import { ErrorResult, errorResponses } from '../schemas.js';
 import { uploadRejection } from '../upload-check.js';
+import { uploadBody } from '../upload-encoding.js';
 import { loneSurrogatePath } from '../well-formed.js';
 import { uploadFileName } from '../../load/uploads.js';
 
@@ -19,6 +20,8 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
       // token is checked before the body is read (auth.ts), which may then be this large
       config: { auth: 'passportToken' },
       bodyLimit: ctx.limits.sdkBodyLimitBytes,
+      // a gzip body is inflated here, the limit counting the inflated bytes (docs/decisions.md, API)
+      preParsing: async (request, _reply, payload) => uploadBody(request.headers, payload, ctx.limits.sdkBodyLimitBytes),
       schema: {
         operationId: 'uploadTrips',
         tags: ['SDK'],
@@ -26,7 +29,8 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
         description:
           'The token is checked before the body is read: without a valid one the answer is 401 at once and a large body is not waited for. ' +
           `At most ${MAX_RECORDS_PER_UPLOAD} records and 8 MiB by default (DRIVING_API_SDK_BODY_LIMIT_BYTES; 413), JSON nested at most 32 deep (400), ` +
-          '120 uploads a minute per token by default (429 with Retry-After). 202 once the valid records are durably landed; each refused record is listed with its reason.',
+          '120 uploads a minute per token by default (429 with Retry-After). ' +
+          'The body may be sent with `Content-Encoding: gzip` (the limits count the inflated bytes, 413 as soon as they are passed); any other encoding, and a charset other than UTF-8, is a 415 naming it. 202 once the valid records are durably landed; each refused record is listed with its reason.',
         response: {
           202: {
             type: 'object', required: ['code', 'message', 'accepted', 'rejected'],
@@ -38,6 +42,7 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
           },
           ...errorResponses,
           413: ErrorResult,
+          415: ErrorResult,
         },
       },
     },

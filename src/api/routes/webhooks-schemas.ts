@@ -11,7 +11,17 @@ export const Endpoint = {
     disabledReason: { type: ['string', 'null'], description: 'Why the endpoint was disabled (a 410 answer, or 5 days of failed attempts); null while enabled' },
     disabledAt: { type: ['string', 'null'] },
     failingSince: { type: ['string', 'null'], description: 'Since when every attempt has failed; null after a success' },
-    previousSecretValidUntil: { type: ['string', 'null'], description: 'Until when the previous AppSecret still signs, after a rotation' },
+    previousSecretValidUntil: { type: ['string', 'null'], description: 'Until when the last previous AppSecret still signs, after rotations (every secret replaced within the last 24 hours signs until 24 hours after its rotation)' },
+  },
+} as const;
+
+/** The answer of setting the endpoint: the endpoint, and how many kept events it is now sent. */
+export const EndpointSet = {
+  ...Endpoint,
+  required: [...Endpoint.required, 'backlog'],
+  properties: {
+    ...Endpoint.properties,
+    backlog: { type: ['integer', 'null'], description: 'Events kept for the app (up to 30 days while it had no endpoint, or waiting for a retry) that are now sent to this endpoint; recover re-sends older ones. null: not counted this time (the endpoint is set all the same)' },
   },
 } as const;
 

@@ -7,7 +7,7 @@ import { errorResponses } from '../schemas.js';
 import { InputError } from '../../errors.js';
 import type { EventStatus } from '../../webhooks/outbox.js';
 import type { WebhookService } from '../../webhooks/integrator.js';
-import { Delivery, Endpoint, EndpointBody, examples } from './webhooks-schemas.js';
+import { Delivery, Endpoint, EndpointBody, EndpointSet, examples } from './webhooks-schemas.js';
 
 const TAG = ['Webhooks'];
 
@@ -34,13 +34,13 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext & { webhooks
   app.put<{ Body: { url: string; eventTypes?: string[] } }>('/v1/webhooks/endpoint', {
     schema: {
       operationId: 'setWebhookEndpoint', tags: TAG, summary: 'Set the webhook endpoint (enables a disabled one)',
-      description: 'The URL must be https, and its host must resolve only to public addresses: loopback, private, link-local, unique-local and cloud metadata addresses are refused with a 400 naming the reason (the deliverer checks the addresses again at every connection). `eventTypes` lists the types to send; none listed means every type. Setting the endpoint enables it again and sends the events that waited.',
+      description: 'The URL must be https, and its host must resolve only to public addresses: loopback, private, link-local, unique-local and cloud metadata addresses are refused with a 400 naming the reason (the deliverer checks the addresses again at every connection). `eventTypes` lists the types to send; none listed means every type. Setting the endpoint enables it again and sends it the events kept meanwhile (up to 30 days while no endpoint was set, of the types it takes): the answer\'s `backlog` says how many.',
       body: EndpointBody,
-      response: { 200: { ...Endpoint, examples: [examples.endpoint] }, ...errorResponses },
+      response: { 200: { ...EndpointSet, examples: [{ ...examples.endpoint, backlog: 12 }] }, ...errorResponses },
     },
   }, async (request) => {
     try {
-      return await hooks.setEndpoint(request.tenant.appId, request.body.url, request.body.eventTypes ?? []);
+      return await hooks.setEndpoint(request.tenant.appId, request.body.url, request.body.eventTypes ?? [], ctx.now());
     } catch (error) {
       if (error instanceof InputError) throw new ApiError('invalid_parameter', error.message.startsWith('url:') ? error.message : `url: ${error.message.replace(/^--webhook-url:? ?/, '')}`);
       throw error;
@@ -134,7 +134,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext & { webhooks
   app.post('/v1/webhooks/secret/rotate', {
     schema: {
       operationId: 'rotateWebhookSecret', tags: TAG, summary: 'Issue a new AppSecret (shown once)',
-      description: 'A new AppSecret, shown only in this answer, also as `standardWebhooksSecret` (`whsec_` + base64 of its UTF-8 bytes) for Standard Webhooks libraries. For 24 hours `webhook-signature` carries a signature with each secret and `Authorization` stays signed with the previous one; then both use the new one only.',
+      description: 'A new AppSecret, shown only in this answer, also as `standardWebhooksSecret` (`whsec_` + base64 of its UTF-8 bytes) for Standard Webhooks libraries. For 24 hours `webhook-signature` carries a signature with each secret and `Authorization` stays signed with the previous one; then both use the new one only. A second rotation within the 24 hours keeps every replaced secret signing until 24 hours after its own rotation (`Authorization` uses the oldest).',
       response: {
         200: {
           type: 'object', required: ['appSecret', 'standardWebhooksSecret', 'previousSecretValidUntil'],

@@ -1,6 +1,6 @@
 -- Brings the attached standby slot from version $since to the warehouse's version $version, part
 -- one: what changed since $since (rows carry the version that wrote them), and how much of each.
--- src/publish/publish.ts runs only the parts below that have something to do: a score run changes
+-- src/publish/apply-to-slot.ts runs only the parts below that have something to do: a score run changes
 -- scores only, so its publish runs no statement on trips, statistics or purged users. The removals
 -- (remove_*.sql) all come before the insertions (insert_*.sql).
 -- Cost follows what changed since $since, not history.

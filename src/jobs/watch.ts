@@ -1,0 +1,298 @@
+import { existsSync, mkdirSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { join } from 'node:path';
+import { pathsFor } from '../config.js';
+import { processesWaitingFor, describeHolder } from '../db/open.js';
+import { landingStatus } from '../landing-status.js';
+import { Histogram, LAG_BUCKETS, writeWatchMetrics, type WatchMetrics } from '../metrics/watch-textfile.js';
+import { writeJobMetrics } from '../metrics/textfile.js';
+import { silent, type Progress } from '../progress.js';
+import { openState } from '../state/open.js';
+import { pendingDeletions } from '../state/deletions.js';
+import { runLoad, type LoadResult } from './load.js';
+import { loadRecords } from './metrics.js';
+import { loadSummary } from './summaries.js';
+import { oneLine, exitCodeOf } from './cli.js';
+
+export interface WatchOptions {
+  dataDir: string;
+  progress?: Progress;
+  /** Every line of every batch (default: one line a batch, and what failed). */
+  verbose?: boolean;
+  /** How often the landing area and the deletion requests are looked at when no change is signalled (ms). */
+  pollMs?: number;
+  /** How long a batch waits, once a file has arrived, for more to come with it (ms). */
+  gatherMs?: number;
+  /** Where the metrics files go (null: none). */
+  metricsDir?: string | null;
+  /** Stops the watch after the batch in hand (SIGTERM in the job). */
+  signal?: AbortSignal;
+  /** Told after every batch (tests and the bench follow the watch through it). */
+  onBatch?: (batch: BatchOutcome) => void;
+  /** Seconds to wait before trying again after a failed batch, doubled per failure up to 60 s. */
+  retryAfterMs?: number;
+}
+
+export interface BatchOutcome {
+  n: number;
+  seconds: number;
+  result?: LoadResult;
+  error?: string;
+  /** Lags observed by this batch: seconds from each landing file's arrival to its publish. */
+  lags: number[];
+}
+
+export interface WatchResult {
+  batches: number;
+  failedBatches: number;
+  filesLoaded: number;
+  filesFailed: number;
+  tripsLoaded: number;
+  lagP50Seconds: number | null;
+  lagP99Seconds: number | null;
+  seconds: number;
+}
+
+/**
+ * The continuous load (`load.js --watch`): stays up, and whenever files arrive in the landing area
+ * (SDK uploads, partner files) or an account's deletion is pending, runs one load over what is
+ * there: the nightly load itself, with every rule, check, event, purge and atomic switch, on a
+ * small batch. Between batches the warehouse is closed, so every other job can open it, and one
+ * that is already waiting for it (DuckDB's lock has no queue: it says so in the folder
+ * `openDatabase` keeps) goes first: each waits at most about one batch.
+ *
+ * A batch that fails (a check that stops the publish, a full disk) is reported, counted and tried
+ * again later; the watch goes on. Killed anywhere, nothing is lost: a batch is the plain load,
+ * whose files are in the warehouse whole or not at all, and the next start catches up.
+ */
+export async function runWatch(options: WatchOptions): Promise<WatchResult> {
+  const started = Date.now();
+  const progress = options.progress ?? silent;
+  const paths = pathsFor(options.dataDir);
+  const pollMs = options.pollMs ?? 1000;
+  const gatherMs = options.gatherMs ?? 100;
+  mkdirSync(paths.landingDir, { recursive: true });
+  const metrics: WatchMetrics = {
+    startedAt: new Date(started), lag: new Histogram(LAG_BUCKETS), batches: { ok: 0, failed: 0 },
+    lastBatchAt: null, lastBatchSeconds: null, backlog: { waiting: 0, oldestWaitingSeconds: null },
+  };
+  const totals = { filesLoaded: 0, filesFailed: 0, tripsLoaded: 0 };
+  const wake = new Wakeup(options.signal);
+  const watcher = watchFolder(paths.landingDir, () => wake.fire());
+  const state = await openState({ dataDir: options.dataDir });
+  progress(`load: watching ${paths.landingDir} (and the deletion requests); a batch loads and publishes what has arrived`);
+  let failures = 0;
+  let metricsWrittenAt = 0;
+  // the first batch runs whatever is there: it finishes what a killed watch or load left behind
+  let due = true;
+  try {
+    for (let n = 1; !options.signal?.aborted; ) {
+      if (!due) {
+        await wake.wait(pollMs);
+        if (options.signal?.aborted) break;
+        // the heartbeat an alert watches, also while nothing arrives
+        if (options.metricsDir && Date.now() - metricsWrittenAt >= HEARTBEAT_MS) {
+          metricsWrittenAt = Date.now();
+          writeMetricsFile(options.metricsDir, metrics, progress);
+        }
+        due = landingStatus(paths.landingDir).waiting > 0 || hasBatchedLeftovers(paths.landingDir) || (await pendingDeletions(state)).length > 0;
+        if (!due) continue;
+        // a moment for the rest of a burst, so that it loads as one batch
+        await wake.sleep(gatherMs);
+      }
+      await giveWay(paths.warehouseFile, progress, options.signal);
+      const arrived = waitingFiles(paths.landingDir);
+      const batchStarted = Date.now();
+      const outcome: BatchOutcome = { n, seconds: 0, lags: [] };
+      try {
+        const lines: string[] = [];
+        let servedAt: number | null = null;
+        const result = await runLoad({
+          dataDir: options.dataDir,
+          progress: options.verbose ? progress : (line) => lines.push(line),
+          // waiting for another job's turn with the warehouse is what the watch does: no giving up
+          lockWaitMs: 24 * 3600_000,
+          onPublished: () => (servedAt = Date.now()),
+        });
+        outcome.result = result;
+        servedAt ??= Date.now();
+        for (const [file, arrivedAt] of arrived) if (!existsSync(join(paths.landingDir, file))) outcome.lags.push(Math.max(0, (servedAt - arrivedAt) / 1000));
+        for (const lag of outcome.lags) metrics.lag.observe(lag);
+        metrics.batches.ok++;
+        failures = 0;
+        const t = result.totals;
+        totals.filesLoaded += t.files - t.filesSkipped - t.filesFailed;
+        totals.filesFailed += t.filesFailed;
+        totals.tripsLoaded += t.tripsLoaded;
+        if (!options.verbose) for (const line of lines) if (/FAILED|failed/.test(line)) progress(line);
+        if (t.files > 0 || result.publish.published || result.purged.users > 0) progress(`load: batch ${n}: ${loadSummary(result).split('\n')[0]}`);
+      } catch (error) {
+        outcome.error = oneLine(error);
+        metrics.batches.failed++;
+        failures++;
+        progress(`load: batch ${n} failed (exit ${exitCodeOf(error)}): ${outcome.error}; trying again in ${Math.round(backoff(options.retryAfterMs ?? 5000, failures) / 1000)} s`);
+      }
+      outcome.seconds = (Date.now() - batchStarted) / 1000;
+      metrics.lastBatchAt = new Date();
+      metrics.lastBatchSeconds = outcome.seconds;
+      const backlog = landingStatus(paths.landingDir);
+      metrics.backlog = { waiting: backlog.waiting, oldestWaitingSeconds: backlog.oldestWaitingSeconds };
+      if (options.metricsDir) {
+        metricsWrittenAt = Date.now();
+        writeMetrics(options.metricsDir, metrics, outcome, batchStarted, progress);
+      }
+      options.onBatch?.(outcome);
+      n++;
+      if (outcome.error !== undefined) {
+        await wake.sleep(backoff(options.retryAfterMs ?? 5000, failures));
+        due = true;
+      } else {
+        // what arrived during the batch is the next batch's
+        due = backlog.waiting > 0;
+      }
+    }
+  } finally {
+    watcher?.close();
+    wake.close();
+  }
+  return {
+    batches: metrics.batches.ok + metrics.batches.failed, failedBatches: metrics.batches.failed, ...totals,
+    lagP50Seconds: metrics.lag.quantile(0.5), lagP99Seconds: metrics.lag.quantile(0.99), seconds: (Date.now() - started) / 1000,
+  };
+}
+
+/** How often the watch's metrics file is written while no batch runs. */
+const HEARTBEAT_MS = 15_000;
+
+function writeMetricsFile(dir: string, metrics: WatchMetrics, progress: Progress): void {
+  try {
+    writeWatchMetrics(dir, metrics);
+  } catch (error) {
+    progress(`load: metrics not written: ${oneLine(error)}`);
+  }
+}
+
+const backoff = (first: number, failures: number): number => Math.min(60_000, first * 2 ** Math.max(0, failures - 1));
+
+/** The batch's own metrics file (as a plain load's: the "late" alerts count from it) and the watch's. */
+function writeMetrics(dir: string, metrics: WatchMetrics, outcome: BatchOutcome, startedAt: number, progress: Progress): void {
+  try {
+    writeWatchMetrics(dir, metrics);
+    const exitCode = outcome.error !== undefined ? 1 : outcome.result && outcome.result.totals.filesFailed > 0 ? 2 : 0;
+    void writeJobMetrics(dir, 'load', { startedAt: new Date(startedAt), seconds: outcome.seconds, exitCode, ...(outcome.result ? loadRecords(outcome.result) : {}) }).catch(() => undefined);
+  } catch (error) {
+    progress(`load: metrics not written: ${oneLine(error)}`);
+  }
+}
+
+/** Input files waiting at the top of the landing area, with when each arrived (its last write). */
+function waitingFiles(landingDir: string): Map<string, number> {
+  const found = new Map<string, number>();
+  let names: string[];
+  try {
+    names = readdirSync(landingDir);
+  } catch {
+    return found;
+  }
+  for (const name of names) {
+    if (name.startsWith('.') || /\.(tmp|part)$/i.test(name)) continue;
+    try {
+      const st = statSync(join(landingDir, name));
+      if (st.isFile()) found.set(name, st.mtimeMs);
+    } catch {
+      // gone since the listing
+    }
+  }
+  return found;
+}
+
+/** Uploads a killed load left half-batched (src/load/uploads.ts): the next batch puts them back. */
+function hasBatchedLeftovers(landingDir: string): boolean {
+  try {
+    return readdirSync(join(landingDir, '.uploads-batched')).length > 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Waits while another process waits for the warehouse, so that it gets it before this process
+ * takes it again; the batch then opens it as soon as that process lets go.
+ */
+async function giveWay(warehouseFile: string, progress: Progress, signal?: AbortSignal): Promise<void> {
+  let said = false;
+  while (!signal?.aborted) {
+    const waiting = processesWaitingFor(warehouseFile);
+    if (waiting.length === 0) return;
+    if (!said) {
+      progress(`load: letting ${waiting.map((pid) => describeHolder(`held in ? (PID ${pid})`)).join(', ')} have the warehouse first`);
+      said = true;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** An inotify watch of the landing area; null where the platform cannot (the poll still runs). */
+function watchFolder(dir: string, onChange: () => void): FSWatcher | null {
+  try {
+    const watcher = watch(dir, { persistent: false }, onChange);
+    watcher.on('error', () => undefined);
+    return watcher;
+  } catch {
+    return null;
+  }
+}
+
+/** A wait that a change in the landing area, or the stop signal, ends early. */
+class Wakeup {
+  private pending = false;
+  private resolve: (() => void) | null = null;
+  private readonly onAbort = () => this.fire();
+
+  constructor(private readonly signal?: AbortSignal) {
+    signal?.addEventListener('abort', this.onAbort);
+  }
+
+  fire(): void {
+    this.pending = true;
+    this.resolve?.();
+  }
+
+  /** Until a change (one signalled since the last wait counts) or `ms`. */
+  async wait(ms: number): Promise<void> {
+    if (this.pending || this.signal?.aborted) {
+      this.pending = false;
+      return;
+    }
+    await this.until(ms, true);
+    this.pending = false;
+  }
+
+  /** `ms`, or until the stop signal; changes do not end it. */
+  async sleep(ms: number): Promise<void> {
+    await this.until(ms, false);
+  }
+
+  private until(ms: number, onChange: boolean): Promise<void> {
+    return new Promise((done) => {
+      const finish = () => {
+        clearTimeout(timer);
+        this.resolve = null;
+        this.signal?.removeEventListener('abort', finish);
+        done();
+      };
+      const timer = setTimeout(finish, ms);
+      if (onChange) this.resolve = finish;
+      this.signal?.addEventListener('abort', finish);
+    });
+  }
+
+  close(): void {
+    this.signal?.removeEventListener('abort', this.onAbort);
+  }
+}
+
+/** The one line the watch ends with. */
+export function watchSummary(r: WatchResult): string {
+  const lag = r.lagP50Seconds === null ? 'no file arrived' : `lag p50 ${r.lagP50Seconds.toFixed(1)} s, p99 ${(r.lagP99Seconds ?? 0).toFixed(1)} s`;
+  return `watched ${(r.seconds / 60).toFixed(1)} min: ${r.batches} batch(es) (${r.failedBatches} failed), ${r.filesLoaded} file(s) loaded, ${r.filesFailed} failed, ${r.tripsLoaded} trips; ${lag}`;
+}
