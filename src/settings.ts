@@ -3,7 +3,7 @@ import { boolean, bytes, duration, durations, integer, oneOf, text, toggle, url,
 /**
  * Every setting of the service, once: the environment variable, what it may hold, its default, the
  * flag that wins over it and what it does. Nothing else under src/ reads process.env for a setting
- * (test/unit/settings.test.ts checks that, and that docs/configuration.md lists exactly these).
+ * (test/core/settings.test.ts checks that, and that docs/configuration.md lists exactly these).
  */
 export const SETTINGS = {
   // where things are

@@ -6,12 +6,12 @@ import SlowestFirst from './sequencer.js';
 process.env.TZ = 'UTC';
 // An app's default rate limit (1,000 cost units a second) would refuse the suites that ask as fast
 // as they can about something else (publish switches, SQL against the serving pack); the tests of
-// the limits set their own (test/e2e/abuse.test.ts).
+// the limits set their own (test/api/abuse.test.ts).
 process.env['DRIVING_API_RATE_PER_APP'] ??= '1000000';
 // Load shedding by event-loop delay (503 overloaded past 1 s) answers for the machine, not the
 // code: three test workers on two cores, busier still on a shared CI machine, lag a starting
 // serve process by that much. Off for the suite; the gates that shed by count are tested with
-// their own settings (test/api/route-bounded.test.ts, test/e2e/abuse.test.ts).
+// their own settings (test/api/route-bounded.test.ts, test/api/abuse.test.ts).
 process.env['DRIVING_API_MAX_EVENT_LOOP_DELAY_MS'] ??= '0';
 // A serve process stops gracefully: on SIGTERM it waits for its open connections, and a test's
 // fetch keeps its connection open for the server's keep-alive hint (5 s, less a second): each stop

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Writes the table of every setting (src/settings.ts) into docs/configuration.md, between its
-// markers; test/unit/settings.test.ts fails while the two differ. Run after `npm run build`.
+// markers; test/core/settings.test.ts fails while the two differ. Run after `npm run build`.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

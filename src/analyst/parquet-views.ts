@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { quoteIdent, quoteLiteral, run } from '../db/sql.js';
 import { installMacros } from '../db/macros.js';
-import { EXPORTS } from '../export/export.js';
+import { EXPORTS } from './parquet-export.js';
 import { InputError } from '../errors.js';
 
 /**

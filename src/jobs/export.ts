@@ -4,7 +4,7 @@ import { InputError } from '../errors.js';
 import { pathsFor, jobSettings } from '../config.js';
 import { appsOf } from './data-dir.js';
 import { openWarehouse } from '../warehouse/warehouse.js';
-import { exportParquet, type ExportResult } from '../export/export.js';
+import { exportParquet, type ExportResult } from '../analyst/parquet-export.js';
 import { deletedAccounts } from '../purge/requests.js';
 import { silent, type Progress } from '../progress.js';
 

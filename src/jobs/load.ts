@@ -115,7 +115,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     // the files being read, validated and derived now (two at a time by default)
     const inFlight = new Map<number, string>();
     const deriving = () => {
-      // not `[2/10]`: that names a file finished (the line a watcher, or test/e2e/kill.test.ts, waits for)
+      // not `[2/10]`: that names a file finished (the line a watcher, or test/load/kill.test.ts, waits for)
       if (inFlight.size > 0) beat.doing(`load: deriving ${[...inFlight].map(([i, f]) => `${f} (${i + 1} of ${files.length})`).join(' and ')}`);
     };
     const onStart = (file: string, index: number) => {

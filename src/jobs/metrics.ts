@@ -4,7 +4,7 @@ import { pathsFor } from '../config.js';
 import type { JobEnd } from './cli.js';
 import type { LoadResult } from './load.js';
 import type { ScoreResult } from './score.js';
-import type { ExportResult } from '../export/export.js';
+import type { ExportResult } from '../analyst/parquet-export.js';
 import type { PurgeResult } from '../purge/purge.js';
 import type { PurgeJobResult } from './purge.js';
 import { writeJobMetrics } from '../metrics/textfile.js';

@@ -98,7 +98,7 @@ interface Upload {
  * work (a transaction, a version, a points file and a route file) for each, many times what an
  * upload costs batched (docs/benchmarks.md). A batch holds its uploads'
  * lines in order, so a later upload of a trip still wins over an earlier one, as between files,
- * and the result is the one loading them one by one gives (test/api/upload-batches.test.ts):
+ * and the result is the one loading them one by one gives (test/load/upload-batches.test.ts):
  * - an upload byte-identical to an earlier upload, or to a file already loaded (the `ledger`
  *   says which keys are), is left out, as the load skips a known file;
  * - only regular files are read, never through a link, and only a file that is still the one that

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Paths } from '../config.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { writeFileAtomic } from '../fsutil.js';
-import { exportParquet, isExport } from '../export/export.js';
+import { exportParquet, isExport } from '../analyst/parquet-export.js';
 import { compactDatabase } from '../db/compact.js';
 import { deletedAccounts } from './requests.js';
 import { query } from '../db/sql.js';

@@ -6,7 +6,7 @@
  * one or two bytes a value at one point a second, where a float64 takes eight. A column where
  * that is not exact (a position with every bit of its double used, -0, NaN, an infinity, an
  * integer of 2^50 or more) is stored as float64. Either way the decoded doubles are bit for bit
- * the ones given (test/unit/route-codec.test.ts).
+ * the ones given (test/serving/route-codec.test.ts).
  *
  * Column layout: one byte, the scale k, or RAW; then n float64 (RAW) or n varints.
  */

@@ -8,7 +8,7 @@ import { benchOptions, judgesTargets, sizeLabel, STAGES } from '../../../bench/o
 import { stderrProgress } from '../../progress.js';
 
 /** Parses bench.js's flags, runs the bench and sets the exit code. */
-export async function main(): Promise<void> {
+export async function main(npm: { lifecycleEvent?: string } = {}): Promise<void> {
   const args = hideBin(process.argv);
   const argv = jobArgs('bench', '$0 [--size small|full] [--only STAGE,...] [--json]\n\nMeasures load, growth, score, API, webhooks and resources on generated data.', {
     argv: args,
@@ -36,7 +36,7 @@ export async function main(): Promise<void> {
   const { runBench } = await import('../../../bench/run.js');
 
   // the command as typed, for the record in docs/benchmarks.md
-  const command = process.env['npm_lifecycle_event'] === 'bench'
+  const command = npm.lifecycleEvent === 'bench'
     ? `npm run bench${args.length > 0 ? ` -- ${args.join(' ')}` : ''}`
     : `node jobs/bench.js${args.length > 0 ? ` ${args.join(' ')}` : ''}`;
 

@@ -2,6 +2,7 @@
 // every file against its manifest; with --load (the default) rebuilds the warehouse and the snapshot
 // from the landing archive. jobs/restore.js says its first line (starting.js) before it imports
 // this module.
+import { exportSetting } from '../../settings.js';
 import { runJob } from '../cli.js';
 import { jobArgs } from '../args.js';
 import { resolveDataDir } from '../../config.js';
@@ -25,7 +26,7 @@ export async function main(): Promise<void> {
 
   const databaseUrl = resolveDatabaseUrl(argv.databaseUrl);
   // the load that follows opens the state store through the environment, as every job does
-  if (databaseUrl) process.env['DATABASE_URL'] = databaseUrl;
+  if (databaseUrl) exportSetting('DATABASE_URL', databaseUrl);
 
   await runJob('restore', argv.json, async () => {
     const result = await runRestore({ from: argv.from, dataDir: resolveDataDir(argv.dataDir), databaseUrl, pgBin: argv.pgBin, load: argv.load, progress: stderrProgress });

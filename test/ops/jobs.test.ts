@@ -93,7 +93,7 @@ afterAll(() => {
 
 describe('a data folder that holds no apps (a mistyped --data-dir)', () => {
   // every job refusing a folder without apps (exit 2, the one line with the hint, nothing created in
-  // it) is e2e/job-cli.test.ts's --data-dir test: the same runs of the same jobs on an empty folder
+  // it) is job-cli.test.ts's --data-dir test: the same runs of the same jobs on an empty folder
   it('that does not exist is named as such, and is not created (exit 2)', async () => {
     const missing = join(TMP, 'typo');
     failedWith(await job('export', ['--data-dir', missing]), 2, new RegExp(`data folder ${missing} does not exist`));
@@ -111,7 +111,7 @@ describe('a data folder that holds no apps (a mistyped --data-dir)', () => {
 });
 
 describe.concurrent('usage errors (exit 2, one line, no stack)', () => {
-  // --help of every job (exit 0, the usage line first): e2e/job-cli.test.ts, with every flag it names
+  // --help of every job (exit 0, the usage line first): job-cli.test.ts, with every flag it names
   it('names only the unknown command of apps and webhooks, and lists the commands', async () => {
     const apps = await job('apps', ['frobnicate', '--data-dir', DATA]);
     failedWith(apps, 2, /^apps: Unknown argument: frobnicate; commands: add, list, rotate-key, revoke-key, rotate-secret, set-webhook \(see --help\)$/);

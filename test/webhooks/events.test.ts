@@ -45,7 +45,7 @@ describe('events written after a publish', () => {
     expect(first[0]!.id).toMatch(/^evt_[0-9a-f]{32}$/);
 
     await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', '2.ndjson'), [trip('a', 1, '2026-11-20T10:00:00-05:00'), trip('c', 1, '2026-11-20T11:00:00-05:00')])], now });
-    // 'a' came again with another start: not created again, but updated (test/sql/events-updates.test.ts)
+    // 'a' came again with another start: not created again, but updated (test/webhooks/events-updates.test.ts)
     expect(pendingEvents().map((e) => `${e.type} ${String(e.data['tripId'])}`)).toEqual(['trip.created a', 'trip.created b', 'trip.created c', 'trip.updated a']);
   });
 
