@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { pathsFor } from '../src/config.js';
 import { AppStore } from '../src/apps/store.js';
 import { PassportStore } from '../src/passport/store.js';
-import { DEFAULT_LIMITS } from '../src/api/limits.js';
+import { DEFAULT_LIMITS } from '../src/api/http/limits.js';
 import { addDays } from '../src/time.js';
 import { childOptions, jobScript, record, type BenchContext } from './context.js';
 import { jobJson, runNodeChild } from './child.js';

@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sharedRateStore } from '../src/api/rate-store.js';
-import { weightedKey } from '../src/api/weighted-store.js';
+import { sharedRateStore } from '../src/api/http/rate-store.js';
+import { weightedKey } from '../src/api/http/weighted-store.js';
 
 type Store = { incr(key: string, cb: () => void, window: number, max: number): void };
 const [processes, counts, max, file] = [Number(process.argv[2] ?? 2), Number(process.argv[3] ?? 20_000), Number(process.argv[4] ?? 1), process.argv[5]];

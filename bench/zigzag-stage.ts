@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Simplification } from '../src/geo/douglas-peucker.js';
-import { DEFAULT_LIMITS } from '../src/api/limits.js';
+import { DEFAULT_LIMITS } from '../src/api/http/limits.js';
 import { childOptions, jobScript, record, type BenchContext } from './context.js';
 import { jobJson, runNodeChild } from './child.js';
 import { dropDataDir, ensureBase, newDataDir } from './fixtures.js';

@@ -3,6 +3,7 @@ import { appsOf } from './data-dir.js';
 import { openWarehouse } from '../warehouse/warehouse.js';
 import { loadFiles } from '../load/load-file.js';
 import { expandInputs, landingFiles, moveLanded, type RefusedInput } from '../load/landing.js';
+import { splitBatch } from '../load/split-batch.js';
 import { batchUploads, type UploadBatches, type UploadLedger } from '../load/uploads.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { listValue } from '../db/duckdb.js';
@@ -36,8 +37,8 @@ export interface LoadOptions {
   pointsPerPart?: number;
   /** Bytes of SDK upload files put together into one batch file (default DRIVING_LOAD_UPLOAD_BATCH_BYTES, 128 MiB; 0: none). */
   uploadBatchBytes?: number;
-  /** Called between a file's staging and its merge (tests change the file there). */
-  afterStage?: (file: string) => void | Promise<void>;
+  /** Called between a file's staging and its merge, with the connection holding its staged rows (tests change the file, or a staged row, there). */
+  afterStage?: (file: string, conn: DuckDBConnection) => void | Promise<void>;
   /** How long to wait for another job holding the warehouse (default DRIVING_WAREHOUSE_LOCK_WAIT_MS). */
   lockWaitMs?: number;
   /** Called when the publish has switched the API to the new version (the continuous load times its lag from here). */
@@ -135,7 +136,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         // check (rolled back whole), is set aside with its reason (the check and an example row).
         const failedBy = error instanceof CheckFailedError ? (error.failures[0]?.check ?? 'checks') : 'unreadable';
         report = { ...emptyFileReport(file, false), failed: firstLine(error), failedBy };
-        if (fromLanding) moveLanded(paths.landingDir, file, day, 'failed', report.failed);
+        // a batch of many uploads is not one partner's file: it goes back record by record
+        const pieces = fromLanding && error instanceof CheckFailedError ? splitBatch(file) : 0;
+        if (pieces > 0) report = { ...report, failed: `${report.failed}; its ${pieces} records go back into the landing area to load one by one`, retry: true };
+        else if (fromLanding) moveLanded(paths.landingDir, file, day, 'failed', report.failed);
       }
       reports.push(report);
       inFlight.delete(index);

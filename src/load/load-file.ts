@@ -24,7 +24,7 @@ export interface LoadFileContext {
   /** Points derived at once by int_points; a larger file is derived a part at a time. */
   pointsPerPart?: number;
   /** Called between a file's staging and its merge (a test appends to the file here). */
-  afterStage?: (file: string) => void | Promise<void>;
+  afterStage?: (file: string, conn: DuckDBConnection) => void | Promise<void>;
   /**
    * Where the route files go: each file's merge is followed by the route files of its version,
    * from the points still staged (the publish writes any that are missing, from the Parquet).
@@ -117,7 +117,7 @@ async function loadOne(conn: DuckDBConnection, file: string, ctx: LoadFileContex
     // the trips staging saw are those of batches up to this one (merge_file.sql looks after it)
     let stagedAfter = await lastBatchId(conn);
     let how = await stage(conn, source, key, scan.lines, ctx);
-    await ctx.afterStage?.(source);
+    await ctx.afterStage?.(source, conn);
     await previous;
     // checked again in turn: the same bytes may come twice in one run
     if (await alreadyLoaded(conn, key)) return { file, report: emptyFileReport(source, true) };

@@ -30,6 +30,11 @@ export function isSdkUploadFile(name: string): boolean {
   return UPLOAD.test(name) || BATCH.test(name);
 }
 
+/** A file the batching made of several uploads (no batching takes it again). */
+export function isBatchFile(name: string): boolean {
+  return BATCH.test(name);
+}
+
 /** The API's file of an upload while it is written (src/api/routes/sdk.ts), before its rename. */
 const UPLOAD_TEMP = new RegExp(`^\\.sdk-${TIME}-${UUID}\\.ndjson\\.tmp$`);
 
@@ -319,7 +324,7 @@ function rmEmpty(dir: string): void {
 }
 
 /** `sdk-<time>` of an upload's name: where it sorts. */
-function timePrefix(name: string): string {
+export function timePrefix(name: string): string {
   return name.slice(0, 'sdk-'.length + 24);
 }
 

@@ -13,7 +13,7 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
  * (bounded by the apps configured) or `none`; `status` is the status code; `reason` is the
  * ErrorResult's stable error name.
  */
-/** What the snapshot gauges read of the API's snapshot follower (src/api/snapshot.ts). */
+/** What the snapshot gauges read of the API's snapshot follower (src/api/read/snapshot.ts). */
 export interface ServedSnapshot {
   readonly manifest: Manifest | null;
   readonly lastError: string | null;

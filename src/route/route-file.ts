@@ -200,7 +200,7 @@ let sharedBytes = Buffer.alloc(maxBlockBytes(4096));
 
 /**
  * Trips longer than this are read into a block of their own: their route is worked on across
- * turns of the event loop (src/api/route-work.ts), and its own block spares it a copy.
+ * turns of the event loop (src/api/geometry/route-work.ts), and its own block spares it a copy.
  */
 export const SHARED_BLOCK_MAX_POINTS = 16_384;
 

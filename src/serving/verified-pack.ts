@@ -9,7 +9,7 @@ export interface PackNames {
   sha256?: Record<string, string>;
 }
 
-/** Where a file found damaged is reported (the API's list of damaged files, src/api/damaged-files.ts). */
+/** Where a file found damaged is reported (the API's list of damaged files, src/api/read/damaged-files.ts). */
 export interface DamageSink {
   report(file: string, why: string, consequence?: string): void;
 }
@@ -52,6 +52,36 @@ export async function openPack(
     opened?.close();
     process.emitWarning(`serving pack not used, SQL serves this snapshot: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (pack_unreadable)`);
     return { pack: null, refused: 'pack_unreadable', extras: [] };
+  }
+}
+
+/** Where the verification of the extras reports: the snapshot's log and refusal (the first refusal's code stays), and its damaged files. */
+export interface ExtrasReport {
+  log(line: string): void;
+  refuse(code: PackRefusal, line: string): void;
+  damaged?: DamageSink;
+}
+
+/**
+ * The pack's extras files (trip events) that openPack returned, verified against the manifest's
+ * SHA-256 off the request path: trip details read them from the pack (`extrasTrusted`) only once
+ * they match. A file that does not match refuses the pack (SQL serves the snapshot) and is
+ * reported damaged; one that cannot be read refuses it too.
+ */
+export async function verifyExtras(
+  pack: ServingPack, extras: { path: string; sha256: string }[], label: string, to: ExtrasReport,
+): Promise<void> {
+  try {
+    const check = await verifyFiles(extras);
+    if (check.mismatch) {
+      to.refuse('pack_checksum_mismatch', `serve: serving pack of ${label} refused, SQL serves it: ${basename(check.mismatch)} does not match its checksum (pack_checksum_mismatch)`);
+      to.damaged?.report(check.mismatch, 'does not match its SHA-256', 'SQL answers its requests');
+      return;
+    }
+    if (check.files > 0) to.log(`serve: serving pack of ${label}: ${describeCheck(check, 'extras')}`);
+    pack.extrasTrusted = true;
+  } catch (error) {
+    to.refuse('pack_unreadable', `serve: serving pack of ${label} not used, SQL serves it: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (pack_unreadable)`);
   }
 }
 

@@ -6,6 +6,8 @@ export interface WarmState {
   files: number;
   totalBytes: number;
   readBytes: number;
+  /** Files not read again: this process read them whole for an earlier snapshot. */
+  alreadyWarm: number;
   /** Since the warmer started, or how long it took once warm. */
   seconds: number;
   error?: string;
@@ -28,6 +30,7 @@ export class PageCacheWarmer {
   private stopRequested = false;
   private totalBytes = 0;
   private readBytes = 0;
+  private alreadyWarm = 0;
   private status: WarmState['state'] = 'warming';
   private error: string | undefined;
   /** Settles (never rejects) when every file was read, the warmer was stopped, or a read failed. */
@@ -51,7 +54,7 @@ export class PageCacheWarmer {
   get state(): WarmState {
     const ms = this.finishedMs ?? performance.now() - this.startedAt;
     return {
-      state: this.status, files: this.files.length, totalBytes: this.totalBytes, readBytes: this.readBytes,
+      state: this.status, files: this.files.length, totalBytes: this.totalBytes, readBytes: this.readBytes, alreadyWarm: this.alreadyWarm,
       seconds: Math.round(ms / 100) / 10, ...(this.error ? { error: this.error } : {}),
     };
   }
@@ -63,9 +66,26 @@ export class PageCacheWarmer {
   }
 
   private async run(): Promise<void> {
-    for (const file of this.files) this.totalBytes += (await stat(file)).size;
+    const identities = new Map<string, string>();
+    for (const file of this.files) {
+      const st = await stat(file);
+      this.totalBytes += st.size;
+      identities.set(file, `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`);
+    }
     const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
     for (const file of this.files) {
+      if (this.stopRequested) return;
+      const identity = identities.get(file) as string;
+      // a layer an earlier snapshot of this process already read: a publish every few seconds
+      // (load.js --watch) names the same base and older layers again, and reading them again at
+      // every switch would keep a core busy copying what the cache holds
+      if (warmed.has(identity)) {
+        warmed.delete(identity);
+        warmed.add(identity);
+        this.readBytes += Number(identity.split(':')[2]);
+        this.alreadyWarm++;
+        continue;
+      }
       const handle = await open(file, 'r');
       try {
         for (;;) {
@@ -77,6 +97,22 @@ export class PageCacheWarmer {
       } finally {
         await handle.close();
       }
+      rememberWarmed(identity);
     }
+  }
+}
+
+/**
+ * Files this process has read start to end, by identity (device, inode, size, modification time),
+ * the most recently used last; bounded, as every publish adds a few.
+ */
+const warmed = new Set<string>();
+const WARMED_KEPT = 4096;
+
+function rememberWarmed(identity: string): void {
+  warmed.add(identity);
+  for (const oldest of warmed) {
+    if (warmed.size <= WARMED_KEPT) break;
+    warmed.delete(oldest);
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { jsonDepthAbove, parseJsonBody } from '../../src/api/json-body.js';
-import { apiLimits, DEFAULT_LIMITS } from '../../src/api/limits.js';
+import { jsonDepthAbove, parseJsonBody } from '../../src/api/http/json-body.js';
+import { apiLimits, DEFAULT_LIMITS } from '../../src/api/http/limits.js';
 import { parseDuration } from '../../src/apps/duration.js';
 
 /** Depth of a parsed value, computed the plain recursive way. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
-import { createApi } from '../../src/api/server.js';
+import { createApi } from '../../src/api/http/server.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { runScore } from '../../src/jobs/score.js';
 import { PassportStore } from '../../src/passport/store.js';
@@ -277,7 +277,7 @@ describe('hardening', () => {
   });
 
   it('treats an end bound as the whole second or day it names', async () => {
-    const { parseQueryTime } = await import('../../src/api/query-time.js');
+    const { parseQueryTime } = await import('../../src/api/http/query-time.js');
     expect(parseQueryTime('endTime', '2026-11-20 10:00:00', 'Europe/Berlin', 'end').toISOString()).toBe('2026-11-20T09:00:01.000Z');
     expect(parseQueryTime('endTime', '2026-11-20', 'Europe/Berlin', 'end').toISOString()).toBe('2026-11-20T23:00:00.000Z');
     expect(parseQueryTime('startTime', '2026-11-20', 'Europe/Berlin', 'start').toISOString()).toBe('2026-11-19T23:00:00.000Z');

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { AppStore } from '../../src/apps/store.js';
 import { pathsFor } from '../../src/config.js';
-import { createApi } from '../../src/api/server.js';
+import { createApi } from '../../src/api/http/server.js';
 import { openState } from '../../src/state/open.js';
 import { sqliteFileOf } from '../../src/state/db.js';
 import { STORES, stateLocations } from '../state/stores.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppStore } from '../../src/apps/store.js';
 import { closeStates } from '../../src/state/open.js';
-import { createApi } from '../../src/api/server.js';
+import { createApi } from '../../src/api/http/server.js';
 import { workspace, type Workspace } from '../helpers/workspace.js';
 
 let ws: Workspace;
@@ -39,7 +39,7 @@ describe('a published slot that cannot be opened', () => {
   it('is reported on /readyz, keeps the API up, and a later good publish is picked up', async () => {
     const { mkdirSync, writeFileSync } = await import('node:fs');
     const { join } = await import('node:path');
-    const { SnapshotFollower } = await import('../../src/api/snapshot.js');
+    const { SnapshotFollower } = await import('../../src/api/read/snapshot.js');
     const dir = join(ws.dir, 'broken-published');
     mkdirSync(dir, { recursive: true });
     const manifestFile = join(dir, 'manifest.json');

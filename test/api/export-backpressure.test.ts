@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { AddressInfo, Socket } from 'node:net';
 import { tableFromIPC } from 'apache-arrow';
 import { AppStore } from '../../src/apps/store.js';
-import { createApi } from '../../src/api/server.js';
+import { createApi } from '../../src/api/http/server.js';
 import { exportStats } from '../../src/api/export/export-stats.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { PassportStore } from '../../src/passport/store.js';

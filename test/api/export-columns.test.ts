@@ -13,7 +13,7 @@ import { textPieces } from '../../src/db/vector-read.js';
 import { EXPORT_SCHEMA, recordBatch } from '../../src/api/export/arrow.js';
 import { ndjsonLines } from '../../src/api/export/ndjson.js';
 import type { ExportBatch } from '../../src/api/export/trip-batches.js';
-import { point, round } from '../../src/api/context.js';
+import { point, round } from '../../src/api/http/context.js';
 import { brief } from '../../src/api/routes/trips.js';
 
 let instance: DuckDBInstance;

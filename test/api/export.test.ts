@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { ROOT } from '../helpers/processes.js';
 import { tableFromIPC } from 'apache-arrow';
 import { AppStore } from '../../src/apps/store.js';
-import { createApi } from '../../src/api/server.js';
+import { createApi } from '../../src/api/http/server.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { PassportStore } from '../../src/passport/store.js';
 import { workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Simplification, simplifyIndexes } from '../../src/geo/douglas-peucker.js';
-import { routeJson, routeJsonInChunks, type RouteAnswer } from '../../src/api/route-geojson.js';
-import { POSITIONS_PER_CHUNK, RouteWork } from '../../src/api/route-work.js';
-import { ApiError } from '../../src/api/errors.js';
+import { routeJson, routeJsonInChunks, type RouteAnswer } from '../../src/api/geometry/route-geojson.js';
+import { POSITIONS_PER_CHUNK, RouteWork } from '../../src/api/geometry/route-work.js';
+import { ApiError } from '../../src/api/http/errors.js';
 import { zigzag, type ZigzagPoint } from '../../bench/zigzag.js';
 import { isShared, readRoute, RouteFileWriter, SHARED_BLOCK_MAX_POINTS, type RoutePoints } from '../../src/route/route-file.js';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// The rate store the workers of one machine share (src/api/rate-store.ts): two stores on one SQLite
+// The rate store the workers of one machine share (src/api/http/rate-store.ts): two stores on one SQLite
 // file stand for two workers. Each counts in memory and flushes a bucket to the file once it holds
 // its share of the limit, so the pair admits at least the limit and at most the limit plus one share
 // each (plus one request's cost) beyond it: checked against an exact count, by requests, not time.
@@ -7,8 +7,8 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FLUSH_SHARE, sharedRateStore, type SharedRateStoreCtor } from '../../src/api/rate-store.js';
-import { weightedKey } from '../../src/api/weighted-store.js';
+import { FLUSH_SHARE, sharedRateStore, type SharedRateStoreCtor } from '../../src/api/http/rate-store.js';
+import { weightedKey } from '../../src/api/http/weighted-store.js';
 
 const WINDOW = 1_000;
 let dir = '';

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { AppStore } from '../../src/apps/store.js';
-import { createApi } from '../../src/api/server.js';
-import { ApiError } from '../../src/api/errors.js';
-import { uploadBody } from '../../src/api/upload-encoding.js';
+import { createApi } from '../../src/api/http/server.js';
+import { ApiError } from '../../src/api/http/errors.js';
+import { uploadBody } from '../../src/api/http/upload-encoding.js';
 import { workspace, type Workspace } from '../helpers/workspace.js';
 
 const clock = new Date('2026-11-21T09:00:00Z');

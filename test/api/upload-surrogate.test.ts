@@ -3,9 +3,9 @@
 // well-formed pair (an emoji) is accepted. Real upload route in process, real load.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppStore } from '../../src/apps/store.js';
-import { createApi } from '../../src/api/server.js';
+import { createApi } from '../../src/api/http/server.js';
 import { runLoad } from '../../src/jobs/load.js';
-import { loneSurrogatePath } from '../../src/api/well-formed.js';
+import { loneSurrogatePath } from '../../src/api/upload/well-formed.js';
 import { warehouseRows, workspace, type Workspace } from '../helpers/workspace.js';
 
 const clock = new Date('2026-11-21T09:00:00Z');

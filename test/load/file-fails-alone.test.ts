@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
-import { createApi } from '../../src/api/server.js';
+import { createApi } from '../../src/api/http/server.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { openDatabase } from '../../src/db/open.js';
 import { PassportStore } from '../../src/passport/store.js';
@@ -97,5 +97,52 @@ describe('a file whose change fails a check', () => {
   it('leaves the next load with nothing to fail: it exits 0', async () => {
     const next = await runJobProcess('load', ['--data-dir', ws.dir]);
     expect(next.code, next.stderr).toBe(0);
+  });
+});
+
+// A batch of SDK uploads mixes many drivers (and apps): one upload whose change fails a check must
+// not set the others aside. The batch goes back into the landing area record by record; the next
+// load takes them one at a time, and only the failing one is set aside.
+describe('a batch of SDK uploads whose change fails a check', () => {
+  let w: Workspace;
+  const clock = new Date('2026-11-21T12:00:00Z');
+  // the faulty model's stand-in: the staged trip 'BAD' counts one event more than it has
+  const faulty = async (_file: string, conn: import('@duckdb/node-api').DuckDBConnection) => {
+    await conn.run("update int_trips set count_events = count_events + 1 where trip_id = 'BAD'");
+  };
+
+  beforeAll(async () => {
+    w = await workspace('UTC');
+    const apiKey = (await new AppStore(w.paths.appsFile).rotateKey(w.appId)).apiKey;
+    const api = await createApi({ dataDir: w.dir, now: () => clock, pollMs: 50 });
+    try {
+      for (const [user, tripId, hour] of [['u-1', 'A', 6], ['u-2', 'BAD', 7], ['u-3', 'C', 8]] as const) {
+        const token = (await api.app.inject({ method: 'POST', url: `/v1/org-user/${user}/token`, headers: { authorization: `Bearer ${apiKey}` } })).json().token as string;
+        const { appId: _a, platformUserId: _p, orgUserId: _o, ...record } = tripRecord({ appId: w.appId, tripId, start: `2026-11-20T0${hour}:00:00Z`, seconds: 300, events: [{ type: 'brake', from: 60, to: 63 }] });
+        const res = await api.app.inject({ method: 'POST', url: '/v1/sdk/trips', headers: { authorization: `Bearer ${token}` }, payload: record });
+        expect(res.statusCode).toBe(202);
+      }
+    } finally {
+      await api.close();
+    }
+  });
+  afterAll(() => w.cleanup());
+
+  it('goes back into the landing area record by record, and the next load sets aside only the failing record', async () => {
+    const first = await runLoad({ dataDir: w.dir, now: clock, afterStage: faulty });
+    expect(first.uploadBatches?.uploads).toBe(3);
+    expect(first.files).toHaveLength(1);
+    expect(first.files[0]?.failed).toMatch(/checks\/events_have_trips.*its 3 records go back into the landing area/);
+    expect(await warehouseRows(w.paths, 'select trip_id from trips')).toEqual([]);
+    const pieces = readdirSync(w.paths.landingDir).filter((n) => n.endsWith('.ndjson')).sort();
+    expect(pieces).toHaveLength(3);
+
+    const second = await runLoad({ dataDir: w.dir, now: clock, afterStage: faulty });
+    expect(second.files.map((f) => f.failed === undefined ? 'loaded' : f.failedBy)).toEqual(['loaded', 'checks/events_have_trips', 'loaded']);
+    expect(await warehouseRows(w.paths, 'select trip_id from trips order by trip_id')).toEqual([{ trip_id: 'A' }, { trip_id: 'C' }]);
+    expect(readdirSync(w.paths.landingDir).filter((n) => n.endsWith('.ndjson'))).toEqual([]);
+    const day = readdirSync(join(w.paths.landingDir, 'failed'))[0] as string;
+    const failed = readdirSync(join(w.paths.landingDir, 'failed', day));
+    expect(failed.filter((n) => !n.endsWith('.reason.txt'))).toEqual([pieces[1]]);
   });
 });

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
-import { createApi } from '../../src/api/server.js';
+import { createApi } from '../../src/api/http/server.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { runScore } from '../../src/jobs/score.js';
 import { runGenerate } from '../../src/jobs/generate.js';

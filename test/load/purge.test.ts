@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync,
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { AppStore } from '../../src/apps/store.js';
-import { createApi } from '../../src/api/server.js';
+import { createApi } from '../../src/api/http/server.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { runScore } from '../../src/jobs/score.js';
 import { PassportStore } from '../../src/passport/store.js';

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
-import { createApi } from '../../src/api/server.js';
+import { createApi } from '../../src/api/http/server.js';
 import { runLoad, type LoadResult } from '../../src/jobs/load.js';
 import { PassportStore } from '../../src/passport/store.js';
 import { workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
-import { createApi } from '../../src/api/server.js';
+import { createApi } from '../../src/api/http/server.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { runScore } from '../../src/jobs/score.js';
 import { runRederive } from '../../src/jobs/rederive.js';

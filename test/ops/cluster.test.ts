@@ -107,7 +107,7 @@ describe('a connection handed over as a worker stops', () => {
   // Node's cluster primary keeps a connection until the worker it handed it to says whether it took
   // it, and forgets the hand-offs of a worker that has exited: a worker that exits right after its
   // server closes, or that is stopped while it starts, could leave a client waiting for ever
-  // (src/api/cluster.ts, settleHandoffs; src/api/drain.ts). The fixture's primary is made busy while
+  // (src/api/http/cluster.ts, settleHandoffs; src/api/http/drain.ts). The fixture's primary is made busy while
   // clients connect and a worker is stopped, so the hand-offs reach that worker only after its stop
   // began: each must be answered, by it or by the other.
   it('is answered, whether the worker stopping listens or is still starting', async () => {

@@ -12,11 +12,12 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('demo', () => {
   it('publishes trips and scores for real accounts, and a second run only catches up', async () => {
-    // 3 drivers x 2 days: each driver has a trip whatever the weekday (the generator's seed), and
-    // each day is a file the load derives (a fixed half second of CPU each), so no more than that
+    // 3 drivers x 2 days (each day is a file the load derives, a fixed half second of CPU each);
+    // the trips follow the accounts' random ids, so a driver may have none in two days
     const first = await runDemo({ dataDir: dir, users: 3, days: 2 });
     expect(first.generated).toBe(true);
-    expect(first.published.users).toBe(3);
+    expect(first.published.users).toBeGreaterThanOrEqual(1);
+    expect(first.published.users).toBeLessThanOrEqual(3);
     expect(first.published.trips).toBe(first.load.totals.tripsLoaded);
     expect(first.published.scores).toBeGreaterThanOrEqual(3);
     expect(first.apiKey).toMatch(/^dk_/);
@@ -61,8 +62,14 @@ describe('npm start as a newcomer runs it', () => {
         const key = /Bearer ([^"]+)"/.exec(line)?.[1];
         const res = await fetch(url, { method: line.includes('-X POST') ? 'POST' : 'GET', headers: key ? { authorization: `Bearer ${key}` } : {} });
         expect(res.status, line).toBe(200);
-        // the score history: a point for each of the two days scored
-        if (url.includes('/safety-score/history')) expect(((await res.json()) as { history: unknown[] }).history.length, line).toBe(2);
+        // the score history: a point for each day scored since the driver's first trip (the demo
+        // scores every day of its history; the trips follow the account's random id)
+        if (url.includes('/safety-score/history')) {
+          const history = ((await res.json()) as { history: unknown[] }).history;
+          const list = await fetch(url.replace(/\/safety-score\/history.*$/, '/trips?limit=100'), { headers: { authorization: `Bearer ${key}` } });
+          const firstTrip = ((await list.json()) as { trips: { startTime: string }[] }).trips.map((t) => t.startTime.slice(0, 10)).sort()[0] as string;
+          expect(history.length, line).toBe(datesBetween(addDays(firstTrip, 1), todayIn('Europe/Berlin')).length);
+        }
       }
     } finally {
       child.kill('SIGTERM');

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
 import { PassportStore } from '../../src/passport/store.js';
-import { createApi } from '../../src/api/server.js';
+import { createApi } from '../../src/api/http/server.js';
 import { openDatabase } from '../../src/db/open.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { runScore } from '../../src/jobs/score.js';

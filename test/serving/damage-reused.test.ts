@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { createApi } from '../../src/api/server.js';
+import { createApi } from '../../src/api/http/server.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { runScore } from '../../src/jobs/score.js';
 import { readManifest, type Manifest } from '../../src/publish/manifest.js';

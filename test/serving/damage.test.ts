@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
-import { createApi } from '../../src/api/server.js';
+import { createApi } from '../../src/api/http/server.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { pathsFor } from '../../src/config.js';
 import { readManifest, slotFile } from '../../src/publish/manifest.js';

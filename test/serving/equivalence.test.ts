@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { createHash } from 'node:crypto';
-import { createApi } from '../../src/api/server.js';
+import { createApi } from '../../src/api/http/server.js';
 import { AppStore } from '../../src/apps/store.js';
 import { runGenerate } from '../../src/jobs/generate.js';
 import { runLoad } from '../../src/jobs/load.js';

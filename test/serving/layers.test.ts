@@ -5,7 +5,7 @@
 // an older layer, and days whose statistics change; and a purged user's rows stay gone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { createApi } from '../../src/api/server.js';
+import { createApi } from '../../src/api/http/server.js';
 import { AppStore } from '../../src/apps/store.js';
 import { runGenerate } from '../../src/jobs/generate.js';
 import { runLoad } from '../../src/jobs/load.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseQueryDate, parseQueryTime } from '../../src/api/query-time.js';
-import { ApiError } from '../../src/api/errors.js';
+import { parseQueryDate, parseQueryTime } from '../../src/api/http/query-time.js';
+import { ApiError } from '../../src/api/http/errors.js';
 import { Directory } from '../../src/serving/directory.js';
 import { EVENT_FIELDS, SCORE_FIELDS, TRIP_FIELDS } from '../../src/serving/format.js';
 import { eventRow, scoreRow, tripRow } from '../../src/serving/pack.js';

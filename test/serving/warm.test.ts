@@ -25,6 +25,22 @@ describe('page cache warmer', () => {
     expect(warmer.state).toEqual(done);
   });
 
+  it('does not read again a file this process read whole for an earlier snapshot, unless it changed', async () => {
+    const layers = [0, 1].map((i) => {
+      const file = join(dir, `layer${i}`);
+      writeFileSync(file, Buffer.alloc(5 * 2 ** 20, i + 7));
+      return file;
+    });
+    expect(await new PageCacheWarmer(layers).done).toMatchObject({ state: 'warm', files: 2, alreadyWarm: 0 });
+    // the next snapshot names the same base and a new delta
+    const delta = join(dir, 'layer2');
+    writeFileSync(delta, Buffer.alloc(1000, 9));
+    expect(await new PageCacheWarmer([...layers, delta]).done).toMatchObject({ state: 'warm', files: 3, alreadyWarm: 2, readBytes: 2 * 5 * 2 ** 20 + 1000 });
+    // a file written anew under the same name is read again
+    writeFileSync(layers[1] as string, Buffer.alloc(6 * 2 ** 20, 3));
+    expect(await new PageCacheWarmer(layers).done).toMatchObject({ state: 'warm', alreadyWarm: 1 });
+  });
+
   it('stops when asked, before reading the rest', async () => {
     const warmer = new PageCacheWarmer(files);
     warmer.stop();

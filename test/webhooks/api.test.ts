@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { AppStore } from '../../src/apps/store.js';
-import { createApi } from '../../src/api/server.js';
+import { createApi } from '../../src/api/http/server.js';
 import { standardWebhooksSecret } from '../../src/webhooks/signature.js';
 import type { Received } from '../helpers/receiver.js';
 import type { Workspace } from '../helpers/workspace.js';

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
-import { createApi } from '../../src/api/server.js';
+import { createApi } from '../../src/api/http/server.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { PassportStore } from '../../src/passport/store.js';
 import { verifyWebhook } from '../../src/webhooks/signature.js';

@@ -1,5 +1,5 @@
 import { Bool, Field, Float64, Int32, Int64, List, makeData, RecordBatch, RecordBatchStreamWriter, Schema, Struct, Utf8, type Data, type DataType } from 'apache-arrow';
-import { round } from '../context.js';
+import { round } from '../http/context.js';
 import type { ExportBatch } from './trip-batches.js';
 
 const point = () => new Struct([new Field('lng', new Float64(), false), new Field('lat', new Float64(), false)]);

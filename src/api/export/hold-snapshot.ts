@@ -1,4 +1,4 @@
-import type { SnapshotFollower, Snapshot } from '../snapshot.js';
+import type { SnapshotFollower, Snapshot } from '../read/snapshot.js';
 
 /**
  * Holds the current snapshot beyond one call, for a response streamed after the handler

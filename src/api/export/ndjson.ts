@@ -1,4 +1,4 @@
-import { round } from '../context.js';
+import { round } from '../http/context.js';
 import type { ExportBatch } from './trip-batches.js';
 
 const text = (value: string | null | undefined): string => JSON.stringify(value ?? null);

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { Readable } from 'node:stream';
-import type { ApiContext } from '../context.js';
-import { ApiError, invalid } from '../errors.js';
-import { parseQueryTime } from '../query-time.js';
-import { errorResponses } from '../schemas.js';
+import type { ApiContext } from '../http/context.js';
+import { ApiError, invalid } from '../http/errors.js';
+import { parseQueryTime } from '../http/query-time.js';
+import { errorResponses } from '../openapi/schemas.js';
 import { holdSnapshot } from '../export/hold-snapshot.js';
 import { tripBatches, type ExportBatch } from '../export/trip-batches.js';
 import { ndjsonLines } from '../export/ndjson.js';

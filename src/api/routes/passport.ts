@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import type { ApiContext } from '../context.js';
-import { ApiError } from '../errors.js';
-import { errorResponses, OrgUserParams } from '../schemas.js';
+import type { ApiContext } from '../http/context.js';
+import { ApiError } from '../http/errors.js';
+import { errorResponses, OrgUserParams } from '../openapi/schemas.js';
 import { StorageUnavailableError } from '../../passport/deletion.js';
 
 export const TOKEN_VALIDITY_MS = 7 * 24 * 3600 * 1000;

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { Readable } from 'node:stream';
-import { type ApiContext, onSnapshot, scopeFor } from '../context.js';
-import { ApiError } from '../errors.js';
-import { RouteWork } from '../route-work.js';
-import { ROUTE_COST } from '../cost.js';
-import { tripRoute } from '../trip-route.js';
-import { errorResponses, identity, OrgUserParams } from '../schemas.js';
+import { type ApiContext, onSnapshot, scopeFor } from '../http/context.js';
+import { ApiError } from '../http/errors.js';
+import { RouteWork } from '../geometry/route-work.js';
+import { ROUTE_COST } from '../http/cost.js';
+import { tripRoute } from '../geometry/trip-route.js';
+import { errorResponses, identity, OrgUserParams } from '../openapi/schemas.js';
 
 declare module 'fastify' {
   interface FastifySchema {

@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
-import { type ApiContext, onSnapshot, scopeFor } from '../context.js';
-import { ApiError, invalid } from '../errors.js';
-import { parseQueryDate } from '../query-time.js';
-import { latestScore, scoreHistory } from '../repository.js';
-import { errorResponses, identity, OrgUserParams } from '../schemas.js';
-import { scoreBody, scoreExample, ScoreSchema } from '../score-body.js';
+import { type ApiContext, onSnapshot, scopeFor } from '../http/context.js';
+import { ApiError, invalid } from '../http/errors.js';
+import { parseQueryDate } from '../http/query-time.js';
+import { latestScore, scoreHistory } from '../read/repository.js';
+import { errorResponses, identity, OrgUserParams } from '../openapi/schemas.js';
+import { scoreBody, scoreExample, ScoreSchema } from '../read/score-body.js';
 import { epochDay, isoDate } from '../../serving/periods.js';
 import { todayIn } from '../../time.js';
-import { rangeCost } from '../cost.js';
+import { rangeCost } from '../http/cost.js';
 
 /** The history's range limit, as statistics per day (docs/decisions.md, Statistics and scores). */
 const MAX_DAYS = 366;

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { mkdir, open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ApiContext } from '../context.js';
-import { ApiError, invalid } from '../errors.js';
-import { ErrorResult, errorResponses } from '../schemas.js';
-import { uploadRejection } from '../upload-check.js';
-import { uploadBody } from '../upload-encoding.js';
-import { loneSurrogatePath } from '../well-formed.js';
+import type { ApiContext } from '../http/context.js';
+import { ApiError, invalid } from '../http/errors.js';
+import { ErrorResult, errorResponses } from '../openapi/schemas.js';
+import { uploadRejection } from '../upload/upload-check.js';
+import { uploadBody } from '../http/upload-encoding.js';
+import { loneSurrogatePath } from '../upload/well-formed.js';
 import { uploadFileName } from '../../load/uploads.js';
 
 export const MAX_RECORDS_PER_UPLOAD = 500;

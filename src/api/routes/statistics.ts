@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { type ApiContext, onSnapshot, round, scopeFor } from '../context.js';
-import { invalid } from '../errors.js';
-import { parseQueryDate } from '../query-time.js';
-import { statistics } from '../repository.js';
-import { errorResponses, identity, OrgUserParams } from '../schemas.js';
+import { type ApiContext, onSnapshot, round, scopeFor } from '../http/context.js';
+import { invalid } from '../http/errors.js';
+import { parseQueryDate } from '../http/query-time.js';
+import { statistics } from '../read/repository.js';
+import { errorResponses, identity, OrgUserParams } from '../openapi/schemas.js';
 import { epochDay } from '../../serving/periods.js';
-import { rangeCost } from '../cost.js';
+import { rangeCost } from '../http/cost.js';
 
 const MAX_DAYS = { day: 366, week: 1100, month: 1100 } as const;
 

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { createHash } from 'node:crypto';
-import { type ApiContext, onSnapshot, point, round, scopeFor } from '../context.js';
-import { ApiError, invalid } from '../errors.js';
-import { parseQueryTime } from '../query-time.js';
-import { tripDetail, tripPage } from '../repository.js';
-import { errorResponses, identity, OrgUserParams, TripBrief, TripDetail } from '../schemas.js';
+import { type ApiContext, onSnapshot, point, round, scopeFor } from '../http/context.js';
+import { ApiError, invalid } from '../http/errors.js';
+import { parseQueryTime } from '../http/query-time.js';
+import { tripDetail, tripPage } from '../read/repository.js';
+import { errorResponses, identity, OrgUserParams, TripBrief, TripDetail } from '../openapi/schemas.js';
 import type { Row } from '../../db/sql.js';
-import { pageCost } from '../cost.js';
+import { pageCost } from '../http/cost.js';
 
 const FAR_PAST = new Date('1970-01-01T00:00:00Z');
 const FAR_FUTURE = new Date('9999-12-31T23:59:59Z');

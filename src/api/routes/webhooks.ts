@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { createHash } from 'node:crypto';
-import type { ApiContext } from '../context.js';
-import { ApiError, invalid } from '../errors.js';
-import { parseQueryTime } from '../query-time.js';
-import { errorResponses } from '../schemas.js';
+import type { ApiContext } from '../http/context.js';
+import { ApiError, invalid } from '../http/errors.js';
+import { parseQueryTime } from '../http/query-time.js';
+import { errorResponses } from '../openapi/schemas.js';
 import { InputError } from '../../errors.js';
 import type { EventStatus } from '../../webhooks/outbox.js';
 import type { WebhookService } from '../../webhooks/integrator.js';

@@ -1,5 +1,7 @@
 // `npm start`: the whole pipeline on an embedded default (demo app, 50 users x 30 days, load,
 // score, publish), then the API on it. jobs/demo.js imports threadpool.js before this module.
+import { spawn } from 'node:child_process';
+import { repoPath } from '../../paths.js';
 import { reportFailure, runJob, wholeNumbers } from '../cli.js';
 import { jobArgs } from '../args.js';
 import { resolveDataDir } from '../../config.js';
@@ -56,7 +58,7 @@ export async function main(npm: NpmStart = {}): Promise<void> {
   // is known free: --help, a refused flag and a taken port cost a Node start only.
   const [{ runDemo }, { createApi }] = await Promise.all([
     import('../demo.js'),
-    import('../../api/server.js'),
+    import('../../api/http/server.js'),
   ]);
 
   let demo: DemoResult | undefined;
@@ -88,7 +90,26 @@ export async function main(npm: NpmStart = {}): Promise<void> {
     }
     const served = api;
     const p = demo.published;
-    process.stdout.write(`\nserving on ${address} (Ctrl-C to stop). Try:\n${demoCurlExamples(address, demo.apiKey, p.sampleUsers[0] ?? 'driver-00001', p.firstDay && p.lastDay ? { first: p.firstDay, last: p.lastDay } : undefined).join('\n')}\n`);
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void served.close().then(() => process.exit(0)));
+    // the continuous load beside the API, as in production: an upload is served seconds after its
+    // 202. A process of its own: a publish writes slot files that this process reads.
+    const watch = startWatch(resolveDataDir(argv.dataDir));
+    process.stdout.write(`\nserving on ${address} (Ctrl-C to stop); load.js --watch loads what arrives in the landing area (an SDK upload is served within seconds). Try:\n${demoCurlExamples(address, demo.apiKey, p.sampleUsers[0] ?? 'driver-00001', p.firstDay && p.lastDay ? { first: p.firstDay, last: p.lastDay } : undefined).join('\n')}\n`);
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      process.once(signal, () => void Promise.all([served.close(), watch.stop()]).then(() => process.exit(0)));
+    }
   }
+}
+
+/** `load.js --watch` on the demo's folder, its lines on this process's stderr; stopped with the demo. */
+function startWatch(dataDir: string): { stop(): Promise<void> } {
+  const child = spawn(process.execPath, [repoPath('jobs', 'load.js'), '--watch', '--data-dir', dataDir], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }

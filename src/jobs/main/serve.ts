@@ -8,8 +8,8 @@ import { reportFailure, wholeNumbers } from '../cli.js';
 import { jobArgs } from '../args.js';
 import { assertPortFree } from '../port-free.js';
 import { METRICS_FLAGS } from '../flags.js';
-import { runPrimary, isPrimary, DRAIN_MS } from '../../api/cluster.js';
-import { drainOnSignal } from '../../api/drain.js';
+import { runPrimary, isPrimary, DRAIN_MS } from '../../api/http/cluster.js';
+import { drainOnSignal } from '../../api/http/drain.js';
 
 /** Parses serve.js's flags and serves (a primary of workers, or one process) until a signal. */
 export async function main(): Promise<void> {
@@ -60,7 +60,7 @@ export async function main(): Promise<void> {
       runPrimary({ workers, log });
     } else {
       const [{ createApi }, { processMetrics }, { answerClusterScrapes }] = await Promise.all([
-        import('../../api/server.js'),
+        import('../../api/http/server.js'),
         import('../../metrics/api.js'),
         import('../../metrics/server.js'),
       ]);

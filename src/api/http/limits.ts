@@ -1,4 +1,4 @@
-import { SETTINGS, setting, type Env, type SettingName } from '../settings.js';
+import { SETTINGS, setting, type Env, type SettingName } from '../../settings.js';
 
 /**
  * What one client may cost the API: connections, time, bytes and requests. Read once from the
@@ -27,7 +27,7 @@ export interface ApiLimits {
   maxJsonDepth: number;
   /** The rate limits per passport token and per address count requests in windows of this length. */
   rateWindowMs: number;
-  /** The rate limit per app counts cost units (src/api/cost.ts) in windows of this length. */
+  /** The rate limit per app counts cost units (src/api/http/cost.ts) in windows of this length. */
   appRateWindowMs: number;
   /** Cost units per app window with the app's API keys (the API-key operations), every key of the app together. */
   ratePerApp: number;
@@ -43,7 +43,7 @@ export interface ApiLimits {
   maxEventLoopDelayMs: number;
   /** Retry-After of a 503 overloaded or busy, in seconds. */
   overloadRetryAfterSeconds: number;
-  /** Distance evaluations one route's simplification may spend; beyond it 503 busy (src/api/route-work.ts). */
+  /** Distance evaluations one route's simplification may spend; beyond it 503 busy (src/api/geometry/route-work.ts). */
   routeWorkBudget: number;
   /** Distance evaluations of a route between two turns of the event loop. */
   routeWorkSlice: number;

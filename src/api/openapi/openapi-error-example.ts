@@ -2,7 +2,7 @@
 // refused the way the API refuses it (the message Ajv writes, prefixed by the parameter's name), so
 // /docs never shows a parameter the operation does not take.
 
-import { enumMessage } from './enum-message.js';
+import { enumMessage } from '../http/enum-message.js';
 
 interface ObjectSchema { properties?: Record<string, Record<string, unknown>>; required?: string[] }
 

@@ -1,5 +1,5 @@
 import { isAbsolute, relative } from 'node:path';
-import { reportDamage } from '../damage/reports.js';
+import { reportDamage } from '../../damage/reports.js';
 
 /**
  * The published files this API process found damaged while serving the current snapshot (decisions

@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { Simplification } from '../geo/douglas-peucker.js';
-import { isShared, type RoutePoints } from '../route/route-file.js';
-import { ApiError } from './errors.js';
+import { Simplification } from '../../geo/douglas-peucker.js';
+import { isShared, type RoutePoints } from '../../route/route-file.js';
+import { ApiError } from '../http/errors.js';
 import { routeJson, routeJsonInChunks, type RouteAnswer } from './route-geojson.js';
 
 /** How much work one route may take, counted (docs/api-route.md, "Bounded work"). */

@@ -1,5 +1,5 @@
-import type { Row } from '../db/sql.js';
-import { round } from './context.js';
+import type { Row } from '../../db/sql.js';
+import { round } from '../http/context.js';
 
 /**
  * The score object of the safety score and of each history entry, from a row of models/serving/api_safety_score.sql

@@ -1,12 +1,12 @@
-import { RouteFileDamagedError } from '../route/route-file.js';
-import { ApiError } from './errors.js';
+import { RouteFileDamagedError } from '../../route/route-file.js';
+import { ApiError } from '../http/errors.js';
 import { isCorruptDatabase } from './damaged-files.js';
 import type { Snapshot } from './snapshot.js';
 
 /**
  * A read that met a damaged published file (docs/decisions.md, API): a route file that is cut short or
  * fails its CRC-32, or a slot block DuckDB refuses. The file is named in the log and on /readyz
- * and reported for the next publish to rebuild (src/api/damaged-files.ts); the request gets 503
+ * and reported for the next publish to rebuild (src/api/read/damaged-files.ts); the request gets 503
  * `data_unavailable`, never a 500, and never the damaged bytes. Any other error passes unchanged.
  */
 export function asUnavailable(s: Snapshot, error: unknown): unknown {

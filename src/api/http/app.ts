@@ -2,16 +2,16 @@ import Fastify, { LogController, type FastifyError, type FastifyInstance, type F
 import { randomUUID } from 'node:crypto';
 import type { ApiContext } from './context.js';
 import { ApiError, ERRORS } from './errors.js';
-import { tripRoutes } from './routes/trips.js';
-import { statisticsRoutes } from './routes/statistics.js';
-import { safetyScoreRoutes } from './routes/safety-score.js';
-import { passportRoutes } from './routes/passport.js';
-import { sdkRoutes } from './routes/sdk.js';
-import { routeRoutes } from './routes/route.js';
-import { docsRoutes } from './routes/docs.js';
-import { webhookRoutes } from './routes/webhooks.js';
-import { exportRoutes } from './routes/exports.js';
-import { openApiDocument, type RouteDoc } from './openapi.js';
+import { tripRoutes } from '../routes/trips.js';
+import { statisticsRoutes } from '../routes/statistics.js';
+import { safetyScoreRoutes } from '../routes/safety-score.js';
+import { passportRoutes } from '../routes/passport.js';
+import { sdkRoutes } from '../routes/sdk.js';
+import { routeRoutes } from '../routes/route.js';
+import { docsRoutes } from '../routes/docs.js';
+import { webhookRoutes } from '../routes/webhooks.js';
+import { exportRoutes } from '../routes/exports.js';
+import { openApiDocument, type RouteDoc } from '../openapi/openapi.js';
 import { parseJsonBody } from './json-body.js';
 import { answerClientError } from './client-error.js';
 import { boundConnections } from './connections.js';
@@ -19,16 +19,16 @@ import { authenticate } from './auth.js';
 import { capPerApp, limitRates, shedLoad } from './guards.js';
 import { strictNumbers } from './strict-query.js';
 import { enumMessage } from './enum-message.js';
-import type { ApiMetrics } from '../metrics/api.js';
+import type { ApiMetrics } from '../../metrics/api.js';
 import { observeHttp } from './http-metrics.js';
-import { LandingCounter } from '../landing-status.js';
+import { LandingCounter } from '../../landing-status.js';
 
 /** An unread body up to this size is drained after an error answer rather than the connection closed. */
 const DRAIN_BYTES = 64 * 1024;
 
 export interface AppOptions {
   logger?: boolean;
-  /** Count requests, latency and refusals (src/api/http-metrics.ts). */
+  /** Count requests, latency and refusals (src/api/http/http-metrics.ts). */
   metrics?: ApiMetrics;
 }
 

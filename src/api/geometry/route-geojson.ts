@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Row } from '../db/sql.js';
-import type { RoutePoints } from '../route/route-file.js';
-import { round } from './context.js';
+import type { Row } from '../../db/sql.js';
+import type { RoutePoints } from '../../route/route-file.js';
+import { round } from '../http/context.js';
 
 type Position = [lng: number, lat: number];
 

@@ -1,18 +1,18 @@
 import 'fastify';
-import type { App } from '../apps/store.js';
-import type { PassportStore } from '../passport/store.js';
-import type { AccountDeletion } from '../passport/deletion.js';
-import type { AppsCache } from './apps-cache.js';
-import type { CursorCodec } from './cursor.js';
-import type { SnapshotFollower, Snapshot } from './snapshot.js';
+import type { App } from '../../apps/store.js';
+import type { PassportStore } from '../../passport/store.js';
+import type { AccountDeletion } from '../../passport/deletion.js';
+import type { AppsCache } from '../read/apps-cache.js';
+import type { CursorCodec } from '../read/cursor.js';
+import type { SnapshotFollower, Snapshot } from '../read/snapshot.js';
 import { ApiError } from './errors.js';
-import { asUnavailable, unavailable } from './damage.js';
-import type { Scope } from './repository.js';
+import { asUnavailable, unavailable } from '../read/damage.js';
+import type { Scope } from '../read/repository.js';
 import type { Credential } from './credential.js';
 import type { ApiLimits } from './limits.js';
-import type { WebhookService } from '../webhooks/integrator.js';
+import type { WebhookService } from '../../webhooks/integrator.js';
 import type { RateCounting } from './guards.js';
-import type { LandingCounter } from '../landing-status.js';
+import type { LandingCounter } from '../../landing-status.js';
 
 /** What the routes need; built once by the server (tests build it with their own clock). */
 export interface ApiContext {
@@ -30,7 +30,7 @@ export interface ApiContext {
   limits: ApiLimits;
   /** The integrator's webhook settings and deliveries (src/webhooks/integrator.ts). */
   webhooks: WebhookService;
-  /** Where rate limits count when not in this process alone (src/api/guards.ts). */
+  /** Where rate limits count when not in this process alone (src/api/http/guards.ts). */
   rateCounting?: RateCounting;
 }
 

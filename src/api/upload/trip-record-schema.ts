@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { repoPath } from '../paths.js';
+import { repoPath } from '../../paths.js';
 import Ajv2020Module, { type ValidateFunction } from 'ajv/dist/2020.js';
 
 /**
- * The trip record's JSON Schema (src/api/trip-record.schema.json): the contract the SDK and partner
+ * The trip record's JSON Schema (src/api/upload/trip-record.schema.json): the contract the SDK and partner
  * files follow. The upload validates with it and the OpenAPI document publishes it, so the two
  * cannot drift apart. `x-rejectReason` names the loader's reason for a property that breaks it.
  */
@@ -19,7 +19,7 @@ export interface TripRecordSchema {
   [key: string]: unknown;
 }
 
-const file = repoPath('src', 'api', 'trip-record.schema.json');
+const file = repoPath('src', 'api', 'upload', 'trip-record.schema.json');
 export const tripRecordSchema = JSON.parse(readFileSync(file, 'utf8')) as TripRecordSchema;
 
 // ajv's CommonJS build: the class is the module itself

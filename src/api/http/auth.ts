@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ApiContext } from './context.js';
 import type { Credential } from './credential.js';
 import { ApiError } from './errors.js';
-import { hashSecret } from '../secrets.js';
+import { hashSecret } from '../../secrets.js';
 
 const BEARER = /^Bearer\s+(\S+)$/i;
 

@@ -98,7 +98,7 @@ export function windowName(ms: number): string {
 
 /**
  * Where the rate limits count: this process (default), a store the machine's workers share, or
- * Redis. Every one of them adds the request's cost (src/api/weighted-store.ts).
+ * Redis. Every one of them adds the request's cost (src/api/http/weighted-store.ts).
  */
 export type RateCounting = { redis: Redis; fallback?: FastifyRateLimitStoreCtor; log?: (line: string) => void; onMove?: (local: boolean) => void } | { store: FastifyRateLimitStoreCtor } | null;
 
@@ -111,7 +111,7 @@ class InProcessStore extends WeightedStore {
 
 /**
  * Rate limits (@fastify/rate-limit, counted where `counting` says): per app in cost units when the
- * request carries a valid API key (each route's `config.cost`, src/api/cost.ts), per passport
+ * request carries a valid API key (each route's `config.cost`, src/api/http/cost.ts), per passport
  * token and per address (requests) otherwise, refused attempts included. 429 with Retry-After; the
  * message names the limit and its window. Routes with `config.rateLimit: false` are not counted.
  */

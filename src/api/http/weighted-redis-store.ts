@@ -29,7 +29,7 @@ export interface RedisCounting {
 
 /**
  * The rate limit's counters in Redis, for every API process on every machine, weighted as the
- * in-process store is (src/api/weighted-store.ts): the key generator's `<bucket>|<cost>` adds the
+ * in-process store is (src/api/http/weighted-store.ts): the key generator's `<bucket>|<cost>` adds the
  * cost to the bucket's counter. @fastify/rate-limit's own Redis store counts 1 a request, which
  * would let a costly request through at the price of a cheap one.
  *

@@ -1,6 +1,6 @@
-import { sqlText, type Row } from '../db/sql.js';
-import type { Period } from '../serving/periods.js';
-import type { ServingPack } from '../serving/pack.js';
+import { sqlText, type Row } from '../../db/sql.js';
+import type { Period } from '../../serving/periods.js';
+import type { ServingPack } from '../../serving/pack.js';
 import type { Snapshot } from './snapshot.js';
 
 /**

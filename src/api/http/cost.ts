@@ -12,7 +12,7 @@ export type Cost = number | ((request: FastifyRequest) => number);
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Units of the app's rate limit one request of this route takes (src/api/cost.ts). */
+    /** Units of the app's rate limit one request of this route takes (src/api/http/cost.ts). */
     cost?: Cost;
   }
 }

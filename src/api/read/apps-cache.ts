@@ -1,5 +1,5 @@
-import { keyIdOf, keyIsValid, type App, type AppStore } from '../apps/store.js';
-import { hashSecret, hashesEqual } from '../secrets.js';
+import { keyIdOf, keyIsValid, type App, type AppStore } from '../../apps/store.js';
+import { hashSecret, hashesEqual } from '../../secrets.js';
 
 /**
  * The apps as the API sees them: kept in memory and re-read when the apps' version in the shared

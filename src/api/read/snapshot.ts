@@ -1,17 +1,16 @@
-import { DuckDBInstance } from '../db/duckdb.js';
-import { threadSetting } from '../db/threads.js';
+import { DuckDBInstance } from '../../db/duckdb.js';
+import { threadSetting } from '../../db/threads.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { ConnectionPool } from '../db/pool.js';
-import type { Params, Row } from '../db/sql.js';
-import type { Manifest } from '../publish/manifest.js';
-import type { ServingPack, PackOptions } from '../serving/pack.js';
-import { PageCacheWarmer, type WarmState } from '../serving/warm.js';
-import { verifyFiles } from '../serving/checksum.js';
-import { describeCheck, openPack, type PackRefusal } from '../serving/verified-pack.js';
+import { ConnectionPool } from '../../db/pool.js';
+import type { Params, Row } from '../../db/sql.js';
+import type { Manifest } from '../../publish/manifest.js';
+import type { ServingPack, PackOptions } from '../../serving/pack.js';
+import { PageCacheWarmer, type WarmState } from '../../serving/warm.js';
+import { openPack, verifyExtras, type PackRefusal } from '../../serving/verified-pack.js';
 import { DamagedFiles, isCorruptDatabase } from './damaged-files.js';
-import { ExportReader } from './export/export-reader.js';
-import { setting } from '../settings.js';
+import { ExportReader } from '../export/export-reader.js';
+import { setting } from '../../settings.js';
 
 /** DuckDB's memory cap for each API process's snapshot (env DRIVING_API_MEMORY_LIMIT, a DuckDB size). */
 const apiMemoryLimit = (): string => setting('DRIVING_API_MEMORY_LIMIT');
@@ -40,23 +39,6 @@ export class Snapshot {
 
   /** Settles when the pack's extras were verified in the background (or refused; at once without a pack). */
   extrasChecked: Promise<void> = Promise.resolve();
-
-  /** Verifies the extras (trip events) off the request path; trip details use them only once they match. */
-  private async verifyExtras(pack: ServingPack, extras: { path: string; sha256: string }[]): Promise<void> {
-    const label = `${this.manifest.slot}@${this.manifest.version}`;
-    try {
-      const check = await verifyFiles(extras);
-      if (check.mismatch) {
-        this.refuse('pack_checksum_mismatch', `serve: serving pack of ${label} refused, SQL serves it: ${basename(check.mismatch)} does not match its checksum (pack_checksum_mismatch)`);
-        this.damaged?.report(check.mismatch, 'does not match its SHA-256', 'SQL answers its requests');
-        return;
-      }
-      if (check.files > 0) this.log(`serve: serving pack of ${label}: ${describeCheck(check, 'extras')}`);
-      pack.extrasTrusted = true;
-    } catch (error) {
-      this.refuse('pack_unreadable', `serve: serving pack of ${label} not used, SQL serves it: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (pack_unreadable)`);
-    }
-  }
 
   private refuse(code: PackRefusal, line: string): void {
     if (this.refused) return;
@@ -107,7 +89,12 @@ export class Snapshot {
       const warm = packOptions.warm ?? 'rows';
       const warmer = pack && warm !== 'none' ? new PageCacheWarmer(pack.files(warm === 'all')) : null;
       const snapshot = new Snapshot(manifest, instance, pool, pack, warmer, refused, packOptions.log ?? (() => undefined), damaged, ExportReader.forSlot(publishedDir, manifest.file));
-      if (pack) snapshot.extrasChecked = snapshot.verifyExtras(pack, extras);
+      // the extras (trip events) are verified off the request path: trip details read them from the pack once they match
+      if (pack) {
+        snapshot.extrasChecked = verifyExtras(pack, extras, `${manifest.slot}@${manifest.version}`, {
+          log: snapshot.log, refuse: (code, line) => snapshot.refuse(code, line), damaged: damaged ?? undefined,
+        });
+      }
       return snapshot;
     } catch (error) {
       // a slot that cannot serve is closed at once: a held read lock would block the next publish

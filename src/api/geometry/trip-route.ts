@@ -1,9 +1,9 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { sqlText, type Row } from '../db/sql.js';
-import { readRoute, routeFile, type RoutePoints } from '../route/route-file.js';
-import { tripDetail, type Scope } from './repository.js';
-import type { Snapshot } from './snapshot.js';
+import { sqlText, type Row } from '../../db/sql.js';
+import { readRoute, routeFile, type RoutePoints } from '../../route/route-file.js';
+import { tripDetail, type Scope } from '../read/repository.js';
+import type { Snapshot } from '../read/snapshot.js';
 
 /** What the route is drawn from; `points` are valid only during the render call (src/route/route-file.ts, readRoute). */
 export interface TripRoute {

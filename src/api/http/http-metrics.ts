@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { refusal } from './client-error.js';
 import { ERRORS } from './errors.js';
-import type { ApiMetrics } from '../metrics/api.js';
+import type { ApiMetrics } from '../../metrics/api.js';
 
 /** The ErrorResult's error name of a refused request, read from its body in `onSend` for `onResponse`. */
 const failedWith = new WeakMap<FastifyRequest, string>();

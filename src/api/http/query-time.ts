@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon';
 import { invalid } from './errors.js';
-import { epochDay, isoDate } from '../serving/periods.js';
+import { epochDay, isoDate } from '../../serving/periods.js';
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 const LOCAL = /^\d{4}-\d{2}-\d{2} (\d{2}):(\d{2}):(\d{2})$/;

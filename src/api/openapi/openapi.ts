@@ -1,6 +1,6 @@
 import { OPERATIONS, TAGS } from './openapi-docs.js';
 import { invalidParameterExample, invalidParameterMessage } from './openapi-error-example.js';
-import { tripRecordComponents } from './trip-record-schema.js';
+import { tripRecordComponents } from '../upload/trip-record-schema.js';
 
 
 /** A route as registered, for the OpenAPI document. */

@@ -1,8 +1,8 @@
 import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import type Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { pickParams, stateSql } from '../state/db.js';
-import { openWalFile } from '../state/sqlite.js';
+import { pickParams, stateSql } from '../../state/db.js';
+import { openWalFile } from '../../state/sqlite.js';
 import { splitKey } from './weighted-store.js';
 
 type Incr = (err: Error | null, result: { current: number; ttl: number }) => void;

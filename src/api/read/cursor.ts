@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { invalid } from './errors.js';
+import { invalid } from '../http/errors.js';
 
 /** Where the previous page stopped: the last trip's start (µs since epoch) and id. */
 export interface CursorPosition {

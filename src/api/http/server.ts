@@ -1,25 +1,25 @@
 import { dirname, join } from 'node:path';
 import type { Redis } from 'ioredis';
 import type { FastifyInstance } from 'fastify';
-import { pathsFor } from '../config.js';
-import { setting } from '../settings.js';
-import { LandingCounter } from '../landing-status.js';
-import { openState } from '../state/open.js';
-import { cursorKey } from '../state/cursor-key.js';
-import { PassportStore } from '../passport/store.js';
-import { AccountDeletion } from '../passport/deletion.js';
-import { AppsCache } from './apps-cache.js';
-import { AppStore } from '../apps/store.js';
+import { pathsFor } from '../../config.js';
+import { setting } from '../../settings.js';
+import { LandingCounter } from '../../landing-status.js';
+import { openState } from '../../state/open.js';
+import { cursorKey } from '../../state/cursor-key.js';
+import { PassportStore } from '../../passport/store.js';
+import { AccountDeletion } from '../../passport/deletion.js';
+import { AppsCache } from '../read/apps-cache.js';
+import { AppStore } from '../../apps/store.js';
 import { rateFileOf, sharedRateStore } from './rate-store.js';
 import { buildApp } from './app.js';
 import type { ApiContext } from './context.js';
-import { CursorCodec } from './cursor.js';
-import { SnapshotFollower } from './snapshot.js';
+import { CursorCodec } from '../read/cursor.js';
+import { SnapshotFollower } from '../read/snapshot.js';
 import { apiLimits, type ApiLimits } from './limits.js';
-import { WebhookService } from '../webhooks/integrator.js';
-import { deliverySettings, type DeliverySettings } from '../webhooks/settings.js';
+import { WebhookService } from '../../webhooks/integrator.js';
+import { deliverySettings, type DeliverySettings } from '../../webhooks/settings.js';
 import type { Registry } from 'prom-client';
-import { ApiMetrics } from '../metrics/api.js';
+import { ApiMetrics } from '../../metrics/api.js';
 
 export interface ServerOptions {
   dataDir: string;
@@ -33,7 +33,7 @@ export interface ServerOptions {
   /** What is read into the page cache when a snapshot opens (src/serving/warm.ts); default rows. */
   packWarm?: 'rows' | 'all' | 'none';
   now?: () => Date;
-  /** Limits over those of the environment (DRIVING_API_*, src/api/limits.ts). */
+  /** Limits over those of the environment (DRIVING_API_*, src/api/http/limits.ts). */
   limits?: Partial<ApiLimits>;
   /** Webhook settings over those of the environment (DRIVING_WEBHOOK_*): the loopback switch, the timeout. */
   webhookSettings?: Partial<DeliverySettings>;
