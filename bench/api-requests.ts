@@ -19,7 +19,7 @@ export async function requestPaths(dataDir: string, lastDay: string, seed: numbe
   const db = await openDatabase(pathsFor(dataDir).warehouseFile, { readOnly: true });
   let rows: Record<string, unknown>[];
   try {
-    rows = await queryFile(db.connection, 'bench/api_sample', { users: 2_000, trips_per_user: 2, seed });
+    rows = await queryFile(db.connection, 'tools/bench/api_sample', { users: 2_000, trips_per_user: 2, seed });
   } finally {
     db.close();
   }

@@ -19,7 +19,7 @@ export async function bareRead(format: 'ndjson' | 'parquet', dir: string): Promi
   const db = await openDatabase(':memory:', { memoryLimit: jobSettings().memoryLimit });
   try {
     const t0 = performance.now();
-    const [row = {}] = await queryFile(db.connection, `bench/bare_read_${format}`, { files: listValue(files) });
+    const [row = {}] = await queryFile(db.connection, `tools/bench/bare_read_${format}`, { files: listValue(files) });
     return { seconds: (performance.now() - t0) / 1000, points: Number(row['points']) };
   } finally {
     db.close();
@@ -35,7 +35,7 @@ export async function floorWrite(format: 'ndjson' | 'parquet', dir: string, outD
   const files = readdirSync(dir).filter((f) => f.endsWith(`.${format}`)).sort().map((f) => join(dir, f));
   const db = await openDatabase(':memory:', { memoryLimit: jobSettings().memoryLimit });
   try {
-    await materialize(db.connection, `bench/floor_points_${format}`, { files: listValue(files) }, 'floor_points');
+    await materialize(db.connection, `tools/bench/floor_points_${format}`, { files: listValue(files) }, 'floor_points');
     const t0 = performance.now();
     await run(db.connection, `copy (select * from floor_points order by app_id, trip_id, t) to ${quoteLiteral(outDir)} (format parquet, compression zstd, per_thread_output true, overwrite true)`);
     return (performance.now() - t0) / 1000;

@@ -62,9 +62,9 @@ export async function synthesizeHistory(options: SynthOptions): Promise<SynthRes
 
   const wh = await openWarehouse(paths.warehouseFile, [app], { memoryLimit: settings.memoryLimit });
   try {
-    await runScript(wh.conn, 'bench/macros');
+    await runScript(wh.conn, 'macros/bench');
     const centre = cityCentre(app.timeZone);
-    await runFile(wh.conn, 'bench/synth_users', {
+    await runFile(wh.conn, 'tools/bench/synth_users', {
       org_user_ids: listValue(options.users.map((u) => u.orgUserId)),
       platform_user_ids: listValue(options.users.map((u) => u.platformUserId)),
       seed: options.seed ?? 7,
@@ -137,8 +137,8 @@ async function writeBatch(wh: Warehouse, app: App, days: string[], seed: number,
   };
   return inTransaction(conn, async () => {
     for (const day of days) {
-      await runFile(conn, 'bench/synth_day_trips', { day, time_zone: app.timeZone, seed });
-      await runScript(conn, 'bench/insert_day', params);
+      await runFile(conn, 'tools/bench/synth_day_trips', { day, time_zone: app.timeZone, seed });
+      await runScript(conn, 'tools/bench/insert_day', params);
     }
     await run(conn, 'drop table if exists synth_day_trips');
     const [counts = {}] = await query(
@@ -148,8 +148,8 @@ async function writeBatch(wh: Warehouse, app: App, days: string[], seed: number,
       { version },
     );
     const report = JSON.stringify({ synthesized: true, days: days.length, trips: Number(counts['trips']), events: Number(counts['events']) });
-    await runScript(conn, 'bench/finish_batch', { ...params, report });
-    await run(conn, `insert into stats_daily by name\n${sqlText('marts/stats_daily')}`, { version });
+    await runScript(conn, 'tools/bench/finish_batch', { ...params, report });
+    await run(conn, `insert into stats_daily by name\n${sqlText('models/marts/stats_daily')}`, { version });
     const [scope = {}] = await query(conn, 'select count(*) as n from scope_user_days');
     await run(conn, 'drop table scope_user_days');
     await setWarehouseVersion(conn, version);

@@ -53,7 +53,7 @@ export async function restorePostgres(url: string, dump: string, bin: string): P
   const client = new pg.Client(url);
   await client.connect();
   try {
-    const tables = Number((await client.query(sqlText('backup/pg_table_count'))).rows[0]?.n ?? 0);
+    const tables = Number((await client.query(sqlText('ops/backup/pg_table_count'))).rows[0]?.n ?? 0);
     if (tables > 0) throw new InputError(`--database-url: the database holds ${tables} table(s) already; restore needs an empty one`);
   } finally {
     await client.end();
@@ -69,7 +69,7 @@ export async function restorePostgres(url: string, dump: string, bin: string): P
 export function forgetLeasesSqlite(file: string): void {
   const db = new Database(file, { fileMustExist: true });
   try {
-    db.exec(sqlText('backup/forget_leases'));
+    db.exec(sqlText('ops/backup/forget_leases'));
   } finally {
     db.close();
   }
@@ -79,7 +79,7 @@ async function forgetLeasesPostgres(url: string): Promise<void> {
   const client = new pg.Client(url);
   await client.connect();
   try {
-    await client.query(sqlText('backup/forget_leases'));
+    await client.query(sqlText('ops/backup/forget_leases'));
   } finally {
     await client.end();
   }

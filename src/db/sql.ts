@@ -12,7 +12,7 @@ export const SQL_DIR = repoPath('sql') + '/';
 
 const cache = new Map<string, string>();
 
-/** Reads `sql/<name>.sql` once. Names are repository-relative, e.g. `marts/safety_scores`. */
+/** Reads `sql/<name>.sql` once. Names are repository-relative, e.g. `models/marts/safety_scores`. */
 export function sqlText(name: string): string {
   let text = cache.get(name);
   if (text === undefined) {

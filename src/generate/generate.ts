@@ -64,8 +64,8 @@ export async function generateTrips(options: GenerateOptions): Promise<GenerateS
   try {
     const conn = db.connection;
     await run(conn, `set temp_directory = ${quoteLiteral(scratch)}`);
-    await runScript(conn, 'generate/macros');
-    await runFile(conn, 'generate/users', params);
+    await runScript(conn, 'macros/generate');
+    await runFile(conn, 'tools/generate/users', params);
     progress('built users');
     const days = datesBetween(addDays(options.endDate, 1 - options.days), options.endDate);
     const written = await writeDayFiles(conn, {
@@ -85,7 +85,7 @@ export async function generateTrips(options: GenerateOptions): Promise<GenerateS
     if (!options.badRecords) return summary;
 
     // the last day's bad-source trips: their records are in gen_records (write-days.ts)
-    const sources = await queryFile(conn, 'generate/bad_sources');
+    const sources = await queryFile(conn, 'tools/generate/bad_sources');
     const bad = writeBadRecords(outDir, sources.map((row) => JSON.parse(String(row['line'])) as TripRecord));
     progress(`wrote ${bad.path}`);
     return {

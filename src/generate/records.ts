@@ -20,7 +20,7 @@ export async function buildRecords(
   context: { appId: string; timeZone: string },
 ): Promise<void> {
   const { first, last } = range ?? NO_TRIPS;
-  await runFile(conn, 'generate/records', {
+  await runFile(conn, 'tools/generate/records', {
     first_trip_no: first,
     last_trip_no: last,
     app_id: context.appId,

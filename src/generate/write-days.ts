@@ -10,7 +10,7 @@ export interface DayFilesOptions {
   format: 'ndjson' | 'parquet';
   appId: string;
   timeZone: string;
-  /** The parameters of sql/generate/*.sql (seed, zone, ...); end_date, days and bad_records are set per block here. */
+  /** The parameters of sql/tools/generate/*.sql (seed, zone, ...); end_date, days and bad_records are set per block here. */
   params: Params;
   users: number;
   /** Build the bad-source trips (the last day's) too, and leave their records in gen_records. */
@@ -28,7 +28,7 @@ export interface DayFilesResult {
   abnormalTrips: number;
 }
 
-/** The steps that build a part's legs, points and events from its gen_trips (sql/generate/<step>.sql). */
+/** The steps that build a part's legs, points and events from its gen_trips (sql/tools/generate/<step>.sql). */
 const PART_STEPS = ['legs', 'points', 'events'] as const;
 
 /** At most one progress line about parts this often (a large run writes hundreds of parts). */
@@ -50,7 +50,7 @@ const TRIP_ROWS_PER_BLOCK_PARTS = 32;
  * users x days, and each file holds the bytes one COPY of the whole day writes.
  *
  * With `badRecords`, the last day's bad-source trips are built after its file, and their records
- * are left in gen_records for generate/bad_sources.sql.
+ * are left in gen_records for tools/generate/bad_sources.sql.
  */
 export async function writeDayFiles(conn: DuckDBConnection, options: DayFilesOptions): Promise<DayFilesResult> {
   const out: DayFilesResult = { files: [], trips: 0, points: 0, events: 0, abnormalTrips: 0 };
@@ -59,9 +59,9 @@ export async function writeDayFiles(conn: DuckDBConnection, options: DayFilesOpt
   for (let b = 0; b < options.days.length; b += perBlock) {
     const block = options.days.slice(b, b + perBlock);
     const withBad = options.badRecords && b + perBlock >= options.days.length;
-    await runFile(conn, 'generate/trips', { ...options.params, end_date: block[block.length - 1] as string, days: block.length, bad_records: withBad });
-    await runFile(conn, 'generate/day_trips');
-    const [counts = {}] = await queryFile(conn, 'generate/part_range');
+    await runFile(conn, 'tools/generate/trips', { ...options.params, end_date: block[block.length - 1] as string, days: block.length, bad_records: withBad });
+    await runFile(conn, 'tools/generate/day_trips');
+    const [counts = {}] = await queryFile(conn, 'tools/generate/part_range');
     const trips = Number(counts['trips'] ?? 0);
     // a block without trips still needs the part tables (empty) that its empty days' records read
     if (trips === 0) await buildPart(conn, 1, 0, options);
@@ -69,7 +69,7 @@ export async function writeDayFiles(conn: DuckDBConnection, options: DayFilesOpt
     try {
       for (let first = 1; first <= trips; first += options.tripsPerPart) {
         const ranges = await buildPart(conn, first, Math.min(trips, first + options.tripsPerPart - 1), options);
-        const [sums = {}] = await queryFile(conn, 'generate/summary');
+        const [sums = {}] = await queryFile(conn, 'tools/generate/summary');
         out.trips += Number(sums['trips'] ?? 0);
         out.points += Number(sums['points'] ?? 0);
         out.events += Number(sums['events'] ?? 0);
@@ -124,11 +124,11 @@ export async function writeDayFiles(conn: DuckDBConnection, options: DayFilesOpt
 async function buildPart(
   conn: DuckDBConnection, first: number, last: number, options: DayFilesOptions,
 ): Promise<{ days: Map<string, TripRange>; bad: TripRange | undefined }> {
-  await runFile(conn, 'generate/part_trips', { first_out_no: first, last_out_no: last });
-  for (const step of PART_STEPS) await runFile(conn, `generate/${step}`, options.params);
+  await runFile(conn, 'tools/generate/part_trips', { first_out_no: first, last_out_no: last });
+  for (const step of PART_STEPS) await runFile(conn, `tools/generate/${step}`, options.params);
   const days = new Map<string, TripRange>();
   let bad: TripRange | undefined;
-  for (const row of await queryFile(conn, 'generate/part_trip_nos')) {
+  for (const row of await queryFile(conn, 'tools/generate/part_trip_nos')) {
     const range = { first: Number(row['first_trip_no']), last: Number(row['last_trip_no']) };
     if (row['is_bad_source'] === true) bad = range;
     else days.set(String(row['trip_day']), range);
@@ -137,7 +137,7 @@ async function buildPart(
 }
 
 async function copyRecords(conn: DuckDBConnection, path: string, options: DayFilesOptions): Promise<void> {
-  const select = sqlText(`generate/day_${options.format}`);
+  const select = sqlText(`tools/generate/day_${options.format}`);
   const copyFormat = options.format === 'ndjson' ? 'format json' : 'format parquet, compression zstd';
   await run(conn, `copy (\n${select}\n) to ${quoteLiteral(path)} (${copyFormat})`, { time_zone: options.timeZone });
 }

@@ -159,7 +159,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     const archived = pruneLandingArchive(paths.landingDir, settings.pointsRetentionDays, today);
     // the uploads of batch files gone with the archive are forgotten with them: the same cut, the
     // start of the oldest (UTC) day the archive keeps, so neither outlives the other
-    await runFile(wh.conn, 'load/prune_loaded_uploads', { oldest: `${addDays(today, -settings.pointsRetentionDays)}T00:00:00Z` });
+    await runFile(wh.conn, 'ops/load/prune_loaded_uploads', { oldest: `${addDays(today, -settings.pointsRetentionDays)}T00:00:00Z` });
     if (archived.length > 0) progress(`load: pruned ${archived.length} landing archive folder(s)`);
     beat.doing('load: purging deleted accounts');
     // the purge step (src/purge/step.ts; node jobs/purge.js runs it alone): deletion requests from the state store
@@ -202,11 +202,11 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
 /** The warehouse's record of SDK uploads, for batching them (src/load/uploads.ts). */
 function uploadLedger(conn: DuckDBConnection, now: Date): UploadLedger {
   return {
-    known: async (keys) => new Set((await queryFile(conn, 'load/uploads_known', { keys: listValue(keys) })).map((r) => String(r['key']))),
+    known: async (keys) => new Set((await queryFile(conn, 'ops/load/uploads_known', { keys: listValue(keys) })).map((r) => String(r['key']))),
     record: async (batchKey, uploadKeys) => {
-      await runFile(conn, 'load/record_uploads', { keys: listValue(uploadKeys), batch_key: batchKey, at: now.toISOString() });
+      await runFile(conn, 'ops/load/record_uploads', { keys: listValue(uploadKeys), batch_key: batchKey, at: now.toISOString() });
     },
-    batchLoaded: async (name) => (await queryFile(conn, 'load/batch_loaded', { name })).length > 0,
+    batchLoaded: async (name) => (await queryFile(conn, 'ops/load/batch_loaded', { name })).length > 0,
   };
 }
 

@@ -42,7 +42,7 @@ export interface QuarantineShow {
 
 /**
  * `jobs/quarantine.js`: the records and events a load set aside, read from the warehouse table
- * `quarantine` (sql/load/merge_file.sql writes it). The warehouse is opened read-only and never
+ * `quarantine` (sql/ops/load/merge_file.sql writes it). The warehouse is opened read-only and never
  * waited for: while a load or score holds it, this says so and exits 3.
  */
 export async function runQuarantine(dataDir: string, request: QuarantineRequest): Promise<QuarantineList | QuarantineShow> {
@@ -54,16 +54,16 @@ export async function runQuarantine(dataDir: string, request: QuarantineRequest)
   }
   const db = await openReadOnly(warehouseFile);
   try {
-    await runFile(db.connection, 'quarantine/numbered');
+    await runFile(db.connection, 'ops/quarantine/numbered');
     if (request.op === 'show') {
-      const [row] = await queryFile(db.connection, 'quarantine/show', { id: request.id });
+      const [row] = await queryFile(db.connection, 'ops/quarantine/show', { id: request.id });
       if (!row) throw new InputError(`no quarantined record ${request.id} (ids as quarantine.js list shows them, e.g. 12-345 or 12-345-e1)`);
       const found = item(row);
       return { op: 'show', item: { ...found, raw: row['raw'] === null ? null : String(row['raw']), nowAt: archivedCopy(landingDir, found) } };
     }
     const filters = { date: request.date, reason: request.reason, kind: request.kind, app: request.appId };
-    const rows = await queryFile(db.connection, 'quarantine/list', { ...filters, limit: request.limit });
-    const reasons = await queryFile(db.connection, 'quarantine/reasons', filters);
+    const rows = await queryFile(db.connection, 'ops/quarantine/list', { ...filters, limit: request.limit });
+    const reasons = await queryFile(db.connection, 'ops/quarantine/reasons', filters);
     return {
       op: 'list',
       matching: reasons.reduce((a, r) => a + Number(r['count']), 0),

@@ -48,7 +48,7 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
   const apps = await appsOf(options.dataDir);
   const wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: settings.memoryLimit });
   try {
-    const ledger = await queryFile(wh.conn, 'load/rederive_files', { since });
+    const ledger = await queryFile(wh.conn, 'ops/load/rederive_files', { since });
     progress(`load: ${ledger.length} loaded file(s)${since ? ` since ${since}` : ''}`);
     const files: RederivedFile[] = [];
     const missing: RederiveResult['missing'] = [];

@@ -119,12 +119,12 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
 
 /** Says why no user has a normal trip in a window: an empty (new) warehouse, or trips on other days. */
 async function whyNothing(conn: Warehouse['conn'], dates: string[]): Promise<string> {
-  const [held] = await queryFile(conn, 'score/trips_held');
+  const [held] = await queryFile(conn, 'ops/score/trips_held');
   const trips = Number(held?.['normal_trips'] ?? 0);
   if (trips === 0) return 'the warehouse holds no normal trips yet (load some with node jobs/load.js)';
   const sorted = [...dates].sort();
   const asOf = sorted.length === 1 ? `as of ${sorted[0]}` : `as of ${sorted[0]}..${sorted[sorted.length - 1]}`;
-  // the longest window of sql/marts/safety_scores.sql
+  // the longest window of sql/models/marts/safety_scores.sql
   return `no normal trip in the 90 days before each date ${asOf} (the warehouse's ${trips} normal trip(s) start on ${String(held?.['first_day'])}..${String(held?.['last_day'])})`;
 }
 

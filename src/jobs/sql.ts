@@ -77,14 +77,14 @@ async function unmatched(conn: DuckDBConnection, params: Params): Promise<string
   const notes: string[] = [];
   const appId = typeof params['app_id'] === 'string' ? params['app_id'] : undefined;
   if (appId !== undefined) {
-    const [row] = await query(conn, sqlText('analyst/param_app_matches'), { app_id: appId });
+    const [row] = await query(conn, sqlText('analyses/param_app_matches'), { app_id: appId });
     if (Number(row?.['matches']) === 0) notes.push(`app_id=${appId} matches no app in this export (apps: ${String(row?.['known'] ?? 'none')})`);
   }
   const userId = typeof params['user_id'] === 'string' ? params['user_id'] : undefined;
   if (userId !== undefined) {
-    const [row] = await query(conn, sqlText('analyst/param_user_matches'), { app_id: appId ?? '', user_id: userId });
+    const [row] = await query(conn, sqlText('analyses/param_user_matches'), { app_id: appId ?? '', user_id: userId });
     if (Number(row?.['matches']) === 0) {
-      notes.push(`user_id=${userId} has no trips${appId !== undefined ? ` in app ${appId}` : ''} in this export (user_id is the platform id; some that do: ${String(row?.['examples'] ?? 'none')}; all: sql/analyst/users.sql)`);
+      notes.push(`user_id=${userId} has no trips${appId !== undefined ? ` in app ${appId}` : ''} in this export (user_id is the platform id; some that do: ${String(row?.['examples'] ?? 'none')}; all: sql/analyses/users.sql)`);
     }
   }
   return notes;

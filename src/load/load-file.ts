@@ -158,14 +158,14 @@ async function lastBatchId(conn: DuckDBConnection): Promise<number> {
  * or, for an SDK upload, is one the file sends (its records are compared with the stored copy).
  */
 async function ownersChanged(conn: DuckDBConnection, since: number, sdk: boolean): Promise<boolean> {
-  const [row] = await queryFile(conn, 'load/owners_changed', { since, sdk });
+  const [row] = await queryFile(conn, 'ops/load/owners_changed', { since, sdk });
   return Boolean(row?.['changed']);
 }
 
 /** Derives the file into temp tables of `conn` and writes its kept points to Parquet. */
 async function stage(conn: DuckDBConnection, source: string, key: string, lines: LineIndex | undefined, ctx: LoadFileContext): Promise<StagePath> {
   const how = await stageFile(conn, source, lines, ctx.now, ctx.parseBytes, ctx.pointsPerPart);
-  await materialize(conn, 'intermediate/int_trips', { source_file: source, loaded_at: ctx.now.toISOString(), file_key: key });
+  await materialize(conn, 'models/intermediate/int_trips', { source_file: source, loaded_at: ctx.now.toISOString(), file_key: key });
   await settleResends(conn, source, key, lines, how);
   await writePoints(conn, ctx.pointsDir, key);
   return how;
@@ -184,12 +184,12 @@ async function writePoints(conn: DuckDBConnection, pointsDir: string, key: strin
     const dir = join(pointsDir, `trip_date=${String(days[0]?.['d'])}`);
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `${name}0.parquet`);
-    await run(conn, `copy (select * exclude (trip_date) from (${sqlText('load/write_points')})) to ${quoteLiteral(file)} (${POINTS_PARQUET})`);
+    await run(conn, `copy (select * exclude (trip_date) from (${sqlText('ops/load/write_points')})) to ${quoteLiteral(file)} (${POINTS_PARQUET})`);
     return;
   }
   await run(
     conn,
-    `copy (${sqlText('load/write_points')}) to ${quoteLiteral(pointsDir)} ` +
+    `copy (${sqlText('ops/load/write_points')}) to ${quoteLiteral(pointsDir)} ` +
       `(${POINTS_PARQUET}, partition_by (trip_date), overwrite_or_ignore true, ` +
       `filename_pattern ${quoteLiteral(`${name}{i}`)})`,
   );

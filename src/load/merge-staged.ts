@@ -8,7 +8,7 @@ import { CheckFailedError, runChecks } from '../publish/checks.js';
 const MERGED_TABLES = new Set(['trips', 'trip_events', 'stats_daily']);
 
 /**
- * Inside a file's transaction: merges the staged file into the warehouse (sql/load/merge_file.sql),
+ * Inside a file's transaction: merges the staged file into the warehouse (sql/ops/load/merge_file.sql),
  * judges the overlap rule again where the file changed the account's trips (overlaps.ts),
  * recomputes the statistics of every user-day it touched, and adds what it counted to `report`.
  * Last, the checks that guard a publish judge what this file changed (its version's rows: new and
@@ -18,11 +18,11 @@ const MERGED_TABLES = new Set(['trips', 'trip_events', 'stats_daily']);
  * their ledger rows.
  */
 export async function mergeStaged(conn: DuckDBConnection, params: Params & { version: number }, report: FileReport): Promise<void> {
-  await runScript(conn, 'load/merge_file', params);
+  await runScript(conn, 'ops/load/merge_file', params);
   // before the statistics: a trip the rule changes moves its user-day's sums too
   await judgeOverlaps(conn, params.version);
-  await run(conn, `insert into stats_daily by name\n${sqlText('marts/stats_daily')}`, { version: params.version });
-  for (const row of await query(conn, sqlText('load/file_report'))) {
+  await run(conn, `insert into stats_daily by name\n${sqlText('models/marts/stats_daily')}`, { version: params.version });
+  for (const row of await query(conn, sqlText('ops/load/file_report'))) {
     const section = row['section'] as 'records' | 'points' | 'events' | 'status' | 'replaced';
     const n = Number(row['n']);
     if (section === 'replaced') report.replaced = n;

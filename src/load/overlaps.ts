@@ -10,16 +10,16 @@ import { queryFile, runFile, runScript } from '../db/sql.js';
  * the merge recomputes. Returns how many stored trips changed.
  */
 export async function judgeOverlaps(conn: DuckDBConnection, version: number): Promise<number> {
-  await runScript(conn, 'load/overlap_seed');
+  await runScript(conn, 'ops/load/overlap_seed');
   for (;;) {
-    const [bounds] = await queryFile(conn, 'load/overlap_bounds');
+    const [bounds] = await queryFile(conn, 'ops/load/overlap_bounds');
     if (!bounds || Number(bounds['accounts']) === 0) return 0;
-    await runFile(conn, 'load/overlap_widen', { from: String(bounds['range_from']), to: String(bounds['range_to']) });
-    const [grown] = await queryFile(conn, 'load/overlap_grown');
+    await runFile(conn, 'ops/load/overlap_widen', { from: String(bounds['range_from']), to: String(bounds['range_to']) });
+    const [grown] = await queryFile(conn, 'ops/load/overlap_grown');
     await conn.run('create or replace temp table overlap_range as select * from overlap_range_next');
     if (Number(grown?.['grown'] ?? 0) === 0) break;
   }
-  await runScript(conn, 'load/overlap_judge', { version });
-  const [changed] = await queryFile(conn, 'load/overlap_changed');
+  await runScript(conn, 'ops/load/overlap_judge', { version });
+  const [changed] = await queryFile(conn, 'ops/load/overlap_changed');
   return Number(changed?.['n'] ?? 0);
 }

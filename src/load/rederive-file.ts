@@ -39,10 +39,10 @@ export async function rederiveFile(
   try {
     const { lines } = await scanFile(file, formatOf(file) === 'ndjson');
     const how = await stageFile(conn, file, lines, ctx.now);
-    await materialize(conn, 'intermediate/int_trips', { source_file: file, loaded_at: ctx.now.toISOString(), file_key: key });
+    await materialize(conn, 'models/intermediate/int_trips', { source_file: file, loaded_at: ctx.now.toISOString(), file_key: key });
     await settleResends(conn, file, key, lines, how);
-    await runScript(conn, 'load/rederive_restrict', { file_key: key });
-    const [counts] = await queryFile(conn, 'load/rederive_changes');
+    await runScript(conn, 'ops/load/rederive_restrict', { file_key: key });
+    const [counts] = await queryFile(conn, 'ops/load/rederive_changes');
     const elsewhere = await query(conn, 'select count(*)::int as n from rederive_elsewhere');
     const keptAsStored: Record<string, number> = {};
     for (const row of await query(conn, 'select reason, count(*)::int as n from rederive_kept_as_stored group by reason')) {
@@ -84,7 +84,7 @@ async function writePoints(conn: DuckDBConnection, pointsDir: string, key: strin
     const dir = join(pointsDir, partition);
     const old = earlier.filter((path) => path.startsWith(`${dir}/`));
     if (Number(kept?.['n'] ?? 0) === 0 || old.length === 0) continue;
-    await runFile(conn, 'load/rederive_kept_points', { files: listValue(old) });
+    await runFile(conn, 'ops/load/rederive_kept_points', { files: listValue(old) });
     const [rows] = await query(conn, 'select count(*)::int as n from rederive_kept_point_rows');
     if (Number(rows?.['n'] ?? 0) === 0) continue;
     const tmp = join(dir, `.${prefix}kept.tmp`);
@@ -93,7 +93,7 @@ async function writePoints(conn: DuckDBConnection, pointsDir: string, key: strin
   }
   await run(
     conn,
-    `copy (${sqlText('load/write_points')}) to ${quoteLiteral(pointsDir)} ` +
+    `copy (${sqlText('ops/load/write_points')}) to ${quoteLiteral(pointsDir)} ` +
       `(${POINTS_PARQUET}, partition_by (trip_date), overwrite_or_ignore true, ` +
       `filename_pattern ${quoteLiteral(`${prefix}r${stamp}_{i}`)})`,
   );
@@ -116,7 +116,7 @@ async function merge(conn: DuckDBConnection, file: string, key: string, previous
   const report = emptyFileReport(file, false);
   report.version = version;
   await inTransaction(conn, async () => {
-    await runScript(conn, 'load/rederive_forget', params);
+    await runScript(conn, 'ops/load/rederive_forget', params);
     await mergeStaged(conn, params, report);
     // the file's rows (quarantine, point drops) now belong to this batch: the next re-derivation replaces them
     await run(conn, 'update loaded_files set batch_id = $batch_id where file_key = $key', { batch_id: batchId, key });

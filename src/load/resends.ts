@@ -9,13 +9,13 @@ import { isSdkUploadFile } from './uploads.js';
 /**
  * For an SDK upload file, once its trips are staged: a record of a trip the account already has
  * (stored from another file, or sent earlier in this one) is accepted without effect when equal to
- * it, and rejected as `trip_immutable` otherwise (docs/decisions.md, Trip records (load), SDK re-sends, sql/load/resends.sql).
+ * it, and rejected as `trip_immutable` otherwise (docs/decisions.md, Trip records (load), SDK re-sends, sql/ops/load/resends.sql).
  * Partner files may replace trips: nothing is done for them. The rejected lines' text joins
  * `raw_lines` for the quarantine.
  */
 export async function settleResends(conn: DuckDBConnection, path: string, key: string, lines: LineIndex | undefined, how: StagePath): Promise<void> {
   if (!isSdkUploadFile(basename(path))) return;
-  await runScript(conn, 'load/resends', { file_key: key, sdk_upload: true });
+  await runScript(conn, 'ops/load/resends', { file_key: key, sdk_upload: true });
   if (how !== 'typed' || !lines) return;
   // the typed path read only the lines rejected at staging; a line-by-line stage has them all
   const rows = await query(conn, "select line_no from int_trip_records where reason = 'trip_immutable' order by line_no");

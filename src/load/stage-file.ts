@@ -8,19 +8,19 @@ import { listValue } from '../db/duckdb.js';
 
 /** The models that turn one input file into loadable rows, in dependency order. */
 const DERIVE = [
-  'intermediate/int_trip_records',
-  'intermediate/int_loadable_records',
-  'intermediate/int_points',
-  'intermediate/int_point_intervals',
-  'intermediate/int_trip_point_metrics',
-  'intermediate/int_events',
-  'intermediate/int_trip_distraction',
-  'intermediate/int_trip_time_factors',
-  'intermediate/int_trip_content',
+  'models/intermediate/int_trip_records',
+  'models/intermediate/int_loadable_records',
+  'models/intermediate/int_points',
+  'models/intermediate/int_point_intervals',
+  'models/intermediate/int_trip_point_metrics',
+  'models/intermediate/int_events',
+  'models/intermediate/int_trip_distraction',
+  'models/intermediate/int_trip_time_factors',
+  'models/intermediate/int_trip_content',
 ] as const;
 
 /** Models read once, by an aggregate: views, so their rows are never stored (a point per row). */
-const STREAMED = new Set<string>(['intermediate/int_point_intervals']);
+const STREAMED = new Set<string>(['models/intermediate/int_point_intervals']);
 
 const tableOf = (model: string): string => model.split('/').pop() as string;
 
@@ -55,24 +55,24 @@ export async function stageFile(conn: DuckDBConnection, path: string, lines: Lin
     // A view, not a copy: each model reads only the columns it needs (the point lists once, in
     // int_points) straight from the file, in row-group-sized pieces, so memory does not grow with
     // the file. A view takes no parameters: the path enters as a quoted literal.
-    await run(conn, `create or replace temp view stg_trip_records as\n${sqlText('staging/stg_trip_records_parquet').replaceAll('$path', quoteLiteral(path))}`);
+    await run(conn, `create or replace temp view stg_trip_records as\n${sqlText('models/staging/stg_trip_records_parquet').replaceAll('$path', quoteLiteral(path))}`);
     how = 'parquet';
   } else {
     if (!lines) throw new Error(`${path}: staged without its line index`);
     how = (await stageTyped(conn, path, lines)) ? 'typed' : 'lines';
     if (how === 'lines') await stageLines(conn, path, lines, parseBytes);
   }
-  if (how !== 'lines') await materialize(conn, 'staging/stg_no_lines', {}, 'raw_lines');
+  if (how !== 'lines') await materialize(conn, 'models/staging/stg_no_lines', {}, 'raw_lines');
   const params = { validated_at: validatedAt.toISOString(), sdk_upload: isSdkUploadFile(basename(path)) };
   await materialize(conn, DERIVE[0], params);
   // only the lines of rejected records are read again, for the quarantine
   if (how === 'typed') await appendRawLines(conn, path, lines as LineIndex, await rejectedLines(conn));
   for (const model of DERIVE.slice(1)) {
-    if (model === 'intermediate/int_points') await derivePoints(conn, path, how, pointsPerPart);
+    if (model === 'models/intermediate/int_points') await derivePoints(conn, path, how, pointsPerPart);
     else if (STREAMED.has(model)) await run(conn, `create or replace temp view ${quoteIdent(tableOf(model))} as\n${sqlText(model)}`);
     else await materialize(conn, model, params);
     // int_points is exact for records without a repeated time; the few others are judged again
-    if (model === 'intermediate/int_points') await runScript(conn, 'intermediate/int_points_repeated');
+    if (model === 'models/intermediate/int_points') await runScript(conn, 'models/intermediate/int_points_repeated');
   }
   return how;
 }
@@ -85,21 +85,21 @@ export async function stageFile(conn: DuckDBConnection, path: string, lines: Lin
  */
 async function derivePoints(conn: DuckDBConnection, path: string, how: StagePath, pointsPerPart: number): Promise<void> {
   const [counted] = how === 'parquet'
-    ? await query(conn, sqlText('load/point_count_parquet'), { path })
+    ? await query(conn, sqlText('ops/load/point_count_parquet'), { path })
     : await query(conn, 'select coalesce(sum(len(points)), 0)::bigint as points from stg_trip_records');
   if (Number(counted?.['points'] ?? 0) <= pointsPerPart) {
-    await run(conn, `create or replace temp view int_point_values as\n${sqlText('intermediate/int_point_values')}`);
-    await materialize(conn, 'intermediate/int_points', { first_line: 0, last_line: Number.MAX_SAFE_INTEGER });
+    await run(conn, `create or replace temp view int_point_values as\n${sqlText('models/intermediate/int_point_values')}`);
+    await materialize(conn, 'models/intermediate/int_points', { first_line: 0, last_line: Number.MAX_SAFE_INTEGER });
     return;
   }
-  await materialize(conn, 'intermediate/int_point_values');
-  const parts = await query(conn, sqlText('load/point_parts'), { max_points: pointsPerPart });
+  await materialize(conn, 'models/intermediate/int_point_values');
+  const parts = await query(conn, sqlText('ops/load/point_parts'), { max_points: pointsPerPart });
   for (const [i, part] of parts.entries()) {
     const range = { first_line: Number(part['first_line']), last_line: Number(part['last_line']) };
-    if (i === 0) await materialize(conn, 'intermediate/int_points', range);
-    else await run(conn, `insert into int_points\n${sqlText('intermediate/int_points')}`, range);
+    if (i === 0) await materialize(conn, 'models/intermediate/int_points', range);
+    else await run(conn, `insert into int_points\n${sqlText('models/intermediate/int_points')}`, range);
   }
-  if (parts.length === 0) await materialize(conn, 'intermediate/int_points', { first_line: 0, last_line: -1 });
+  if (parts.length === 0) await materialize(conn, 'models/intermediate/int_points', { first_line: 0, last_line: -1 });
   await conn.run('drop table temp.main.int_point_values');
 }
 
@@ -111,7 +111,7 @@ async function derivePoints(conn: DuckDBConnection, path: string, how: StagePath
 async function stageTyped(conn: DuckDBConnection, path: string, lines: LineIndex): Promise<boolean> {
   if (!lines.allObjects) return false;
   try {
-    await materialize(conn, 'staging/stg_trip_records_ndjson', { path }, 'stg_trip_records');
+    await materialize(conn, 'models/staging/stg_trip_records_ndjson', { path }, 'stg_trip_records');
   } catch {
     await conn.run('drop table if exists temp.main.stg_trip_records');
     return false;
@@ -122,20 +122,20 @@ async function stageTyped(conn: DuckDBConnection, path: string, lines: LineIndex
     return false;
   }
   await appendLineIndex(conn, lines);
-  await runScript(conn, 'staging/stg_line_numbers');
+  await runScript(conn, 'models/staging/stg_line_numbers');
   await conn.run('drop table temp.main.line_index');
   return true;
 }
 
 /** The line-by-line path, a range of lines at a time so that memory stays bounded. */
 async function stageLines(conn: DuckDBConnection, path: string, lines: LineIndex, parseBytes: number): Promise<void> {
-  await materialize(conn, 'staging/stg_raw_lines', { path }, 'raw_lines');
+  await materialize(conn, 'models/staging/stg_raw_lines', { path }, 'raw_lines');
   const ranges = lines.ranges(parseBytes);
   if (ranges.length === 0) ranges.push([0, -1]);
   for (const [i, [first, last]] of ranges.entries()) {
     const params = { first_line: first, last_line: last };
-    if (i === 0) await materialize(conn, 'staging/stg_trip_records', params);
-    else await run(conn, `insert into stg_trip_records\n${sqlText('staging/stg_trip_records')}`, params);
+    if (i === 0) await materialize(conn, 'models/staging/stg_trip_records', params);
+    else await run(conn, `insert into stg_trip_records\n${sqlText('models/staging/stg_trip_records')}`, params);
   }
 }
 
@@ -154,7 +154,7 @@ const STAGED = ['stg_trip_records', 'int_point_values', 'raw_lines', 'line_index
  * tried as a view and then as a table, was some 35 calls a file.
  */
 export async function dropStaged(conn: DuckDBConnection): Promise<void> {
-  const held = await query(conn, sqlText('load/staged_objects'), { names: listValue(STAGED) });
+  const held = await query(conn, sqlText('ops/load/staged_objects'), { names: listValue(STAGED) });
   const drops = held.map((r) => `drop ${r['kind'] === 'view' ? 'view' : 'table'} if exists temp.main.${quoteIdent(String(r['name']))}`);
   if (drops.length > 0) await run(conn, drops.join(';\n'));
 }

@@ -24,7 +24,7 @@ const BATCH = new RegExp(`^sdk-${TIME}-batch-\\d+-${UUID}\\.ndjson$`);
 
 /**
  * Whether a landing file holds SDK uploads (one upload, or a batch of them): the names only the API
- * and the batching give. Its records cannot rewrite a trip (docs/decisions.md, Trip records (load), SDK re-sends, load/resends.sql).
+ * and the batching give. Its records cannot rewrite a trip (docs/decisions.md, Trip records (load), SDK re-sends, ops/load/resends.sql).
  */
 export function isSdkUploadFile(name: string): boolean {
   return UPLOAD.test(name) || BATCH.test(name);

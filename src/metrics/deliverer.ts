@@ -9,7 +9,7 @@ export interface DelivererSource {
   state(): { inFlight: number; openEndpoints: unknown[] };
   /** Apps with a webhook URL: only their events can be attempted. */
   appsWithWebhook(): Promise<Map<string, unknown>>;
-  /** The outbox per app and status (sql/webhooks/counts.sql). */
+  /** The outbox per app and status (sql/ops/webhooks/counts.sql). */
   outbox: { counts(now: Date): Promise<Row[]> };
 }
 

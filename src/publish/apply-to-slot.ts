@@ -8,21 +8,21 @@ import { currentDatabase } from './standby-slot.js';
  * Brings the slot attached as `slot` from version `since` to `version` in one transaction, with
  * the checks on what changed inside it (a failing check rolls it back), then checkpoints it: the
  * API opens slots read-only and must find every row in the file. Runs only the parts of
- * sql/publish/apply/ that have rows to move (a score run moves scores only), removals before
+ * sql/ops/publish/apply/ that have rows to move (a score run moves scores only), removals before
  * insertions. Returns the rows copied or removed.
  */
 export async function applyToSlot(conn: DuckDBConnection, since: number, version: number): Promise<number> {
   const home = await currentDatabase(conn);
   const rows = await inTransaction(conn, async () => {
-    const [scope = {}] = await queryScript(conn, 'publish/apply/scope', { since });
+    const [scope = {}] = await queryScript(conn, 'ops/publish/apply/scope', { since });
     const changed = {
       trips: Number(scope['trips'] ?? 0) > 0,
       days: Number(scope['days'] ?? 0) > 0,
       scores: Number(scope['scores'] ?? 0) > 0,
       purged: Number(scope['purged'] ?? 0) > 0,
     };
-    for (const part of ['trips', 'days', 'scores', 'purged'] as const) if (changed[part]) await runScript(conn, `publish/apply/remove_${part}`);
-    for (const part of ['trips', 'days', 'scores'] as const) if (changed[part]) await runScript(conn, `publish/apply/insert_${part}`, { since });
+    for (const part of ['trips', 'days', 'scores', 'purged'] as const) if (changed[part]) await runScript(conn, `ops/publish/apply/remove_${part}`);
+    for (const part of ['trips', 'days', 'scores'] as const) if (changed[part]) await runScript(conn, `ops/publish/apply/insert_${part}`, { since });
     await run(conn, "insert or replace into slot.meta values ('version', $version::varchar)", { version });
     await run(conn, 'use slot');
     try {

@@ -33,7 +33,7 @@ export async function scrubRetired(
   if (users === 0) return { users, slot: false, packFilesRemoved: 0 };
   if (!(await attachWhenReleased(conn, slotFile(publishedDir, retired.slot), lockWaitMs))) return { users, slot: false, packFilesRemoved: 0 };
   try {
-    await inTransaction(conn, () => runScript(conn, 'purge/scrub_retired_slot', { since: retired.version }));
+    await inTransaction(conn, () => runScript(conn, 'ops/purge/scrub_retired_slot', { since: retired.version }));
     await run(conn, 'checkpoint retired');
     // deleted rows keep their bytes until the file is written anew (src/db/compact.ts)
     await compactDatabase(conn, 'retired', slotFile(publishedDir, retired.slot));

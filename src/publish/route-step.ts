@@ -37,7 +37,7 @@ export async function publishRoutes(
   // read its index (megabytes of JSON for a large day) to find so
   if (upkeep) for (const file of written) upkeep.checked[relative(options.publishedDir, file)] = fileIdentity(file);
   // written only when it changed: a write is a commit (and an fsync), and a score run changes no route file
-  if (upkeep && canonical(upkeep.checked) !== canonical(checked)) await run(conn, sqlText('publish/route_checks_save'), { checked: canonical(upkeep.checked) });
+  if (upkeep && canonical(upkeep.checked) !== canonical(checked)) await run(conn, sqlText('ops/publish/route_checks_save'), { checked: canonical(upkeep.checked) });
   return { written: written.length, read: upkeep?.read ?? 0, removed: upkeep?.removed ?? [] };
 }
 
@@ -46,7 +46,7 @@ const canonical = (checked: Record<string, string>): string => JSON.stringify(Ob
 
 /** The route files an earlier publish found intact, with their identity then (src/publish/route-upkeep.ts). */
 async function routesChecked(conn: DuckDBConnection): Promise<Record<string, string>> {
-  const [row] = await query(conn, sqlText('publish/route_checks'));
+  const [row] = await query(conn, sqlText('ops/publish/route_checks'));
   try {
     const parsed: unknown = JSON.parse(String(row?.['checked'] ?? '{}'));
     return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, string>) : {};

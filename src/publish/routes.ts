@@ -40,7 +40,7 @@ export function routeOptions(paths: Pick<Paths, 'pointsDir' | 'routesDir'>, rete
  * points, so the newest file of a date that lists a trip holds its served copy.
  */
 export async function writeRoutes(conn: DuckDBConnection, options: RouteOptions): Promise<string[]> {
-  const parts = await queryFile(conn, 'publish/route_parts', { oldest: options.oldestDate });
+  const parts = await queryFile(conn, 'ops/publish/route_parts', { oldest: options.oldestDate });
   const written: string[] = [];
   for (const part of parts) {
     const tripDate = String(part['trip_date']);
@@ -48,7 +48,7 @@ export async function writeRoutes(conn: DuckDBConnection, options: RouteOptions)
     if (existsSync(routeFile(options.routesDir, tripDate, version))) continue;
     const prefixes = (part['file_keys'] as string[]).map((key) => `f${key.slice(0, 16)}_`);
     const files = pointFiles(join(options.pointsDir, `trip_date=${tripDate}`), prefixes);
-    const points = files.length > 0 ? { sql: 'publish/route_points', params: { files: listValue(files), version, trip_date: tripDate } } : null;
+    const points = files.length > 0 ? { sql: 'ops/publish/route_points', params: { files: listValue(files), version, trip_date: tripDate } } : null;
     if (await writeRouteFile(conn, options.routesDir, tripDate, version, points)) written.push(routeFile(options.routesDir, tripDate, version));
   }
   return written;
@@ -57,7 +57,7 @@ export async function writeRoutes(conn: DuckDBConnection, options: RouteOptions)
 /**
  * At load, right after a file's merge committed `version`: the route files of that version (one
  * per trip date within retention) from the file's staged points, still in the connection's temp
- * tables (sql/load/route_points_staged.sql), instead of the publish reading them back from the
+ * tables (sql/ops/load/route_points_staged.sql), instead of the publish reading them back from the
  * raw-point Parquet. Same bytes as the publish would write. Returns the files written.
  */
 export async function writeStagedRoutes(conn: DuckDBConnection, options: Pick<RouteOptions, 'routesDir' | 'oldestDate'>, version: number): Promise<string[]> {
@@ -65,14 +65,14 @@ export async function writeStagedRoutes(conn: DuckDBConnection, options: Pick<Ro
   const written: string[] = [];
   for (const row of dates) {
     const tripDate = String(row['d']);
-    if (await writeRouteFile(conn, options.routesDir, tripDate, version, { sql: 'load/route_points_staged', params: { version, trip_date: tripDate } })) written.push(routeFile(options.routesDir, tripDate, version));
+    if (await writeRouteFile(conn, options.routesDir, tripDate, version, { sql: 'ops/load/route_points_staged', params: { version, trip_date: tripDate } })) written.push(routeFile(options.routesDir, tripDate, version));
   }
   return written;
 }
 
 /**
  * The route file of (`tripDate`, `version`), unless it exists: the version's trips of that date
- * (sql/publish/route_trips.sql) with the points `points` streams, or every trip without points
+ * (sql/ops/publish/route_trips.sql) with the points `points` streams, or every trip without points
  * when there are none. Written to a temp name, fsynced and renamed; false when it existed.
  */
 async function writeRouteFile(
@@ -84,7 +84,7 @@ async function writeRouteFile(
   mkdirSync(dir, { recursive: true });
   const writer = new RouteFileWriter(`${target}.tmp`);
   try {
-    const trips = (await queryFile(conn, 'publish/route_trips', { version, trip_date: tripDate })).map((r) => [String(r['app_id']), String(r['trip_id'])] as const);
+    const trips = (await queryFile(conn, 'ops/publish/route_trips', { version, trip_date: tripDate })).map((r) => [String(r['app_id']), String(r['trip_id'])] as const);
     if (points) await copyTrips(conn, writer, trips, points.sql, points.params);
     else for (const [app, trip] of trips) writer.add(app, trip, { t: new Float64Array(0), lat: new Float64Array(0), lng: new Float64Array(0), speed: new Float64Array(0) });
     writer.finish(target);
@@ -97,7 +97,7 @@ async function writeRouteFile(
 }
 
 /**
- * Streams `sqlName` (rows of trip number, time, lat, lng, speed, as sql/publish/route_points.sql)
+ * Streams `sqlName` (rows of trip number, time, lat, lng, speed, as sql/ops/publish/route_points.sql)
  * into the writer, one trip at a time, reading each column from DuckDB's vectors: numbers only, no
  * value built per point but the doubles themselves.
  */

@@ -80,14 +80,14 @@ export async function prepareSlot(conn: DuckDBConnection, whId: string, version:
 }
 
 /**
- * Gives the slot in use the tables of sql/publish/slot_schema.sql: a slot whose meta records that
+ * Gives the slot in use the tables of sql/ops/publish/slot_schema.sql: a slot whose meta records that
  * file's digest has them, and skips its 22 statements (a cost paid at every publish); a new slot,
  * or one of an earlier schema, runs them once and records the digest. The digest vouches for what
  * this release's script made: a slot changed by other means keeps what they did (a release
  * before digests, run on it again, would have added back indexes this script drops).
  */
 async function ensureSlotSchema(conn: DuckDBConnection): Promise<void> {
-  const digest = createHash('sha256').update(sqlText('publish/slot_schema')).digest('hex');
+  const digest = createHash('sha256').update(sqlText('ops/publish/slot_schema')).digest('hex');
   // a new slot has no meta table yet: the query fails (outside any transaction) and the script
   // runs; any other failure is the slot's, said as it is
   const recorded = await query(conn, "select value from meta where key = 'schema_digest'").catch((error: unknown) => {
@@ -95,7 +95,7 @@ async function ensureSlotSchema(conn: DuckDBConnection): Promise<void> {
     throw error;
   });
   if (recorded[0]?.['value'] === digest) return;
-  await runScript(conn, 'publish/slot_schema');
+  await runScript(conn, 'ops/publish/slot_schema');
   await run(conn, "insert or replace into meta values ('schema_digest', $digest)", { digest });
 }
 

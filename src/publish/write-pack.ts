@@ -82,7 +82,7 @@ async function writeSection(conn: DuckDBConnection, t: SectionTarget, old: strin
   try {
     if (unchanged && served) return { layers: old as string[], built };
     const since = current && served && LAYERED.includes(section) && !(section === 'scores' && changes?.scoresRemoved) ? current.version : undefined;
-    if (since !== undefined) await runScript(conn, 'serving/changed_since', { since });
+    if (since !== undefined) await runScript(conn, 'ops/serving/changed_since', { since });
     const home = await currentDatabase(conn);
     await run(conn, 'use slot');
     let result: SectionBuildResult;
@@ -174,15 +174,15 @@ export type ServedChanges = Record<Section, boolean> & { scoresRemoved: boolean 
 
 /**
  * What changed in the warehouse after the served version `since`, in one statement: whether the
- * rows each section is made of changed (purges included; sql/serving/changed_<section>.sql), and
+ * rows each section is made of changed (purges included; sql/ops/serving/changed_<section>.sql), and
  * whether scores were removed (a date scored again no longer gives a driver's score,
- * sql/score/replace_scores.sql). A delta layer can replace a row but not remove one, so a removal
+ * sql/ops/score/replace_scores.sql). A delta layer can replace a row but not remove one, so a removal
  * makes the score section written whole; a date scored again otherwise gets a delta of the rows
  * whose values changed, which replace the older layers' rows of the same day and interval.
  */
 async function changesSince(conn: DuckDBConnection, since: number): Promise<ServedChanges> {
   const part = (name: string, column: string) => `(select ${column} from (${stripComments(sqlText(name))}))`;
-  const [row = {}] = await query(conn, `select ${SECTIONS.map((s) => `${part(`serving/changed_${s}`, 'changed')} as ${s}`).join(', ')}, ${part('serving/removed_scores', 'removed')} as scores_removed`, { since });
+  const [row = {}] = await query(conn, `select ${SECTIONS.map((s) => `${part(`ops/serving/changed_${s}`, 'changed')} as ${s}`).join(', ')}, ${part('ops/serving/removed_scores', 'removed')} as scores_removed`, { since });
   return { ...(Object.fromEntries(SECTIONS.map((s) => [s, row[s] === true])) as Record<Section, boolean>), scoresRemoved: row['scores_removed'] === true };
 }
 

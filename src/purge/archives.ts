@@ -41,7 +41,7 @@ export async function scrubArchives(conn: DuckDBConnection, landingDir: string, 
   for (const file of archivedFiles(landingDir)) {
     // the ledger learns the new key before the rename: a crash in between leaves both keys known
     const ledger = (oldKey: string, newKey: string, bytes: number) =>
-      run(conn, sqlText('purge/ledger_rewritten'), { old_key: oldKey, new_key: newKey, path: file, bytes, now: now.toISOString() });
+      run(conn, sqlText('ops/purge/ledger_rewritten'), { old_key: oldKey, new_key: newKey, path: file, bytes, now: now.toISOString() });
     const outcome = NDJSON.test(file) ? await scrubNdjson(file, users, ledger) : await scrubParquet(conn, file, ledger);
     if (outcome === 'unreadable') {
       // it cannot be filtered, so it may hold the user's records: removed (docs/decisions.md, Deletion), and named
@@ -145,7 +145,7 @@ async function scrubParquet(conn: DuckDBConnection, file: string, ledger: Ledger
   const source = `read_parquet(${quoteLiteral(file)})`;
   let counts: Record<string, unknown>[];
   try {
-    counts = await query(conn, sqlText('purge/archive_rows'), { file });
+    counts = await query(conn, sqlText('ops/purge/archive_rows'), { file });
   } catch {
     return 'unreadable';
   }

@@ -64,8 +64,8 @@ export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'dataD
       app: request.appId, user: request.platformUserId, org: request.orgUserId, at: request.requestedAt,
     });
   }
-  await runScript(conn, 'purge/macros');
-  await materialize(conn, 'purge/purged_trips');
+  await runScript(conn, 'macros/purge');
+  await materialize(conn, 'ops/purge/purged_trips');
   const trips = await query(conn, 'select app_id, user_id, trip_id, trip_date from purged_trips');
   // points first: while the warehouse still has the trips, a crash here is simply repeated
   let rewritten = 0;
@@ -78,7 +78,7 @@ export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'dataD
   const version = (await warehouseVersion(conn)) + 1;
   let quarantined = 0;
   await inTransaction(conn, async () => {
-    await runScript(conn, 'purge/purge_users', { version, now: now.toISOString() });
+    await runScript(conn, 'ops/purge/purge_users', { version, now: now.toISOString() });
     quarantined = await scrubQuarantine(conn);
     await setWarehouseVersion(conn, version);
   });
@@ -100,12 +100,12 @@ export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'dataD
   };
 }
 
-/** Deletes quarantined record lines of every purged user (sql/purge/scrub_quarantine.sql); returns how many. */
+/** Deletes quarantined record lines of every purged user (sql/ops/purge/scrub_quarantine.sql); returns how many. */
 async function scrubQuarantine(conn: Warehouse['conn']): Promise<number> {
   const [any] = await query(conn, 'select exists (select 1 from purged_users) as any');
   if (any?.['any'] !== true) return 0;
   const [before] = await query(conn, 'select count(*)::bigint as n from quarantine');
-  await runScript(conn, 'purge/scrub_quarantine');
+  await runScript(conn, 'ops/purge/scrub_quarantine');
   const [after] = await query(conn, 'select count(*)::bigint as n from quarantine');
   return Number(before?.['n'] ?? 0) - Number(after?.['n'] ?? 0);
 }

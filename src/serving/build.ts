@@ -218,11 +218,11 @@ const describe = (r: SectionBuildResult, how: string): string =>
 
 /**
  * Writes one section of the serving pack of the slot the connection currently uses (`use slot`)
- * to `file`: streamed from sql/serving/<section>.sql app by app (the app's zone bound as a
+ * to `file`: streamed from sql/models/serving/pack_<section>.sql app by app (the app's zone bound as a
  * constant) and in steps of users, so memory stays flat whatever the history.
  *
  * With `since` (a delta layer): only the rows written after version `since`, and the users purged
- * after it (the temp table serving_purged (app_id, user_id) that sql/serving/changed_since.sql
+ * after it (the temp table serving_purged (app_id, user_id) that sql/ops/serving/changed_since.sql
  * makes) marked as purged. Without it: every row (a base).
  */
 export async function buildSection(
@@ -234,11 +234,11 @@ export async function buildSection(
   try {
     const apps = Object.keys(zones).sort();
     const purged: number[] = [];
-    const sql = stripComments(sqlText(`serving/${section}`));
+    const sql = stripComments(sqlText(`models/serving/pack_${section}`));
     for (const [a, appId] of apps.entries()) {
       const params = { app_id: appId, zone: zones[appId] as string, since: since ?? -1 };
       // users in buckets of about rowsPerStep() trips: each step sorts and aggregates only its own
-      const [counts] = await query(conn, sqlText('serving/step_rows'), { app_id: appId, since: since ?? -1 });
+      const [counts] = await query(conn, sqlText('ops/serving/step_rows'), { app_id: appId, since: since ?? -1 });
       const buckets = Math.max(1, Math.ceil(Number(counts?.['n'] ?? 0) / Math.max(1, rowsPerStep())));
       for (let bucket = 0; bucket < buckets; bucket++) {
         const result = await conn.stream(sql, paramsFor(sql, { ...params, buckets, bucket }));
@@ -251,7 +251,7 @@ export async function buildSection(
           const extras = textPieces(chunk.getColumnVector(4), count);
           for (let r = 0; r < count; r++) {
             // a NULL is a broken section query: a row the reader could not parse is never written
-            if ((payloads.lengths[r] as number) < 0 || (extras.lengths[r] as number) < 0) throw new Error(`sql/serving/${section}.sql gave a NULL payload or extra for user ${String(userIds[r])}`);
+            if ((payloads.lengths[r] as number) < 0 || (extras.lengths[r] as number) < 0) throw new Error(`sql/models/serving/pack_${section}.sql gave a NULL payload or extra for user ${String(userIds[r])}`);
           }
           const aux = section === 'trips' ? (r: number) => tripIdHash(tripIds[r] as string) : section === 'scores' ? (r: number) => Number(tripIds[r]) : () => 0;
           writer.emitRows(a, count, (r) => Number(userIds[r]), (r) => keys[r] as number, aux, payloads, extras);

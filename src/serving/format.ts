@@ -36,14 +36,14 @@ export type Section = (typeof SECTIONS)[number];
  */
 export const SECTION_FORMAT: Record<Section, number> = { trips: FORMAT, stats: FORMAT, scores: 6 };
 
-/** A trip's payload is a JSON array of these, in this order (sql/serving/trips.sql), named as api/trip_list.sql and api/trip_detail.sql name them. */
+/** A trip's payload is a JSON array of these, in this order (sql/models/serving/pack_trips.sql), named as models/serving/api_trip_list.sql and models/serving/api_trip_detail.sql name them. */
 export const TRIP_FIELDS = [
   'trip_id', 'device_id', 'status', 'abnormal_reason', 'os', 'count_events', 'score', 'energy_g', 'avg_speed_kmh', 'max_speed_kmh',
   'mileage_m', 'duration_s', 'coordinate', 'is_auto_start', 'is_auto_end', 'start_time', 'end_time', 'started_us',
   'start_lat', 'start_lng', 'end_lat', 'end_lng', 'start_poi', 'end_poi',
 ] as const;
 
-/** A score's payload is a JSON array of these, in this order (sql/serving/scores.sql), named as api/safety_score.sql names them. */
+/** A score's payload is a JSON array of these, in this order (sql/models/serving/pack_scores.sql), named as models/serving/api_safety_score.sql names them. */
 export const SCORE_FIELDS = [
   'evaluation_date', 'evaluation_time', 'start_time', 'end_time', 'safety_score', 'count_trips', 'distracted_driving',
   'evening_rush_hour', 'acclong_abs_1', 'weekday_driving', 'low_speed', 'events_per_100km', 'percentile', 'model_version',
@@ -52,7 +52,7 @@ export const SCORE_FIELDS = [
   'contribution_acclong_abs_1', 'contribution_weekday_driving', 'contribution_low_speed', 'contribution_events',
 ] as const;
 
-/** The fields of one event in a trip's events array (`extra`), as api/trip_events.sql names them. */
+/** The fields of one event in a trip's events array (`extra`), as models/serving/api_trip_events.sql names them. */
 export const EVENT_FIELDS = ['type', 'description', 'start_lat', 'start_lng', 'end_lat', 'end_lng', 'start_time', 'end_time'] as const;
 
 export interface Footer {

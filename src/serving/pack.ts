@@ -46,7 +46,7 @@ export interface PackOptions {
  * to one app and user through the layers' directories, reads that user's index entries and then
  * only the payloads it answers with, by positioned reads (the page cache keeps hot parts in
  * memory; the process holds the directories and the indexes of small layers). Answers are the
- * rows the sql/api files return, so the routes do not know which path served them.
+ * rows the sql/models/serving/api_*.sql files return, so the routes do not know which path served them.
  */
 export class ServingPack {
   /** Whether the extras files (trip events) matched their checksums: until then trip details are answered by SQL. */

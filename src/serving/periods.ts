@@ -1,5 +1,5 @@
 /**
- * marts/statistics_periods.sql over one user's daily rows, in JS for the serving pack: calendar
+ * models/marts/statistics_periods.sql over one user's daily rows, in JS for the serving pack: calendar
  * periods (day, ISO week Monday-Sunday, month) overlapping [start, end], clipped to it, ascending,
  * empty ones with zeros. test/serving asserts it equals the SQL on the same rows.
  */
@@ -55,7 +55,7 @@ function periodStarts(period: Period, first: number, last: number): { start: num
   return out;
 }
 
-/** `days` sorted by day; rows as marts/statistics_periods.sql returns them (BIGINT sums as strings). */
+/** `days` sorted by day; rows as models/marts/statistics_periods.sql returns them (BIGINT sums as strings). */
 export function statisticsPeriods(days: DayStats[], period: Period, startDate: string, endDate: string): Record<string, unknown>[] {
   const first = epochDay(startDate);
   const last = epochDay(endDate);

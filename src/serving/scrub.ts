@@ -6,7 +6,7 @@ import { mergeLayers, type SectionBuildResult } from './build.js';
 import type { Section } from './format.js';
 import { SectionFile } from './pack.js';
 
-/** Purged users by app: the users of temp table serving_purged (sql/serving/changed_since.sql). */
+/** Purged users by app: the users of temp table serving_purged (sql/ops/serving/changed_since.sql). */
 export async function purgedSince(conn: DuckDBConnection): Promise<Map<string, Set<number>>> {
   const purged = new Map<string, Set<number>>();
   for (const row of await query(conn, 'select app_id, user_id::double as user_id from serving_purged')) {

@@ -2,7 +2,7 @@ import type { Row } from '../db/sql.js';
 import { SCORE_FIELDS } from './format.js';
 
 /**
- * A trip's stored array as the row api/trip_detail.sql returns (the list reads a subset of it).
+ * A trip's stored array as the row models/serving/api_trip_detail.sql returns (the list reads a subset of it).
  * Written out field by field (the order of TRIP_FIELDS, which a test checks): a list builds 20 of
  * these per request, and Object.fromEntries over the field names costs far more a row.
  */
@@ -36,7 +36,7 @@ export const tripRow = (values: unknown): Row => {
   };
 };
 
-/** A score's stored array as the row api/safety_score.sql returns (the order of SCORE_FIELDS). */
+/** A score's stored array as the row models/serving/api_safety_score.sql returns (the order of SCORE_FIELDS). */
 export const scoreRow = (values: unknown): Row => {
   const v = values as unknown[];
   const row: Row = {};
@@ -44,5 +44,5 @@ export const scoreRow = (values: unknown): Row => {
   return row;
 };
 
-/** An event's stored array as the row api/trip_events.sql returns (the order of EVENT_FIELDS, which a test checks). */
+/** An event's stored array as the row models/serving/api_trip_events.sql returns (the order of EVENT_FIELDS, which a test checks). */
 export const eventRow = (v: unknown[]): Row => ({ type: v[0], description: v[1], start_lat: v[2], start_lng: v[3], end_lat: v[4], end_lng: v[5], start_time: v[6], end_time: v[7] });

@@ -6,7 +6,7 @@ import { SQL_DIR } from '../db/sql.js';
 export type StateParams = Record<string, string | number | null>;
 export type StateRow = Record<string, unknown>;
 
-/** Statements of the shared state store, by the name of their file under sql/state/. */
+/** Statements of the shared state store, by the name of their file under sql/ops/state/. */
 export interface StateQueries {
   all(name: string, params?: StateParams): Promise<StateRow[]>;
   /** Runs a writing statement; the number of rows it changed. */
@@ -41,16 +41,16 @@ export interface StateLocation {
 
 export const sqliteFileOf = (dataDir: string): string => join(dataDir, 'state', 'state.sqlite');
 
-/** The dialect's own file when there is one (sql/state/<dialect>/NAME.sql), else the common one. */
+/** The dialect's own file when there is one (sql/ops/state/<dialect>/NAME.sql), else the common one. */
 const texts = new Map<string, string>();
 export function stateSql(dialect: 'sqlite' | 'postgres', name: string): string {
   const key = `${dialect}/${name}`;
   let text = texts.get(key);
   if (text === undefined) {
     try {
-      text = readFileSync(join(SQL_DIR, 'state', dialect, `${name}.sql`), 'utf8');
+      text = readFileSync(join(SQL_DIR, 'ops', 'state', dialect, `${name}.sql`), 'utf8');
     } catch {
-      text = readFileSync(join(SQL_DIR, 'state', `${name}.sql`), 'utf8');
+      text = readFileSync(join(SQL_DIR, 'ops', 'state', `${name}.sql`), 'utf8');
     }
     texts.set(key, text);
   }

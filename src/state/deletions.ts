@@ -9,7 +9,7 @@ export interface DeletionRequest {
   requestedAt: string;
 }
 
-/** A recorded request, by its id in the store (sql/state/schema.sql, deletion_requests; the purge reads them, src/purge/purge.ts). */
+/** A recorded request, by its id in the store (sql/ops/state/schema.sql, deletion_requests; the purge reads them, src/purge/purge.ts). */
 export interface StoredDeletionRequest extends DeletionRequest {
   id: string;
 }

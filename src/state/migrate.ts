@@ -57,13 +57,13 @@ async function copyFiles(tx: StateQueries, appsFile: string, passportFile: strin
   if (existsSync(passportFile)) {
     const duck = await openDatabase(passportFile, { readOnly: true, lockWaitMs: 10_000 });
     try {
-      for (const r of await queryFile(duck.connection, 'passport/export_accounts')) {
+      for (const r of await queryFile(duck.connection, 'ops/passport/export_accounts')) {
         counts.accounts += await tx.run('account_insert', {
           platform_user_id: Number(r['platform_user_id']), app_id: String(r['app_id']), org_user_id: String(r['org_user_id']),
           created_at: String(r['created_at']), deleted_at: r['deleted_at'] === null ? null : String(r['deleted_at']),
         });
       }
-      for (const r of await queryFile(duck.connection, 'passport/export_tokens')) {
+      for (const r of await queryFile(duck.connection, 'ops/passport/export_tokens')) {
         counts.tokens += await tx.run('token_insert', {
           token_hash: String(r['token_hash']), app_id: String(r['app_id']), platform_user_id: Number(r['platform_user_id']),
           issued_at: String(r['issued_at']), expires_ms: Number(r['expires_ms']),

@@ -4,17 +4,17 @@ import { inTransaction, setWarehouseVersion, warehouseVersion } from './version.
 
 /**
  * Gives scores stored before contributions, multipliers and percentiles were kept those values
- * (sql/warehouse/score_explain_*.sql), under a new warehouse version so the next publish serves
+ * (sql/ops/warehouse/score_explain_*.sql), under a new warehouse version so the next publish serves
  * them. Nothing is written when every score has them.
  */
 export async function backfillScoreExplanations(conn: DuckDBConnection): Promise<number> {
-  await runScript(conn, 'warehouse/score_explain_columns');
+  await runScript(conn, 'ops/warehouse/score_explain_columns');
   const [row] = await query(conn, 'select count(*)::integer as n from safety_scores where multiplier_distracted_driving is null');
   const missing = Number(row?.['n'] ?? 0);
   if (missing === 0) return 0;
   await inTransaction(conn, async () => {
     const version = (await warehouseVersion(conn)) + 1;
-    await runScript(conn, 'warehouse/score_explain_backfill', { version });
+    await runScript(conn, 'ops/warehouse/score_explain_backfill', { version });
     await setWarehouseVersion(conn, version);
   });
   return missing;

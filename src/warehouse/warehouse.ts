@@ -36,9 +36,9 @@ export async function openWarehouse(
     await installMacros(conn);
     let known = await openingMeta(conn);
     if (known?.get('schema_digest') !== digest) {
-      await runScript(conn, 'warehouse/schema');
-      await runScript(conn, 'warehouse/trip_rule_columns');
-      await runScript(conn, 'warehouse/event_versions');
+      await runScript(conn, 'ops/warehouse/schema');
+      await runScript(conn, 'ops/warehouse/trip_rule_columns');
+      await runScript(conn, 'ops/warehouse/event_versions');
       await backfillScoreExplanations(conn);
       await run(conn, "insert or replace into meta values ('schema_digest', $digest)", { digest });
       known = (await openingMeta(conn)) ?? new Map();
@@ -65,7 +65,7 @@ function schemaDigest(): string {
 }
 
 /** Every statement an open runs on a warehouse whose schema is not current, in order. */
-const SCHEMA_FILES = ['warehouse/schema', 'warehouse/trip_rule_columns', 'warehouse/event_versions', 'warehouse/score_explain_columns', 'warehouse/score_explain_backfill'] as const;
+const SCHEMA_FILES = ['ops/warehouse/schema', 'ops/warehouse/trip_rule_columns', 'ops/warehouse/event_versions', 'ops/warehouse/score_explain_columns', 'ops/warehouse/score_explain_backfill'] as const;
 
 /**
  * The meta keys an open needs (the schema digest a warehouse recorded, none before digests; the

@@ -71,7 +71,7 @@ export class Outbox {
     const settings = { readOnly: options.readOnly, lockWaitMs: options.lockWaitMs ?? 0, threads: 2, memoryLimit: '1GB' };
     const db = await openDatabase(file, settings);
     try {
-      if (!options.readOnly) await runScript(db.connection, 'webhooks/schema');
+      if (!options.readOnly) await runScript(db.connection, 'ops/webhooks/schema');
     } catch (error) {
       db.close();
       throw error;
@@ -90,13 +90,13 @@ export class Outbox {
           const slice = events.slice(i, i + INTAKE_SLICE);
           const rows = slice.map((e) => ({ line_no: e.lineNo, event_id: e.eventId, app_id: e.appId, event_type: e.eventType, body: e.body, created_at: e.createdAt }));
           const params = { rows: JSON.stringify(rows), now: now.toISOString(), source_file: sourceFile };
-          n += Number((await queryScript(conn, 'webhooks/intake', params))[0]?.['taken'] ?? 0);
+          n += Number((await queryScript(conn, 'ops/webhooks/intake', params))[0]?.['taken'] ?? 0);
           // a deleted user's other events leave the outbox with the intake that announces it (only
           // then is the events table read: most files announce no deletion)
-          if (slice.some((e) => e.eventType === 'user.deleted')) dropped += Number((await queryScript(conn, 'webhooks/drop_deleted_users'))[0]?.['dropped'] ?? 0);
+          if (slice.some((e) => e.eventType === 'user.deleted')) dropped += Number((await queryScript(conn, 'ops/webhooks/drop_deleted_users'))[0]?.['dropped'] ?? 0);
         }
         if (rejects.length > 0) {
-          await runFile(conn, 'webhooks/reject', { rows: JSON.stringify(rejects.map((r) => ({ line_no: r.lineNo, reason: r.reason, raw: r.raw }))), source_file: sourceFile, now: now.toISOString() });
+          await runFile(conn, 'ops/webhooks/reject', { rows: JSON.stringify(rejects.map((r) => ({ line_no: r.lineNo, reason: r.reason, raw: r.raw }))), source_file: sourceFile, now: now.toISOString() });
         }
         return n;
       });
@@ -123,7 +123,7 @@ export class Outbox {
   /** Queued attempts that are due, at most `perApp` per app, for apps that have a webhook URL. */
   async due(appIds: string[], perApp: number, now: Date): Promise<DueAttempt[]> {
     if (appIds.length === 0) return [];
-    const rows = await this.serial((conn) => queryFile(conn, 'webhooks/due', { now: now.toISOString(), apps: listValue(appIds), per_app: perApp }));
+    const rows = await this.serial((conn) => queryFile(conn, 'ops/webhooks/due', { now: now.toISOString(), apps: listValue(appIds), per_app: perApp }));
     return rows.map((r) => ({
       seq: Number(r['seq']), eventId: String(r['event_id']), appId: String(r['app_id']), kind: r['kind'] as DueAttempt['kind'],
       eventType: String(r['event_type']), body: String(r['body']), attemptCount: Number(r['attempt_count']), sentAttempts: Number(r['sent_attempts']), scheduledAttempts: Number(r['scheduled_attempts']),
@@ -137,35 +137,35 @@ export class Outbox {
       seq: f.seq, event_id: f.eventId, attempt: f.attempt, sent: f.sent, kind: f.kind, started_at: f.startedAt.toISOString(), finished_at: f.finishedAt.toISOString(),
       duration_ms: f.durationMs, status_code: f.statusCode, error: f.error, url: f.url, outcome: f.outcome, next_at: f.nextAt?.toISOString() ?? null,
     }));
-    return this.serial((conn) => inTransaction(conn, () => runScript(conn, 'webhooks/record', { rows: JSON.stringify(rows) })));
+    return this.serial((conn) => inTransaction(conn, () => runScript(conn, 'ops/webhooks/record', { rows: JSON.stringify(rows) })));
   }
 
   /** Events newest first; `beforeSeq` continues a page (rows carry their `seq`). */
   list(filter: { appId?: string | null; status?: EventStatus | null; limit: number; beforeSeq?: number | null }): Promise<Row[]> {
-    return this.serial((conn) => queryFile(conn, 'webhooks/list', { app: filter.appId ?? null, status: filter.status ?? null, limit: filter.limit, before_seq: filter.beforeSeq ?? null }));
+    return this.serial((conn) => queryFile(conn, 'ops/webhooks/list', { app: filter.appId ?? null, status: filter.status ?? null, limit: filter.limit, before_seq: filter.beforeSeq ?? null }));
   }
 
   async show(eventId: string): Promise<{ event: Row; attempts: Row[] } | null> {
     return this.serial(async (conn) => {
-      const event = (await queryFile(conn, 'webhooks/show_event', { event_id: eventId }))[0];
+      const event = (await queryFile(conn, 'ops/webhooks/show_event', { event_id: eventId }))[0];
       if (!event) return null;
-      return { event, attempts: await queryFile(conn, 'webhooks/show_attempts', { seq: Number(event['seq']) }) };
+      return { event, attempts: await queryFile(conn, 'ops/webhooks/show_attempts', { seq: Number(event['seq']) }) };
     });
   }
 
   counts(now: Date): Promise<Row[]> {
-    return this.serial((conn) => queryFile(conn, 'webhooks/counts', { now: now.toISOString() }));
+    return this.serial((conn) => queryFile(conn, 'ops/webhooks/counts', { now: now.toISOString() }));
   }
 
   /** The app's events waiting to be sent, of the given types (none: every type). */
   async backlog(appId: string, eventTypes: string[]): Promise<number> {
-    const rows = await this.serial((conn) => queryFile(conn, 'webhooks/backlog', { app: appId, types: listValue(eventTypes) }));
+    const rows = await this.serial((conn) => queryFile(conn, 'ops/webhooks/backlog', { app: appId, types: listValue(eventTypes) }));
     return Number(rows[0]?.['backlog'] ?? 0);
   }
 
   /** Queues one replay attempt per matching event; returns the ids queued. */
   async replay(selection: { eventId?: string | null; appId?: string | null; since?: Date | null; statuses: EventStatus[] }, now: Date): Promise<string[]> {
-    const rows = await this.serial((conn) => queryFile(conn, 'webhooks/replay', {
+    const rows = await this.serial((conn) => queryFile(conn, 'ops/webhooks/replay', {
       event_id: selection.eventId ?? null, app: selection.appId ?? null, since: selection.since?.toISOString() ?? null,
       statuses: listValue(selection.statuses), now: now.toISOString(),
     }));
@@ -177,7 +177,7 @@ export class Outbox {
    * created before it whose app is not in `endpointApps` (no enabled endpoint).
    */
   prune(before: Date, endpointApps: string[]): Promise<number> {
-    return this.serial(async (conn) => inTransaction(conn, async () => Number((await queryScript(conn, 'webhooks/prune', { before: before.toISOString(), endpoint_apps: JSON.stringify(endpointApps) }))[0]?.['pruned'] ?? 0)));
+    return this.serial(async (conn) => inTransaction(conn, async () => Number((await queryScript(conn, 'ops/webhooks/prune', { before: before.toISOString(), endpoint_apps: JSON.stringify(endpointApps) }))[0]?.['pruned'] ?? 0)));
   }
 
   /**

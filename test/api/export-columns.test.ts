@@ -78,7 +78,7 @@ const TRIPS = `
     52.5 + i / 1000 as start_lat, 13.4 + i / 1000 as start_lng, 48.1 + i / 1000 as end_lat, 11.5 + i / 1000 as end_lng,
     case when i % 3 = 1 then null else 'Café ' || i end as start_poi, case when i % 4 = 2 then null else 'Gare ' || i end as end_poi
   from range(13) as r(i)`;
-// each trip's events, by trip position (1-based) then served order, as api/export_events.sql gives them
+// each trip's events, by trip position (1-based) then served order, as models/serving/api_export_events.sql gives them
 const EVENTS = `
   select t + 1 as trip_pos, case when k % 2 = 0 then 'hard_brake' else 'speeding' end as type,
     'line

@@ -32,7 +32,7 @@ afterAll(() => {
 
 // integer sums: exact whatever the threads' order (a float sum is not); min/max come from statistics
 const SCAN = 'select count(*) as n, sum((a * 1e9)::bigint) as a, sum((b * 1e9)::bigint) as b, sum((c * 1e9)::bigint) as c from t';
-const cachedBytes = async (q: (sql: string) => Promise<Record<string, unknown>[]>) => Number((await q(sqlText('api/duckdb_memory')))[0]?.['table_bytes'] ?? 0);
+const cachedBytes = async (q: (sql: string) => Promise<Record<string, unknown>[]>) => Number((await q(sqlText('ops/api/duckdb_memory')))[0]?.['table_bytes'] ?? 0);
 
 describe('ExportReader', () => {
   it('keeps at most its cap of table blocks cached over a scan six times as large, where the API cap keeps them all', async () => {

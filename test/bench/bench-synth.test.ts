@@ -1,4 +1,4 @@
-// The benchmark's history synthesizer (sql/bench): what it writes must be data the service could
+// The benchmark's history synthesizer (sql/tools/bench): what it writes must be data the service could
 // have loaded itself, or the benchmark measures something else. Every publish check passes (on the
 // warehouse and the served slot), statistics are exactly the sums of the synthesized trips, events
 // agree with their trips, and the jobs run on top of it without announcing the history again.

@@ -135,7 +135,7 @@ describe('period statistics (SQL) equal the reference', () => {
       const db = await openDatabase(ws.paths.warehouseFile, { readOnly: true });
       await installMacros(db.connection);
       try {
-        const rows = await query(db.connection, sqlText('marts/statistics_periods'), {
+        const rows = await query(db.connection, sqlText('models/marts/statistics_periods'), {
           app_id: ws.appId, user_id: userTrips[0]!.platformUserId, period: statCase.type,
           start_date: statCase.startDate, end_date: statCase.endDate,
         });

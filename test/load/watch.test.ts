@@ -126,7 +126,7 @@ describe('load.js --watch', () => {
       rederive: await runJobProcess('load', ['--data-dir', ws.dir, '--rederive']),
       backup: await runJobProcess('backup', ['--data-dir', ws.dir, '--to', backupDir]),
       export: await runJobProcess('export', ['--data-dir', ws.dir]),
-      sql: await runJobProcess('sql', ['--data-dir', ws.dir, '--file', 'sql/analyst/users.sql']),
+      sql: await runJobProcess('sql', ['--data-dir', ws.dir, '--file', 'sql/analyses/users.sql']),
     };
     arriving = false;
     await stream;

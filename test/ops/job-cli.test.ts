@@ -116,7 +116,7 @@ describe('--data-dir', () => {
       ['generate', ['--users', '1', '--days', '1'], 2, noApps],
       ['deliver', ['--once'], 2, noApps],
       ['serve', ['--port', '0'], 2, noApps],
-      ['sql', ['--file', 'sql/analyst/users.sql'], 2, `no export at ${join(EMPTY, 'exports')}: write one with node jobs/export.js`],
+      ['sql', ['--file', 'sql/analyses/users.sql'], 2, `no export at ${join(EMPTY, 'exports')}: write one with node jobs/export.js`],
     ];
     const results = await Promise.all(runs.map(([job, args]) => runJobProcess(job, [...args, '--data-dir', EMPTY])));
     // a folder without apps (a mistyped --data-dir): one line naming the folder and how to create an

@@ -195,30 +195,30 @@ describe.concurrent('usage errors (exit 2, one line, no stack)', () => {
 });
 
 describe.concurrent('sql.js', () => {
-  const STATS = ['--parquet', EXPORT, '--file', 'sql/marts/statistics_periods.sql'];
+  const STATS = ['--parquet', EXPORT, '--file', 'sql/models/marts/statistics_periods.sql'];
 
   it('says which --param is missing or unknown (exit 2), and what is not an export or a file', async () => {
     const runs = await Promise.all([
       job('sql', [...STATS, '--param', `app_id=${appId}`, '--param', 'user_id=1']),
-      job('sql', ['--parquet', EXPORT, '--file', 'sql/analyst/users.sql', '--param', 'userid=5']),
-      job('sql', ['--parquet', TMP, '--file', 'sql/analyst/users.sql']),
+      job('sql', ['--parquet', EXPORT, '--file', 'sql/analyses/users.sql', '--param', 'userid=5']),
+      job('sql', ['--parquet', TMP, '--file', 'sql/analyses/users.sql']),
       job('sql', ['--parquet', EXPORT, '--file', join(TMP, 'missing.sql')]),
       job('sql', [...STATS, '--param', `app_id=${appId}`, '--param', 'user_id=1', '--param', 'period=fortnight', '--param', 'start_date=2026-11-01', '--param', 'end_date=yesterday']),
       job('sql', [...STATS, '--param', `app_id=${appId}`, '--param', 'user_id=driver-00001', '--param', 'period=week', '--param', 'start_date=2026-11-01', '--param', 'end_date=2026-11-30']),
     ]);
-    failedWith(runs[0] as Ran, 2, /^sql: failed: sql\/marts\/statistics_periods.sql needs --param start_date=\.\.\. --param end_date=\.\.\. --param period=\.\.\.$/);
-    failedWith(runs[1] as Ran, 2, /^sql: failed: sql\/analyst\/users.sql has no parameter \$userid \(it takes: none\)$/);
+    failedWith(runs[0] as Ran, 2, /^sql: failed: sql\/models\/marts\/statistics_periods.sql needs --param start_date=\.\.\. --param end_date=\.\.\. --param period=\.\.\.$/);
+    failedWith(runs[1] as Ran, 2, /^sql: failed: sql\/analyses\/users.sql has no parameter \$userid \(it takes: none\)$/);
     failedWith(runs[2] as Ran, 2, /^sql: failed: --parquet .*: not an export folder \(no apps.parquet\)$/);
     failedWith(runs[3] as Ran, 2, /^sql: failed: --file .*missing.sql: cannot read it$/);
-    failedWith(runs[4] as Ran, 2, /^sql: failed: sql\/marts\/statistics_periods.sql: Conversion Error: /);
+    failedWith(runs[4] as Ran, 2, /^sql: failed: sql\/models\/marts\/statistics_periods.sql: Conversion Error: /);
     // the value that did not convert is named with its parameter and the type the file gives it
     expect((runs[4] as Ran).stderr).toContain(': --param end_date=yesterday must be a DATE ($end_date in this file)');
     // the API's id where the numeric user id goes: where to find the one to pass
-    failedWith(runs[5] as Ran, 2, /^sql: failed: sql\/marts\/statistics_periods.sql: Conversion Error: .*--param user_id=driver-00001 must be a BIGINT \(\$user_id in this file\); user_id is the numeric user id: sql\/analyst\/users.sql lists it beside each org_user_id/);
+    failedWith(runs[5] as Ran, 2, /^sql: failed: sql\/models\/marts\/statistics_periods.sql: Conversion Error: .*--param user_id=driver-00001 must be a BIGINT \(\$user_id in this file\); user_id is the numeric user id: sql\/analyses\/users.sql lists it beside each org_user_id/);
   });
 
   it('lists the users to pass, and a user_id that matches nothing is said with ids that do (exit 0)', async () => {
-    const users = await job('sql', ['--parquet', EXPORT, '--file', 'sql/analyst/users.sql', '--json']);
+    const users = await job('sql', ['--parquet', EXPORT, '--file', 'sql/analyses/users.sql', '--json']);
     expect(users.code).toBe(0);
     const rows = JSON.parse(users.stdout).rows as { app_id: string; user_id: string; trips: number }[];
     expect(rows.length).toBeGreaterThan(0);
@@ -236,7 +236,7 @@ describe.concurrent('sql.js', () => {
     const months = JSON.parse(someone.stdout).rows as { count_trips: number }[];
     expect(months.reduce((a, m) => a + m.count_trips, 0)).toBeGreaterThan(0);
     // CSV on stdout only: the summary goes to stderr
-    const csv = await job('sql', ['--parquet', EXPORT, '--file', 'sql/analyst/users.sql']);
+    const csv = await job('sql', ['--parquet', EXPORT, '--file', 'sql/analyses/users.sql']);
     expect(csv.stdout.split('\n')[0]).toBe('app_id,user_id,org_user_id,trips,first_day,last_day');
     expect(csv.stdout).not.toMatch(/row\(s\)/);
     expect(csv.stderr).toMatch(/^sql: \d+ row\(s\)$/m);

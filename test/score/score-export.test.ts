@@ -155,7 +155,7 @@ describe('Parquet export', () => {
     expect(exported.tables['trips']).toBe(60);
 
     const { rows: scores, notes } = await runSqlOnExport({
-      parquet: out, file: SQL('marts/safety_scores'), params: ['as_of=2026-11-21', 'evaluated_at=2026-11-21T03:00:00Z'],
+      parquet: out, file: SQL('models/marts/safety_scores'), params: ['as_of=2026-11-21', 'evaluated_at=2026-11-21T03:00:00Z'],
     });
     expect(notes).toEqual([]);
     const fromWarehouse = await warehouseRows(ws.paths,
@@ -181,7 +181,7 @@ describe('Parquet export', () => {
     expect(readFileSync(join(foreign, 'precious.txt'), 'utf8')).toBe('keep');
     await runExport({ dataDir: ws.dir, out }); // an earlier export is replaced
 
-    const { rows: stats } = await runSqlOnExport({ parquet: out, file: SQL('marts/stats_daily'), params: ['version=0'] });
+    const { rows: stats } = await runSqlOnExport({ parquet: out, file: SQL('models/marts/stats_daily'), params: ['version=0'] });
     const statsWarehouse = await warehouseRows(ws.paths, 'select * exclude (version) from stats_daily order by user_id, stat_date');
     expect(stats.map(({ version: _, ...rest }) => rest)
       .sort((a, b) => Number(a['user_id']) - Number(b['user_id']) || String(a['stat_date']).localeCompare(String(b['stat_date']))))

@@ -13,9 +13,9 @@ describe('stored arrays to rows', () => {
   it('names an event array by EVENT_FIELDS, in order', () => {
     expect(Object.entries(eventRow(EVENT_FIELDS.map((_, k) => k)))).toEqual(EVENT_FIELDS.map((f, k) => [f, k]));
   });
-  it('names a score array by SCORE_FIELDS, the columns api/safety_score.sql and its history answer with, in their order', () => {
+  it('names a score array by SCORE_FIELDS, the columns models/serving/api_safety_score.sql and its history answer with, in their order', () => {
     expect(Object.entries(scoreRow(SCORE_FIELDS.map((_, k) => k)))).toEqual(SCORE_FIELDS.map((f, k) => [f, k]));
-    for (const file of ['api/safety_score', 'api/safety_score_history']) {
+    for (const file of ['models/serving/api_safety_score', 'models/serving/api_safety_score_history']) {
       const select = sqlText(file).split('\n').filter((l) => !l.startsWith('--')).join(' ');
       let list = select.slice(select.indexOf('select') + 6, select.indexOf(' from '));
       // calls' arguments out (innermost first), so the commas left separate the columns

@@ -1,4 +1,4 @@
-// statisticsPeriods (the serving pack's JS) against marts/statistics_periods.sql, row for row at
+// statisticsPeriods (the serving pack's JS) against models/marts/statistics_periods.sql, row for row at
 // full precision, on random daily rows of one user: gaps, zero-mileage days with trips, every
 // period type, ranges starting mid-week and mid-month, across year ends and leap days.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -53,7 +53,7 @@ describe('statisticsPeriods', () => {
       const end = start + Math.floor(random() * 120);
       const iso = (d: number) => new Date(d * 86_400_000).toISOString().slice(0, 10);
       for (const period of ['day', 'week', 'month'] as Period[]) {
-        const sql = await queryFile(conn, 'marts/statistics_periods', { app_id: 'app', user_id: 7, period, start_date: iso(start), end_date: iso(end) });
+        const sql = await queryFile(conn, 'models/marts/statistics_periods', { app_id: 'app', user_id: 7, period, start_date: iso(start), end_date: iso(end) });
         const js = statisticsPeriods(days, period, iso(start), iso(end));
         expect(js.map((r) => ({ ...r, score: undefined }))).toEqual(sql.map((r) => ({ ...r, score: undefined })));
         // sums of doubles in another order may differ in the last bits

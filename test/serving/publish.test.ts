@@ -71,7 +71,7 @@ describe('publish', () => {
     };
     expect(await indexes('a')).toEqual([]);
     // slot a as an earlier version left it: with indexes, and the digest of another slot schema
-    // (a publish that finds its own skips sql/publish/slot_schema.sql)
+    // (a publish that finds its own skips sql/ops/publish/slot_schema.sql)
     const old = await openDatabase(slotFile(ws.paths.publishedDir, 'a'));
     expect((await old.connection.runAndReadAll("select count(*) from meta where key = 'schema_digest'")).getRows()[0]?.[0]).toBe(1n);
     await run(old.connection, "update meta set value = 'an earlier schema' where key = 'schema_digest'");

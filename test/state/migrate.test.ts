@@ -12,7 +12,7 @@ const T0 = new Date('2026-11-25T10:00:00.000Z');
 
 /**
  * A data folder as the release before the shared store leaves it: apps.json written as its
- * AppStore wrote it, passport/passport.duckdb with its schema (sql/passport/schema.sql).
+ * AppStore wrote it, passport/passport.duckdb with its schema (sql/ops/passport/schema.sql).
  */
 async function earlierReleaseFolder(dataDir: string): Promise<{ token: string; deletedToken: string; keeperId: number; apiKey: string }> {
   const paths = pathsFor(dataDir);
@@ -24,7 +24,7 @@ async function earlierReleaseFolder(dataDir: string): Promise<{ token: string; d
   writeFileSync(paths.appsFile, `${JSON.stringify({ version: 1, apps: [app] }, null, 2)}\n`);
   mkdirSync(pathsFor(dataDir).passportFile.replace(/\/[^/]+$/, ''), { recursive: true });
   const db = await openDatabase(paths.passportFile);
-  await runScript(db.connection, 'passport/schema');
+  await runScript(db.connection, 'ops/passport/schema');
   await run(db.connection, "insert into accounts values (101, $app, 'keeper', '2026-10-02T00:00:00Z', null), (102, $app, 'leaver', '2026-10-02T00:00:00Z', '2026-10-20T00:00:00Z')", { app: app.appId });
   const token = 'pt_earlier-release-token';
   const deletedToken = 'pt_token-of-deleted-account';

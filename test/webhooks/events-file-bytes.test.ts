@@ -1,4 +1,4 @@
-// The pending events file is written by DuckDB (sql/events/pending_lines.sql); it must hold the
+// The pending events file is written by DuckDB (sql/ops/events/pending_lines.sql); it must hold the
 // bytes JSON.stringify of each event gave when the lines were built in JavaScript.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -32,11 +32,11 @@ async function linesInJavaScript(wh: Warehouse, version: number): Promise<string
   const conn = wh.conn;
   const meta = async (key: string) => Number((await query(conn, 'select coalesce(max(value::bigint), 0) as v from meta where key = $key', { key }))[0]?.['v'] ?? 0);
   const tripsSince = Number((await query(conn, 'select coalesce(max(announced_version), 0) as v from announced_trips'))[0]?.['v'] ?? 0);
-  const trips = await query(conn, sqlText('events/trip_created'), { since: tripsSince, version });
-  await run(conn, `create or replace temp table trip_fingerprints as ${sqlText('events/trip_fingerprints')}`, { since: tripsSince, version });
-  const updated = await query(conn, sqlText('events/trip_updated'));
-  const deleted = await query(conn, sqlText('events/user_deleted'), { since: await meta('user_events_version'), version });
-  const scores = await query(conn, `select id, type, app_id, data from (${sqlText('events/safety_score_updated')})`, { since: await meta('score_events_version'), version });
+  const trips = await query(conn, sqlText('ops/events/trip_created'), { since: tripsSince, version });
+  await run(conn, `create or replace temp table trip_fingerprints as ${sqlText('ops/events/trip_fingerprints')}`, { since: tripsSince, version });
+  const updated = await query(conn, sqlText('ops/events/trip_updated'));
+  const deleted = await query(conn, sqlText('ops/events/user_deleted'), { since: await meta('user_events_version'), version });
+  const scores = await query(conn, `select id, type, app_id, data from (${sqlText('ops/events/safety_score_updated')})`, { since: await meta('score_events_version'), version });
   const createdAt = now.toISOString();
   return [...trips, ...updated, ...scores, ...deleted]
     .map((e) => `${JSON.stringify({ id: e['id'], type: e['type'], version: ENVELOPE_VERSION, createdAt, appId: e['app_id'], data: JSON.parse(String(e['data'])) })}\n`)

@@ -21,7 +21,7 @@ function scoreEvents(): { id: string; data: Record<string, unknown> }[] {
 }
 
 // The event's id, fingerprint and intervals as one ordered aggregate per user gives them (the
-// formulation sql/events/safety_score_updated.sql replaced): a second implementation to agree with.
+// formulation sql/ops/events/safety_score_updated.sql replaced): a second implementation to agree with.
 const ORDERED_AGGREGATES = `
   select
     'evt_' || md5('safety_score.updated|' || app_id || '|' || user_id || '|' || evaluation_date || '|1|' || fingerprint) as id,

@@ -23,8 +23,8 @@ export async function* withMemoryLog<T extends { length: number }>(batches: Asyn
     yield b;
     batch++;
     rows += b.length;
-    const [db] = await readers.export.query(sqlText('api/duckdb_memory'));
-    const [main] = await readers.snapshot.query(sqlText('api/duckdb_memory'));
+    const [db] = await readers.export.query(sqlText('ops/api/duckdb_memory'));
+    const [main] = await readers.snapshot.query(sqlText('ops/api/duckdb_memory'));
     const m = process.memoryUsage();
     // V8's spaces (young generation, old, large objects...) as committed: which part of the heap a peak is
     const spaces = Object.fromEntries(getHeapSpaceStatistics().map((sp) => [sp.space_name.replace(/_space$/, ''), mib(sp.physical_space_size)]));

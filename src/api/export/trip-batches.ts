@@ -5,8 +5,8 @@ import { exportStats } from './export-stats.js';
 import { tripRowBatches, type ExportSource, type TripRange } from './trip-windows.js';
 
 /**
- * One batch of the bulk export, as columns (columns.ts): the trips' rows (api/export_trips.sql),
- * their events' rows (api/export_events.sql), and where each trip's events are. Arrow and NDJSON
+ * One batch of the bulk export, as columns (columns.ts): the trips' rows (models/serving/api_export_trips.sql),
+ * their events' rows (models/serving/api_export_events.sql), and where each trip's events are. Arrow and NDJSON
  * are written from these without an object per trip or event.
  */
 export interface ExportBatch {
@@ -67,7 +67,7 @@ async function withEvents(s: ExportSource, q: ExportQuery, trips: Columns): Prom
 }
 
 function eventsOf(s: ExportSource, q: ExportQuery, tripIds: string[], from: string, to: string): Promise<Columns> {
-  return s.columns(sqlText('api/export_events'), { app_id: q.appId, zone: q.zone, trip_ids: listValue(tripIds), from, to });
+  return s.columns(sqlText('models/serving/api_export_events'), { app_id: q.appId, zone: q.zone, trip_ids: listValue(tripIds), from, to });
 }
 
 /**

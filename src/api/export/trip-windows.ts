@@ -22,7 +22,7 @@ const FIRST_SPAN_MS = 24 * 3600_000;
 /** A window is never narrower: more trips than a batch starting within it are paged by the keyset alone. */
 const MIN_SPAN_MS = 1_000;
 
-/** `YYYY-MM-DD HH:MM:SS.ffffff+00` (api/export_trips.sql's `started_utc`) as milliseconds since the epoch. */
+/** `YYYY-MM-DD HH:MM:SS.ffffff+00` (models/serving/api_export_trips.sql's `started_utc`) as milliseconds since the epoch. */
 const utcMs = (utc: string): number => Date.parse(`${utc.slice(0, 23).replace(' ', 'T')}Z`);
 
 /**
@@ -49,7 +49,7 @@ export async function* tripRowBatches(s: ExportSource, q: TripRange): AsyncGener
     while (size < q.batchSize) {
       const startMs = utcMs(after.at);
       const until = Math.min(startMs + span, end);
-      const rows = await s.columns(sqlText('api/export_trips'), {
+      const rows = await s.columns(sqlText('models/serving/api_export_trips'), {
         app_id: q.appId, zone: q.zone, to: new Date(until).toISOString(), excluded_users: excluded,
         after_at: after.at, after_trip: after.trip, first: after.first, limit: q.batchSize - size,
       });

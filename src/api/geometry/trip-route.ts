@@ -56,7 +56,7 @@ export async function tripRoute<T>(
     const points = readRoute(routeFile(routesDir, localDate, version), scope.appId, tripId);
     if (points) return render({ ...found, points });
   }
-  const [key] = await s.query(sqlText('api/trip_route_key'), { app_id: scope.appId, user_id: scope.userId, trip_id: tripId });
+  const [key] = await s.query(sqlText('ops/api/trip_route_key'), { app_id: scope.appId, user_id: scope.userId, trip_id: tripId });
   if (!key) return null;
   const points = readRoute(routeFile(routesDir, String(key['trip_date']), String(key['version'])), scope.appId, tripId);
   if (points === undefined) return 'expired';

@@ -146,7 +146,7 @@ export function sharedRateStore(file: string, options: SharedRateOptions): Share
   return SharedRateStore as unknown as SharedRateStoreCtor;
 }
 
-/** A statement of sql/state/ that takes the named parameters it uses out of a wider set. */
+/** A statement of sql/ops/state/ that takes the named parameters it uses out of a wider set. */
 function statement(db: Database.Database, name: string): { get(params: Record<string, number | string>): unknown; run(params: Record<string, number | string>): void } {
   const sql = stateSql('sqlite', name);
   const prepared = db.prepare(sql);

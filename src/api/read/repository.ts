@@ -44,7 +44,7 @@ async function answer<T>(
 }
 
 export const tripPage = (s: Snapshot, scope: Scope, q: TripPageQuery): Promise<Row[]> =>
-  answer(s, scope, (pack) => pack.tripPage(scope, q), () => s.query(sqlText('api/trip_list'), {
+  answer(s, scope, (pack) => pack.tripPage(scope, q), () => s.query(sqlText('models/serving/api_trip_list'), {
     app_id: scope.appId, user_id: scope.userId, zone: scope.zone, from: q.from.toISOString(), to: q.to.toISOString(),
     after_us: BigInt(q.afterUs), after_trip: q.afterTrip, limit: q.limit,
   }));
@@ -52,19 +52,19 @@ export const tripPage = (s: Snapshot, scope: Scope, q: TripPageQuery): Promise<R
 export const tripDetail = (s: Snapshot, scope: Scope, tripId: string): Promise<{ trip: Row; events: Row[] } | null> =>
   answer(s, scope, (pack) => pack.tripDetail(scope, tripId), async () => {
     const params = { app_id: scope.appId, user_id: scope.userId, trip_id: tripId, zone: scope.zone };
-    const [trip] = await s.query(sqlText('api/trip_detail'), params);
+    const [trip] = await s.query(sqlText('models/serving/api_trip_detail'), params);
     if (!trip) return null;
-    return { trip, events: await s.query(sqlText('api/trip_events'), params) };
+    return { trip, events: await s.query(sqlText('models/serving/api_trip_events'), params) };
   }, true);
 
 export const statistics = (s: Snapshot, scope: Scope, period: Period, startDate: string, endDate: string): Promise<Row[]> =>
-  answer(s, scope, (pack) => pack.statistics(scope, period, startDate, endDate), () => s.query(sqlText('marts/statistics_periods'), {
+  answer(s, scope, (pack) => pack.statistics(scope, period, startDate, endDate), () => s.query(sqlText('models/marts/statistics_periods'), {
     app_id: scope.appId, user_id: scope.userId, period, start_date: startDate, end_date: endDate,
   }));
 
 export const latestScore = (s: Snapshot, scope: Scope, interval: number, today: string): Promise<Row | null> =>
   answer(s, scope, (pack) => pack.latestScore(scope, interval, today), async () => {
-    const rows = await s.query(sqlText('api/safety_score'), {
+    const rows = await s.query(sqlText('models/serving/api_safety_score'), {
       app_id: scope.appId, user_id: scope.userId, interval, today, zone: scope.zone,
     });
     return rows[0] ?? null;
@@ -78,6 +78,6 @@ export interface ScoreHistoryQuery {
 }
 
 export const scoreHistory = (s: Snapshot, scope: Scope, q: ScoreHistoryQuery): Promise<Row[]> =>
-  answer(s, scope, (pack) => pack.scoreHistory(scope, q.interval, q.startDate, q.endDate, q.today), () => s.query(sqlText('api/safety_score_history'), {
+  answer(s, scope, (pack) => pack.scoreHistory(scope, q.interval, q.startDate, q.endDate, q.today), () => s.query(sqlText('models/serving/api_safety_score_history'), {
     app_id: scope.appId, user_id: scope.userId, interval: q.interval, start_date: q.startDate, end_date: q.endDate, today: q.today, zone: scope.zone,
   }));

@@ -2,7 +2,7 @@ import type { Row } from '../../db/sql.js';
 import { round } from '../http/context.js';
 
 /**
- * The score object of the safety score and of each history entry, from a row of api/safety_score.sql
+ * The score object of the safety score and of each history entry, from a row of models/serving/api_safety_score.sql
  * (or the pack's equal payload). A factor's `multiplier` is what it multiplies the model's
  * predicted collision frequency by: its base to the power of its value (docs/models.md); its
  * `contribution` is the points of score it costs (docs/decisions.md, Statistics and scores). Both come from the nightly job.

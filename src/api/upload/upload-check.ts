@@ -1,7 +1,7 @@
 import { tripRecordSchema, tripRecordValidator } from './trip-record-schema.js';
 
 /**
- * The record-level rules of the loader (sql/intermediate/int_trip_records.sql) that remain once the
+ * The record-level rules of the loader (sql/models/intermediate/int_trip_records.sql) that remain once the
  * identity comes from the token, checked at upload so the SDK hears about a bad record at once.
  * The load job validates again and stays the authority (points and events are judged there).
  */

@@ -1,0 +1,66 @@
+-- The shared state store (docs/decisions.md, Storage and processes): what API processes write and every process reads.
+-- One text for SQLite and PostgreSQL (bigint: 64-bit in both; text: unbounded in both).
+
+-- Facts about the store itself (when the data folder's files were migrated into it).
+create table if not exists state_meta (
+    name text primary key,
+    value text not null
+);
+
+-- A counter per kind of state, raised by every change, so that readers may cache and check it cheaply.
+create table if not exists state_versions (
+    name text primary key,
+    version bigint not null
+);
+insert into state_versions (name, version) values ('apps', 0) on conflict do nothing;
+
+-- One row per app: its JSON document (src/apps/store.ts, App), so that new fields need no schema change.
+create table if not exists apps (
+    app_id text primary key,
+    created_at text not null,
+    doc text not null
+);
+
+-- An account maps (app_id, org_user_id) to a platform user id; a deleted account keeps its row
+-- (deleted_at set) so its id is never handed out again. At most one active account per user.
+create table if not exists accounts (
+    platform_user_id bigint primary key,
+    app_id text not null,
+    org_user_id text not null,
+    created_at text not null,
+    deleted_at text
+);
+create unique index if not exists accounts_active on accounts (app_id, org_user_id) where deleted_at is null;
+
+-- Passport tokens, stored only as SHA-256 hashes; expires_ms: epoch milliseconds.
+create table if not exists tokens (
+    token_hash text primary key,
+    app_id text not null,
+    platform_user_id bigint not null,
+    issued_at text not null,
+    expires_ms bigint not null
+);
+create index if not exists tokens_user on tokens (platform_user_id);
+
+-- Who does a one-at-a-time job (the webhook deliverer) until expires_ms (epoch milliseconds).
+create table if not exists leases (
+    name text primary key,
+    holder text not null,
+    expires_ms bigint not null
+);
+
+-- A DELETE of an account, recorded in the same transaction that marks the account deleted (so it
+-- is durable before the 200), until a job's purge has removed the user's data (docs/decisions.md,
+-- Deletion). id: a UUID, or the request file's name for one an earlier release wrote (so taking
+-- the files in twice adds nothing). Once purged: purged_at and the user's trips removed are set,
+-- and the org user id goes, as it goes from the account (sql/ops/state/account_erase.sql).
+create table if not exists deletion_requests (
+    id text primary key,
+    app_id text not null,
+    platform_user_id bigint not null,
+    org_user_id text,
+    requested_at text not null,
+    purged_at text,
+    purged_trips bigint
+);
+create index if not exists deletion_requests_pending on deletion_requests (requested_at, id) where purged_at is null;

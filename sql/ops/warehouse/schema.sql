@@ -1,0 +1,221 @@
+-- The warehouse: owned by the batch jobs (one writing process at a time).
+-- Every table that is published carries `version`: the warehouse version (meta 'version') of the
+-- write that produced the row. A publish copies rows with version > the slot's version.
+
+create table if not exists meta (key varchar primary key, value varchar not null);
+
+create table if not exists apps (
+    app_id varchar primary key,
+    name varchar not null,
+    time_zone varchar not null
+);
+
+-- one row per input file ever loaded (content hash): loading the same file twice changes nothing
+create table if not exists loaded_files (
+    file_key varchar primary key,
+    path varchar not null,
+    bytes bigint not null,
+    batch_id bigint not null,
+    loaded_at timestamptz not null
+);
+
+-- the SDK uploads a batch file holds (src/load/uploads.ts), by SHA-256: recorded when the batch is
+-- made; an upload counts as loaded once its batch file is in loaded_files, so a byte-identical
+-- retry is skipped as a known file would be. Pruned with the landing archive.
+create table if not exists loaded_uploads (
+    upload_key varchar not null,
+    batch_key varchar not null,
+    recorded_at timestamptz not null
+);
+
+create table if not exists batches (
+    batch_id bigint primary key,
+    kind varchar not null,
+    source varchar,
+    version bigint not null,
+    started_at timestamptz not null,
+    finished_at timestamptz not null,
+    report json
+);
+
+create table if not exists trips (
+    app_id varchar not null,
+    trip_id varchar not null,
+    user_id bigint not null,
+    org_user_id varchar not null,
+    device_id varchar not null,
+    os varchar not null,
+    coordinate varchar not null,
+    is_auto_start boolean not null,
+    is_auto_end boolean not null,
+    started_at timestamptz not null,
+    ended_at timestamptz not null,
+    trip_date date not null,
+    start_lat double, start_lng double, end_lat double, end_lng double,
+    start_poi varchar, end_poi varchar,
+    status varchar not null,
+    abnormal_reason varchar not null,
+    is_normal boolean not null,
+    mileage_m bigint not null,
+    duration_s bigint not null,
+    elapsed_seconds double not null,
+    avg_speed_kmh double not null,
+    max_speed_kmh double not null,
+    count_events integer not null,
+    count_points integer not null,
+    score double not null,
+    energy_g bigint not null,
+    driving_seconds double not null,
+    low_speed_seconds double not null,
+    acc_over_1_seconds double not null,
+    distracted_seconds double not null,
+    evening_rush_seconds double not null,
+    weekday_seconds double not null,
+    model_version varchar not null,
+    source_file varchar not null,
+    source_line bigint not null,
+    file_key varchar not null,
+    batch_id bigint not null,
+    loaded_at timestamptz not null,
+    version bigint not null
+);
+
+create table if not exists trip_events (
+    app_id varchar not null,
+    trip_id varchar not null,
+    user_id bigint not null,
+    event_index integer not null,
+    type varchar not null,
+    started_at timestamptz not null,
+    ended_at timestamptz not null,
+    start_lat double not null, start_lng double not null,
+    end_lat double not null, end_lng double not null,
+    description varchar not null,
+    version bigint not null
+);
+
+create table if not exists quarantine (
+    batch_id bigint not null,
+    source_file varchar not null,
+    line_no bigint not null,
+    kind varchar not null,          -- 'record' or 'event'
+    reason varchar not null,
+    app_id varchar,
+    trip_id varchar,
+    raw varchar,
+    quarantined_at timestamptz not null
+);
+
+create table if not exists point_drops (
+    batch_id bigint not null,
+    reason varchar not null,
+    count_points bigint not null
+);
+
+-- one row per app, user and local day that has (or had) trips; zero rows are kept so a publish
+-- can overwrite a day whose last normal trip went away
+create table if not exists stats_daily (
+    app_id varchar not null,
+    user_id bigint not null,
+    stat_date date not null,
+    count_trips integer not null,
+    mileage_m bigint not null,
+    duration_s bigint not null,
+    count_events bigint not null,
+    max_speed_kmh double not null,
+    score_x_mileage double not null,
+    score_sum double not null,
+    version bigint not null
+);
+
+create table if not exists safety_scores (
+    app_id varchar not null,
+    user_id bigint not null,
+    org_user_id varchar not null,
+    evaluation_date date not null,
+    interval_days integer not null,
+    evaluated_at timestamptz not null,
+    window_start timestamptz not null,
+    window_end timestamptz not null,
+    window_start_local timestamp not null,
+    window_end_local timestamp not null,
+    count_trips integer not null,
+    total_seconds double not null,
+    mileage_m bigint not null,
+    count_events bigint not null,
+    distracted_driving double not null,
+    evening_rush_hour double not null,
+    acclong_abs_1 double not null,
+    weekday_driving double not null,
+    low_speed double not null,
+    events_per_100km double not null,
+    pcf double not null,
+    safety_score double not null,
+    percentile double,
+    multiplier_distracted_driving double,
+    multiplier_evening_rush_hour double,
+    multiplier_acclong_abs_1 double,
+    multiplier_weekday_driving double,
+    multiplier_low_speed double,
+    multiplier_events double,
+    contribution_distracted_driving double,
+    contribution_evening_rush_hour double,
+    contribution_acclong_abs_1 double,
+    contribution_weekday_driving double,
+    contribution_low_speed double,
+    contribution_events double,
+    model_version varchar not null,
+    version bigint not null
+);
+
+create table if not exists score_runs (
+    app_id varchar not null,
+    evaluation_date date not null,
+    evaluated_at timestamptz not null,
+    count_users integer not null,
+    model_version varchar not null,
+    version bigint not null
+);
+
+-- scores a re-run of their evaluation date no longer gives (the user has no normal trip left in
+-- that window): the next publish deletes them from the slot, which copies only the rows a score
+-- run changed (sql/ops/score/replace_scores.sql, sql/ops/publish/apply/)
+create table if not exists safety_scores_removed (
+    app_id varchar not null,
+    user_id bigint not null,
+    interval_days integer not null,
+    evaluation_date date not null,
+    version bigint not null
+);
+
+create table if not exists purged_users (
+    app_id varchar not null,
+    user_id bigint not null,
+    org_user_id varchar,
+    requested_at timestamptz,
+    purged_at timestamptz not null,
+    version bigint not null
+);
+
+-- trips already announced by a trip.created event (once per trip, even when it is re-sent), with
+-- the fingerprint of what the API served when last announced (sql/ops/events/trip_fingerprints.sql):
+-- a re-sent trip is announced again (trip.updated) only when it differs. Rows written before the
+-- fingerprint existed have none (null): their next re-send is announced.
+create table if not exists announced_trips (
+    app_id varchar not null,
+    trip_id varchar not null,
+    announced_version bigint not null
+);
+alter table announced_trips add column if not exists fingerprint varchar;
+alter table announced_trips add column if not exists generation integer;
+
+-- the values each user's scores of a date were last announced with (safety_score.updated): a
+-- re-run of the date announces the user again only when they differ
+create table if not exists announced_scores (
+    app_id varchar not null,
+    user_id bigint not null,
+    evaluation_date date not null,
+    fingerprint varchar not null,
+    generation integer not null,
+    announced_version bigint not null
+);
