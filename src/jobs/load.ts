@@ -1,6 +1,6 @@
 import { pathsFor, jobSettings } from '../config.js';
 import { appsOf } from './data-dir.js';
-import { openWarehouse } from '../warehouse/warehouse.js';
+import { openWarehouse, refreshApps, type Warehouse } from '../warehouse/warehouse.js';
 import { loadFiles } from '../load/load-file.js';
 import { expandInputs, landingFiles, moveLanded, type RefusedInput } from '../load/landing.js';
 import { splitBatch } from '../load/split-batch.js';
@@ -41,6 +41,19 @@ export interface LoadOptions {
   afterStage?: (file: string, conn: DuckDBConnection) => void | Promise<void>;
   /** How long to wait for another job holding the warehouse (default DRIVING_WAREHOUSE_LOCK_WAIT_MS). */
   lockWaitMs?: number;
+  /**
+   * A warehouse the caller holds open across runs (the continuous load) and closes itself; after a
+   * run whose erasure rewrote the warehouse file (`erasure.warehouse`) it must be opened anew.
+   */
+  warehouse?: Warehouse;
+  /** DuckDB threads (default DRIVING_DUCKDB_THREADS, else one a core). */
+  threads?: number;
+  /**
+   * After the switch, bring the slot just retired up to date too (default true), so that the score
+   * run's publish copies only scores. The continuous load does not: its next batch publishes into
+   * that slot within seconds anyway, and the catch-up would cost every batch a second copy.
+   */
+  settleRetired?: boolean;
   /** Called when the publish has switched the API to the new version (the continuous load times its lag from here). */
   onPublished?: (version: number) => void;
 }
@@ -82,18 +95,24 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const apps = await appsOf(options.dataDir);
   const fromLanding = options.inputs === undefined || options.inputs.length === 0;
 
-  const opening = `load: opening the warehouse ${paths.warehouseFile} (schema, macros, ${apps.length} app(s))`;
-  progress(opening);
-  beat.doing(opening);
-  const openStarted = Date.now();
-  let wh: Awaited<ReturnType<typeof openWarehouse>>;
+  const held = options.warehouse;
+  let wh: Warehouse;
   try {
-    wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: settings.memoryLimit, lockWaitMs: options.lockWaitMs });
+    if (held) {
+      wh = held;
+      await refreshApps(wh, apps);
+    } else {
+      const opening = `load: opening the warehouse ${paths.warehouseFile} (schema, macros, ${apps.length} app(s))`;
+      progress(opening);
+      beat.doing(opening);
+      const openStarted = Date.now();
+      wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: settings.memoryLimit, lockWaitMs: options.lockWaitMs, threads: options.threads });
+      progress(`load: warehouse open in ${((Date.now() - openStarted) / 1000).toFixed(1)} s`);
+    }
   } catch (error) {
     beat.stop();
     throw error;
   }
-  progress(`load: warehouse open in ${((Date.now() - openStarted) / 1000).toFixed(1)} s`);
   try {
     if (fromLanding) beat.doing(`load: putting SDK uploads in ${paths.landingDir} together into batch files`);
     // with the warehouse held, so that no other load batches the same uploads
@@ -174,7 +193,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       now,
       progress: (m) => progress(`load: ${m}`),
       routes,
-      settleRetired: true,
+      settleRetired: options.settleRetired ?? true,
       // the events go out as soon as the trips are served, before the retired slot is caught up
       onSwitched: async (version) => {
         options.onPublished?.(version);
@@ -190,11 +209,11 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     // a small load's log is replayed by the next open rather than checkpointed now: for a tiny
     // file the checkpoint, and the next load's dearer first commit on the tables it rewrote, were
     // a fifth of that next load's CPU (docs/benchmarks.md); after an erasure the file was just written anew
-    if (!erasure.warehouse) await skipSmallCloseCheckpoint(wh.conn, paths.warehouseFile);
+    if (!erasure.warehouse && !held) await skipSmallCloseCheckpoint(wh.conn, paths.warehouseFile);
     const summed = totals(reports);
     return { files: reports, uploadBatches: batched, refused, refusedNamed: !fromLanding && refused.length > 0, totals: summed, reasons: reasonCounts(summed), publish: published, pointsPartitionsRemoved: removed, purged, events, erasure, seconds: (Date.now() - started) / 1000 };
   } finally {
-    wh.close();
+    if (!held) wh.close();
     beat.stop();
   }
 }

@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
-import { pathsFor } from '../config.js';
+import { getPriority, setPriority } from 'node:os';
 import { processesWaitingFor, describeHolder } from '../db/open.js';
+import { duckdbThreads } from '../db/threads.js';
 import { isInputName, landingStatus } from '../landing-status.js';
 import { Histogram, LAG_BUCKETS, writeWatchMetrics, type WatchMetrics } from '../metrics/watch-textfile.js';
 import { writeJobMetrics } from '../metrics/textfile.js';
@@ -9,6 +10,9 @@ import { silent, type Progress } from '../progress.js';
 import { openState } from '../state/open.js';
 import { pendingDeletions } from '../state/deletions.js';
 import { runLoad, type LoadResult } from './load.js';
+import { appsOf } from './data-dir.js';
+import { jobSettings, pathsFor } from '../config.js';
+import { openWarehouse, type Warehouse } from '../warehouse/warehouse.js';
 import { loadRecords } from './metrics.js';
 import { loadSummary } from './summaries.js';
 import { oneLine, exitCodeOf } from './cli.js';
@@ -71,6 +75,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
   const pollMs = options.pollMs ?? 1000;
   const gatherMs = options.gatherMs ?? 100;
   mkdirSync(paths.landingDir, { recursive: true });
+  yieldCpu(progress);
   const metrics: WatchMetrics = {
     startedAt: new Date(started), lag: new Histogram(LAG_BUCKETS), batches: { ok: 0, failed: 0 },
     lastBatchAt: null, lastBatchSeconds: null, backlog: { waiting: 0, oldestWaitingSeconds: null },
@@ -82,6 +87,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
   progress(`load: watching ${paths.landingDir} (and the deletion requests); a batch loads and publishes what has arrived`);
   let failures = 0;
   let metricsWrittenAt = 0;
+  let held: Warehouse | null = null;
   // the first batch runs whatever is there: it finishes what a killed watch or load left behind
   let due = true;
   try {
@@ -94,27 +100,44 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
           metricsWrittenAt = Date.now();
           writeMetricsFile(options.metricsDir, metrics, progress);
         }
+        // a job waiting for the warehouse gets it while nothing is due
+        if (held && processesWaitingFor(paths.warehouseFile).length > 0) held = release(held);
         due = landingStatus(paths.landingDir).waiting > 0 || hasBatchedLeftovers(paths.landingDir) || (await pendingDeletions(state)).length > 0;
         if (!due) continue;
         // a moment for the rest of a burst, so that it loads as one batch
         await wake.sleep(gatherMs);
       }
-      await giveWay(paths.warehouseFile, progress, options.signal);
+      if (processesWaitingFor(paths.warehouseFile).length > 0) {
+        held = release(held);
+        await giveWay(paths.warehouseFile, progress, options.signal);
+      }
       const arrived = waitingFiles(paths.landingDir);
       const batchStarted = Date.now();
       const outcome: BatchOutcome = { n, seconds: 0, lags: [] };
       try {
         const lines: string[] = [];
         let servedAt: number | null = null;
+        // held between batches (no open, no replay of the log each time) until another job waits
+        held ??= await openWarehouse(paths.warehouseFile, await appsOf(options.dataDir), {
+          memoryLimit: jobSettings().memoryLimit, lockWaitMs: 24 * 3600_000, threads: duckdbThreads() ?? 1,
+        });
         const result = await runLoad({
+          warehouse: held,
           dataDir: options.dataDir,
           progress: options.verbose ? progress : (line) => lines.push(line),
           // waiting for another job's turn with the warehouse is what the watch does: no giving up
           lockWaitMs: 24 * 3600_000,
+          // the API shares the machine: a small batch gains little from a second core, and the
+          // retired slot is written by the next batch anyway
+          threads: duckdbThreads() ?? 1,
+          concurrency: 1,
+          settleRetired: false,
           onPublished: () => (servedAt = Date.now()),
         });
         outcome.result = result;
         servedAt ??= Date.now();
+        // the purge's erasure wrote the warehouse file anew: the next batch opens that one
+        if (result.erasure.warehouse) held = release(held);
         for (const [file, arrivedAt] of arrived) if (!existsSync(join(paths.landingDir, file))) outcome.lags.push(Math.max(0, (servedAt - arrivedAt) / 1000));
         for (const lag of outcome.lags) metrics.lag.observe(lag);
         metrics.batches.ok++;
@@ -126,6 +149,8 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
         if (!options.verbose) for (const line of lines) if (/FAILED|failed/.test(line)) progress(line);
         if (t.files > 0 || result.publish.published || result.purged.users > 0) progress(`load: batch ${n}: ${loadSummary(result).split('\n')[0]}`);
       } catch (error) {
+        // whatever failed, the next try starts from a fresh open
+        held = release(held);
         outcome.error = oneLine(error);
         metrics.batches.failed++;
         failures++;
@@ -151,6 +176,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
       }
     }
   } finally {
+    release(held);
     watcher?.close();
     wake.close();
   }
@@ -158,6 +184,24 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
     batches: metrics.batches.ok + metrics.batches.failed, failedBatches: metrics.batches.failed, ...totals,
     lagP50Seconds: metrics.lag.quantile(0.5), lagP99Seconds: metrics.lag.quantile(0.99), seconds: (Date.now() - started) / 1000,
   };
+}
+
+/**
+ * The API answers on the same machine: the watch runs 5 steps nicer than it was started (best
+ * effort), so a burst of uploads slows the batches rather than the answers.
+ */
+function yieldCpu(progress: Progress): void {
+  try {
+    setPriority(Math.min(19, getPriority() + 5));
+  } catch (error) {
+    progress(`load: priority left as it is (${oneLine(error)})`);
+  }
+}
+
+/** Closes the warehouse the watch holds, if any (a close checkpoints it); null, to assign. */
+function release(wh: Warehouse | null): null {
+  wh?.close();
+  return null;
 }
 
 /** How often the watch's metrics file is written while no batch runs. */

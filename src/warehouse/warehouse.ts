@@ -24,9 +24,9 @@ export interface Warehouse {
 export async function openWarehouse(
   file: string,
   apps: App[],
-  options: { memoryLimit?: string; lockWaitMs?: number } = {},
+  options: { memoryLimit?: string; lockWaitMs?: number; threads?: number } = {},
 ): Promise<Warehouse> {
-  const db = await openDatabase(file, { lockWaitMs: options.lockWaitMs ?? jobSettings().warehouseLockWaitMs, memoryLimit: options.memoryLimit });
+  const db = await openDatabase(file, { lockWaitMs: options.lockWaitMs ?? jobSettings().warehouseLockWaitMs, memoryLimit: options.memoryLimit, threads: options.threads });
   const conn = db.connection;
   try {
     // the schema and its migrations run once per version of them: each migration is a scan or a
@@ -79,6 +79,11 @@ async function openingMeta(conn: DuckDBConnection): Promise<Map<string, string> 
     throw error;
   });
   return rows && new Map(rows.map((r) => [String(r['key']), String(r['value'])]));
+}
+
+/** Mirrors the apps into a warehouse held open across runs (the continuous load), as an open does. */
+export async function refreshApps(wh: Warehouse, apps: App[]): Promise<void> {
+  await syncApps(wh.conn, apps);
 }
 
 async function syncApps(conn: DuckDBConnection, apps: App[]): Promise<void> {
