@@ -2,7 +2,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { InputError } from '../src/errors.js';
 
-export const STAGES = ['load', 'growth', 'score', 'api', 'route', 'zigzag', 'fairshare', 'abuse', 'webhooks', 'resources', 'metrics', 'workers', 'restart', 'tokens'] as const;
+export const STAGES = ['load', 'growth', 'score', 'api', 'route', 'zigzag', 'fairshare', 'abuse', 'webhooks', 'resources', 'metrics', 'workers', 'restart', 'tokens', 'watch'] as const;
 export type Stage = (typeof STAGES)[number];
 
 export type SizeName = 'small' | 'full';
