@@ -26,15 +26,13 @@ interface WatchPlan {
   /** Days of nightly-loaded history behind the uploads. */
   historyDays: number;
   peakSeconds: number;
-  /** Publishes by the watch (the demo and the peak's included) before the serving pack is compared with a nightly load's. */
+  /** Publishes by the watch (the demo's and the peak's included) before the serving pack is compared with a nightly load's, or `--watch-seconds` of small uploads. */
   publishes: number;
-  /** The run of small publishes ends after this long even if it has not reached `publishes` (the figure says so). */
-  publishSecondsMax: number;
 }
 
 const PLANS: Readonly<Record<'small' | 'full', WatchPlan>> = {
-  small: { demoUsers: 50, demoUploads: 150, uploadUsers: 200, historyDays: 7, peakSeconds: 60, publishes: 1000, publishSecondsMax: 480 },
-  full: { demoUsers: 50, demoUploads: 200, uploadUsers: 1000, historyDays: 7, peakSeconds: 120, publishes: 1000, publishSecondsMax: 1800 },
+  small: { demoUsers: 50, demoUploads: 150, uploadUsers: 200, historyDays: 7, peakSeconds: 60, publishes: 1000 },
+  full: { demoUsers: 50, demoUploads: 200, uploadUsers: 1000, historyDays: 7, peakSeconds: 120, publishes: 1000 },
 };
 
 /** A 100,000-driver day: 150,000 uploads, peaks of 10 a second of about 1,500 points, while integrators ask 500 trip lists a second. */
@@ -142,7 +140,7 @@ export async function benchWatch(ctx: BenchContext): Promise<void> {
         lastReport = n - (n % 100);
         ctx.progress(`bench: watch: ${n} publishes`);
       }
-      return n >= plan.publishes || performance.now() - tinyStarted > plan.publishSecondsMax * 1000;
+      return n >= plan.publishes || performance.now() - tinyStarted > ctx.options.sizes.watchSeconds * 1000;
     });
     const tinyLags = await tiny.finish();
     await waitLandingEmpty(paths.landingDir, 120_000);
@@ -162,9 +160,9 @@ export async function benchWatch(ctx: BenchContext): Promise<void> {
       stage: 'watch', metric: `publishes by the watch, ${tinyLags.accepted.toLocaleString('en-US')} small uploads at ${TINY_UPLOADS_PER_S}/s last (failed batches; manifest versions; files; trips; mean batch)`, value: publishes,
       unit: `(${watch.failedBatches}; ${versions}; ${watch.filesLoaded.toLocaleString('en-US')}; ${watch.tripsLoaded.toLocaleString('en-US')}; ${(watchSeconds / Math.max(1, watch.batches)).toFixed(2)} s)`, target: `>= ${plan.publishes.toLocaleString('en-US')}`, met: publishes >= plan.publishes && watch.failedBatches === 0,
     });
-    record(ctx, { stage: 'watch', metric: 'the watch\'s own lag histogram (driving_load_lag_seconds, every file): p50 / p99', value: `${fmt(watch.lagP50Seconds)} / ${fmt(watch.lagP99Seconds)} s`, unit: '' });
+    record(ctx, { stage: 'watch', metric: 'the watch\'s own lag histogram (driving_load_lag_seconds, every file): p50 / p99', value: `${fmt(watch.lagP50Seconds)} / ${fmt(watch.lagP99Seconds)} s`, unit: '', doc: true });
     const layers = sampler.summary();
-    record(ctx, { stage: 'watch', metric: `serving pack layers at the end, trips / stats (sampled every 100 publishes: min-max)`, value: `${layers.end.trips} / ${layers.end.stats}`, unit: `(${layers.range})` });
+    record(ctx, { stage: 'watch', metric: 'serving pack layers at the end, trips / stats (sampled every 100 publishes: min-max)', value: `${layers.end.trips} / ${layers.end.stats}`, unit: `(${layers.range})`, doc: true });
 
     // 4 and 5: the watch's CPU a trip and the disk it wrote
     const watchCpu = cpuAfter - cpuBefore;
@@ -172,7 +170,7 @@ export async function benchWatch(ctx: BenchContext): Promise<void> {
     const tripsPerHour = (watch.tripsLoaded / watchSeconds) * 3600;
     record(ctx, {
       stage: 'watch', metric: `watch: disk written per hour (/proc/<pid>/io write_bytes over ${Math.round(watchSeconds)} s; trips per hour at that pace)`,
-      value: watchIo === null ? 'not readable' : `${((watchIo / watchSeconds) * 3600 / 2 ** 30).toFixed(2)} GiB/h`, unit: `(${Math.round(tripsPerHour).toLocaleString('en-US')} trips/h)`,
+      value: watchIo === null ? 'not readable' : `${((watchIo / watchSeconds) * 3600 / 2 ** 30).toFixed(2)} GiB/h`, unit: `(${Math.round(tripsPerHour).toLocaleString('en-US')} trips/h)`, doc: true,
     });
 
     // the same trips by one nightly load, in the copy of the history; then both folders served side
@@ -189,10 +187,10 @@ export async function benchWatch(ctx: BenchContext): Promise<void> {
     ctx.children.push(await server.stop());
     const nightlyLayers = readManifest(pathsFor(nightlyDir).manifestFile)?.pack?.files;
     const serveLine = (f: ServeFigures): string => `${f.p99Ms.toFixed(2)} ms (${f.p50Ms.toFixed(2)} ms); ${f.cpuMsPerRequest.toFixed(3)} ms`;
-    record(ctx, { stage: 'watch', metric: `after the watch: trip list @ ${COMPARE_RATE}/s, ${COMPARE_ROUNDS} runs of ${COMPARE_SECONDS} s: median p99 (p50); serve.js CPU a request`, value: serveLine(compared.watch), unit: '' });
+    record(ctx, { stage: 'watch', metric: `after the watch: trip list @ ${COMPARE_RATE}/s, ${COMPARE_ROUNDS} runs of ${COMPARE_SECONDS} s: median p99 (p50); serve.js CPU a request`, value: serveLine(compared.watch), unit: '', doc: true });
     record(ctx, {
       stage: 'watch', metric: `nightly load of the same ${nightly.trips.toLocaleString('en-US')} trips, the same runs in turn: median p99 (p50); CPU a request; layers trips / stats`,
-      value: `${serveLine(compared.nightly)}; ${nightlyLayers?.trips.length ?? '-'} / ${nightlyLayers?.stats.length ?? '-'}`, unit: '',
+      value: `${serveLine(compared.nightly)}; ${nightlyLayers?.trips.length ?? '-'} / ${nightlyLayers?.stats.length ?? '-'}`, unit: '', doc: true,
     });
     const p99Ratio = compared.watch.p99Ms / compared.nightly.p99Ms;
     const cpuRatio = compared.watch.cpuMsPerRequest / compared.nightly.cpuMsPerRequest;
@@ -246,7 +244,7 @@ function recordLags(ctx: BenchContext, label: string, s: LagSummary, failures: s
   const max = lags.length > 0 ? Math.max(...lags) : null;
   record(ctx, {
     stage: 'watch', metric: `${label}: p50 / max; uploads accepted (failed; never served)`,
-    value: `${fmt(quantile(lags, 0.5))} / ${fmt(max)} s; ${s.accepted} of ${s.uploads} (${s.failed}; ${s.unserved})${failures.length > 0 ? `: ${failures[0]}` : ''}`, unit: '',
+    value: `${fmt(quantile(lags, 0.5))} / ${fmt(max)} s; ${s.accepted} of ${s.uploads} (${s.failed}; ${s.unserved})${failures.length > 0 ? `: ${failures[0]}` : ''}`, unit: '', doc: true,
   });
 }
 
