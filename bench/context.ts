@@ -12,6 +12,8 @@ export interface Measurement {
   unit: string;
   target?: string;
   met?: boolean | null;
+  /** Shown in docs/benchmarks.md although it has no target (a figure the stage exists to give). */
+  doc?: boolean;
 }
 
 /** The app and accounts every data folder of a run shares (copied into each). */

@@ -77,11 +77,11 @@ export function appendRun(ctx: BenchContext, machine: Machine, seconds: number):
 }
 
 /**
- * The figures of a stage the doc shows: those with a target (the ones the service is held to), or,
- * for a stage without targets, all of them. Setup steps and the per-rung detail stay in the run's output.
+ * The figures of a stage the doc shows: those with a target (the ones the service is held to) and
+ * those marked for it, or, for a stage without either, all of them. Setup steps and the per-rung detail stay in the run's output.
  */
 function docFigures(measurements: Measurement[]): Measurement[] {
-  const targeted = measurements.filter((m) => m.target !== undefined && m.target !== '');
+  const targeted = measurements.filter((m) => (m.target !== undefined && m.target !== '') || m.doc === true);
   return targeted.length > 0 ? targeted : measurements;
 }
 

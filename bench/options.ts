@@ -2,7 +2,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { InputError } from '../src/errors.js';
 
-export const STAGES = ['load', 'growth', 'score', 'api', 'route', 'zigzag', 'fairshare', 'abuse', 'webhooks', 'resources', 'metrics', 'workers', 'restart', 'tokens'] as const;
+export const STAGES = ['load', 'growth', 'score', 'api', 'route', 'zigzag', 'fairshare', 'abuse', 'webhooks', 'resources', 'metrics', 'workers', 'restart', 'tokens', 'watch'] as const;
 export type Stage = (typeof STAGES)[number];
 
 export type SizeName = 'small' | 'full';
@@ -31,11 +31,13 @@ export interface BenchSizes {
   abuseFlood: number;
   /** Idle connections one address opens and holds in the abuse stage. */
   abuseIdle: number;
+  /** The watch stage's small uploads go on until 1,000 publishes or this many seconds (a publish takes seconds on a busy machine). */
+  watchSeconds: number;
 }
 
 export const SIZES: Readonly<Record<SizeName, BenchSizes>> = {
-  small: { users: 2_000, historyDays: 90, apiTrips: 200_000, usersPerFile: 400, apiSeconds: 5, apiConnections: 100, apiRates: [200, 1000], webhookEvents: 5_000, abuseSeconds: 5, abuseFlood: 10_000, abuseIdle: 16_000 },
-  full: { users: 100_000, historyDays: 90, apiTrips: 5_000_000, usersPerFile: 400, apiSeconds: 20, apiConnections: 100, apiRates: [200, 1000], webhookEvents: 10_000, abuseSeconds: 20, abuseFlood: 10_000, abuseIdle: 16_000 },
+  small: { users: 2_000, historyDays: 90, apiTrips: 200_000, usersPerFile: 400, apiSeconds: 5, apiConnections: 100, apiRates: [200, 1000], webhookEvents: 5_000, abuseSeconds: 5, abuseFlood: 10_000, abuseIdle: 16_000, watchSeconds: 480 },
+  full: { users: 100_000, historyDays: 90, apiTrips: 5_000_000, usersPerFile: 400, apiSeconds: 20, apiConnections: 100, apiRates: [200, 1000], webhookEvents: 10_000, abuseSeconds: 20, abuseFlood: 10_000, abuseIdle: 16_000, watchSeconds: 1_800 },
 };
 
 export interface BenchOptions {
@@ -67,6 +69,7 @@ export interface BenchFlags {
   apiSeconds?: number;
   apiConnections?: number;
   webhookEvents?: number;
+  watchSeconds?: number;
   workDir?: string;
   keep?: boolean;
   mergeCost?: boolean;
@@ -94,6 +97,7 @@ export function benchOptions(flags: BenchFlags, repoDir: string): BenchOptions {
   override('apiSeconds', flags.apiSeconds, 1, 600, '--api-seconds');
   override('apiConnections', flags.apiConnections, 1, 1000, '--api-connections');
   override('webhookEvents', flags.webhookEvents, 1, 10_000_000, '--webhook-events');
+  override('watchSeconds', flags.watchSeconds, 10, 86_400, '--watch-seconds');
   const only = (flags.only ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== '');
   for (const stage of only) {
     if (!(STAGES as readonly string[]).includes(stage)) throw new InputError(`--only: unknown stage '${stage}' (stages: ${STAGES.join(', ')})`);

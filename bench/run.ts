@@ -25,6 +25,7 @@ import { benchMetrics } from './metrics-stage.js';
 import { benchWorkers } from './workers-stage.js';
 import { benchRestart } from './restart-stage.js';
 import { benchTokens } from './tokens-stage.js';
+import { benchWatch } from './watch-stage.js';
 
 export interface BenchResult {
   measurements: Measurement[];
@@ -53,6 +54,7 @@ const RUNNERS: Readonly<Record<Stage, (ctx: BenchContext) => Promise<unknown>>> 
   workers: benchWorkers,
   restart: benchRestart,
   tokens: benchTokens,
+  watch: benchWatch,
 };
 
 /**

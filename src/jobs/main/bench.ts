@@ -23,6 +23,7 @@ export async function main(npm: { lifecycleEvent?: string } = {}): Promise<void>
     .option('api-seconds', { type: 'number', describe: 'override: seconds per load-generator run' })
     .option('api-connections', { type: 'number', describe: 'override: load-generator connections' })
     .option('webhook-events', { type: 'number', describe: 'override: webhook events per receiver' })
+    .option('watch-seconds', { type: 'number', describe: 'override: watch: at most this long for the small uploads before the comparison (it stops at 1,000 publishes)' })
     .option('seed', { type: 'number', default: 42, describe: 'same seed, same generated data' })
     .option('serve-from', { type: 'string', describe: 'abuse: run the jobs/serve.js of this checkout (built), e.g. a worktree of the code before a change' })
     .option('work-dir', { type: 'string', describe: 'the same as --data-dir (the name the bench had first)' })
