@@ -18,13 +18,16 @@ export class HttpClient {
 
   call(method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Answer> {
     return new Promise((resolve, reject) => {
-      const req = request({ host: this.base.hostname, port: this.base.port, agent: this.agent, method, path, headers, timeout: 30_000 }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
-        res.on('error', reject);
-      });
+      const req = request(
+        { host: this.base.hostname, port: this.base.port, agent: this.agent, method, path, headers, timeout: 30_000 },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+          res.on('error', reject);
+        },
+      );
       req.on('timeout', () => req.destroy(new Error('no answer within 30 s')));
       req.on('error', reject);
       req.end(body);
@@ -50,16 +53,23 @@ export interface Samples {
  */
 export async function sampleWhile(stop: Promise<unknown>, one: () => Promise<Answer>): Promise<Samples> {
   let stopped = false;
-  void stop.then(() => (stopped = true), () => (stopped = true));
+  void stop.then(
+    () => (stopped = true),
+    () => (stopped = true),
+  );
   const times: number[] = [];
   let failed = 0;
   while (!stopped) {
     const started = performance.now();
-    const ok = await one().then((a) => a.status === 200, () => false);
+    const ok = await one().then(
+      (a) => a.status === 200,
+      () => false,
+    );
     times.push(performance.now() - started);
     if (!ok) failed += 1;
   }
   times.sort((a, b) => a - b);
-  const at = (q: number): number => Math.round((times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? NaN) * 10) / 10;
+  const at = (q: number): number =>
+    Math.round((times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? NaN) * 10) / 10;
   return { count: times.length, failed, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: at(1) };
 }

@@ -28,8 +28,11 @@ function shape(a: { status: number; body: string }): string {
     body = null;
   }
   const b = body as Record<string, unknown> | null;
-  const isErrorResult = b !== null && typeof b === 'object' && ['code', 'error', 'message', 'requestId'].every((k) => k in b);
-  return a.status >= 400 ? `${a.status} ${isErrorResult ? 'ErrorResult' : 'not ErrorResult'}` : `${a.status} (accepted)`;
+  const isErrorResult =
+    b !== null && typeof b === 'object' && ['code', 'error', 'message', 'requestId'].every((k) => k in b);
+  return a.status >= 400
+    ? `${a.status} ${isErrorResult ? 'ErrorResult' : 'not ErrorResult'}`
+    : `${a.status} (accepted)`;
 }
 
 /** One raw request on its own connection: what the server answers, or how the connection ended. */
@@ -60,27 +63,69 @@ export async function abuseProbes(t: ProbeTarget): Promise<ProbeResult[]> {
   const add = (name: string, outcome: string): void => void results.push({ name, outcome });
   const auth = { authorization: `Bearer ${t.apiKey}` };
   try {
-    const token = (JSON.parse((await client.call('POST', '/v1/org-user/driver-00001/token', auth)).body) as { token: string }).token;
-    const sdk = (body: string): Promise<Answer> => client.call('POST', '/v1/sdk/trips', { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body);
-    add('SDK upload of JSON nested 5,000 deep (valid token)', shape(await sdk(`${'['.repeat(5_000)}${']'.repeat(5_000)}`)));
+    const token = (
+      JSON.parse((await client.call('POST', '/v1/org-user/driver-00001/token', auth)).body) as { token: string }
+    ).token;
+    const sdk = (body: string): Promise<Answer> =>
+      client.call(
+        'POST',
+        '/v1/sdk/trips',
+        { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body,
+      );
+    add(
+      'SDK upload of JSON nested 5,000 deep (valid token)',
+      shape(await sdk(`${'['.repeat(5_000)}${']'.repeat(5_000)}`)),
+    );
     // a record that passes the upload checks, carrying a field nested 5,000 deep
     const now = Date.now();
     const record = `{"tripId":"deep","os":"ios","startTime":${now - 3_600_000},"endTime":${now - 3_000_000},"points":[],"extra":${'['.repeat(5_000)}${']'.repeat(5_000)}}`;
     add('SDK upload of a valid record with a field nested 5,000 deep (valid token)', shape(await sdk(record)));
-    add('SDK upload announcing 9 MiB (valid token)', shape(await raw(t.url, t.from, `POST /v1/sdk/trips HTTP/1.1\r\nHost: b\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${9 * 1024 * 1024}\r\nConnection: close\r\n\r\n`)));
-    add('SDK upload announcing 5 MB, no token, body never sent', shape(await raw(t.url, t.from, 'POST /v1/sdk/trips HTTP/1.1\r\nHost: b\r\nContent-Type: application/json\r\nContent-Length: 5000000\r\n\r\n')) + ' (0 = no answer in 20 s)');
-    add('NUL byte in the request line', shape(await raw(t.url, t.from, 'GET /healthz\u0000 HTTP/1.1\r\nHost: b\r\n\r\n')));
-    add('headers of 20 KB', shape(await raw(t.url, t.from, `GET /healthz HTTP/1.1\r\nHost: b\r\nX-Pad: ${'a'.repeat(20_000)}\r\n\r\n`)));
-    const trips = (query: string): Promise<Answer> => client.call('GET', `/v1/org-user/driver-00001/trips?${query}`, auth);
+    add(
+      'SDK upload announcing 9 MiB (valid token)',
+      shape(
+        await raw(
+          t.url,
+          t.from,
+          `POST /v1/sdk/trips HTTP/1.1\r\nHost: b\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${9 * 1024 * 1024}\r\nConnection: close\r\n\r\n`,
+        ),
+      ),
+    );
+    add(
+      'SDK upload announcing 5 MB, no token, body never sent',
+      shape(
+        await raw(
+          t.url,
+          t.from,
+          'POST /v1/sdk/trips HTTP/1.1\r\nHost: b\r\nContent-Type: application/json\r\nContent-Length: 5000000\r\n\r\n',
+        ),
+      ) + ' (0 = no answer in 20 s)',
+    );
+    add(
+      'NUL byte in the request line',
+      shape(await raw(t.url, t.from, 'GET /healthz\u0000 HTTP/1.1\r\nHost: b\r\n\r\n')),
+    );
+    add(
+      'headers of 20 KB',
+      shape(await raw(t.url, t.from, `GET /healthz HTTP/1.1\r\nHost: b\r\nX-Pad: ${'a'.repeat(20_000)}\r\n\r\n`)),
+    );
+    const trips = (query: string): Promise<Answer> =>
+      client.call('GET', `/v1/org-user/driver-00001/trips?${query}`, auth);
     for (const [name, query] of [
       ['startTime=...+99:99', 'startTime=2026-11-01T10:00:00%2B99:99'],
       ['startTime=... 24:00:00', 'startTime=2026-11-01%2024:00:00'],
       ['limit=0x10', 'limit=0x10'],
       ['limit=1e2', 'limit=1e2'],
       ['limit=+5', 'limit=%2B5'],
-    ] as const) add(`trip list with ${name}`, shape(await trips(query)));
+    ] as const)
+      add(`trip list with ${name}`, shape(await trips(query)));
     const page = JSON.parse((await trips('limit=1')).body) as { nextCursor?: string };
-    add('trip list with a cursor and ".extra" appended', page.nextCursor ? shape(await trips(`limit=1&nextCursor=${encodeURIComponent(`${page.nextCursor}.extra`)}`)) : 'no cursor issued');
+    add(
+      'trip list with a cursor and ".extra" appended',
+      page.nextCursor
+        ? shape(await trips(`limit=1&nextCursor=${encodeURIComponent(`${page.nextCursor}.extra`)}`))
+        : 'no cursor issued',
+    );
     // before the burst below: once the address is limited, a refused key would be a 429, not a 401
     add('revoke-key, then the old key', await revoked(t, client));
     // the address limit: unauthenticated requests from one address in a burst
@@ -93,7 +138,10 @@ export async function abuseProbes(t: ProbeTarget): Promise<ProbeResult[]> {
         retryAfter = a.headers['retry-after'] !== undefined && shape(a) === '429 ErrorResult';
       }
     }
-    add('1,300 requests with made-up API keys from one address: first 429 at', limited > 0 ? `request ${limited}${retryAfter ? ', ErrorResult with Retry-After' : ''}` : 'none');
+    add(
+      '1,300 requests with made-up API keys from one address: first 429 at',
+      limited > 0 ? `request ${limited}${retryAfter ? ', ErrorResult with Retry-After' : ''}` : 'none',
+    );
   } finally {
     client.close();
   }
@@ -102,8 +150,14 @@ export async function abuseProbes(t: ProbeTarget): Promise<ProbeResult[]> {
 
 /** `apps.js revoke-key` of the server's checkout, then a request with the key it ended. */
 async function revoked(t: ProbeTarget, client: HttpClient): Promise<string> {
-  const cli = await promisify(execFile)(process.execPath, [join(t.repoDir, 'jobs', 'apps.js'), 'revoke-key', t.appId, '--data-dir', t.dataDir, '--json'], { cwd: t.repoDir, encoding: 'utf8' })
-    .then((r) => r.stdout, () => null);
+  const cli = await promisify(execFile)(
+    process.execPath,
+    [join(t.repoDir, 'jobs', 'apps.js'), 'revoke-key', t.appId, '--data-dir', t.dataDir, '--json'],
+    { cwd: t.repoDir, encoding: 'utf8' },
+  ).then(
+    (r) => r.stdout,
+    () => null,
+  );
   if (cli === null) return 'no such command';
   const after = await client.call('POST', '/v1/org-user/driver-00001/token', { authorization: `Bearer ${t.apiKey}` });
   return `old key answered ${after.status} at the next request`;

@@ -4,7 +4,13 @@ import { queryFile } from '../src/db/sql.js';
 import { addDays } from '../src/time.js';
 
 /** Operations 1-4 of the interface and the score's history, as the api stage names them. */
-export const OPERATIONS = ['1 trip list', '2 trip detail', '3 statistics', '4 safety score', '4h score history'] as const;
+export const OPERATIONS = [
+  '1 trip list',
+  '2 trip detail',
+  '3 statistics',
+  '4 safety score',
+  '4h score history',
+] as const;
 export type Operation = (typeof OPERATIONS)[number];
 
 /**
@@ -36,8 +42,19 @@ export async function requestPaths(dataDir: string, lastDay: string, seed: numbe
     ['1 trip list', rows.map((r, i) => `${user(r)}/trips?limit=20&${lists[i % lists.length]}`)],
     ['2 trip detail', rows.map((r) => `${user(r)}/trip/${encodeURIComponent(String(r['trip_id']))}`)],
     ['3 statistics', rows.map((r, i) => `${user(r)}/statistics?${stats[i % stats.length]}`)],
-    ['4 safety score', rows.map((r, i) => `${user(r)}/safety-score?interval=${i % 2 === 0 ? 30 : 90}${i % 4 === 3 ? '&explain=false' : ''}`)],
-    ['4h score history', rows.map((r, i) => `${user(r)}/safety-score/history?interval=${i % 2 === 0 ? 30 : 90}&${histories[i % histories.length]}`)],
+    [
+      '4 safety score',
+      rows.map(
+        (r, i) => `${user(r)}/safety-score?interval=${i % 2 === 0 ? 30 : 90}${i % 4 === 3 ? '&explain=false' : ''}`,
+      ),
+    ],
+    [
+      '4h score history',
+      rows.map(
+        (r, i) =>
+          `${user(r)}/safety-score/history?interval=${i % 2 === 0 ? 30 : 90}&${histories[i % histories.length]}`,
+      ),
+    ],
   ]);
 }
 

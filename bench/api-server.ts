@@ -16,20 +16,46 @@ export interface ApiServer {
  * environment (limits). One process (`--workers 1`), so figures stay comparable with runs before the
  * cluster, unless `workers` asks for a cluster; `port` instead of any free one; `args` are more flags; `onStderrLine` sees its stderr.
  */
-export async function startApiServer(ctx: BenchContext, dataDir: string, options: { repoDir?: string; env?: NodeJS.ProcessEnv; workers?: number; port?: number; args?: string[]; onStderrLine?: (line: string) => void } = {}): Promise<ApiServer> {
+export async function startApiServer(
+  ctx: BenchContext,
+  dataDir: string,
+  options: {
+    repoDir?: string;
+    env?: NodeJS.ProcessEnv;
+    workers?: number;
+    port?: number;
+    args?: string[];
+    onStderrLine?: (line: string) => void;
+  } = {},
+): Promise<ApiServer> {
   let resolveUrl: (url: string) => void = () => undefined;
   const listening = new Promise<string>((resolve) => (resolveUrl = resolve));
   const script = options.repoDir ? join(options.repoDir, 'jobs', 'serve.js') : jobScript(ctx, 'serve');
-  const running: RunningChild = startNodeChild('serve', script, ['--data-dir', dataDir, '--port', String(options.port ?? 0), '--host', '127.0.0.1', '--no-log', ...(options.repoDir ? [] : ['--workers', String(options.workers ?? 1)]), ...(options.args ?? [])], {
-    ...childOptions(ctx),
-    ...(options.repoDir ? { cwd: options.repoDir } : {}),
-    ...(options.env ? { env: options.env } : {}),
-    onStderrLine: (line) => {
-      const match = /listening on (http:\/\/\S+)/.exec(line);
-      if (match) resolveUrl(match[1] as string);
-      options.onStderrLine?.(line);
+  const running: RunningChild = startNodeChild(
+    'serve',
+    script,
+    [
+      '--data-dir',
+      dataDir,
+      '--port',
+      String(options.port ?? 0),
+      '--host',
+      '127.0.0.1',
+      '--no-log',
+      ...(options.repoDir ? [] : ['--workers', String(options.workers ?? 1)]),
+      ...(options.args ?? []),
+    ],
+    {
+      ...childOptions(ctx),
+      ...(options.repoDir ? { cwd: options.repoDir } : {}),
+      ...(options.env ? { env: options.env } : {}),
+      onStderrLine: (line) => {
+        const match = /listening on (http:\/\/\S+)/.exec(line);
+        if (match) resolveUrl(match[1] as string);
+        options.onStderrLine?.(line);
+      },
     },
-  });
+  );
   const url = await Promise.race([
     listening,
     running.done.then((r) => {
@@ -53,7 +79,8 @@ export async function waitReady(url: string, seconds = 60): Promise<void> {
   for (;;) {
     const res = await fetch(`${url}/readyz`).catch(() => null);
     if (res?.status === 200) return;
-    if (Date.now() > deadline) throw new Error(`the API at ${url} was not ready within ${seconds} s (last status ${res?.status ?? 'none'})`);
+    if (Date.now() > deadline)
+      throw new Error(`the API at ${url} was not ready within ${seconds} s (last status ${res?.status ?? 'none'})`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -69,7 +96,11 @@ export interface PageCacheState {
  * that the runs measure a server in its steady state, and returns what that took (the server's
  * stderr line `serve: page cache for ...` has its bytes and seconds).
  */
-export async function waitPageCache(url: string, progress: (line: string) => void, timeoutMs = 30 * 60_000): Promise<PageCacheState> {
+export async function waitPageCache(
+  url: string,
+  progress: (line: string) => void,
+  timeoutMs = 30 * 60_000,
+): Promise<PageCacheState> {
   const started = Date.now();
   const deadline = started + timeoutMs;
   let lastReport = Date.now();
@@ -77,10 +108,13 @@ export async function waitPageCache(url: string, progress: (line: string) => voi
     const body = (await (await fetch(`${url}/readyz`)).json()) as { pageCache?: string };
     const state = body.pageCache ?? 'off';
     if (state !== 'warming') return { state, seconds: Math.round((Date.now() - started) / 100) / 10 };
-    if (Date.now() > deadline) throw new Error(`the API at ${url} did not finish reading its serving pack within ${timeoutMs / 1000} s`);
+    if (Date.now() > deadline)
+      throw new Error(`the API at ${url} did not finish reading its serving pack within ${timeoutMs / 1000} s`);
     if (Date.now() - lastReport >= 10_000) {
       lastReport = Date.now();
-      progress(`bench: api: serving pack into the page cache: still warming after ${Math.round((Date.now() - started) / 1000)} s`);
+      progress(
+        `bench: api: serving pack into the page cache: still warming after ${Math.round((Date.now() - started) / 1000)} s`,
+      );
     }
     await new Promise((r) => setTimeout(r, 250));
   }

@@ -47,35 +47,72 @@ export async function benchApi(ctx: BenchContext): Promise<void> {
   try {
     const cache = await waitPageCache(server.url, ctx.progress);
     record(ctx, {
-      stage: 'api', metric: 'serve: serving pack read into the page cache before the runs (src/serving/warm.ts)',
-      value: cache.state === 'warm' ? `warm ${cache.seconds} s after the server was ready` : cache.state, unit: '',
+      stage: 'api',
+      metric: 'serve: serving pack read into the page cache before the runs (src/serving/warm.ts)',
+      value: cache.state === 'warm' ? `warm ${cache.seconds} s after the server was ready` : cache.state,
+      unit: '',
     });
     await smokeCheck(server.url, apiKey, paths);
     ctx.progress(`bench: api: ${snapshot.trips.toLocaleString('en-US')} trips served at ${server.url}; warming up`);
-    await generate(ctx, { url: server.url, apiKey, paths: mixedPaths(paths), rate: Math.min(...rates), seconds: 3, connections }).done;
+    await generate(ctx, {
+      url: server.url,
+      apiKey,
+      paths: mixedPaths(paths),
+      rate: Math.min(...rates),
+      seconds: 3,
+      connections,
+    }).done;
     // the floor: what the machine and the load generator alone give at each rate (no auth, no data, no read)
     for (const rate of rates) {
-      const r = parseResult(await generate(ctx, { url: server.url, apiKey, paths: ['/healthz'], rate, seconds, connections, warmupSeconds: WARMUP_SECONDS }).done);
+      const r = parseResult(
+        await generate(ctx, {
+          url: server.url,
+          apiKey,
+          paths: ['/healthz'],
+          rate,
+          seconds,
+          connections,
+          warmupSeconds: WARMUP_SECONDS,
+        }).done,
+      );
       record(ctx, {
-        stage: 'api', metric: `floor: GET /healthz @ ${rate}/s: p50 / p99 / max (the harness and the machine alone)`,
-        value: `${r.p50Ms.toFixed(2)} / ${r.p99Ms.toFixed(2)} / ${r.maxMs.toFixed(1)} ms`, unit: '',
+        stage: 'api',
+        metric: `floor: GET /healthz @ ${rate}/s: p50 / p99 / max (the harness and the machine alone)`,
+        value: `${r.p50Ms.toFixed(2)} / ${r.p99Ms.toFixed(2)} / ${r.maxMs.toFixed(1)} ms`,
+        unit: '',
       });
     }
     for (const op of OPERATIONS) {
       for (const rate of rates) {
         const opPaths = paths.get(op) ?? [];
-        const run = await generate(ctx, { url: server.url, apiKey, paths: opPaths, rate, seconds, connections, warmupSeconds: warmupSeconds(opPaths.length, rate) }).done;
+        const run = await generate(ctx, {
+          url: server.url,
+          apiKey,
+          paths: opPaths,
+          rate,
+          seconds,
+          connections,
+          warmupSeconds: warmupSeconds(opPaths.length, rate),
+        }).done;
         const r = parseResult(run);
         const failed = r.errors + r.timeouts + r.non2xx;
         const rateReached = r.throughput >= MIN_RATE_SHARE * rate;
         record(ctx, {
-          stage: 'api', metric: `op ${op} @ ${rate}/s: p99 (from each request's due time)`, value: r.p99Ms, unit: 'ms',
-          ...(rate >= P99_AT_RATE ? { target: `< ${MAX_P99_MS} ms at the rate`, met: rateReached && r.p99Ms < MAX_P99_MS } : {}),
+          stage: 'api',
+          metric: `op ${op} @ ${rate}/s: p99 (from each request's due time)`,
+          value: r.p99Ms,
+          unit: 'ms',
+          ...(rate >= P99_AT_RATE
+            ? { target: `< ${MAX_P99_MS} ms at the rate`, met: rateReached && r.p99Ms < MAX_P99_MS }
+            : {}),
         });
         record(ctx, {
-          stage: 'api', metric: `op ${op} @ ${rate}/s: p50 / req/s / failed (load generator: CPU, its loop delay)`,
-          value: `${r.p50Ms.toFixed(2)} ms / ${Math.round(r.throughput)} / ${failed}${statusNote(r)} (${generatorCpu(run, r)})`, unit: '',
-          target: `>= ${Math.round(MIN_RATE_SHARE * rate)} req/s, 0 failed`, met: rateReached && failed === 0,
+          stage: 'api',
+          metric: `op ${op} @ ${rate}/s: p50 / req/s / failed (load generator: CPU, its loop delay)`,
+          value: `${r.p50Ms.toFixed(2)} ms / ${Math.round(r.throughput)} / ${failed}${statusNote(r)} (${generatorCpu(run, r)})`,
+          unit: '',
+          target: `>= ${Math.round(MIN_RATE_SHARE * rate)} req/s, 0 failed`,
+          met: rateReached && failed === 0,
         });
       }
     }
@@ -88,11 +125,31 @@ export async function benchApi(ctx: BenchContext): Promise<void> {
 }
 
 /** All four operations mixed at `rate`, from before a publish until after the switch. */
-async function duringPublish(ctx: BenchContext, url: string, apiKey: string, paths: string[], snapshot: Snapshot, rate: number): Promise<void> {
-  const load = generate(ctx, { url, apiKey, paths, rate, seconds: 0, connections: ctx.options.sizes.apiConnections, warmupSeconds: 1 });
+async function duringPublish(
+  ctx: BenchContext,
+  url: string,
+  apiKey: string,
+  paths: string[],
+  snapshot: Snapshot,
+  rate: number,
+): Promise<void> {
+  const load = generate(ctx, {
+    url,
+    apiKey,
+    paths,
+    rate,
+    seconds: 0,
+    connections: ctx.options.sizes.apiConnections,
+    warmupSeconds: 1,
+  });
   await sleep(2_000);
   const before = await servedSnapshot(url);
-  const job = await runNodeChild('score under api load', jobScript(ctx, 'score'), ['--data-dir', snapshot.dir, '--date', ctx.scoreDate, '--json'], childOptions(ctx));
+  const job = await runNodeChild(
+    'score under api load',
+    jobScript(ctx, 'score'),
+    ['--data-dir', snapshot.dir, '--date', ctx.scoreDate, '--json'],
+    childOptions(ctx),
+  );
   ctx.children.push(job);
   jobJson(job);
   // the API polls the manifest every 250 ms, then opens and warms the new slot
@@ -107,11 +164,27 @@ async function duringPublish(ctx: BenchContext, url: string, apiKey: string, pat
   // unanswered requests count as failed (the generator waits for them, then gives up)
   const failed = r.errors + r.timeouts + r.non2xx;
   record(ctx, {
-    stage: 'api', metric: `publish (score.js, ${job.wallSeconds.toFixed(1)} s) under mixed ops @ ${rate}/s: failed requests (errors / non-2xx / unanswered)`,
-    value: failed, unit: `of ${r.sent} sent (${r.errors} / ${r.non2xx} / ${r.timeouts})${statusNote(r)}`, target: '0', met: failed === 0,
+    stage: 'api',
+    metric: `publish (score.js, ${job.wallSeconds.toFixed(1)} s) under mixed ops @ ${rate}/s: failed requests (errors / non-2xx / unanswered)`,
+    value: failed,
+    unit: `of ${r.sent} sent (${r.errors} / ${r.non2xx} / ${r.timeouts})${statusNote(r)}`,
+    target: '0',
+    met: failed === 0,
   });
-  record(ctx, { stage: 'api', metric: `during publish @ ${rate}/s: p50 / p99 / req/s`, value: `${r.p50Ms.toFixed(2)} / ${r.p99Ms.toFixed(2)} ms / ${Math.round(r.throughput)}`, unit: '' });
-  record(ctx, { stage: 'api', metric: `during publish @ ${rate}/s: snapshot switched`, value: `${before} -> ${after}`, unit: '', target: 'switched', met: after !== before });
+  record(ctx, {
+    stage: 'api',
+    metric: `during publish @ ${rate}/s: p50 / p99 / req/s`,
+    value: `${r.p50Ms.toFixed(2)} / ${r.p99Ms.toFixed(2)} ms / ${Math.round(r.throughput)}`,
+    unit: '',
+  });
+  record(ctx, {
+    stage: 'api',
+    metric: `during publish @ ${rate}/s: snapshot switched`,
+    value: `${before} -> ${after}`,
+    unit: '',
+    target: 'switched',
+    met: after !== before,
+  });
 }
 
 /** A scored snapshot with at least `apiTrips` trips: the score stage's when it is big enough. */
@@ -127,13 +200,25 @@ export async function apiSnapshot(ctx: BenchContext): Promise<Snapshot> {
     snapshot = { dir: built.dir, trips: built.trips, scored: false };
   }
   if (!snapshot.scored) {
-    const run = await runNodeChild('score (api setup)', jobScript(ctx, 'score'), ['--data-dir', snapshot.dir, '--date', ctx.scoreDate, '--json'], childOptions(ctx));
+    const run = await runNodeChild(
+      'score (api setup)',
+      jobScript(ctx, 'score'),
+      ['--data-dir', snapshot.dir, '--date', ctx.scoreDate, '--json'],
+      childOptions(ctx),
+    );
     ctx.children.push(run);
     jobJson(run);
     record(ctx, { stage: 'setup', metric: 'score the api snapshot', value: run.wallSeconds, unit: 's' });
     snapshot.scored = true;
   }
-  record(ctx, { stage: 'api', metric: 'snapshot served', value: snapshot.trips, unit: 'trips', target: `>= ${apiTrips.toLocaleString('en-US')}`, met: snapshot.trips >= apiTrips });
+  record(ctx, {
+    stage: 'api',
+    metric: 'snapshot served',
+    value: snapshot.trips,
+    unit: 'trips',
+    target: `>= ${apiTrips.toLocaleString('en-US')}`,
+    met: snapshot.trips >= apiTrips,
+  });
   return snapshot;
 }
 
@@ -142,7 +227,8 @@ export async function smokeCheck(url: string, apiKey: string, paths: Map<string,
   for (const [op, list] of paths) {
     const path = list[0] as string;
     const res = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${apiKey}` } });
-    if (res.status !== 200) throw new Error(`op ${op}: GET ${path} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+    if (res.status !== 200)
+      throw new Error(`op ${op}: GET ${path} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
   }
 }
 
@@ -152,9 +238,14 @@ export function generate(ctx: BenchContext, config: LoadGeneratorConfig): Runnin
   return startNodeChild(`load generator @${config.rate}/s`, GENERATOR, [file], { ...childOptions(ctx), ipc: true });
 }
 
-export function parseResult(run: { stdout: string; exitCode: number | null; stderrTail: string[] }): LoadGeneratorResult {
+export function parseResult(run: {
+  stdout: string;
+  exitCode: number | null;
+  stderrTail: string[];
+}): LoadGeneratorResult {
   const line = run.stdout.trim().split('\n').pop() ?? '';
-  if (run.exitCode !== 0 || !line.startsWith('{')) throw new Error(`load generator exited ${run.exitCode}: ${run.stderrTail.slice(-3).join(' | ')}`);
+  if (run.exitCode !== 0 || !line.startsWith('{'))
+    throw new Error(`load generator exited ${run.exitCode}: ${run.stderrTail.slice(-3).join(' | ')}`);
   return JSON.parse(line) as LoadGeneratorResult;
 }
 

@@ -15,7 +15,10 @@ export interface BareRead {
  * instance with the jobs' memory limit, so the load's overhead over the engine's floor is visible.
  */
 export async function bareRead(format: 'ndjson' | 'parquet', dir: string): Promise<BareRead> {
-  const files = readdirSync(dir).filter((f) => f.endsWith(`.${format}`)).sort().map((f) => join(dir, f));
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith(`.${format}`))
+    .sort()
+    .map((f) => join(dir, f));
   const db = await openDatabase(':memory:', { memoryLimit: jobSettings().memoryLimit });
   try {
     const t0 = performance.now();
@@ -32,12 +35,18 @@ export async function bareRead(format: 'ndjson' | 'parquet', dir: string): Promi
  * write is the load's floor.
  */
 export async function floorWrite(format: 'ndjson' | 'parquet', dir: string, outDir: string): Promise<number> {
-  const files = readdirSync(dir).filter((f) => f.endsWith(`.${format}`)).sort().map((f) => join(dir, f));
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith(`.${format}`))
+    .sort()
+    .map((f) => join(dir, f));
   const db = await openDatabase(':memory:', { memoryLimit: jobSettings().memoryLimit });
   try {
     await materialize(db.connection, `tools/bench/floor_points_${format}`, { files: listValue(files) }, 'floor_points');
     const t0 = performance.now();
-    await run(db.connection, `copy (select * from floor_points order by app_id, trip_id, t) to ${quoteLiteral(outDir)} (format parquet, compression zstd, per_thread_output true, overwrite true)`);
+    await run(
+      db.connection,
+      `copy (select * from floor_points order by app_id, trip_id, t) to ${quoteLiteral(outDir)} (format parquet, compression zstd, per_thread_output true, overwrite true)`,
+    );
     return (performance.now() - t0) / 1000;
   } finally {
     db.close();

@@ -43,7 +43,10 @@ let sequence = 0;
  */
 export function startNodeChild(label: string, script: string, args: string[], options: ChildOptions): RunningChild {
   mkdirSync(options.probeDir, { recursive: true });
-  const probeFile = join(options.probeDir, `${String(++sequence).padStart(3, '0')}-${label.replace(/[^a-z0-9]+/gi, '-')}.json`);
+  const probeFile = join(
+    options.probeDir,
+    `${String(++sequence).padStart(3, '0')}-${label.replace(/[^a-z0-9]+/gi, '-')}.json`,
+  );
   const started = performance.now();
   const child = spawn(process.execPath, ['--import', PROBE, script, ...args], {
     cwd: options.cwd,
@@ -68,7 +71,9 @@ export function startNodeChild(label: string, script: string, args: string[], op
     child.on('error', reject);
     child.on('close', (code) => {
       if (partial) tail.push(partial);
-      const probe = existsSync(probeFile) ? (JSON.parse(readFileSync(probeFile, 'utf8')) as { maxRssKb: number; userCpuUs: number; systemCpuUs: number }) : null;
+      const probe = existsSync(probeFile)
+        ? (JSON.parse(readFileSync(probeFile, 'utf8')) as { maxRssKb: number; userCpuUs: number; systemCpuUs: number })
+        : null;
       resolve({
         label,
         exitCode: code,
@@ -84,7 +89,12 @@ export function startNodeChild(label: string, script: string, args: string[], op
 }
 
 /** Runs a job to its end. */
-export function runNodeChild(label: string, script: string, args: string[], options: ChildOptions): Promise<ChildResult> {
+export function runNodeChild(
+  label: string,
+  script: string,
+  args: string[],
+  options: ChildOptions,
+): Promise<ChildResult> {
   return startNodeChild(label, script, args, options).done;
 }
 

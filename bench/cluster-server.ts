@@ -18,8 +18,19 @@ export const UNLIMITED_ENV: NodeJS.ProcessEnv = {
  * pack warm: /readyz is asked on new connections (the primary hands each to the next worker)
  * until enough answers in a row say the page cache is not warming any more.
  */
-export async function startCluster(ctx: BenchContext, dataDir: string, workers: number, options: { env?: NodeJS.ProcessEnv; port?: number; args?: string[]; onStderrLine?: (line: string) => void } = {}): Promise<ApiServer> {
-  const server = await startApiServer(ctx, dataDir, { workers, env: { ...UNLIMITED_ENV, ...options.env }, args: ['--no-metrics', ...(options.args ?? [])], ...(options.port !== undefined ? { port: options.port } : {}), ...(options.onStderrLine ? { onStderrLine: options.onStderrLine } : {}) });
+export async function startCluster(
+  ctx: BenchContext,
+  dataDir: string,
+  workers: number,
+  options: { env?: NodeJS.ProcessEnv; port?: number; args?: string[]; onStderrLine?: (line: string) => void } = {},
+): Promise<ApiServer> {
+  const server = await startApiServer(ctx, dataDir, {
+    workers,
+    env: { ...UNLIMITED_ENV, ...options.env },
+    args: ['--no-metrics', ...(options.args ?? [])],
+    ...(options.port !== undefined ? { port: options.port } : {}),
+    ...(options.onStderrLine ? { onStderrLine: options.onStderrLine } : {}),
+  });
   try {
     await allWarm(server.url, 3 * workers);
   } catch (error) {

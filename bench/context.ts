@@ -91,7 +91,10 @@ export function formatValue(value: number | string | null): string {
   return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
-export function childOptions(ctx: BenchContext, echo = true): { cwd: string; probeDir: string; progress: Progress; echo: boolean } {
+export function childOptions(
+  ctx: BenchContext,
+  echo = true,
+): { cwd: string; probeDir: string; progress: Progress; echo: boolean } {
   return { cwd: ctx.repoDir, probeDir: join(ctx.options.workDir, 'probes'), progress: ctx.progress, echo };
 }
 

@@ -23,26 +23,40 @@ const PACK_PER_TRIP = 2 * 1.26e3;
  * points) beside the history's warehouse, slots and serving pack with 10 % to spare (growth, score
  * and api). A run that keeps its work folder (`keep`) holds everything at once.
  */
-export function diskNeeded(sizes: BenchSizes, stages: readonly Stage[] = ['load', 'growth', 'score', 'api'], keep = false): number {
+export function diskNeeded(
+  sizes: BenchSizes,
+  stages: readonly Stage[] = ['load', 'growth', 'score', 'api'],
+  keep = false,
+): number {
   const ndjsonPhase = stages.includes('load') ? sizes.users * (NDJSON_PER_USER_DAY + PARQUET_PER_USER_DAY) : 0;
   const parquetDay = stages.includes('load') || stages.includes('growth') ? sizes.users * 3 * PARQUET_PER_USER_DAY : 0;
   // the cluster stages serve the api stage's snapshot
   const servesApi = stages.some((s) => ['api', 'workers', 'restart', 'tokens'].includes(s));
-  const needsHistory = servesApi || stages.includes('growth') || stages.includes('score') || stages.includes('fairshare');
-  const historyTrips = needsHistory ? Math.max(sizes.users * sizes.historyDays * TRIPS_PER_USER_DAY, servesApi ? sizes.apiTrips : 0) : 0;
+  const needsHistory =
+    servesApi || stages.includes('growth') || stages.includes('score') || stages.includes('fairshare');
+  const historyTrips = needsHistory
+    ? Math.max(sizes.users * sizes.historyDays * TRIPS_PER_USER_DAY, servesApi ? sizes.apiTrips : 0)
+    : 0;
   const historyPhase = parquetDay + historyTrips * (STORE_PER_TRIP + PACK_PER_TRIP) * 1.1;
   return (keep ? ndjsonPhase + historyPhase : Math.max(ndjsonPhase, historyPhase)) + 2 ** 30;
 }
 
 /** Refuses a run the work folder's file system cannot hold, before anything is written. */
-export function checkDisk(workDir: string, sizes: BenchSizes, stages?: readonly Stage[], keep = false): { freeBytes: number; neededBytes: number } {
+export function checkDisk(
+  workDir: string,
+  sizes: BenchSizes,
+  stages?: readonly Stage[],
+  keep = false,
+): { freeBytes: number; neededBytes: number } {
   mkdirSync(workDir, { recursive: true });
   const fs = statfsSync(workDir);
   const freeBytes = fs.bavail * fs.bsize;
   const neededBytes = diskNeeded(sizes, stages, keep);
   if (freeBytes < neededBytes) {
     const gib = (n: number): string => (n / 2 ** 30).toFixed(1);
-    throw new InputError(`not enough disk in ${workDir}: this run needs about ${gib(neededBytes)} GiB, ${gib(freeBytes)} GiB are free (choose another --work-dir or a smaller --users)`);
+    throw new InputError(
+      `not enough disk in ${workDir}: this run needs about ${gib(neededBytes)} GiB, ${gib(freeBytes)} GiB are free (choose another --work-dir or a smaller --users)`,
+    );
   }
   return { freeBytes, neededBytes };
 }

@@ -35,7 +35,9 @@ export function rowKey(ctx: BenchContext, stage: string): string {
 /** Writes this run's figures into the one table of docs/benchmarks.md, replacing its stages' rows for this size. */
 export function appendRun(ctx: BenchContext, machine: Machine, seconds: number): void {
   const file = ctx.options.docFile;
-  const lines = (existsSync(file) ? readFileSync(file, 'utf8') : `# Benchmarks\n\nMachine: ${machineLabel(machine)}.\n`).split('\n');
+  const lines = (
+    existsSync(file) ? readFileSync(file, 'utf8') : `# Benchmarks\n\nMachine: ${machineLabel(machine)}.\n`
+  ).split('\n');
   let at = lines.indexOf(MARKER);
   if (at < 0) {
     while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
@@ -62,13 +64,23 @@ export function appendRun(ctx: BenchContext, machine: Machine, seconds: number):
     const figures = docFigures(ctx.measurements.filter((m) => m.stage === stage));
     if (figures.length === 0) continue;
     const key = rowKey(ctx, stage);
-    const cells = (row: string): string[] => row.split('|').slice(1, -1).map((c) => c.trim());
+    const cells = (row: string): string[] =>
+      row
+        .split('|')
+        .slice(1, -1)
+        .map((c) => c.trim());
     const keep = rows.filter((r) => cells(r)[0] !== key);
     // a stage's new rows go where its old ones were, else after its other sizes, else at the end
     const old = rows.findIndex((r) => cells(r)[0] === key);
-    const sameStage = keep.map((r) => cells(r)[0] ?? '').map((c, i) => (c.startsWith(`${stage},`) ? i : -1)).filter((i) => i >= 0);
+    const sameStage = keep
+      .map((r) => cells(r)[0] ?? '')
+      .map((c, i) => (c.startsWith(`${stage},`) ? i : -1))
+      .filter((i) => i >= 0);
     const place = old >= 0 ? old : sameStage.length > 0 ? (sameStage[sameStage.length - 1] as number) + 1 : keep.length;
-    const fresh = figures.map((m) => `| ${[key, m.metric, value(m), target(m, judgesTargets(ctx.options)), command, measured].map(cell).join(' | ')} |`);
+    const fresh = figures.map(
+      (m) =>
+        `| ${[key, m.metric, value(m), target(m, judgesTargets(ctx.options)), command, measured].map(cell).join(' | ')} |`,
+    );
     rows = [...keep.slice(0, place), ...fresh, ...keep.slice(place)];
   }
   lines.splice(first, last - first, ...head, ...rows);

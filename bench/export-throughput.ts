@@ -103,7 +103,12 @@ export async function benchExport(dataDir: string, options: ExportBenchOptions =
     for (const [index, timed] of runs.entries()) {
       const lines = groups[index] ?? [];
       const last = lines[lines.length - 1];
-      figures.push({ ...timed, run: index + 1, batches: lines.length, memoryAt: lines.filter((l) => MEMORY_BATCHES.includes(l.batch) || l === last) });
+      figures.push({
+        ...timed,
+        run: index + 1,
+        batches: lines.length,
+        memoryAt: lines.filter((l) => MEMORY_BATCHES.includes(l.batch) || l === last),
+      });
     }
   }
   return figures;
@@ -116,7 +121,12 @@ function rangeQuery(options: ExportBenchOptions): string {
   return query.size > 0 ? `?${query}` : '';
 }
 
-async function timeExport(server: Server, apiKey: string, format: 'arrow' | 'ndjson', range: string): Promise<Omit<ExportFigures, 'run' | 'batches' | 'memoryAt'>> {
+async function timeExport(
+  server: Server,
+  apiKey: string,
+  format: 'arrow' | 'ndjson',
+  range: string,
+): Promise<Omit<ExportFigures, 'run' | 'batches' | 'memoryAt'>> {
   global.gc?.();
   const loadBefore = loadavg()[0] as number;
   const serverIdleRssBytes = procStatusBytes(server.pid, 'VmRSS');
@@ -126,7 +136,9 @@ async function timeExport(server: Server, apiKey: string, format: 'arrow' | 'ndj
     const started = performance.now();
     let firstByte = 0;
     const accept = format === 'arrow' ? 'application/vnd.apache.arrow.stream' : 'application/x-ndjson';
-    const res = await fetch(`${server.url}/v1/exports/trips${range}`, { headers: { authorization: `Bearer ${apiKey}`, accept } });
+    const res = await fetch(`${server.url}/v1/exports/trips${range}`, {
+      headers: { authorization: `Bearer ${apiKey}`, accept },
+    });
     if (res.status !== 200 || !res.body) throw new Error(`export answered ${res.status}: ${await res.text()}`);
     let trips = 0;
     let bytes = 0;
@@ -141,8 +153,15 @@ async function timeExport(server: Server, apiKey: string, format: 'arrow' | 'ndj
     }
     const seconds = (performance.now() - started) / 1000;
     return {
-      format, trips, bytes, seconds, tripsPerSecond: trips / seconds, firstByteSeconds: (firstByte - started) / 1000,
-      serverIdleRssBytes, serverPeakRssBytes: procStatusBytes(server.pid, 'VmHWM'), clientPeakRssBytes: clientPeak,
+      format,
+      trips,
+      bytes,
+      seconds,
+      tripsPerSecond: trips / seconds,
+      firstByteSeconds: (firstByte - started) / 1000,
+      serverIdleRssBytes,
+      serverPeakRssBytes: procStatusBytes(server.pid, 'VmHWM'),
+      clientPeakRssBytes: clientPeak,
       loadAverage: [loadBefore, loadavg()[0] as number],
     };
   } finally {
@@ -161,10 +180,31 @@ interface Server {
 /** The real `serve.js` on a free loopback port, one process, ready (a snapshot open). */
 async function startServer(dataDir: string, batchTrips: number | undefined, serverLog?: string): Promise<Server> {
   // the memory log costs two small DuckDB queries a batch (of 1,000 trips by default)
-  const env = { ...process.env, DRIVING_API_EXPORT_MEMORY_LOG: '1', ...(batchTrips ? { DRIVING_API_EXPORT_BATCH_TRIPS: String(batchTrips) } : {}) };
-  const child = spawn(process.execPath, [repoPath('jobs', 'serve.js'), '--data-dir', dataDir, '--port', '0', '--host', '127.0.0.1', '--no-log', '--no-metrics', '--workers', '1'], {
-    env, stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const env = {
+    ...process.env,
+    DRIVING_API_EXPORT_MEMORY_LOG: '1',
+    ...(batchTrips ? { DRIVING_API_EXPORT_BATCH_TRIPS: String(batchTrips) } : {}),
+  };
+  const child = spawn(
+    process.execPath,
+    [
+      repoPath('jobs', 'serve.js'),
+      '--data-dir',
+      dataDir,
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--no-log',
+      '--no-metrics',
+      '--workers',
+      '1',
+    ],
+    {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
     if (serverLog) child.stderr?.on('data', (text: string | Buffer) => appendFileSync(serverLog, text));
@@ -173,7 +213,8 @@ async function startServer(dataDir: string, batchTrips: number | undefined, serv
     child.stderr?.on('data', (text: string | Buffer) => {
       const lines = (partial + String(text)).split('\n');
       partial = lines.pop() ?? '';
-      for (const line of lines) if (line.startsWith('{"export"')) memory.push(batchMemory(JSON.parse(line) as Record<string, number | string>));
+      for (const line of lines)
+        if (line.startsWith('{"export"')) memory.push(batchMemory(JSON.parse(line) as Record<string, number | string>));
     });
     const url = await listeningUrl(child);
     await waitReady(url, 120);
@@ -193,7 +234,15 @@ async function startServer(dataDir: string, batchTrips: number | undefined, serv
 }
 
 function batchMemory(l: Record<string, number | string>): BatchMemory {
-  return { exportId: String(l['export']), batch: l['batch'] as number, rssMiB: l['rssMiB'] as number, heapTotalMiB: l['heapTotalMiB'] as number, heapUsedMiB: l['heapUsedMiB'] as number, externalMiB: l['externalMiB'] as number, exportDuckdbMiB: l['exportDuckdbMiB'] as number };
+  return {
+    exportId: String(l['export']),
+    batch: l['batch'] as number,
+    rssMiB: l['rssMiB'] as number,
+    heapTotalMiB: l['heapTotalMiB'] as number,
+    heapUsedMiB: l['heapUsedMiB'] as number,
+    externalMiB: l['externalMiB'] as number,
+    exportDuckdbMiB: l['exportDuckdbMiB'] as number,
+  };
 }
 
 function listeningUrl(child: ChildProcess): Promise<string> {
@@ -204,10 +253,11 @@ function listeningUrl(child: ChildProcess): Promise<string> {
       const match = /listening on (http:\/\/\S+)/.exec(tail);
       if (match) resolve(match[1] as string);
     });
-    child.once('exit', (code) => reject(new Error(`serve.js exited ${code} before listening: ${tail.trim().split('\n').slice(-3).join(' | ')}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`serve.js exited ${code} before listening: ${tail.trim().split('\n').slice(-3).join(' | ')}`)),
+    );
   });
 }
-
 
 /** Starts the process's peak RSS (VmHWM) again from its RSS now (Linux's clear_refs 5; nothing elsewhere). */
 function resetPeakRss(pid: number): void {

@@ -19,9 +19,17 @@ export async function ensureBase(ctx: BenchContext): Promise<BaseFixture> {
   const paths = pathsFor(dir);
   const t0 = performance.now();
   const app = await new AppStore(paths.appsFile).add({ name: 'Bench Fleet', timeZone: TIME_ZONE });
-  const orgUserIds = Array.from({ length: ctx.options.sizes.users }, (_, i) => `driver-${String(i + 1).padStart(5, '0')}`);
+  const orgUserIds = Array.from(
+    { length: ctx.options.sizes.users },
+    (_, i) => `driver-${String(i + 1).padStart(5, '0')}`,
+  );
   const accounts = await PassportStore.ensureAccountsIn(paths.passportFile, app.appId, orgUserIds);
-  record(ctx, { stage: 'setup', metric: `passport accounts for ${orgUserIds.length.toLocaleString('en-US')} users`, value: (performance.now() - t0) / 1000, unit: 's' });
+  record(ctx, {
+    stage: 'setup',
+    metric: `passport accounts for ${orgUserIds.length.toLocaleString('en-US')} users`,
+    value: (performance.now() - t0) / 1000,
+    unit: 's',
+  });
   ctx.base = {
     dir,
     appId: app.appId,
@@ -68,8 +76,15 @@ export async function ensureDayFiles(ctx: BenchContext, format: 'ndjson' | 'parq
   for (let i = 0; i < chunks; i++) {
     const scratch = join(ctx.options.workDir, `.chunk-${format}`);
     const summary = await generateTrips({
-      outDir: scratch, appId: base.appId, timeZone: base.timeZone, users: base.users.slice(i * per, (i + 1) * per),
-      days: 1, endDate: ctx.day, seed: ctx.options.seed, format, badRecords: false,
+      outDir: scratch,
+      appId: base.appId,
+      timeZone: base.timeZone,
+      users: base.users.slice(i * per, (i + 1) * per),
+      days: 1,
+      endDate: ctx.day,
+      seed: ctx.options.seed,
+      format,
+      badRecords: false,
     });
     const file = join(dir, `trips-${ctx.day}-part-${String(i + 1).padStart(4, '0')}.${format}`);
     renameSync(summary.files[0] as string, file);
@@ -90,12 +105,24 @@ export async function ensureDayFiles(ctx: BenchContext, format: 'ndjson' | 'parq
 }
 
 /** A data folder with `days` days of synthesized, published history ending with `endDate`. */
-export async function historyDir(ctx: BenchContext, name: string, days: number, endDate: string): Promise<{ dir: string; trips: number }> {
+export async function historyDir(
+  ctx: BenchContext,
+  name: string,
+  days: number,
+  endDate: string,
+): Promise<{ dir: string; trips: number }> {
   const base = await ensureBase(ctx);
   const dir = await newDataDir(ctx, name);
   if (days < 1) return { dir, trips: 0 };
   const t0 = performance.now();
-  const synth = await synthesizeHistory({ dataDir: dir, users: base.users, endDate, days, seed: ctx.options.seed, progress: ctx.progress });
+  const synth = await synthesizeHistory({
+    dataDir: dir,
+    users: base.users,
+    endDate,
+    days,
+    seed: ctx.options.seed,
+    progress: ctx.progress,
+  });
   record(ctx, {
     stage: 'setup',
     metric: `synthesize ${days} day(s) of history (${synth.trips.toLocaleString('en-US')} trips, ${synth.events.toLocaleString('en-US')} events) and publish`,
@@ -108,7 +135,9 @@ export async function historyDir(ctx: BenchContext, name: string, days: number, 
 /** What a data folder occupies: raw points, the warehouse, the two slots. */
 export function diskUse(dir: string, label: string, days: number): DiskUse {
   const paths = pathsFor(dir);
-  const slots = existsSync(paths.publishedDir) ? readdirSync(paths.publishedDir).filter((f) => f.endsWith('.duckdb') || f.endsWith('.wal')) : [];
+  const slots = existsSync(paths.publishedDir)
+    ? readdirSync(paths.publishedDir).filter((f) => f.endsWith('.duckdb') || f.endsWith('.wal'))
+    : [];
   return {
     label,
     days,
@@ -116,7 +145,13 @@ export function diskUse(dir: string, label: string, days: number): DiskUse {
     routesBytes: folderBytes(paths.routesDir),
     warehouseBytes: fileBytes(paths.warehouseFile) + fileBytes(`${paths.warehouseFile}.wal`),
     slotsBytes: slots.reduce((sum, f) => sum + fileBytes(join(paths.publishedDir, f)), 0),
-    packBytes: Object.values(readManifest(paths.manifestFile)?.pack?.files ?? {}).flat().reduce((sum, f) => sum + fileBytes(join(paths.publishedDir, f)) + fileBytes(join(paths.publishedDir, `${f}${EXTRAS_SUFFIX}`)), 0),
+    packBytes: Object.values(readManifest(paths.manifestFile)?.pack?.files ?? {})
+      .flat()
+      .reduce(
+        (sum, f) =>
+          sum + fileBytes(join(paths.publishedDir, f)) + fileBytes(join(paths.publishedDir, `${f}${EXTRAS_SUFFIX}`)),
+        0,
+      ),
   };
 }
 

@@ -25,14 +25,24 @@ export async function benchGrowth(ctx: BenchContext): Promise<void> {
   const seconds = new Map<number, { wall: number; publish: number }>();
   for (const n of steps) {
     const { dir, trips } = await historyDir(ctx, `growth-${n}`, n - 1, addDays(ctx.day, -1));
-    const run = await runNodeChild(`load day ${n}`, jobScript(ctx, 'load'), ['--data-dir', dir, '--input', day.dir, '--json'], childOptions(ctx));
+    const run = await runNodeChild(
+      `load day ${n}`,
+      jobScript(ctx, 'load'),
+      ['--data-dir', dir, '--input', day.dir, '--json'],
+      childOptions(ctx),
+    );
     ctx.children.push(run);
     const result = jobJson(run);
     const totals = result['totals'] as { filesFailed: number; tripsLoaded: number };
     if (totals.filesFailed > 0) throw new Error(`load of day ${n}: ${totals.filesFailed} file(s) failed`);
     const publishSeconds = (result['publish'] as { seconds: number }).seconds;
     seconds.set(n, { wall: run.wallSeconds, publish: publishSeconds });
-    record(ctx, { stage: 'growth', metric: `day ${n}: load + publish (parquet, ${trips.toLocaleString('en-US')} trips before)`, value: run.wallSeconds, unit: 's' });
+    record(ctx, {
+      stage: 'growth',
+      metric: `day ${n}: load + publish (parquet, ${trips.toLocaleString('en-US')} trips before)`,
+      value: run.wallSeconds,
+      unit: 's',
+    });
     record(ctx, { stage: 'growth', metric: `day ${n}: of which publish`, value: publishSeconds, unit: 's' });
     if (n === steps[steps.length - 1]) {
       if (ctx.options.mergeCost) mergeCost(ctx, dir, n);
@@ -44,8 +54,20 @@ export async function benchGrowth(ctx: BenchContext): Promise<void> {
   const last = seconds.get(steps[steps.length - 1] as number);
   if (first && last && steps.length > 1) {
     const ratio = last.wall / first.wall;
-    record(ctx, { stage: 'growth', metric: `day ${steps[steps.length - 1]} / day 1 (load + publish)`, value: ratio, unit: 'x', target: `<= ${MAX_RATIO}x`, met: ratio <= MAX_RATIO });
-    record(ctx, { stage: 'growth', metric: `day ${steps[steps.length - 1]} / day 1 (publish only)`, value: last.publish / first.publish, unit: 'x' });
+    record(ctx, {
+      stage: 'growth',
+      metric: `day ${steps[steps.length - 1]} / day 1 (load + publish)`,
+      value: ratio,
+      unit: 'x',
+      target: `<= ${MAX_RATIO}x`,
+      met: ratio <= MAX_RATIO,
+    });
+    record(ctx, {
+      stage: 'growth',
+      metric: `day ${steps[steps.length - 1]} / day 1 (publish only)`,
+      value: last.publish / first.publish,
+      unit: 'x',
+    });
   }
 }
 
@@ -59,7 +81,9 @@ function mergeCost(ctx: BenchContext, dir: string, n: number): void {
   const pack = readManifest(paths.manifestFile)?.pack;
   if (!pack) return;
   for (const section of LAYERED) {
-    const layers = pack.files[section].map((name) => SectionFile.open(join(paths.publishedDir, name), section)).reverse();
+    const layers = pack.files[section]
+      .map((name) => SectionFile.open(join(paths.publishedDir, name), section))
+      .reverse();
     const out = join(paths.publishedDir, `bench-merge-${section}.pack`);
     try {
       const result = mergeLayers(layers, out, section, 0, pack.zones, true);

@@ -42,7 +42,11 @@ export const NEAR_RUNS = 3;
  *
  * @example await climb([250, 500, 1000], runAt, 10) // {steps: [...], highest: 500} when 1000 misses twice of three
  */
-export async function climb(rates: readonly number[], run: (rate: number) => Promise<LadderStep>, maxP99Ms: number): Promise<LadderResult> {
+export async function climb(
+  rates: readonly number[],
+  run: (rate: number) => Promise<LadderStep>,
+  maxP99Ms: number,
+): Promise<LadderResult> {
   const steps: LadderStep[] = [];
   let highest: number | null = null;
   for (const rate of rates) {

@@ -112,7 +112,10 @@ const intervalMs = 1000 / config.rate;
 // undici's dispatcher, not node:http: http.request costs the generator more CPU, and on cores it
 // shares with the server that is CPU taken from the server it measures
 const headers = { authorization: `Bearer ${config.apiKey}` };
-const pool = config.client === 'net' ? null : new Pool(config.url, { connections: config.connections, pipelining: 1, keepAliveTimeout: 60_000 });
+const pool =
+  config.client === 'net'
+    ? null
+    : new Pool(config.url, { connections: config.connections, pipelining: 1, keepAliveTimeout: 60_000 });
 const raw = config.client === 'net' ? new RawHttpPool(config.url, config.connections, headers) : null;
 
 function fire(dueAt: number): void {

@@ -23,13 +23,28 @@ export async function benchLoad(ctx: BenchContext): Promise<void> {
     const input = (await ensureDayFiles(ctx, format)).dir;
     ctx.progress(`bench: load: bare read of ${format}`);
     const bare = await bareRead(format, input);
-    record(ctx, { stage: 'load', metric: `${format}: bare read (read_${format} + unnest)`, value: bare.seconds, unit: 's' });
-    record(ctx, { stage: 'load', metric: `${format}: bare read points/s`, value: Math.round(bare.points / bare.seconds), unit: 'points/s' });
+    record(ctx, {
+      stage: 'load',
+      metric: `${format}: bare read (read_${format} + unnest)`,
+      value: bare.seconds,
+      unit: 's',
+    });
+    record(ctx, {
+      stage: 'load',
+      metric: `${format}: bare read points/s`,
+      value: Math.round(bare.points / bare.seconds),
+      unit: 'points/s',
+    });
     ctx.progress(`bench: load: sorted ZSTD Parquet write of the ${format} points`);
     const writeDir = join(ctx.options.workDir, `floor-write-${format}`);
     const write = await floorWrite(format, input, writeDir);
     rmSync(writeDir, { recursive: true, force: true });
-    record(ctx, { stage: 'load', metric: `${format}: sorted ZSTD Parquet write of the points`, value: write, unit: 's' });
+    record(ctx, {
+      stage: 'load',
+      metric: `${format}: sorted ZSTD Parquet write of the points`,
+      value: write,
+      unit: 's',
+    });
     const floor = bare.seconds + write;
     record(ctx, { stage: 'load', metric: `${format}: floor (bare read + write)`, value: floor, unit: 's' });
 
@@ -44,7 +59,12 @@ export async function benchLoad(ctx: BenchContext): Promise<void> {
         else if (m[2]) trace.set(statementName(m[2]), (trace.get(statementName(m[2])) ?? 0) + Number(m[1]));
       },
     };
-    const run = await runNodeChild(`load ${format}`, jobScript(ctx, 'load'), ['--data-dir', dir, '--input', input, '--json'], options);
+    const run = await runNodeChild(
+      `load ${format}`,
+      jobScript(ctx, 'load'),
+      ['--data-dir', dir, '--input', input, '--json'],
+      options,
+    );
     ctx.children.push(run);
     const result = jobJson(run);
     const totals = result['totals'] as { pointsRead: number; tripsLoaded: number; filesFailed: number };
@@ -52,16 +72,47 @@ export async function benchLoad(ctx: BenchContext): Promise<void> {
     const published = result['publish'] as { seconds: number };
     if (totals.filesFailed > 0) {
       const reason = files.find((f) => f.failed)?.failed ?? 'unknown';
-      record(ctx, { stage: 'load', metric: `${format}: load (load.js)`, value: `${totals.filesFailed}/${files.length} files failed: ${reason}`, unit: '', target: 'all files load', met: false });
+      record(ctx, {
+        stage: 'load',
+        metric: `${format}: load (load.js)`,
+        value: `${totals.filesFailed}/${files.length} files failed: ${reason}`,
+        unit: '',
+        target: 'all files load',
+        met: false,
+      });
     }
-    record(ctx, { stage: 'load', metric: `${format}: load.js wall (${totals.tripsLoaded.toLocaleString('en-US')} trips)`, value: run.wallSeconds, unit: 's' });
-    record(ctx, { stage: 'load', metric: `${format}: load.js points/s`, value: Math.round(totals.pointsRead / run.wallSeconds), unit: 'points/s' });
+    record(ctx, {
+      stage: 'load',
+      metric: `${format}: load.js wall (${totals.tripsLoaded.toLocaleString('en-US')} trips)`,
+      value: run.wallSeconds,
+      unit: 's',
+    });
+    record(ctx, {
+      stage: 'load',
+      metric: `${format}: load.js points/s`,
+      value: Math.round(totals.pointsRead / run.wallSeconds),
+      unit: 'points/s',
+    });
     record(ctx, { stage: 'load', metric: `${format}: of which publish`, value: published.seconds, unit: 's' });
-    record(ctx, { stage: 'load', metric: `${format}: load / bare read`, value: run.wallSeconds / bare.seconds, unit: 'x' });
+    record(ctx, {
+      stage: 'load',
+      metric: `${format}: load / bare read`,
+      value: run.wallSeconds / bare.seconds,
+      unit: 'x',
+    });
     const ratio = run.wallSeconds / floor;
-    record(ctx, { stage: 'load', metric: `${format}: load / floor`, value: ratio, unit: 'x', target: `<= ${MAX_RATIO}x`, met: ratio <= MAX_RATIO && totals.filesFailed === 0 });
+    record(ctx, {
+      stage: 'load',
+      metric: `${format}: load / floor`,
+      value: ratio,
+      unit: 'x',
+      target: `<= ${MAX_RATIO}x`,
+      met: ratio <= MAX_RATIO && totals.filesFailed === 0,
+    });
     const slowest = [...trace.entries()].sort((a, b) => b[1] - a[1]).slice(0, TRACE_TOP);
-    slowest.forEach(([statement, seconds], i) => record(ctx, { stage: 'load', metric: `${format}: trace #${i + 1} ${statement}`, value: seconds, unit: 's' }));
+    slowest.forEach(([statement, seconds], i) =>
+      record(ctx, { stage: 'load', metric: `${format}: trace #${i + 1} ${statement}`, value: seconds, unit: 's' }),
+    );
     ctx.disk.push(diskUse(dir, `one loaded day (${format})`, 1));
     dropDataDir(ctx, dir);
     if (format === 'ndjson') await benchUploads(ctx, input);

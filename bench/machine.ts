@@ -43,7 +43,11 @@ function cpuModel(): string {
 function gitCommit(repoDir: string): string {
   try {
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoDir, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: repoDir, encoding: 'utf8' }).trim() !== '';
+    const dirty =
+      execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+        cwd: repoDir,
+        encoding: 'utf8',
+      }).trim() !== '';
     return dirty ? `${head} (with uncommitted changes)` : head;
   } catch {
     return 'unknown';

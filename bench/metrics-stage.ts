@@ -47,44 +47,91 @@ export async function benchMetrics(ctx: BenchContext): Promise<void> {
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
   const off = median(perRequest.off);
   const on = median(perRequest.on);
-  record(ctx, { stage: 'metrics', metric: `API CPU a request, metrics off (median of ${ROUNDS}; each run: ${perRequest.off.map((x) => x.toFixed(1)).join(', ')})`, value: Math.round(off * 10) / 10, unit: 'us' });
-  record(ctx, { stage: 'metrics', metric: `API CPU a request, metrics on, scraped every ${SCRAPE_MS / 1000} s (median of ${ROUNDS}; each run: ${perRequest.on.map((x) => x.toFixed(1)).join(', ')})`, value: Math.round(on * 10) / 10, unit: 'us' });
   record(ctx, {
-    stage: 'metrics', metric: `metrics' share of the API's CPU a request (mixed ops 1-4 @ ${RATE}/s, ${SECONDS} s)`,
-    value: Math.round((on / off - 1) * 1000) / 10, unit: '%', target: `<= ${MAX_EXTRA * 100}%`, met: on / off - 1 <= MAX_EXTRA,
+    stage: 'metrics',
+    metric: `API CPU a request, metrics off (median of ${ROUNDS}; each run: ${perRequest.off.map((x) => x.toFixed(1)).join(', ')})`,
+    value: Math.round(off * 10) / 10,
+    unit: 'us',
+  });
+  record(ctx, {
+    stage: 'metrics',
+    metric: `API CPU a request, metrics on, scraped every ${SCRAPE_MS / 1000} s (median of ${ROUNDS}; each run: ${perRequest.on.map((x) => x.toFixed(1)).join(', ')})`,
+    value: Math.round(on * 10) / 10,
+    unit: 'us',
+  });
+  record(ctx, {
+    stage: 'metrics',
+    metric: `metrics' share of the API's CPU a request (mixed ops 1-4 @ ${RATE}/s, ${SECONDS} s)`,
+    value: Math.round((on / off - 1) * 1000) / 10,
+    unit: '%',
+    target: `<= ${MAX_EXTRA * 100}%`,
+    met: on / off - 1 <= MAX_EXTRA,
   });
 }
 
-async function oneRun(ctx: BenchContext, dir: string, apiKey: string, paths: string[], variant: 'off' | 'on'): Promise<number> {
+async function oneRun(
+  ctx: BenchContext,
+  dir: string,
+  apiKey: string,
+  paths: string[],
+  variant: 'off' | 'on',
+): Promise<number> {
   let resolveUrl: (url: string) => void = () => undefined;
   let resolveMetrics: (url: string) => void = () => undefined;
   const listening = new Promise<string>((resolve) => (resolveUrl = resolve));
   const metricsAt = new Promise<string>((resolve) => (resolveMetrics = resolve));
   const flags = variant === 'on' ? ['--metrics-port', '0'] : ['--no-metrics'];
-  const server = startNodeChild(`serve metrics ${variant}`, jobScript(ctx, 'serve'), ['--data-dir', dir, '--port', '0', '--no-log', ...flags], {
-    ...childOptions(ctx, false),
-    // no shedding on event-loop lag: on a shared machine it would refuse a varying share of requests
-    env: { DRIVING_API_MAX_EVENT_LOOP_DELAY_MS: '0' },
-    onStderrLine: (line) => {
-      const api = /listening on (http:\/\/\S+)/.exec(line);
-      if (api) resolveUrl(api[1] as string);
-      const metrics = /metrics on (http:\/\/\S+)/.exec(line);
-      if (metrics) resolveMetrics(metrics[1] as string);
+  const server = startNodeChild(
+    `serve metrics ${variant}`,
+    jobScript(ctx, 'serve'),
+    ['--data-dir', dir, '--port', '0', '--no-log', ...flags],
+    {
+      ...childOptions(ctx, false),
+      // no shedding on event-loop lag: on a shared machine it would refuse a varying share of requests
+      env: { DRIVING_API_MAX_EVENT_LOOP_DELAY_MS: '0' },
+      onStderrLine: (line) => {
+        const api = /listening on (http:\/\/\S+)/.exec(line);
+        if (api) resolveUrl(api[1] as string);
+        const metrics = /metrics on (http:\/\/\S+)/.exec(line);
+        if (metrics) resolveMetrics(metrics[1] as string);
+      },
     },
-  });
+  );
   try {
     const url = await listening;
     const scrapeUrl = variant === 'on' ? await metricsAt : null;
     // warm: every path once, untimed
-    parseResult(await generate(ctx, { url, apiKey, paths, rate: RATE, seconds: Math.max(2, Math.ceil(paths.length / RATE)), connections: 50 }).done);
-    const scrapes = scrapeUrl ? setInterval(() => void fetch(scrapeUrl).then((r) => r.text()).catch(() => undefined), SCRAPE_MS) : null;
+    parseResult(
+      await generate(ctx, {
+        url,
+        apiKey,
+        paths,
+        rate: RATE,
+        seconds: Math.max(2, Math.ceil(paths.length / RATE)),
+        connections: 50,
+      }).done,
+    );
+    const scrapes = scrapeUrl
+      ? setInterval(
+          () =>
+            void fetch(scrapeUrl)
+              .then((r) => r.text())
+              .catch(() => undefined),
+          SCRAPE_MS,
+        )
+      : null;
     const before = cpuSeconds(server.child.pid as number);
-    const result = parseResult(await generate(ctx, { url, apiKey, paths, rate: RATE, seconds: SECONDS, connections: 50 }).done);
+    const result = parseResult(
+      await generate(ctx, { url, apiKey, paths, rate: RATE, seconds: SECONDS, connections: 50 }).done,
+    );
     const cpu = cpuSeconds(server.child.pid as number) - before;
     if (scrapes) clearInterval(scrapes);
     // a request the overloaded machine did not see answered still cost CPU: counted, and said
     const failed = result.errors + result.timeouts + result.non2xx;
-    if (failed > result.requests / 100) ctx.progress(`bench: metrics: ${variant}: ${failed} request(s) failed (${result.errors} errors, ${result.timeouts} unanswered, statuses ${JSON.stringify(result.statusCodes)})`);
+    if (failed > result.requests / 100)
+      ctx.progress(
+        `bench: metrics: ${variant}: ${failed} request(s) failed (${result.errors} errors, ${result.timeouts} unanswered, statuses ${JSON.stringify(result.statusCodes)})`,
+      );
     return (cpu * 1e6) / result.requests;
   } finally {
     server.child.kill('SIGTERM');

@@ -2,7 +2,23 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { InputError } from '../src/errors.js';
 
-export const STAGES = ['load', 'growth', 'score', 'api', 'route', 'zigzag', 'fairshare', 'abuse', 'webhooks', 'resources', 'metrics', 'workers', 'restart', 'tokens', 'watch'] as const;
+export const STAGES = [
+  'load',
+  'growth',
+  'score',
+  'api',
+  'route',
+  'zigzag',
+  'fairshare',
+  'abuse',
+  'webhooks',
+  'resources',
+  'metrics',
+  'workers',
+  'restart',
+  'tokens',
+  'watch',
+] as const;
 export type Stage = (typeof STAGES)[number];
 
 export type SizeName = 'small' | 'full';
@@ -36,8 +52,34 @@ export interface BenchSizes {
 }
 
 export const SIZES: Readonly<Record<SizeName, BenchSizes>> = {
-  small: { users: 2_000, historyDays: 90, apiTrips: 200_000, usersPerFile: 400, apiSeconds: 5, apiConnections: 100, apiRates: [200, 1000], webhookEvents: 5_000, abuseSeconds: 5, abuseFlood: 10_000, abuseIdle: 16_000, watchSeconds: 480 },
-  full: { users: 100_000, historyDays: 90, apiTrips: 5_000_000, usersPerFile: 400, apiSeconds: 20, apiConnections: 100, apiRates: [200, 1000], webhookEvents: 10_000, abuseSeconds: 20, abuseFlood: 10_000, abuseIdle: 16_000, watchSeconds: 1_800 },
+  small: {
+    users: 2_000,
+    historyDays: 90,
+    apiTrips: 200_000,
+    usersPerFile: 400,
+    apiSeconds: 5,
+    apiConnections: 100,
+    apiRates: [200, 1000],
+    webhookEvents: 5_000,
+    abuseSeconds: 5,
+    abuseFlood: 10_000,
+    abuseIdle: 16_000,
+    watchSeconds: 480,
+  },
+  full: {
+    users: 100_000,
+    historyDays: 90,
+    apiTrips: 5_000_000,
+    usersPerFile: 400,
+    apiSeconds: 20,
+    apiConnections: 100,
+    apiRates: [200, 1000],
+    webhookEvents: 10_000,
+    abuseSeconds: 20,
+    abuseFlood: 10_000,
+    abuseIdle: 16_000,
+    watchSeconds: 1_800,
+  },
 };
 
 export interface BenchOptions {
@@ -87,7 +129,8 @@ export function benchOptions(flags: BenchFlags, repoDir: string): BenchOptions {
   const sizes: BenchSizes = { ...SIZES[size] };
   const override = (key: keyof BenchSizes, value: number | undefined, min: number, max: number, flag: string): void => {
     if (value === undefined) return;
-    if (!Number.isInteger(value) || value < min || value > max) throw new InputError(`${flag} must be an integer from ${min} to ${max}`);
+    if (!Number.isInteger(value) || value < min || value > max)
+      throw new InputError(`${flag} must be an integer from ${min} to ${max}`);
     (sizes as unknown as Record<string, number>)[key] = value;
   };
   override('users', flags.users, 10, 1_000_000, '--users');
@@ -98,9 +141,13 @@ export function benchOptions(flags: BenchFlags, repoDir: string): BenchOptions {
   override('apiConnections', flags.apiConnections, 1, 1000, '--api-connections');
   override('webhookEvents', flags.webhookEvents, 1, 10_000_000, '--webhook-events');
   override('watchSeconds', flags.watchSeconds, 10, 86_400, '--watch-seconds');
-  const only = (flags.only ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== '');
+  const only = (flags.only ?? [])
+    .flatMap((s) => s.split(','))
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   for (const stage of only) {
-    if (!(STAGES as readonly string[]).includes(stage)) throw new InputError(`--only: unknown stage '${stage}' (stages: ${STAGES.join(', ')})`);
+    if (!(STAGES as readonly string[]).includes(stage))
+      throw new InputError(`--only: unknown stage '${stage}' (stages: ${STAGES.join(', ')})`);
   }
   return {
     size,
@@ -129,5 +176,7 @@ export function judgesTargets(options: BenchOptions): boolean {
 }
 
 export function sizeLabel(options: BenchOptions): string {
-  return JSON.stringify(options.sizes) === JSON.stringify(SIZES[options.size]) ? options.size : `${options.size} with overrides`;
+  return JSON.stringify(options.sizes) === JSON.stringify(SIZES[options.size])
+    ? options.size
+    : `${options.size} with overrides`;
 }

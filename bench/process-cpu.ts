@@ -12,7 +12,9 @@ export function childPids(pid: number): number[] {
   const out: number[] = [];
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
-      out.push(...readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+      out.push(
+        ...readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
+      );
     } catch {
       // the thread ended meanwhile
     }
@@ -40,7 +42,10 @@ export function treeCpu(pid: number): Map<number, number> {
 }
 
 /** CPU seconds the tree spent between two `treeCpu` readings, and how many of its processes were in both. */
-export function cpuBetween(before: Map<number, number>, after: Map<number, number>): { seconds: number; processes: number } {
+export function cpuBetween(
+  before: Map<number, number>,
+  after: Map<number, number>,
+): { seconds: number; processes: number } {
   let seconds = 0;
   let processes = 0;
   for (const [pid, end] of after) {

@@ -12,7 +12,12 @@ import { sharedRateStore } from '../src/api/http/rate-store.js';
 import { weightedKey } from '../src/api/http/weighted-store.js';
 
 type Store = { incr(key: string, cb: () => void, window: number, max: number): void };
-const [processes, counts, max, file] = [Number(process.argv[2] ?? 2), Number(process.argv[3] ?? 20_000), Number(process.argv[4] ?? 1), process.argv[5]];
+const [processes, counts, max, file] = [
+  Number(process.argv[2] ?? 2),
+  Number(process.argv[3] ?? 20_000),
+  Number(process.argv[4] ?? 1),
+  process.argv[5],
+];
 
 if (file) {
   const Ctor = sharedRateStore(file, { processes });
@@ -30,14 +35,24 @@ if (file) {
     if (i % 200 === 0) await new Promise((r) => setImmediate(r));
   }
   const used = process.cpuUsage(cpu);
-  process.send?.({ cpuUsPerCount: Math.round(((used.user + used.system) / counts) * 10) / 10, wallUsPerCount: Math.round(((performance.now() - started) * 1000 / counts) * 10) / 10, over1ms: slow });
+  process.send?.({
+    cpuUsPerCount: Math.round(((used.user + used.system) / counts) * 10) / 10,
+    wallUsPerCount: Math.round((((performance.now() - started) * 1000) / counts) * 10) / 10,
+    over1ms: slow,
+  });
   Ctor.close();
 } else {
   const dir = mkdtempSync(join(tmpdir(), 'rate-probe-'));
   const self = fileURLToPath(import.meta.url);
-  const results = await Promise.all(Array.from({ length: processes }, () => new Promise((resolve) => {
-    fork(self, [String(processes), String(counts), String(max), join(dir, 'rate.sqlite')]).on('message', resolve);
-  })));
+  const results = await Promise.all(
+    Array.from(
+      { length: processes },
+      () =>
+        new Promise((resolve) => {
+          fork(self, [String(processes), String(counts), String(max), join(dir, 'rate.sqlite')]).on('message', resolve);
+        }),
+    ),
+  );
   rmSync(dir, { recursive: true, force: true });
   process.stdout.write(`${JSON.stringify({ processes, counts, max, results })}\n`);
 }

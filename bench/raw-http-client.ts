@@ -39,11 +39,17 @@ export class RawHttpPool {
   private queueHead = 0;
   private open = 0;
 
-  constructor(url: string, private readonly connections: number, headers: Record<string, string>) {
+  constructor(
+    url: string,
+    private readonly connections: number,
+    headers: Record<string, string>,
+  ) {
     const u = new URL(url);
     this.host = u.hostname.replace(/^\[|\]$/g, '');
     this.port = Number(u.port || 80);
-    this.head = `Host: ${u.host}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
+    this.head = `Host: ${u.host}\r\n${Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('')}\r\n`;
   }
 
   get(path: string, handler: RawHandler): void {
@@ -81,7 +87,17 @@ export class RawHttpPool {
 
   private dial(): Conn {
     const socket = connect({ host: this.host, port: this.port, noDelay: true });
-    const conn: Conn = { socket, handler: null, lastUsed: 0, rest: null, headersDone: false, status: 0, bodyLeft: 0, chunked: false, close: false };
+    const conn: Conn = {
+      socket,
+      handler: null,
+      lastUsed: 0,
+      rest: null,
+      headersDone: false,
+      status: 0,
+      bodyLeft: 0,
+      chunked: false,
+      close: false,
+    };
     this.open++;
     let failure: string | null = null;
     socket.on('data', (chunk: Buffer) => this.read(conn, chunk));
@@ -134,7 +150,8 @@ export class RawHttpPool {
       const length = /\r\ncontent-length: *(\d+)/.exec(head);
       conn.chunked = /\r\ntransfer-encoding: *chunked/.test(head);
       conn.close = /\r\nconnection: *close/.test(head);
-      conn.bodyLeft = conn.status === 204 || conn.status === 304 ? 0 : length ? Number(length[1]) : conn.chunked ? 0 : -1;
+      conn.bodyLeft =
+        conn.status === 204 || conn.status === 304 ? 0 : length ? Number(length[1]) : conn.chunked ? 0 : -1;
       conn.headersDone = true;
       buf = buf.subarray(end + 4);
     }

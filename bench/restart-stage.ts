@@ -44,19 +44,33 @@ export async function benchRestart(ctx: BenchContext): Promise<void> {
         const from = lines.length;
         mark('sighup');
         process.kill(server.pid, 'SIGHUP');
-        await until(() => lines.slice(from).some((l) => /rolling restart (done|failed)/.test(l)), 'the rolling restart', RESTART_TIMEOUT_MS);
-        if (lines.slice(from).some((l) => /rolling restart failed/.test(l))) throw new Error(`rolling restart failed: ${lines.slice(from).join(' | ')}`);
+        await until(
+          () => lines.slice(from).some((l) => /rolling restart (done|failed)/.test(l)),
+          'the rolling restart',
+          RESTART_TIMEOUT_MS,
+        );
+        if (lines.slice(from).some((l) => /rolling restart failed/.test(l)))
+          throw new Error(`rolling restart failed: ${lines.slice(from).join(' | ')}`);
       });
       record(ctx, {
-        stage: 'restart', metric: `round ${round}: rolling restart (SIGHUP, 2 workers) under mixed ops 1-4 @ ${RATE}/s: requests refused or reset (kinds; unanswered; answered a second, p99)`,
-        value: refused(restart), unit: `of ${restart.sent} sent${kinds(restart)}${when(restart, 'sighup')}; ${load(restart)}`, target: '0', met: refused(restart) === 0,
+        stage: 'restart',
+        metric: `round ${round}: rolling restart (SIGHUP, 2 workers) under mixed ops 1-4 @ ${RATE}/s: requests refused or reset (kinds; unanswered; answered a second, p99)`,
+        value: refused(restart),
+        unit: `of ${restart.sent} sent${kinds(restart)}${when(restart, 'sighup')}; ${load(restart)}`,
+        target: '0',
+        met: refused(restart) === 0,
       });
       await killed(ctx, `round ${round}: kill -9 of one of 2 workers`, server.url, apiKey, paths, async () => {
         const workers = childPids(server.pid);
         const victim = workers[0];
         if (victim === undefined) throw new Error('the primary has no worker to kill');
         process.kill(victim, 'SIGKILL');
-        return async () => until(() => childPids(server.pid).length === 2 && !childPids(server.pid).includes(victim), 'a replacement worker', RESTART_TIMEOUT_MS);
+        return async () =>
+          until(
+            () => childPids(server.pid).length === 2 && !childPids(server.pid).includes(victim),
+            'a replacement worker',
+            RESTART_TIMEOUT_MS,
+          );
       });
     }
   } finally {
@@ -66,7 +80,14 @@ export async function benchRestart(ctx: BenchContext): Promise<void> {
 }
 
 /** One kill under load: `kill()` kills and returns what to wait for afterwards. */
-async function killed(ctx: BenchContext, label: string, url: string, apiKey: string, paths: string[], kill: () => Promise<() => Promise<void>>): Promise<void> {
+async function killed(
+  ctx: BenchContext,
+  label: string,
+  url: string,
+  apiKey: string,
+  paths: string[],
+  kill: () => Promise<() => Promise<void>>,
+): Promise<void> {
   let killedAt = 0;
   const r = await underLoad(ctx, url, apiKey, paths, async (mark) => {
     mark('kill');
@@ -80,15 +101,32 @@ async function killed(ctx: BenchContext, label: string, url: string, apiKey: str
   const after = r.failures.filter((f) => f.sentAt >= killedAt).length;
   const held = r.marks['kill']?.inFlight ?? 0;
   record(ctx, {
-    stage: 'restart', metric: `${label} under mixed ops 1-4 @ ${RATE}/s: requests refused or reset (kinds; sent before / after the kill; in flight at the kill in the generator; unanswered; answered a second, p99)`,
-    value: failed, unit: `of ${r.sent} sent${kinds(r)} (${listed - after} / ${after}${listed < failed ? ` of the first ${listed}` : ''}; ${held} in flight; ${load(r)})`,
-    target: 'none sent after the kill', met: after === 0,
+    stage: 'restart',
+    metric: `${label} under mixed ops 1-4 @ ${RATE}/s: requests refused or reset (kinds; sent before / after the kill; in flight at the kill in the generator; unanswered; answered a second, p99)`,
+    value: failed,
+    unit: `of ${r.sent} sent${kinds(r)} (${listed - after} / ${after}${listed < failed ? ` of the first ${listed}` : ''}; ${held} in flight; ${load(r)})`,
+    target: 'none sent after the kill',
+    met: after === 0,
   });
 }
 
 /** The load generator at RATE from BEFORE_MS before `act` until AFTER_MS after it; `mark` notes a moment in the generator. */
-async function underLoad(ctx: BenchContext, url: string, apiKey: string, paths: string[], act: (mark: (name: string) => void) => Promise<void>): Promise<LoadGeneratorResult> {
-  const load = generate(ctx, { url, apiKey, paths, rate: RATE, seconds: 0, connections: ctx.options.sizes.apiConnections, warmupSeconds: 1 });
+async function underLoad(
+  ctx: BenchContext,
+  url: string,
+  apiKey: string,
+  paths: string[],
+  act: (mark: (name: string) => void) => Promise<void>,
+): Promise<LoadGeneratorResult> {
+  const load = generate(ctx, {
+    url,
+    apiKey,
+    paths,
+    rate: RATE,
+    seconds: 0,
+    connections: ctx.options.sizes.apiConnections,
+    warmupSeconds: 1,
+  });
   try {
     await sleep(BEFORE_MS);
     await act((name) => load.child.send({ mark: name }));
@@ -103,7 +141,10 @@ async function underLoad(ctx: BenchContext, url: string, apiKey: string, paths: 
 }
 
 async function warm(ctx: BenchContext, url: string, apiKey: string, paths: string[]): Promise<void> {
-  parseResult(await generate(ctx, { url, apiKey, paths, rate: RATE, seconds: 5, connections: ctx.options.sizes.apiConnections }).done);
+  parseResult(
+    await generate(ctx, { url, apiKey, paths, rate: RATE, seconds: 5, connections: ctx.options.sizes.apiConnections })
+      .done,
+  );
 }
 
 /**
@@ -112,32 +153,66 @@ async function warm(ctx: BenchContext, url: string, apiKey: string, paths: strin
  */
 async function viaHaproxy(ctx: BenchContext, dir: string, apiKey: string, paths: string[]): Promise<void> {
   if (!existsSync(HAPROXY)) {
-    record(ctx, { stage: 'restart', metric: 'HAProxy over two serve.js: kill -9 of one', value: `not run: ${HAPROXY} is not installed`, unit: '' });
+    record(ctx, {
+      stage: 'restart',
+      metric: 'HAProxy over two serve.js: kill -9 of one',
+      value: `not run: ${HAPROXY} is not installed`,
+      unit: '',
+    });
     return;
   }
-  const [front, stats, ...ports] = [await freePort(), await freePort(), await freePort(), await freePort()] as [number, number, number, number];
+  const [front, stats, ...ports] = [await freePort(), await freePort(), await freePort(), await freePort()] as [
+    number,
+    number,
+    number,
+    number,
+  ];
   const backends: (ApiServer | null)[] = [];
   let haproxy: ChildProcess | null = null;
   try {
     for (const port of ports) backends.push(await startCluster(ctx, dir, 1, { port }));
     const cfg = join(ctx.options.workDir, 'haproxy.cfg');
-    writeFileSync(cfg, `${haproxyConfig(ctx.repoDir, front, ports)}\n# the bench's own: where it reads whether HAProxy sees both backends up\nfrontend stats\n    bind 127.0.0.1:${stats}\n    stats enable\n    stats uri /stats\n`);
+    writeFileSync(
+      cfg,
+      `${haproxyConfig(ctx.repoDir, front, ports)}\n# the bench's own: where it reads whether HAProxy sees both backends up\nfrontend stats\n    bind 127.0.0.1:${stats}\n    stats enable\n    stats uri /stats\n`,
+    );
     let log = '';
     haproxy = spawn(HAPROXY, ['-db', '-f', cfg], { stdio: ['ignore', 'pipe', 'pipe'] });
     haproxy.stderr?.on('data', (c: Buffer) => (log += c.toString()));
     const url = `http://127.0.0.1:${front}`;
-    await until(async () => (await fetch(`${url}/readyz`).catch(() => null))?.status === 200, `HAProxy in front (${log.slice(-300)})`, 30_000);
-    const bothUp = (): Promise<void> => until(async () => upServers(await (await fetch(`http://127.0.0.1:${stats}/stats;csv`)).text()) === 2, 'HAProxy to see both backends up', 120_000);
+    await until(
+      async () => (await fetch(`${url}/readyz`).catch(() => null))?.status === 200,
+      `HAProxy in front (${log.slice(-300)})`,
+      30_000,
+    );
+    const bothUp = (): Promise<void> =>
+      until(
+        async () => upServers(await (await fetch(`http://127.0.0.1:${stats}/stats;csv`)).text()) === 2,
+        'HAProxy to see both backends up',
+        120_000,
+      );
     await bothUp();
     await warm(ctx, url, apiKey, paths);
     for (let i = 0; i < ports.length; i++) {
       const victim = backends[i] as ApiServer;
-      await killed(ctx, `HAProxy over two serve.js: kill -9 of serve.js ${i + 1} of 2`, url, apiKey, paths, async () => {
-        process.kill(victim.pid, 'SIGKILL');
-        return async () => undefined;
-      });
+      await killed(
+        ctx,
+        `HAProxy over two serve.js: kill -9 of serve.js ${i + 1} of 2`,
+        url,
+        apiKey,
+        paths,
+        async () => {
+          process.kill(victim.pid, 'SIGKILL');
+          return async () => undefined;
+        },
+      );
       // HAProxy's view: a backend it took out (checks on /readyz failing or too slow) answers nothing, and with both out it answers 503 itself
-      record(ctx, { stage: 'restart', metric: `HAProxy over two serve.js, after the kill of serve.js ${i + 1}: each backend's health checks failed / times taken out / state`, value: checkState(await (await fetch(`http://127.0.0.1:${stats}/stats;csv`)).text()), unit: '' });
+      record(ctx, {
+        stage: 'restart',
+        metric: `HAProxy over two serve.js, after the kill of serve.js ${i + 1}: each backend's health checks failed / times taken out / state`,
+        value: checkState(await (await fetch(`http://127.0.0.1:${stats}/stats;csv`)).text()),
+        unit: '',
+      });
       ctx.children.push(await victim.stop());
       // back for the other's turn, and seen up by HAProxy's checks again
       backends[i] = await startCluster(ctx, dir, 1, { port: ports[i] as number });
@@ -151,19 +226,31 @@ async function viaHaproxy(ctx: BenchContext, dir: string, apiKey: string, paths:
 
 /** Servers of the backend HAProxy's statistics (CSV) say are UP. */
 function upServers(csv: string): number {
-  return csv.split('\n').filter((line) => line.startsWith('api_processes,') && !line.startsWith('api_processes,BACKEND') && line.split(',')[17] === 'UP').length;
+  return csv
+    .split('\n')
+    .filter(
+      (line) =>
+        line.startsWith('api_processes,') && !line.startsWith('api_processes,BACKEND') && line.split(',')[17] === 'UP',
+    ).length;
 }
 
 /** `api1 3 / 1 / DOWN, api2 0 / 0 / UP` from HAProxy's statistics (CSV columns chkfail, chkdown, status). */
 function checkState(csv: string): string {
-  return csv.split('\n').filter((line) => line.startsWith('api_processes,') && !line.startsWith('api_processes,BACKEND'))
-    .map((line) => line.split(',')).map((f) => `${f[1]} ${f[21]} / ${f[22]} / ${f[17]}`).join(', ');
+  return csv
+    .split('\n')
+    .filter((line) => line.startsWith('api_processes,') && !line.startsWith('api_processes,BACKEND'))
+    .map((line) => line.split(','))
+    .map((f) => `${f[1]} ${f[21]} / ${f[22]} / ${f[17]}`)
+    .join(', ');
 }
 
 /** The shipped configuration with its three ports replaced. */
 function haproxyConfig(repoDir: string, front: number, [a, b]: number[]): string {
   const text = readFileSync(join(repoDir, 'deploy', 'haproxy.cfg'), 'utf8');
-  return text.replaceAll('127.0.0.1:8080', `127.0.0.1:${front}`).replaceAll('127.0.0.1:8081', `127.0.0.1:${a}`).replaceAll('127.0.0.1:8082', `127.0.0.1:${b}`);
+  return text
+    .replaceAll('127.0.0.1:8080', `127.0.0.1:${front}`)
+    .replaceAll('127.0.0.1:8081', `127.0.0.1:${a}`)
+    .replaceAll('127.0.0.1:8082', `127.0.0.1:${b}`);
 }
 
 /**
@@ -191,7 +278,10 @@ function kinds(r: LoadGeneratorResult): string {
 function when(r: LoadGeneratorResult, mark: string): string {
   const at = r.marks[mark]?.at;
   if (at === undefined || r.failures.length === 0) return '';
-  return ` (failed ${r.failures.slice(0, 10).map((f) => ((f.failedAt - at) / 1000).toFixed(1)).join(', ')} s after the ${mark === 'sighup' ? 'SIGHUP' : mark})`;
+  return ` (failed ${r.failures
+    .slice(0, 10)
+    .map((f) => ((f.failedAt - at) / 1000).toFixed(1))
+    .join(', ')} s after the ${mark === 'sighup' ? 'SIGHUP' : mark})`;
 }
 
 function operationOf(path: string): string {

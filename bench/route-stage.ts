@@ -27,36 +27,87 @@ export async function benchRoute(ctx: BenchContext): Promise<void> {
     const drivers = base.users.slice(0, DRIVERS);
     const input = join(dir, 'in', 'one-hour-trips.ndjson');
     mkdirSync(join(dir, 'in'), { recursive: true });
-    writeFileSync(input, drivers.map((u, i) => JSON.stringify(oneHourTrip(base.appId, u.orgUserId, u.platformUserId, `route-${i}`, ctx.day, i))).join('\n') + '\n');
-    const load = await runNodeChild('load (route setup)', jobScript(ctx, 'load'), ['--data-dir', dir, '--input', input, '--json'], childOptions(ctx));
+    writeFileSync(
+      input,
+      drivers
+        .map((u, i) => JSON.stringify(oneHourTrip(base.appId, u.orgUserId, u.platformUserId, `route-${i}`, ctx.day, i)))
+        .join('\n') + '\n',
+    );
+    const load = await runNodeChild(
+      'load (route setup)',
+      jobScript(ctx, 'load'),
+      ['--data-dir', dir, '--input', input, '--json'],
+      childOptions(ctx),
+    );
     ctx.children.push(load);
     const report = jobJson(load) as { publish?: { routesWritten?: number } };
     const routeBytes = folderBytes(pathsFor(dir).routesDir);
     record(ctx, {
-      stage: 'route', metric: `load + publish of ${DRIVERS} one-hour trips (${(DRIVERS * (TRIP_SECONDS + 1)).toLocaleString('en-US')} points): wall / route files written / their MB`,
-      value: `${load.wallSeconds.toFixed(1)} s / ${report.publish?.routesWritten ?? '?'} / ${(routeBytes / 1e6).toFixed(1)}`, unit: '',
+      stage: 'route',
+      metric: `load + publish of ${DRIVERS} one-hour trips (${(DRIVERS * (TRIP_SECONDS + 1)).toLocaleString('en-US')} points): wall / route files written / their MB`,
+      value: `${load.wallSeconds.toFixed(1)} s / ${report.publish?.routesWritten ?? '?'} / ${(routeBytes / 1e6).toFixed(1)}`,
+      unit: '',
     });
     const server = await startApiServer(ctx, dir);
     try {
       const paths = drivers.map((u, i) => `/v1/org-user/${encodeURIComponent(u.orgUserId)}/trip/route-${i}/route`);
       // floors on the same machine at the same moment: the harness alone, and the trip detail the route reads besides its points
-      for (const [label, list] of [['GET /healthz', ['/healthz']], ['trip detail of the same trips', paths.map((p) => p.slice(0, -'/route'.length))]] as const) {
-        const r = await generate(ctx, { url: server.url, apiKey: base.apiKey, paths: [...list], rate: RATE, seconds: ctx.options.sizes.apiSeconds, connections: ctx.options.sizes.apiConnections, warmupSeconds: 2 });
-        record(ctx, { stage: 'route', metric: `floor: ${label} @ ${RATE}/s: p50 / p99 / req/s`, value: `${r.p50Ms.toFixed(2)} / ${r.p99Ms.toFixed(2)} ms / ${Math.round(r.throughput)}`, unit: '' });
+      for (const [label, list] of [
+        ['GET /healthz', ['/healthz']],
+        ['trip detail of the same trips', paths.map((p) => p.slice(0, -'/route'.length))],
+      ] as const) {
+        const r = await generate(ctx, {
+          url: server.url,
+          apiKey: base.apiKey,
+          paths: [...list],
+          rate: RATE,
+          seconds: ctx.options.sizes.apiSeconds,
+          connections: ctx.options.sizes.apiConnections,
+          warmupSeconds: 2,
+        });
+        record(ctx, {
+          stage: 'route',
+          metric: `floor: ${label} @ ${RATE}/s: p50 / p99 / req/s`,
+          value: `${r.p50Ms.toFixed(2)} / ${r.p99Ms.toFixed(2)} ms / ${Math.round(r.throughput)}`,
+          unit: '',
+        });
       }
-      for (const [label, query] of [['tolerance 5 m (default)', ''], ['tolerance=0 (every point)', '?tolerance=0']] as const) {
-        const first = await fetch(`${server.url}${paths[0]}${query}`, { headers: { authorization: `Bearer ${base.apiKey}` } });
+      for (const [label, query] of [
+        ['tolerance 5 m (default)', ''],
+        ['tolerance=0 (every point)', '?tolerance=0'],
+      ] as const) {
+        const first = await fetch(`${server.url}${paths[0]}${query}`, {
+          headers: { authorization: `Bearer ${base.apiKey}` },
+        });
         const body = await first.text();
-        if (first.status !== 200) throw new Error(`GET ${paths[0]}${query} answered ${first.status}: ${body.slice(0, 300)}`);
-        const positions = (JSON.parse(body) as { route: { properties: { times: unknown[] } } }).route.properties.times.length;
-        const r = await generate(ctx, { url: server.url, apiKey: base.apiKey, paths: paths.map((p) => `${p}${query}`), rate: RATE, seconds: ctx.options.sizes.apiSeconds, connections: ctx.options.sizes.apiConnections, warmupSeconds: 2 });
+        if (first.status !== 200)
+          throw new Error(`GET ${paths[0]}${query} answered ${first.status}: ${body.slice(0, 300)}`);
+        const positions = (JSON.parse(body) as { route: { properties: { times: unknown[] } } }).route.properties.times
+          .length;
+        const r = await generate(ctx, {
+          url: server.url,
+          apiKey: base.apiKey,
+          paths: paths.map((p) => `${p}${query}`),
+          rate: RATE,
+          seconds: ctx.options.sizes.apiSeconds,
+          connections: ctx.options.sizes.apiConnections,
+          warmupSeconds: 2,
+        });
         const failed = r.errors + r.timeouts + r.non2xx;
         record(ctx, {
-          stage: 'route', metric: `route of a one-hour trip, ${label} @ ${RATE}/s: p50 / p99 (${positions} positions, ${(body.length / 1e3).toFixed(0)} kB)`,
-          value: `${r.p50Ms.toFixed(2)} / ${r.p99Ms.toFixed(2)} ms`, unit: '',
-          target: `p99 < ${MAX_P99_MS} ms, 0 failed`, met: r.p99Ms < MAX_P99_MS && failed === 0 && r.throughput >= 0.95 * RATE,
+          stage: 'route',
+          metric: `route of a one-hour trip, ${label} @ ${RATE}/s: p50 / p99 (${positions} positions, ${(body.length / 1e3).toFixed(0)} kB)`,
+          value: `${r.p50Ms.toFixed(2)} / ${r.p99Ms.toFixed(2)} ms`,
+          unit: '',
+          target: `p99 < ${MAX_P99_MS} ms, 0 failed`,
+          met: r.p99Ms < MAX_P99_MS && failed === 0 && r.throughput >= 0.95 * RATE,
         });
-        record(ctx, { stage: 'route', metric: `route, ${label} @ ${RATE}/s: req/s / failed`, value: `${Math.round(r.throughput)} / ${failed}`, unit: '' });
+        record(ctx, {
+          stage: 'route',
+          metric: `route, ${label} @ ${RATE}/s: req/s / failed`,
+          value: `${Math.round(r.throughput)} / ${failed}`,
+          unit: '',
+        });
       }
     } finally {
       ctx.children.push(await server.stop());
@@ -71,7 +122,14 @@ export async function benchRoute(ctx: BenchContext): Promise<void> {
  * work with. Positions to 6 decimals and speeds to 2, as an SDK sends them (and the generator
  * writes them): the route file's compact columns, which a read decodes.
  */
-export function oneHourTrip(appId: string, orgUserId: string, platformUserId: number, tripId: string, day: string, n: number): Record<string, unknown> {
+export function oneHourTrip(
+  appId: string,
+  orgUserId: string,
+  platformUserId: number,
+  tripId: string,
+  day: string,
+  n: number,
+): Record<string, unknown> {
   const start = Date.parse(`${day}T07:00:00Z`);
   const points = Array.from({ length: TRIP_SECONDS + 1 }, (_, i) => ({
     t: start + i * 1000,
@@ -80,10 +138,25 @@ export function oneHourTrip(appId: string, orgUserId: string, platformUserId: nu
     speed: Number((13 + 2 * Math.sin(i / 60)).toFixed(2)),
   }));
   return {
-    appId, platformUserId, orgUserId, tripId, os: 'android',
-    startTime: new Date(start).toISOString(), endTime: new Date(start + TRIP_SECONDS * 1000).toISOString(),
-    points, events: [{ type: 'brake', startTime: new Date(start + 600_000).toISOString(), endTime: new Date(start + 603_000).toISOString(), startPoint: { lat: points[600]!.lat, lng: points[600]!.lng }, endPoint: { lat: points[603]!.lat, lng: points[603]!.lng } }],
+    appId,
+    platformUserId,
+    orgUserId,
+    tripId,
+    os: 'android',
+    startTime: new Date(start).toISOString(),
+    endTime: new Date(start + TRIP_SECONDS * 1000).toISOString(),
+    points,
+    events: [
+      {
+        type: 'brake',
+        startTime: new Date(start + 600_000).toISOString(),
+        endTime: new Date(start + 603_000).toISOString(),
+        startPoint: { lat: points[600]!.lat, lng: points[600]!.lng },
+        endPoint: { lat: points[603]!.lat, lng: points[603]!.lng },
+      },
+    ],
   };
 }
 
-const generate = (ctx: BenchContext, config: LoadGeneratorConfig): Promise<LoadGeneratorResult> => runGenerator(ctx, config, 'route');
+const generate = (ctx: BenchContext, config: LoadGeneratorConfig): Promise<LoadGeneratorResult> =>
+  runGenerator(ctx, config, 'route');

@@ -8,6 +8,9 @@ if (file) {
   process.on('exit', () => {
     const usage = process.resourceUsage();
     // maxRSS is in kilobytes (getrusage); CPU times in microseconds
-    writeFileSync(file, JSON.stringify({ maxRssKb: usage.maxRSS, userCpuUs: usage.userCPUTime, systemCpuUs: usage.systemCPUTime }));
+    writeFileSync(
+      file,
+      JSON.stringify({ maxRssKb: usage.maxRSS, userCpuUs: usage.userCPUTime, systemCpuUs: usage.systemCPUTime }),
+    );
   });
 }

@@ -58,7 +58,10 @@ export interface SchedSpent {
  * Node process's event loop) apart from the others (V8's GC and compiler helpers, libuv's pool,
  * DuckDB's threads). Threads present in only one reading are not counted.
  */
-export function schedBetween(before: Map<string, ThreadSched>, after: Map<string, ThreadSched>): { main: SchedSpent; other: SchedSpent } {
+export function schedBetween(
+  before: Map<string, ThreadSched>,
+  after: Map<string, ThreadSched>,
+): { main: SchedSpent; other: SchedSpent } {
   const main: SchedSpent = { cpuMs: 0, waitMs: 0, slices: 0 };
   const other: SchedSpent = { cpuMs: 0, waitMs: 0, slices: 0 };
   for (const [key, end] of after) {

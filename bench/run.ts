@@ -62,11 +62,17 @@ const RUNNERS: Readonly<Record<Stage, (ctx: BenchContext) => Promise<unknown>>> 
  * prints nothing (the job does) and writes its figures into docs/benchmarks.md. A stage that fails is
  * recorded as failed and the next one still runs.
  */
-export async function runBench(options: BenchOptions, repoDir: string, progress: Progress = silent): Promise<BenchResult> {
+export async function runBench(
+  options: BenchOptions,
+  repoDir: string,
+  progress: Progress = silent,
+): Promise<BenchResult> {
   const started = performance.now();
   claimWorkDir(options.workDir);
   const disk = checkDisk(options.workDir, options.sizes, options.stages, options.keep);
-  progress(`bench: ${options.size}: ${options.sizes.users} users; stages ${options.stages.join(', ')}; work folder ${options.workDir} (needs about ${(disk.neededBytes / 2 ** 30).toFixed(1)} GiB, ${(disk.freeBytes / 2 ** 30).toFixed(1)} free)`);
+  progress(
+    `bench: ${options.size}: ${options.sizes.users} users; stages ${options.stages.join(', ')}; work folder ${options.workDir} (needs about ${(disk.neededBytes / 2 ** 30).toFixed(1)} GiB, ${(disk.freeBytes / 2 ** 30).toFixed(1)} free)`,
+  );
   const now = new Date();
   const zone = 'Europe/Berlin';
   const ctx: BenchContext = {
@@ -91,7 +97,14 @@ export async function runBench(options: BenchOptions, repoDir: string, progress:
       } catch (error) {
         failedStages.push(stage);
         const message = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
-        record(ctx, { stage, metric: 'stage failed', value: message.slice(0, 300), unit: '', target: 'runs', met: false });
+        record(ctx, {
+          stage,
+          metric: 'stage failed',
+          value: message.slice(0, 300),
+          unit: '',
+          target: 'runs',
+          met: false,
+        });
         if (setting('DRIVING_DEBUG') && error instanceof Error) progress(String(error.stack));
       }
     }
@@ -120,9 +133,12 @@ const MARKER = '.driving-bench';
  * `--data-dir` pointing at a real data folder by mistake must not be wiped.
  */
 function claimWorkDir(dir: string): void {
-  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new InputError(`--data-dir ${dir} is a file, not a folder`);
+  if (existsSync(dir) && !statSync(dir).isDirectory())
+    throw new InputError(`--data-dir ${dir} is a file, not a folder`);
   if (existsSync(dir) && readdirSync(dir).length > 0 && !existsSync(join(dir, MARKER))) {
-    throw new InputError(`--data-dir ${dir} is not empty and was not made by the bench (a service data folder is never wiped): choose an empty or new folder`);
+    throw new InputError(
+      `--data-dir ${dir} is not empty and was not made by the bench (a service data folder is never wiped): choose an empty or new folder`,
+    );
   }
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });

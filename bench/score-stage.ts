@@ -23,7 +23,12 @@ export async function benchScore(ctx: BenchContext): Promise<void> {
   // to the kernel's writeback, they slowed the run's own fsyncs (the nightly run meets a settled
   // disk: the day's load ended hours before)
   spawnSync('sync');
-  const run = await runNodeChild('score', jobScript(ctx, 'score'), ['--data-dir', snapshot.dir, '--date', ctx.scoreDate, '--json'], childOptions(ctx));
+  const run = await runNodeChild(
+    'score',
+    jobScript(ctx, 'score'),
+    ['--data-dir', snapshot.dir, '--date', ctx.scoreDate, '--json'],
+    childOptions(ctx),
+  );
   ctx.children.push(run);
   const result = jobJson(run);
   const users = (result['runs'] as { users: number }[]).reduce((sum, r) => sum + r.users, 0);
@@ -40,7 +45,13 @@ export async function benchScore(ctx: BenchContext): Promise<void> {
   record(ctx, { stage: 'score', metric: 'of which publish', value: publishSeconds, unit: 's' });
   // the rest is the process: Node's start, the job's modules and DuckDB's library, and its exit
   const jobSeconds = Number(result['seconds']);
-  record(ctx, { stage: 'score', metric: 'of which the run itself (runScore; the rest is starting Node, loading the modules and DuckDB, closing the warehouse and exiting)', value: Math.round(jobSeconds * 100) / 100, unit: 's' });
+  record(ctx, {
+    stage: 'score',
+    metric:
+      'of which the run itself (runScore; the rest is starting Node, loading the modules and DuckDB, closing the warehouse and exiting)',
+    value: Math.round(jobSeconds * 100) / 100,
+    unit: 's',
+  });
   snapshot.scored = true;
 }
 

@@ -1,7 +1,14 @@
 import { listValue } from '../src/db/duckdb.js';
 import { pathsFor, jobSettings } from '../src/config.js';
 import { AppStore, type App } from '../src/apps/store.js';
-import { inTransaction, nextBatchId, openWarehouse, setWarehouseVersion, warehouseVersion, type Warehouse } from '../src/warehouse/warehouse.js';
+import {
+  inTransaction,
+  nextBatchId,
+  openWarehouse,
+  setWarehouseVersion,
+  warehouseVersion,
+  type Warehouse,
+} from '../src/warehouse/warehouse.js';
 import { query, run, runFile, runScript, sqlText } from '../src/db/sql.js';
 import { publish } from '../src/publish/publish.js';
 import { routeOptions } from '../src/publish/routes.js';
@@ -81,7 +88,9 @@ export async function synthesizeHistory(options: SynthOptions): Promise<SynthRes
       result.events += counts.events;
       result.userDays += counts.userDays;
       result.versions.push(counts.version);
-      progress(`bench: synthesized ${batch[0]} .. ${batch[batch.length - 1]}: ${counts.trips} trips, ${counts.events} events (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+      progress(
+        `bench: synthesized ${batch[0]} .. ${batch[batch.length - 1]}: ${counts.trips} trips, ${counts.events} events (${((performance.now() - t0) / 1000).toFixed(1)} s)`,
+      );
       if (options.tripsOnly) continue;
       if (batch !== batches[batches.length - 1]) await scoreHistory(wh, app, batch, now, progress);
       // the pack is written once, for the last batch: the history batch's would be replaced at once
@@ -89,9 +98,14 @@ export async function synthesizeHistory(options: SynthOptions): Promise<SynthRes
       // left them: else the next job's publish would write every one of them, a cost of the bench's
       // shortcut, not of that job
       const published = await publish(wh, {
-        publishedDir: paths.publishedDir, manifestFile: paths.manifestFile, lockWaitMs: settings.publishLockWaitMs, now,
-        servingPack: batch === batches[batches.length - 1], progress: (m) => progress(`bench: ${m}`),
-        routes: routeOptions(paths, settings.pointsRetentionDays, now), settleRetired: true,
+        publishedDir: paths.publishedDir,
+        manifestFile: paths.manifestFile,
+        lockWaitMs: settings.publishLockWaitMs,
+        now,
+        servingPack: batch === batches[batches.length - 1],
+        progress: (m) => progress(`bench: ${m}`),
+        routes: routeOptions(paths, settings.pointsRetentionDays, now),
+        settleRetired: true,
       });
       result.publishSeconds += published.seconds;
       progress(`bench: publish ${published.detail}`);
@@ -113,7 +127,10 @@ async function scoreHistory(wh: Warehouse, app: App, days: string[], now: Date, 
   for (const [i, day] of days.entries()) {
     // the nightly run of the next morning scores the windows ending with `day`
     version = (await scoreDate(wh, app.appId, addDays(day, 1), now)).version;
-    if ((i + 1) % 10 === 0 || i === days.length - 1) progress(`bench: scored history ${i + 1}/${days.length} days (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+    if ((i + 1) % 10 === 0 || i === days.length - 1)
+      progress(
+        `bench: scored history ${i + 1}/${days.length} days (${((performance.now() - t0) / 1000).toFixed(1)} s)`,
+      );
   }
   await markScoresAnnounced(wh.conn, version);
 }
@@ -132,8 +149,14 @@ async function writeBatch(wh: Warehouse, app: App, days: string[], seed: number,
   const batchId = await nextBatchId(conn);
   const source = `bench-history:${days[0]}..${days[days.length - 1]}`;
   const params = {
-    app_id: app.appId, time_zone: app.timeZone, seed, version, batch_id: batchId, loaded_at: now.toISOString(),
-    source_file: source, file_key: `bench-history-v${version}`,
+    app_id: app.appId,
+    time_zone: app.timeZone,
+    seed,
+    version,
+    batch_id: batchId,
+    loaded_at: now.toISOString(),
+    source_file: source,
+    file_key: `bench-history-v${version}`,
   };
   return inTransaction(conn, async () => {
     for (const day of days) {
@@ -147,7 +170,12 @@ async function writeBatch(wh: Warehouse, app: App, days: string[], seed: number,
               (select count(*) from trip_events where version = $version) as events`,
       { version },
     );
-    const report = JSON.stringify({ synthesized: true, days: days.length, trips: Number(counts['trips']), events: Number(counts['events']) });
+    const report = JSON.stringify({
+      synthesized: true,
+      days: days.length,
+      trips: Number(counts['trips']),
+      events: Number(counts['events']),
+    });
     await runScript(conn, 'tools/bench/finish_batch', { ...params, report });
     await run(conn, `insert into stats_daily by name\n${sqlText('models/marts/stats_daily')}`, { version });
     const [scope = {}] = await query(conn, 'select count(*) as n from scope_user_days');

@@ -6,7 +6,9 @@ import { formatValue, type Measurement } from './context.js';
  */
 export function resultTable(measurements: Measurement[], judged = true): string {
   // below the full size a comparison with a target is shown, but it is not the target's verdict
-  const met = (m: Measurement): string => (m.met === true ? 'yes' : m.met === false ? '**NO**' : '') + (m.met !== undefined && m.met !== null && !judged ? ' (this size)' : '');
+  const met = (m: Measurement): string =>
+    (m.met === true ? 'yes' : m.met === false ? '**NO**' : '') +
+    (m.met !== undefined && m.met !== null && !judged ? ' (this size)' : '');
   const rows = measurements.map((m) => [
     m.stage,
     m.metric,
@@ -22,5 +24,7 @@ export function resultTable(measurements: Measurement[], judged = true): string 
 
 /** The targets the run missed, one line each, for the summary. */
 export function missedTargets(measurements: Measurement[]): string[] {
-  return measurements.filter((m) => m.met === false).map((m) => `${m.stage}: ${m.metric} = ${formatValue(m.value)} ${m.unit} (target ${m.target})`);
+  return measurements
+    .filter((m) => m.met === false)
+    .map((m) => `${m.stage}: ${m.metric} = ${formatValue(m.value)} ${m.unit} (target ${m.target})`);
 }

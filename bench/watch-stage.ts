@@ -14,7 +14,15 @@ import { generate, parseResult, warmupSeconds } from './api-stage.js';
 import { startCluster } from './cluster-server.js';
 import type { ApiServer } from './api-server.js';
 import { cpuBetween, cpuSeconds, treeCpu } from './process-cpu.js';
-import { UploadMaker, UploadRun, cutTrip, issueTokens, quantile, readTemplates, type LagSummary } from './watch-uploads.js';
+import {
+  UploadMaker,
+  UploadRun,
+  cutTrip,
+  issueTokens,
+  quantile,
+  readTemplates,
+  type LagSummary,
+} from './watch-uploads.js';
 
 /** How much the stage does at each size: the demo's drivers and uploads, the peak's length, the publishes before the comparison. */
 interface WatchPlan {
@@ -90,7 +98,12 @@ export async function benchWatch(ctx: BenchContext): Promise<void> {
     const tokens = await issueTokens(server.url, base.apiKey, uploadUsers);
     const metricsDir = join(ctx.options.workDir, 'watch-metrics');
     mkdirSync(metricsDir, { recursive: true });
-    watcher = startNodeChild('load --watch', jobScript(ctx, 'load'), ['--data-dir', dir, '--watch', '--json', '--metrics-dir', metricsDir], childOptions(ctx, false));
+    watcher = startNodeChild(
+      'load --watch',
+      jobScript(ctx, 'load'),
+      ['--data-dir', dir, '--watch', '--json', '--metrics-dir', metricsDir],
+      childOptions(ctx, false),
+    );
     const watcherPid = watcher.child.pid as number;
     // publishes are the watch's batches that ended well, as its metrics file counts them
     const published = (): number => okBatches(metricsDir);
@@ -106,42 +119,77 @@ export async function benchWatch(ctx: BenchContext): Promise<void> {
     const demo = new UploadRun(server.url, base.apiKey, tokens, true);
     await demo.send(() => maker.make(templates.whole, demoUsers), DEMO_RATE, plan.demoUploads);
     const demoLags = await demo.finish();
-    recordLags(ctx, `demo size: ${demoUsers.length} drivers, one-trip uploads at ${DEMO_RATE}/s (${plan.historyDays} days of history)`, demoLags, demo.firstFailures(), [
-      { q: 0.5, target: `<= ${DEMO_P50_S} s`, limit: DEMO_P50_S },
-      { q: 0.99, target: `<= ${DEMO_P99_S} s`, limit: DEMO_P99_S },
-    ]);
+    recordLags(
+      ctx,
+      `demo size: ${demoUsers.length} drivers, one-trip uploads at ${DEMO_RATE}/s (${plan.historyDays} days of history)`,
+      demoLags,
+      demo.firstFailures(),
+      [
+        { q: 0.5, target: `<= ${DEMO_P50_S} s`, limit: DEMO_P50_S },
+        { q: 0.99, target: `<= ${DEMO_P99_S} s`, limit: DEMO_P99_S },
+      ],
+    );
 
     // 2. a 100,000-driver day's peak, with the trip list asked at 500/s meanwhile
-    ctx.progress(`bench: watch: ${PEAK_UPLOADS_PER_S} uploads/s of ${PEAK_POINTS} points for ${plan.peakSeconds} s under ${PEAK_LIST_RATE} trip lists/s`);
-    const lists = generate(ctx, { url: server.url, apiKey: base.apiKey, paths: listPaths, rate: PEAK_LIST_RATE, seconds: 0, connections: 50, warmupSeconds: 2 });
+    ctx.progress(
+      `bench: watch: ${PEAK_UPLOADS_PER_S} uploads/s of ${PEAK_POINTS} points for ${plan.peakSeconds} s under ${PEAK_LIST_RATE} trip lists/s`,
+    );
+    const lists = generate(ctx, {
+      url: server.url,
+      apiKey: base.apiKey,
+      paths: listPaths,
+      rate: PEAK_LIST_RATE,
+      seconds: 0,
+      connections: 50,
+      warmupSeconds: 2,
+    });
     await sleep(3_000);
     const peak = new UploadRun(server.url, base.apiKey, tokens, true);
-    await peak.send(() => maker.make(templates.peak, uploadUsers), PEAK_UPLOADS_PER_S, plan.peakSeconds * PEAK_UPLOADS_PER_S);
+    await peak.send(
+      () => maker.make(templates.peak, uploadUsers),
+      PEAK_UPLOADS_PER_S,
+      plan.peakSeconds * PEAK_UPLOADS_PER_S,
+    );
     const peakLags = await peak.finish();
     lists.child.send({ stop: true });
     const listRun = parseResult(await lists.done);
-    recordLags(ctx, `peak: ${PEAK_UPLOADS_PER_S} uploads/s of ${PEAK_POINTS.toLocaleString('en-US')} points for ${plan.peakSeconds} s under ${PEAK_LIST_RATE} trip lists/s`, peakLags, peak.firstFailures(), [
-      { q: 0.99, target: `<= ${PEAK_P99_S} s`, limit: PEAK_P99_S },
-    ]);
+    recordLags(
+      ctx,
+      `peak: ${PEAK_UPLOADS_PER_S} uploads/s of ${PEAK_POINTS.toLocaleString('en-US')} points for ${plan.peakSeconds} s under ${PEAK_LIST_RATE} trip lists/s`,
+      peakLags,
+      peak.firstFailures(),
+      [{ q: 0.99, target: `<= ${PEAK_P99_S} s`, limit: PEAK_P99_S }],
+    );
     const listFailed = listRun.errors + listRun.timeouts + listRun.non2xx;
     record(ctx, {
-      stage: 'watch', metric: `peak: trip list @ ${PEAK_LIST_RATE}/s meanwhile: p99 (p50; req/s; failed)`, value: listRun.p99Ms,
-      unit: `ms (${listRun.p50Ms.toFixed(2)} ms; ${Math.round(listRun.throughput)}/s; ${listFailed} failed)`, target: `< ${LIST_P99_MS} ms`, met: listRun.p99Ms < LIST_P99_MS && listFailed === 0,
+      stage: 'watch',
+      metric: `peak: trip list @ ${PEAK_LIST_RATE}/s meanwhile: p99 (p50; req/s; failed)`,
+      value: listRun.p99Ms,
+      unit: `ms (${listRun.p50Ms.toFixed(2)} ms; ${Math.round(listRun.throughput)}/s; ${listFailed} failed)`,
+      target: `< ${LIST_P99_MS} ms`,
+      met: listRun.p99Ms < LIST_P99_MS && listFailed === 0,
     });
 
     // 3. small uploads until the watch has published `publishes` times in all
-    ctx.progress(`bench: watch: small uploads at ${TINY_UPLOADS_PER_S}/s until ${plan.publishes} publishes (${published()} so far)`);
+    ctx.progress(
+      `bench: watch: small uploads at ${TINY_UPLOADS_PER_S}/s until ${plan.publishes} publishes (${published()} so far)`,
+    );
     const tinyStarted = performance.now();
     const tiny = new UploadRun(server.url, base.apiKey, tokens, false);
     let lastReport = 0;
-    await tiny.send(() => maker.make(templates.tiny, uploadUsers), TINY_UPLOADS_PER_S, Number.MAX_SAFE_INTEGER, () => {
-      const n = published();
-      if (n >= lastReport + 100) {
-        lastReport = n - (n % 100);
-        ctx.progress(`bench: watch: ${n} publishes`);
-      }
-      return n >= plan.publishes || performance.now() - tinyStarted > ctx.options.sizes.watchSeconds * 1000;
-    });
+    await tiny.send(
+      () => maker.make(templates.tiny, uploadUsers),
+      TINY_UPLOADS_PER_S,
+      Number.MAX_SAFE_INTEGER,
+      () => {
+        const n = published();
+        if (n >= lastReport + 100) {
+          lastReport = n - (n % 100);
+          ctx.progress(`bench: watch: ${n} publishes`);
+        }
+        return n >= plan.publishes || performance.now() - tinyStarted > ctx.options.sizes.watchSeconds * 1000;
+      },
+    );
     const tinyLags = await tiny.finish();
     await waitLandingEmpty(paths.landingDir, 120_000);
     await sleep(1_000);
@@ -153,24 +201,50 @@ export async function benchWatch(ctx: BenchContext): Promise<void> {
     const watchRun = await watcher.done;
     watcher = null;
     ctx.children.push(watchRun);
-    const watch = jobJson(watchRun) as { batches: number; failedBatches: number; filesLoaded: number; tripsLoaded: number; lagP50Seconds: number | null; lagP99Seconds: number | null };
+    const watch = jobJson(watchRun) as {
+      batches: number;
+      failedBatches: number;
+      filesLoaded: number;
+      tripsLoaded: number;
+      lagP50Seconds: number | null;
+      lagP99Seconds: number | null;
+    };
     const publishes = watch.batches - watch.failedBatches;
     const versions = (readManifest(paths.manifestFile)?.version ?? firstVersion) - firstVersion;
     record(ctx, {
-      stage: 'watch', metric: `publishes by the watch, ${tinyLags.accepted.toLocaleString('en-US')} small uploads at ${TINY_UPLOADS_PER_S}/s last (failed batches; manifest versions; files; trips; mean batch)`, value: publishes,
-      unit: `(${watch.failedBatches}; ${versions}; ${watch.filesLoaded.toLocaleString('en-US')}; ${watch.tripsLoaded.toLocaleString('en-US')}; ${(watchSeconds / Math.max(1, watch.batches)).toFixed(2)} s)`, target: `>= ${plan.publishes.toLocaleString('en-US')}`, met: publishes >= plan.publishes && watch.failedBatches === 0,
+      stage: 'watch',
+      metric: `publishes by the watch, ${tinyLags.accepted.toLocaleString('en-US')} small uploads at ${TINY_UPLOADS_PER_S}/s last (failed batches; manifest versions; files; trips; mean batch)`,
+      value: publishes,
+      unit: `(${watch.failedBatches}; ${versions}; ${watch.filesLoaded.toLocaleString('en-US')}; ${watch.tripsLoaded.toLocaleString('en-US')}; ${(watchSeconds / Math.max(1, watch.batches)).toFixed(2)} s)`,
+      target: `>= ${plan.publishes.toLocaleString('en-US')}`,
+      met: publishes >= plan.publishes && watch.failedBatches === 0,
     });
-    record(ctx, { stage: 'watch', metric: 'the watch\'s own lag histogram (driving_load_lag_seconds, every file): p50 / p99', value: `${fmt(watch.lagP50Seconds)} / ${fmt(watch.lagP99Seconds)} s`, unit: '', doc: true });
+    record(ctx, {
+      stage: 'watch',
+      metric: "the watch's own lag histogram (driving_load_lag_seconds, every file): p50 / p99",
+      value: `${fmt(watch.lagP50Seconds)} / ${fmt(watch.lagP99Seconds)} s`,
+      unit: '',
+      doc: true,
+    });
     const layers = sampler.summary();
-    record(ctx, { stage: 'watch', metric: 'serving pack layers at the end, trips / stats (sampled every 100 publishes: min-max)', value: `${layers.end.trips} / ${layers.end.stats}`, unit: `(${layers.range})`, doc: true });
+    record(ctx, {
+      stage: 'watch',
+      metric: 'serving pack layers at the end, trips / stats (sampled every 100 publishes: min-max)',
+      value: `${layers.end.trips} / ${layers.end.stats}`,
+      unit: `(${layers.range})`,
+      doc: true,
+    });
 
     // 4 and 5: the watch's CPU a trip and the disk it wrote
     const watchCpu = cpuAfter - cpuBefore;
     const watchIo = ioAfter !== null && ioBefore !== null ? ioAfter - ioBefore : null;
     const tripsPerHour = (watch.tripsLoaded / watchSeconds) * 3600;
     record(ctx, {
-      stage: 'watch', metric: `watch: disk written per hour (/proc/<pid>/io write_bytes over ${Math.round(watchSeconds)} s; trips per hour at that pace)`,
-      value: watchIo === null ? 'not readable' : `${((watchIo / watchSeconds) * 3600 / 2 ** 30).toFixed(2)} GiB/h`, unit: `(${Math.round(tripsPerHour).toLocaleString('en-US')} trips/h)`, doc: true,
+      stage: 'watch',
+      metric: `watch: disk written per hour (/proc/<pid>/io write_bytes over ${Math.round(watchSeconds)} s; trips per hour at that pace)`,
+      value: watchIo === null ? 'not readable' : `${(((watchIo / watchSeconds) * 3600) / 2 ** 30).toFixed(2)} GiB/h`,
+      unit: `(${Math.round(tripsPerHour).toLocaleString('en-US')} trips/h)`,
+      doc: true,
     });
 
     // the same trips by one nightly load, in the copy of the history; then both folders served side
@@ -186,21 +260,49 @@ export async function benchWatch(ctx: BenchContext): Promise<void> {
     serverUp = false;
     ctx.children.push(await server.stop());
     const nightlyLayers = readManifest(pathsFor(nightlyDir).manifestFile)?.pack?.files;
-    const serveLine = (f: ServeFigures): string => `${f.p99Ms.toFixed(2)} ms (${f.p50Ms.toFixed(2)} ms); ${f.cpuMsPerRequest.toFixed(3)} ms`;
-    record(ctx, { stage: 'watch', metric: `after the watch: trip list @ ${COMPARE_RATE}/s, ${COMPARE_ROUNDS} runs of ${COMPARE_SECONDS} s: median p99 (p50); serve.js CPU a request`, value: serveLine(compared.watch), unit: '', doc: true });
+    const serveLine = (f: ServeFigures): string =>
+      `${f.p99Ms.toFixed(2)} ms (${f.p50Ms.toFixed(2)} ms); ${f.cpuMsPerRequest.toFixed(3)} ms`;
     record(ctx, {
-      stage: 'watch', metric: `nightly load of the same ${nightly.trips.toLocaleString('en-US')} trips, the same runs in turn: median p99 (p50); CPU a request; layers trips / stats`,
-      value: `${serveLine(compared.nightly)}; ${nightlyLayers?.trips.length ?? '-'} / ${nightlyLayers?.stats.length ?? '-'}`, unit: '', doc: true,
+      stage: 'watch',
+      metric: `after the watch: trip list @ ${COMPARE_RATE}/s, ${COMPARE_ROUNDS} runs of ${COMPARE_SECONDS} s: median p99 (p50); serve.js CPU a request`,
+      value: serveLine(compared.watch),
+      unit: '',
+      doc: true,
+    });
+    record(ctx, {
+      stage: 'watch',
+      metric: `nightly load of the same ${nightly.trips.toLocaleString('en-US')} trips, the same runs in turn: median p99 (p50); CPU a request; layers trips / stats`,
+      value: `${serveLine(compared.nightly)}; ${nightlyLayers?.trips.length ?? '-'} / ${nightlyLayers?.stats.length ?? '-'}`,
+      unit: '',
+      doc: true,
     });
     const p99Ratio = compared.watch.p99Ms / compared.nightly.p99Ms;
     const cpuRatio = compared.watch.cpuMsPerRequest / compared.nightly.cpuMsPerRequest;
-    record(ctx, { stage: 'watch', metric: `after ${publishes.toLocaleString('en-US')} publishes vs one nightly load: trip list p99, watch / nightly`, value: Math.round(p99Ratio * 100) / 100, unit: '×', target: `<= ${SERVE_RATIO}`, met: p99Ratio <= SERVE_RATIO });
-    record(ctx, { stage: 'watch', metric: `after ${publishes.toLocaleString('en-US')} publishes vs one nightly load: serve.js CPU a request, watch / nightly`, value: Math.round(cpuRatio * 100) / 100, unit: '×', target: `<= ${SERVE_RATIO}`, met: cpuRatio <= SERVE_RATIO });
+    record(ctx, {
+      stage: 'watch',
+      metric: `after ${publishes.toLocaleString('en-US')} publishes vs one nightly load: trip list p99, watch / nightly`,
+      value: Math.round(p99Ratio * 100) / 100,
+      unit: '×',
+      target: `<= ${SERVE_RATIO}`,
+      met: p99Ratio <= SERVE_RATIO,
+    });
+    record(ctx, {
+      stage: 'watch',
+      metric: `after ${publishes.toLocaleString('en-US')} publishes vs one nightly load: serve.js CPU a request, watch / nightly`,
+      value: Math.round(cpuRatio * 100) / 100,
+      unit: '×',
+      target: `<= ${SERVE_RATIO}`,
+      met: cpuRatio <= SERVE_RATIO,
+    });
     const watchPerTrip = (watchCpu / watch.tripsLoaded) * 1000;
     const nightlyPerTrip = (nightly.cpuSeconds / nightly.trips) * 1000;
     record(ctx, {
-      stage: 'watch', metric: `CPU a trip, watch / nightly (${watchPerTrip.toFixed(1)} ms over ${watch.tripsLoaded.toLocaleString('en-US')} trips in ${watch.batches} batches; ${nightlyPerTrip.toFixed(1)} ms in one load of ${nightly.files} file(s), ${nightly.wallSeconds.toFixed(1)} s)`,
-      value: Math.round((watchPerTrip / nightlyPerTrip) * 100) / 100, unit: '×', target: `<= ${CPU_RATIO}`, met: watchPerTrip / nightlyPerTrip <= CPU_RATIO,
+      stage: 'watch',
+      metric: `CPU a trip, watch / nightly (${watchPerTrip.toFixed(1)} ms over ${watch.tripsLoaded.toLocaleString('en-US')} trips in ${watch.batches} batches; ${nightlyPerTrip.toFixed(1)} ms in one load of ${nightly.files} file(s), ${nightly.wallSeconds.toFixed(1)} s)`,
+      value: Math.round((watchPerTrip / nightlyPerTrip) * 100) / 100,
+      unit: '×',
+      target: `<= ${CPU_RATIO}`,
+      met: watchPerTrip / nightlyPerTrip <= CPU_RATIO,
     });
   } finally {
     sampler?.stop();
@@ -215,12 +317,22 @@ export async function benchWatch(ctx: BenchContext): Promise<void> {
 }
 
 /** Upload templates from the real generator: as generated, cut to the peak's size, and small. */
-async function tripTemplates(ctx: BenchContext): Promise<{ whole: TripRecord[]; peak: TripRecord[]; tiny: TripRecord[] }> {
+async function tripTemplates(
+  ctx: BenchContext,
+): Promise<{ whole: TripRecord[]; peak: TripRecord[]; tiny: TripRecord[] }> {
   const base = ctx.base as NonNullable<BenchContext['base']>;
   const scratch = join(ctx.options.workDir, '.watch-templates');
   rmSync(scratch, { recursive: true, force: true });
   const summary = await generateTrips({
-    outDir: scratch, appId: base.appId, timeZone: base.timeZone, users: base.users.slice(0, 20), days: 1, endDate: ctx.day, seed: ctx.options.seed, format: 'ndjson', badRecords: false,
+    outDir: scratch,
+    appId: base.appId,
+    timeZone: base.timeZone,
+    users: base.users.slice(0, 20),
+    days: 1,
+    endDate: ctx.day,
+    seed: ctx.options.seed,
+    format: 'ndjson',
+    badRecords: false,
   });
   const whole = readTemplates(summary.files[0] as string);
   rmSync(scratch, { recursive: true, force: true });
@@ -232,19 +344,32 @@ async function tripTemplates(ctx: BenchContext): Promise<{ whole: TripRecord[]; 
   };
 }
 
-function recordLags(ctx: BenchContext, label: string, s: LagSummary, failures: string[], targets: { q: number; target: string; limit: number }[]): void {
+function recordLags(
+  ctx: BenchContext,
+  label: string,
+  s: LagSummary,
+  failures: string[],
+  targets: { q: number; target: string; limit: number }[],
+): void {
   const lags = s.lagsMs.map((ms) => ms / 1000);
   for (const { q, target, limit } of targets) {
     const v = quantile(lags, q);
     record(ctx, {
-      stage: 'watch', metric: `${label}: upload (202) to served (first 200 of GET trip), p${Math.round(q * 100)}`, value: v === null ? null : Math.round(v * 100) / 100, unit: 's',
-      target, met: v !== null && v <= limit && s.failed === 0 && s.unserved === 0,
+      stage: 'watch',
+      metric: `${label}: upload (202) to served (first 200 of GET trip), p${Math.round(q * 100)}`,
+      value: v === null ? null : Math.round(v * 100) / 100,
+      unit: 's',
+      target,
+      met: v !== null && v <= limit && s.failed === 0 && s.unserved === 0,
     });
   }
   const max = lags.length > 0 ? Math.max(...lags) : null;
   record(ctx, {
-    stage: 'watch', metric: `${label}: p50 / max; uploads accepted (failed; never served)`,
-    value: `${fmt(quantile(lags, 0.5))} / ${fmt(max)} s; ${s.accepted} of ${s.uploads} (${s.failed}; ${s.unserved})${failures.length > 0 ? `: ${failures[0]}` : ''}`, unit: '', doc: true,
+    stage: 'watch',
+    metric: `${label}: p50 / max; uploads accepted (failed; never served)`,
+    value: `${fmt(quantile(lags, 0.5))} / ${fmt(max)} s; ${s.accepted} of ${s.uploads} (${s.failed}; ${s.unserved})${failures.length > 0 ? `: ${failures[0]}` : ''}`,
+    unit: '',
+    doc: true,
   });
 }
 
@@ -259,18 +384,40 @@ interface ServeFigures {
  * each: the median p99 and p50 of each, and every server process's CPU over its runs a request
  * (bench/process-cpu.ts).
  */
-async function compareServers(ctx: BenchContext, watched: ApiServer, nightly: ApiServer, apiKey: string, paths: string[]): Promise<{ watch: ServeFigures; nightly: ServeFigures }> {
+async function compareServers(
+  ctx: BenchContext,
+  watched: ApiServer,
+  nightly: ApiServer,
+  apiKey: string,
+  paths: string[],
+): Promise<{ watch: ServeFigures; nightly: ServeFigures }> {
   const servers = [watched, nightly];
-  for (const server of servers) await generate(ctx, { url: server.url, apiKey, paths, rate: COMPARE_RATE, seconds: warmupSeconds(paths.length, COMPARE_RATE), connections: 50 }).done;
+  for (const server of servers)
+    await generate(ctx, {
+      url: server.url,
+      apiKey,
+      paths,
+      rate: COMPARE_RATE,
+      seconds: warmupSeconds(paths.length, COMPARE_RATE),
+      connections: 50,
+    }).done;
   const runs = servers.map(() => ({ p50: [] as number[], p99: [] as number[], cpuSeconds: 0, requests: 0 }));
   for (let round = 0; round < COMPARE_ROUNDS; round++) {
     for (const [i, server] of servers.entries()) {
       const before = treeCpu(server.pid);
-      const run = await generate(ctx, { url: server.url, apiKey, paths, rate: COMPARE_RATE, seconds: COMPARE_SECONDS, connections: 50 }).done;
+      const run = await generate(ctx, {
+        url: server.url,
+        apiKey,
+        paths,
+        rate: COMPARE_RATE,
+        seconds: COMPARE_SECONDS,
+        connections: 50,
+      }).done;
       const cpu = cpuBetween(before, treeCpu(server.pid));
       const r = parseResult(run);
       const failed = r.errors + r.timeouts + r.non2xx;
-      if (failed > 0) throw new Error(`trip list @ ${COMPARE_RATE}/s: ${failed} failed requests (${JSON.stringify(r.failureKinds)})`);
+      if (failed > 0)
+        throw new Error(`trip list @ ${COMPARE_RATE}/s: ${failed} failed requests (${JSON.stringify(r.failureKinds)})`);
       const into = runs[i] as (typeof runs)[number];
       into.p50.push(r.p50Ms);
       into.p99.push(r.p99Ms);
@@ -278,12 +425,20 @@ async function compareServers(ctx: BenchContext, watched: ApiServer, nightly: Ap
       into.requests += r.requests;
     }
   }
-  const figures = (r: (typeof runs)[number]): ServeFigures => ({ p50Ms: quantile(r.p50, 0.5) as number, p99Ms: quantile(r.p99, 0.5) as number, cpuMsPerRequest: (r.cpuSeconds * 1000) / r.requests });
+  const figures = (r: (typeof runs)[number]): ServeFigures => ({
+    p50Ms: quantile(r.p50, 0.5) as number,
+    p99Ms: quantile(r.p99, 0.5) as number,
+    cpuMsPerRequest: (r.cpuSeconds * 1000) / r.requests,
+  });
   return { watch: figures(runs[0] as (typeof runs)[number]), nightly: figures(runs[1] as (typeof runs)[number]) };
 }
 
 /** Every file the watch archived (landing/loaded/DAY/...) into the copy's landing area, then one plain `load.js`. */
-async function nightlyLoad(ctx: BenchContext, watchedLanding: string, nightlyDir: string): Promise<{ trips: number; files: number; cpuSeconds: number; wallSeconds: number }> {
+async function nightlyLoad(
+  ctx: BenchContext,
+  watchedLanding: string,
+  nightlyDir: string,
+): Promise<{ trips: number; files: number; cpuSeconds: number; wallSeconds: number }> {
   const landing = pathsFor(nightlyDir).landingDir;
   mkdirSync(landing, { recursive: true });
   const archive = join(watchedLanding, 'loaded');
@@ -297,10 +452,15 @@ async function nightlyLoad(ctx: BenchContext, watchedLanding: string, nightlyDir
     }
   }
   ctx.progress(`bench: watch: ${files} archived files into ${landing}; one nightly load`);
-  const run = await runNodeChild('load (nightly, same trips)', jobScript(ctx, 'load'), ['--data-dir', nightlyDir, '--json'], childOptions(ctx, false));
+  const run = await runNodeChild(
+    'load (nightly, same trips)',
+    jobScript(ctx, 'load'),
+    ['--data-dir', nightlyDir, '--json'],
+    childOptions(ctx, false),
+  );
   ctx.children.push(run);
   const totals = jobJson(run)['totals'] as { tripsLoaded: number; files: number };
-  if (run.cpuSeconds === null) throw new Error('the nightly load\'s CPU was not recorded');
+  if (run.cpuSeconds === null) throw new Error("the nightly load's CPU was not recorded");
   return { trips: totals.tripsLoaded, files: totals.files, cpuSeconds: run.cpuSeconds, wallSeconds: run.wallSeconds };
 }
 
@@ -310,7 +470,10 @@ class LayerSampler {
   private nextAt = 100;
   private readonly timer: NodeJS.Timeout;
 
-  constructor(private readonly file: string, private readonly publishes: () => number) {
+  constructor(
+    private readonly file: string,
+    private readonly publishes: () => number,
+  ) {
     this.timer = setInterval(() => this.read(), 200);
   }
 
@@ -338,7 +501,8 @@ class LayerSampler {
   summary(): { end: { trips: number | string; stats: number | string }; range: string } {
     const end = this.read() ?? { trips: '-', stats: '-' };
     if (this.samples.length === 0) return { end, range: 'no sample' };
-    const span = (k: 'trips' | 'stats'): string => `${Math.min(...this.samples.map((s) => s[k]))}-${Math.max(...this.samples.map((s) => s[k]))}`;
+    const span = (k: 'trips' | 'stats'): string =>
+      `${Math.min(...this.samples.map((s) => s[k]))}-${Math.max(...this.samples.map((s) => s[k]))}`;
     return { end, range: `${this.samples.length} samples: trips ${span('trips')}, stats ${span('stats')}` };
   }
 }
@@ -346,7 +510,9 @@ class LayerSampler {
 /** The watch's batches that ended well so far (`driving_load_batches_total{outcome="ok"}` of its metrics file). */
 function okBatches(metricsDir: string): number {
   try {
-    const match = /^driving_load_batches_total\{outcome="ok"\} (\d+)$/m.exec(readFileSync(watchMetricsFile(metricsDir), 'utf8'));
+    const match = /^driving_load_batches_total\{outcome="ok"\} (\d+)$/m.exec(
+      readFileSync(watchMetricsFile(metricsDir), 'utf8'),
+    );
     return match ? Number(match[1]) : 0;
   } catch {
     return 0;
@@ -365,7 +531,8 @@ function writeBytes(pid: number): number | null {
 
 async function waitLandingEmpty(landingDir: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  const waiting = (): number => readdirSync(landingDir).filter((n) => !n.startsWith('.') && statSync(join(landingDir, n)).isFile()).length;
+  const waiting = (): number =>
+    readdirSync(landingDir).filter((n) => !n.startsWith('.') && statSync(join(landingDir, n)).isFile()).length;
   while (waiting() > 0 && Date.now() < deadline) await sleep(250);
 }
 

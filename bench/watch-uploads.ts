@@ -16,7 +16,10 @@ export interface Upload {
 
 /** The generator's records of one NDJSON file, as upload templates. */
 export function readTemplates(file: string): TripRecord[] {
-  return readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as TripRecord);
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as TripRecord);
 }
 
 /** A template cut to its first `points` points (its end and events with it); `events: false` drops them all. */
@@ -41,7 +44,10 @@ export class UploadMaker {
   private readonly next = new Map<string, number>();
   private n = 0;
 
-  constructor(private readonly dayStartMs: number, private readonly prefix: string) {}
+  constructor(
+    private readonly dayStartMs: number,
+    private readonly prefix: string,
+  ) {}
 
   make(templates: readonly TripRecord[], orgUserIds: readonly string[]): Upload {
     const i = this.n++;
@@ -52,7 +58,8 @@ export class UploadMaker {
     const at = this.next.get(orgUserId) ?? this.dayStartMs;
     this.next.set(orgUserId, at + (end - start) + GAP_MS);
     const shift = at - start;
-    const moved = (v: string | number | undefined): string | undefined => (v === undefined ? undefined : new Date(instant(v) + shift).toISOString());
+    const moved = (v: string | number | undefined): string | undefined =>
+      v === undefined ? undefined : new Date(instant(v) + shift).toISOString();
     const tripId = `${this.prefix}-${i + 1}`;
     const record = {
       ...template,
@@ -60,7 +67,11 @@ export class UploadMaker {
       startTime: moved(template.startTime),
       endTime: moved(template.endTime),
       points: template.points.map((p) => ({ ...p, t: p.t === null ? null : p.t + shift })),
-      events: template.events.map((e) => ({ ...e, ...(e.startTime ? { startTime: moved(e.startTime) } : {}), ...(e.endTime ? { endTime: moved(e.endTime) } : {}) })),
+      events: template.events.map((e) => ({
+        ...e,
+        ...(e.startTime ? { startTime: moved(e.startTime) } : {}),
+        ...(e.endTime ? { endTime: moved(e.endTime) } : {}),
+      })),
     };
     return { orgUserId, tripId, body: JSON.stringify(record) };
   }
@@ -71,12 +82,20 @@ function instant(v: string | number): number {
 }
 
 /** Passport tokens for drivers, from `POST /v1/org-user/{id}/token` with the app's API key. */
-export async function issueTokens(url: string, apiKey: string, orgUserIds: readonly string[]): Promise<Map<string, string>> {
+export async function issueTokens(
+  url: string,
+  apiKey: string,
+  orgUserIds: readonly string[],
+): Promise<Map<string, string>> {
   const tokens = new Map<string, string>();
   for (const id of orgUserIds) {
-    const res = await fetch(`${url}/v1/org-user/${encodeURIComponent(id)}/token`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` } });
+    const res = await fetch(`${url}/v1/org-user/${encodeURIComponent(id)}/token`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
     const body = (await res.json()) as { token?: string };
-    if (res.status !== 200 || !body.token) throw new Error(`token for ${id}: ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
+    if (res.status !== 200 || !body.token)
+      throw new Error(`token for ${id}: ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
     tokens.set(id, body.token);
   }
   return tokens;
@@ -118,7 +137,14 @@ export class UploadRun {
   private finishing = false;
   private failures: string[] = [];
 
-  constructor(private readonly url: string, private readonly apiKey: string, private readonly tokens: Map<string, string>, private readonly track: boolean, private readonly pollMs = 50, private readonly giveUpMs = 180_000) {}
+  constructor(
+    private readonly url: string,
+    private readonly apiKey: string,
+    private readonly tokens: Map<string, string>,
+    private readonly track: boolean,
+    private readonly pollMs = 50,
+    private readonly giveUpMs = 180_000,
+  ) {}
 
   /** Sends `count` uploads from `next` at `rate` a second, or until `until` says stop; returns when all are answered. */
   async send(next: () => Upload, rate: number, count: number, until: () => boolean = () => false): Promise<void> {
@@ -149,7 +175,11 @@ export class UploadRun {
     this.summary.uploads++;
     const token = this.tokens.get(u.orgUserId) as string;
     try {
-      const res = await fetch(`${this.url}/v1/sdk/trips`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: u.body });
+      const res = await fetch(`${this.url}/v1/sdk/trips`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: u.body,
+      });
       const text = await res.text();
       if (res.status !== 202 || !text.includes('"accepted":1')) {
         this.summary.failed++;
@@ -158,7 +188,12 @@ export class UploadRun {
       }
       this.summary.accepted++;
       const acceptedAt = performance.now();
-      if (this.track) this.pending.push({ path: `/v1/org-user/${encodeURIComponent(u.orgUserId)}/trip/${encodeURIComponent(u.tripId)}`, acceptedAt, give: acceptedAt + this.giveUpMs });
+      if (this.track)
+        this.pending.push({
+          path: `/v1/org-user/${encodeURIComponent(u.orgUserId)}/trip/${encodeURIComponent(u.tripId)}`,
+          acceptedAt,
+          give: acceptedAt + this.giveUpMs,
+        });
     } catch (error) {
       this.summary.failed++;
       if (this.failures.length < 10) this.failures.push(String(error));

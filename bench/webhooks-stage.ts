@@ -32,13 +32,25 @@ export interface WebhooksBenchResult {
 export async function benchWebhooks(ctx: BenchContext): Promise<WebhooksBenchResult> {
   const events = ctx.options.sizes.webhookEvents;
   const alone = await scenario(ctx, events, false);
-  record(ctx, { stage: 'webhooks', metric: `deliveries/s to a fast loopback receiver (${events} events, from intake to the last answer)`, value: alone.perSecond, unit: '/s' });
+  record(ctx, {
+    stage: 'webhooks',
+    metric: `deliveries/s to a fast loopback receiver (${events} events, from intake to the last answer)`,
+    value: alone.perSecond,
+    unit: '/s',
+  });
   const beside = await scenario(ctx, events, true);
   const dead = beside.dead as NonNullable<typeof beside.dead>;
-  record(ctx, { stage: 'webhooks', metric: `deliveries/s to the fast receiver while another endpoint never answers (${events} events each)`, value: beside.perSecond, unit: '/s' });
   record(ctx, {
-    stage: 'webhooks', metric: `dead endpoint after ${dead.observedSeconds.toFixed(0)} s: events with an attempt / requests sent / attempts failed by the breaker`,
-    value: `${dead.deadWithAttempt} of ${events} / ${dead.deadRequests} / ${dead.deadShortCircuited}`, unit: '',
+    stage: 'webhooks',
+    metric: `deliveries/s to the fast receiver while another endpoint never answers (${events} events each)`,
+    value: beside.perSecond,
+    unit: '/s',
+  });
+  record(ctx, {
+    stage: 'webhooks',
+    metric: `dead endpoint after ${dead.observedSeconds.toFixed(0)} s: events with an attempt / requests sent / attempts failed by the breaker`,
+    value: `${dead.deadWithAttempt} of ${events} / ${dead.deadRequests} / ${dead.deadShortCircuited}`,
+    unit: '',
   });
   return {
     fast: { events, seconds: alone.seconds, perSecond: alone.perSecond },
@@ -57,15 +69,24 @@ async function scenario(ctx: BenchContext, events: number, withDead: boolean) {
     writeEvents(paths.eventsDir, 'v000000000001.ndjson', fastApp, events, 'f');
     const deadApp = dead ? (await store.add({ name: 'dead', webhookUrl: dead.url })).appId : null;
     if (deadApp) writeEvents(paths.eventsDir, 'v000000000002.ndjson', deadApp, events, 'd');
-    ctx.progress(`bench: webhooks: ${events} event(s) to a fast receiver${withDead ? `, and ${events} to one that never answers` : ''}`);
+    ctx.progress(
+      `bench: webhooks: ${events} event(s) to a fast receiver${withDead ? `, and ${events} to one that never answers` : ''}`,
+    );
 
     const started = performance.now();
-    const deliverer = startNodeChild(withDead ? 'deliver (one endpoint dead)' : 'deliver', jobScript(ctx, 'deliver'), ['--data-dir', dir], {
-      ...childOptions(ctx, false),
-      env: { DRIVING_WEBHOOK_ALLOW_LOOPBACK: '1', DRIVING_WEBHOOK_POLL: '100ms' },
-    });
+    const deliverer = startNodeChild(
+      withDead ? 'deliver (one endpoint dead)' : 'deliver',
+      jobScript(ctx, 'deliver'),
+      ['--data-dir', dir],
+      {
+        ...childOptions(ctx, false),
+        env: { DRIVING_WEBHOOK_ALLOW_LOOPBACK: '1', DRIVING_WEBHOOK_POLL: '100ms' },
+      },
+    );
     const exited = deliverer.done.then((r) => {
-      throw new Error(`the deliverer exited (${r.exitCode}) after ${fast.count()} deliveries: ${r.stderrTail.slice(-3).join(' | ')}`);
+      throw new Error(
+        `the deliverer exited (${r.exitCode}) after ${fast.count()} deliveries: ${r.stderrTail.slice(-3).join(' | ')}`,
+      );
     });
     await Promise.race([fast.waitFor(events), exited]);
     const seconds = (performance.now() - started) / 1000;
@@ -79,7 +100,8 @@ async function scenario(ctx: BenchContext, events: number, withDead: boolean) {
     deliverer.child.kill('SIGTERM');
     const run = await deliverer.done;
     ctx.children.push(run);
-    if (run.exitCode !== 0) throw new Error(`the deliverer exited ${run.exitCode}: ${run.stderrTail.slice(-3).join(' | ')}`);
+    if (run.exitCode !== 0)
+      throw new Error(`the deliverer exited ${run.exitCode}: ${run.stderrTail.slice(-3).join(' | ')}`);
     if (!deadSeen || !deadApp) return { seconds, perSecond: events / seconds, dead: null };
     const outbox = await Outbox.open(paths.outboxFile, { readOnly: true });
     try {
@@ -92,8 +114,14 @@ async function scenario(ctx: BenchContext, events: number, withDead: boolean) {
         { app: deadApp },
       );
       return {
-        seconds, perSecond: events / seconds,
-        dead: { ...deadSeen, deadAttempts: Number(row?.['attempts']), deadShortCircuited: Number(row?.['short_circuited']), deadWithAttempt: Number(row?.['with_attempt']) },
+        seconds,
+        perSecond: events / seconds,
+        dead: {
+          ...deadSeen,
+          deadAttempts: Number(row?.['attempts']),
+          deadShortCircuited: Number(row?.['short_circuited']),
+          deadWithAttempt: Number(row?.['with_attempt']),
+        },
       };
     } finally {
       await outbox.close();
@@ -111,10 +139,23 @@ function writeEvents(dir: string, name: string, appId: string, count: number, pr
   const createdAt = new Date().toISOString();
   const lines: string[] = [];
   for (let i = 0; i < count; i++) {
-    lines.push(JSON.stringify({
-      id: `evt_${prefix}${String(i).padStart(8, '0')}`, type: 'trip.created', createdAt, appId,
-      data: { appId, orgUserId: `driver-${i % 1000}`, userId: 1_000_000 + (i % 1000), tripId: `trip-${prefix}-${i}`, status: 'normal', startTime: '2026-11-21 07:31:00', endTime: '2026-11-21 07:58:12' },
-    }));
+    lines.push(
+      JSON.stringify({
+        id: `evt_${prefix}${String(i).padStart(8, '0')}`,
+        type: 'trip.created',
+        createdAt,
+        appId,
+        data: {
+          appId,
+          orgUserId: `driver-${i % 1000}`,
+          userId: 1_000_000 + (i % 1000),
+          tripId: `trip-${prefix}-${i}`,
+          status: 'normal',
+          startTime: '2026-11-21 07:31:00',
+          endTime: '2026-11-21 07:58:12',
+        },
+      }),
+    );
   }
   writeFileSync(join(dir, name), `${lines.join('\n')}\n`);
 }
@@ -143,11 +184,12 @@ async function receiver(answers: boolean) {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
     count: () => count,
     waitFor: (n: number) => new Promise<void>((resolve) => (count >= n ? resolve() : waiters.push({ n, resolve }))),
-    close: () => new Promise<void>((resolve) => {
-      if (closed) return resolve();
-      closed = true;
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (closed) return resolve();
+        closed = true;
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -30,7 +30,13 @@ interface Ladder {
   workers: number;
   highest: number | null;
   /** Every rung: rate, p99, the API's CPU a request (all its processes), the generator's CPU. */
-  steps: (LadderStep & { cpuUsPerRequest: number; primaryUsPerRequest: number; generator: string; generatorUsPerRequest: number; waits: string })[];
+  steps: (LadderStep & {
+    cpuUsPerRequest: number;
+    primaryUsPerRequest: number;
+    generator: string;
+    generatorUsPerRequest: number;
+    waits: string;
+  })[];
 }
 
 /**
@@ -50,14 +56,18 @@ export async function benchWorkers(ctx: BenchContext): Promise<void> {
       const ladder = await runLadder(ctx, snapshot.dir, apiKey, byOp, paths, workers);
       ladders.push(ladder);
       record(ctx, {
-        stage: 'workers', metric: `round ${round}, ${workers} worker(s): highest rate with p99 < ${MAX_P99_MS} ms (rungs: rate p99 ms / CPU us a request)`,
-        value: `${ladder.highest ?? `none (below ${RATES[0]})`} req/s (${ladder.steps.map((s) => `${s.rate}: ${s.p99Ms.toFixed(1)} / ${Math.round(s.cpuUsPerRequest)}${s.failed > 0 ? ` ${s.failed} failed` : ''}`).join('; ')})`, unit: '',
+        stage: 'workers',
+        metric: `round ${round}, ${workers} worker(s): highest rate with p99 < ${MAX_P99_MS} ms (rungs: rate p99 ms / CPU us a request)`,
+        value: `${ladder.highest ?? `none (below ${RATES[0]})`} req/s (${ladder.steps.map((s) => `${s.rate}: ${s.p99Ms.toFixed(1)} / ${Math.round(s.cpuUsPerRequest)}${s.failed > 0 ? ` ${s.failed} failed` : ''}`).join('; ')})`,
+        unit: '',
       });
     }
     for (const ladder of ladders.slice(-2)) {
       record(ctx, {
-        stage: 'workers', metric: `round ${round}, ${ladder.workers} worker(s): waiting for a core, ms a second of each rung (the event loops' threads summed / the server's other threads: V8's GC and compiler helpers, libuv's pool)${ladder.workers > 1 ? '; each worker\'s share of the workers\' CPU' : ''}`,
-        value: ladder.steps.map((s) => `${s.rate}: ${s.waits}`).join('; '), unit: '',
+        stage: 'workers',
+        metric: `round ${round}, ${ladder.workers} worker(s): waiting for a core, ms a second of each rung (the event loops' threads summed / the server's other threads: V8's GC and compiler helpers, libuv's pool)${ladder.workers > 1 ? "; each worker's share of the workers' CPU" : ''}`,
+        value: ladder.steps.map((s) => `${s.rate}: ${s.waits}`).join('; '),
+        unit: '',
       });
     }
     const [one, two] = ladders.slice(-2) as [Ladder, Ladder];
@@ -65,30 +75,48 @@ export async function benchWorkers(ctx: BenchContext): Promise<void> {
     const common = Math.max(...one.steps.map((s) => s.rate).filter((rate) => two.steps.some((t) => t.rate === rate)));
     for (const ladder of [one, two]) {
       const at = ladder.steps.filter((s) => s.rate === common);
-      const us = at.map((s) => `${Math.round(s.cpuUsPerRequest)}${ladder.workers > 1 ? ` (primary ${Math.round(s.primaryUsPerRequest)})` : ''}`);
+      const us = at.map(
+        (s) =>
+          `${Math.round(s.cpuUsPerRequest)}${ladder.workers > 1 ? ` (primary ${Math.round(s.primaryUsPerRequest)})` : ''}`,
+      );
       record(ctx, {
-        stage: 'workers', metric: `round ${round}, ${ladder.workers} worker(s): the API's CPU a request @ ${common}/s, primary + workers (each run of the rung; load generator: ${at[0]?.generator})`,
-        value: us.join(', '), unit: 'us',
+        stage: 'workers',
+        metric: `round ${round}, ${ladder.workers} worker(s): the API's CPU a request @ ${common}/s, primary + workers (each run of the rung; load generator: ${at[0]?.generator})`,
+        value: us.join(', '),
+        unit: 'us',
       });
     }
     const ceiling = ceilingOf(one);
     if (ceiling) {
       record(ctx, {
-        stage: 'workers', metric: `round ${round}: the most 2 workers can answer over 1 at full load, from CPU alone, the load generator on the same ${availableParallelism()} cores: cores x s / (s + g), at 1 worker's top rung`,
-        value: `${ceiling.ratio.toFixed(2)}x (s = ${Math.round(ceiling.serverUs)} us the server's CPU a request, g = ${Math.round(ceiling.generatorUs)} us the generator's, @ ${ceiling.rate}/s)`, unit: '',
+        stage: 'workers',
+        metric: `round ${round}: the most 2 workers can answer over 1 at full load, from CPU alone, the load generator on the same ${availableParallelism()} cores: cores x s / (s + g), at 1 worker's top rung`,
+        value: `${ceiling.ratio.toFixed(2)}x (s = ${Math.round(ceiling.serverUs)} us the server's CPU a request, g = ${Math.round(ceiling.generatorUs)} us the generator's, @ ${ceiling.rate}/s)`,
+        unit: '',
       });
     }
     if (one.highest !== null && two.highest !== null) {
       const scaling = two.highest / one.highest;
       record(ctx, {
-        stage: 'workers', metric: `round ${round}: 2 workers / 1 worker, highest rate with p99 < ${MAX_P99_MS} ms (the load generator shares the 2 cores)`,
-        value: Math.round(scaling * 100) / 100, unit: 'x', target: `>= ${MIN_SCALING}x`, met: scaling >= MIN_SCALING,
+        stage: 'workers',
+        metric: `round ${round}: 2 workers / 1 worker, highest rate with p99 < ${MAX_P99_MS} ms (the load generator shares the 2 cores)`,
+        value: Math.round(scaling * 100) / 100,
+        unit: 'x',
+        target: `>= ${MIN_SCALING}x`,
+        met: scaling >= MIN_SCALING,
       });
     }
   }
 }
 
-async function runLadder(ctx: BenchContext, dir: string, apiKey: string, byOp: Map<string, string[]>, paths: string[], workers: number): Promise<Ladder> {
+async function runLadder(
+  ctx: BenchContext,
+  dir: string,
+  apiKey: string,
+  byOp: Map<string, string[]>,
+  paths: string[],
+  workers: number,
+): Promise<Ladder> {
   const server = await startCluster(ctx, dir, workers);
   const steps: Ladder['steps'] = [];
   try {
@@ -96,26 +124,63 @@ async function runLadder(ctx: BenchContext, dir: string, apiKey: string, byOp: M
     const connections = ctx.options.sizes.apiConnections;
     // the raw client: the generator shares the 2 cores with the workers, and undici costs more CPU
     const client = 'net';
-    parseResult(await generate(ctx, { url: server.url, apiKey, paths, rate: WARM_RATE, seconds: START_WARMUP_SECONDS, connections, client }).done);
-    const result = await climb(RATES, async (rate) => {
-      const before = treeCpu(server.pid);
-      const threadsBefore = threadsOf(before.keys());
-      const startedAt = performance.now();
-      const run = await generate(ctx, { url: server.url, apiKey, paths, rate, seconds: ctx.options.sizes.apiSeconds, connections, warmupSeconds: STEP_WARMUP_SECONDS, client }).done;
-      const after = treeCpu(server.pid);
-      const waits = `${describeWaits(schedBetween(threadsBefore, threadsOf(after.keys())), (performance.now() - startedAt) / 1000)}${workers > 1 ? `, CPU split ${workerSplit(before, after, server.pid)}` : ''}`;
-      const cpu = cpuBetween(before, after);
-      const r = parseResult(run);
-      if (cpu.processes !== workers + (workers > 1 ? 1 : 0)) throw new Error(`the server had ${cpu.processes} process(es) through a rung, not ${workers} worker(s) and their primary`);
-      // the primary's own part (it hands connections to the workers; it answers nothing)
-      const primary = workers > 1 ? (after.get(server.pid) ?? 0) - (before.get(server.pid) ?? 0) : 0;
-      const step = { rate, p99Ms: r.p99Ms, throughput: r.throughput, failed: r.errors + r.timeouts + r.non2xx, cpuUsPerRequest: (cpu.seconds * 1e6) / Math.max(r.sent, 1), primaryUsPerRequest: (primary * 1e6) / Math.max(r.sent, 1), generator: generatorCpu(run, r),
-        // its CPU from the first request to the last answer (Node's start left out) over the requests it sent
-        generatorUsPerRequest: (r.cpuSecondsSending * 1e6) / Math.max(r.sent, 1), waits };
-      ctx.progress(`bench: workers: ${workers} worker(s) @ ${rate}/s: p99 ${r.p99Ms.toFixed(2)} ms, ${Math.round(r.throughput)} req/s, ${step.failed} failed, ${Math.round(step.cpuUsPerRequest)} us CPU a request (${step.generator}); ${waits}`);
-      steps.push(step);
-      return step;
-    }, MAX_P99_MS);
+    parseResult(
+      await generate(ctx, {
+        url: server.url,
+        apiKey,
+        paths,
+        rate: WARM_RATE,
+        seconds: START_WARMUP_SECONDS,
+        connections,
+        client,
+      }).done,
+    );
+    const result = await climb(
+      RATES,
+      async (rate) => {
+        const before = treeCpu(server.pid);
+        const threadsBefore = threadsOf(before.keys());
+        const startedAt = performance.now();
+        const run = await generate(ctx, {
+          url: server.url,
+          apiKey,
+          paths,
+          rate,
+          seconds: ctx.options.sizes.apiSeconds,
+          connections,
+          warmupSeconds: STEP_WARMUP_SECONDS,
+          client,
+        }).done;
+        const after = treeCpu(server.pid);
+        const waits = `${describeWaits(schedBetween(threadsBefore, threadsOf(after.keys())), (performance.now() - startedAt) / 1000)}${workers > 1 ? `, CPU split ${workerSplit(before, after, server.pid)}` : ''}`;
+        const cpu = cpuBetween(before, after);
+        const r = parseResult(run);
+        if (cpu.processes !== workers + (workers > 1 ? 1 : 0))
+          throw new Error(
+            `the server had ${cpu.processes} process(es) through a rung, not ${workers} worker(s) and their primary`,
+          );
+        // the primary's own part (it hands connections to the workers; it answers nothing)
+        const primary = workers > 1 ? (after.get(server.pid) ?? 0) - (before.get(server.pid) ?? 0) : 0;
+        const step = {
+          rate,
+          p99Ms: r.p99Ms,
+          throughput: r.throughput,
+          failed: r.errors + r.timeouts + r.non2xx,
+          cpuUsPerRequest: (cpu.seconds * 1e6) / Math.max(r.sent, 1),
+          primaryUsPerRequest: (primary * 1e6) / Math.max(r.sent, 1),
+          generator: generatorCpu(run, r),
+          // its CPU from the first request to the last answer (Node's start left out) over the requests it sent
+          generatorUsPerRequest: (r.cpuSecondsSending * 1e6) / Math.max(r.sent, 1),
+          waits,
+        };
+        ctx.progress(
+          `bench: workers: ${workers} worker(s) @ ${rate}/s: p99 ${r.p99Ms.toFixed(2)} ms, ${Math.round(r.throughput)} req/s, ${step.failed} failed, ${Math.round(step.cpuUsPerRequest)} us CPU a request (${step.generator}); ${waits}`,
+        );
+        steps.push(step);
+        return step;
+      },
+      MAX_P99_MS,
+    );
     return { workers, highest: result.highest, steps };
   } finally {
     ctx.children.push(await server.stop());
@@ -153,8 +218,13 @@ function describeWaits(spent: ReturnType<typeof schedBetween>, seconds: number):
  * its limit first.
  */
 function workerSplit(before: Map<number, number>, after: Map<number, number>, primaryPid: number): string {
-  const spent = [...after].filter(([pid]) => pid !== primaryPid && before.has(pid)).map(([pid, end]) => end - (before.get(pid) ?? 0));
+  const spent = [...after]
+    .filter(([pid]) => pid !== primaryPid && before.has(pid))
+    .map(([pid, end]) => end - (before.get(pid) ?? 0));
   const total = spent.reduce((a, b) => a + b, 0);
   if (total <= 0) return '-';
-  return `${spent.sort((a, b) => b - a).map((s) => Math.round((100 * s) / total)).join('/')}%`;
+  return `${spent
+    .sort((a, b) => b - a)
+    .map((s) => Math.round((100 * s) / total))
+    .join('/')}%`;
 }

@@ -9,14 +9,37 @@ import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from '
  */
 const BLOCKED = new BlockList();
 for (const [net, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) BLOCKED.addSubnet(net, bits, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  BLOCKED.addSubnet(net, bits, 'ipv4');
 for (const [net, bits] of [
-  ['::', 96], ['::ffff:0:0:0', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
-  ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) BLOCKED.addSubnet(net, bits, 'ipv6');
+  ['::', 96],
+  ['::ffff:0:0:0', 96],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['2002::', 16],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const)
+  BLOCKED.addSubnet(net, bits, 'ipv6');
 
 const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
@@ -42,7 +65,11 @@ export function isLoopbackHost(hostname: string): boolean {
   return bare === 'localhost' || bare.endsWith('.localhost') || isLoopbackAddress(bare);
 }
 
-type Resolver = (hostname: string, options: LookupAllOptions, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+type Resolver = (
+  hostname: string,
+  options: LookupAllOptions,
+  callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /**
@@ -51,15 +78,25 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
  * rebinding). `refusal` says why an address is not allowed (null: allowed). Refused addresses are
  * dropped; when none is left the connection fails.
  */
-export function guardedLookup(refusal: (address: string) => string | null, resolve: Resolver = dnsLookup as unknown as Resolver) {
-  return (hostname: string, options: { all?: boolean; family?: number | string } | undefined, callback: LookupCallback): void => {
+export function guardedLookup(
+  refusal: (address: string) => string | null,
+  resolve: Resolver = dnsLookup as unknown as Resolver,
+) {
+  return (
+    hostname: string,
+    options: { all?: boolean; family?: number | string } | undefined,
+    callback: LookupCallback,
+  ): void => {
     const family = options?.family === 'IPv4' ? 4 : options?.family === 'IPv6' ? 6 : Number(options?.family ?? 0);
     resolve(hostname, { all: true, family: family === 4 || family === 6 ? family : 0 }, (error, addresses) => {
       if (error) return callback(error, []);
       const allowed = addresses.filter((a) => refusal(a.address) === null);
       if (allowed.length === 0) {
         const reasons = addresses.map((a) => refusal(a.address)).join('; ');
-        const refused = Object.assign(new Error(`blocked: ${hostname} resolves only to refused addresses (${reasons || 'none'})`), { code: 'EBLOCKED' });
+        const refused = Object.assign(
+          new Error(`blocked: ${hostname} resolves only to refused addresses (${reasons || 'none'})`),
+          { code: 'EBLOCKED' },
+        );
         return callback(refused, []);
       }
       if (options?.all) return callback(null, allowed);
@@ -70,10 +107,14 @@ export function guardedLookup(refusal: (address: string) => string | null, resol
 }
 
 /** For https: public addresses, and loopback ones with the opt-in. */
-export const publicOnly = (allowLoopback: boolean) => (address: string): string | null => blockedReason(address, allowLoopback);
+export const publicOnly =
+  (allowLoopback: boolean) =>
+  (address: string): string | null =>
+    blockedReason(address, allowLoopback);
 
 /** For plain http (opt-in only): a loopback host must really resolve to loopback addresses. */
-export const loopbackOnly = (address: string): string | null => (isLoopbackAddress(address) ? null : `${address} is not a loopback address (plain http)`);
+export const loopbackOnly = (address: string): string | null =>
+  isLoopbackAddress(address) ? null : `${address} is not a loopback address (plain http)`;
 
 /**
  * Checks a webhook URL before an attempt: https, or http only to a loopback host with the opt-in;
@@ -90,7 +131,8 @@ export function urlRefusal(raw: string, allowLoopback: boolean): string | null {
   if (url.username || url.password) return 'blocked: the URL carries credentials';
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (url.protocol === 'http:') {
-    if (!(allowLoopback && isLoopbackHost(host))) return 'blocked: plain http is allowed only to loopback hosts with DRIVING_WEBHOOK_ALLOW_LOOPBACK';
+    if (!(allowLoopback && isLoopbackHost(host)))
+      return 'blocked: plain http is allowed only to loopback hosts with DRIVING_WEBHOOK_ALLOW_LOOPBACK';
   } else if (url.protocol !== 'https:') return `blocked: ${url.protocol} is not https`;
   if (isIP(host) !== 0) {
     const reason = blockedReason(host, allowLoopback);

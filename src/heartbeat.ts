@@ -17,7 +17,10 @@ export interface Heartbeat {
  *
  * @example const beat = heartbeat(progress); beat.doing('load: opening the warehouse'); ... beat.stop();
  */
-export function heartbeat(progress: Progress, options: { everyMs?: number; clock?: () => number; timer?: boolean } = {}): Heartbeat {
+export function heartbeat(
+  progress: Progress,
+  options: { everyMs?: number; clock?: () => number; timer?: boolean } = {},
+): Heartbeat {
   const everyMs = options.everyMs ?? 5_000;
   const clock = options.clock ?? (() => Date.now());
   let lastSaid = clock();

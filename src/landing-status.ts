@@ -65,7 +65,8 @@ export class LandingCounter {
   ) {}
 
   read(now: number = Date.now()): LandingStatus {
-    if (this.last === null || now - this.last.at >= this.maxAgeMs) this.last = { at: now, status: landingStatus(this.landingDir, now) };
+    if (this.last === null || now - this.last.at >= this.maxAgeMs)
+      this.last = { at: now, status: landingStatus(this.landingDir, now) };
     return this.last.status;
   }
 }

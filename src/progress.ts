@@ -43,7 +43,10 @@ export function steps(total: number, label: string, progress: Progress, options:
   const line = (detail: string): string => {
     const share = total === 0 ? 1 : doneCount / total;
     const seconds = (clock() - started) / 1000;
-    const left = doneCount > 0 && doneCount < total ? `, about ${Math.ceil((seconds / doneCount) * (total - doneCount))} s left` : '';
+    const left =
+      doneCount > 0 && doneCount < total
+        ? `, about ${Math.ceil((seconds / doneCount) * (total - doneCount))} s left`
+        : '';
     return `${label} ${doneCount}/${total} (${Math.floor(share * 100)}%${left}) ${detail}`;
   };
   return {
@@ -85,4 +88,3 @@ export function grouped(n: number): string {
   const digits = whole.replace(/\B(?=(\d{3})+$)/g, ',');
   return `${n < 0 ? '-' : ''}${digits}${fraction === undefined ? '' : `.${fraction}`}`;
 }
-

@@ -28,15 +28,23 @@ const got = (raw: string): string => `got '${raw}'`;
  * A whole number (JavaScript's Number() reading of the text) of at least `min`, at most `max`.
  * `raise`: a value below it counts as it (a 0 that has always meant 1).
  */
-export function integer<F extends number | null>(fallback: F, about: About & { min?: number; max?: number; raise?: number; unit?: string }): Setting<number | F> {
+export function integer<F extends number | null>(
+  fallback: F,
+  about: About & { min?: number; max?: number; raise?: number; unit?: string },
+): Setting<number | F> {
   const { min = 0, max, raise, unit } = about;
   const range = max === undefined ? `${min} or more` : `${min} to ${max}`;
   return {
-    kind: 'integer', fallback, shown: about.shown ?? (fallback === null ? 'unset' : String(fallback)), flag: about.flag, describe: about.describe,
+    kind: 'integer',
+    fallback,
+    shown: about.shown ?? (fallback === null ? 'unset' : String(fallback)),
+    flag: about.flag,
+    describe: about.describe,
     allowed: `${unit ? `${unit}: ` : 'integer, '}${range}${raise === undefined ? '' : ` (below ${raise} counts as ${raise})`}`,
     parse(raw, name) {
       const value = Number(raw);
-      if (!Number.isInteger(value) || value < 0) throw new InputError(`${name} must be a non-negative integer, ${got(raw)}`);
+      if (!Number.isInteger(value) || value < 0)
+        throw new InputError(`${name} must be a non-negative integer, ${got(raw)}`);
       if (value < min) throw new InputError(`${name} must be at least ${min}, ${got(raw)}`);
       if (max !== undefined && value > max) throw new InputError(`${name} must be at most ${max}, ${got(raw)}`);
       return raise === undefined ? value : Math.max(raise, value);
@@ -45,12 +53,17 @@ export function integer<F extends number | null>(fallback: F, about: About & { m
 }
 
 // DuckDB's units of a size (its memory_limit), any case
-const SIZE = /^\s*\d+(?:\.\d+)?\s*(?:b|bytes?|k|kb|kib|kbyte|kilobytes?|m|mb|mib|mbyte|megabytes?|g|gb|gib|gbyte|gigabytes?|t|tb|tib|tbyte|terabytes?)\s*$/i;
+const SIZE =
+  /^\s*\d+(?:\.\d+)?\s*(?:b|bytes?|k|kb|kib|kbyte|kilobytes?|m|mb|mib|mbyte|megabytes?|g|gb|gib|gbyte|gigabytes?|t|tb|tib|tbyte|terabytes?)\s*$/i;
 
 /** A size in DuckDB's words (`512MB`, `2.5GB`, `1GiB`), handed to DuckDB as written. */
 export function bytes(fallback: string, about: About): Setting<string> {
   return {
-    kind: 'bytes', fallback, shown: about.shown ?? fallback, flag: about.flag, describe: about.describe,
+    kind: 'bytes',
+    fallback,
+    shown: about.shown ?? fallback,
+    flag: about.flag,
+    describe: about.describe,
     allowed: 'a size: a number and KB, MB, GB, TB (or KiB, MiB, GiB, TiB)',
     parse(raw, name) {
       if (!SIZE.test(raw)) throw new InputError(`${name} must be a size such as 512MB or 2.5GB, ${got(raw)}`);
@@ -74,7 +87,15 @@ const DURATION = 'a duration above 0: a number and ms, s, m, h or d';
 
 /** A duration, in milliseconds. */
 export function duration(fallback: string, about: About): Setting<number> {
-  return { kind: 'duration', fallback: parseDuration(fallback, 'default'), shown: about.shown ?? fallback, flag: about.flag, describe: about.describe, allowed: DURATION, parse: parseDuration };
+  return {
+    kind: 'duration',
+    fallback: parseDuration(fallback, 'default'),
+    shown: about.shown ?? fallback,
+    flag: about.flag,
+    describe: about.describe,
+    allowed: DURATION,
+    parse: parseDuration,
+  };
 }
 
 /** Comma-separated durations (at most `most`), in milliseconds. */
@@ -84,15 +105,29 @@ export function durations(fallback: string, about: About & { most: number }): Se
     if (steps.length > about.most) throw new InputError(`${name} has more than ${about.most} retries`);
     return steps;
   };
-  return { kind: 'durations', fallback: parse(fallback, 'default'), shown: about.shown ?? fallback, flag: about.flag, describe: about.describe, allowed: `up to ${about.most} durations, comma-separated`, parse };
+  return {
+    kind: 'durations',
+    fallback: parse(fallback, 'default'),
+    shown: about.shown ?? fallback,
+    flag: about.flag,
+    describe: about.describe,
+    allowed: `up to ${about.most} durations, comma-separated`,
+    parse,
+  };
 }
 
 /** One of a few words. */
 export function oneOf<const V extends string>(values: readonly V[], fallback: V, about: About): Setting<V> {
   return {
-    kind: 'enum', fallback, shown: about.shown ?? fallback, flag: about.flag, describe: about.describe, allowed: values.join(', '),
+    kind: 'enum',
+    fallback,
+    shown: about.shown ?? fallback,
+    flag: about.flag,
+    describe: about.describe,
+    allowed: values.join(', '),
     parse(raw, name) {
-      if (!(values as readonly string[]).includes(raw)) throw new InputError(`${name} must be one of ${values.join(', ')}, ${got(raw)}`);
+      if (!(values as readonly string[]).includes(raw))
+        throw new InputError(`${name} must be one of ${values.join(', ')}, ${got(raw)}`);
       return raw as V;
     },
   };
@@ -101,7 +136,12 @@ export function oneOf<const V extends string>(values: readonly V[], fallback: V,
 /** On (1, true, yes) or off (0, false, no), any case. */
 export function boolean(about: About): Setting<boolean> {
   return {
-    kind: 'boolean', fallback: false, shown: about.shown ?? 'off', flag: about.flag, describe: about.describe, allowed: '1, true, yes (on); 0, false, no (off)',
+    kind: 'boolean',
+    fallback: false,
+    shown: about.shown ?? 'off',
+    flag: about.flag,
+    describe: about.describe,
+    allowed: '1, true, yes (on); 0, false, no (off)',
     parse(raw, name) {
       const word = raw.trim().toLowerCase();
       if (['1', 'true', 'yes'].includes(word)) return true;
@@ -113,13 +153,28 @@ export function boolean(about: About): Setting<boolean> {
 
 /** On when set to anything at all: a switch for debugging (`DRIVING_DEBUG=1`). */
 export function toggle(about: About): Setting<boolean> {
-  return { kind: 'switch', fallback: false, shown: about.shown ?? 'off', flag: about.flag, describe: about.describe, allowed: 'any value: on', parse: () => true };
+  return {
+    kind: 'switch',
+    fallback: false,
+    shown: about.shown ?? 'off',
+    flag: about.flag,
+    describe: about.describe,
+    allowed: 'any value: on',
+    parse: () => true,
+  };
 }
 
 /** Any text (a host name, a folder, a file); null when unset and no default. */
-export function text<T extends string | null>(fallback: T, about: About & { kind?: 'string' | 'path' }): Setting<string | T> {
+export function text<T extends string | null>(
+  fallback: T,
+  about: About & { kind?: 'string' | 'path' },
+): Setting<string | T> {
   return {
-    kind: about.kind ?? 'string', fallback, shown: about.shown ?? (fallback === null ? 'unset' : fallback), flag: about.flag, describe: about.describe,
+    kind: about.kind ?? 'string',
+    fallback,
+    shown: about.shown ?? (fallback === null ? 'unset' : fallback),
+    flag: about.flag,
+    describe: about.describe,
     allowed: about.kind === 'path' ? 'a path' : 'text',
     parse: (raw) => raw,
   };
@@ -128,7 +183,12 @@ export function text<T extends string | null>(fallback: T, about: About & { kind
 /** A URL of one of `schemes` (its text trimmed); null when unset. */
 export function url(schemes: readonly string[], about: About): Setting<string | null> {
   return {
-    kind: 'url', fallback: null, shown: about.shown ?? 'unset', flag: about.flag, describe: about.describe, allowed: `a URL: ${schemes.map((s) => `${s}://`).join(', ')}`,
+    kind: 'url',
+    fallback: null,
+    shown: about.shown ?? 'unset',
+    flag: about.flag,
+    describe: about.describe,
+    allowed: `a URL: ${schemes.map((s) => `${s}://`).join(', ')}`,
     parse(raw, name) {
       const value = raw.trim();
       if (value === '') return null;
@@ -138,7 +198,8 @@ export function url(schemes: readonly string[], about: About): Setting<string | 
       } catch {
         throw new InputError(`${name} must be a URL (${schemes.map((s) => `${s}://`).join(', ')}), ${got(raw)}`);
       }
-      if (!schemes.includes(scheme)) throw new InputError(`${name} must be a URL of ${schemes.map((s) => `${s}://`).join(', ')}, ${got(raw)}`);
+      if (!schemes.includes(scheme))
+        throw new InputError(`${name} must be a URL of ${schemes.map((s) => `${s}://`).join(', ')}, ${got(raw)}`);
       return value;
     },
   };

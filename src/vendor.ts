@@ -9,14 +9,20 @@ import { Script } from 'node:vm';
  * (dist/src/vendor/<file>), when it was made from the version installed now; else null, and the
  * package loads from node_modules as usual. Run from src/ (the tests) there is no such folder.
  */
-export function vendored(name: string, folder = join(dirname(fileURLToPath(import.meta.url)), 'vendor')): string | null {
+export function vendored(
+  name: string,
+  folder = join(dirname(fileURLToPath(import.meta.url)), 'vendor'),
+): string | null {
   const listed = join(folder, 'versions.json');
   if (!existsSync(listed)) return null;
   try {
-    const entry = (JSON.parse(readFileSync(listed, 'utf8')) as Record<string, { file: string; version: string } | undefined>)[name];
+    const entry = (
+      JSON.parse(readFileSync(listed, 'utf8')) as Record<string, { file: string; version: string } | undefined>
+    )[name];
     if (!entry) return null;
     const require = createRequire(import.meta.url);
-    const installed = (JSON.parse(readFileSync(require.resolve(`${name}/package.json`), 'utf8')) as { version: string }).version;
+    const installed = (JSON.parse(readFileSync(require.resolve(`${name}/package.json`), 'utf8')) as { version: string })
+      .version;
     const file = join(folder, entry.file);
     return installed === entry.version && existsSync(file) ? file : null;
   } catch {
@@ -51,9 +57,19 @@ export const codeCacheUse: Record<string, 'used' | 'rejected' | 'none'> = {};
 function runBundle(bundle: string, cachedData?: Buffer): { exports: unknown; script: Script } {
   const source = readFileSync(bundle, 'utf8');
   // Node's own CommonJS wrapper, so the code sees what it would see under require()
-  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename: bundle, cachedData });
+  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+    filename: bundle,
+    cachedData,
+  });
   const module = { exports: {} as unknown };
-  (script.runInThisContext() as (...args: unknown[]) => void).call(module.exports, module.exports, createRequire(bundle), module, bundle, dirname(bundle));
+  (script.runInThisContext() as (...args: unknown[]) => void).call(
+    module.exports,
+    module.exports,
+    createRequire(bundle),
+    module,
+    bundle,
+    dirname(bundle),
+  );
   return { exports: module.exports, script };
 }
 

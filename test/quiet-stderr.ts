@@ -5,25 +5,32 @@
 // as before, and child processes' stderr is the tests' own to capture.
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 
-const SAID = /^(\d{2}:\d{2}:\d{2} )?(serve|load|score|export|purge|deliver|demo|generate|state|webhooks|apps|backup|restore|quarantine|sql|bench)( [a-z-]+)?: /;
+const SAID =
+  /^(\d{2}:\d{2}:\d{2} )?(serve|load|score|export|purge|deliver|demo|generate|state|webhooks|apps|backup|restore|quarantine|sql|bench)( [a-z-]+)?: /;
 
 type Write = (chunk: string | Uint8Array, ...rest: unknown[]) => boolean;
-interface Quiet { write: Write; kept: string[]; failed: boolean }
+interface Quiet {
+  write: Write;
+  kept: string[];
+  failed: boolean;
+}
 
 // one per worker process: a worker runs file after file (isolate: false), each running this file
 const holder = globalThis as typeof globalThis & { quietStderr?: Quiet };
-const quiet: Quiet = holder.quietStderr ?? (() => {
-  const state: Quiet = { write: process.stderr.write.bind(process.stderr) as Write, kept: [], failed: false };
-  process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
-    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-    if (state.failed || !SAID.test(text)) return state.write(chunk, ...rest);
-    state.kept.push(text);
-    (rest.find((r) => typeof r === 'function') as (() => void) | undefined)?.();
-    return true;
-  }) as typeof process.stderr.write;
-  holder.quietStderr = state;
-  return state;
-})();
+const quiet: Quiet =
+  holder.quietStderr ??
+  (() => {
+    const state: Quiet = { write: process.stderr.write.bind(process.stderr) as Write, kept: [], failed: false };
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
+      const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+      if (state.failed || !SAID.test(text)) return state.write(chunk, ...rest);
+      state.kept.push(text);
+      (rest.find((r) => typeof r === 'function') as (() => void) | undefined)?.();
+      return true;
+    }) as typeof process.stderr.write;
+    holder.quietStderr = state;
+    return state;
+  })();
 
 beforeAll(() => {
   quiet.kept = [];

@@ -49,6 +49,9 @@ export default class SlowestFirst extends BaseSequencer {
       return i === -1 ? SLOWEST.length : i;
     };
     // stable: files not listed keep the order vitest gave them, after the listed ones
-    return sorted.map((f, i) => ({ f, i })).sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i).map(({ f }) => f);
+    return sorted
+      .map((f, i) => ({ f, i }))
+      .sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i)
+      .map(({ f }) => f);
   }
 }

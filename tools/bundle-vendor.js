@@ -30,7 +30,10 @@ function yargsLocales(bundleFile) {
       const from = "resolve(__dirname, '../../../locales')";
       if (!code.includes(from)) return null;
       rewritten++;
-      return code.replace(from, `resolve(__dirname, ${JSON.stringify(relative(bundleFile, locales).replaceAll('\\', '/'))})`);
+      return code.replace(
+        from,
+        `resolve(__dirname, ${JSON.stringify(relative(bundleFile, locales).replaceAll('\\', '/'))})`,
+      );
     },
     buildEnd() {
       if (rewritten !== 1) throw new Error(`yargs' locales path was found ${rewritten} times, not once`);
@@ -46,8 +49,18 @@ function yargsLocales(bundleFile) {
  * is a call of the one method the stand-in has.
  */
 const LAZY = [
-  { made: 'const segmenter = new Intl.Segmenter();', name: 'segmenter', method: 'segment', make: 'new Intl.Segmenter()' },
-  { made: 'const rgiEmojiRegex = /^\\p{RGI_Emoji}$/v;', name: 'rgiEmojiRegex', method: 'test', make: `new RegExp(${JSON.stringify('^\\p{RGI_Emoji}$')}, 'v')` },
+  {
+    made: 'const segmenter = new Intl.Segmenter();',
+    name: 'segmenter',
+    method: 'segment',
+    make: 'new Intl.Segmenter()',
+  },
+  {
+    made: 'const rgiEmojiRegex = /^\\p{RGI_Emoji}$/v;',
+    name: 'rgiEmojiRegex',
+    method: 'test',
+    make: `new RegExp(${JSON.stringify('^\\p{RGI_Emoji}$')}, 'v')`,
+  },
 ];
 
 function madeAtFirstUse() {
@@ -59,9 +72,15 @@ function madeAtFirstUse() {
       for (const l of LAZY) {
         if (!out.includes(l.made)) continue;
         // any use other than `name.method(` leaves the module as it is
-        const uses = out.replace(l.made, '').replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/[^\n]*/g, '');
+        const uses = out
+          .replace(l.made, '')
+          .replace(/\/\*[\s\S]*?\*\//g, '')
+          .replace(/\/\/[^\n]*/g, '');
         if (new RegExp(`\\b${l.name}\\b(?!\\.${l.method}\\()`).test(uses)) continue;
-        out = out.replace(l.made, `const ${l.name} = { made: null, ${l.method}(value) { this.made ??= ${l.make}; return this.made.${l.method}(value); } };`);
+        out = out.replace(
+          l.made,
+          `const ${l.name} = { made: null, ${l.method}(value) { this.made ??= ${l.make}; return this.made.${l.method}(value); } };`,
+        );
         rewritten++;
       }
       return out === code ? null : out;
@@ -88,10 +107,10 @@ const BUNDLES = [
     // the native library stays where npm put it; the bundle must find the very copy the client would
     external: ['@duckdb/node-bindings'],
     check: () => {
-      const fromClient = createRequire(require.resolve('@duckdb/node-api'))
-        .resolve('@duckdb/node-bindings');
+      const fromClient = createRequire(require.resolve('@duckdb/node-api')).resolve('@duckdb/node-bindings');
       const fromBundle = createRequire(join(OUT, 'x.cjs')).resolve('@duckdb/node-bindings');
-      if (fromClient !== fromBundle) throw new Error(`@duckdb/node-bindings resolves to ${fromBundle} from dist, ${fromClient} from the client`);
+      if (fromClient !== fromBundle)
+        throw new Error(`@duckdb/node-bindings resolves to ${fromBundle} from dist, ${fromClient} from the client`);
     },
   },
 ];
@@ -116,15 +135,31 @@ for (const b of BUNDLES) {
     });
     // the client's V8 code cache (src/vendor.ts), made by a Node process of its own loading the
     // bundle as a job does; an ES module takes none on Node 20 (yargs': a few ms, not worth it)
-    const made = b.format !== 'cjs' ? null : spawnSync(process.execPath, ['--input-type=module', '-e', `const { writeCodeCache } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'src', 'vendor.js')).href)}); console.log(writeCodeCache(process.argv[1]))`, file], { encoding: 'utf8' });
+    const made =
+      b.format !== 'cjs'
+        ? null
+        : spawnSync(
+            process.execPath,
+            [
+              '--input-type=module',
+              '-e',
+              `const { writeCodeCache } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'src', 'vendor.js')).href)}); console.log(writeCodeCache(process.argv[1]))`,
+              file,
+            ],
+            { encoding: 'utf8' },
+          );
     if (made && made.status !== 0) throw new Error(`its code cache: ${made.stderr.trim().split('\n').pop()}`);
     versions[b.name] = { file: b.file, version: versionOf(b.name) };
     const cache = made ? `, code cache ${(Number(made.stdout) / 1024).toFixed(0)} KiB` : '';
-    console.log(`bundle-vendor: ${b.name} ${versions[b.name].version} -> ${relative(ROOT, file)} (${(readFileSync(file).length / 1024).toFixed(0)} KiB${cache}, in ${((performance.now() - started) / 1000).toFixed(2)} s)`);
+    console.log(
+      `bundle-vendor: ${b.name} ${versions[b.name].version} -> ${relative(ROOT, file)} (${(readFileSync(file).length / 1024).toFixed(0)} KiB${cache}, in ${((performance.now() - started) / 1000).toFixed(2)} s)`,
+    );
   } catch (error) {
     rmSync(file, { force: true });
     rmSync(`${file}.v8cache`, { force: true });
-    console.warn(`bundle-vendor: ${b.name} left unbundled (loads from node_modules): ${error instanceof Error ? error.message : String(error)}`);
+    console.warn(
+      `bundle-vendor: ${b.name} left unbundled (loads from node_modules): ${error instanceof Error ? error.message : String(error)}`,
+    );
   } finally {
     rmSync(entry, { force: true });
   }

@@ -8,7 +8,10 @@ import { settingsTable } from '../dist/src/settings.js';
 
 const file = join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'configuration.md');
 const text = readFileSync(file, 'utf8');
-const next = text.replace(/(<!-- settings:start[^>]*-->\n)[\s\S]*?(<!-- settings:end -->)/, (_, start, end) => `${start}${settingsTable()}\n${end}`);
+const next = text.replace(
+  /(<!-- settings:start[^>]*-->\n)[\s\S]*?(<!-- settings:end -->)/,
+  (_, start, end) => `${start}${settingsTable()}\n${end}`,
+);
 if (next === text) console.log('configuration-doc: docs/configuration.md is up to date');
 else {
   writeFileSync(file, next);

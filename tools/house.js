@@ -104,9 +104,14 @@ for (const scc of roomComponents) {
 }
 const floors = Math.max(...floorOf.values()) + 1;
 
-console.log(`house: ${files.length} files, ${rooms.size} rooms on ${floors} floors, ${fileCircles.length} file circles, ${roomCircles.length} room circles`);
+console.log(
+  `house: ${files.length} files, ${rooms.size} rooms on ${floors} floors, ${fileCircles.length} file circles, ${roomCircles.length} room circles`,
+);
 for (let f = floors - 1; f >= 0; f--) {
-  const here = [...floorOf].filter(([, fl]) => fl === f).map(([r]) => r).sort();
+  const here = [...floorOf]
+    .filter(([, fl]) => fl === f)
+    .map(([r]) => r)
+    .sort();
   console.log(`  floor ${f}: ${here.join(' ')}`);
 }
 for (const c of fileCircles) console.log(`  file circle: ${c.join(' <-> ')}`);
@@ -115,7 +120,8 @@ for (const c of roomCircles) {
   // the imports that close it, so a reader knows where to cut
   for (const [file, targets] of fileGraph)
     for (const t of targets)
-      if (roomOf(t) !== roomOf(file) && c.includes(roomOf(file)) && c.includes(roomOf(t))) console.log(`    ${file} -> ${relative(root, join(root, t))}`);
+      if (roomOf(t) !== roomOf(file) && c.includes(roomOf(file)) && c.includes(roomOf(t)))
+        console.log(`    ${file} -> ${relative(root, join(root, t))}`);
 }
 if (process.argv.includes('--check') && fileCircles.length + roomCircles.length > 0) {
   console.error('house: import circles (above) must be broken');

@@ -30,5 +30,8 @@ if (asked.length === 0 || unknown.length > 0) {
 }
 const folders = asked.map((a) => `test/${a.replace(/^test\//, '').replace(/\/$/, '')}/`);
 const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
-const run = spawnSync(process.execPath, [vitest, 'run', '--config', 'test/vitest.config.ts', ...folders, ...flags], { cwd: root, stdio: 'inherit' });
+const run = spawnSync(process.execPath, [vitest, 'run', '--config', 'test/vitest.config.ts', ...folders, ...flags], {
+  cwd: root,
+  stdio: 'inherit',
+});
 process.exit(run.status ?? 1);

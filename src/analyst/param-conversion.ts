@@ -15,10 +15,14 @@ export function conversionHint(sqlText: string, params: Record<string, string>, 
   });
   if (name === undefined) return null;
   const value = params[name] as string;
-  const type = declaredTypes(sqlText)[name] ?? /\bto (\w+)/.exec(message.slice(message.indexOf(value) + value.length))?.[1] ?? 'the type it is given';
-  const userId = name === 'user_id'
-    ? `; user_id is the numeric user id: sql/analyses/users.sql lists it beside each org_user_id${/\D/.test(value) ? ` (such as ${value})` : ''}`
-    : '';
+  const type =
+    declaredTypes(sqlText)[name] ??
+    /\bto (\w+)/.exec(message.slice(message.indexOf(value) + value.length))?.[1] ??
+    'the type it is given';
+  const userId =
+    name === 'user_id'
+      ? `; user_id is the numeric user id: sql/analyses/users.sql lists it beside each org_user_id${/\D/.test(value) ? ` (such as ${value})` : ''}`
+      : '';
   return `--param ${name}=${value} must be a ${type} ($${name} in this file)${userId}`;
 }
 

@@ -34,7 +34,11 @@ export interface ExportResult {
  * Writes Hive-partitioned Parquet (app_id=…/<month>=…/) of the warehouse's served tables into a
  * fresh folder beside `out`, then swaps it in, so a reader never sees half an export.
  */
-export async function exportParquet(wh: Warehouse, out: string, deleted: readonly DeletedUser[] = []): Promise<ExportResult> {
+export async function exportParquet(
+  wh: Warehouse,
+  out: string,
+  deleted: readonly DeletedUser[] = [],
+): Promise<ExportResult> {
   if (existsSync(out) && readdirSync(out).length > 0 && !existsSync(join(out, MARKER))) {
     throw new InputError(`--out ${out}: exists and is not an earlier export; refusing to replace it`);
   }
@@ -44,13 +48,20 @@ export async function exportParquet(wh: Warehouse, out: string, deleted: readonl
   const tables: Record<string, number> = {};
   // accounts deleted but not yet purged are never exported (docs/decisions.md, Deletion): their rows are left out
   await run(wh.conn, 'create or replace temp table export_deleted (app_id varchar, user_id bigint)');
-  for (const u of deleted) await run(wh.conn, 'insert into export_deleted values ($app, $user)', { app: u.appId, user: u.platformUserId });
+  for (const u of deleted)
+    await run(wh.conn, 'insert into export_deleted values ($app, $user)', { app: u.appId, user: u.platformUserId });
   for (const { table, partition, by } of EXPORTS) {
-    const source = partition === null ? quoteIdent(table) : `(select * from ${quoteIdent(table)} as t where not exists (select 1 from export_deleted as d where d.app_id = t.app_id and d.user_id = t.user_id))`;
+    const source =
+      partition === null
+        ? quoteIdent(table)
+        : `(select * from ${quoteIdent(table)} as t where not exists (select 1 from export_deleted as d where d.app_id = t.app_id and d.user_id = t.user_id))`;
     const rows = await query(wh.conn, `select count(*) as n from ${source}`);
     tables[table] = Number(rows[0]?.['n'] ?? 0);
     if (partition === null || by === null) {
-      await run(wh.conn, `copy ${quoteIdent(table)} to ${quoteLiteral(join(staging, `${table}.parquet`))} (format parquet)`);
+      await run(
+        wh.conn,
+        `copy ${quoteIdent(table)} to ${quoteLiteral(join(staging, `${table}.parquet`))} (format parquet)`,
+      );
       continue;
     }
     const target = join(staging, table);
@@ -64,7 +75,10 @@ export async function exportParquet(wh: Warehouse, out: string, deleted: readonl
       // keep the schema readable for analysts even when there is nothing to export yet
       const empty = join(target, 'app_id=_', `${partition}=_`);
       mkdirSync(empty, { recursive: true });
-      await run(wh.conn, `copy (select * exclude (app_id) from ${quoteIdent(table)} limit 0) to ${quoteLiteral(join(empty, 'empty.parquet'))} (format parquet)`);
+      await run(
+        wh.conn,
+        `copy (select * exclude (app_id) from ${quoteIdent(table)} limit 0) to ${quoteLiteral(join(empty, 'empty.parquet'))} (format parquet)`,
+      );
     }
   }
   writeFileSync(join(staging, MARKER), `written by jobs/export.js at ${new Date().toISOString()}\n`);

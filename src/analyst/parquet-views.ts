@@ -12,7 +12,8 @@ import { InputError } from '../errors.js';
  * user-day, so the files in sql/ run unchanged.
  */
 export async function attachParquetExport(conn: DuckDBConnection, dir: string): Promise<void> {
-  if (!existsSync(join(dir, 'apps.parquet'))) throw new InputError(`--parquet ${dir}: not an export folder (no apps.parquet)`);
+  if (!existsSync(join(dir, 'apps.parquet')))
+    throw new InputError(`--parquet ${dir}: not an export folder (no apps.parquet)`);
   await installMacros(conn);
   for (const { table, partition } of EXPORTS) {
     const source =

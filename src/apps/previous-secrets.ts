@@ -7,14 +7,22 @@ export interface PreviousSecret {
 }
 
 /** Every secret an app's rotations replaced, newest first, the form of earlier releases included. */
-export function previousSecretsOf(app: { previousSecrets?: PreviousSecret[]; previousSecret?: PreviousSecret | null }): PreviousSecret[] {
+export function previousSecretsOf(app: {
+  previousSecrets?: PreviousSecret[];
+  previousSecret?: PreviousSecret | null;
+}): PreviousSecret[] {
   const listed = app.previousSecrets ?? [];
   const legacy = app.previousSecret;
   return legacy && !listed.some((p) => p.secret === legacy.secret) ? [...listed, legacy] : listed;
 }
 
 /** Until when the last of the previous secrets still signs (what `previousSecretValidUntil` shows), or null. */
-export function previousSecretsUntil(app: { previousSecrets?: PreviousSecret[]; previousSecret?: PreviousSecret | null }): string | null {
-  const ends = previousSecretsOf(app).map((p) => p.validUntil).sort();
+export function previousSecretsUntil(app: {
+  previousSecrets?: PreviousSecret[];
+  previousSecret?: PreviousSecret | null;
+}): string | null {
+  const ends = previousSecretsOf(app)
+    .map((p) => p.validUntil)
+    .sort();
   return ends[ends.length - 1] ?? null;
 }

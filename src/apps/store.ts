@@ -49,7 +49,8 @@ export interface ApiKeyEntry {
 export const keyIdOf = (key: ApiKeyEntry): string => key.hash.slice(0, 12);
 
 /** Whether a stored key still works at `now`. */
-export const keyIsValid = (key: ApiKeyEntry, now: Date): boolean => !key.validUntil || Date.parse(key.validUntil) > now.getTime();
+export const keyIsValid = (key: ApiKeyEntry, now: Date): boolean =>
+  !key.validUntil || Date.parse(key.validUntil) > now.getTime();
 
 /** Which keys `revoke-key` ends: every key (default), all but the newest, or one named key. */
 export type KeySelector = { all: true } | { previous: true } | { keyId: string } | { apiKey: string };
@@ -101,7 +102,15 @@ export class AppStore {
     const appId = `app_${randomBytes(8).toString('hex')}`;
     const now = new Date().toISOString();
     await this.mutate((apps) => {
-      apps.push({ appId, name: input.name.trim(), timeZone, createdAt: now, apiKeys: [{ hash: hashSecret(apiKey), createdAt: now }], appSecret, webhookUrl });
+      apps.push({
+        appId,
+        name: input.name.trim(),
+        timeZone,
+        createdAt: now,
+        apiKeys: [{ hash: hashSecret(apiKey), createdAt: now }],
+        appSecret,
+        webhookUrl,
+      });
     });
     return { appId, apiKey, appSecret };
   }
@@ -111,7 +120,10 @@ export class AppStore {
    * downtime: until the next rotation, or with `expirePreviousMs` for that long from `now` (0: it
    * ends now). Older keys, and keys already expired, are dropped.
    */
-  async rotateKey(appId: string, options: { expirePreviousMs?: number; now?: Date } = {}): Promise<{ appId: string; apiKey: string; keyId: string; previousValidUntil: string | null }> {
+  async rotateKey(
+    appId: string,
+    options: { expirePreviousMs?: number; now?: Date } = {},
+  ): Promise<{ appId: string; apiKey: string; keyId: string; previousValidUntil: string | null }> {
     const now = options.now ?? new Date();
     const apiKey = newSecret('dk_');
     const fresh: ApiKeyEntry = { hash: hashSecret(apiKey), createdAt: now.toISOString(), validUntil: null };
@@ -122,7 +134,8 @@ export class AppStore {
       if (previous && options.expirePreviousMs !== undefined) {
         const until = now.getTime() + options.expirePreviousMs;
         // a deadline already set earlier is never pushed back
-        if (!previous.validUntil || Date.parse(previous.validUntil) > until) previous.validUntil = new Date(until).toISOString();
+        if (!previous.validUntil || Date.parse(previous.validUntil) > until)
+          previous.validUntil = new Date(until).toISOString();
       }
       previousValidUntil = previous?.validUntil ?? null;
       app.apiKeys = [fresh, ...(previous && keyIsValid(previous, now) ? [previous] : [])];
@@ -134,7 +147,11 @@ export class AppStore {
    * Ends keys now (a leaked key). When the newest key is among them a new one is issued in the
    * same write, so the app is never left without a key; the operator hands it over as at `add`.
    */
-  async revokeKeys(appId: string, which: KeySelector, now = new Date()): Promise<{ appId: string; revoked: string[]; apiKey: string | null; keyId: string | null }> {
+  async revokeKeys(
+    appId: string,
+    which: KeySelector,
+    now = new Date(),
+  ): Promise<{ appId: string; revoked: string[]; apiKey: string | null; keyId: string | null }> {
     const revoked: string[] = [];
     let issued: { apiKey: string; entry: ApiKeyEntry } | null = null;
     await this.mutate((apps) => {
@@ -142,13 +159,18 @@ export class AppStore {
       const valid = app.apiKeys.filter((k) => keyIsValid(k, now));
       const newest = valid[0];
       const ends = (k: ApiKeyEntry, index: number): boolean =>
-        'all' in which ? true
-          : 'previous' in which ? index > 0
-            : 'keyId' in which ? keyIdOf(k) === which.keyId
+        'all' in which
+          ? true
+          : 'previous' in which
+            ? index > 0
+            : 'keyId' in which
+              ? keyIdOf(k) === which.keyId
               : k.hash === hashSecret(which.apiKey);
       const gone = valid.filter(ends);
       if (gone.length === 0 && ('keyId' in which || 'apiKey' in which)) {
-        throw new InputError(`no valid key of ${appId} matches ${'keyId' in which ? `--key-id ${which.keyId}` : 'the --key given'}`);
+        throw new InputError(
+          `no valid key of ${appId} matches ${'keyId' in which ? `--key-id ${which.keyId}` : 'the --key given'}`,
+        );
       }
       revoked.push(...gone.map(keyIdOf));
       app.apiKeys = valid.filter((k) => !gone.includes(k));
@@ -167,7 +189,11 @@ export class AppStore {
    * `signingSecrets`), and so does every earlier one still within its own grace period, so a
    * retried rotation does not cut off a receiver holding the first secret. Expired ones are dropped.
    */
-  async rotateSecret(appId: string, graceMs: number, now = new Date()): Promise<{ appId: string; appSecret: string; previousValidUntil: string }> {
+  async rotateSecret(
+    appId: string,
+    graceMs: number,
+    now = new Date(),
+  ): Promise<{ appId: string; appSecret: string; previousValidUntil: string }> {
     const appSecret = newSecret('ds_');
     const previousValidUntil = new Date(now.getTime() + graceMs).toISOString();
     await this.mutate((apps) => {
@@ -209,7 +235,11 @@ export class AppStore {
    * The deliverer's word on an endpoint: disables it (with the reason) or notes since when it
    * fails. Ignored when the app's URL is no longer `url`: the integrator changed it meanwhile.
    */
-  async noteEndpoint(appId: string, url: string, change: { disabled?: { reason: string; at: string }; failingSince?: string | null }): Promise<void> {
+  async noteEndpoint(
+    appId: string,
+    url: string,
+    change: { disabled?: { reason: string; at: string }; failingSince?: string | null },
+  ): Promise<void> {
     await this.mutate((apps) => {
       const app = apps.find((a) => a.appId === appId);
       if (!app || app.webhookUrl !== url) return;
@@ -223,7 +253,8 @@ export class AppStore {
     await state.transaction(async (tx) => {
       const apps = await readApps(tx);
       change(apps);
-      for (const app of apps) await tx.run('app_upsert', { app_id: app.appId, created_at: app.createdAt, doc: JSON.stringify(app) });
+      for (const app of apps)
+        await tx.run('app_upsert', { app_id: app.appId, created_at: app.createdAt, doc: JSON.stringify(app) });
       await tx.run('apps_bump');
     });
   }

@@ -5,7 +5,16 @@ import { fsyncDir, writeFileAtomic } from '../fsutil.js';
 import { silent, type Progress } from '../progress.js';
 import { sqliteFileOf } from '../state/db.js';
 import { copyLanding, copyTree, inProgress } from './files.js';
-import { describeFile, FOLDERS, MANIFEST, OUTBOX, STATE_PG_DUMP, STATE_SQLITE, type BackupFile, type BackupManifest } from './manifest.js';
+import {
+  describeFile,
+  FOLDERS,
+  MANIFEST,
+  OUTBOX,
+  STATE_PG_DUMP,
+  STATE_SQLITE,
+  type BackupFile,
+  type BackupManifest,
+} from './manifest.js';
 import { copyOutbox } from './outbox.js';
 import { currentRelease } from './release.js';
 import { copyWarehouse } from './warehouse.js';
@@ -47,7 +56,10 @@ export async function runBackup(options: BackupOptions): Promise<BackupResult> {
   const dataDir = resolve(options.dataDir);
   const to = resolve(options.to);
   if (!existsSync(dataDir)) throw new InputError(`--data-dir ${dataDir} does not exist`);
-  if (!options.databaseUrl && !existsSync(sqliteFileOf(dataDir))) throw new InputError(`--data-dir ${dataDir} holds no state store (state/state.sqlite); with PostgreSQL give --database-url`);
+  if (!options.databaseUrl && !existsSync(sqliteFileOf(dataDir)))
+    throw new InputError(
+      `--data-dir ${dataDir} holds no state store (state/state.sqlite); with PostgreSQL give --database-url`,
+    );
   if (existsSync(to)) throw new InputError(`--to ${to} exists: a backup goes into a new folder`);
   mkdirSync(dirname(to), { recursive: true, mode: 0o700 });
   // a backup that stops halfway leaves only this dot-folder, never a folder that looks whole
@@ -60,39 +72,80 @@ export async function runBackup(options: BackupOptions): Promise<BackupResult> {
     if (options.databaseUrl) {
       const bin = pgBinOf(options.pgBin);
       progress(`backup: state store: pg_dump of ${redacted(options.databaseUrl)}`);
-      state = { dialect: 'postgres', where: redacted(options.databaseUrl), version: await backupPostgres(options.databaseUrl, join(tmp, STATE_PG_DUMP), bin) };
+      state = {
+        dialect: 'postgres',
+        where: redacted(options.databaseUrl),
+        version: await backupPostgres(options.databaseUrl, join(tmp, STATE_PG_DUMP), bin),
+      };
     } else {
       progress(`backup: state store: SQLite online backup of ${sqliteFileOf(dataDir)}`);
-      state = { dialect: 'sqlite', where: sqliteFileOf(dataDir), version: await backupSqlite(sqliteFileOf(dataDir), join(tmp, STATE_SQLITE)) };
+      state = {
+        dialect: 'sqlite',
+        where: sqliteFileOf(dataDir),
+        version: await backupSqlite(sqliteFileOf(dataDir), join(tmp, STATE_SQLITE)),
+      };
     }
     const skip = (name: string) => inProgress(name);
     const deletions = copyTree(dataDir, tmp, FOLDERS.deletions, { skip });
     const events = copyTree(dataDir, tmp, FOLDERS.events, { skip });
-    progress(`backup: ${deletions.length} deletion request(s), ${events.length} event file(s) waiting for the deliverer`);
+    progress(
+      `backup: ${deletions.length} deletion request(s), ${events.length} event file(s) waiting for the deliverer`,
+    );
     mkdirSync(join(tmp, 'webhooks'), { mode: 0o700 });
     const outbox = await copyOutbox(dataDir, join(tmp, OUTBOX));
-    progress(`backup: webhook outbox: ${outbox === 'none' ? 'none yet (the deliverer has not run)' : `copied ${outbox}`}`);
+    progress(
+      `backup: webhook outbox: ${outbox === 'none' ? 'none yet (the deliverer has not run)' : `copied ${outbox}`}`,
+    );
     // before the landing area: a file loaded after the warehouse's copy is then in the archive's
     const warehouseStarted = performance.now();
     const warehouse = await copyWarehouse(dataDir, tmp, progress);
-    progress(`backup: warehouse: ${warehouse.length === 0 ? 'none yet (nothing was loaded)' : `${warehouse.length} file(s) copied while no job could write it (${((performance.now() - warehouseStarted) / 1000).toFixed(1)} s)`}`);
+    progress(
+      `backup: warehouse: ${warehouse.length === 0 ? 'none yet (nothing was loaded)' : `${warehouse.length} file(s) copied while no job could write it (${((performance.now() - warehouseStarted) / 1000).toFixed(1)} s)`}`,
+    );
     const landing = copyLanding(dataDir, tmp, FOLDERS.landing);
-    progress(`backup: landing area: ${landing.length} file(s) (${landing.filter((f) => f.startsWith(`${FOLDERS.landing}/loaded/`)).length} archived)`);
+    progress(
+      `backup: landing area: ${landing.length} file(s) (${landing.filter((f) => f.startsWith(`${FOLDERS.landing}/loaded/`)).length} archived)`,
+    );
     const files: BackupFile[] = [];
-    const listed = [state.dialect === 'sqlite' ? STATE_SQLITE : STATE_PG_DUMP, ...deletions, ...events, ...(outbox === 'none' ? [] : [OUTBOX]), ...warehouse, ...landing];
+    const listed = [
+      state.dialect === 'sqlite' ? STATE_SQLITE : STATE_PG_DUMP,
+      ...deletions,
+      ...events,
+      ...(outbox === 'none' ? [] : [OUTBOX]),
+      ...warehouse,
+      ...landing,
+    ];
     for (const f of listed) {
       files.push(await describeFile(tmp, f));
       fsyncDir(join(tmp, f));
     }
     const manifest: BackupManifest = {
-      format: 1, createdAt: new Date().toISOString(), release: currentRelease(), dataDir, state,
-      outbox: { copied: outbox, duckdb: outbox === 'none' ? null : await duckdbVersion() }, files,
+      format: 1,
+      createdAt: new Date().toISOString(),
+      release: currentRelease(),
+      dataDir,
+      state,
+      outbox: { copied: outbox, duckdb: outbox === 'none' ? null : await duckdbVersion() },
+      files,
     };
     writeFileAtomic(join(tmp, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
     renameSync(tmp, to);
     fsyncDir(dirname(to));
     const bytes = files.reduce((n, f) => n + f.bytes, 0);
-    return { to, files: files.length, bytes, seconds: (performance.now() - started) / 1000, state, outbox, counts: { landing: landing.length, events: events.length, deletions: deletions.length, warehouse: warehouse.length } };
+    return {
+      to,
+      files: files.length,
+      bytes,
+      seconds: (performance.now() - started) / 1000,
+      state,
+      outbox,
+      counts: {
+        landing: landing.length,
+        events: events.length,
+        deletions: deletions.length,
+        warehouse: warehouse.length,
+      },
+    };
   } catch (error) {
     rmSync(tmp, { recursive: true, force: true });
     throw error;

@@ -35,8 +35,7 @@ export function copyTree(from: string, to: string, rel: string, options: TreeOpt
     }
     if (st.isDirectory()) {
       if (!options.shallow) out.push(...copyTree(from, to, relative, options));
-    }
-    else if (st.isFile() && copyOne(join(from, relative), join(to, relative))) out.push(relative);
+    } else if (st.isFile() && copyOne(join(from, relative), join(to, relative))) out.push(relative);
   }
   return out;
 }
@@ -60,7 +59,8 @@ export function copyOne(source: string, target: string): boolean {
 const isGone = (error: unknown): boolean => (error as NodeJS.ErrnoException).code === 'ENOENT';
 
 /** Names writers use while a file is not complete (the landing area's and the event files' rule). */
-export const inProgress = (name: string): boolean => /\.(tmp|part)$/i.test(name) || (name.startsWith('.') && name !== '.uploads-batched');
+export const inProgress = (name: string): boolean =>
+  /\.(tmp|part)$/i.test(name) || (name.startsWith('.') && name !== '.uploads-batched');
 
 /**
  * The landing area in the order a running load moves its files: the files waiting at its top

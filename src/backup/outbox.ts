@@ -12,6 +12,8 @@ import { askOutbox } from '../webhooks/ask-outbox.js';
 export async function copyOutbox(dataDir: string, target: string): Promise<'by the deliverer' | 'read-only' | 'none'> {
   const paths = pathsFor(dataDir);
   if (!existsSync(paths.outboxFile)) return 'none';
-  const answer = (await askOutbox(dataDir, { op: 'copy', to: target }, new Date())) as { by: 'by the deliverer' | 'read-only' };
+  const answer = (await askOutbox(dataDir, { op: 'copy', to: target }, new Date())) as {
+    by: 'by the deliverer' | 'read-only';
+  };
   return answer.by;
 }

@@ -8,7 +8,10 @@ export function currentRelease(): { name: string; version: string; commit: strin
   let commit: string | null = null;
   if (existsSync(repoPath('.git'))) {
     try {
-      commit = execFileSync('git', ['-C', repoPath(), 'rev-parse', '--short', 'HEAD'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim() || null;
+      commit =
+        execFileSync('git', ['-C', repoPath(), 'rev-parse', '--short', 'HEAD'], { stdio: ['ignore', 'pipe', 'ignore'] })
+          .toString()
+          .trim() || null;
     } catch {
       // no git on the machine: the version alone names the release
     }

@@ -49,7 +49,8 @@ export async function runRestore(options: RestoreOptions): Promise<RestoreResult
   const from = resolve(options.from);
   const dataDir = resolve(options.dataDir);
   const manifest = await verifiedManifest(from, progress);
-  if (existsSync(dataDir) && readdirSync(dataDir).length > 0) throw new InputError(`--data-dir ${dataDir} is not empty: a restore goes into a new (or empty) folder`);
+  if (existsSync(dataDir) && readdirSync(dataDir).length > 0)
+    throw new InputError(`--data-dir ${dataDir} is not empty: a restore goes into a new (or empty) folder`);
   const state = await stateTarget(manifest, options);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   if (state.dialect === 'sqlite') {
@@ -59,24 +60,37 @@ export async function runRestore(options: RestoreOptions): Promise<RestoreResult
   } else {
     await restorePostgres(state.url, join(from, STATE_PG_DUMP), pgBinOf(options.pgBin));
   }
-  progress(`restore: state store restored into ${state.dialect === 'sqlite' ? sqliteFileOf(dataDir) : redacted(state.url)}`);
+  progress(
+    `restore: state store restored into ${state.dialect === 'sqlite' ? sqliteFileOf(dataDir) : redacted(state.url)}`,
+  );
   const rest = manifest.files.filter((f) => !f.path.startsWith('state/'));
   for (const f of rest) {
-    if (!copyOne(join(from, f.path), join(dataDir, f.path))) throw new InputError(`--from ${from}: ${f.path} disappeared while it was restored`);
+    if (!copyOne(join(from, f.path), join(dataDir, f.path)))
+      throw new InputError(`--from ${from}: ${f.path} disappeared while it was restored`);
   }
   const archived = loadOrder(rest.map((f) => f.path)).map((p) => join(dataDir, p));
   const warehouse = rest.some((f) => f.path === WAREHOUSE_FILE);
-  progress(`restore: ${rest.length} file(s) laid down (${warehouse ? 'the warehouse, ' : ''}${archived.length} archived landing file(s))`);
+  progress(
+    `restore: ${rest.length} file(s) laid down (${warehouse ? 'the warehouse, ' : ''}${archived.length} archived landing file(s))`,
+  );
   let load: LoadResult | null = null;
   // with the warehouse, the load leaves out each archived file it already holds (by content) and
   // publishes; trips older than the archive's retention are in the warehouse alone
   if (options.load && (archived.length > 0 || warehouse)) {
-    progress(`restore: loading the ${archived.length} archived file(s)${warehouse ? ' the warehouse does not hold yet' : ' again'}, in their first load's order, then publishing`);
+    progress(
+      `restore: loading the ${archived.length} archived file(s)${warehouse ? ' the warehouse does not hold yet' : ' again'}, in their first load's order, then publishing`,
+    );
     load = await runLoad({ dataDir, inputs: archived, progress });
   }
   return {
-    dataDir, backupOf: manifest.dataDir, createdAt: manifest.createdAt, files: manifest.files.length,
-    state: state.dialect === 'sqlite' ? sqliteFileOf(dataDir) : redacted(state.url), archived: archived.length, warehouse, load: load?.totals ?? null,
+    dataDir,
+    backupOf: manifest.dataDir,
+    createdAt: manifest.createdAt,
+    files: manifest.files.length,
+    state: state.dialect === 'sqlite' ? sqliteFileOf(dataDir) : redacted(state.url),
+    archived: archived.length,
+    warehouse,
+    load: load?.totals ?? null,
     seconds: (performance.now() - started) / 1000,
   };
 }
@@ -85,10 +99,16 @@ type StateTarget = { dialect: 'sqlite' } | { dialect: 'postgres'; url: string };
 
 async function stateTarget(manifest: BackupManifest, options: RestoreOptions): Promise<StateTarget> {
   if (manifest.state.dialect === 'sqlite') {
-    if (options.databaseUrl) throw new InputError('--database-url: this backup holds a SQLite state store; it is restored into the data folder (leave DATABASE_URL unset)');
+    if (options.databaseUrl)
+      throw new InputError(
+        '--database-url: this backup holds a SQLite state store; it is restored into the data folder (leave DATABASE_URL unset)',
+      );
     return { dialect: 'sqlite' };
   }
-  if (!options.databaseUrl) throw new InputError('--database-url is needed: this backup holds a PostgreSQL state store (give an empty database)');
+  if (!options.databaseUrl)
+    throw new InputError(
+      '--database-url is needed: this backup holds a PostgreSQL state store (give an empty database)',
+    );
   return { dialect: 'postgres', url: options.databaseUrl };
 }
 

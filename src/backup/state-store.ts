@@ -36,7 +36,8 @@ export function pgBinOf(flag?: string | null): string {
     if (!existsSync(join(given, 'pg_dump'))) throw new InputError(`--pg-bin ${given}: no pg_dump there`);
     return given;
   }
-  for (const dir of (process.env['PATH'] ?? '').split(delimiter)) if (dir && existsSync(join(dir, 'pg_dump'))) return dir;
+  for (const dir of (process.env['PATH'] ?? '').split(delimiter))
+    if (dir && existsSync(join(dir, 'pg_dump'))) return dir;
   const debian = '/usr/lib/postgresql/15/bin';
   if (existsSync(join(debian, 'pg_dump'))) return debian;
   throw new InputError('pg_dump not found: give --pg-bin DIR (or DRIVING_PG_BIN, or put it on PATH)');
@@ -44,7 +45,11 @@ export function pgBinOf(flag?: string | null): string {
 
 /** pg_dump in its custom format: one consistent snapshot (a repeatable-read transaction) while writers go on. */
 export async function backupPostgres(url: string, target: string, bin: string): Promise<string> {
-  await run(join(bin, 'pg_dump'), ['--format=custom', '--no-owner', '--no-privileges', '--file', target, '--dbname', url], { maxBuffer: 16 * 2 ** 20 });
+  await run(
+    join(bin, 'pg_dump'),
+    ['--format=custom', '--no-owner', '--no-privileges', '--file', target, '--dbname', url],
+    { maxBuffer: 16 * 2 ** 20 },
+  );
   return (await run(join(bin, 'pg_dump'), ['--version'])).stdout.trim();
 }
 
@@ -54,11 +59,16 @@ export async function restorePostgres(url: string, dump: string, bin: string): P
   await client.connect();
   try {
     const tables = Number((await client.query(sqlText('ops/backup/pg_table_count'))).rows[0]?.n ?? 0);
-    if (tables > 0) throw new InputError(`--database-url: the database holds ${tables} table(s) already; restore needs an empty one`);
+    if (tables > 0)
+      throw new InputError(`--database-url: the database holds ${tables} table(s) already; restore needs an empty one`);
   } finally {
     await client.end();
   }
-  await run(join(bin, 'pg_restore'), ['--no-owner', '--no-privileges', '--exit-on-error', '--single-transaction', '--dbname', url, dump], { maxBuffer: 16 * 2 ** 20 });
+  await run(
+    join(bin, 'pg_restore'),
+    ['--no-owner', '--no-privileges', '--exit-on-error', '--single-transaction', '--dbname', url, dump],
+    { maxBuffer: 16 * 2 ** 20 },
+  );
   await forgetLeasesPostgres(url);
 }
 

@@ -18,12 +18,27 @@ export const WAREHOUSE_FILE = 'warehouse/warehouse.duckdb';
  * copy is kept short: files only, cloned where the file system shares blocks. Returns the paths
  * copied (none before the first load made a warehouse).
  */
-export async function copyWarehouse(dataDir: string, to: string, progress: Progress, lockWaitMs = jobSettings().warehouseLockWaitMs): Promise<string[]> {
+export async function copyWarehouse(
+  dataDir: string,
+  to: string,
+  progress: Progress,
+  lockWaitMs = jobSettings().warehouseLockWaitMs,
+): Promise<string[]> {
   const paths = pathsFor(dataDir);
   if (!existsSync(paths.warehouseFile)) return [];
-  const db = await openDatabase(paths.warehouseFile, { readOnly: true, lockWaitMs, threads: 1, memoryLimit: '256MB', onWait: (m) => progress(`backup: warehouse: ${m}`) }).catch((error: unknown) => {
+  const db = await openDatabase(paths.warehouseFile, {
+    readOnly: true,
+    lockWaitMs,
+    threads: 1,
+    memoryLimit: '256MB',
+    onWait: (m) => progress(`backup: warehouse: ${m}`),
+  }).catch((error: unknown) => {
     if (error instanceof DatabaseBusyError) {
-      throw new DatabaseBusyError(error.path, error.detail, 'the backup copies the warehouse only while no job writes it: run it again when that job has finished (or give it longer: DRIVING_WAREHOUSE_LOCK_WAIT_MS)');
+      throw new DatabaseBusyError(
+        error.path,
+        error.detail,
+        'the backup copies the warehouse only while no job writes it: run it again when that job has finished (or give it longer: DRIVING_WAREHOUSE_LOCK_WAIT_MS)',
+      );
     }
     throw error;
   });

@@ -20,7 +20,8 @@ export function reportDamage(publishedDir: string, name: string, why: string, no
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     // one report per file, whatever the number of readers that found it
     const file = join(dir, `${createHash('sha256').update(name).digest('hex').slice(0, 32)}.json`);
-    if (!existsSync(file)) writeFileSync(file, JSON.stringify({ file: name, why, at: now.toISOString() }), { mode: 0o600 });
+    if (!existsSync(file))
+      writeFileSync(file, JSON.stringify({ file: name, why, at: now.toISOString() }), { mode: 0o600 });
   } catch {
     // the log line and /readyz still say it; the report is a hint to the next publish
   }
@@ -38,11 +39,14 @@ export function readDamageReports(publishedDir: string): DamageReport[] {
   const dir = damagedDir(publishedDir);
   if (!existsSync(dir)) return [];
   const out: DamageReport[] = [];
-  for (const name of readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
+  for (const name of readdirSync(dir)
+    .filter((n) => n.endsWith('.json'))
+    .sort()) {
     const report = join(dir, name);
     try {
       const parsed = JSON.parse(readFileSync(report, 'utf8')) as { file?: unknown };
-      if (typeof parsed.file === 'string' && !parsed.file.split('/').includes('..')) out.push({ report, file: parsed.file });
+      if (typeof parsed.file === 'string' && !parsed.file.split('/').includes('..'))
+        out.push({ report, file: parsed.file });
       else rmSync(report, { force: true });
     } catch {
       rmSync(report, { force: true });

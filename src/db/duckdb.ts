@@ -16,4 +16,6 @@ export type DuckDBInstance = Api.DuckDBInstance;
 export type DuckDBTypeId = Api.DuckDBTypeId;
 
 /** The bytes behind a pointer in DuckDB's memory (a long string's): what the client's own string reads call. */
-export const getDataFromPointer = (createRequire(require.resolve('@duckdb/node-api'))('@duckdb/node-bindings') as typeof Bindings).get_data_from_pointer;
+export const getDataFromPointer = (
+  createRequire(require.resolve('@duckdb/node-api'))('@duckdb/node-bindings') as typeof Bindings
+).get_data_from_pointer;

@@ -2,7 +2,12 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { run, splitStatements, sqlText } from './sql.js';
 
 /** The SQL macros every model relies on: helpers, then the versioned scoring models. */
-export const MACRO_FILES = ['macros/common', 'models/scoring/trip_score', 'models/scoring/energy', 'models/scoring/safety_score'] as const;
+export const MACRO_FILES = [
+  'macros/common',
+  'models/scoring/trip_score',
+  'models/scoring/energy',
+  'models/scoring/safety_score',
+] as const;
 
 let script: string | undefined;
 

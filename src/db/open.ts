@@ -59,7 +59,9 @@ export async function openDatabase(path: string, options: OpenOptions = {}): Pro
         queued ??= joinQueue(path);
         if (onWait && Date.now() - reportedAt >= WAIT_REPORT_EVERY_MS) {
           reportedAt = Date.now();
-          onWait(`waiting for ${describeHolder(message)} holding ${path} (gives up in ${Math.ceil((deadline - Date.now()) / 1000)} s, then exits 3)`);
+          onWait(
+            `waiting for ${describeHolder(message)} holding ${path} (gives up in ${Math.ceil((deadline - Date.now()) / 1000)} s, then exits 3)`,
+          );
         }
         await new Promise((resolve) => setTimeout(resolve, Math.min(50 * 2 ** attempt, 500)));
       }
@@ -151,8 +153,16 @@ export function describeHolder(lockMessage: string): string {
   const pid = match[2] as string;
   let command = match[1] as string;
   try {
-    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((a) => a !== '');
-    if (args.length > 0) command = args.map((a, i) => (i === 0 ? a.split('/').pop() : a)).join(' ').replace(/\s+/g, ' ').trim().slice(0, 120);
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      .split('\0')
+      .filter((a) => a !== '');
+    if (args.length > 0)
+      command = args
+        .map((a, i) => (i === 0 ? a.split('/').pop() : a))
+        .join(' ')
+        .replace(/\s+/g, ' ')
+        .trim()
+        .slice(0, 120);
   } catch {
     // not Linux, or the process just ended: the program path is all there is
   }

@@ -58,7 +58,9 @@ function memo<T>(compute: (text: string) => T): (text: string) => T {
 }
 
 /** The `$name` parameters a comment-free statement names, each use in order (quotes ignored). */
-const namesIn = memo((sql: string): string[] => [...outsideQuotes(sql).matchAll(/\$([a-z_][a-z0-9_]*)/gi)].map((m) => m[1] as string));
+const namesIn = memo((sql: string): string[] =>
+  [...outsideQuotes(sql).matchAll(/\$([a-z_][a-z0-9_]*)/gi)].map((m) => m[1] as string),
+);
 
 /** With DRIVING_SQL_TRACE set, each statement's time goes to stderr (to find the slow or the failing one). */
 export const TRACE = setting('DRIVING_SQL_TRACE');
@@ -115,7 +117,8 @@ export async function materialize(
 
 /** Runs a file of several statements separated by semicolons, binding what each one names. */
 export async function runScript(conn: DuckDBConnection, name: string, params?: Params): Promise<void> {
-  for (const statement of splitStatements(sqlText(name))) await traced(statement, () => conn.run(statement, paramsFor(statement, params)));
+  for (const statement of splitStatements(sqlText(name)))
+    await traced(statement, () => conn.run(statement, paramsFor(statement, params)));
 }
 
 /** Runs a file of several statements and returns the rows of the last one (a SELECT). */
@@ -136,7 +139,8 @@ const statementsOf = memo((text: string): string[] =>
   stripComments(text)
     .split(/;\s*(?:\n|$)/)
     .map((s) => s.trim())
-    .filter((s) => s.length > 0));
+    .filter((s) => s.length > 0),
+);
 
 /**
  * Drops `--` line comments (so a `$word` in a comment is never taken for a parameter), leaving
@@ -206,4 +210,3 @@ export function quoteLiteral(value: string): string {
 export function isMissingTable(error: unknown, table: string): boolean {
   return (error instanceof Error ? error.message : String(error)).includes(`Table with name ${table} does not exist`);
 }
-

@@ -23,7 +23,12 @@ export interface EmitResult {
  * data the API does not serve. The file is written (fsync, rename) BEFORE the warehouse records
  * what it announced: a crash in between repeats the same events with the same ids (at-least-once).
  */
-export async function emitEvents(wh: Warehouse, eventsDir: string, publishedVersion: number, now: Date): Promise<EmitResult> {
+export async function emitEvents(
+  wh: Warehouse,
+  eventsDir: string,
+  publishedVersion: number,
+  now: Date,
+): Promise<EmitResult> {
   const conn = wh.conn;
   // what each kind announced last, and which kinds have anything new: a kind with nothing is
   // skipped, statements and all (a score run writes no trip and purges no one)
@@ -35,16 +40,28 @@ export async function emitEvents(wh: Warehouse, eventsDir: string, publishedVers
   if (pending['trips'] === true) {
     await insertRows(conn, 1, sqlText('ops/events/trip_created'), { since: tripsSince, version: publishedVersion });
     // held for the record below: every trip written since, with what it serves as a fingerprint
-    await run(conn, `create or replace temp table trip_fingerprints as ${sqlText('ops/events/trip_fingerprints')}`, { since: tripsSince, version: publishedVersion });
+    await run(conn, `create or replace temp table trip_fingerprints as ${sqlText('ops/events/trip_fingerprints')}`, {
+      since: tripsSince,
+      version: publishedVersion,
+    });
     await insertRows(conn, 2, sqlText('ops/events/trip_updated'));
   }
   // held for the record below: only users whose values changed since their last announcement
-  await run(conn, `create or replace temp table score_events as ${sqlText('ops/events/safety_score_updated')}`, { since, version: publishedVersion });
+  await run(conn, `create or replace temp table score_events as ${sqlText('ops/events/safety_score_updated')}`, {
+    since,
+    version: publishedVersion,
+  });
   // score_events holds them in the order its statement sorted them (app, user, date), which a
   // scan gives back as the file's lines are (DuckDB keeps insertion order): not sorted twice
   await insertRows(conn, 3, 'select id, type, app_id, data from score_events');
-  if (pending['users'] === true) await insertRows(conn, 4, sqlText('ops/events/user_deleted'), { since: usersSince, version: publishedVersion });
-  const counts = new Map((await query(conn, 'select part, count(*)::integer as n from event_rows group by part')).map((r) => [Number(r['part']), Number(r['n'])]));
+  if (pending['users'] === true)
+    await insertRows(conn, 4, sqlText('ops/events/user_deleted'), { since: usersSince, version: publishedVersion });
+  const counts = new Map(
+    (await query(conn, 'select part, count(*)::integer as n from event_rows group by part')).map((r) => [
+      Number(r['part']),
+      Number(r['n']),
+    ]),
+  );
   const count = (part: number): number => counts.get(part) ?? 0;
   let file: string | null = null;
   if (counts.size > 0) {
@@ -54,7 +71,8 @@ export async function emitEvents(wh: Warehouse, eventsDir: string, publishedVers
     await writeLines(conn, file, { envelope: ENVELOPE_VERSION, created_at: now.toISOString() });
   }
   await inTransaction(conn, async () => {
-    if (pending['trips'] === true) await runScript(conn, 'ops/events/mark_trips_announced', { version: publishedVersion });
+    if (pending['trips'] === true)
+      await runScript(conn, 'ops/events/mark_trips_announced', { version: publishedVersion });
     await run(conn, "insert or replace into meta values ('user_events_version', $v::varchar)", { v: publishedVersion });
     await runScript(conn, 'ops/events/mark_scores_announced', { version: publishedVersion });
     await markScoresAnnounced(conn, publishedVersion);
@@ -79,7 +97,11 @@ async function writeLines(conn: DuckDBConnection, file: string, params: Params):
   const tmp = temporaryBeside(file);
   mkdirSync(dirname(file), { recursive: true });
   try {
-    await run(conn, `copy (${sqlText('ops/events/pending_lines')}) to ${quoteLiteral(tmp)} (format csv, header false, quote '', escape '', delimiter '\x01')`, params);
+    await run(
+      conn,
+      `copy (${sqlText('ops/events/pending_lines')}) to ${quoteLiteral(tmp)} (format csv, header false, quote '', escape '', delimiter '\x01')`,
+      params,
+    );
     // as writeFileAtomic's open: 0644 through the process umask (a job's 077 leaves 0600)
     chmodSync(tmp, 0o644 & ~process.umask());
     fsyncFile(tmp);

@@ -3,19 +3,27 @@ import type { TripRecord } from './types.js';
 type Fields = Record<string, unknown>;
 type Fault = (record: Fields) => void;
 
-const unset = (field: string): Fault => (record) => {
-  delete record[field];
-};
-const set = (field: string, value: unknown): Fault => (record) => {
-  record[field] = value;
-};
+const unset =
+  (field: string): Fault =>
+  (record) => {
+    delete record[field];
+  };
+const set =
+  (field: string, value: unknown): Fault =>
+  (record) => {
+    record[field] = value;
+  };
 /** '2026-11-20T08:01:02+01:00' → '2026-11-20T08:01:02': a local time nobody can place. */
-const dropOffset = (field: string): Fault => (record) => {
-  record[field] = String(record[field]).slice(0, 19);
-};
-const asString = (field: string): Fault => (record) => {
-  record[field] = String(record[field]);
-};
+const dropOffset =
+  (field: string): Fault =>
+  (record) => {
+    record[field] = String(record[field]).slice(0, 19);
+  };
+const asString =
+  (field: string): Fault =>
+  (record) => {
+    record[field] = String(record[field]);
+  };
 
 /**
  * Record-level faults in the loader's precedence order, each breaking exactly one rule so that
@@ -55,7 +63,12 @@ export function badLines(templates: readonly TripRecord[]): BadLine[] {
   const variant = (): Fields => {
     const template = templates[n % templates.length] as TripRecord;
     n += 1;
-    return { ...template, tripId: `${template.tripId}-rejected-${n}`, points: template.points.slice(0, 10), events: [] };
+    return {
+      ...template,
+      tripId: `${template.tripId}-rejected-${n}`,
+      points: template.points.slice(0, 10),
+      events: [],
+    };
   };
   const whole = JSON.stringify(variant());
   const lines: BadLine[] = [

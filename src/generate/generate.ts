@@ -69,7 +69,13 @@ export async function generateTrips(options: GenerateOptions): Promise<GenerateS
     progress('built users');
     const days = datesBetween(addDays(options.endDate, 1 - options.days), options.endDate);
     const written = await writeDayFiles(conn, {
-      ...options, outDir, days, params, users: options.users.length, tripsPerPart: options.tripsPerPart ?? tripsPerPart(), onProgress: progress,
+      ...options,
+      outDir,
+      days,
+      params,
+      users: options.users.length,
+      tripsPerPart: options.tripsPerPart ?? tripsPerPart(),
+      onProgress: progress,
     });
     const summary: GenerateSummary = {
       files: written.files,
@@ -86,7 +92,10 @@ export async function generateTrips(options: GenerateOptions): Promise<GenerateS
 
     // the last day's bad-source trips: their records are in gen_records (write-days.ts)
     const sources = await queryFile(conn, 'tools/generate/bad_sources');
-    const bad = writeBadRecords(outDir, sources.map((row) => JSON.parse(String(row['line'])) as TripRecord));
+    const bad = writeBadRecords(
+      outDir,
+      sources.map((row) => JSON.parse(String(row['line'])) as TripRecord),
+    );
     progress(`wrote ${bad.path}`);
     return {
       files: [...written.files, bad.path],

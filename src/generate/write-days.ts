@@ -59,7 +59,12 @@ export async function writeDayFiles(conn: DuckDBConnection, options: DayFilesOpt
   for (let b = 0; b < options.days.length; b += perBlock) {
     const block = options.days.slice(b, b + perBlock);
     const withBad = options.badRecords && b + perBlock >= options.days.length;
-    await runFile(conn, 'tools/generate/trips', { ...options.params, end_date: block[block.length - 1] as string, days: block.length, bad_records: withBad });
+    await runFile(conn, 'tools/generate/trips', {
+      ...options.params,
+      end_date: block[block.length - 1] as string,
+      days: block.length,
+      bad_records: withBad,
+    });
     await runFile(conn, 'tools/generate/day_trips');
     const [counts = {}] = await queryFile(conn, 'tools/generate/part_range');
     const trips = Number(counts['trips'] ?? 0);
@@ -89,7 +94,9 @@ export async function writeDayFiles(conn: DuckDBConnection, options: DayFilesOpt
           saidAt = Date.now();
           const parts = Math.ceil(trips / options.tripsPerPart);
           const part = Math.ceil(done / options.tripsPerPart);
-          options.onProgress?.(`${block[0]}${block.length > 1 ? `..${block[block.length - 1]}` : ''}: ${done.toLocaleString('en-US')} of ${trips.toLocaleString('en-US')} trips written (part ${part} of ${parts}, ${Math.floor((100 * done) / trips)}%)`);
+          options.onProgress?.(
+            `${block[0]}${block.length > 1 ? `..${block[block.length - 1]}` : ''}: ${done.toLocaleString('en-US')} of ${trips.toLocaleString('en-US')} trips written (part ${part} of ${parts}, ${Math.floor((100 * done) / trips)}%)`,
+          );
         }
       }
       for (const day of block) {
@@ -122,7 +129,10 @@ export async function writeDayFiles(conn: DuckDBConnection, options: DayFilesOpt
  * range of trip_no of each day among them, and of the bad-source trips.
  */
 async function buildPart(
-  conn: DuckDBConnection, first: number, last: number, options: DayFilesOptions,
+  conn: DuckDBConnection,
+  first: number,
+  last: number,
+  options: DayFilesOptions,
 ): Promise<{ days: Map<string, TripRange>; bad: TripRange | undefined }> {
   await runFile(conn, 'tools/generate/part_trips', { first_out_no: first, last_out_no: last });
   for (const step of PART_STEPS) await runFile(conn, `tools/generate/${step}`, options.params);
@@ -148,7 +158,10 @@ async function copyRecords(conn: DuckDBConnection, path: string, options: DayFil
  */
 async function joinParquet(conn: DuckDBConnection, pieces: string[], path: string): Promise<void> {
   const list = `[${pieces.map(quoteLiteral).join(', ')}]`;
-  await run(conn, `copy (select * from read_parquet(${list})) to ${quoteLiteral(path)} (format parquet, compression zstd)`);
+  await run(
+    conn,
+    `copy (select * from read_parquet(${list})) to ${quoteLiteral(path)} (format parquet, compression zstd)`,
+  );
 }
 
 /** One buffer for every piece appended (a large day has hundreds of pieces). */
@@ -162,7 +175,11 @@ function appendPiece(to: string, piece: string): void {
   try {
     const from = openSync(piece, 'r');
     try {
-      for (let n = readSync(from, buffer, 0, buffer.length, null); n > 0; n = readSync(from, buffer, 0, buffer.length, null)) {
+      for (
+        let n = readSync(from, buffer, 0, buffer.length, null);
+        n > 0;
+        n = readSync(from, buffer, 0, buffer.length, null)
+      ) {
         for (let done = 0; done < n; ) done += writeSync(fd, buffer, done, n - done);
       }
     } finally {

@@ -81,7 +81,11 @@ export class Simplification {
       return;
     }
     // a long trip is likely to pause: its own arrays spare the copy `detach` would make
-    ({ x: this.x, y: this.y, keep: this.keep } = this.n > SCRATCH_MAX_POINTS
+    ({
+      x: this.x,
+      y: this.y,
+      keep: this.keep,
+    } = this.n > SCRATCH_MAX_POINTS
       ? { x: new Float64Array(this.n), y: new Float64Array(this.n), keep: new Uint8Array(this.n) }
       : scratchFor(this.n));
     projectInto(lat, lng, this.x, this.y);

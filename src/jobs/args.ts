@@ -9,7 +9,10 @@ import { exportSetting } from '../settings.js';
 // its code cache loads far faster than yargs' many modules, at every job's start
 const bundle = vendored('yargs');
 const { yargs, hideBin } = bundle
-  ? ((await import(pathToFileURL(bundle).href)) as { yargs: typeof import('yargs').default; hideBin: typeof Helpers.hideBin })
+  ? ((await import(pathToFileURL(bundle).href)) as {
+      yargs: typeof import('yargs').default;
+      hideBin: typeof Helpers.hideBin;
+    })
   : { yargs: (await import('yargs')).default, hideBin: (await import('yargs/helpers')).hideBin };
 
 export const DATA_DIR_HELP = 'data folder (env DRIVING_DATA_DIR, default ./data)';
@@ -37,7 +40,8 @@ export interface JobArgsOptions {
   stateStore?: boolean;
 }
 
-const DATABASE_URL_HELP = 'PostgreSQL URL of the shared state store (env DATABASE_URL; default the data folder\'s SQLite file)';
+const DATABASE_URL_HELP =
+  "PostgreSQL URL of the shared state store (env DATABASE_URL; default the data folder's SQLite file)";
 
 /**
  * The command line every job shares (docs/jobs.md): its name and usage, `--data-dir`, `--json` and
@@ -46,14 +50,23 @@ const DATABASE_URL_HELP = 'PostgreSQL URL of the shared state store (env DATABAS
  *
  * @example const argv = jobArgs('score', 'score [--date D]').option('date', { type: 'string' }).parseSync();
  */
-export function jobArgs(name: string, usage: string, options: JobArgsOptions = {}): Argv<{ 'data-dir': string | undefined; json: boolean }> {
+export function jobArgs(
+  name: string,
+  usage: string,
+  options: JobArgsOptions = {},
+): Argv<{ 'data-dir': string | undefined; json: boolean }> {
   const commands = options.commands ?? [];
   const names = commands.map((c) => c.command.split(' ')[0] as string);
   let y = yargs(options.argv ?? hideBin(process.argv))
     .scriptName(name)
     .usage(usage)
     .option('data-dir', { type: 'string', global: true, describe: options.dataDirHelp ?? DATA_DIR_HELP })
-    .option('json', { type: 'boolean', default: false, global: true, describe: options.jsonHelp ?? 'the result as JSON on stdout' })
+    .option('json', {
+      type: 'boolean',
+      default: false,
+      global: true,
+      describe: options.jsonHelp ?? 'the result as JSON on stdout',
+    })
     .version(false)
     .help()
     .strict()

@@ -60,9 +60,11 @@ export function oneLine(error: unknown): string {
 export function reportFailure(name: string, error: unknown, json = false): number {
   const code = exitCodeOf(error);
   const message = oneLine(error);
-  if (json) process.stdout.write(`${JSON.stringify({ ok: false, job: name, exitCode: code, error: message }, null, 2)}\n`);
+  if (json)
+    process.stdout.write(`${JSON.stringify({ ok: false, job: name, exitCode: code, error: message }, null, 2)}\n`);
   process.stderr.write(`${name}: failed: ${message}\n`);
-  if (code === EXIT.internal && error instanceof Error && setting('DRIVING_DEBUG')) process.stderr.write(`${error.stack}\n`);
+  if (code === EXIT.internal && error instanceof Error && setting('DRIVING_DEBUG'))
+    process.stderr.write(`${error.stack}\n`);
   process.exitCode = code;
   return code;
 }
@@ -81,14 +83,20 @@ export interface JobOutcome<T> {
  * Runs a job the same way for every entry point: progress on stderr, then either the one-line
  * summary or (with --json) the result as JSON on stdout; the exit code by the rule above.
  */
-export async function runJob<T>(name: string, json: boolean, job: () => Promise<JobOutcome<T>>, onEnd?: JobEnd<T>): Promise<void> {
+export async function runJob<T>(
+  name: string,
+  json: boolean,
+  job: () => Promise<JobOutcome<T>>,
+  onEnd?: JobEnd<T>,
+): Promise<void> {
   const startedAt = new Date();
   let result: T | undefined;
   try {
     const outcome = await job();
     const { summary, exitCode = 0, summaryToStderr = false } = outcome;
     result = outcome.result;
-    if (json) process.stdout.write(`${JSON.stringify({ ok: exitCode === 0, job: name, ...asObject(result) }, null, 2)}\n`);
+    if (json)
+      process.stdout.write(`${JSON.stringify({ ok: exitCode === 0, job: name, ...asObject(result) }, null, 2)}\n`);
     else (summaryToStderr ? process.stderr : process.stdout).write(`${name}: ${summary}\n`);
     process.exitCode = exitCode;
   } catch (error) {
@@ -96,24 +104,39 @@ export async function runJob<T>(name: string, json: boolean, job: () => Promise<
   }
   // what happens after a run (its metrics file) never changes the run's exit code
   try {
-    await onEnd?.({ startedAt, seconds: (Date.now() - startedAt.getTime()) / 1000, exitCode: Number(process.exitCode ?? 0), result });
+    await onEnd?.({
+      startedAt,
+      seconds: (Date.now() - startedAt.getTime()) / 1000,
+      exitCode: Number(process.exitCode ?? 0),
+      result,
+    });
   } catch (error) {
     process.stderr.write(`${name}: after the run: ${oneLine(error)}\n`);
   }
 }
 
 /** Called once a job has ended, successful or not (`result` only when it finished). */
-export type JobEnd<T> = (run: { startedAt: Date; seconds: number; exitCode: number; result?: T }) => void | Promise<void>;
+export type JobEnd<T> = (run: {
+  startedAt: Date;
+  seconds: number;
+  exitCode: number;
+  result?: T;
+}) => void | Promise<void>;
 
 function asObject(value: unknown): Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : { result: value };
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : { result: value };
 }
 
 /**
  * For yargs' `.fail()`: a wrong flag or value is bad input (exit 2), said in one line; a job with
  * sub-commands lists them, so a mistyped command shows what it could have been.
  */
-export function usageFailure(name: string, commands: string[] = []): (message: string | undefined, error: Error | undefined) => never {
+export function usageFailure(
+  name: string,
+  commands: string[] = [],
+): (message: string | undefined, error: Error | undefined) => never {
   return (message, error) => {
     // yargs spreads some messages over lines ("Invalid values:\n  Argument: ..."): one line here
     const text = (message ?? error?.message ?? 'invalid arguments').replace(/\s*\n\s*/g, ' ').trim();
@@ -124,7 +147,9 @@ export function usageFailure(name: string, commands: string[] = []): (message: s
 }
 
 /** For yargs' `.check()` on number flags: `--port abc` parses to NaN, which is bad input. */
-export function wholeNumbers(flags: Record<string, { min: number; max: number }>): (argv: Record<string, unknown>) => true {
+export function wholeNumbers(
+  flags: Record<string, { min: number; max: number }>,
+): (argv: Record<string, unknown>) => true {
   return (argv) => {
     for (const [flag, { min, max }] of Object.entries(flags)) {
       const key = flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());

@@ -15,12 +15,15 @@ export async function appsOf(dataDir: string): Promise<App[]> {
   const paths = pathsFor(dataDir);
   // opening the embedded store would create it: a folder without one (nor an earlier release's
   // apps.json to migrate) is refused untouched
-  if (!resolveDatabaseUrl() && !existsSync(sqliteFileOf(dataDir)) && !existsSync(paths.appsFile)) throw noApps(dataDir, 'holds no apps (no state store)');
+  if (!resolveDatabaseUrl() && !existsSync(sqliteFileOf(dataDir)) && !existsSync(paths.appsFile))
+    throw noApps(dataDir, 'holds no apps (no state store)');
   const apps = await new AppStore(pathsFor(dataDir).appsFile).list();
   if (apps.length > 0) return apps;
   throw noApps(dataDir, 'holds no apps');
 }
 
 function noApps(dataDir: string, why: string): InputError {
-  return new InputError(`data folder ${dataDir} ${why}: check --data-dir (or DRIVING_DATA_DIR), or create an app with 'node jobs/apps.js add --name NAME --data-dir ${dataDir}'`);
+  return new InputError(
+    `data folder ${dataDir} ${why}: check --data-dir (or DRIVING_DATA_DIR), or create an app with 'node jobs/apps.js add --name NAME --data-dir ${dataDir}'`,
+  );
 }

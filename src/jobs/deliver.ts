@@ -59,7 +59,12 @@ export async function runDeliver(options: DeliverOptions): Promise<DeliverResult
     ? await Lease.tryTake(state, DELIVERER_LEASE, holder, leaseOptions)
     : await Lease.waitFor(state, DELIVERER_LEASE, holder, leaseOptions, stopped);
   if (!lease) {
-    if (options.once) throw new DatabaseBusyError(DELIVERER_LEASE, 'another deliverer holds the lease', 'it delivers what is due; run again when it has stopped');
+    if (options.once)
+      throw new DatabaseBusyError(
+        DELIVERER_LEASE,
+        'another deliverer holds the lease',
+        'it delivers what is due; run again when it has stopped',
+      );
     return { ...emptyCounters(), seconds: (performance.now() - started) / 1000 };
   }
   if (!options.once) progress(`deliver: holding the ${DELIVERER_LEASE} lease as ${holder}`);
@@ -74,7 +79,9 @@ export async function runDeliver(options: DeliverOptions): Promise<DeliverResult
   });
   const deliverer = new Deliverer(outbox, paths, settings, clock, progress);
   // the operator CLI reaches the outbox through this socket while the deliverer holds it
-  const control = await listenControl(paths.delivererSocket, (request) => operate(outbox, request, clock(), deliverer.state()));
+  const control = await listenControl(paths.delivererSocket, (request) =>
+    operate(outbox, request, clock(), deliverer.state()),
+  );
   const unmeasure = options.metrics ? delivererMetrics(options.metrics, deliverer, clock) : () => undefined;
   let counters: DeliveryCounters;
   try {
@@ -83,7 +90,10 @@ export async function runDeliver(options: DeliverOptions): Promise<DeliverResult
       counters = await deliverer.runOnce(stop);
     } else {
       progress(`deliver: running (control socket ${paths.delivererSocket}); ${describeSettings(settings)}`);
-      const report = setInterval(() => progress(`deliver: ${describeCounters(deliverer.counters)}`), options.reportEveryMs ?? 10_000);
+      const report = setInterval(
+        () => progress(`deliver: ${describeCounters(deliverer.counters)}`),
+        options.reportEveryMs ?? 10_000,
+      );
       try {
         counters = await deliverer.runUntil(stop);
       } finally {
@@ -116,11 +126,15 @@ export function describeCounters(c: DeliveryCounters): string {
 function describeFailures(failures: Record<string, number> | undefined): string {
   const entries = Object.entries(failures ?? {}).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
   if (entries.length === 0) return '';
-  const shown = entries.slice(0, 5).map(([reason, n]) => `${n} ${reason}${reason.includes('loopback') ? ' (or --allow-loopback)' : ''}`);
+  const shown = entries
+    .slice(0, 5)
+    .map(([reason, n]) => `${n} ${reason}${reason.includes('loopback') ? ' (or --allow-loopback)' : ''}`);
   return `; failed: ${shown.join('; ')}${entries.length > 5 ? `; ${entries.length - 5} other reason(s)` : ''}`;
 }
 
 function describeSettings(s: DeliverySettings): string {
-  const schedule = s.scheduleMs.map((ms) => (ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : `${ms}ms`)).join(',');
+  const schedule = s.scheduleMs
+    .map((ms) => (ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : `${ms}ms`))
+    .join(',');
   return `timeout ${s.timeoutMs} ms, retries ${schedule}, ${s.concurrency} at once (${s.perEndpoint} per endpoint)${s.allowLoopback ? ', loopback allowed' : ''}`;
 }

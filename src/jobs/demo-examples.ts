@@ -1,5 +1,10 @@
 /** One curl per endpoint for the demo's printout (and the README shows the same calls). */
-export function demoCurlExamples(base: string, apiKey: string, user: string, days?: { first: string; last: string }): string[] {
+export function demoCurlExamples(
+  base: string,
+  apiKey: string,
+  user: string,
+  days?: { first: string; last: string },
+): string[] {
   const auth = `-H "Authorization: Bearer ${apiKey}"`;
   const [from, to] = days ? [days.first, days.last] : ['<YYYY-MM-DD>', '<YYYY-MM-DD>'];
   return [

@@ -69,13 +69,30 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   }
   const alreadyLoaded = readManifest(paths.manifestFile) !== null;
   if (!alreadyLoaded) {
-    await runGenerate({ dataDir: options.dataDir, appId: credentials.appId, users: options.users ?? 50, days: options.days ?? 30, progress });
+    await runGenerate({
+      dataDir: options.dataDir,
+      appId: credentials.appId,
+      users: options.users ?? 50,
+      days: options.days ?? 30,
+      progress,
+    });
   }
   const load = await runLoad({ dataDir: options.dataDir, progress });
   const now = options.now ?? new Date();
   const dates = await datesToScore(paths.manifestFile, paths.publishedDir, credentials.appId, todayIn(DEMO_ZONE, now));
-  progress(dates.from === dates.to ? `demo: scoring as of ${dates.to}` : `demo: scoring as of each day from ${dates.from} to ${dates.to}`);
-  const score = await runScore({ dataDir: options.dataDir, ...(dates.from === dates.to ? { date: dates.to } : dates), yes: true, now, tty: options.tty ?? false, progress });
+  progress(
+    dates.from === dates.to
+      ? `demo: scoring as of ${dates.to}`
+      : `demo: scoring as of each day from ${dates.from} to ${dates.to}`,
+  );
+  const score = await runScore({
+    dataDir: options.dataDir,
+    ...(dates.from === dates.to ? { date: dates.to } : dates),
+    yes: true,
+    now,
+    tty: options.tty ?? false,
+    progress,
+  });
   return {
     appId: credentials.appId,
     apiKey: credentials.apiKey,
@@ -92,7 +109,12 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
  * window holds a trip), or after the last date already scored, to today; today alone when that is
  * all there is to catch up.
  */
-export async function datesToScore(manifestFile: string, publishedDir: string, appId: string, today: string): Promise<{ from: string; to: string }> {
+export async function datesToScore(
+  manifestFile: string,
+  publishedDir: string,
+  appId: string,
+  today: string,
+): Promise<{ from: string; to: string }> {
   const manifest = readManifest(manifestFile);
   if (!manifest) return { from: today, to: today };
   const db = await openDatabase(join(publishedDir, manifest.file), { readOnly: true });
@@ -114,7 +136,11 @@ export async function datesToScore(manifestFile: string, publishedDir: string, a
 }
 
 /** What the API will serve, read from the published slot the way the API will read it. */
-export async function summarizePublished(manifestFile: string, publishedDir: string, appId: string): Promise<PublishedSummary> {
+export async function summarizePublished(
+  manifestFile: string,
+  publishedDir: string,
+  appId: string,
+): Promise<PublishedSummary> {
   const manifest = readManifest(manifestFile);
   if (!manifest) throw new Error('nothing published');
   const db = await openDatabase(join(publishedDir, manifest.file), { readOnly: true });
@@ -131,7 +157,11 @@ export async function summarizePublished(manifestFile: string, publishedDir: str
          (select round(avg(safety_score), 2) from safety_scores where app_id = $app and interval_days = 30) as mean30`,
       { app: appId },
     );
-    const sample = await query(db.connection, 'select distinct org_user_id from trips where app_id = $app order by 1 limit 3', { app: appId });
+    const sample = await query(
+      db.connection,
+      'select distinct org_user_id from trips where app_id = $app order by 1 limit 3',
+      { app: appId },
+    );
     return {
       slot: manifest.slot,
       version: manifest.version,

@@ -49,7 +49,10 @@ export async function runExport(options: ExportOptions): Promise<ExportRun> {
  */
 export function reach(out: string, dataDir: string, exportsDir: string): { purgedWithAccounts: boolean; note: string } {
   if (resolve(out) === resolve(exportsDir)) {
-    return { purgedWithAccounts: true, note: 'inside the data folder: the next load or score that purges a deleted account writes this export again without them' };
+    return {
+      purgedWithAccounts: true,
+      note: 'inside the data folder: the next load or score that purges a deleted account writes this export again without them',
+    };
   }
   const inside = !relative(resolve(dataDir), resolve(out)).startsWith('..');
   return {
@@ -68,9 +71,14 @@ export function checkPlace(out: string, dataDir: string, exportsDir: string): vo
   const [target, data, exports] = [out, dataDir, exportsDir].map(real) as [string, string, string];
   if (target === exports) return;
   if (within(data, target)) {
-    throw new InputError(`--out ${out} is inside the data folder ${dataDir}: an export inside the data folder goes to its exports/ folder (the default), which the purge of a deleted account writes again; anywhere else it must be outside the data folder (the operator's copy, which purges never reach)`);
+    throw new InputError(
+      `--out ${out} is inside the data folder ${dataDir}: an export inside the data folder goes to its exports/ folder (the default), which the purge of a deleted account writes again; anywhere else it must be outside the data folder (the operator's copy, which purges never reach)`,
+    );
   }
-  if (within(target, data)) throw new InputError(`--out ${out} holds the data folder ${dataDir}, and the export replaces its folder whole: give a folder outside the data folder`);
+  if (within(target, data))
+    throw new InputError(
+      `--out ${out} holds the data folder ${dataDir}, and the export replaces its folder whole: give a folder outside the data folder`,
+    );
 }
 
 /** Whether `path` is `folder` or inside it. */
@@ -98,5 +106,6 @@ function checkOut(out: string): void {
   } catch {
     return;
   }
-  if (!stats.isDirectory()) throw new InputError(`--out ${out} is a file, not a folder: give a folder (it is replaced whole)`);
+  if (!stats.isDirectory())
+    throw new InputError(`--out ${out} is a file, not a folder: give a folder (it is replaced whole)`);
 }

@@ -26,15 +26,23 @@ export interface GenerateJobOptions {
  * The generate job: makes the users real passport accounts (so every endpoint answers for them),
  * then writes their trips for the `days` days up to yesterday (app zone) into the landing area.
  */
-export async function runGenerate(options: GenerateJobOptions): Promise<GenerateSummary & { appId: string; out: string }> {
+export async function runGenerate(
+  options: GenerateJobOptions,
+): Promise<GenerateSummary & { appId: string; out: string }> {
   const paths = pathsFor(options.dataDir);
   const app = pickApp(await appsOf(options.dataDir), options.appId, paths.appsFile);
-  if (!Number.isInteger(options.users) || options.users < 1 || options.users > 1_000_000) throw new InputError('--users must be an integer from 1 to 1000000');
-  if (!Number.isInteger(options.days) || options.days < 1 || options.days > 1000) throw new InputError('--days must be an integer from 1 to 1000');
-  if (options.endDate !== undefined && !isDate(options.endDate)) throw new InputError(`--end-date must be YYYY-MM-DD, got '${options.endDate}'`);
+  if (!Number.isInteger(options.users) || options.users < 1 || options.users > 1_000_000)
+    throw new InputError('--users must be an integer from 1 to 1000000');
+  if (!Number.isInteger(options.days) || options.days < 1 || options.days > 1000)
+    throw new InputError('--days must be an integer from 1 to 1000');
+  if (options.endDate !== undefined && !isDate(options.endDate))
+    throw new InputError(`--end-date must be YYYY-MM-DD, got '${options.endDate}'`);
   // the load rejects record times in the future (time_out_of_range), so such data could never load
   const today = todayIn(app.timeZone, options.now ?? new Date());
-  if (options.endDate !== undefined && options.endDate > today) throw new InputError(`--end-date ${options.endDate} is after today (${today} in ${app.timeZone}): future trips would be rejected at load`);
+  if (options.endDate !== undefined && options.endDate > today)
+    throw new InputError(
+      `--end-date ${options.endDate} is after today (${today} in ${app.timeZone}): future trips would be rejected at load`,
+    );
   const progress = options.progress ?? silent;
   const out = resolve(options.out ?? paths.landingDir);
   const orgUserIds = Array.from({ length: options.users }, (_, i) => `driver-${String(i + 1).padStart(5, '0')}`);

@@ -10,7 +10,14 @@ import { listValue } from '../db/duckdb.js';
 import { queryFile, runFile } from '../db/sql.js';
 import { ChangedDuringLoadError } from '../load/file-identity.js';
 import { pruneLandingArchive, prunePoints } from '../load/retention.js';
-import { emptyFileReport, reasonCounts, totals, type FileReport, type LoadTotals, type ReasonCount } from '../load/report.js';
+import {
+  emptyFileReport,
+  reasonCounts,
+  totals,
+  type FileReport,
+  type LoadTotals,
+  type ReasonCount,
+} from '../load/report.js';
 import { routeOptions } from '../publish/routes.js';
 import { publish, type PublishResult } from '../publish/publish.js';
 import { CheckFailedError } from '../publish/checks.js';
@@ -106,7 +113,11 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       progress(opening);
       beat.doing(opening);
       const openStarted = Date.now();
-      wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: settings.memoryLimit, lockWaitMs: options.lockWaitMs, threads: options.threads });
+      wh = await openWarehouse(paths.warehouseFile, apps, {
+        memoryLimit: settings.memoryLimit,
+        lockWaitMs: options.lockWaitMs,
+        threads: options.threads,
+      });
       progress(`load: warehouse open in ${((Date.now() - openStarted) / 1000).toFixed(1)} s`);
     }
   } catch (error) {
@@ -116,17 +127,33 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   try {
     if (fromLanding) beat.doing(`load: putting SDK uploads in ${paths.landingDir} together into batch files`);
     // with the warehouse held, so that no other load batches the same uploads
-    const batched = fromLanding ? await batchUploads(paths.landingDir, options.uploadBatchBytes ?? settings.uploadBatchBytes, uploadLedger(wh.conn, now)) : null;
+    const batched = fromLanding
+      ? await batchUploads(
+          paths.landingDir,
+          options.uploadBatchBytes ?? settings.uploadBatchBytes,
+          uploadLedger(wh.conn, now),
+        )
+      : null;
     if (batched && batched.files.length > 0) {
-      const copies = batched.duplicates > 0 ? ` (${batched.duplicates} byte-identical to an earlier upload or a loaded file, left out)` : '';
-      progress(`load: ${batched.uploads} SDK upload file(s) put together into ${batched.files.length} batch file(s), ${(batched.bytes / 2 ** 20).toFixed(1)} MiB${copies}`);
+      const copies =
+        batched.duplicates > 0
+          ? ` (${batched.duplicates} byte-identical to an earlier upload or a loaded file, left out)`
+          : '';
+      progress(
+        `load: ${batched.uploads} SDK upload file(s) put together into ${batched.files.length} batch file(s), ${(batched.bytes / 2 ** 20).toFixed(1)} MiB${copies}`,
+      );
     }
-    if (batched?.staleTemps) progress(`load: ${batched.staleTemps} unfinished SDK upload .tmp file(s) over an hour old removed from ${paths.landingDir} (an API stopped while writing them; never answered 202)`);
-    if (batched?.error) progress(`load: SDK uploads not all batched (${batched.error}): the rest load as files of their own`);
+    if (batched?.staleTemps)
+      progress(
+        `load: ${batched.staleTemps} unfinished SDK upload .tmp file(s) over an hour old removed from ${paths.landingDir} (an API stopped while writing them; never answered 202)`,
+      );
+    if (batched?.error)
+      progress(`load: SDK uploads not all batched (${batched.error}): the rest load as files of their own`);
     beat.doing(`load: listing ${fromLanding ? paths.landingDir : 'the --input files'}`);
     const { files, refused } = fromLanding ? landingFiles(paths.landingDir) : expandInputs(options.inputs ?? []);
     progress(`load: ${files.length} file(s) ${fromLanding ? `from ${paths.landingDir}` : 'given'}`);
-    for (const r of refused) progress(`load: ${r.file}: not loaded, not a regular file (${r.kind}): never followed, left where it is`);
+    for (const r of refused)
+      progress(`load: ${r.file}: not loaded, not a regular file (${r.kind}): never followed, left where it is`);
     const reports: FileReport[] = [];
     const day = now.toISOString().slice(0, 10);
     let t0 = Date.now();
@@ -136,49 +163,84 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     const inFlight = new Map<number, string>();
     const deriving = () => {
       // not `[2/10]`: that names a file finished (the line a watcher, or test/load/kill.test.ts, waits for)
-      if (inFlight.size > 0) beat.doing(`load: deriving ${[...inFlight].map(([i, f]) => `${f} (${i + 1} of ${files.length})`).join(' and ')}`);
+      if (inFlight.size > 0)
+        beat.doing(
+          `load: deriving ${[...inFlight].map(([i, f]) => `${f} (${i + 1} of ${files.length})`).join(' and ')}`,
+        );
     };
     const onStart = (file: string, index: number) => {
       inFlight.set(index, file);
       deriving();
     };
-    await loadFiles(wh, files, { onStart, pointsDir: paths.pointsDir, now, parseBytes: options.parseBytes, pointsPerPart: options.pointsPerPart ?? settings.pointsPerPart, afterStage: options.afterStage, concurrency: options.concurrency ?? settings.loadConcurrency, routes }, ({ file, report: loaded, error }, index) => {
-      let report: FileReport;
-      if (loaded) {
-        report = loaded;
-        if (fromLanding) moveLanded(paths.landingDir, file, day, 'loaded');
-      } else if (error instanceof ChangedDuringLoadError) {
-        // nothing of it was kept, and it stays where it is: the next run takes it again
-        report = { ...emptyFileReport(file, false), failed: firstLine(error), failedBy: 'changed_during_load', retry: true };
-      } else {
-        // One file must not hold up the others: one that cannot be read, or whose change fails a
-        // check (rolled back whole), is set aside with its reason (the check and an example row).
-        const failedBy = error instanceof CheckFailedError ? (error.failures[0]?.check ?? 'checks') : 'unreadable';
-        report = { ...emptyFileReport(file, false), failed: firstLine(error), failedBy };
-        // a batch of many uploads is not one partner's file: it goes back record by record
-        const pieces = fromLanding && error instanceof CheckFailedError ? splitBatch(file) : 0;
-        if (pieces > 0) report = { ...report, failed: `${report.failed}; its ${pieces} records go back into the landing area to load one by one`, retry: true };
-        else if (fromLanding) moveLanded(paths.landingDir, file, day, 'failed', report.failed);
-      }
-      reports.push(report);
-      inFlight.delete(index);
-      deriving();
-      const summary = report.failed ? `FAILED: ${report.failed}` : report.skipped ? 'already loaded, skipped'
-        : `${describe(report)}${report.routesDeferred ? `; route files left to the publish: ${report.routesDeferred}` : ''}`;
-      // files are derived two at a time but finish in order: the time is since the previous one finished
-      progress(`load: [${index + 1}/${files.length}] ${file}: ${summary} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
-      t0 = Date.now();
-    });
+    await loadFiles(
+      wh,
+      files,
+      {
+        onStart,
+        pointsDir: paths.pointsDir,
+        now,
+        parseBytes: options.parseBytes,
+        pointsPerPart: options.pointsPerPart ?? settings.pointsPerPart,
+        afterStage: options.afterStage,
+        concurrency: options.concurrency ?? settings.loadConcurrency,
+        routes,
+      },
+      ({ file, report: loaded, error }, index) => {
+        let report: FileReport;
+        if (loaded) {
+          report = loaded;
+          if (fromLanding) moveLanded(paths.landingDir, file, day, 'loaded');
+        } else if (error instanceof ChangedDuringLoadError) {
+          // nothing of it was kept, and it stays where it is: the next run takes it again
+          report = {
+            ...emptyFileReport(file, false),
+            failed: firstLine(error),
+            failedBy: 'changed_during_load',
+            retry: true,
+          };
+        } else {
+          // One file must not hold up the others: one that cannot be read, or whose change fails a
+          // check (rolled back whole), is set aside with its reason (the check and an example row).
+          const failedBy = error instanceof CheckFailedError ? (error.failures[0]?.check ?? 'checks') : 'unreadable';
+          report = { ...emptyFileReport(file, false), failed: firstLine(error), failedBy };
+          // a batch of many uploads is not one partner's file: it goes back record by record
+          const pieces = fromLanding && error instanceof CheckFailedError ? splitBatch(file) : 0;
+          if (pieces > 0)
+            report = {
+              ...report,
+              failed: `${report.failed}; its ${pieces} records go back into the landing area to load one by one`,
+              retry: true,
+            };
+          else if (fromLanding) moveLanded(paths.landingDir, file, day, 'failed', report.failed);
+        }
+        reports.push(report);
+        inFlight.delete(index);
+        deriving();
+        const summary = report.failed
+          ? `FAILED: ${report.failed}`
+          : report.skipped
+            ? 'already loaded, skipped'
+            : `${describe(report)}${report.routesDeferred ? `; route files left to the publish: ${report.routesDeferred}` : ''}`;
+        // files are derived two at a time but finish in order: the time is since the previous one finished
+        progress(
+          `load: [${index + 1}/${files.length}] ${file}: ${summary} (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
+        );
+        t0 = Date.now();
+      },
+    );
     beat.doing('load: pruning raw points and landing archives past retention');
     const today = todayIn('UTC', now);
     const removed = prunePoints(paths.pointsDir, settings.pointsRetentionDays, today);
     // the routes the API serves go with the raw points they were copied from (same days)
     prunePoints(paths.routesDir, settings.pointsRetentionDays, today);
-    if (removed.length > 0) progress(`load: pruned raw points of ${removed.length} day(s) older than ${settings.pointsRetentionDays} days`);
+    if (removed.length > 0)
+      progress(`load: pruned raw points of ${removed.length} day(s) older than ${settings.pointsRetentionDays} days`);
     const archived = pruneLandingArchive(paths.landingDir, settings.pointsRetentionDays, today);
     // the uploads of batch files gone with the archive are forgotten with them: the same cut, the
     // start of the oldest (UTC) day the archive keeps, so neither outlives the other
-    await runFile(wh.conn, 'ops/load/prune_loaded_uploads', { oldest: `${addDays(today, -settings.pointsRetentionDays)}T00:00:00Z` });
+    await runFile(wh.conn, 'ops/load/prune_loaded_uploads', {
+      oldest: `${addDays(today, -settings.pointsRetentionDays)}T00:00:00Z`,
+    });
     if (archived.length > 0) progress(`load: pruned ${archived.length} landing archive folder(s)`);
     beat.doing('load: purging deleted accounts');
     // the purge step (src/purge/step.ts; node jobs/purge.js runs it alone): deletion requests from the state store
@@ -203,7 +265,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     });
     progress(`load: publish ${published.detail}`);
     events ??= await emitEvents(wh, paths.eventsDir, published.version, now);
-    if (events.file) progress(`load: ${events.tripCreated} trip.created, ${events.tripUpdated} trip.updated, ${events.safetyScoreUpdated} safety_score.updated and ${events.userDeleted} user.deleted event(s) in ${events.file}`);
+    if (events.file)
+      progress(
+        `load: ${events.tripCreated} trip.created, ${events.tripUpdated} trip.updated, ${events.safetyScoreUpdated} safety_score.updated and ${events.userDeleted} user.deleted event(s) in ${events.file}`,
+      );
     // last: the warehouse file is rewritten, so nothing may write to it after this
     const erasure = await finishErasure(wh, paths, purged, progress, 'load');
     // a small load's log is replayed by the next open rather than checkpointed now: for a tiny
@@ -211,7 +276,20 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     // a fifth of that next load's CPU (docs/benchmarks.md); after an erasure the file was just written anew
     if (!erasure.warehouse && !held) await skipSmallCloseCheckpoint(wh.conn, paths.warehouseFile);
     const summed = totals(reports);
-    return { files: reports, uploadBatches: batched, refused, refusedNamed: !fromLanding && refused.length > 0, totals: summed, reasons: reasonCounts(summed), publish: published, pointsPartitionsRemoved: removed, purged, events, erasure, seconds: (Date.now() - started) / 1000 };
+    return {
+      files: reports,
+      uploadBatches: batched,
+      refused,
+      refusedNamed: !fromLanding && refused.length > 0,
+      totals: summed,
+      reasons: reasonCounts(summed),
+      publish: published,
+      pointsPartitionsRemoved: removed,
+      purged,
+      events,
+      erasure,
+      seconds: (Date.now() - started) / 1000,
+    };
   } finally {
     if (!held) wh.close();
     beat.stop();
@@ -221,9 +299,16 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
 /** The warehouse's record of SDK uploads, for batching them (src/load/uploads.ts). */
 function uploadLedger(conn: DuckDBConnection, now: Date): UploadLedger {
   return {
-    known: async (keys) => new Set((await queryFile(conn, 'ops/load/uploads_known', { keys: listValue(keys) })).map((r) => String(r['key']))),
+    known: async (keys) =>
+      new Set(
+        (await queryFile(conn, 'ops/load/uploads_known', { keys: listValue(keys) })).map((r) => String(r['key'])),
+      ),
     record: async (batchKey, uploadKeys) => {
-      await runFile(conn, 'ops/load/record_uploads', { keys: listValue(uploadKeys), batch_key: batchKey, at: now.toISOString() });
+      await runFile(conn, 'ops/load/record_uploads', {
+        keys: listValue(uploadKeys),
+        batch_key: batchKey,
+        at: now.toISOString(),
+      });
     },
     batchLoaded: async (name) => (await queryFile(conn, 'ops/load/batch_loaded', { name })).length > 0,
   };

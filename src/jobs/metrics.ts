@@ -20,15 +20,27 @@ export function metricsDirOf(flag: string | undefined, dataDir: string, env?: En
   if (given !== null) return given;
   const paths = pathsFor(dataDir);
   // apps.json of an earlier release, the state store, or (PostgreSQL state) the warehouse
-  return [paths.appsFile, sqliteFileOf(dataDir), paths.warehouseFile].some((f) => existsSync(f)) ? join(dataDir, 'metrics') : null;
+  return [paths.appsFile, sqliteFileOf(dataDir), paths.warehouseFile].some((f) => existsSync(f))
+    ? join(dataDir, 'metrics')
+    : null;
 }
 
-type Records = { records?: Record<string, number>; rejected?: Record<string, number>; files?: Record<string, number>; filesFailed?: Record<string, number> };
+type Records = {
+  records?: Record<string, number>;
+  rejected?: Record<string, number>;
+  files?: Record<string, number>;
+  filesFailed?: Record<string, number>;
+};
 
 /** For runJob: writes the run's metrics file once the job has ended (src/metrics/textfile.ts). */
-export function jobMetrics<T>(job: string, dir: string | null, recordsOf: (result: T) => Records = () => ({})): JobEnd<T> {
+export function jobMetrics<T>(
+  job: string,
+  dir: string | null,
+  recordsOf: (result: T) => Records = () => ({}),
+): JobEnd<T> {
   return async (run) => {
-    if (dir !== null) await writeJobMetrics(dir, job, { ...run, ...(run.result !== undefined ? recordsOf(run.result) : {}) });
+    if (dir !== null)
+      await writeJobMetrics(dir, job, { ...run, ...(run.result !== undefined ? recordsOf(run.result) : {}) });
   };
 }
 
@@ -37,9 +49,17 @@ const purged = (p: PurgeResult) => ({ purged: p.trips });
 export const loadRecords = (r: LoadResult): Records => ({
   records: { loaded: r.totals.tripsLoaded, ...purged(r.purged) },
   rejected: r.totals.rejected,
-  files: { loaded: r.totals.files - r.totals.filesSkipped - r.totals.filesFailed, skipped: r.totals.filesSkipped, failed: r.totals.filesFailed },
+  files: {
+    loaded: r.totals.files - r.totals.filesSkipped - r.totals.filesFailed,
+    skipped: r.totals.filesSkipped,
+    failed: r.totals.filesFailed,
+  },
   filesFailed: r.totals.filesFailedBy,
 });
-export const scoreRecords = (r: ScoreResult): Records => ({ records: { scored: r.runs.reduce((n, run) => n + run.users, 0), ...purged(r.purged) } });
+export const scoreRecords = (r: ScoreResult): Records => ({
+  records: { scored: r.runs.reduce((n, run) => n + run.users, 0), ...purged(r.purged) },
+});
 export const purgeRecords = (r: PurgeJobResult): Records => ({ records: purged(r.purged) });
-export const exportRecords = (r: ExportResult): Records => ({ records: { exported: Object.values(r.tables).reduce((n, rows) => n + rows, 0) } });
+export const exportRecords = (r: ExportResult): Records => ({
+  records: { exported: Object.values(r.tables).reduce((n, rows) => n + rows, 0) },
+});

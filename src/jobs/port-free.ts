@@ -16,7 +16,12 @@ export class PortInUseError extends Error {
  *
  * @example await assertPortFree(8080, '127.0.0.1', 'another npm start or serve.js?');
  */
-export async function assertPortFree(port: number, host: string, whoElse: string, otherPort = 'pass --port N'): Promise<void> {
+export async function assertPortFree(
+  port: number,
+  host: string,
+  whoElse: string,
+  otherPort = 'pass --port N',
+): Promise<void> {
   if (port === 0) return;
   const probe = createServer();
   try {
@@ -26,9 +31,14 @@ export async function assertPortFree(port: number, host: string, whoElse: string
     });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new PortInUseError(`port ${port} on ${host} is in use (${whoElse}); stop it or ${otherPort}`);
-    if (code === 'EACCES') throw new InputError(`port ${port} on ${host} needs privileges this process does not have; ${otherPort} (1024 or above)`);
-    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') throw new InputError(`--host ${host} is not an address of this machine`);
+    if (code === 'EADDRINUSE')
+      throw new PortInUseError(`port ${port} on ${host} is in use (${whoElse}); stop it or ${otherPort}`);
+    if (code === 'EACCES')
+      throw new InputError(
+        `port ${port} on ${host} needs privileges this process does not have; ${otherPort} (1024 or above)`,
+      );
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+      throw new InputError(`--host ${host} is not an address of this machine`);
     throw error;
   } finally {
     await new Promise<void>((resolve) => (probe.listening ? probe.close(() => resolve()) : resolve()));

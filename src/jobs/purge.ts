@@ -68,7 +68,8 @@ export async function runPurgeJob(options: PurgeOptions): Promise<PurgeJobResult
 
 /** The one-line summary (after `purge: `). */
 export function purgeSummary(r: PurgeJobResult): string {
-  if (r.purged.users === 0) return `no deletion request pending; ${r.purged.quarantined} quarantined line(s) of earlier purges removed in ${r.seconds.toFixed(1)} s`;
+  if (r.purged.users === 0)
+    return `no deletion request pending; ${r.purged.quarantined} quarantined line(s) of earlier purges removed in ${r.seconds.toFixed(1)} s`;
   const p = r.purged;
   const published = r.publish ? publishSummary(r.publish) : 'nothing published';
   return `${p.users} deleted account(s) purged (${p.requests} request(s)): ${p.trips} trips, ${p.pointFilesRewritten} points file(s), ${p.routeFilesRewritten} route file(s) and ${p.archivesRewritten + p.archivesRemoved} landing archive(s) rewritten or removed, ${p.quarantined} quarantined line(s); ${published} in ${r.seconds.toFixed(1)} s`;

@@ -14,8 +14,17 @@ function formatList(r: QuarantineList): string {
   const reasons = `  by reason: ${r.byReason.map((b) => `${b.reason} ${b.count}${b.kind === 'event' ? ' (event)' : ''}`).join(', ')}`;
   const width = Math.max(2, ...r.items.map((i) => i.id.length));
   const reasonWidth = Math.max(6, ...r.items.map((i) => i.reason.length));
-  const lines = r.items.map((i) => `  ${i.id.padEnd(width)}  ${loaded(i)}  ${i.kind.padEnd(6)}  ${i.reason.padEnd(reasonWidth)}  ${i.sourceFile}:${i.lineNo}`);
-  return [head, reasons, `  ${'ID'.padEnd(width)}  ${'LOADED (UTC)'.padEnd(19)}  KIND    ${'REASON'.padEnd(reasonWidth)}  SOURCE (file:line)`, ...lines, '  (quarantine.js show ID: the raw line)'].join('\n');
+  const lines = r.items.map(
+    (i) =>
+      `  ${i.id.padEnd(width)}  ${loaded(i)}  ${i.kind.padEnd(6)}  ${i.reason.padEnd(reasonWidth)}  ${i.sourceFile}:${i.lineNo}`,
+  );
+  return [
+    head,
+    reasons,
+    `  ${'ID'.padEnd(width)}  ${'LOADED (UTC)'.padEnd(19)}  KIND    ${'REASON'.padEnd(reasonWidth)}  SOURCE (file:line)`,
+    ...lines,
+    '  (quarantine.js show ID: the raw line)',
+  ].join('\n');
 }
 
 function formatShow(i: QuarantinedItem): string {

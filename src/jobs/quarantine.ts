@@ -7,7 +7,14 @@ import { InputError } from '../errors.js';
 import { isDate } from '../time.js';
 
 export type QuarantineRequest =
-  | { op: 'list'; date: string | null; reason: string | null; kind: 'record' | 'event' | null; appId: string | null; limit: number }
+  | {
+      op: 'list';
+      date: string | null;
+      reason: string | null;
+      kind: 'record' | 'event' | null;
+      appId: string | null;
+      limit: number;
+    }
   | { op: 'show'; id: string };
 
 export interface QuarantinedItem {
@@ -45,11 +52,15 @@ export interface QuarantineShow {
  * `quarantine` (sql/ops/load/merge_file.sql writes it). The warehouse is opened read-only and never
  * waited for: while a load or score holds it, this says so and exits 3.
  */
-export async function runQuarantine(dataDir: string, request: QuarantineRequest): Promise<QuarantineList | QuarantineShow> {
+export async function runQuarantine(
+  dataDir: string,
+  request: QuarantineRequest,
+): Promise<QuarantineList | QuarantineShow> {
   if (request.op === 'list') checkList(request);
   const { warehouseFile, landingDir } = pathsFor(dataDir);
   if (!existsSync(warehouseFile)) {
-    if (request.op === 'show') throw new InputError(`no quarantined record ${request.id}: nothing has been loaded into ${dataDir} yet`);
+    if (request.op === 'show')
+      throw new InputError(`no quarantined record ${request.id}: nothing has been loaded into ${dataDir} yet`);
     return { op: 'list', matching: 0, byReason: [], items: [], warehouse: false };
   }
   const db = await openReadOnly(warehouseFile);
@@ -57,9 +68,19 @@ export async function runQuarantine(dataDir: string, request: QuarantineRequest)
     await runFile(db.connection, 'ops/quarantine/numbered');
     if (request.op === 'show') {
       const [row] = await queryFile(db.connection, 'ops/quarantine/show', { id: request.id });
-      if (!row) throw new InputError(`no quarantined record ${request.id} (ids as quarantine.js list shows them, e.g. 12-345 or 12-345-e1)`);
+      if (!row)
+        throw new InputError(
+          `no quarantined record ${request.id} (ids as quarantine.js list shows them, e.g. 12-345 or 12-345-e1)`,
+        );
       const found = item(row);
-      return { op: 'show', item: { ...found, raw: row['raw'] === null ? null : String(row['raw']), nowAt: archivedCopy(landingDir, found) } };
+      return {
+        op: 'show',
+        item: {
+          ...found,
+          raw: row['raw'] === null ? null : String(row['raw']),
+          nowAt: archivedCopy(landingDir, found),
+        },
+      };
     }
     const filters = { date: request.date, reason: request.reason, kind: request.kind, app: request.appId };
     const rows = await queryFile(db.connection, 'ops/quarantine/list', { ...filters, limit: request.limit });
@@ -67,7 +88,11 @@ export async function runQuarantine(dataDir: string, request: QuarantineRequest)
     return {
       op: 'list',
       matching: reasons.reduce((a, r) => a + Number(r['count']), 0),
-      byReason: reasons.map((r) => ({ kind: String(r['kind']), reason: String(r['reason']), count: Number(r['count']) })),
+      byReason: reasons.map((r) => ({
+        kind: String(r['kind']),
+        reason: String(r['reason']),
+        count: Number(r['count']),
+      })),
       items: rows.map(item),
       warehouse: true,
     };
@@ -82,7 +107,11 @@ async function openReadOnly(file: string) {
   } catch (error) {
     // DuckDB allows one writer or many readers: a running load, score or export holds the file
     if (error instanceof DatabaseBusyError) {
-      throw new DatabaseBusyError(file, error.detail, 'the warehouse is busy (a load, score or export is running): run quarantine.js again when it has finished');
+      throw new DatabaseBusyError(
+        file,
+        error.detail,
+        'the warehouse is busy (a load, score or export is running): run quarantine.js again when it has finished',
+      );
     }
     throw error;
   }
@@ -96,8 +125,10 @@ function archivedCopy(landingDir: string, i: QuarantinedItem): string | null {
 }
 
 function checkList(request: Extract<QuarantineRequest, { op: 'list' }>): void {
-  if (request.date !== null && !isDate(request.date)) throw new InputError(`--date must be a date YYYY-MM-DD, got '${request.date}'`);
-  if (!Number.isInteger(request.limit) || request.limit < 1 || request.limit > 100_000) throw new InputError('--limit must be a whole number from 1 to 100000');
+  if (request.date !== null && !isDate(request.date))
+    throw new InputError(`--date must be a date YYYY-MM-DD, got '${request.date}'`);
+  if (!Number.isInteger(request.limit) || request.limit < 1 || request.limit > 100_000)
+    throw new InputError('--limit must be a whole number from 1 to 100000');
 }
 
 function item(row: Row): QuarantinedItem {

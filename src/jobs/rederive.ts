@@ -26,7 +26,15 @@ export interface RederiveResult {
   missing: { path: string; loadedAt: string }[];
   /** Files that could not be derived again (read or derivation error): they keep what they have. */
   failed: { path: string; error: string }[];
-  totals: { files: number; missing: number; failed: number; rederived: number; changed: number; heldElsewhere: number; keptAsStored: number };
+  totals: {
+    files: number;
+    missing: number;
+    failed: number;
+    rederived: number;
+    changed: number;
+    heldElsewhere: number;
+    keptAsStored: number;
+  };
   publish: PublishResult;
   events: EmitResult;
   seconds: number;
@@ -54,7 +62,11 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
     const missing: RederiveResult['missing'] = [];
     const failed: RederiveResult['failed'] = [];
     for (const [index, row] of ledger.entries()) {
-      const loaded = { file_key: String(row['file_key']), path: String(row['path']), batch_id: Number(row['batch_id']) };
+      const loaded = {
+        file_key: String(row['file_key']),
+        path: String(row['path']),
+        batch_id: Number(row['batch_id']),
+      };
       const at = `[${index + 1}/${ledger.length}]`;
       const file = await findArchived(paths.landingDir, loaded);
       if (file === null) {
@@ -95,8 +107,13 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
       missing,
       failed,
       totals: {
-        files: files.length, missing: missing.length, failed: failed.length, rederived: sum((f) => f.rederived), changed: sum((f) => f.changed),
-        heldElsewhere: sum((f) => f.heldElsewhere), keptAsStored: sum((f) => Object.values(f.keptAsStored).reduce((a, b) => a + b, 0)),
+        files: files.length,
+        missing: missing.length,
+        failed: failed.length,
+        rederived: sum((f) => f.rederived),
+        changed: sum((f) => f.changed),
+        heldElsewhere: sum((f) => f.heldElsewhere),
+        keptAsStored: sum((f) => Object.values(f.keptAsStored).reduce((a, b) => a + b, 0)),
       },
       publish: published,
       events,

@@ -50,7 +50,12 @@ export interface ScoreResult {
  * starts.
  */
 function laterSteps() {
-  const loading = Promise.all([import('../purge/step.js'), import('../publish/publish.js'), import('../publish/routes.js'), import('../events/emit.js')]);
+  const loading = Promise.all([
+    import('../purge/step.js'),
+    import('../publish/publish.js'),
+    import('../publish/routes.js'),
+    import('../events/emit.js'),
+  ]);
   // awaited after the scoring; a failure to load is said there, not as an unhandled rejection before
   loading.catch(() => undefined);
   return loading;
@@ -65,7 +70,10 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
   const paths = pathsFor(options.dataDir);
   const apps = await appsOf(options.dataDir);
   // today in an app's zone only when no date is given: the first zone lookup loads ICU's zone data
-  const plan = planDates(options, apps.map((a) => ({ appId: a.appId, today: () => todayIn(a.timeZone, now) })));
+  const plan = planDates(
+    options,
+    apps.map((a) => ({ appId: a.appId, today: () => todayIn(a.timeZone, now) })),
+  );
 
   const settings = jobSettings();
   const opening = performance.now();
@@ -74,18 +82,27 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
   progress(`score: warehouse opened in ${seconds(opening)} s`);
   try {
     const runs: ScoreDateResult[] = [];
-    const counter = plan.length > LINES_UP_TO ? steps(plan.length, 'score:', progress, { tty: options.tty ?? false }) : null;
+    const counter =
+      plan.length > LINES_UP_TO ? steps(plan.length, 'score:', progress, { tty: options.tty ?? false }) : null;
     try {
       for (const [index, item] of plan.entries()) {
         const result = await scoreDate(wh, item.appId, item.date, now);
         runs.push(result);
         if (counter) counter.step(`${item.appId} as of ${item.date}: ${result.users} user(s)`);
-        else progress(`score: [${index + 1}/${plan.length}] ${item.appId} as of ${item.date}: ${result.users} user(s) scored`);
+        else
+          progress(
+            `score: [${index + 1}/${plan.length}] ${item.appId} as of ${item.date}: ${result.users} user(s) scored`,
+          );
       }
     } finally {
       counter?.done();
     }
-    const nothingToScore = runs.every((r) => r.users === 0) ? await whyNothing(wh.conn, plan.map((p) => p.date)) : null;
+    const nothingToScore = runs.every((r) => r.users === 0)
+      ? await whyNothing(
+          wh.conn,
+          plan.map((p) => p.date),
+        )
+      : null;
     if (nothingToScore) progress(`score: nothing to score: ${nothingToScore}`);
     const [{ finishErasure, runPurge }, { publish }, { routeOptions }, { emitEvents }] = await later;
     // the purge step (src/purge/step.ts; node jobs/purge.js runs it alone): deletion requests from the state store
@@ -101,7 +118,10 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
     });
     progress(`score: publish ${published.detail}`);
     const events = await emitEvents(wh, paths.eventsDir, published.version, now);
-    if (events.file) progress(`score: ${events.tripCreated} trip.created, ${events.tripUpdated} trip.updated, ${events.safetyScoreUpdated} safety_score.updated and ${events.userDeleted} user.deleted event(s) in ${events.file}`);
+    if (events.file)
+      progress(
+        `score: ${events.tripCreated} trip.created, ${events.tripUpdated} trip.updated, ${events.safetyScoreUpdated} safety_score.updated and ${events.userDeleted} user.deleted event(s) in ${events.file}`,
+      );
     // last: the warehouse file is rewritten, so nothing may write to it after this
     const erasure = await finishErasure(wh, paths, purged, progress, 'score');
     // The run's writes (a date's changed scores, their announcements) stay in the write-ahead log,
@@ -109,7 +129,15 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
     // checkpoint here would write them into the file at once, and cost more than that replay
     // (docs/benchmarks.md). After an erasure the file was just written anew.
     if (!erasure.warehouse) await run(wh.conn, 'pragma disable_checkpoint_on_shutdown');
-    return { runs, nothingToScore, purged, publish: published, events, erasure, seconds: (Date.now() - started) / 1000 };
+    return {
+      runs,
+      nothingToScore,
+      purged,
+      publish: published,
+      events,
+      erasure,
+      seconds: (Date.now() - started) / 1000,
+    };
   } finally {
     const closing = performance.now();
     wh.close();
@@ -130,18 +158,29 @@ async function whyNothing(conn: Warehouse['conn'], dates: string[]): Promise<str
 
 const seconds = (since: number): string => ((performance.now() - since) / 1000).toFixed(2);
 
-function planDates(options: ScoreOptions, apps: { appId: string; today: () => string }[]): { appId: string; date: string }[] {
-  for (const [flag, value] of [['--date', options.date], ['--from', options.from], ['--to', options.to]] as const) {
-    if (value !== undefined && !isDate(value)) throw new InputError(`${flag} must be a date YYYY-MM-DD, got '${value}'`);
+function planDates(
+  options: ScoreOptions,
+  apps: { appId: string; today: () => string }[],
+): { appId: string; date: string }[] {
+  for (const [flag, value] of [
+    ['--date', options.date],
+    ['--from', options.from],
+    ['--to', options.to],
+  ] as const) {
+    if (value !== undefined && !isDate(value))
+      throw new InputError(`${flag} must be a date YYYY-MM-DD, got '${value}'`);
   }
   if ((options.from === undefined) !== (options.to === undefined)) throw new InputError('--from and --to go together');
-  if (options.date !== undefined && options.from !== undefined) throw new InputError('give --date or --from/--to, not both');
+  if (options.date !== undefined && options.from !== undefined)
+    throw new InputError('give --date or --from/--to, not both');
   if (options.from !== undefined && options.to !== undefined) {
     if (options.to < options.from) throw new InputError('--to must not be before --from');
     const dates = datesBetween(options.from, options.to);
     if (dates.length > 3660) throw new InputError('--from/--to covers more than 3660 days');
     if (dates.length > MAX_UNASKED_DAYS && !options.yes) {
-      throw new InputError(`--from ${options.from} --to ${options.to} covers ${dates.length} days (${dates.length * apps.length} runs, each a warehouse version): a backfill of more than ${MAX_UNASKED_DAYS} days runs only with --yes`);
+      throw new InputError(
+        `--from ${options.from} --to ${options.to} covers ${dates.length} days (${dates.length * apps.length} runs, each a warehouse version): a backfill of more than ${MAX_UNASKED_DAYS} days runs only with --yes`,
+      );
     }
     return dates.flatMap((date) => apps.map((a) => ({ appId: a.appId, date })));
   }

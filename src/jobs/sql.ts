@@ -41,12 +41,18 @@ export async function runSqlOnExport(options: SqlOptions): Promise<SqlResult> {
   // a missing value is a usage error, said before DuckDB would say it in its own words
   const needed = parameterNames(text);
   const missing = needed.filter((name) => !(name in params));
-  if (missing.length > 0) throw new InputError(`${options.file} needs ${missing.map((m) => `--param ${m}=...`).join(' ')}`);
+  if (missing.length > 0)
+    throw new InputError(`${options.file} needs ${missing.map((m) => `--param ${m}=...`).join(' ')}`);
   const unused = Object.keys(params).filter((name) => !needed.includes(name));
-  if (unused.length > 0) throw new InputError(`${options.file} has no parameter ${unused.map((u) => `$${u}`).join(', ')} (it takes: ${needed.map((n) => `$${n}`).join(', ') || 'none'})`);
+  if (unused.length > 0)
+    throw new InputError(
+      `${options.file} has no parameter ${unused.map((u) => `$${u}`).join(', ')} (it takes: ${needed.map((n) => `$${n}`).join(', ') || 'none'})`,
+    );
   const parquet = options.parquet ?? pathsFor(options.dataDir ?? resolveDataDir()).exportsDir;
   if (options.parquet === undefined && !existsSync(parquet)) {
-    throw new InputError(`no export at ${parquet}: write one with node jobs/export.js (a purge of a deleted account removes it), or give --parquet DIR`);
+    throw new InputError(
+      `no export at ${parquet}: write one with node jobs/export.js (a purge of a deleted account removes it), or give --parquet DIR`,
+    );
   }
   const db = await openDatabase(':memory:');
   try {
@@ -78,13 +84,16 @@ async function unmatched(conn: DuckDBConnection, params: Params): Promise<string
   const appId = typeof params['app_id'] === 'string' ? params['app_id'] : undefined;
   if (appId !== undefined) {
     const [row] = await query(conn, sqlText('analyses/param_app_matches'), { app_id: appId });
-    if (Number(row?.['matches']) === 0) notes.push(`app_id=${appId} matches no app in this export (apps: ${String(row?.['known'] ?? 'none')})`);
+    if (Number(row?.['matches']) === 0)
+      notes.push(`app_id=${appId} matches no app in this export (apps: ${String(row?.['known'] ?? 'none')})`);
   }
   const userId = typeof params['user_id'] === 'string' ? params['user_id'] : undefined;
   if (userId !== undefined) {
     const [row] = await query(conn, sqlText('analyses/param_user_matches'), { app_id: appId ?? '', user_id: userId });
     if (Number(row?.['matches']) === 0) {
-      notes.push(`user_id=${userId} has no trips${appId !== undefined ? ` in app ${appId}` : ''} in this export (user_id is the platform id; some that do: ${String(row?.['examples'] ?? 'none')}; all: sql/analyses/users.sql)`);
+      notes.push(
+        `user_id=${userId} has no trips${appId !== undefined ? ` in app ${appId}` : ''} in this export (user_id is the platform id; some that do: ${String(row?.['examples'] ?? 'none')}; all: sql/analyses/users.sql)`,
+      );
     }
   }
   return notes;

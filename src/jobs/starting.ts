@@ -6,6 +6,8 @@
 const [, script = '', ...args] = process.argv;
 const name = (script.split('/').pop() ?? '').replace(/\.js$/, '');
 if (!args.includes('--help')) {
-  process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${name}: starting (loading DuckDB and the job's code)\n`);
+  process.stderr.write(
+    `${new Date().toISOString().slice(11, 19)} ${name}: starting (loading DuckDB and the job's code)\n`,
+  );
 }
 export {};

@@ -12,7 +12,9 @@ export function publishSummary(p: PublishResult): string {
 export function loadSummary(r: LoadResult): string {
   const t = r.totals;
   return (
-    (r.uploadBatches && r.uploadBatches.uploads > 0 ? `${r.uploadBatches.uploads} SDK upload(s) batched into ${r.uploadBatches.files.length} file(s); ` : '') +
+    (r.uploadBatches && r.uploadBatches.uploads > 0
+      ? `${r.uploadBatches.uploads} SDK upload(s) batched into ${r.uploadBatches.files.length} file(s); `
+      : '') +
     `${t.files - t.filesSkipped - t.filesFailed} file(s) loaded, ${t.filesSkipped} skipped, ${t.filesFailed} failed; ${t.tripsLoaded} trips (${t.tripsReplaced} replaced, ` +
     `${sum(t.tripsAbnormal)} abnormal), ${sum(t.rejected)} records rejected, ${sum(t.pointsDropped)} points dropped, ` +
     `${sum(t.eventsQuarantined)} events quarantined; ${publishSummary(r.publish)} in ${r.seconds.toFixed(1)} s` +
@@ -25,7 +27,9 @@ export function loadSummary(r: LoadResult): string {
 /** The files that failed, by why: each set aside under landing/failed/ with its reason, or left for the next run. */
 function failedLine(by: Record<string, number>): string {
   const entries = Object.entries(by);
-  return entries.length === 0 ? '' : `\n  files failed: ${entries.map(([why, n]) => `${why} ${n}`).join(', ')} (each failed alone; its reason is beside it in landing/failed/)`;
+  return entries.length === 0
+    ? ''
+    : `\n  files failed: ${entries.map(([why, n]) => `${why} ${n}`).join(', ')} (each failed alone; its reason is beside it in landing/failed/)`;
 }
 
 const KIND_LINES = [

@@ -77,14 +77,20 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
   mkdirSync(paths.landingDir, { recursive: true });
   yieldCpu(progress);
   const metrics: WatchMetrics = {
-    startedAt: new Date(started), lag: new Histogram(LAG_BUCKETS), batches: { ok: 0, failed: 0 },
-    lastBatchAt: null, lastBatchSeconds: null, backlog: { waiting: 0, oldestWaitingSeconds: null },
+    startedAt: new Date(started),
+    lag: new Histogram(LAG_BUCKETS),
+    batches: { ok: 0, failed: 0 },
+    lastBatchAt: null,
+    lastBatchSeconds: null,
+    backlog: { waiting: 0, oldestWaitingSeconds: null },
   };
   const totals = { filesLoaded: 0, filesFailed: 0, tripsLoaded: 0 };
   const wake = new Wakeup(options.signal);
   const watcher = watchFolder(paths.landingDir, () => wake.fire());
   const state = await openState({ dataDir: options.dataDir });
-  progress(`load: watching ${paths.landingDir} (and the deletion requests); a batch loads and publishes what has arrived`);
+  progress(
+    `load: watching ${paths.landingDir} (and the deletion requests); a batch loads and publishes what has arrived`,
+  );
   let failures = 0;
   let metricsWrittenAt = 0;
   let held: Warehouse | null = null;
@@ -102,7 +108,10 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
         }
         // a job waiting for the warehouse gets it while nothing is due
         if (held && processesWaitingFor(paths.warehouseFile).length > 0) held = release(held);
-        due = landingStatus(paths.landingDir).waiting > 0 || hasBatchedLeftovers(paths.landingDir) || (await pendingDeletions(state)).length > 0;
+        due =
+          landingStatus(paths.landingDir).waiting > 0 ||
+          hasBatchedLeftovers(paths.landingDir) ||
+          (await pendingDeletions(state)).length > 0;
         if (!due) continue;
         // a moment for the rest of a burst, so that it loads as one batch
         await wake.sleep(gatherMs);
@@ -119,7 +128,9 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
         let servedAt: number | null = null;
         // held between batches (no open, no replay of the log each time) until another job waits
         held ??= await openWarehouse(paths.warehouseFile, await appsOf(options.dataDir), {
-          memoryLimit: jobSettings().memoryLimit, lockWaitMs: 24 * 3600_000, threads: duckdbThreads() ?? 1,
+          memoryLimit: jobSettings().memoryLimit,
+          lockWaitMs: 24 * 3600_000,
+          threads: duckdbThreads() ?? 1,
         });
         const result = await runLoad({
           warehouse: held,
@@ -138,7 +149,8 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
         servedAt ??= Date.now();
         // the purge's erasure wrote the warehouse file anew: the next batch opens that one
         if (result.erasure.warehouse) held = release(held);
-        for (const [file, arrivedAt] of arrived) if (!existsSync(join(paths.landingDir, file))) outcome.lags.push(Math.max(0, (servedAt - arrivedAt) / 1000));
+        for (const [file, arrivedAt] of arrived)
+          if (!existsSync(join(paths.landingDir, file))) outcome.lags.push(Math.max(0, (servedAt - arrivedAt) / 1000));
         for (const lag of outcome.lags) metrics.lag.observe(lag);
         metrics.batches.ok++;
         failures = 0;
@@ -147,14 +159,17 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
         totals.filesFailed += t.filesFailed;
         totals.tripsLoaded += t.tripsLoaded;
         if (!options.verbose) for (const line of lines) if (/FAILED|failed/.test(line)) progress(line);
-        if (t.files > 0 || result.publish.published || result.purged.users > 0) progress(`load: batch ${n}: ${loadSummary(result).split('\n')[0]}`);
+        if (t.files > 0 || result.publish.published || result.purged.users > 0)
+          progress(`load: batch ${n}: ${loadSummary(result).split('\n')[0]}`);
       } catch (error) {
         // whatever failed, the next try starts from a fresh open
         held = release(held);
         outcome.error = oneLine(error);
         metrics.batches.failed++;
         failures++;
-        progress(`load: batch ${n} failed (exit ${exitCodeOf(error)}): ${outcome.error}; trying again in ${Math.round(backoff(options.retryAfterMs ?? 5000, failures) / 1000)} s`);
+        progress(
+          `load: batch ${n} failed (exit ${exitCodeOf(error)}): ${outcome.error}; trying again in ${Math.round(backoff(options.retryAfterMs ?? 5000, failures) / 1000)} s`,
+        );
       }
       outcome.seconds = (Date.now() - batchStarted) / 1000;
       metrics.lastBatchAt = new Date();
@@ -181,8 +196,12 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
     wake.close();
   }
   return {
-    batches: metrics.batches.ok + metrics.batches.failed, failedBatches: metrics.batches.failed, ...totals,
-    lagP50Seconds: metrics.lag.quantile(0.5), lagP99Seconds: metrics.lag.quantile(0.99), seconds: (Date.now() - started) / 1000,
+    batches: metrics.batches.ok + metrics.batches.failed,
+    failedBatches: metrics.batches.failed,
+    ...totals,
+    lagP50Seconds: metrics.lag.quantile(0.5),
+    lagP99Seconds: metrics.lag.quantile(0.99),
+    seconds: (Date.now() - started) / 1000,
   };
 }
 
@@ -218,11 +237,22 @@ function writeMetricsFile(dir: string, metrics: WatchMetrics, progress: Progress
 const backoff = (first: number, failures: number): number => Math.min(60_000, first * 2 ** Math.max(0, failures - 1));
 
 /** The batch's own metrics file (as a plain load's: the "late" alerts count from it) and the watch's. */
-function writeMetrics(dir: string, metrics: WatchMetrics, outcome: BatchOutcome, startedAt: number, progress: Progress): void {
+function writeMetrics(
+  dir: string,
+  metrics: WatchMetrics,
+  outcome: BatchOutcome,
+  startedAt: number,
+  progress: Progress,
+): void {
   try {
     writeWatchMetrics(dir, metrics);
     const exitCode = outcome.error !== undefined ? 1 : outcome.result && outcome.result.totals.filesFailed > 0 ? 2 : 0;
-    void writeJobMetrics(dir, 'load', { startedAt: new Date(startedAt), seconds: outcome.seconds, exitCode, ...(outcome.result ? loadRecords(outcome.result) : {}) }).catch(() => undefined);
+    void writeJobMetrics(dir, 'load', {
+      startedAt: new Date(startedAt),
+      seconds: outcome.seconds,
+      exitCode,
+      ...(outcome.result ? loadRecords(outcome.result) : {}),
+    }).catch(() => undefined);
   } catch (error) {
     progress(`load: metrics not written: ${oneLine(error)}`);
   }
@@ -268,7 +298,9 @@ async function giveWay(warehouseFile: string, progress: Progress, signal?: Abort
     const waiting = processesWaitingFor(warehouseFile);
     if (waiting.length === 0) return;
     if (!said) {
-      progress(`load: letting ${waiting.map((pid) => describeHolder(`held in ? (PID ${pid})`)).join(', ')} have the warehouse first`);
+      progress(
+        `load: letting ${waiting.map((pid) => describeHolder(`held in ? (PID ${pid})`)).join(', ')} have the warehouse first`,
+      );
       said = true;
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -337,6 +369,9 @@ class Wakeup {
 
 /** The one line the watch ends with. */
 export function watchSummary(r: WatchResult): string {
-  const lag = r.lagP50Seconds === null ? 'no file arrived' : `lag p50 ${r.lagP50Seconds.toFixed(1)} s, p99 ${(r.lagP99Seconds ?? 0).toFixed(1)} s`;
+  const lag =
+    r.lagP50Seconds === null
+      ? 'no file arrived'
+      : `lag p50 ${r.lagP50Seconds.toFixed(1)} s, p99 ${(r.lagP99Seconds ?? 0).toFixed(1)} s`;
   return `watched ${(r.seconds / 60).toFixed(1)} min: ${r.batches} batch(es) (${r.failedBatches} failed), ${r.filesLoaded} file(s) loaded, ${r.filesFailed} failed, ${r.tripsLoaded} trips; ${lag}`;
 }

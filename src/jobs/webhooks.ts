@@ -10,13 +10,20 @@ import type { OperatorRequest } from '../webhooks/operations.js';
  * holds the outbox (DuckDB: one writer, no readers beside it), so the request goes to the
  * deliverer over its control socket; otherwise the outbox is opened here.
  */
-export async function runWebhooksCommand(dataDir: string, request: OperatorRequest, now = new Date()): Promise<unknown> {
+export async function runWebhooksCommand(
+  dataDir: string,
+  request: OperatorRequest,
+  now = new Date(),
+): Promise<unknown> {
   const result = await askOutbox(dataDir, request, now);
   if (request.op !== 'counts') return result;
   // the outbox knows only what the deliverer took in: the jobs' event files still waiting for it,
   // and apps without a URL (whose events wait for ever), are part of what an operator asks
   const paths = pathsFor(dataDir);
-  const apps = (await new AppStore(paths.appsFile).list()).map((a) => ({ appId: a.appId, webhookUrl: a.webhookUrl ?? null }));
+  const apps = (await new AppStore(paths.appsFile).list()).map((a) => ({
+    appId: a.appId,
+    webhookUrl: a.webhookUrl ?? null,
+  }));
   return { ...(result as Record<string, unknown>), waiting: waitingEventFiles(paths.eventsDir), apps };
 }
 
@@ -31,7 +38,9 @@ export interface WaitingEvents {
 export function waitingEventFiles(eventsDir: string): WaitingEvents {
   const waiting: WaitingEvents = { files: 0, events: 0, byApp: {} };
   if (!existsSync(eventsDir)) return waiting;
-  for (const name of readdirSync(eventsDir).filter((n) => n.endsWith('.ndjson')).sort()) {
+  for (const name of readdirSync(eventsDir)
+    .filter((n) => n.endsWith('.ndjson'))
+    .sort()) {
     let text: string;
     try {
       text = readFileSync(join(eventsDir, name), 'utf8');

@@ -8,7 +8,10 @@ import { fileKey } from './scan-file.js';
  * checked by SHA-256. Null when retention (or an operator) removed every copy.
  * @example await findArchived('/data/landing', { file_key: 'ab12…', path: '/data/landing/day-1.ndjson' })
  */
-export async function findArchived(landingDir: string, loaded: { file_key: string; path: string }): Promise<string | null> {
+export async function findArchived(
+  landingDir: string,
+  loaded: { file_key: string; path: string },
+): Promise<string | null> {
   const name = basename(loaded.path);
   const candidates = [loaded.path];
   const archive = join(landingDir, 'loaded');

@@ -3,7 +3,6 @@ import { isInputName } from '../landing-status.js';
 import { existsSync, lstatSync, mkdirSync, readdirSync, renameSync, writeFileSync, type Stats } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 
-
 /** An input that was found but not taken: never followed, left where it is, reported. */
 export interface RefusedInput {
   file: string;
@@ -26,7 +25,11 @@ export interface Inputs {
  */
 export function landingFiles(landingDir: string): Inputs {
   if (!existsSync(landingDir)) return { files: [], refused: [] };
-  return sorted(readdirSync(landingDir).filter(isInputName).map((name) => join(landingDir, name)));
+  return sorted(
+    readdirSync(landingDir)
+      .filter(isInputName)
+      .map((name) => join(landingDir, name)),
+  );
 }
 
 /** `--input` values: files, or folders whose input files are taken in name order, by the same rules. */
@@ -37,8 +40,13 @@ export function expandInputs(inputs: string[]): Inputs {
     const kind = kindOf(path);
     if (kind === null) throw new InputError(`--input ${input}: no such file or folder`);
     if (kind === 'folder') {
-      const found = sorted(readdirSync(path).filter(isInputName).map((n) => join(path, n)));
-      if (found.files.length + found.refused.length === 0) throw new InputError(`--input ${input}: no .ndjson, .ndjson.gz, .jsonl or .parquet files in this folder`);
+      const found = sorted(
+        readdirSync(path)
+          .filter(isInputName)
+          .map((n) => join(path, n)),
+      );
+      if (found.files.length + found.refused.length === 0)
+        throw new InputError(`--input ${input}: no .ndjson, .ndjson.gz, .jsonl or .parquet files in this folder`);
       out.files.push(...found.files);
       out.refused.push(...found.refused);
     } else if (kind === 'file') out.files.push(path);
@@ -46,7 +54,6 @@ export function expandInputs(inputs: string[]): Inputs {
   }
   return out;
 }
-
 
 function sorted(paths: string[]): Inputs {
   const out: Inputs = { files: [], refused: [] };
@@ -82,7 +89,13 @@ export function kindOf(path: string): string | null {
  * the warehouse, or `failed/<day>/` (with a `.reason.txt`) when it could not be read at all.
  * A name already there gets a time prefix instead of replacing the earlier file.
  */
-export function moveLanded(landingDir: string, path: string, day: string, outcome: 'loaded' | 'failed', reason?: string): string {
+export function moveLanded(
+  landingDir: string,
+  path: string,
+  day: string,
+  outcome: 'loaded' | 'failed',
+  reason?: string,
+): string {
   const dir = join(landingDir, outcome, day);
   mkdirSync(dir, { recursive: true });
   let target = join(dir, basename(path));

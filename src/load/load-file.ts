@@ -33,7 +33,9 @@ export interface LoadFileContext {
 }
 
 /** One file's outcome, in input order; `error` when it could not be loaded at all. */
-export type FileOutcome = { file: string; report: FileReport; error?: undefined } | { file: string; report?: undefined; error: unknown };
+export type FileOutcome =
+  | { file: string; report: FileReport; error?: undefined }
+  | { file: string; report?: undefined; error: unknown };
 
 /**
  * Loads files in order, deriving up to `concurrency` of them at once, each on its own connection
@@ -105,7 +107,13 @@ async function stagingConnection(wh: Warehouse): Promise<DuckDBConnection> {
 }
 
 /** `merged` is called once the file's merge has committed or failed (the next file may merge). */
-async function loadOne(conn: DuckDBConnection, file: string, ctx: LoadFileContext, previous: Promise<void>, merged: () => void): Promise<FileOutcome> {
+async function loadOne(
+  conn: DuckDBConnection,
+  file: string,
+  ctx: LoadFileContext,
+  previous: Promise<void>,
+  merged: () => void,
+): Promise<FileOutcome> {
   const source = resolve(file);
   let key: string | undefined;
   try {
@@ -121,7 +129,10 @@ async function loadOne(conn: DuckDBConnection, file: string, ctx: LoadFileContex
     await previous;
     // checked again in turn: the same bytes may come twice in one run
     if (await alreadyLoaded(conn, key)) return { file, report: emptyFileReport(source, true) };
-    if ((await lastBatchId(conn)) > stagedAfter && (await ownersChanged(conn, stagedAfter, isSdkUploadFile(basename(source))))) {
+    if (
+      (await lastBatchId(conn)) > stagedAfter &&
+      (await ownersChanged(conn, stagedAfter, isSdkUploadFile(basename(source))))
+    ) {
       await dropStaged(conn);
       stagedAfter = await lastBatchId(conn);
       how = await stage(conn, source, key, scan.lines, ctx);
@@ -132,7 +143,10 @@ async function loadOne(conn: DuckDBConnection, file: string, ctx: LoadFileContex
     if (ctx.routes && report.version !== null) {
       // handed to the publish, which records them as written instead of reading them back
       const routes = ctx.routes;
-      await writeStagedRoutes(conn, routes, report.version).then((files) => routes.written?.push(...files), (error: unknown) => (report.routesDeferred = firstLine(error)));
+      await writeStagedRoutes(conn, routes, report.version).then(
+        (files) => routes.written?.push(...files),
+        (error: unknown) => (report.routesDeferred = firstLine(error)),
+      );
     }
     return { file, report: { ...report, read: how } };
   } catch (error) {
@@ -163,9 +177,19 @@ async function ownersChanged(conn: DuckDBConnection, since: number, sdk: boolean
 }
 
 /** Derives the file into temp tables of `conn` and writes its kept points to Parquet. */
-async function stage(conn: DuckDBConnection, source: string, key: string, lines: LineIndex | undefined, ctx: LoadFileContext): Promise<StagePath> {
+async function stage(
+  conn: DuckDBConnection,
+  source: string,
+  key: string,
+  lines: LineIndex | undefined,
+  ctx: LoadFileContext,
+): Promise<StagePath> {
   const how = await stageFile(conn, source, lines, ctx.now, ctx.parseBytes, ctx.pointsPerPart);
-  await materialize(conn, 'models/intermediate/int_trips', { source_file: source, loaded_at: ctx.now.toISOString(), file_key: key });
+  await materialize(conn, 'models/intermediate/int_trips', {
+    source_file: source,
+    loaded_at: ctx.now.toISOString(),
+    file_key: key,
+  });
   await settleResends(conn, source, key, lines, how);
   await writePoints(conn, ctx.pointsDir, key);
   return how;
@@ -184,7 +208,10 @@ async function writePoints(conn: DuckDBConnection, pointsDir: string, key: strin
     const dir = join(pointsDir, `trip_date=${String(days[0]?.['d'])}`);
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `${name}0.parquet`);
-    await run(conn, `copy (select * exclude (trip_date) from (${sqlText('ops/load/write_points')})) to ${quoteLiteral(file)} (${POINTS_PARQUET})`);
+    await run(
+      conn,
+      `copy (select * exclude (trip_date) from (${sqlText('ops/load/write_points')})) to ${quoteLiteral(file)} (${POINTS_PARQUET})`,
+    );
     return;
   }
   await run(
@@ -200,7 +227,14 @@ async function writePoints(conn: DuckDBConnection, pointsDir: string, key: strin
  * row and a new version, so a load killed at any point either has all of the file or none of it,
  * and the file is simply loaded again.
  */
-async function merge(conn: DuckDBConnection, source: string, key: string, identity: FileIdentity, ctx: LoadFileContext, stagedAfter: number): Promise<FileReport> {
+async function merge(
+  conn: DuckDBConnection,
+  source: string,
+  key: string,
+  identity: FileIdentity,
+  ctx: LoadFileContext,
+  stagedAfter: number,
+): Promise<FileReport> {
   const version = (await warehouseVersion(conn)) + 1;
   const batchId = await nextBatchId(conn);
   const loadedAt = ctx.now.toISOString();
@@ -210,10 +244,19 @@ async function merge(conn: DuckDBConnection, source: string, key: string, identi
   await inTransaction(conn, async () => {
     await mergeStaged(conn, params, report);
     await run(conn, 'insert into loaded_files values ($key, $path, $bytes, $batch_id, $loaded_at)', {
-      key, path: source, bytes: identity.size, batch_id: batchId, loaded_at: loadedAt,
+      key,
+      path: source,
+      bytes: identity.size,
+      batch_id: batchId,
+      loaded_at: loadedAt,
     });
     await run(conn, 'insert into batches values ($batch_id, $kind, $path, $version, $started, now(), $report::json)', {
-      batch_id: batchId, kind: 'load', path: source, version, started: loadedAt, report: JSON.stringify(report),
+      batch_id: batchId,
+      kind: 'load',
+      path: source,
+      version,
+      started: loadedAt,
+      report: JSON.stringify(report),
     });
     await setWarehouseVersion(conn, version);
     // last, inside the transaction: a file that changed since its load began rolls all of it back

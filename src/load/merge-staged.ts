@@ -17,11 +17,17 @@ const MERGED_TABLES = new Set(['trips', 'trip_events', 'stats_daily']);
  * stopping every later publish. Shared by the load and the re-derivation, which differ only in
  * their ledger rows.
  */
-export async function mergeStaged(conn: DuckDBConnection, params: Params & { version: number }, report: FileReport): Promise<void> {
+export async function mergeStaged(
+  conn: DuckDBConnection,
+  params: Params & { version: number },
+  report: FileReport,
+): Promise<void> {
   await runScript(conn, 'ops/load/merge_file', params);
   // before the statistics: a trip the rule changes moves its user-day's sums too
   await judgeOverlaps(conn, params.version);
-  await run(conn, `insert into stats_daily by name\n${sqlText('models/marts/stats_daily')}`, { version: params.version });
+  await run(conn, `insert into stats_daily by name\n${sqlText('models/marts/stats_daily')}`, {
+    version: params.version,
+  });
   for (const row of await query(conn, sqlText('ops/load/file_report'))) {
     const section = row['section'] as 'records' | 'points' | 'events' | 'status' | 'replaced';
     const n = Number(row['n']);

@@ -14,7 +14,10 @@ export async function judgeOverlaps(conn: DuckDBConnection, version: number): Pr
   for (;;) {
     const [bounds] = await queryFile(conn, 'ops/load/overlap_bounds');
     if (!bounds || Number(bounds['accounts']) === 0) return 0;
-    await runFile(conn, 'ops/load/overlap_widen', { from: String(bounds['range_from']), to: String(bounds['range_to']) });
+    await runFile(conn, 'ops/load/overlap_widen', {
+      from: String(bounds['range_from']),
+      to: String(bounds['range_to']),
+    });
     const [grown] = await queryFile(conn, 'ops/load/overlap_grown');
     await conn.run('create or replace temp table overlap_range as select * from overlap_range_next');
     if (Number(grown?.['grown'] ?? 0) === 0) break;

@@ -21,9 +21,16 @@ export async function appendLineIndex(conn: DuckDBConnection, lines: LineIndex):
  * rejected record's line as delivered. A plain file is read at the lines' offsets; a gzip file
  * is decompressed again up to the last of them (rejections are few, gzip is rarely large).
  */
-export async function appendRawLines(conn: DuckDBConnection, path: string, lines: LineIndex, wanted: number[]): Promise<void> {
+export async function appendRawLines(
+  conn: DuckDBConnection,
+  path: string,
+  lines: LineIndex,
+  wanted: number[],
+): Promise<void> {
   if (wanted.length === 0) return;
-  const texts = /\.gz$/i.test(path) ? await linesFromGzip(path, lines, wanted) : await linesAtOffsets(path, lines, wanted);
+  const texts = /\.gz$/i.test(path)
+    ? await linesFromGzip(path, lines, wanted)
+    : await linesAtOffsets(path, lines, wanted);
   const appender = await conn.createAppender('raw_lines', 'main', 'temp');
   for (const [lineNo, text] of texts) {
     appender.appendBigInt(BigInt(lineNo));
@@ -61,7 +68,12 @@ async function linesAtOffsets(path: string, lines: LineIndex, wanted: number[]):
 }
 
 async function linesFromGzip(path: string, lines: LineIndex, wanted: number[]): Promise<Array<[number, string]>> {
-  const ranges = positions(lines, wanted).map((i) => ({ lineNo: lines.lineNo[i] as number, start: lines.start[i] as number, end: lines.end[i] as number, parts: [] as Buffer[] }));
+  const ranges = positions(lines, wanted).map((i) => ({
+    lineNo: lines.lineNo[i] as number,
+    start: lines.start[i] as number,
+    end: lines.end[i] as number,
+    parts: [] as Buffer[],
+  }));
   if (ranges.length === 0) return [];
   const last = (ranges[ranges.length - 1] as { end: number }).end;
   let offset = 0;

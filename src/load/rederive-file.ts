@@ -39,13 +39,20 @@ export async function rederiveFile(
   try {
     const { lines } = await scanFile(file, formatOf(file) === 'ndjson');
     const how = await stageFile(conn, file, lines, ctx.now);
-    await materialize(conn, 'models/intermediate/int_trips', { source_file: file, loaded_at: ctx.now.toISOString(), file_key: key });
+    await materialize(conn, 'models/intermediate/int_trips', {
+      source_file: file,
+      loaded_at: ctx.now.toISOString(),
+      file_key: key,
+    });
     await settleResends(conn, file, key, lines, how);
     await runScript(conn, 'ops/load/rederive_restrict', { file_key: key });
     const [counts] = await queryFile(conn, 'ops/load/rederive_changes');
     const elsewhere = await query(conn, 'select count(*)::int as n from rederive_elsewhere');
     const keptAsStored: Record<string, number> = {};
-    for (const row of await query(conn, 'select reason, count(*)::int as n from rederive_kept_as_stored group by reason')) {
+    for (const row of await query(
+      conn,
+      'select reason, count(*)::int as n from rederive_kept_as_stored group by reason',
+    )) {
       keptAsStored[String(row['reason'])] = Number(row['n']);
     }
     await writePoints(conn, ctx.pointsDir, key);
@@ -76,7 +83,10 @@ export async function rederiveFile(
 async function writePoints(conn: DuckDBConnection, pointsDir: string, key: string): Promise<void> {
   const prefix = `f${key.slice(0, 16)}_`;
   const earlier = safeList(pointsDir).flatMap((partition) =>
-    safeList(join(pointsDir, partition)).filter((name) => name.startsWith(prefix) && name.endsWith('.parquet')).map((name) => join(pointsDir, partition, name)));
+    safeList(join(pointsDir, partition))
+      .filter((name) => name.startsWith(prefix) && name.endsWith('.parquet'))
+      .map((name) => join(pointsDir, partition, name)),
+  );
   let stamp = Date.now();
   while (earlier.some((path) => path.includes(`${prefix}r${stamp}_`))) stamp += 1;
   const [kept] = await query(conn, 'select count(*)::int as n from rederive_kept_as_stored');
@@ -108,11 +118,24 @@ function safeList(dir: string): string[] {
   }
 }
 
-async function merge(conn: DuckDBConnection, file: string, key: string, previousBatchId: number, now: Date): Promise<FileReport> {
+async function merge(
+  conn: DuckDBConnection,
+  file: string,
+  key: string,
+  previousBatchId: number,
+  now: Date,
+): Promise<FileReport> {
   const version = (await warehouseVersion(conn)) + 1;
   const batchId = await nextBatchId(conn);
   const loadedAt = now.toISOString();
-  const params = { version, batch_id: batchId, source_file: file, loaded_at: loadedAt, staged_after: batchId - 1, previous_batch_id: previousBatchId };
+  const params = {
+    version,
+    batch_id: batchId,
+    source_file: file,
+    loaded_at: loadedAt,
+    staged_after: batchId - 1,
+    previous_batch_id: previousBatchId,
+  };
   const report = emptyFileReport(file, false);
   report.version = version;
   await inTransaction(conn, async () => {
@@ -121,7 +144,12 @@ async function merge(conn: DuckDBConnection, file: string, key: string, previous
     // the file's rows (quarantine, point drops) now belong to this batch: the next re-derivation replaces them
     await run(conn, 'update loaded_files set batch_id = $batch_id where file_key = $key', { batch_id: batchId, key });
     await run(conn, 'insert into batches values ($batch_id, $kind, $path, $version, $started, now(), $report::json)', {
-      batch_id: batchId, kind: 'rederive', path: file, version, started: loadedAt, report: JSON.stringify(report),
+      batch_id: batchId,
+      kind: 'rederive',
+      path: file,
+      version,
+      started: loadedAt,
+      report: JSON.stringify(report),
     });
     await setWarehouseVersion(conn, version);
   });

@@ -47,8 +47,20 @@ export function emptyFileReport(file: string, skipped: boolean): FileReport {
 
 export function totals(files: FileReport[]): LoadTotals {
   const t: LoadTotals = {
-    files: files.length, filesSkipped: 0, filesFailed: 0, filesFailedBy: {}, recordsRead: 0, tripsLoaded: 0, tripsReplaced: 0, tripsAbnormal: {},
-    rejected: {}, pointsRead: 0, pointsKept: 0, pointsDropped: {}, eventsLoaded: 0, eventsQuarantined: {},
+    files: files.length,
+    filesSkipped: 0,
+    filesFailed: 0,
+    filesFailedBy: {},
+    recordsRead: 0,
+    tripsLoaded: 0,
+    tripsReplaced: 0,
+    tripsAbnormal: {},
+    rejected: {},
+    pointsRead: 0,
+    pointsKept: 0,
+    pointsDropped: {},
+    eventsLoaded: 0,
+    eventsQuarantined: {},
   };
   for (const f of files) {
     if (f.skipped) t.filesSkipped++;

@@ -13,11 +13,25 @@ import { isSdkUploadFile } from './uploads.js';
  * Partner files may replace trips: nothing is done for them. The rejected lines' text joins
  * `raw_lines` for the quarantine.
  */
-export async function settleResends(conn: DuckDBConnection, path: string, key: string, lines: LineIndex | undefined, how: StagePath): Promise<void> {
+export async function settleResends(
+  conn: DuckDBConnection,
+  path: string,
+  key: string,
+  lines: LineIndex | undefined,
+  how: StagePath,
+): Promise<void> {
   if (!isSdkUploadFile(basename(path))) return;
   await runScript(conn, 'ops/load/resends', { file_key: key, sdk_upload: true });
   if (how !== 'typed' || !lines) return;
   // the typed path read only the lines rejected at staging; a line-by-line stage has them all
-  const rows = await query(conn, "select line_no from int_trip_records where reason = 'trip_immutable' order by line_no");
-  await appendRawLines(conn, path, lines, rows.map((r) => Number(r['line_no'])));
+  const rows = await query(
+    conn,
+    "select line_no from int_trip_records where reason = 'trip_immutable' order by line_no",
+  );
+  await appendRawLines(
+    conn,
+    path,
+    lines,
+    rows.map((r) => Number(r['line_no'])),
+  );
 }

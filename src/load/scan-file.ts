@@ -123,7 +123,8 @@ export async function fileKey(path: string): Promise<string> {
 
 /** A link swapped in after the listing (O_NOFOLLOW's ELOOP) is a change, not a bad file. */
 function asChange(error: Error): never {
-  if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw new ChangedDuringLoadError(`changed_during_load: a symbolic link replaced the file`);
+  if ((error as NodeJS.ErrnoException).code === 'ELOOP')
+    throw new ChangedDuringLoadError(`changed_during_load: a symbolic link replaced the file`);
   throw error;
 }
 
@@ -163,7 +164,8 @@ class LineScanner {
     if (end > from && buf[end - 1] === 0x0d) end--;
     if (end - from > MAX_LINE_BYTES) throw new InputError(`line ${this.lineNo} longer than 32 MiB`);
     const text = buf.subarray(from, end);
-    if (!isUtf8(text)) throw new InputError(`invalid UTF-8 at byte ${firstInvalidByte(text) + 1} of line ${this.lineNo}`);
+    if (!isUtf8(text))
+      throw new InputError(`invalid UTF-8 at byte ${firstInvalidByte(text) + 1} of line ${this.lineNo}`);
     const first = firstNonSpace(buf, from, end);
     if (first >= 0) {
       if (buf[first] !== 0x7b) this.lines.allObjects = false;
@@ -187,13 +189,18 @@ export function firstInvalidByte(text: Uint8Array): number {
   let i = 0;
   while (i < text.length) {
     const b = text[i] as number;
-    const need = b < 0x80 ? 0 : b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : -1;
+    const need =
+      b < 0x80 ? 0 : b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : -1;
     if (need < 0) return i;
     for (let k = 1; k <= need; k++) {
       const c = text[i + k];
       if (c === undefined || (c & 0xc0) !== 0x80) return i;
       // overlong three-byte forms, surrogates, and code points above U+10FFFF
-      if (k === 1 && ((b === 0xe0 && c < 0xa0) || (b === 0xed && c > 0x9f) || (b === 0xf0 && c < 0x90) || (b === 0xf4 && c > 0x8f))) return i;
+      if (
+        k === 1 &&
+        ((b === 0xe0 && c < 0xa0) || (b === 0xed && c > 0x9f) || (b === 0xf0 && c < 0x90) || (b === 0xf4 && c > 0x8f))
+      )
+        return i;
     }
     i += need + 1;
   }

@@ -21,11 +21,16 @@ import { isBatchFile, timePrefix } from './uploads.js';
 export function splitBatch(file: string): number {
   const name = basename(file);
   if (!isBatchFile(name)) return 0;
-  const lines = readFileSync(file, 'utf8').split('\n').filter((line) => line.trim() !== '');
+  const lines = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '');
   if (lines.length <= 1) return 0;
   const dir = dirname(file);
   const id = randomUUID();
-  const pieces = lines.map((line, i) => ({ line, name: `${timePrefix(name)}-batch-${String(i + 1).padStart(6, '0')}-${id}.ndjson` }));
+  const pieces = lines.map((line, i) => ({
+    line,
+    name: `${timePrefix(name)}-batch-${String(i + 1).padStart(6, '0')}-${id}.ndjson`,
+  }));
   for (const piece of pieces) {
     const fd = openSync(join(dir, `.${piece.name}.tmp`), 'w', 0o600);
     try {

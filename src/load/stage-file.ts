@@ -49,13 +49,23 @@ export type StagePath = 'parquet' | 'typed' | 'lines';
  * identity) is materialised by the caller. `validatedAt` is the moment record times are judged
  * against (no record time may lie more than 10 minutes after it): the load's clock.
  */
-export async function stageFile(conn: DuckDBConnection, path: string, lines: LineIndex | undefined, validatedAt: Date, parseBytes = PARSE_BYTES, pointsPerPart = POINTS_PER_PART): Promise<StagePath> {
+export async function stageFile(
+  conn: DuckDBConnection,
+  path: string,
+  lines: LineIndex | undefined,
+  validatedAt: Date,
+  parseBytes = PARSE_BYTES,
+  pointsPerPart = POINTS_PER_PART,
+): Promise<StagePath> {
   let how: StagePath;
   if (formatOf(path) === 'parquet') {
     // A view, not a copy: each model reads only the columns it needs (the point lists once, in
     // int_points) straight from the file, in row-group-sized pieces, so memory does not grow with
     // the file. A view takes no parameters: the path enters as a quoted literal.
-    await run(conn, `create or replace temp view stg_trip_records as\n${sqlText('models/staging/stg_trip_records_parquet').replaceAll('$path', quoteLiteral(path))}`);
+    await run(
+      conn,
+      `create or replace temp view stg_trip_records as\n${sqlText('models/staging/stg_trip_records_parquet').replaceAll('$path', quoteLiteral(path))}`,
+    );
     how = 'parquet';
   } else {
     if (!lines) throw new Error(`${path}: staged without its line index`);
@@ -69,7 +79,8 @@ export async function stageFile(conn: DuckDBConnection, path: string, lines: Lin
   if (how === 'typed') await appendRawLines(conn, path, lines as LineIndex, await rejectedLines(conn));
   for (const model of DERIVE.slice(1)) {
     if (model === 'models/intermediate/int_points') await derivePoints(conn, path, how, pointsPerPart);
-    else if (STREAMED.has(model)) await run(conn, `create or replace temp view ${quoteIdent(tableOf(model))} as\n${sqlText(model)}`);
+    else if (STREAMED.has(model))
+      await run(conn, `create or replace temp view ${quoteIdent(tableOf(model))} as\n${sqlText(model)}`);
     else await materialize(conn, model, params);
     // int_points is exact for records without a repeated time; the few others are judged again
     if (model === 'models/intermediate/int_points') await runScript(conn, 'models/intermediate/int_points_repeated');
@@ -83,12 +94,21 @@ export async function stageFile(conn: DuckDBConnection, path: string, lines: Lin
  * table as the file streams by (DuckDB spills it to disk beyond its limit; the file is read once,
  * not once per part), then each part's window holds only its own points.
  */
-async function derivePoints(conn: DuckDBConnection, path: string, how: StagePath, pointsPerPart: number): Promise<void> {
-  const [counted] = how === 'parquet'
-    ? await query(conn, sqlText('ops/load/point_count_parquet'), { path })
-    : await query(conn, 'select coalesce(sum(len(points)), 0)::bigint as points from stg_trip_records');
+async function derivePoints(
+  conn: DuckDBConnection,
+  path: string,
+  how: StagePath,
+  pointsPerPart: number,
+): Promise<void> {
+  const [counted] =
+    how === 'parquet'
+      ? await query(conn, sqlText('ops/load/point_count_parquet'), { path })
+      : await query(conn, 'select coalesce(sum(len(points)), 0)::bigint as points from stg_trip_records');
   if (Number(counted?.['points'] ?? 0) <= pointsPerPart) {
-    await run(conn, `create or replace temp view int_point_values as\n${sqlText('models/intermediate/int_point_values')}`);
+    await run(
+      conn,
+      `create or replace temp view int_point_values as\n${sqlText('models/intermediate/int_point_values')}`,
+    );
     await materialize(conn, 'models/intermediate/int_points', { first_line: 0, last_line: Number.MAX_SAFE_INTEGER });
     return;
   }
@@ -145,7 +165,24 @@ async function rejectedLines(conn: DuckDBConnection): Promise<number[]> {
 }
 
 /** The temp tables and views a file's staging and merge leave on a connection. */
-const STAGED = ['stg_trip_records', 'int_point_values', 'raw_lines', 'line_index', 'repeated_lines', 'repeated_points', 'int_trips', 'scope_user_days', 'replaced_trips', 'replaced_copies', 'overlap_range', 'overlap_range_next', 'overlap_judged', 'overlap_changed_days', 'resent_records', ...DERIVE.map(tableOf)];
+const STAGED = [
+  'stg_trip_records',
+  'int_point_values',
+  'raw_lines',
+  'line_index',
+  'repeated_lines',
+  'repeated_points',
+  'int_trips',
+  'scope_user_days',
+  'replaced_trips',
+  'replaced_copies',
+  'overlap_range',
+  'overlap_range_next',
+  'overlap_judged',
+  'overlap_changed_days',
+  'resent_records',
+  ...DERIVE.map(tableOf),
+];
 
 /**
  * Frees the memory the staged file holds before the next file. Which of them exist, and whether
@@ -155,6 +192,8 @@ const STAGED = ['stg_trip_records', 'int_point_values', 'raw_lines', 'line_index
  */
 export async function dropStaged(conn: DuckDBConnection): Promise<void> {
   const held = await query(conn, sqlText('ops/load/staged_objects'), { names: listValue(STAGED) });
-  const drops = held.map((r) => `drop ${r['kind'] === 'view' ? 'view' : 'table'} if exists temp.main.${quoteIdent(String(r['name']))}`);
+  const drops = held.map(
+    (r) => `drop ${r['kind'] === 'view' ? 'view' : 'table'} if exists temp.main.${quoteIdent(String(r['name']))}`,
+  );
   if (drops.length > 0) await run(conn, drops.join(';\n'));
 }

@@ -1,4 +1,19 @@
-import { closeSync, constants, existsSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -50,7 +65,11 @@ export const STALE_UPLOAD_TEMP_MS = 3_600_000;
  * one, which nothing else would ever remove (no 202 was sent for it: the SDK sends it again).
  * Returns the names removed.
  */
-export function removeStaleUploadTemps(landingDir: string, now = Date.now(), maxAgeMs = STALE_UPLOAD_TEMP_MS): string[] {
+export function removeStaleUploadTemps(
+  landingDir: string,
+  now = Date.now(),
+  maxAgeMs = STALE_UPLOAD_TEMP_MS,
+): string[] {
   const removed: string[] = [];
   for (const name of readdirSync(landingDir).filter((n) => UPLOAD_TEMP.test(n))) {
     const st = lstatSync(join(landingDir, name), { throwIfNoEntry: false });
@@ -133,11 +152,14 @@ export async function batchUploads(landingDir: string, maxBytes: number, ledger:
     // every key met so far, in arrival order: a copy in a later batch is as known as one in the same
     const seen = new Set<string>();
     const flush = async () => {
-      if (group.length > 0) await makeBatch(landingDir, group, await ledger.known(group.map((u) => u.key)), seen, ledger, out);
+      if (group.length > 0)
+        await makeBatch(landingDir, group, await ledger.known(group.map((u) => u.key)), seen, ledger, out);
       group = [];
       size = 0;
     };
-    for (const name of readdirSync(landingDir).filter((n) => UPLOAD.test(n)).sort()) {
+    for (const name of readdirSync(landingDir)
+      .filter((n) => UPLOAD.test(n))
+      .sort()) {
       const upload = readUpload(landingDir, name, maxBytes);
       // a file that cannot join a batch keeps its place between batches: arrival order holds
       if (!upload) {
@@ -190,7 +212,14 @@ function readUpload(landingDir: string, name: string, maxBytes: number): Upload 
  * earlier; these copies are removed (a load of them one by one would skip them). Fewer than two
  * new uploads make no batch: the one left loads as a file of its own.
  */
-async function makeBatch(landingDir: string, group: Upload[], known: Set<string>, seen: Set<string>, ledger: UploadLedger, out: UploadBatches): Promise<void> {
+async function makeBatch(
+  landingDir: string,
+  group: Upload[],
+  known: Set<string>,
+  seen: Set<string>,
+  ledger: UploadLedger,
+  out: UploadBatches,
+): Promise<void> {
   const kept = group.filter((u) => {
     const fresh = !known.has(u.key) && !seen.has(u.key);
     seen.add(u.key);
@@ -209,19 +238,27 @@ async function makeBatch(landingDir: string, group: Upload[], known: Set<string>
   }
   const last = group[group.length - 1] as Upload;
   const name = `${timePrefix(last.name)}-batch-${kept.length}-${randomUUID()}.ndjson`;
-  const content = Buffer.concat(kept.flatMap((u) => (u.bytes.length > 0 && u.bytes[u.bytes.length - 1] !== 0x0a ? [u.bytes, Buffer.from('\n')] : [u.bytes])));
+  const content = Buffer.concat(
+    kept.flatMap((u) =>
+      u.bytes.length > 0 && u.bytes[u.bytes.length - 1] !== 0x0a ? [u.bytes, Buffer.from('\n')] : [u.bytes],
+    ),
+  );
   const work = holdingFolder(landingDir);
   const pending = join(work, name);
   mkdirSync(pending, { mode: 0o700 });
   fsyncDir(work);
   // the batch file's key and its uploads', before it exists: they count as loaded once it is
-  await ledger.record(createHash('sha256').update(content).digest('hex'), kept.map((u) => u.key));
+  await ledger.record(
+    createHash('sha256').update(content).digest('hex'),
+    kept.map((u) => u.key),
+  );
   try {
     for (const u of group) {
       renameSync(join(landingDir, u.name), join(pending, u.name));
       // still the file that was read: not replaced, appended to or turned into a link since
       const st = lstatSync(join(pending, u.name));
-      if (!st.isFile() || !sameIdentity(u.identity, st)) throw new Error(`${u.name} changed while it was batched: its batch is undone`);
+      if (!st.isFile() || !sameIdentity(u.identity, st))
+        throw new Error(`${u.name} changed while it was batched: its batch is undone`);
     }
     fsyncDir(pending);
     fsyncDir(landingDir);
@@ -257,7 +294,8 @@ function holdingFolder(landingDir: string): string {
   const work = join(landingDir, PENDING);
   if (kindOf(work) === null) mkdirSync(work, { mode: 0o700 });
   const st = lstatSync(work);
-  if (!st.isDirectory() || (process.getuid && st.uid !== process.getuid())) throw new Error(`${work} is not the load's own folder: uploads not batched`);
+  if (!st.isDirectory() || (process.getuid && st.uid !== process.getuid()))
+    throw new Error(`${work} is not the load's own folder: uploads not batched`);
   return work;
 }
 
@@ -267,7 +305,10 @@ function holdingFolder(landingDir: string): string {
  * `.tmp` file removed. Returns why batching must not run, if the folder is not one the load made
  * (a link, a file or another user's folder in its place is left alone: never followed).
  */
-export async function recoverBatches(landingDir: string, ledger: Pick<UploadLedger, 'batchLoaded'>): Promise<string | undefined> {
+export async function recoverBatches(
+  landingDir: string,
+  ledger: Pick<UploadLedger, 'batchLoaded'>,
+): Promise<string | undefined> {
   const work = join(landingDir, PENDING);
   let waiting: string[] = [];
   if (kindOf(work) !== null) {
@@ -276,18 +317,22 @@ export async function recoverBatches(landingDir: string, ledger: Pick<UploadLedg
     } catch (error) {
       return `${(error as Error).message} (left alone)`;
     }
-    waiting = readdirSync(work).filter((n) => BATCH.test(n) && kindOf(join(work, n)) === 'folder').sort();
+    waiting = readdirSync(work)
+      .filter((n) => BATCH.test(n) && kindOf(join(work, n)) === 'folder')
+      .sort();
   }
   for (const name of waiting) {
     const pending = join(work, name);
-    if (kindOf(join(landingDir, name)) === 'file' || (await ledger.batchLoaded(name))) rmSync(pending, { recursive: true, force: true });
+    if (kindOf(join(landingDir, name)) === 'file' || (await ledger.batchLoaded(name)))
+      rmSync(pending, { recursive: true, force: true });
     else undo(landingDir, pending, name);
   }
   if (waiting.length > 0) fsyncDir(work);
   if (kindOf(work) === 'folder') rmEmpty(work);
   for (const entry of readdirSync(landingDir)) {
     const batch = entry.startsWith('.') && entry.endsWith('.tmp') ? entry.slice(1, -'.tmp'.length) : '';
-    if (BATCH.test(batch) && kindOf(join(landingDir, entry)) === 'file') rmSync(join(landingDir, entry), { force: true });
+    if (BATCH.test(batch) && kindOf(join(landingDir, entry)) === 'file')
+      rmSync(join(landingDir, entry), { force: true });
   }
   return undefined;
 }

@@ -34,36 +34,71 @@ export class ApiMetrics {
     landing: (() => LandingStatus) | null = null,
   ) {
     const registers = [registry];
-    this.requests = new Counter({ name: 'driving_http_requests_total', help: 'HTTP requests answered, by method, route template, status code and app', labelNames: ['method', 'route', 'status', 'app'], registers });
-    this.duration = new Histogram({ name: 'driving_http_request_duration_seconds', help: 'Time from a request\'s arrival to its answer, by method, route template and app', labelNames: ['method', 'route', 'app'], buckets: LATENCY_BUCKETS, registers });
-    this.inFlight = new Gauge({ name: 'driving_http_requests_in_flight', help: 'Requests arrived and not yet answered', registers });
-    this.rejected = new Counter({ name: 'driving_http_rejected_requests_total', help: 'Requests refused instead of answered (4xx and 503), by the ErrorResult error name and status code; 408 and 431 are refused by the HTTP parser', labelNames: ['reason', 'status'], registers });
+    this.requests = new Counter({
+      name: 'driving_http_requests_total',
+      help: 'HTTP requests answered, by method, route template, status code and app',
+      labelNames: ['method', 'route', 'status', 'app'],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: 'driving_http_request_duration_seconds',
+      help: "Time from a request's arrival to its answer, by method, route template and app",
+      labelNames: ['method', 'route', 'app'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.inFlight = new Gauge({
+      name: 'driving_http_requests_in_flight',
+      help: 'Requests arrived and not yet answered',
+      registers,
+    });
+    this.rejected = new Counter({
+      name: 'driving_http_rejected_requests_total',
+      help: 'Requests refused instead of answered (4xx and 503), by the ErrorResult error name and status code; 408 and 431 are refused by the HTTP parser',
+      labelNames: ['reason', 'status'],
+      registers,
+    });
     // labelled by the served slot (a or b): a gauge without labels reads 0 after reset, where
     // these must be absent while nothing is published (an age of 0 would read as fresh)
     new Gauge({
-      name: 'driving_snapshot_age_seconds', help: 'Seconds since the served snapshot was published, by slot (absent while nothing is published)', labelNames: ['slot'], registers, aggregator: 'max',
+      name: 'driving_snapshot_age_seconds',
+      help: 'Seconds since the served snapshot was published, by slot (absent while nothing is published)',
+      labelNames: ['slot'],
+      registers,
+      aggregator: 'max',
       collect() {
         this.reset();
         const manifest = snapshots.manifest;
         const published = Date.parse(manifest?.publishedAt ?? '');
-        if (manifest && Number.isFinite(published)) this.set({ slot: manifest.slot }, Math.max(0, (now().getTime() - published) / 1000));
+        if (manifest && Number.isFinite(published))
+          this.set({ slot: manifest.slot }, Math.max(0, (now().getTime() - published) / 1000));
       },
     });
     new Gauge({
-      name: 'driving_snapshot_version', help: 'Version of the served snapshot, by slot (absent while nothing is published)', labelNames: ['slot'], registers, aggregator: 'max',
+      name: 'driving_snapshot_version',
+      help: 'Version of the served snapshot, by slot (absent while nothing is published)',
+      labelNames: ['slot'],
+      registers,
+      aggregator: 'max',
       collect() {
         this.reset();
         if (snapshots.manifest) this.set({ slot: snapshots.manifest.slot }, snapshots.manifest.version);
       },
     });
     new Gauge({
-      name: 'driving_api_ready', help: '1 while /readyz answers 200 (a snapshot is served), 0 while it answers 503; over a cluster\'s workers, 0 if one of them is not ready', registers, aggregator: 'min',
+      name: 'driving_api_ready',
+      help: "1 while /readyz answers 200 (a snapshot is served), 0 while it answers 503; over a cluster's workers, 0 if one of them is not ready",
+      registers,
+      aggregator: 'min',
       collect() {
         this.set(snapshots.manifest ? 1 : 0);
       },
     });
     new Gauge({
-      name: 'driving_snapshot_open_failed', help: '1 while the newest published snapshot could not be opened and the previous one is served (/readyz says stale)', registers, aggregator: 'max',
+      name: 'driving_snapshot_open_failed',
+      help: '1 while the newest published snapshot could not be opened and the previous one is served (/readyz says stale)',
+      registers,
+      aggregator: 'max',
       collect() {
         this.set(snapshots.lastError !== null ? 1 : 0);
       },
@@ -71,7 +106,11 @@ export class ApiMetrics {
     if (landing) {
       // every worker counts the same folder: the maximum, not the sum
       new Gauge({
-        name: 'driving_landing_files', help: 'Files in the landing area: waiting for the load, or set aside by it (failed: unreadable, or its change failed a check)', labelNames: ['state'], registers, aggregator: 'max',
+        name: 'driving_landing_files',
+        help: 'Files in the landing area: waiting for the load, or set aside by it (failed: unreadable, or its change failed a check)',
+        labelNames: ['state'],
+        registers,
+        aggregator: 'max',
         collect() {
           const status = landing();
           this.set({ state: 'waiting' }, status.waiting);
@@ -79,14 +118,20 @@ export class ApiMetrics {
         },
       });
       new Gauge({
-        name: 'driving_landing_oldest_waiting_seconds', help: 'Age of the oldest file waiting for the load (0 when none waits)', registers, aggregator: 'max',
+        name: 'driving_landing_oldest_waiting_seconds',
+        help: 'Age of the oldest file waiting for the load (0 when none waits)',
+        registers,
+        aggregator: 'max',
         collect() {
           this.set(landing().oldestWaitingSeconds ?? 0);
         },
       });
     }
     new Gauge({
-      name: 'driving_rate_limits_local', help: '1 while rate limits meant for Redis (--redis-url) count on this machine alone, because Redis does not answer', registers, aggregator: 'max',
+      name: 'driving_rate_limits_local',
+      help: '1 while rate limits meant for Redis (--redis-url) count on this machine alone, because Redis does not answer',
+      registers,
+      aggregator: 'max',
       collect() {
         this.set(rateLimitsLocal() ? 1 : 0);
       },
@@ -101,5 +146,6 @@ export class ApiMetrics {
  */
 export function processMetrics(registry: Registry): void {
   collectDefaultMetrics({ register: registry });
-  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'])
+    registry.removeSingleMetric(name);
 }

@@ -17,7 +17,9 @@ export interface MetricsFlags {
  * more than being watched.
  */
 export async function startMetrics(
-  job: keyof typeof DEFAULT_METRICS_PORT, flags: MetricsFlags, registry: Registry | 'cluster',
+  job: keyof typeof DEFAULT_METRICS_PORT,
+  flags: MetricsFlags,
+  registry: Registry | 'cluster',
 ): Promise<MetricsListener | null> {
   if (!flags.metrics) return null;
   const port = flags.metricsPort ?? DEFAULT_METRICS_PORT[job];
@@ -27,7 +29,9 @@ export async function startMetrics(
     return listener;
   } catch (error) {
     if (flags.metricsPort !== undefined || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-    process.stderr.write(`${job}: metrics not served: the default port ${flags.metricsHost}:${port} is taken (give --metrics-port)\n`);
+    process.stderr.write(
+      `${job}: metrics not served: the default port ${flags.metricsHost}:${port} is taken (give --metrics-port)\n`,
+    );
     return null;
   }
 }

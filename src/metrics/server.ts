@@ -29,13 +29,19 @@ export async function listenMetrics(options: MetricsListenerOptions): Promise<Me
   const server: Server = createServer((request, response) => {
     const path = (request.url ?? '').split('?')[0];
     if (path !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {
-      response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found; the metrics are at GET /metrics\n');
+      response
+        .writeHead(404, { 'content-type': 'text/plain; charset=utf-8' })
+        .end('not found; the metrics are at GET /metrics\n');
       return;
     }
     const text = aggregator ? aggregator.clusterMetrics() : (registry as Registry).metrics();
     text.then(
-      (body) => response.writeHead(200, { 'content-type': contentType }).end(request.method === 'HEAD' ? undefined : body),
-      (error: unknown) => response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end(`metrics failed: ${error instanceof Error ? error.message : String(error)}\n`),
+      (body) =>
+        response.writeHead(200, { 'content-type': contentType }).end(request.method === 'HEAD' ? undefined : body),
+      (error: unknown) =>
+        response
+          .writeHead(500, { 'content-type': 'text/plain; charset=utf-8' })
+          .end(`metrics failed: ${error instanceof Error ? error.message : String(error)}\n`),
     );
   });
   // a scrape every few seconds over a kept-alive connection; nothing here is slow to send
@@ -51,10 +57,11 @@ export async function listenMetrics(options: MetricsListenerOptions): Promise<Me
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
     url: `http://${host}:${address.port}/metrics`,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 

@@ -39,18 +39,34 @@ export async function writeJobMetrics(dir: string, job: string, run: JobRun): Pr
   };
   const finishedAt = (run.startedAt.getTime() + run.seconds * 1000) / 1000;
   const lastSuccess = run.exitCode === 0 ? finishedAt : previousSuccess(file, job);
-  gauge('driving_job_last_run_timestamp_seconds', 'When the job\'s last run ended (Unix time)').push([{ job }, finishedAt]);
-  if (lastSuccess !== null) gauge(LAST_SUCCESS, 'When the job last ended with exit status 0 (Unix time)').push([{ job }, lastSuccess]);
-  gauge('driving_job_duration_seconds', 'How long the job\'s last run took').push([{ job }, run.seconds]);
-  gauge('driving_job_exit_status', 'The exit status of the job\'s last run (0 done, 1 internal, 2 input, 3 busy, 4 a check stopped the publish)').push([{ job }, run.exitCode]);
-  const records = gauge('driving_job_records', 'Records the job\'s last run handled, by outcome (loaded, scored, exported, purged)');
+  gauge('driving_job_last_run_timestamp_seconds', "When the job's last run ended (Unix time)").push([
+    { job },
+    finishedAt,
+  ]);
+  if (lastSuccess !== null)
+    gauge(LAST_SUCCESS, 'When the job last ended with exit status 0 (Unix time)').push([{ job }, lastSuccess]);
+  gauge('driving_job_duration_seconds', "How long the job's last run took").push([{ job }, run.seconds]);
+  gauge(
+    'driving_job_exit_status',
+    "The exit status of the job's last run (0 done, 1 internal, 2 input, 3 busy, 4 a check stopped the publish)",
+  ).push([{ job }, run.exitCode]);
+  const records = gauge(
+    'driving_job_records',
+    "Records the job's last run handled, by outcome (loaded, scored, exported, purged)",
+  );
   for (const [outcome, n] of Object.entries(run.records ?? {})) records.push([{ job, outcome }, n]);
-  const rejected = gauge('driving_job_records_rejected', 'Records the job\'s last run rejected, by reason');
+  const rejected = gauge('driving_job_records_rejected', "Records the job's last run rejected, by reason");
   for (const [reason, n] of Object.entries(run.rejected ?? {})) rejected.push([{ job, reason }, n]);
   if (run.files) {
-    const files = gauge('driving_job_files', 'Input files the job\'s last run took, by outcome (loaded, skipped, failed)');
+    const files = gauge(
+      'driving_job_files',
+      "Input files the job's last run took, by outcome (loaded, skipped, failed)",
+    );
     for (const [outcome, n] of Object.entries(run.files)) files.push([{ job, outcome }, n]);
-    const failed = gauge('driving_job_files_failed', 'Input files the job\'s last run set aside or left for the next run, by why (the check their change failed, unreadable, changed_during_load)');
+    const failed = gauge(
+      'driving_job_files_failed',
+      "Input files the job's last run set aside or left for the next run, by why (the check their change failed, unreadable, changed_during_load)",
+    );
     for (const [reason, n] of Object.entries(run.filesFailed ?? {})) failed.push([{ job, reason }, n]);
   }
   writeFileAtomic(file, exposition(families), 0o644);
@@ -73,15 +89,23 @@ function exposition(families: Family[]): string {
   const escaped = (text: string) => text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
   const value = (v: number) => (Number.isNaN(v) ? 'Nan' : !Number.isFinite(v) ? (v < 0 ? '-Inf' : '+Inf') : `${v}`);
   const sample = (name: string, [labels, v]: [Record<string, string>, number]) =>
-    `${name}{${Object.entries(labels).map(([k, x]) => `${k}="${escaped(x).replace(/"/g, '\\"')}"`).join(',')}} ${value(v)}`;
-  const blocks = families.map((f) => [`# HELP ${f.name} ${escaped(f.help)}`, `# TYPE ${f.name} gauge`, ...f.samples.map((s) => sample(f.name, s))].join('\n'));
+    `${name}{${Object.entries(labels)
+      .map(([k, x]) => `${k}="${escaped(x).replace(/"/g, '\\"')}"`)
+      .join(',')}} ${value(v)}`;
+  const blocks = families.map((f) =>
+    [`# HELP ${f.name} ${escaped(f.help)}`, `# TYPE ${f.name} gauge`, ...f.samples.map((s) => sample(f.name, s))].join(
+      '\n',
+    ),
+  );
   return `${blocks.join('\n\n')}\n`;
 }
 
 /** The last success time the previous file recorded, or null (none yet, or unreadable). */
 function previousSuccess(file: string, job: string): number | null {
   if (!existsSync(file)) return null;
-  const line = readFileSync(file, 'utf8').split('\n').find((l) => l.startsWith(`${LAST_SUCCESS}{job="${job}"}`));
+  const line = readFileSync(file, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${LAST_SUCCESS}{job="${job}"}`));
   const value = Number(line?.split(' ').pop());
   return line && Number.isFinite(value) ? value : null;
 }

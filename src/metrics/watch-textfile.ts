@@ -17,7 +17,8 @@ export class Histogram {
   observe(value: number): void {
     this.sum += value;
     this.count++;
-    for (let i = 0; i < this.buckets.length; i++) if (value <= (this.buckets[i] as number)) this.counts[i] = (this.counts[i] as number) + 1;
+    for (let i = 0; i < this.buckets.length; i++)
+      if (value <= (this.buckets[i] as number)) this.counts[i] = (this.counts[i] as number) + 1;
   }
 
   /** The value below which `q` of the observations fall, by linear interpolation in the bucket (as PromQL's histogram_quantile). */
@@ -57,25 +58,57 @@ export const watchMetricsFile = (dir: string): string => join(dir, 'driving_load
  */
 export function writeWatchMetrics(dir: string, m: WatchMetrics): string {
   const lines: string[] = [];
-  const family = (name: string, type: string, help: string) => lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-  family('driving_load_lag_seconds', 'histogram', 'Seconds from a landing file\'s arrival (an SDK upload accepted, a partner file written) to the publish that serves it');
+  const family = (name: string, type: string, help: string) =>
+    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+  family(
+    'driving_load_lag_seconds',
+    'histogram',
+    "Seconds from a landing file's arrival (an SDK upload accepted, a partner file written) to the publish that serves it",
+  );
   m.lag.buckets.forEach((le, i) => lines.push(`driving_load_lag_seconds_bucket{le="${le}"} ${m.lag.counts[i]}`));
-  lines.push(`driving_load_lag_seconds_bucket{le="+Inf"} ${m.lag.count}`, `driving_load_lag_seconds_sum ${m.lag.sum}`, `driving_load_lag_seconds_count ${m.lag.count}`);
-  family('driving_load_batches_total', 'counter', 'Batches the continuous load ran since it started, by outcome (ok, failed)');
-  lines.push(`driving_load_batches_total{outcome="ok"} ${m.batches.ok}`, `driving_load_batches_total{outcome="failed"} ${m.batches.failed}`);
+  lines.push(
+    `driving_load_lag_seconds_bucket{le="+Inf"} ${m.lag.count}`,
+    `driving_load_lag_seconds_sum ${m.lag.sum}`,
+    `driving_load_lag_seconds_count ${m.lag.count}`,
+  );
+  family(
+    'driving_load_batches_total',
+    'counter',
+    'Batches the continuous load ran since it started, by outcome (ok, failed)',
+  );
+  lines.push(
+    `driving_load_batches_total{outcome="ok"} ${m.batches.ok}`,
+    `driving_load_batches_total{outcome="failed"} ${m.batches.failed}`,
+  );
   family('driving_load_watch_start_timestamp_seconds', 'gauge', 'When the continuous load started (Unix time)');
   lines.push(`driving_load_watch_start_timestamp_seconds ${m.startedAt.getTime() / 1000}`);
-  family('driving_load_watch_heartbeat_timestamp_seconds', 'gauge', 'When the continuous load last looked at the landing area (Unix time): it is alive and not stuck');
+  family(
+    'driving_load_watch_heartbeat_timestamp_seconds',
+    'gauge',
+    'When the continuous load last looked at the landing area (Unix time): it is alive and not stuck',
+  );
   lines.push(`driving_load_watch_heartbeat_timestamp_seconds ${Date.now() / 1000}`);
   if (m.lastBatchAt) {
-    family('driving_load_last_batch_timestamp_seconds', 'gauge', 'When the continuous load\'s last batch ended (Unix time)');
+    family(
+      'driving_load_last_batch_timestamp_seconds',
+      'gauge',
+      "When the continuous load's last batch ended (Unix time)",
+    );
     lines.push(`driving_load_last_batch_timestamp_seconds ${m.lastBatchAt.getTime() / 1000}`);
-    family('driving_load_last_batch_duration_seconds', 'gauge', 'How long the continuous load\'s last batch took');
+    family('driving_load_last_batch_duration_seconds', 'gauge', "How long the continuous load's last batch took");
     lines.push(`driving_load_last_batch_duration_seconds ${m.lastBatchSeconds ?? 0}`);
   }
-  family('driving_load_backlog_files', 'gauge', 'Landing files waiting for the continuous load when its last batch ended');
+  family(
+    'driving_load_backlog_files',
+    'gauge',
+    'Landing files waiting for the continuous load when its last batch ended',
+  );
   lines.push(`driving_load_backlog_files ${m.backlog.waiting}`);
-  family('driving_load_backlog_oldest_seconds', 'gauge', 'Age of the oldest landing file waiting when the last batch ended (0 when none waits)');
+  family(
+    'driving_load_backlog_oldest_seconds',
+    'gauge',
+    'Age of the oldest landing file waiting when the last batch ended (0 when none waits)',
+  );
   lines.push(`driving_load_backlog_oldest_seconds ${m.backlog.oldestWaitingSeconds ?? 0}`);
   const file = watchMetricsFile(dir);
   writeFileAtomic(file, `${lines.join('\n')}\n`, 0o644);

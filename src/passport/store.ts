@@ -27,7 +27,11 @@ export class PassportStore {
   }
 
   /** The active account of each user, creating the missing ones, through a store opened for it alone. */
-  static async ensureAccountsIn(where: string | StateLocation, appId: string, orgUserIds: string[]): Promise<Map<string, number>> {
+  static async ensureAccountsIn(
+    where: string | StateLocation,
+    appId: string,
+    orgUserIds: string[],
+  ): Promise<Map<string, number>> {
     const store = await PassportStore.open(where);
     try {
       return await store.ensureAccounts(appId, orgUserIds);
@@ -66,12 +70,21 @@ export class PassportStore {
    * the token issue: the active account (created when there is none) gets a new token valid for
    * `validMs`. Only the token's hash is stored.
    */
-  async issueToken(appId: string, orgUserId: string, now: Date, validMs: number): Promise<{ token: string; platformUserId: number }> {
+  async issueToken(
+    appId: string,
+    orgUserId: string,
+    now: Date,
+    validMs: number,
+  ): Promise<{ token: string; platformUserId: number }> {
     const token = newSecret('pt_');
     const platformUserId = await this.db.transaction(async (tx) => {
       const id = (await ensureIn(tx, appId, [orgUserId], now)).get(orgUserId) as number;
       await tx.run('token_insert', {
-        token_hash: hashSecret(token), app_id: appId, platform_user_id: id, issued_at: now.toISOString(), expires_ms: now.getTime() + validMs,
+        token_hash: hashSecret(token),
+        app_id: appId,
+        platform_user_id: id,
+        issued_at: now.toISOString(),
+        expires_ms: now.getTime() + validMs,
       });
       return id;
     });
@@ -79,16 +92,29 @@ export class PassportStore {
   }
 
   /** The token lookup: the holder of a valid token of this app, or null (unknown, expired, revoked, or another app's). */
-  async tokenHolder(appId: string, token: string, now: Date): Promise<{ platformUserId: number; orgUserId: string } | null> {
+  async tokenHolder(
+    appId: string,
+    token: string,
+    now: Date,
+  ): Promise<{ platformUserId: number; orgUserId: string } | null> {
     const owner = await this.tokenOwner(token, now);
     return owner && owner.appId === appId ? { platformUserId: owner.platformUserId, orgUserId: owner.orgUserId } : null;
   }
 
   /** The app and holder of a valid token, whichever app issued it (the SDK presents only the token). */
-  async tokenOwner(token: string, now: Date): Promise<{ appId: string; platformUserId: number; orgUserId: string } | null> {
+  async tokenOwner(
+    token: string,
+    now: Date,
+  ): Promise<{ appId: string; platformUserId: number; orgUserId: string } | null> {
     const rows = await this.db.all('token_owner', { token_hash: hashSecret(token), now_ms: now.getTime() });
     const row = rows[0];
-    return row ? { appId: String(row['app_id']), platformUserId: Number(row['platform_user_id']), orgUserId: String(row['org_user_id']) } : null;
+    return row
+      ? {
+          appId: String(row['app_id']),
+          platformUserId: Number(row['platform_user_id']),
+          orgUserId: String(row['org_user_id']),
+        }
+      : null;
   }
 
   /**
@@ -97,7 +123,11 @@ export class PassportStore {
    */
   async markDeleted(appId: string, _orgUserId: string, userId: number, now: Date): Promise<boolean> {
     return this.db.transaction(async (tx) => {
-      const marked = await tx.run('account_mark_deleted', { now: now.toISOString(), platform_user_id: userId, app_id: appId });
+      const marked = await tx.run('account_mark_deleted', {
+        now: now.toISOString(),
+        platform_user_id: userId,
+        app_id: appId,
+      });
       if (marked > 0) await tx.run('tokens_of_user_delete', { platform_user_id: userId, app_id: appId });
       return marked > 0;
     });
@@ -137,7 +167,12 @@ export class PassportStore {
   close(): void {}
 }
 
-async function ensureIn(tx: StateQueries, appId: string, orgUserIds: string[], now: Date): Promise<Map<string, number>> {
+async function ensureIn(
+  tx: StateQueries,
+  appId: string,
+  orgUserIds: string[],
+  now: Date,
+): Promise<Map<string, number>> {
   const result = new Map<string, number>();
   for (const orgUserId of orgUserIds) {
     const found = await tx.all('account_active', { app_id: appId, org_user_id: orgUserId });
@@ -146,7 +181,13 @@ async function ensureIn(tx: StateQueries, appId: string, orgUserIds: string[], n
       continue;
     }
     const id = newPlatformUserId();
-    await tx.run('account_insert', { platform_user_id: id, app_id: appId, org_user_id: orgUserId, created_at: now.toISOString(), deleted_at: null });
+    await tx.run('account_insert', {
+      platform_user_id: id,
+      app_id: appId,
+      org_user_id: orgUserId,
+      created_at: now.toISOString(),
+      deleted_at: null,
+    });
     result.set(orgUserId, id);
   }
   return result;

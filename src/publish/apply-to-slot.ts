@@ -21,13 +21,19 @@ export async function applyToSlot(conn: DuckDBConnection, since: number, version
       scores: Number(scope['scores'] ?? 0) > 0,
       purged: Number(scope['purged'] ?? 0) > 0,
     };
-    for (const part of ['trips', 'days', 'scores', 'purged'] as const) if (changed[part]) await runScript(conn, `ops/publish/apply/remove_${part}`);
-    for (const part of ['trips', 'days', 'scores'] as const) if (changed[part]) await runScript(conn, `ops/publish/apply/insert_${part}`, { since });
+    for (const part of ['trips', 'days', 'scores', 'purged'] as const)
+      if (changed[part]) await runScript(conn, `ops/publish/apply/remove_${part}`);
+    for (const part of ['trips', 'days', 'scores'] as const)
+      if (changed[part]) await runScript(conn, `ops/publish/apply/insert_${part}`, { since });
     await run(conn, "insert or replace into slot.meta values ('version', $version::varchar)", { version });
     await run(conn, 'use slot');
     try {
       // a check looks at rows written since `since` of the tables it names: none, nothing to find
-      const tables = new Set([...(changed.trips ? ['trips', 'trip_events'] : []), ...(changed.days ? ['stats_daily'] : []), ...(changed.scores ? ['safety_scores'] : [])]);
+      const tables = new Set([
+        ...(changed.trips ? ['trips', 'trip_events'] : []),
+        ...(changed.days ? ['stats_daily'] : []),
+        ...(changed.scores ? ['safety_scores'] : []),
+      ]);
       const failures = await runChecks(conn, since, tables);
       if (failures.length > 0) throw new CheckFailedError(failures);
     } finally {
@@ -41,6 +47,8 @@ export async function applyToSlot(conn: DuckDBConnection, since: number, version
 
 /** Whether users were purged after warehouse version `since`. */
 export async function purgedAfter(conn: DuckDBConnection, since: number): Promise<boolean> {
-  const [row] = await query(conn, 'select exists (select 1 from purged_users where version > $since) as any', { since });
+  const [row] = await query(conn, 'select exists (select 1 from purged_users where version > $since) as any', {
+    since,
+  });
   return row?.['any'] === true;
 }

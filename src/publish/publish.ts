@@ -11,7 +11,14 @@ import { publishRoutes } from './route-step.js';
 import { compactDatabase } from '../db/compact.js';
 import { catchUp, firstLine, settledDetail, type Settled } from './settle.js';
 import { readDamageReports, removeDamageReport } from '../damage/reports.js';
-import { attachWithRetry, isCorruptSlot, other, prepareSlot, removeCorrupt, slotNoReaderHolds } from './standby-slot.js';
+import {
+  attachWithRetry,
+  isCorruptSlot,
+  other,
+  prepareSlot,
+  removeCorrupt,
+  slotNoReaderHolds,
+} from './standby-slot.js';
 import { applyToSlot, purgedAfter } from './apply-to-slot.js';
 import { packFiles, removeStalePacks, writePack } from './write-pack.js';
 
@@ -82,8 +89,23 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
   if (current && current.version === version && current.warehouseId === whId && !repair) {
     for (const r of reports) removeDamageReport(r);
     // a run killed after its switch left the other slot behind: this one finishes that
-    const settled = options.settleRetired ? await catchUp(wh, options, other(current.slot), { whId, version, compactPurged: true }) : undefined;
-    return { published: false, slot: current.slot, fromVersion: version, version, rowsApplied: 0, seconds: 0, pack: null, routesWritten, routesRead, damagedRebuilt: damaged, settled, detail: `already published${settledDetail(settled)}` };
+    const settled = options.settleRetired
+      ? await catchUp(wh, options, other(current.slot), { whId, version, compactPurged: true })
+      : undefined;
+    return {
+      published: false,
+      slot: current.slot,
+      fromVersion: version,
+      version,
+      rowsApplied: 0,
+      seconds: 0,
+      pack: null,
+      routesWritten,
+      routesRead,
+      damagedRebuilt: damaged,
+      settled,
+      detail: `already published${settledDetail(settled)}`,
+    };
   }
   mkdirSync(options.publishedDir, { recursive: true });
   const target: Slot = current ? other(current.slot) : await slotNoReaderHolds(conn, options.publishedDir);
@@ -95,11 +117,22 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
     removeCorrupt(file);
     rebuilt = true;
     damaged.push(basename(file));
-    options.progress?.(`publish: standby slot ${basename(file)} was reported damaged; deleted, rebuilding it in full from the warehouse`);
+    options.progress?.(
+      `publish: standby slot ${basename(file)} was reported damaged; deleted, rebuilding it in full from the warehouse`,
+    );
   }
   for (;;) {
     try {
-      const result = await publishInto(wh, options, { version, whId, current, target, file, started, rebuilt, reported: reports.map((r) => r.file) });
+      const result = await publishInto(wh, options, {
+        version,
+        whId,
+        current,
+        target,
+        file,
+        started,
+        rebuilt,
+        reported: reports.map((r) => r.file),
+      });
       damaged.push(...(result.damagedRebuilt ?? []));
       // the slot served until now was found damaged: no longer served, it is deleted, so the next
       // publish (which writes it) rebuilds it in full
@@ -107,16 +140,26 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
       if (retired && retired !== basename(file) && reportedSlots.has(retired)) {
         removeCorrupt(slotFile(options.publishedDir, current!.slot));
         damaged.push(retired);
-        options.progress?.(`publish: slot ${retired} was reported damaged; no longer served, deleted: the next publish rebuilds it in full`);
+        options.progress?.(
+          `publish: slot ${retired} was reported damaged; no longer served, deleted: the next publish rebuilds it in full`,
+        );
       }
       for (const r of reports) removeDamageReport(r);
       await options.onSwitched?.(version);
       // the retired slot, unless it was just deleted as damaged (the next publish rebuilds it)
       const { retiredScrubbed, ...published } = result;
-      const settled = options.settleRetired && existsSync(slotFile(options.publishedDir, other(target)))
-        ? await catchUp(wh, options, other(target), { whId, version, compactPurged: !retiredScrubbed })
-        : undefined;
-      return { ...published, routesWritten, routesRead, damagedRebuilt: damaged, settled, detail: `${published.detail}${settledDetail(settled)}` };
+      const settled =
+        options.settleRetired && existsSync(slotFile(options.publishedDir, other(target)))
+          ? await catchUp(wh, options, other(target), { whId, version, compactPurged: !retiredScrubbed })
+          : undefined;
+      return {
+        ...published,
+        routesWritten,
+        routesRead,
+        damagedRebuilt: damaged,
+        settled,
+        detail: `${published.detail}${settledDetail(settled)}`,
+      };
     } catch (error) {
       // a standby slot that is not a valid DuckDB file (or holds a corrupt block) is not served:
       // it is deleted once and rebuilt from the warehouse (a new slot has version 0). Deleted, not
@@ -124,7 +167,9 @@ export async function publish(wh: Warehouse, options: PublishOptions): Promise<P
       if (rebuilt || !isCorruptSlot(error)) throw error;
       removeCorrupt(file);
       rebuilt = true;
-      options.progress?.(`publish: standby slot ${basename(file)} is corrupt (${firstLine(error)}); deleted, rebuilding it in full from the warehouse`);
+      options.progress?.(
+        `publish: standby slot ${basename(file)} is corrupt (${firstLine(error)}); deleted, rebuilding it in full from the warehouse`,
+      );
     }
   }
 }
@@ -143,7 +188,11 @@ interface Attempt {
 }
 
 /** One attempt into the standby slot: brought up to date with its pack, switched to, the retired slot scrubbed. */
-async function publishInto(wh: Warehouse, options: PublishOptions, a: Attempt): Promise<PublishResult & { retiredScrubbed: boolean }> {
+async function publishInto(
+  wh: Warehouse,
+  options: PublishOptions,
+  a: Attempt,
+): Promise<PublishResult & { retiredScrubbed: boolean }> {
   const conn = wh.conn;
   const { version, whId, current, target, file, started } = a;
   await attachWithRetry(conn, file, options.lockWaitMs, (m) => options.progress?.(`publish: ${m}`));
@@ -151,13 +200,25 @@ async function publishInto(wh: Warehouse, options: PublishOptions, a: Attempt): 
     const since = await prepareSlot(conn, whId, version);
     const rowsApplied = await applyToSlot(conn, since, version);
     // a pack that cannot be written fails the publish before the switch: the last good state stays served
-    const pack = options.servingPack === false ? null : await writePack(conn, options.publishedDir, version, current?.warehouseId === whId ? current : null, a.reported, options.progress);
+    const pack =
+      options.servingPack === false
+        ? null
+        : await writePack(
+            conn,
+            options.publishedDir,
+            version,
+            current?.warehouseId === whId ? current : null,
+            a.reported,
+            options.progress,
+          );
     const damagedPack = pack?.damaged ?? [];
     // the rows of users purged since the slot's version were deleted above, but their bytes stay in
     // the file until it is written anew: rewritten before anyone reads it (src/db/compact.ts)
     if (await purgedAfter(conn, since)) {
       const compacted = await compactDatabase(conn, 'slot', file);
-      options.progress?.(`publish: ${basename(file)} rewritten without the purged users' deleted rows (${(compacted.bytesBefore / 1e6).toFixed(1)} -> ${(compacted.bytesAfter / 1e6).toFixed(1)} MB in ${compacted.seconds.toFixed(2)} s)`);
+      options.progress?.(
+        `publish: ${basename(file)} rewritten without the purged users' deleted rows (${(compacted.bytesBefore / 1e6).toFixed(1)} -> ${(compacted.bytesAfter / 1e6).toFixed(1)} MB in ${compacted.seconds.toFixed(2)} s)`,
+      );
     }
     await run(conn, 'detach slot');
     const manifest: Manifest = {
@@ -173,10 +234,23 @@ async function publishInto(wh: Warehouse, options: PublishOptions, a: Attempt): 
     // purged users leave the slot and serving files the API served until now too (privacy)
     const retired = await scrubRetired(conn, options.publishedDir, current, manifest, options.lockWaitMs);
     const seconds = (performance.now() - started) / 1000;
-    const packDetail = pack ? `; serving pack: ${pack.built.map((b) => `${b.section} ${b.seconds.toFixed(2)} s`).join(', ') || 'unchanged'}` : '';
-    const retiredDetail = retired.users === 0 ? '' : retired.slot ? `; slot ${current?.slot} purged too` : `; slot ${current?.slot} still held by a reader: purged at the next publish`;
+    const packDetail = pack
+      ? `; serving pack: ${pack.built.map((b) => `${b.section} ${b.seconds.toFixed(2)} s`).join(', ') || 'unchanged'}`
+      : '';
+    const retiredDetail =
+      retired.users === 0
+        ? ''
+        : retired.slot
+          ? `; slot ${current?.slot} purged too`
+          : `; slot ${current?.slot} still held by a reader: purged at the next publish`;
     return {
-      published: true, slot: target, fromVersion: since, version, rowsApplied, seconds, pack: pack?.built ?? null,
+      published: true,
+      slot: target,
+      fromVersion: since,
+      version,
+      rowsApplied,
+      seconds,
+      pack: pack?.built ?? null,
       corruptSlotRebuilt: a.rebuilt,
       damagedRebuilt: damagedPack,
       retiredScrubbed: retired.slot,

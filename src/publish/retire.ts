@@ -25,13 +25,23 @@ export interface RetiredScrub {
  * removes those files anyway.
  */
 export async function scrubRetired(
-  conn: DuckDBConnection, publishedDir: string, retired: Manifest | null, next: Manifest, lockWaitMs: number,
+  conn: DuckDBConnection,
+  publishedDir: string,
+  retired: Manifest | null,
+  next: Manifest,
+  lockWaitMs: number,
 ): Promise<RetiredScrub> {
-  if (!retired || retired.warehouseId !== next.warehouseId || retired.slot === next.slot) return { users: 0, slot: false, packFilesRemoved: 0 };
-  const [row] = await query(conn, 'select count(*)::bigint as n from (select distinct app_id, user_id from purged_users where version > $since)', { since: retired.version });
+  if (!retired || retired.warehouseId !== next.warehouseId || retired.slot === next.slot)
+    return { users: 0, slot: false, packFilesRemoved: 0 };
+  const [row] = await query(
+    conn,
+    'select count(*)::bigint as n from (select distinct app_id, user_id from purged_users where version > $since)',
+    { since: retired.version },
+  );
   const users = Number(row?.['n'] ?? 0);
   if (users === 0) return { users, slot: false, packFilesRemoved: 0 };
-  if (!(await attachWhenReleased(conn, slotFile(publishedDir, retired.slot), lockWaitMs))) return { users, slot: false, packFilesRemoved: 0 };
+  if (!(await attachWhenReleased(conn, slotFile(publishedDir, retired.slot), lockWaitMs)))
+    return { users, slot: false, packFilesRemoved: 0 };
   try {
     await inTransaction(conn, () => runScript(conn, 'ops/purge/scrub_retired_slot', { since: retired.version }));
     await run(conn, 'checkpoint retired');
@@ -44,7 +54,12 @@ export async function scrubRetired(
 }
 
 /** Attaches the slot for writing (as `alias`) once no reader holds it; false when that did not happen in time. */
-export async function attachWhenReleased(conn: DuckDBConnection, file: string, waitMs: number, alias = 'retired'): Promise<boolean> {
+export async function attachWhenReleased(
+  conn: DuckDBConnection,
+  file: string,
+  waitMs: number,
+  alias = 'retired',
+): Promise<boolean> {
   const deadline = Date.now() + waitMs;
   for (;;) {
     try {
@@ -52,7 +67,8 @@ export async function attachWhenReleased(conn: DuckDBConnection, file: string, w
       return true;
     } catch (error) {
       // DuckDB's words for a lock held by another process (a bare /lock/ would match a damaged "block")
-      if (!/Could not set lock|Conflicting lock/i.test(error instanceof Error ? error.message : String(error))) throw error;
+      if (!/Could not set lock|Conflicting lock/i.test(error instanceof Error ? error.message : String(error)))
+        throw error;
       if (Date.now() > deadline) return false;
       await new Promise((r) => setTimeout(r, 200));
     }

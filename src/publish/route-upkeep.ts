@@ -1,6 +1,11 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { RouteFileDamagedError, rewriteRouteFileWithout, routeFileIsCurrent, verifyRouteFile } from '../route/route-file.js';
+import {
+  RouteFileDamagedError,
+  rewriteRouteFileWithout,
+  routeFileIsCurrent,
+  verifyRouteFile,
+} from '../route/route-file.js';
 import type { DamageReport } from '../damage/reports.js';
 import { fileIdentity } from '../serving/checksum.js';
 
@@ -32,14 +37,22 @@ const ROUTE_NAME = /^v\d+\.route$/;
  * found by the reader that reads it, which reports it: a reported file is always checked in full.
  */
 export function upkeepRoutes(
-  publishedDir: string, routesDir: string, reports: DamageReport[], progress?: (m: string) => void, checked: Record<string, string> = {},
+  publishedDir: string,
+  routesDir: string,
+  reports: DamageReport[],
+  progress?: (m: string) => void,
+  checked: Record<string, string> = {},
 ): RouteUpkeep {
   const out: RouteUpkeep = { removed: [], upgraded: 0, checked: {}, read: 0 };
   if (!existsSync(routesDir)) return out;
   const reported = new Set(reports.map((r) => r.file));
-  for (const day of readdirSync(routesDir).filter((d) => d.startsWith('trip_date=')).sort()) {
+  for (const day of readdirSync(routesDir)
+    .filter((d) => d.startsWith('trip_date='))
+    .sort()) {
     const dir = join(routesDir, day);
-    for (const name of readdirSync(dir).filter((n) => ROUTE_NAME.test(n)).sort()) {
+    for (const name of readdirSync(dir)
+      .filter((n) => ROUTE_NAME.test(n))
+      .sort()) {
       const file = join(dir, name);
       const rel = relative(publishedDir, file);
       try {
@@ -59,7 +72,9 @@ export function upkeepRoutes(
         if (!(error instanceof RouteFileDamagedError)) throw error;
         rmSync(file, { force: true });
         out.removed.push(rel);
-        progress?.(`publish: ${rel} is damaged (${error.message.slice(error.message.indexOf(': ') + 2)}): removed, written again from the warehouse`);
+        progress?.(
+          `publish: ${rel} is damaged (${error.message.slice(error.message.indexOf(': ') + 2)}): removed, written again from the warehouse`,
+        );
       }
     }
   }

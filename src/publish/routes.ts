@@ -26,8 +26,17 @@ export interface RouteOptions {
  * The jobs' route options: the same retention as the raw points (src/load/retention.ts prunes both
  * folders by trip date, UTC today minus DRIVING_POINTS_RETENTION_DAYS).
  */
-export function routeOptions(paths: Pick<Paths, 'pointsDir' | 'routesDir'>, retentionDays: number, now: Date): RouteOptions {
-  return { pointsDir: paths.pointsDir, routesDir: paths.routesDir, oldestDate: addDays(todayIn('UTC', now), -retentionDays), written: [] };
+export function routeOptions(
+  paths: Pick<Paths, 'pointsDir' | 'routesDir'>,
+  retentionDays: number,
+  now: Date,
+): RouteOptions {
+  return {
+    pointsDir: paths.pointsDir,
+    routesDir: paths.routesDir,
+    oldestDate: addDays(todayIn('UTC', now), -retentionDays),
+    written: [],
+  };
 }
 
 /**
@@ -48,8 +57,12 @@ export async function writeRoutes(conn: DuckDBConnection, options: RouteOptions)
     if (existsSync(routeFile(options.routesDir, tripDate, version))) continue;
     const prefixes = (part['file_keys'] as string[]).map((key) => `f${key.slice(0, 16)}_`);
     const files = pointFiles(join(options.pointsDir, `trip_date=${tripDate}`), prefixes);
-    const points = files.length > 0 ? { sql: 'ops/publish/route_points', params: { files: listValue(files), version, trip_date: tripDate } } : null;
-    if (await writeRouteFile(conn, options.routesDir, tripDate, version, points)) written.push(routeFile(options.routesDir, tripDate, version));
+    const points =
+      files.length > 0
+        ? { sql: 'ops/publish/route_points', params: { files: listValue(files), version, trip_date: tripDate } }
+        : null;
+    if (await writeRouteFile(conn, options.routesDir, tripDate, version, points))
+      written.push(routeFile(options.routesDir, tripDate, version));
   }
   return written;
 }
@@ -60,12 +73,26 @@ export async function writeRoutes(conn: DuckDBConnection, options: RouteOptions)
  * tables (sql/ops/load/route_points_staged.sql), instead of the publish reading them back from the
  * raw-point Parquet. Same bytes as the publish would write. Returns the files written.
  */
-export async function writeStagedRoutes(conn: DuckDBConnection, options: Pick<RouteOptions, 'routesDir' | 'oldestDate'>, version: number): Promise<string[]> {
-  const dates = await query(conn, 'select distinct trip_date::varchar as d from int_trips where trip_date >= $oldest::date order by 1', { oldest: options.oldestDate });
+export async function writeStagedRoutes(
+  conn: DuckDBConnection,
+  options: Pick<RouteOptions, 'routesDir' | 'oldestDate'>,
+  version: number,
+): Promise<string[]> {
+  const dates = await query(
+    conn,
+    'select distinct trip_date::varchar as d from int_trips where trip_date >= $oldest::date order by 1',
+    { oldest: options.oldestDate },
+  );
   const written: string[] = [];
   for (const row of dates) {
     const tripDate = String(row['d']);
-    if (await writeRouteFile(conn, options.routesDir, tripDate, version, { sql: 'ops/load/route_points_staged', params: { version, trip_date: tripDate } })) written.push(routeFile(options.routesDir, tripDate, version));
+    if (
+      await writeRouteFile(conn, options.routesDir, tripDate, version, {
+        sql: 'ops/load/route_points_staged',
+        params: { version, trip_date: tripDate },
+      })
+    )
+      written.push(routeFile(options.routesDir, tripDate, version));
   }
   return written;
 }
@@ -76,7 +103,11 @@ export async function writeStagedRoutes(conn: DuckDBConnection, options: Pick<Ro
  * when there are none. Written to a temp name, fsynced and renamed; false when it existed.
  */
 async function writeRouteFile(
-  conn: DuckDBConnection, routesDir: string, tripDate: string, version: number, points: { sql: string; params: Params } | null,
+  conn: DuckDBConnection,
+  routesDir: string,
+  tripDate: string,
+  version: number,
+  points: { sql: string; params: Params } | null,
 ): Promise<boolean> {
   const target = routeFile(routesDir, tripDate, version);
   if (existsSync(target)) return false;
@@ -84,9 +115,18 @@ async function writeRouteFile(
   mkdirSync(dir, { recursive: true });
   const writer = new RouteFileWriter(`${target}.tmp`);
   try {
-    const trips = (await queryFile(conn, 'ops/publish/route_trips', { version, trip_date: tripDate })).map((r) => [String(r['app_id']), String(r['trip_id'])] as const);
+    const trips = (await queryFile(conn, 'ops/publish/route_trips', { version, trip_date: tripDate })).map(
+      (r) => [String(r['app_id']), String(r['trip_id'])] as const,
+    );
     if (points) await copyTrips(conn, writer, trips, points.sql, points.params);
-    else for (const [app, trip] of trips) writer.add(app, trip, { t: new Float64Array(0), lat: new Float64Array(0), lng: new Float64Array(0), speed: new Float64Array(0) });
+    else
+      for (const [app, trip] of trips)
+        writer.add(app, trip, {
+          t: new Float64Array(0),
+          lat: new Float64Array(0),
+          lng: new Float64Array(0),
+          speed: new Float64Array(0),
+        });
     writer.finish(target);
   } catch (error) {
     writer.abort();
@@ -101,7 +141,13 @@ async function writeRouteFile(
  * into the writer, one trip at a time, reading each column from DuckDB's vectors: numbers only, no
  * value built per point but the doubles themselves.
  */
-async function copyTrips(conn: DuckDBConnection, writer: RouteFileWriter, trips: readonly (readonly [string, string])[], sqlName: string, params: Params): Promise<void> {
+async function copyTrips(
+  conn: DuckDBConnection,
+  writer: RouteFileWriter,
+  trips: readonly (readonly [string, string])[],
+  sqlName: string,
+  params: Params,
+): Promise<void> {
   const text = stripComments(sqlText(sqlName));
   const result = await conn.stream(text, paramsFor(text, params));
   let current = 0;
@@ -109,11 +155,23 @@ async function copyTrips(conn: DuckDBConnection, writer: RouteFileWriter, trips:
   let cols = [new Float64Array(4096), new Float64Array(4096), new Float64Array(4096), new Float64Array(4096)] as const;
   const flush = () => {
     const trip = trips[current - 1];
-    if (trip) writer.add(trip[0], trip[1], { t: cols[0].slice(0, n), lat: cols[1].slice(0, n), lng: cols[2].slice(0, n), speed: cols[3].slice(0, n) });
+    if (trip)
+      writer.add(trip[0], trip[1], {
+        t: cols[0].slice(0, n),
+        lat: cols[1].slice(0, n),
+        lng: cols[2].slice(0, n),
+        speed: cols[3].slice(0, n),
+      });
     n = 0;
   };
   for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
-    const [k, t, lat, lng, speed] = [0, 1, 2, 3, 4].map((i) => chunk.getColumnVector(i)) as [DuckDBVector<number>, DuckDBVector<number>, DuckDBVector<number>, DuckDBVector<number>, DuckDBVector<number>];
+    const [k, t, lat, lng, speed] = [0, 1, 2, 3, 4].map((i) => chunk.getColumnVector(i)) as [
+      DuckDBVector<number>,
+      DuckDBVector<number>,
+      DuckDBVector<number>,
+      DuckDBVector<number>,
+      DuckDBVector<number>,
+    ];
     // rowCount asks the native chunk each time it is read: once per chunk, not once per point
     const rows = chunk.rowCount;
     for (let i = 0; i < rows; i++) {
@@ -126,7 +184,12 @@ async function copyTrips(conn: DuckDBConnection, writer: RouteFileWriter, trips:
       // a trip that kept no point comes as one row without a point; a time seen just before is
       // the same point from a second copy of the trip's file
       if (time === null || (n > 0 && time === cols[0][n - 1])) continue;
-      if (n === cols[0].length) cols = cols.map((c) => { const grown = new Float64Array(c.length * 2); grown.set(c); return grown; }) as unknown as typeof cols;
+      if (n === cols[0].length)
+        cols = cols.map((c) => {
+          const grown = new Float64Array(c.length * 2);
+          grown.set(c);
+          return grown;
+        }) as unknown as typeof cols;
       cols[0][n] = time;
       cols[1][n] = lat.getItem(i) as number;
       cols[2][n] = lng.getItem(i) as number;

@@ -44,28 +44,58 @@ export interface SettleSteps {
  * that is missing, of another warehouse, corrupt, or still held after `waitMs` is left as it is
  * (`skipped`): the next publish that writes it deletes and rebuilds a corrupt one, as it would have.
  */
-export async function settleSlot(conn: DuckDBConnection, publishedDir: string, slot: Slot, waitMs: number, steps: SettleSteps): Promise<Settled> {
+export async function settleSlot(
+  conn: DuckDBConnection,
+  publishedDir: string,
+  slot: Slot,
+  waitMs: number,
+  steps: SettleSteps,
+): Promise<Settled> {
   const started = performance.now();
   const file = slotFile(publishedDir, slot);
-  const left = (skipped: string): Settled => ({ slot, fromVersion: null, version: steps.version, rowsApplied: 0, seconds: (performance.now() - started) / 1000, skipped });
+  const left = (skipped: string): Settled => ({
+    slot,
+    fromVersion: null,
+    version: steps.version,
+    rowsApplied: 0,
+    seconds: (performance.now() - started) / 1000,
+    skipped,
+  });
   if (!existsSync(file)) return left('no such file');
   try {
-    if (!(await attachWhenReleased(conn, file, waitMs, 'slot'))) return left(`still held by a reader after ${Math.round(waitMs / 1000)} s`);
+    if (!(await attachWhenReleased(conn, file, waitMs, 'slot')))
+      return left(`still held by a reader after ${Math.round(waitMs / 1000)} s`);
   } catch (error) {
     return left(`${basename(file)}: ${firstLine(error)}`);
   }
   try {
     const meta = await query(conn, "select key, value from slot.meta where key in ('version', 'warehouse_id')");
     const since = Number(meta.find((r) => r['key'] === 'version')?.['value'] ?? Number.NaN);
-    if (meta.find((r) => r['key'] === 'warehouse_id')?.['value'] !== steps.whId || !(since >= 0 && since <= steps.version)) {
+    if (
+      meta.find((r) => r['key'] === 'warehouse_id')?.['value'] !== steps.whId ||
+      !(since >= 0 && since <= steps.version)
+    ) {
       return left('of another warehouse or version: rebuilt by the next publish that writes it');
     }
-    if (since === steps.version) return { slot, fromVersion: since, version: since, rowsApplied: 0, seconds: (performance.now() - started) / 1000 };
+    if (since === steps.version)
+      return {
+        slot,
+        fromVersion: since,
+        version: since,
+        rowsApplied: 0,
+        seconds: (performance.now() - started) / 1000,
+      };
     const purged = steps.compactPurged && (await steps.purgedAfter(conn, since));
     const rowsApplied = await steps.apply(conn, since, steps.version);
     // as in a publish: deleted rows keep their bytes until the file is written anew (src/db/compact.ts)
     if (purged) await compactDatabase(conn, 'slot', file);
-    return { slot, fromVersion: since, version: steps.version, rowsApplied, seconds: (performance.now() - started) / 1000 };
+    return {
+      slot,
+      fromVersion: since,
+      version: steps.version,
+      rowsApplied,
+      seconds: (performance.now() - started) / 1000,
+    };
   } catch (error) {
     // corrupt blocks, a full disk: this slot is not served; the next publish into it deals with it
     return left(`${basename(file)}: ${firstLine(error)}`);
@@ -75,20 +105,29 @@ export async function settleSlot(conn: DuckDBConnection, publishedDir: string, s
 }
 
 /** An error's first line (DuckDB appends details after it). */
-export const firstLine = (error: unknown): string => (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+export const firstLine = (error: unknown): string =>
+  (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
 
 /** Brings slot `slot` (not served) up to `version` once the API lets go of it; never fails the publish. */
 export async function catchUp(
-  wh: Warehouse, options: { publishedDir: string; lockWaitMs: number; progress?: (message: string) => void }, slot: Slot, s: { whId: string; version: number; compactPurged: boolean },
+  wh: Warehouse,
+  options: { publishedDir: string; lockWaitMs: number; progress?: (message: string) => void },
+  slot: Slot,
+  s: { whId: string; version: number; compactPurged: boolean },
 ): Promise<Settled> {
   options.progress?.(`publish: catching up slot ${slot} to version ${s.version}`);
   const settled = await settleSlot(wh.conn, options.publishedDir, slot, Math.min(options.lockWaitMs, SETTLE_WAIT_MS), {
-    ...s, apply: applyToSlot, purgedAfter,
+    ...s,
+    apply: applyToSlot,
+    purgedAfter,
   });
-  if (settled.skipped) options.progress?.(`publish: slot ${slot} left behind for the next publish (${settled.skipped})`);
+  if (settled.skipped)
+    options.progress?.(`publish: slot ${slot} left behind for the next publish (${settled.skipped})`);
   return settled;
 }
 
 /** The publish's detail line's words on the slot caught up (none when it was left as it was). */
 export const settledDetail = (s: Settled | undefined): string =>
-  (!s || s.skipped || s.fromVersion === s.version ? '' : `; slot ${s.slot} caught up too (${s.rowsApplied} rows in ${s.seconds.toFixed(2)} s)`);
+  !s || s.skipped || s.fromVersion === s.version
+    ? ''
+    : `; slot ${s.slot} caught up too (${s.rowsApplied} rows in ${s.seconds.toFixed(2)} s)`;

@@ -20,14 +20,20 @@ export async function slotNoReaderHolds(conn: DuckDBConnection, publishedDir: st
       await run(conn, 'detach slot');
       return slot;
     } catch (error) {
-      if (!/Could not set lock|Conflicting lock/i.test(error instanceof Error ? error.message : String(error))) return slot;
+      if (!/Could not set lock|Conflicting lock/i.test(error instanceof Error ? error.message : String(error)))
+        return slot;
     }
   }
   return 'a';
 }
 
 /** The API may still be draining the standby slot after the last switch: wait for it to let go. */
-export async function attachWithRetry(conn: DuckDBConnection, file: string, waitMs: number, onWait?: (message: string) => void): Promise<void> {
+export async function attachWithRetry(
+  conn: DuckDBConnection,
+  file: string,
+  waitMs: number,
+  onWait?: (message: string) => void,
+): Promise<void> {
   const deadline = Date.now() + waitMs;
   let reportedAt = -Infinity;
   for (;;) {
@@ -42,7 +48,9 @@ export async function attachWithRetry(conn: DuckDBConnection, file: string, wait
       // an API lets go of the previous slot when its last request on it ends: say whom we wait for
       if (onWait && Date.now() - reportedAt >= WAIT_REPORT_EVERY_MS) {
         reportedAt = Date.now();
-        onWait(`waiting for ${describeHolder(message)} holding the standby slot ${basename(file)} (gives up in ${Math.ceil((deadline - Date.now()) / 1000)} s; DRIVING_PUBLISH_LOCK_WAIT_MS)`);
+        onWait(
+          `waiting for ${describeHolder(message)} holding the standby slot ${basename(file)} (gives up in ${Math.ceil((deadline - Date.now()) / 1000)} s; DRIVING_PUBLISH_LOCK_WAIT_MS)`,
+        );
       }
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -51,7 +59,9 @@ export async function attachWithRetry(conn: DuckDBConnection, file: string, wait
 
 /** DuckDB's words for a file that is not a database, or a block whose checksum does not match (not a lock). */
 export function isCorruptSlot(error: unknown): boolean {
-  return /not a valid DuckDB database file|Corrupt database file|does not match stored checksum/i.test(error instanceof Error ? error.message : String(error));
+  return /not a valid DuckDB database file|Corrupt database file|does not match stored checksum/i.test(
+    error instanceof Error ? error.message : String(error),
+  );
 }
 
 /** Deletes a corrupt slot and its write-ahead log. */
@@ -70,7 +80,8 @@ export async function prepareSlot(conn: DuckDBConnection, whId: string, version:
     const slotVersion = Number(meta.find((r) => r['key'] === 'version')?.['value'] ?? 0);
     const slotWarehouse = meta.find((r) => r['key'] === 'warehouse_id')?.['value'];
     if (slotWarehouse === whId && slotVersion <= version) return slotVersion;
-    for (const table of ['trips', 'trip_events', 'stats_daily', 'safety_scores']) await run(conn, `delete from ${quoteIdent(table)}`);
+    for (const table of ['trips', 'trip_events', 'stats_daily', 'safety_scores'])
+      await run(conn, `delete from ${quoteIdent(table)}`);
     await run(conn, "insert or replace into meta values ('version', '0')");
     await run(conn, "insert or replace into meta values ('warehouse_id', $id)", { id: whId });
     return 0;

@@ -10,7 +10,10 @@ import type { Manifest } from './manifest.js';
  * checksum; the publish writes the section whole from the slot instead.
  */
 export class DamagedLayerError extends Error {
-  constructor(readonly section: Section, readonly files: string[]) {
+  constructor(
+    readonly section: Section,
+    readonly files: string[],
+  ) {
     super(`serving files ${files.join(', ')} are damaged`);
   }
 }
@@ -25,7 +28,12 @@ export class DamagedLayerError extends Error {
  * read of the whole served pack (well over ten GB at the full size). A manifest that records
  * no checksums (written before they existed) cannot be checked: its layers are taken as they are.
  */
-export function damagedLayers(publishedDir: string, current: Manifest | null, names: readonly string[], progress?: (m: string) => void): string[] {
+export function damagedLayers(
+  publishedDir: string,
+  current: Manifest | null,
+  names: readonly string[],
+  progress?: (m: string) => void,
+): string[] {
   const sums = current?.pack?.sha256;
   if (!sums) return [];
   const out: string[] = [];
@@ -36,13 +44,21 @@ export function damagedLayers(publishedDir: string, current: Manifest | null, na
     const why = !existsSync(file) ? 'missing' : sha256File(file) !== expected ? 'does not match its SHA-256' : null;
     if (why === null) continue;
     out.push(name);
-    progress?.(`publish: serving file ${name} is damaged (${why}): its section is written whole from the warehouse's slot, never from it`);
+    progress?.(
+      `publish: serving file ${name} is damaged (${why}): its section is written whole from the warehouse's slot, never from it`,
+    );
   }
   return out;
 }
 
 /** Throws DamagedLayerError when one of the served layers `names` (about to be read) is damaged. */
-export function checkLayers(publishedDir: string, current: Manifest | null, section: Section, names: readonly string[], progress?: (m: string) => void): void {
+export function checkLayers(
+  publishedDir: string,
+  current: Manifest | null,
+  section: Section,
+  names: readonly string[],
+  progress?: (m: string) => void,
+): void {
   const damaged = damagedLayers(publishedDir, current, names, progress);
   if (damaged.length > 0) throw new DamagedLayerError(section, damaged);
 }
@@ -51,13 +67,25 @@ export function checkLayers(publishedDir: string, current: Manifest | null, sect
  * The sections whose served layers a reader reported damaged (`reported`: file names relative to
  * published/), checked in full: a section with a damaged one is written whole.
  */
-export function reportedSections(publishedDir: string, current: Manifest | null, reported: readonly string[], progress?: (m: string) => void): { sections: Set<Section>; files: string[] } {
+export function reportedSections(
+  publishedDir: string,
+  current: Manifest | null,
+  reported: readonly string[],
+  progress?: (m: string) => void,
+): { sections: Set<Section>; files: string[] } {
   const out = { sections: new Set<Section>(), files: [] as string[] };
-  const named = new Set(reported.map((r) => basename(r)).map((n) => (n.endsWith(EXTRAS_SUFFIX) ? n.slice(0, -EXTRAS_SUFFIX.length) : n)));
+  const named = new Set(
+    reported.map((r) => basename(r)).map((n) => (n.endsWith(EXTRAS_SUFFIX) ? n.slice(0, -EXTRAS_SUFFIX.length) : n)),
+  );
   for (const section of SECTIONS) {
     const layers = current?.pack?.files[section];
     if (!Array.isArray(layers)) continue;
-    const damaged = damagedLayers(publishedDir, current, layers.filter((l) => named.has(l)), progress);
+    const damaged = damagedLayers(
+      publishedDir,
+      current,
+      layers.filter((l) => named.has(l)),
+      progress,
+    );
     if (damaged.length === 0) continue;
     out.sections.add(section);
     out.files.push(...damaged);

@@ -24,10 +24,20 @@ import { currentDatabase } from './standby-slot.js';
  * one makes its section written whole.
  */
 export async function writePack(
-  conn: DuckDBConnection, publishedDir: string, version: number, current: Manifest | null, reported: string[], progress?: (m: string) => void,
+  conn: DuckDBConnection,
+  publishedDir: string,
+  version: number,
+  current: Manifest | null,
+  reported: string[],
+  progress?: (m: string) => void,
 ): Promise<{ manifest: NonNullable<Manifest['pack']>; built: SectionBuildResult[]; damaged: string[] }> {
   const damaged = reportedSections(publishedDir, current, reported, progress);
-  const zones = Object.fromEntries((await query(conn, 'select app_id, time_zone from apps order by app_id')).map((r) => [String(r['app_id']), String(r['time_zone'])]));
+  const zones = Object.fromEntries(
+    (await query(conn, 'select app_id, time_zone from apps order by app_id')).map((r) => [
+      String(r['app_id']),
+      String(r['time_zone']),
+    ]),
+  );
   const previous = current?.pack && JSON.stringify(current.pack.zones) === JSON.stringify(zones) ? current.pack : null;
   const changes = current ? await changesSince(conn, current.version) : null;
   const files = {} as Record<Section, string[]>;
@@ -46,7 +56,11 @@ export async function writePack(
     files[section] = written.layers;
     built.push(...written.built);
   }
-  return { manifest: { files, zones, sha256: checksums(publishedDir, files, built, current) }, built, damaged: damaged.files };
+  return {
+    manifest: { files, zones, sha256: checksums(publishedDir, files, built, current) },
+    built,
+    damaged: damaged.files,
+  };
 }
 
 interface SectionTarget {
@@ -76,18 +90,30 @@ async function writeSection(conn: DuckDBConnection, t: SectionTarget, old: strin
   // a section whose rows have not changed keeps its served layers (the score run's trips and
   // statistics): checked to be of this format, not opened, as opening reads every user's entry
   const unchanged = current !== null && old !== undefined && changes !== null && !changes[section];
-  if (unchanged && old.every((name) => SectionFile.readable(join(publishedDir, name), section))) return { layers: old, built };
+  if (unchanged && old.every((name) => SectionFile.readable(join(publishedDir, name), section)))
+    return { layers: old, built };
   // the served layers, opened once: to check they are readable, and to merge from
   const served = current && old ? openLayers(publishedDir, old, section) : null;
   try {
     if (unchanged && served) return { layers: old as string[], built };
-    const since = current && served && LAYERED.includes(section) && !(section === 'scores' && changes?.scoresRemoved) ? current.version : undefined;
+    const since =
+      current && served && LAYERED.includes(section) && !(section === 'scores' && changes?.scoresRemoved)
+        ? current.version
+        : undefined;
     if (since !== undefined) await runScript(conn, 'ops/serving/changed_since', { since });
     const home = await currentDatabase(conn);
     await run(conn, 'use slot');
     let result: SectionBuildResult;
     try {
-      result = await buildSection(conn, join(publishedDir, `serving-v${version}-${section}.pack`), section, version, zones, progress, since);
+      result = await buildSection(
+        conn,
+        join(publishedDir, `serving-v${version}-${section}.pack`),
+        section,
+        version,
+        zones,
+        progress,
+        since,
+      );
     } finally {
       await run(conn, `use ${quoteIdent(home)}`);
     }
@@ -96,10 +122,30 @@ async function writeSection(conn: DuckDBConnection, t: SectionTarget, old: strin
     // checked just before they are read: a damaged layer is never copied into a new one
     const check = (names: string[]) => checkLayers(publishedDir, current, section, names, progress);
     // layers holding users purged since are rewritten without them (src/serving/scrub.ts)
-    const layers = scrubLayers(publishedDir, old as string[], served, await purgedSince(conn), section, version, zones, progress, check);
+    const layers = scrubLayers(
+      publishedDir,
+      old as string[],
+      served,
+      await purgedSince(conn),
+      section,
+      version,
+      zones,
+      progress,
+      check,
+    );
     try {
       built.push(...layers.built);
-      const merged = mergeNewest(publishedDir, layers.names, layers.files, result.file, section, version, zones, progress, check);
+      const merged = mergeNewest(
+        publishedDir,
+        layers.names,
+        layers.files,
+        result.file,
+        section,
+        version,
+        zones,
+        progress,
+        check,
+      );
       if (merged.result) built.push(merged.result);
       return { layers: merged.layers, built };
     } finally {
@@ -115,14 +161,21 @@ async function writeSection(conn: DuckDBConnection, t: SectionTarget, old: strin
  * else from the served manifest (a reused file), else read once (a manifest written before
  * checksums were recorded).
  */
-function checksums(publishedDir: string, files: Record<Section, string[]>, built: SectionBuildResult[], current: Manifest | null): Record<string, string> {
+function checksums(
+  publishedDir: string,
+  files: Record<Section, string[]>,
+  built: SectionBuildResult[],
+  current: Manifest | null,
+): Record<string, string> {
   const known: Record<string, string> = { ...current?.pack?.sha256 };
   for (const b of built) {
     known[basename(b.file)] = b.sha256.file;
     known[`${basename(b.file)}${EXTRAS_SUFFIX}`] = b.sha256.extras;
   }
   const out: Record<string, string> = {};
-  for (const name of Object.values(files).flat().flatMap((f) => [f, `${f}${EXTRAS_SUFFIX}`])) {
+  for (const name of Object.values(files)
+    .flat()
+    .flatMap((f) => [f, `${f}${EXTRAS_SUFFIX}`])) {
     out[name] = known[name] ?? sha256File(join(publishedDir, name));
   }
   return out;
@@ -133,8 +186,15 @@ function checksums(publishedDir: string, files: Record<Section, string[]>, built
  * of them merged into one when layersToMerge says so.
  */
 function mergeNewest(
-  publishedDir: string, names: string[], served: SectionFile[], delta: string, section: Section, version: number,
-  zones: Record<string, string>, progress?: (m: string) => void, check?: (names: string[]) => void,
+  publishedDir: string,
+  names: string[],
+  served: SectionFile[],
+  delta: string,
+  section: Section,
+  version: number,
+  zones: Record<string, string>,
+  progress?: (m: string) => void,
+  check?: (names: string[]) => void,
 ): { layers: string[]; result: SectionBuildResult | null } {
   const fresh = SectionFile.open(delta, section);
   try {
@@ -143,7 +203,15 @@ function mergeNewest(
     if (k < 2) return { layers: [...names, basename(delta)], result: null };
     const keep = stack.length - k;
     check?.(names.slice(keep));
-    const result = mergeLayers(stack.slice(keep).reverse(), join(publishedDir, `serving-v${version}-${section}-merged.pack`), section, version, zones, keep === 0, progress);
+    const result = mergeLayers(
+      stack.slice(keep).reverse(),
+      join(publishedDir, `serving-v${version}-${section}-merged.pack`),
+      section,
+      version,
+      zones,
+      keep === 0,
+      progress,
+    );
     return { layers: [...names.slice(0, keep), basename(result.file)], result };
   } finally {
     fresh.close();
@@ -167,7 +235,9 @@ function openLayers(publishedDir: string, names: string[], section: Section): Se
 
 /** Every file a manifest's pack names (a manifest of an older version named one per section). */
 export function packFiles(pack: Manifest['pack'] | undefined): string[] {
-  return Object.values(pack?.files ?? {}).flatMap((names: string[] | string) => (Array.isArray(names) ? names : [names]));
+  return Object.values(pack?.files ?? {}).flatMap((names: string[] | string) =>
+    Array.isArray(names) ? names : [names],
+  );
 }
 
 export type ServedChanges = Record<Section, boolean> & { scoresRemoved: boolean };
@@ -182,8 +252,15 @@ export type ServedChanges = Record<Section, boolean> & { scoresRemoved: boolean 
  */
 async function changesSince(conn: DuckDBConnection, since: number): Promise<ServedChanges> {
   const part = (name: string, column: string) => `(select ${column} from (${stripComments(sqlText(name))}))`;
-  const [row = {}] = await query(conn, `select ${SECTIONS.map((s) => `${part(`ops/serving/changed_${s}`, 'changed')} as ${s}`).join(', ')}, ${part('ops/serving/removed_scores', 'removed')} as scores_removed`, { since });
-  return { ...(Object.fromEntries(SECTIONS.map((s) => [s, row[s] === true])) as Record<Section, boolean>), scoresRemoved: row['scores_removed'] === true };
+  const [row = {}] = await query(
+    conn,
+    `select ${SECTIONS.map((s) => `${part(`ops/serving/changed_${s}`, 'changed')} as ${s}`).join(', ')}, ${part('ops/serving/removed_scores', 'removed')} as scores_removed`,
+    { since },
+  );
+  return {
+    ...(Object.fromEntries(SECTIONS.map((s) => [s, row[s] === true])) as Record<Section, boolean>),
+    scoresRemoved: row['scores_removed'] === true,
+  };
 }
 
 /**
@@ -191,7 +268,9 @@ async function changesSince(conn: DuckDBConnection, since: number): Promise<Serv
  * killed build). An API still draining an older one keeps reading it: an open file outlives its name.
  */
 export function removeStalePacks(publishedDir: string, keep: (string | undefined)[]): void {
-  const kept = new Set(keep.filter((k): k is string => k !== undefined).flatMap((k) => [basename(k), `${basename(k)}${EXTRAS_SUFFIX}`]));
+  const kept = new Set(
+    keep.filter((k): k is string => k !== undefined).flatMap((k) => [basename(k), `${basename(k)}${EXTRAS_SUFFIX}`]),
+  );
   for (const name of readdirSync(publishedDir)) {
     if (name.startsWith('serving-') && !kept.has(name)) rmSync(join(publishedDir, name), { force: true });
   }

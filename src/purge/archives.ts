@@ -1,4 +1,15 @@
-import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { createHash } from 'node:crypto';
@@ -35,13 +46,24 @@ const PARQUET = /\.parquet$/i;
  * so loading it again is a no-op, like loading the original. An archive that cannot be read whole
  * (a truncated gzip, a damaged Parquet file) cannot be filtered and is removed.
  */
-export async function scrubArchives(conn: DuckDBConnection, landingDir: string, users: PurgedUser[], now: Date): Promise<ArchiveScrubResult> {
+export async function scrubArchives(
+  conn: DuckDBConnection,
+  landingDir: string,
+  users: PurgedUser[],
+  now: Date,
+): Promise<ArchiveScrubResult> {
   const result: ArchiveScrubResult = { filesRewritten: 0, filesRemoved: 0, records: 0, unreadable: [] };
   if (users.length === 0) return result;
   for (const file of archivedFiles(landingDir)) {
     // the ledger learns the new key before the rename: a crash in between leaves both keys known
     const ledger = (oldKey: string, newKey: string, bytes: number) =>
-      run(conn, sqlText('ops/purge/ledger_rewritten'), { old_key: oldKey, new_key: newKey, path: file, bytes, now: now.toISOString() });
+      run(conn, sqlText('ops/purge/ledger_rewritten'), {
+        old_key: oldKey,
+        new_key: newKey,
+        path: file,
+        bytes,
+        now: now.toISOString(),
+      });
     const outcome = NDJSON.test(file) ? await scrubNdjson(file, users, ledger) : await scrubParquet(conn, file, ledger);
     if (outcome === 'unreadable') {
       // it cannot be filtered, so it may hold the user's records: removed (docs/decisions.md, Deletion), and named
@@ -126,7 +148,12 @@ const NEWLINE = Buffer.from('\n');
 function belongsToAny(line: Buffer, users: PurgedUser[]): boolean {
   const text = line.toString('utf8');
   // a cheap test first: most lines name none of the users
-  if (!users.some((u) => text.includes(String(u.platformUserId)) || text.includes(JSON.stringify(u.orgUserId).slice(1, -1)))) return false;
+  if (
+    !users.some(
+      (u) => text.includes(String(u.platformUserId)) || text.includes(JSON.stringify(u.orgUserId).slice(1, -1)),
+    )
+  )
+    return false;
   let record: unknown;
   try {
     record = JSON.parse(text);
@@ -137,7 +164,9 @@ function belongsToAny(line: Buffer, users: PurgedUser[]): boolean {
   const r = record as Record<string, unknown>;
   const id = Number(r['platformUserId']);
   const validId = Number.isSafeInteger(id) && id >= 1;
-  return users.some((u) => r['appId'] === u.appId && (validId ? id === u.platformUserId : r['orgUserId'] === u.orgUserId));
+  return users.some(
+    (u) => r['appId'] === u.appId && (validId ? id === u.platformUserId : r['orgUserId'] === u.orgUserId),
+  );
 }
 
 /** The rows of the users in temp table purge_requests (macro purged_record) taken out by DuckDB, row order kept. */
@@ -160,7 +189,10 @@ async function scrubParquet(conn: DuckDBConnection, file: string, ledger: Ledger
   const oldKey = await fileKey(file);
   const tmp = join(dirname(file), `.${basename(file)}.purge.tmp`);
   try {
-    await run(conn, `copy (select * from ${source} where not purged_record(appId, platformUserId, orgUserId)) to ${quoteLiteral(tmp)} (format parquet, compression zstd)`);
+    await run(
+      conn,
+      `copy (select * from ${source} where not purged_record(appId, platformUserId, orgUserId)) to ${quoteLiteral(tmp)} (format parquet, compression zstd)`,
+    );
     syncFile(tmp);
     await ledger(oldKey, await fileKey(tmp), statSync(tmp).size);
     renameSync(tmp, file);

@@ -27,7 +27,11 @@ export interface Erasure {
  * last and the job must not write to `wh` afterwards: its connection still holds the old file,
  * whose name now holds the new one.
  */
-export async function eraseToTheBytes(wh: Warehouse, paths: Pick<Paths, 'dataDir' | 'eventsDir' | 'exportsDir' | 'warehouseFile'>, users: PurgedUser[]): Promise<Erasure> {
+export async function eraseToTheBytes(
+  wh: Warehouse,
+  paths: Pick<Paths, 'dataDir' | 'eventsDir' | 'exportsDir' | 'warehouseFile'>,
+  users: PurgedUser[],
+): Promise<Erasure> {
   if (users.length === 0) return { eventsDropped: 0, exportRewritten: false, warehouse: null };
   const eventsDropped = dropPendingEvents(paths.eventsDir, users);
   const exportRewritten = isExport(paths.exportsDir);

@@ -46,22 +46,45 @@ export interface PurgeResult {
  * Quarantined lines of users purged earlier (late records, rejected as user_deleted) are removed on
  * every run.
  */
-export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'dataDir' | 'pointsDir' | 'routesDir' | 'landingDir' | 'exportsDir'>, now: Date): Promise<PurgeResult> {
+export async function purgeDeletedUsers(
+  wh: Warehouse,
+  paths: Pick<Paths, 'dataDir' | 'pointsDir' | 'routesDir' | 'landingDir' | 'exportsDir'>,
+  now: Date,
+): Promise<PurgeResult> {
   const conn = wh.conn;
   const state = await openState({ dataDir: paths.dataDir });
   const pending = await pendingDeletions(state);
   if (pending.length === 0) {
     const quarantined = await scrubQuarantine(conn);
-    return { users: 0, trips: 0, pointFilesRewritten: 0, routeFilesRewritten: 0, quarantined, archivesRewritten: 0, archivesRemoved: 0, archivesUnreadable: [], routeFilesDamaged: [], purgedUsers: [], requests: 0 };
+    return {
+      users: 0,
+      trips: 0,
+      pointFilesRewritten: 0,
+      routeFilesRewritten: 0,
+      quarantined,
+      archivesRewritten: 0,
+      archivesRemoved: 0,
+      archivesUnreadable: [],
+      routeFilesDamaged: [],
+      purgedUsers: [],
+      requests: 0,
+    };
   }
-  await run(conn, 'create or replace temp table purge_requests (app_id varchar, user_id bigint, org_user_id varchar, requested_at timestamptz)');
+  await run(
+    conn,
+    'create or replace temp table purge_requests (app_id varchar, user_id bigint, org_user_id varchar, requested_at timestamptz)',
+  );
   // a user deleted twice (a retried DELETE whose first answer was lost) is purged once
   const users = new Map<string, PurgedUser & { requestedAt: string }>();
   const userKey = (u: { appId: string; platformUserId: number }) => `${u.appId}\u0000${u.platformUserId}`;
-  for (const { appId, platformUserId, orgUserId, requestedAt } of pending) users.set(userKey({ appId, platformUserId }), { appId, platformUserId, orgUserId, requestedAt });
+  for (const { appId, platformUserId, orgUserId, requestedAt } of pending)
+    users.set(userKey({ appId, platformUserId }), { appId, platformUserId, orgUserId, requestedAt });
   for (const request of users.values()) {
     await run(conn, 'insert into purge_requests values ($app, $user, $org, $at)', {
-      app: request.appId, user: request.platformUserId, org: request.orgUserId, at: request.requestedAt,
+      app: request.appId,
+      user: request.platformUserId,
+      org: request.orgUserId,
+      at: request.requestedAt,
     });
   }
   await runScript(conn, 'macros/purge');
@@ -72,7 +95,11 @@ export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'dataD
   let routesRewritten = 0;
   const damagedRoutes: string[] = [];
   for (const day of new Set(trips.map((t) => String(t['trip_date'])))) {
-    rewritten += await rewritePointsWithout(conn, join(paths.pointsDir, `trip_date=${day}`), trips.map((t) => String(t['trip_id'])));
+    rewritten += await rewritePointsWithout(
+      conn,
+      join(paths.pointsDir, `trip_date=${day}`),
+      trips.map((t) => String(t['trip_id'])),
+    );
     routesRewritten += rewriteRoutesWithout(join(paths.routesDir, `trip_date=${day}`), trips, damagedRoutes);
   }
   const version = (await warehouseVersion(conn)) + 1;
@@ -93,10 +120,20 @@ export async function purgeDeletedUsers(wh: Warehouse, paths: Pick<Paths, 'dataD
   await eraseAccounts(state, [...users.values()], (tx) => markPurged(tx, done, now));
   return {
     requests: pending.length,
-    users: users.size, trips: trips.length, pointFilesRewritten: rewritten, routeFilesRewritten: routesRewritten, quarantined,
-    archivesRewritten: archives.filesRewritten, archivesRemoved: archives.filesRemoved, archivesUnreadable: archives.unreadable,
+    users: users.size,
+    trips: trips.length,
+    pointFilesRewritten: rewritten,
+    routeFilesRewritten: routesRewritten,
+    quarantined,
+    archivesRewritten: archives.filesRewritten,
+    archivesRemoved: archives.filesRemoved,
+    archivesUnreadable: archives.unreadable,
     routeFilesDamaged: damagedRoutes,
-    purgedUsers: [...users.values()].map(({ appId, platformUserId, orgUserId }) => ({ appId, platformUserId, orgUserId })),
+    purgedUsers: [...users.values()].map(({ appId, platformUserId, orgUserId }) => ({
+      appId,
+      platformUserId,
+      orgUserId,
+    })),
   };
 }
 
@@ -115,10 +152,18 @@ async function rewritePointsWithout(conn: Warehouse['conn'], dir: string, tripId
   let rewritten = 0;
   for (const name of readdirSync(dir).filter((n) => n.endsWith('.parquet'))) {
     const file = join(dir, name);
-    const [hit] = await query(conn, 'select count(*) as n from read_parquet($file) where list_contains($ids, trip_id)', { file, ids: listValue(tripIds) });
+    const [hit] = await query(
+      conn,
+      'select count(*) as n from read_parquet($file) where list_contains($ids, trip_id)',
+      { file, ids: listValue(tripIds) },
+    );
     if (Number(hit?.['n'] ?? 0) === 0) continue;
     const tmp = `${file}.purge.tmp`;
-    await run(conn, `copy (select * from read_parquet(${quoteLiteral(file)}) where not list_contains($ids, trip_id)) to ${quoteLiteral(tmp)} (${POINTS_PARQUET})`, { ids: listValue(tripIds) });
+    await run(
+      conn,
+      `copy (select * from read_parquet(${quoteLiteral(file)}) where not list_contains($ids, trip_id)) to ${quoteLiteral(tmp)} (${POINTS_PARQUET})`,
+      { ids: listValue(tripIds) },
+    );
     renameSync(tmp, file);
     rewritten++;
   }

@@ -10,5 +10,10 @@ export type { DeletionRequest } from '../state/deletions.js';
  */
 export async function deletedAccounts(location: StateLocation | StateDb): Promise<DeletionRequest[]> {
   const db = 'all' in location ? location : await openState(location);
-  return (await pendingDeletions(db)).map(({ appId, platformUserId, orgUserId, requestedAt }) => ({ appId, platformUserId, orgUserId, requestedAt }));
+  return (await pendingDeletions(db)).map(({ appId, platformUserId, orgUserId, requestedAt }) => ({
+    appId,
+    platformUserId,
+    orgUserId,
+    requestedAt,
+  }));
 }

@@ -5,7 +5,10 @@ import { eraseToTheBytes, type Erasure } from './erase.js';
 import { purgeDeletedUsers, type PurgeResult } from './purge.js';
 import { reportPurgeRemovals } from './report.js';
 
-type PurgePaths = Pick<Paths, 'dataDir' | 'pointsDir' | 'routesDir' | 'landingDir' | 'exportsDir' | 'eventsDir' | 'warehouseFile'>;
+type PurgePaths = Pick<
+  Paths,
+  'dataDir' | 'pointsDir' | 'routesDir' | 'landingDir' | 'exportsDir' | 'eventsDir' | 'warehouseFile'
+>;
 
 /**
  * The purge, a step of every job run that publishes (load, score, purge; docs/jobs.md): the
@@ -13,13 +16,21 @@ type PurgePaths = Pick<Paths, 'dataDir' | 'pointsDir' | 'routesDir' | 'landingDi
  * purged there. Its caller then publishes (the slots lose the users) and writes its event file
  * (`user.deleted`), and ends with `finishErasure`. `job` names the lines (`load: purged ...`).
  */
-export async function runPurge(wh: Warehouse, paths: PurgePaths, now: Date, progress: Progress, job: string): Promise<PurgeResult> {
+export async function runPurge(
+  wh: Warehouse,
+  paths: PurgePaths,
+  now: Date,
+  progress: Progress,
+  job: string,
+): Promise<PurgeResult> {
   // `load: purge: ...`, and for the purge job itself `purge: ...`
   const step = job === 'purge' ? job : `${job}: purge`;
   progress(`${step}: reading deletion requests from the state store`);
   const purged = await purgeDeletedUsers(wh, paths, now);
   if (purged.users > 0) {
-    progress(`${job}: purged ${purged.users} deleted account(s) (${purged.requests} request(s)): ${purged.trips} trips, ${purged.pointFilesRewritten} points file(s) rewritten`);
+    progress(
+      `${job}: purged ${purged.users} deleted account(s) (${purged.requests} request(s)): ${purged.trips} trips, ${purged.pointFilesRewritten} points file(s) rewritten`,
+    );
   } else {
     progress(`${step}: no deletion request pending`);
   }
@@ -32,11 +43,19 @@ export async function runPurge(wh: Warehouse, paths: PurgePaths, now: Date, prog
  * reaches the bytes (src/purge/erase.ts). The warehouse file is rewritten, so nothing may write to
  * `wh` after this.
  */
-export async function finishErasure(wh: Warehouse, paths: PurgePaths, purged: PurgeResult, progress: Progress, job: string): Promise<Erasure> {
+export async function finishErasure(
+  wh: Warehouse,
+  paths: PurgePaths,
+  purged: PurgeResult,
+  progress: Progress,
+  job: string,
+): Promise<Erasure> {
   const erasure = await eraseToTheBytes(wh, paths, purged.purgedUsers);
   if (erasure.warehouse) {
     const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
-    progress(`${job}: erasure: warehouse rewritten without the deleted rows' bytes (${mb(erasure.warehouse.bytesBefore)} -> ${mb(erasure.warehouse.bytesAfter)} MB in ${erasure.warehouse.seconds.toFixed(2)} s), ${erasure.eventsDropped} pending event(s) dropped${erasure.exportRewritten ? ', export written again' : ''}`);
+    progress(
+      `${job}: erasure: warehouse rewritten without the deleted rows' bytes (${mb(erasure.warehouse.bytesBefore)} -> ${mb(erasure.warehouse.bytesAfter)} MB in ${erasure.warehouse.seconds.toFixed(2)} s), ${erasure.eventsDropped} pending event(s) dropped${erasure.exportRewritten ? ', export written again' : ''}`,
+    );
   }
   return erasure;
 }

@@ -60,7 +60,10 @@ interface Block {
  * `data_unavailable` and the next publish rebuilds the file from the raw points.
  */
 export class RouteFileDamagedError extends Error {
-  constructor(readonly file: string, why: string) {
+  constructor(
+    readonly file: string,
+    why: string,
+  ) {
     super(`route file ${file} is damaged: ${why}`);
     this.name = 'RouteFileDamagedError';
   }
@@ -83,7 +86,7 @@ export class RouteFileWriter {
     if (this.scratch.length < maxBlockBytes(n)) this.scratch = Buffer.alloc(maxBlockBytes(n));
     const bytes = encodeBlock([points.t, points.lat, points.lng, points.speed], this.scratch, 0);
     this.index.push([appId, tripId, this.offset, n, bytes, crc32(this.scratch.subarray(0, bytes))]);
-    for (let at = 0; at < bytes;) at += writeSync(this.fd, this.scratch, at, bytes - at, this.offset + at);
+    for (let at = 0; at < bytes; ) at += writeSync(this.fd, this.scratch, at, bytes - at, this.offset + at);
     this.offset += bytes;
   }
 
@@ -131,13 +134,16 @@ function formatOf(magic: string): { footer: number; checked: boolean; float64: b
 /** The index entries from the tail of a file (`bytes` ends where the file ends); throws RouteFileDamagedError. */
 function parseEntries(path: string, bytes: Buffer, fileSize: number): [appId: string, tripId: string, block: Block][] {
   const format = bytes.length < OLD_FOOTER ? null : formatOf(bytes.toString('latin1', bytes.length - 8));
-  if (!format || bytes.length < format.footer) throw new RouteFileDamagedError(path, 'no route file magic at its end (cut short?)');
+  if (!format || bytes.length < format.footer)
+    throw new RouteFileDamagedError(path, 'no route file magic at its end (cut short?)');
   const footer = bytes.subarray(bytes.length - format.footer);
   const length = footer.readDoubleLE(0);
   const start = bytes.length - format.footer - length;
-  if (!Number.isInteger(length) || start < 0) throw new RouteFileDamagedError(path, `an index of ${length} bytes does not fit a ${fileSize}-byte file`);
+  if (!Number.isInteger(length) || start < 0)
+    throw new RouteFileDamagedError(path, `an index of ${length} bytes does not fit a ${fileSize}-byte file`);
   const index = bytes.subarray(start, start + length);
-  if (format.checked && crc32(index) !== footer.readUInt32LE(8)) throw new RouteFileDamagedError(path, 'its index does not match its CRC-32');
+  if (format.checked && crc32(index) !== footer.readUInt32LE(8))
+    throw new RouteFileDamagedError(path, 'its index does not match its CRC-32');
   let entries: IndexEntry[];
   try {
     entries = JSON.parse(index.toString('utf8')) as IndexEntry[];
@@ -145,7 +151,15 @@ function parseEntries(path: string, bytes: Buffer, fileSize: number): [appId: st
     throw new RouteFileDamagedError(path, 'its index is not JSON');
   }
   return entries.map(([app, trip, offset, count, blockBytes, crc]) => [
-    app, trip, { offset, count, bytes: format.float64 ? count * FLOAT64_BYTES_PER_POINT : blockBytes, crc: format.checked ? crc : null, float64: format.float64 },
+    app,
+    trip,
+    {
+      offset,
+      count,
+      bytes: format.float64 ? count * FLOAT64_BYTES_PER_POINT : blockBytes,
+      crc: format.checked ? crc : null,
+      float64: format.float64,
+    },
   ]);
 }
 
@@ -231,18 +245,27 @@ function readBlock(fd: number, path: string, block: Block, into: Float64Array): 
   const { offset, count: n, bytes, crc, float64 } = block;
   if (n === 0) return;
   const target = float64 ? new Uint8Array(into.buffer, into.byteOffset, bytes) : bytesFor(bytes);
-  if (readSync(fd, target, 0, bytes, offset) !== bytes) throw new RouteFileDamagedError(path, 'shorter than its index says');
-  if (crc !== null && crc32(target.subarray(0, bytes)) !== crc) throw new RouteFileDamagedError(path, `the block at byte ${offset} does not match its CRC-32`);
+  if (readSync(fd, target, 0, bytes, offset) !== bytes)
+    throw new RouteFileDamagedError(path, 'shorter than its index says');
+  if (crc !== null && crc32(target.subarray(0, bytes)) !== crc)
+    throw new RouteFileDamagedError(path, `the block at byte ${offset} does not match its CRC-32`);
   if (float64) return;
   try {
     decodeBlock(target, 0, bytes, n, into);
   } catch (error) {
-    throw new RouteFileDamagedError(path, `the block at byte ${offset}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new RouteFileDamagedError(
+      path,
+      `the block at byte ${offset}: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }
 
-const pointsOf = (block: Float64Array, n: number): RoutePoints =>
-  ({ t: block.subarray(0, n), lat: block.subarray(n, 2 * n), lng: block.subarray(2 * n, 3 * n), speed: block.subarray(3 * n, 4 * n) });
+const pointsOf = (block: Float64Array, n: number): RoutePoints => ({
+  t: block.subarray(0, n),
+  lat: block.subarray(n, 2 * n),
+  lng: block.subarray(2 * n, 3 * n),
+  speed: block.subarray(3 * n, 4 * n),
+});
 
 /**
  * One trip's points from a route file; null when the file does not hold the trip, undefined when
@@ -266,7 +289,10 @@ export function readRoute(path: string, appId: string, tripId: string): RoutePoi
     const identity = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
     let cached = indexes.get(path);
     if (cached?.identity !== identity) {
-      cached = { identity, trips: new Map(readEntries(fd, path, stat.size).map(([app, trip, block]) => [keyOf(app, trip), block])) };
+      cached = {
+        identity,
+        trips: new Map(readEntries(fd, path, stat.size).map(([app, trip, block]) => [keyOf(app, trip), block])),
+      };
       if (indexes.size >= MAX_CACHED_INDEXES) indexes.delete(indexes.keys().next().value as string);
       indexes.set(path, cached);
     }
@@ -287,7 +313,11 @@ export function readRoute(path: string, appId: string, tripId: string): RoutePoi
  * checksums: RouteFileDamagedError, and the file is left as it is. Returns whether the file held
  * such a trip; with `always` it is rewritten anyway (a file of an older format, upgraded).
  */
-export function rewriteRouteFileWithout(path: string, drop: (appId: string, tripId: string) => boolean, always = false): boolean {
+export function rewriteRouteFileWithout(
+  path: string,
+  drop: (appId: string, tripId: string) => boolean,
+  always = false,
+): boolean {
   const fd = openSync(path, 'r');
   try {
     // through the fd: the file may be renamed over meanwhile, the fd keeps what was opened

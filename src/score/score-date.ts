@@ -18,7 +18,12 @@ export interface ScoreDateResult {
  * only the rows whose values changed (sql/ops/score/replace_scores.sql); a date not scored before gets
  * its rows inserted as they come (sql/ops/score/insert_new_date.sql).
  */
-export async function scoreDate(wh: Warehouse, appId: string, date: string, evaluatedAt: Date): Promise<ScoreDateResult> {
+export async function scoreDate(
+  wh: Warehouse,
+  appId: string,
+  date: string,
+  evaluatedAt: Date,
+): Promise<ScoreDateResult> {
   const conn = wh.conn;
   const version = (await warehouseVersion(conn)) + 1;
   const params = { app_id: appId, as_of: date, evaluated_at: evaluatedAt.toISOString(), version };
@@ -42,5 +47,12 @@ export async function scoreDate(wh: Warehouse, appId: string, date: string, eval
     });
   }
   const [row = {}] = await queryFile(conn, 'ops/score/run_counts', params);
-  return { appId, date, users: Number(row['users'] ?? 0), version, rowsWritten: Number(row['written'] ?? 0), rowsRemoved: Number(row['removed'] ?? 0) };
+  return {
+    appId,
+    date,
+    users: Number(row['users'] ?? 0),
+    version,
+    rowsWritten: Number(row['written'] ?? 0),
+    rowsRemoved: Number(row['removed'] ?? 0),
+  };
 }

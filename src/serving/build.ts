@@ -6,7 +6,16 @@ import { grouped } from '../progress.js';
 import { query, stripComments, paramsFor, sqlText } from '../db/sql.js';
 import { textPieces, type TextPieces } from '../db/vector-read.js';
 import { visibleRows, type SectionFile } from './pack.js';
-import { ENTRY_BYTES, EXTRAS_SUFFIX, MAGIC, SECTION_FORMAT, USER_FIELDS, tripIdHash, type Footer, type Section } from './format.js';
+import {
+  ENTRY_BYTES,
+  EXTRAS_SUFFIX,
+  MAGIC,
+  SECTION_FORMAT,
+  USER_FIELDS,
+  tripIdHash,
+  type Footer,
+  type Section,
+} from './format.js';
 
 export interface SectionBuildResult {
   file: string;
@@ -116,7 +125,10 @@ class SectionWriter {
   /** The distinct keys written, when the footer lists them (scores: evaluation days). */
   private readonly days: Set<number> | null;
 
-  constructor(readonly file: string, listDays = false) {
+  constructor(
+    readonly file: string,
+    listDays = false,
+  ) {
     this.days = listDays ? new Set() : null;
     this.tmp = `${file}.tmp`;
     this.indexTmp = `${file}.index.tmp`;
@@ -139,7 +151,16 @@ class SectionWriter {
   }
 
   /** The index entry of a row whose bytes are written: counted in its user's directory entry (a user's rows arrive together). */
-  private entry(a: number, userId: number, key: number, aux: number, length: number, extraLength: number, offset: number, extraOffset: number): void {
+  private entry(
+    a: number,
+    userId: number,
+    key: number,
+    aux: number,
+    length: number,
+    extraLength: number,
+    offset: number,
+    extraOffset: number,
+  ): void {
     if (userId !== this.lastUser || a !== this.lastApp) {
       this.users.push(a, userId, this.rows, 0);
       this.lastApp = a;
@@ -156,7 +177,15 @@ class SectionWriter {
    * section's order): the payloads and extras as pieces in row order (textPieces), so a run of
    * rows is one copy into the file's buffer rather than one a row.
    */
-  emitRows(a: number, count: number, userId: (r: number) => number, key: (r: number) => number, aux: (r: number) => number, payloads: TextPieces, extras: TextPieces): void {
+  emitRows(
+    a: number,
+    count: number,
+    userId: (r: number) => number,
+    key: (r: number) => number,
+    aux: (r: number) => number,
+    payloads: TextPieces,
+    extras: TextPieces,
+  ): void {
     let offset = this.data.position;
     let extraOffset = this.extras.position;
     for (const piece of payloads.pieces) this.data.bytes(piece);
@@ -171,7 +200,11 @@ class SectionWriter {
   }
 
   /** Writes index and footer, syncs, renames into place; returns the bytes written, the users and the checksums. */
-  finish(footer: Omit<Footer, 'indexOffset' | 'count' | 'users'>): { bytes: number; users: number; sha256: { file: string; extras: string } } {
+  finish(footer: Omit<Footer, 'indexOffset' | 'count' | 'users'>): {
+    bytes: number;
+    users: number;
+    sha256: { file: string; extras: string };
+  } {
     this.data.flush();
     this.index.flush();
     this.extras.flush();
@@ -184,7 +217,13 @@ class SectionWriter {
       this.data.bytes(copy.subarray(0, n));
       at += n;
     }
-    const full: Footer = { ...footer, indexOffset, count: this.rows, users: this.users, ...(this.days ? { days: [...this.days].sort((x, y) => x - y) } : {}) };
+    const full: Footer = {
+      ...footer,
+      indexOffset,
+      count: this.rows,
+      users: this.users,
+      ...(this.days ? { days: [...this.days].sort((x, y) => x - y) } : {}),
+    };
     const footerLength = this.data.string(JSON.stringify(full));
     const tail = Buffer.alloc(4 + MAGIC.length);
     tail.writeUInt32LE(footerLength, 0);
@@ -195,7 +234,8 @@ class SectionWriter {
     renameSync(this.extrasTmp, `${this.file}${EXTRAS_SUFFIX}`);
     renameSync(this.tmp, this.file);
     return {
-      bytes: this.data.position + this.extras.position, users: this.users.length / USER_FIELDS,
+      bytes: this.data.position + this.extras.position,
+      users: this.users.length / USER_FIELDS,
       sha256: { file: this.data.digest(), extras: this.extras.digest() },
     };
   }
@@ -226,8 +266,13 @@ const describe = (r: SectionBuildResult, how: string): string =>
  * makes) marked as purged. Without it: every row (a base).
  */
 export async function buildSection(
-  conn: DuckDBConnection, file: string, section: Section, version: number, zones: Record<string, string>,
-  onProgress?: (message: string) => void, since?: number,
+  conn: DuckDBConnection,
+  file: string,
+  section: Section,
+  version: number,
+  zones: Record<string, string>,
+  onProgress?: (message: string) => void,
+  since?: number,
 ): Promise<SectionBuildResult> {
   const started = performance.now();
   const writer = new SectionWriter(file, section === 'scores');
@@ -244,25 +289,66 @@ export async function buildSection(
         const result = await conn.stream(sql, paramsFor(sql, { ...params, buckets, bucket }));
         for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
           const count = chunk.rowCount; // a native call per read
-          const [userIds, keys, tripIds] = [0, 1, 2].map((c) => chunk.getColumnValues(c)) as [bigint[], number[], (string | number)[]];
+          const [userIds, keys, tripIds] = [0, 1, 2].map((c) => chunk.getColumnValues(c)) as [
+            bigint[],
+            number[],
+            (string | number)[],
+          ];
           // the payloads as DuckDB's UTF-8 bytes, written as they are (read within this chunk's life):
           // made strings, they were decoded only to be encoded again
           const payloads = textPieces(chunk.getColumnVector(3), count);
           const extras = textPieces(chunk.getColumnVector(4), count);
           for (let r = 0; r < count; r++) {
             // a NULL is a broken section query: a row the reader could not parse is never written
-            if ((payloads.lengths[r] as number) < 0 || (extras.lengths[r] as number) < 0) throw new Error(`sql/models/serving/pack_${section}.sql gave a NULL payload or extra for user ${String(userIds[r])}`);
+            if ((payloads.lengths[r] as number) < 0 || (extras.lengths[r] as number) < 0)
+              throw new Error(
+                `sql/models/serving/pack_${section}.sql gave a NULL payload or extra for user ${String(userIds[r])}`,
+              );
           }
-          const aux = section === 'trips' ? (r: number) => tripIdHash(tripIds[r] as string) : section === 'scores' ? (r: number) => Number(tripIds[r]) : () => 0;
-          writer.emitRows(a, count, (r) => Number(userIds[r]), (r) => keys[r] as number, aux, payloads, extras);
+          const aux =
+            section === 'trips'
+              ? (r: number) => tripIdHash(tripIds[r] as string)
+              : section === 'scores'
+                ? (r: number) => Number(tripIds[r])
+                : () => 0;
+          writer.emitRows(
+            a,
+            count,
+            (r) => Number(userIds[r]),
+            (r) => keys[r] as number,
+            aux,
+            payloads,
+            extras,
+          );
         }
       }
       if (since !== undefined) {
-        for (const row of await query(conn, 'select user_id::double as u from serving_purged where app_id = $app_id order by 1', { app_id: appId })) purged.push(a, Number(row['u']));
+        for (const row of await query(
+          conn,
+          'select user_id::double as u from serving_purged where app_id = $app_id order by 1',
+          { app_id: appId },
+        ))
+          purged.push(a, Number(row['u']));
       }
     }
-    const { bytes, users, sha256 } = writer.finish({ format: SECTION_FORMAT[section], section, version, zones, apps, purged });
-    const result = { file, section, bytes, rows: writer.rows, copied: 0, users, seconds: (performance.now() - started) / 1000, sha256 };
+    const { bytes, users, sha256 } = writer.finish({
+      format: SECTION_FORMAT[section],
+      section,
+      version,
+      zones,
+      apps,
+      purged,
+    });
+    const result = {
+      file,
+      section,
+      bytes,
+      rows: writer.rows,
+      copied: 0,
+      users,
+      seconds: (performance.now() - started) / 1000,
+      sha256,
+    };
     onProgress?.(describe(result, since === undefined ? 'written' : `delta since version ${since} written`));
     return result;
   } finally {
@@ -277,8 +363,14 @@ export async function buildSection(
  * the layers below. Users `skip` names are left out (a layer rewritten without purged users).
  */
 export function mergeLayers(
-  files: SectionFile[], file: string, section: Section, version: number, zones: Record<string, string>,
-  base: boolean, onProgress?: (message: string) => void, skip?: (appId: string, userId: number) => boolean,
+  files: SectionFile[],
+  file: string,
+  section: Section,
+  version: number,
+  zones: Record<string, string>,
+  base: boolean,
+  onProgress?: (message: string) => void,
+  skip?: (appId: string, userId: number) => boolean,
 ): SectionBuildResult {
   const started = performance.now();
   const writer = new SectionWriter(file, section === 'scores');
@@ -309,8 +401,24 @@ export function mergeLayers(
         for (const u of [...marks].sort((x, y) => x - y)) purged.push(a, u);
       }
     }
-    const { bytes, users, sha256 } = writer.finish({ format: SECTION_FORMAT[section], section, version, zones, apps, purged });
-    const result = { file, section, bytes, rows: writer.rows, copied: writer.rows, users, seconds: (performance.now() - started) / 1000, sha256 };
+    const { bytes, users, sha256 } = writer.finish({
+      format: SECTION_FORMAT[section],
+      section,
+      version,
+      zones,
+      apps,
+      purged,
+    });
+    const result = {
+      file,
+      section,
+      bytes,
+      rows: writer.rows,
+      copied: writer.rows,
+      users,
+      seconds: (performance.now() - started) / 1000,
+      sha256,
+    };
     onProgress?.(describe(result, `${files.length} layers merged${base ? ' into a new base' : ''}`));
     return result;
   } finally {

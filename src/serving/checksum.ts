@@ -11,7 +11,8 @@ export function sha256File(path: string): string {
   const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
   const fd = openSync(path, 'r');
   try {
-    for (let n = readSync(fd, buffer, 0, CHUNK_BYTES, null); n > 0; n = readSync(fd, buffer, 0, CHUNK_BYTES, null)) hash.update(buffer.subarray(0, n));
+    for (let n = readSync(fd, buffer, 0, CHUNK_BYTES, null); n > 0; n = readSync(fd, buffer, 0, CHUNK_BYTES, null))
+      hash.update(buffer.subarray(0, n));
   } finally {
     closeSync(fd);
   }

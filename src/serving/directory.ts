@@ -22,7 +22,8 @@ export class Directory {
     const app = (r: number): number => flat[r * fields] as number;
     const user = (r: number): number => flat[r * fields + 1] as number;
     let sorted = true;
-    for (let r = 1; r < n && sorted; r++) sorted = app(r - 1) < app(r) || (app(r - 1) === app(r) && user(r - 1) < user(r));
+    for (let r = 1; r < n && sorted; r++)
+      sorted = app(r - 1) < app(r) || (app(r - 1) === app(r) && user(r - 1) < user(r));
     if (!sorted) order.sort((x, y) => app(x) - app(y) || user(x) - user(y));
     this.appStart = new Uint32Array(apps + 1);
     this.userIds = new Float64Array(n);
@@ -32,7 +33,8 @@ export class Directory {
       this.userIds[k] = user(r);
       for (let f = 0; f < this.width; f++) this.rest[k * this.width + f] = flat[r * fields + 2 + f] as number;
     });
-    for (let a = 0; a < apps; a++) this.appStart[a + 1] = (this.appStart[a + 1] as number) + (this.appStart[a] as number);
+    for (let a = 0; a < apps; a++)
+      this.appStart[a + 1] = (this.appStart[a + 1] as number) + (this.appStart[a] as number);
   }
 
   get size(): number {

@@ -38,22 +38,73 @@ export const SECTION_FORMAT: Record<Section, number> = { trips: FORMAT, stats: F
 
 /** A trip's payload is a JSON array of these, in this order (sql/models/serving/pack_trips.sql), named as models/serving/api_trip_list.sql and models/serving/api_trip_detail.sql name them. */
 export const TRIP_FIELDS = [
-  'trip_id', 'device_id', 'status', 'abnormal_reason', 'os', 'count_events', 'score', 'energy_g', 'avg_speed_kmh', 'max_speed_kmh',
-  'mileage_m', 'duration_s', 'coordinate', 'is_auto_start', 'is_auto_end', 'start_time', 'end_time', 'started_us',
-  'start_lat', 'start_lng', 'end_lat', 'end_lng', 'start_poi', 'end_poi',
+  'trip_id',
+  'device_id',
+  'status',
+  'abnormal_reason',
+  'os',
+  'count_events',
+  'score',
+  'energy_g',
+  'avg_speed_kmh',
+  'max_speed_kmh',
+  'mileage_m',
+  'duration_s',
+  'coordinate',
+  'is_auto_start',
+  'is_auto_end',
+  'start_time',
+  'end_time',
+  'started_us',
+  'start_lat',
+  'start_lng',
+  'end_lat',
+  'end_lng',
+  'start_poi',
+  'end_poi',
 ] as const;
 
 /** A score's payload is a JSON array of these, in this order (sql/models/serving/pack_scores.sql), named as models/serving/api_safety_score.sql names them. */
 export const SCORE_FIELDS = [
-  'evaluation_date', 'evaluation_time', 'start_time', 'end_time', 'safety_score', 'count_trips', 'distracted_driving',
-  'evening_rush_hour', 'acclong_abs_1', 'weekday_driving', 'low_speed', 'events_per_100km', 'percentile', 'model_version',
-  'multiplier_distracted_driving', 'multiplier_evening_rush_hour', 'multiplier_acclong_abs_1', 'multiplier_weekday_driving',
-  'multiplier_low_speed', 'multiplier_events', 'contribution_distracted_driving', 'contribution_evening_rush_hour',
-  'contribution_acclong_abs_1', 'contribution_weekday_driving', 'contribution_low_speed', 'contribution_events',
+  'evaluation_date',
+  'evaluation_time',
+  'start_time',
+  'end_time',
+  'safety_score',
+  'count_trips',
+  'distracted_driving',
+  'evening_rush_hour',
+  'acclong_abs_1',
+  'weekday_driving',
+  'low_speed',
+  'events_per_100km',
+  'percentile',
+  'model_version',
+  'multiplier_distracted_driving',
+  'multiplier_evening_rush_hour',
+  'multiplier_acclong_abs_1',
+  'multiplier_weekday_driving',
+  'multiplier_low_speed',
+  'multiplier_events',
+  'contribution_distracted_driving',
+  'contribution_evening_rush_hour',
+  'contribution_acclong_abs_1',
+  'contribution_weekday_driving',
+  'contribution_low_speed',
+  'contribution_events',
 ] as const;
 
 /** The fields of one event in a trip's events array (`extra`), as models/serving/api_trip_events.sql names them. */
-export const EVENT_FIELDS = ['type', 'description', 'start_lat', 'start_lng', 'end_lat', 'end_lng', 'start_time', 'end_time'] as const;
+export const EVENT_FIELDS = [
+  'type',
+  'description',
+  'start_lat',
+  'start_lng',
+  'end_lat',
+  'end_lng',
+  'start_time',
+  'end_time',
+] as const;
 
 export interface Footer {
   format: number;
@@ -99,4 +150,5 @@ export function tripIdHash(tripId: string): number {
 }
 
 /** Whether `a` sorts before `b` in UTF-8 byte order: how DuckDB orders VARCHAR, unlike JS's UTF-16 `<`. */
-export const utf8Less = (a: string, b: string): boolean => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')) < 0;
+export const utf8Less = (a: string, b: string): boolean =>
+  Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')) < 0;

@@ -65,12 +65,15 @@ export class ServingPack {
       const layers = {} as Record<Section, SectionFile[]>;
       for (const section of SECTIONS) {
         const names = files[section];
-        if (!Array.isArray(names) || names.length === 0) throw new Error(`the manifest names no ${section} layers (a manifest of an older version)`);
-        layers[section] = names.map((name) => {
-          const file = SectionFile.open(join(dir, name), section);
-          opened.push(file);
-          return file;
-        }).reverse();
+        if (!Array.isArray(names) || names.length === 0)
+          throw new Error(`the manifest names no ${section} layers (a manifest of an older version)`);
+        layers[section] = names
+          .map((name) => {
+            const file = SectionFile.open(join(dir, name), section);
+            opened.push(file);
+            return file;
+          })
+          .reverse();
       }
       return new ServingPack(layers, options);
     } catch (error) {
@@ -150,8 +153,13 @@ export class ServingPack {
       const v = values as unknown as number[];
       return {
         day: rows.key(wanted[k] as number),
-        countTrips: v[0] as number, mileageM: v[1] as number, durationS: v[2] as number, countEvents: v[3] as number,
-        maxSpeedKmh: v[4] as number, scoreXMileage: v[5] as number, scoreSum: v[6] as number,
+        countTrips: v[0] as number,
+        mileageM: v[1] as number,
+        durationS: v[2] as number,
+        countEvents: v[3] as number,
+        maxSpeedKmh: v[4] as number,
+        scoreXMileage: v[5] as number,
+        scoreSum: v[6] as number,
       };
     });
     return statisticsPeriods(days, period, startDate, endDate);

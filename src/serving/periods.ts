@@ -56,7 +56,12 @@ function periodStarts(period: Period, first: number, last: number): { start: num
 }
 
 /** `days` sorted by day; rows as models/marts/statistics_periods.sql returns them (BIGINT sums as strings). */
-export function statisticsPeriods(days: DayStats[], period: Period, startDate: string, endDate: string): Record<string, unknown>[] {
+export function statisticsPeriods(
+  days: DayStats[],
+  period: Period,
+  startDate: string,
+  endDate: string,
+): Record<string, unknown>[] {
   const first = epochDay(startDate);
   const last = epochDay(endDate);
   const rows: Record<string, unknown>[] = [];
@@ -65,7 +70,14 @@ export function statisticsPeriods(days: DayStats[], period: Period, startDate: s
   for (const p of periodStarts(period, first, last)) {
     const from = Math.max(p.start, first);
     const to = Math.min(p.next - 1, last);
-    let trips = 0, mileage = 0, duration = 0, events = 0, maxSpeed = 0, sxm = 0, ssum = 0, any = false;
+    let trips = 0,
+      mileage = 0,
+      duration = 0,
+      events = 0,
+      maxSpeed = 0,
+      sxm = 0,
+      ssum = 0,
+      any = false;
     for (; i < days.length && (days[i] as DayStats).day <= to; i++) {
       const d = days[i] as DayStats;
       if (d.day < from) continue;

@@ -33,8 +33,15 @@ export async function purgedSince(conn: DuckDBConnection): Promise<Map<string, S
  * is read.
  */
 export function scrubLayers(
-  publishedDir: string, names: string[], served: SectionFile[], purged: Map<string, Set<number>>, section: Section,
-  version: number, zones: Record<string, string>, progress?: (m: string) => void, check?: (names: string[]) => void,
+  publishedDir: string,
+  names: string[],
+  served: SectionFile[],
+  purged: Map<string, Set<number>>,
+  section: Section,
+  version: number,
+  zones: Record<string, string>,
+  progress?: (m: string) => void,
+  check?: (names: string[]) => void,
 ): { names: string[]; files: SectionFile[]; built: SectionBuildResult[] } {
   const out = { names: [...names], files: [...served], built: [] as SectionBuildResult[] };
   if (purged.size === 0) return out;

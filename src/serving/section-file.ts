@@ -1,6 +1,15 @@
 import { closeSync, existsSync, fstatSync, openSync, read, readSync } from 'node:fs';
 import { Directory } from './directory.js';
-import { ENTRY_BYTES, EXTRAS_SUFFIX, MAGIC, PURGED_FIELDS, SECTION_FORMAT, USER_FIELDS, type Footer, type Section } from './format.js';
+import {
+  ENTRY_BYTES,
+  EXTRAS_SUFFIX,
+  MAGIC,
+  PURGED_FIELDS,
+  SECTION_FORMAT,
+  USER_FIELDS,
+  type Footer,
+  type Section,
+} from './format.js';
 
 export interface Entries {
   buf: Buffer;
@@ -45,12 +54,16 @@ export class SectionFile {
       const tail = Buffer.alloc(4 + MAGIC.length);
       if (size < tail.length) throw new Error(`serving pack ${file} is truncated`);
       readSync(fd, tail, 0, tail.length, size - tail.length);
-      if (tail.toString('latin1', 4) !== MAGIC) throw new Error(`serving pack ${file} is not a pack of this format, or is truncated`);
+      if (tail.toString('latin1', 4) !== MAGIC)
+        throw new Error(`serving pack ${file} is not a pack of this format, or is truncated`);
       const footerLength = tail.readUInt32LE(0);
       const footerBytes = Buffer.alloc(footerLength);
       readSync(fd, footerBytes, 0, footerLength, size - tail.length - footerLength);
       const footer = JSON.parse(footerBytes.toString('utf8')) as Footer;
-      if (footer.format !== SECTION_FORMAT[section] || footer.section !== section) throw new Error(`serving pack ${file} holds ${footer.section} in format ${footer.format}; expected ${section} in ${SECTION_FORMAT[section]}`);
+      if (footer.format !== SECTION_FORMAT[section] || footer.section !== section)
+        throw new Error(
+          `serving pack ${file} holds ${footer.section} in format ${footer.format}; expected ${section} in ${SECTION_FORMAT[section]}`,
+        );
       return new SectionFile(fd, openSync(`${file}${EXTRAS_SUFFIX}`, 'r'), footer, file);
     } catch (error) {
       closeSync(fd);
@@ -82,7 +95,12 @@ export class SectionFile {
       const head = Buffer.alloc(Math.min(footerLength, 64));
       readSync(fd, head, 0, head.length, size - tail.length - footerLength);
       const lead = /^\{"format":(\d+),"section":"(\w+)"/.exec(head.toString('latin1'));
-      return lead !== null && Number(lead[1]) === SECTION_FORMAT[section] && lead[2] === section && existsSync(`${file}${EXTRAS_SUFFIX}`);
+      return (
+        lead !== null &&
+        Number(lead[1]) === SECTION_FORMAT[section] &&
+        lead[2] === section &&
+        existsSync(`${file}${EXTRAS_SUFFIX}`)
+      );
     } finally {
       closeSync(fd);
     }
@@ -154,8 +172,13 @@ export class SectionFile {
     if (u < 0) return { buf: EMPTY, count: 0, position: 0 };
     const count = this.users.field(u, 1);
     const first = this.users.field(u, 0);
-    if (this.index) return { buf: this.index.subarray(first * ENTRY_BYTES, (first + count) * ENTRY_BYTES), count, position: -1 };
-    return { buf: Buffer.allocUnsafe(count * ENTRY_BYTES), count, position: this.footer.indexOffset + first * ENTRY_BYTES };
+    if (this.index)
+      return { buf: this.index.subarray(first * ENTRY_BYTES, (first + count) * ENTRY_BYTES), count, position: -1 };
+    return {
+      buf: Buffer.allocUnsafe(count * ENTRY_BYTES),
+      count,
+      position: this.footer.indexOffset + first * ENTRY_BYTES,
+    };
   }
 
   /** The payloads of entries `at` (ascending), parsed, in that order: one read, as payloads are stored in entry order. */
@@ -164,7 +187,9 @@ export class SectionFile {
     const first = at[0] as number;
     const last = at[at.length - 1] as number;
     const base = e.buf.readDoubleLE(first * ENTRY_BYTES + 24);
-    const bytes = Buffer.allocUnsafe(e.buf.readDoubleLE(last * ENTRY_BYTES + 24) + e.buf.readUInt32LE(last * ENTRY_BYTES + 12) - base);
+    const bytes = Buffer.allocUnsafe(
+      e.buf.readDoubleLE(last * ENTRY_BYTES + 24) + e.buf.readUInt32LE(last * ENTRY_BYTES + 12) - base,
+    );
     this.readFully(bytes, base);
     return at.map((i) => {
       const start = e.buf.readDoubleLE(i * ENTRY_BYTES + 24) - base;
@@ -201,7 +226,11 @@ const EMPTY = Buffer.alloc(0);
 /** Fills `buf` from `fd` at `position` through the thread pool. */
 async function readFullyAsync(fd: number, buf: Buffer, position: number): Promise<void> {
   for (let done = 0; done < buf.length; ) {
-    const n = await new Promise<number>((resolve, reject) => read(fd, buf, done, buf.length - done, position + done, (error, bytes) => (error ? reject(error) : resolve(bytes))));
+    const n = await new Promise<number>((resolve, reject) =>
+      read(fd, buf, done, buf.length - done, position + done, (error, bytes) =>
+        error ? reject(error) : resolve(bytes),
+      ),
+    );
     if (n === 0) throw new Error('serving pack ended early');
     done += n;
   }

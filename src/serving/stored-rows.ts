@@ -45,4 +45,13 @@ export const scoreRow = (values: unknown): Row => {
 };
 
 /** An event's stored array as the row models/serving/api_trip_events.sql returns (the order of EVENT_FIELDS, which a test checks). */
-export const eventRow = (v: unknown[]): Row => ({ type: v[0], description: v[1], start_lat: v[2], start_lng: v[3], end_lat: v[4], end_lng: v[5], start_time: v[6], end_time: v[7] });
+export const eventRow = (v: unknown[]): Row => ({
+  type: v[0],
+  description: v[1],
+  start_lat: v[2],
+  start_lng: v[3],
+  end_lat: v[4],
+  end_lng: v[5],
+  start_time: v[6],
+  end_time: v[7],
+});

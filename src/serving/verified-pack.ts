@@ -26,21 +26,29 @@ export type PackRefusal = 'pack_checksum_mismatch' | 'pack_not_verifiable' | 'pa
  * background: until they are, trip details are answered by SQL.
  */
 export async function openPack(
-  publishedDir: string, pack: PackNames, options: PackOptions, label: string, damaged?: DamageSink,
+  publishedDir: string,
+  pack: PackNames,
+  options: PackOptions,
+  label: string,
+  damaged?: DamageSink,
 ): Promise<{ pack: ServingPack | null; refused: PackRefusal | null; extras: { path: string; sha256: string }[] }> {
   const log = options.log ?? (() => undefined);
   const sums = pack.sha256 ?? {};
   const main = Object.values(pack.files ?? {}).flat();
   const withSum = (n: string) => ({ path: join(publishedDir, n), sha256: sums[n] as string });
   if (main.length === 0 || main.flatMap((f) => [f, `${f}${EXTRAS_SUFFIX}`]).some((n) => typeof sums[n] !== 'string')) {
-    log(`serve: serving pack of ${label} not used, SQL serves it: the manifest records no checksums (pack_not_verifiable)`);
+    log(
+      `serve: serving pack of ${label} not used, SQL serves it: the manifest records no checksums (pack_not_verifiable)`,
+    );
     return { pack: null, refused: 'pack_not_verifiable', extras: [] };
   }
   let opened: ServingPack | null = null;
   try {
     const check = await verifyFiles(main.map(withSum));
     if (check.mismatch) {
-      log(`serve: serving pack of ${label} refused, SQL serves it: ${basename(check.mismatch)} does not match its checksum (pack_checksum_mismatch)`);
+      log(
+        `serve: serving pack of ${label} refused, SQL serves it: ${basename(check.mismatch)} does not match its checksum (pack_checksum_mismatch)`,
+      );
       damaged?.report(check.mismatch, 'does not match its SHA-256', 'SQL answers its requests');
       return { pack: null, refused: 'pack_checksum_mismatch', extras: [] };
     }
@@ -50,7 +58,9 @@ export async function openPack(
     return { pack: opened, refused: null, extras: main.map((f) => withSum(`${f}${EXTRAS_SUFFIX}`)) };
   } catch (error) {
     opened?.close();
-    process.emitWarning(`serving pack not used, SQL serves this snapshot: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (pack_unreadable)`);
+    process.emitWarning(
+      `serving pack not used, SQL serves this snapshot: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (pack_unreadable)`,
+    );
     return { pack: null, refused: 'pack_unreadable', extras: [] };
   }
 }
@@ -69,19 +79,28 @@ export interface ExtrasReport {
  * reported damaged; one that cannot be read refuses it too.
  */
 export async function verifyExtras(
-  pack: ServingPack, extras: { path: string; sha256: string }[], label: string, to: ExtrasReport,
+  pack: ServingPack,
+  extras: { path: string; sha256: string }[],
+  label: string,
+  to: ExtrasReport,
 ): Promise<void> {
   try {
     const check = await verifyFiles(extras);
     if (check.mismatch) {
-      to.refuse('pack_checksum_mismatch', `serve: serving pack of ${label} refused, SQL serves it: ${basename(check.mismatch)} does not match its checksum (pack_checksum_mismatch)`);
+      to.refuse(
+        'pack_checksum_mismatch',
+        `serve: serving pack of ${label} refused, SQL serves it: ${basename(check.mismatch)} does not match its checksum (pack_checksum_mismatch)`,
+      );
       to.damaged?.report(check.mismatch, 'does not match its SHA-256', 'SQL answers its requests');
       return;
     }
     if (check.files > 0) to.log(`serve: serving pack of ${label}: ${describeCheck(check, 'extras')}`);
     pack.extrasTrusted = true;
   } catch (error) {
-    to.refuse('pack_unreadable', `serve: serving pack of ${label} not used, SQL serves it: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (pack_unreadable)`);
+    to.refuse(
+      'pack_unreadable',
+      `serve: serving pack of ${label} not used, SQL serves it: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (pack_unreadable)`,
+    );
   }
 }
 

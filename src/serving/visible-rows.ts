@@ -53,7 +53,10 @@ export class UserRows {
       else byLayer.set(l, [k]);
     });
     for (const [l, ks] of byLayer) {
-      const parsed = (this.files[l] as SectionFile).payloads(this.entries[l] as Entries, ks.map((k) => this.index[ns[k] as number] as number));
+      const parsed = (this.files[l] as SectionFile).payloads(
+        this.entries[l] as Entries,
+        ks.map((k) => this.index[ns[k] as number] as number),
+      );
       ks.forEach((k, j) => (out[k] = parsed[j]));
     }
     return out;
@@ -79,7 +82,13 @@ function depthOf(files: SectionFile[], appId: string, userId: number): number {
  */
 export function visibleRows(files: SectionFile[], section: Section, appId: string, userId: number): UserRows {
   const layers = files.slice(0, depthOf(files, appId, userId));
-  return mergeVisible(new UserRows(layers, layers.map((f) => f.entries(appId, userId))), section);
+  return mergeVisible(
+    new UserRows(
+      layers,
+      layers.map((f) => f.entries(appId, userId)),
+    ),
+    section,
+  );
 }
 
 /**
@@ -93,16 +102,19 @@ function mergeVisible(rows: UserRows, section: Section): UserRows {
   if (used.length <= 1) {
     // one layer (the usual case): its rows as stored
     const l = used[0];
-    if (l !== undefined) for (let i = 0; i < (entries[l] as Entries).count; i++) {
-      rows.layer.push(l);
-      rows.index.push(i);
-    }
+    if (l !== undefined)
+      for (let i = 0; i < (entries[l] as Entries).count; i++) {
+        rows.layer.push(l);
+        rows.index.push(i);
+      }
     return rows;
   }
   const trips = section === 'trips';
   // a row's identity across layers: a trip's id hash (then its id), a day, a score's day and interval (30 or 90)
   const idOfEntry = (l: number, i: number): number =>
-    (trips ? entryAux(entries[l] as Entries, i) : entryKey(entries[l] as Entries, i) * 128 + entryAux(entries[l] as Entries, i));
+    trips
+      ? entryAux(entries[l] as Entries, i)
+      : entryKey(entries[l] as Entries, i) * 128 + entryAux(entries[l] as Entries, i);
   // the rows each layer keeps: not replaced by a newer layer (only newer layers are indexed, and they are small)
   const newer = new Map<number, [number, number][]>();
   const kept = used.map((l, u) => {
@@ -141,7 +153,16 @@ function mergeVisible(rows: UserRows, section: Section): UserRows {
     let best = -1;
     for (let u = 0; u < used.length; u++) {
       if ((head[u] as number) >= (kept[u] as number[]).length) continue;
-      if (best < 0 || before(used[u] as number, (kept[u] as number[])[head[u] as number] as number, used[best] as number, (kept[best] as number[])[head[best] as number] as number)) best = u;
+      if (
+        best < 0 ||
+        before(
+          used[u] as number,
+          (kept[u] as number[])[head[u] as number] as number,
+          used[best] as number,
+          (kept[best] as number[])[head[best] as number] as number,
+        )
+      )
+        best = u;
     }
     if (best < 0) return rows;
     rows.layer.push(used[best] as number);

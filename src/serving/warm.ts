@@ -54,8 +54,13 @@ export class PageCacheWarmer {
   get state(): WarmState {
     const ms = this.finishedMs ?? performance.now() - this.startedAt;
     return {
-      state: this.status, files: this.files.length, totalBytes: this.totalBytes, readBytes: this.readBytes, alreadyWarm: this.alreadyWarm,
-      seconds: Math.round(ms / 100) / 10, ...(this.error ? { error: this.error } : {}),
+      state: this.status,
+      files: this.files.length,
+      totalBytes: this.totalBytes,
+      readBytes: this.readBytes,
+      alreadyWarm: this.alreadyWarm,
+      seconds: Math.round(ms / 100) / 10,
+      ...(this.error ? { error: this.error } : {}),
     };
   }
 

@@ -20,9 +20,17 @@ export interface StoredDeletionRequest extends DeletionRequest {
  * name of an earlier release's request file (recording it again adds nothing). False when a
  * request of that id was already there.
  */
-export async function recordDeletion(tx: StateQueries, request: DeletionRequest, id: string = randomUUID()): Promise<boolean> {
+export async function recordDeletion(
+  tx: StateQueries,
+  request: DeletionRequest,
+  id: string = randomUUID(),
+): Promise<boolean> {
   const added = await tx.run('deletion_request_insert', {
-    id, app_id: request.appId, platform_user_id: request.platformUserId, org_user_id: request.orgUserId, requested_at: request.requestedAt,
+    id,
+    app_id: request.appId,
+    platform_user_id: request.platformUserId,
+    org_user_id: request.orgUserId,
+    requested_at: request.requestedAt,
   });
   return added > 0;
 }
@@ -37,7 +45,12 @@ export async function pendingDeletions(db: StateQueries): Promise<StoredDeletion
  * A request recorded while the purge ran is not among them: it stays for the next run.
  */
 export async function markPurged(tx: StateQueries, done: { id: string; trips: number }[], at: Date): Promise<void> {
-  for (const request of done) await tx.run('deletion_request_purged', { id: request.id, purged_at: at.toISOString(), purged_trips: request.trips });
+  for (const request of done)
+    await tx.run('deletion_request_purged', {
+      id: request.id,
+      purged_at: at.toISOString(),
+      purged_trips: request.trips,
+    });
 }
 
 function requestOf(row: StateRow): StoredDeletionRequest {

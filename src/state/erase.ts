@@ -6,7 +6,11 @@ import type { StateDb, StateQueries } from './db.js';
  * and the store's files are made to hold no copy of them (`reclaim`). Runs again harmlessly.
  * `also` runs in the same transaction (the purge marks its requests done there).
  */
-export async function eraseAccounts(db: StateDb, users: { appId: string; platformUserId: number }[], also?: (tx: StateQueries) => Promise<void>): Promise<void> {
+export async function eraseAccounts(
+  db: StateDb,
+  users: { appId: string; platformUserId: number }[],
+  also?: (tx: StateQueries) => Promise<void>,
+): Promise<void> {
   if (users.length === 0) return;
   await db.transaction(async (tx) => {
     for (const user of users) {

@@ -33,7 +33,12 @@ export interface DeletionFilesMigration {
  * the file already gone), so none is lost or counted twice, and a crash before the files are
  * removed only records them again as nothing.
  */
-export async function migrateDeletionFiles(db: StateDb, dataDir: string, now = new Date(), log = (line: string) => void process.stderr.write(`${line}\n`)): Promise<DeletionFilesMigration | null> {
+export async function migrateDeletionFiles(
+  db: StateDb,
+  dataDir: string,
+  now = new Date(),
+  log = (line: string) => void process.stderr.write(`${line}\n`),
+): Promise<DeletionFilesMigration | null> {
   const dir = pathsFor(dataDir).deletionsDir;
   if (!existsSync(dir) || !statSync(dir).isDirectory() || requestFiles(dir).length === 0) return null;
   const done: string[] = [];
@@ -65,16 +70,22 @@ export async function migrateDeletionFiles(db: StateDb, dataDir: string, now = n
   for (const name of done) rmSync(join(dir, name), { force: true });
   if (done.length > 0) fsyncDir(dir);
   if (outcome.recorded > 0 || outcome.discarded > 0) {
-    const discarded = outcome.discarded > 0 ? `; ${outcome.discarded} pending request(s) of accounts never marked deleted discarded` : '';
+    const discarded =
+      outcome.discarded > 0
+        ? `; ${outcome.discarded} pending request(s) of accounts never marked deleted discarded`
+        : '';
     log(`state: migrated ${outcome.recorded} deletion request(s) from ${dir} into ${db.where}${discarded}`);
   }
-  for (const name of unreadable) log(`state: ${join(dir, name)}: not a deletion request this release can read: left in place, not acted on`);
+  for (const name of unreadable)
+    log(`state: ${join(dir, name)}: not a deletion request this release can read: left in place, not acted on`);
   return outcome;
 }
 
 /** Request files, confirmed and pending, by name (an earlier release named them by time, so oldest first). */
 function requestFiles(dir: string): string[] {
-  return readdirSync(dir).filter((n) => !n.startsWith('.') && (n.endsWith('.json') || n.endsWith(PENDING))).sort();
+  return readdirSync(dir)
+    .filter((n) => !n.startsWith('.') && (n.endsWith('.json') || n.endsWith(PENDING)))
+    .sort();
 }
 
 /** The file's request; null when it is gone, 'unreadable' when it holds none. */
@@ -93,7 +104,13 @@ function readRequest(file: string): DeletionRequest | null | 'unreadable' {
     return 'unreadable';
   }
   const platformUserId = Number(r.platformUserId);
-  if (typeof r.appId !== 'string' || !Number.isSafeInteger(platformUserId) || typeof r.orgUserId !== 'string' || typeof r.requestedAt !== 'string') return 'unreadable';
+  if (
+    typeof r.appId !== 'string' ||
+    !Number.isSafeInteger(platformUserId) ||
+    typeof r.orgUserId !== 'string' ||
+    typeof r.requestedAt !== 'string'
+  )
+    return 'unreadable';
   return { appId: r.appId, platformUserId, orgUserId: r.orgUserId, requestedAt: r.requestedAt };
 }
 
@@ -106,5 +123,7 @@ function mtimeOf(file: string): number {
 }
 
 async function markedDeleted(tx: StateQueries, request: DeletionRequest): Promise<boolean> {
-  return (await tx.all('account_is_deleted', { platform_user_id: request.platformUserId, app_id: request.appId })).length > 0;
+  return (
+    (await tx.all('account_is_deleted', { platform_user_id: request.platformUserId, app_id: request.appId })).length > 0
+  );
 }

@@ -20,19 +20,28 @@ export interface Migration {
  * personal data; a way back) and passport.duckdb is removed, since it holds account and token data
  * that a purge would no longer reach.
  */
-export async function migrateDataDir(db: StateDb, dataDir: string, log = (line: string) => void process.stderr.write(`${line}\n`)): Promise<Migration | null> {
+export async function migrateDataDir(
+  db: StateDb,
+  dataDir: string,
+  log = (line: string) => void process.stderr.write(`${line}\n`),
+): Promise<Migration | null> {
   const paths = pathsFor(dataDir);
   const found = existsSync(paths.appsFile) || existsSync(paths.passportFile);
   if (!found) return null;
   const done = await db.transaction(async (tx) => {
     if ((await tx.all('meta_get', { name: MIGRATED })).length > 0) return null;
     const counts = await copyFiles(tx, paths.appsFile, paths.passportFile);
-    await tx.run('meta_set', { name: MIGRATED, value: JSON.stringify({ ...counts, from: dataDir, at: new Date().toISOString() }) });
+    await tx.run('meta_set', {
+      name: MIGRATED,
+      value: JSON.stringify({ ...counts, from: dataDir, at: new Date().toISOString() }),
+    });
     await tx.run('apps_bump');
     return counts;
   });
   if (done) {
-    log(`state: migrated ${done.apps} apps, ${done.accounts} accounts and ${done.tokens} tokens from ${dataDir} (apps.json, passport.duckdb) into ${db.where}`);
+    log(
+      `state: migrated ${done.apps} apps, ${done.accounts} accounts and ${done.tokens} tokens from ${dataDir} (apps.json, passport.duckdb) into ${db.where}`,
+    );
   }
   // also when another process migrated and died before putting the files away
   try {
@@ -59,14 +68,20 @@ async function copyFiles(tx: StateQueries, appsFile: string, passportFile: strin
     try {
       for (const r of await queryFile(duck.connection, 'ops/passport/export_accounts')) {
         counts.accounts += await tx.run('account_insert', {
-          platform_user_id: Number(r['platform_user_id']), app_id: String(r['app_id']), org_user_id: String(r['org_user_id']),
-          created_at: String(r['created_at']), deleted_at: r['deleted_at'] === null ? null : String(r['deleted_at']),
+          platform_user_id: Number(r['platform_user_id']),
+          app_id: String(r['app_id']),
+          org_user_id: String(r['org_user_id']),
+          created_at: String(r['created_at']),
+          deleted_at: r['deleted_at'] === null ? null : String(r['deleted_at']),
         });
       }
       for (const r of await queryFile(duck.connection, 'ops/passport/export_tokens')) {
         counts.tokens += await tx.run('token_insert', {
-          token_hash: String(r['token_hash']), app_id: String(r['app_id']), platform_user_id: Number(r['platform_user_id']),
-          issued_at: String(r['issued_at']), expires_ms: Number(r['expires_ms']),
+          token_hash: String(r['token_hash']),
+          app_id: String(r['app_id']),
+          platform_user_id: Number(r['platform_user_id']),
+          issued_at: String(r['issued_at']),
+          expires_ms: Number(r['expires_ms']),
         });
       }
     } finally {

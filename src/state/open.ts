@@ -30,7 +30,9 @@ export function openState(location: StateLocation): Promise<StateDb> {
     state = (async () => {
       // pg is loaded only for a PostgreSQL store: every job and API process opens a store, most of
       // them SQLite, and loading pg would cost each of those CPU for nothing
-      const db = url ? await (await import('./postgres.js')).PostgresState.open(url) : SqliteState.open(sqliteFileOf(location.dataDir));
+      const db = url
+        ? await (await import('./postgres.js')).PostgresState.open(url)
+        : SqliteState.open(sqliteFileOf(location.dataDir));
       try {
         await migrateDataDir(db, location.dataDir);
         // after the accounts: a pending request is kept only when its account is marked deleted

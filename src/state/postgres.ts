@@ -1,5 +1,13 @@
 import pg from 'pg';
-import { namedParameters, pickParams, stateSql, type StateDb, type StateParams, type StateQueries, type StateRow } from './db.js';
+import {
+  namedParameters,
+  pickParams,
+  stateSql,
+  type StateDb,
+  type StateParams,
+  type StateQueries,
+  type StateRow,
+} from './db.js';
 
 /** Lock id (pg_advisory_xact_lock) that orders schema creation, migration and app changes. */
 export const STATE_LOCK_ID = 72_657_001;
@@ -16,7 +24,10 @@ pg.types.setTypeParser(20, (value: string) => Number(value));
 export class PostgresState implements StateDb {
   readonly dialect = 'postgres' as const;
 
-  private constructor(private readonly pool: pg.Pool, readonly where: string) {}
+  private constructor(
+    private readonly pool: pg.Pool,
+    readonly where: string,
+  ) {}
 
   static async open(url: string): Promise<PostgresState> {
     // idle connections do not keep a finished job alive
@@ -40,12 +51,21 @@ export class PostgresState implements StateDb {
     return state;
   }
 
-  private static async exec(client: pg.Pool | pg.PoolClient, name: string, params: StateParams): Promise<pg.QueryResult> {
+  private static async exec(
+    client: pg.Pool | pg.PoolClient,
+    name: string,
+    params: StateParams,
+  ): Promise<pg.QueryResult> {
     const text = stateSql('postgres', name);
     const names = namedParameters(text);
     const bound = pickParams(text, params);
-    const positional = text.replace(/--[^\n]*/g, '').replace(/\$([a-z_][a-z0-9_]*)/gi, (_, n: string) => `$${names.indexOf(n) + 1}`);
-    return client.query(positional, names.map((n) => bound[n]));
+    const positional = text
+      .replace(/--[^\n]*/g, '')
+      .replace(/\$([a-z_][a-z0-9_]*)/gi, (_, n: string) => `$${names.indexOf(n) + 1}`);
+    return client.query(
+      positional,
+      names.map((n) => bound[n]),
+    );
   }
 
   async all(name: string, params: StateParams = {}): Promise<StateRow[]> {

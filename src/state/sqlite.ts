@@ -21,7 +21,11 @@ export class SqliteState implements StateDb {
    * `db` writes (and reads inside its transactions); `reader` answers reads outside them at once,
    * from the last commit, never waiting behind a write of this process or another (WAL).
    */
-  private constructor(private readonly db: Database.Database, private readonly reader: Database.Database, readonly where: string) {}
+  private constructor(
+    private readonly db: Database.Database,
+    private readonly reader: Database.Database,
+    readonly where: string,
+  ) {}
 
   static open(file: string): SqliteState {
     const db = openWalFile(file, 10_000);
@@ -98,7 +102,8 @@ export class SqliteState implements StateDb {
     return this.queue.run(async () => {
       const [result] = this.db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
       // a reader of another process held an old snapshot: its pages stay until the next purge
-      if (result && result.busy !== 0) throw new Error(`state: the write-ahead log of ${this.where} could not be truncated (a reader held it)`);
+      if (result && result.busy !== 0)
+        throw new Error(`state: the write-ahead log of ${this.where} could not be truncated (a reader held it)`);
     });
   }
 

@@ -9,7 +9,10 @@ import { inTransaction, setWarehouseVersion, warehouseVersion } from './version.
  */
 export async function backfillScoreExplanations(conn: DuckDBConnection): Promise<number> {
   await runScript(conn, 'ops/warehouse/score_explain_columns');
-  const [row] = await query(conn, 'select count(*)::integer as n from safety_scores where multiplier_distracted_driving is null');
+  const [row] = await query(
+    conn,
+    'select count(*)::integer as n from safety_scores where multiplier_distracted_driving is null',
+  );
   const missing = Number(row?.['n'] ?? 0);
   if (missing === 0) return 0;
   await inTransaction(conn, async () => {

@@ -26,7 +26,11 @@ export async function openWarehouse(
   apps: App[],
   options: { memoryLimit?: string; lockWaitMs?: number; threads?: number } = {},
 ): Promise<Warehouse> {
-  const db = await openDatabase(file, { lockWaitMs: options.lockWaitMs ?? jobSettings().warehouseLockWaitMs, memoryLimit: options.memoryLimit, threads: options.threads });
+  const db = await openDatabase(file, {
+    lockWaitMs: options.lockWaitMs ?? jobSettings().warehouseLockWaitMs,
+    memoryLimit: options.memoryLimit,
+    threads: options.threads,
+  });
   const conn = db.connection;
   try {
     // the schema and its migrations run once per version of them: each migration is a scan or a
@@ -44,11 +48,16 @@ export async function openWarehouse(
       known = (await openingMeta(conn)) ?? new Map();
     }
     // each write is a commit with an fsync of the log: on an existing warehouse these are known
-    if (!known.has('warehouse_id')) await run(conn, "insert into meta values ('warehouse_id', $id) on conflict do nothing", { id: randomUUID() });
+    if (!known.has('warehouse_id'))
+      await run(conn, "insert into meta values ('warehouse_id', $id) on conflict do nothing", { id: randomUUID() });
     if (!known.has('version')) await run(conn, "insert into meta values ('version', '0') on conflict do nothing");
     // user.deleted events start with the warehouse that first knows them: purges done before are
     // not announced (a new warehouse starts at 0)
-    if (!known.has('user_events_version')) await run(conn, "insert into meta select 'user_events_version', value from meta where key = 'version' on conflict do nothing");
+    if (!known.has('user_events_version'))
+      await run(
+        conn,
+        "insert into meta select 'user_events_version', value from meta where key = 'version' on conflict do nothing",
+      );
     await syncApps(conn, apps);
   } catch (error) {
     db.close();
@@ -65,7 +74,13 @@ function schemaDigest(): string {
 }
 
 /** Every statement an open runs on a warehouse whose schema is not current, in order. */
-const SCHEMA_FILES = ['ops/warehouse/schema', 'ops/warehouse/trip_rule_columns', 'ops/warehouse/event_versions', 'ops/warehouse/score_explain_columns', 'ops/warehouse/score_explain_backfill'] as const;
+const SCHEMA_FILES = [
+  'ops/warehouse/schema',
+  'ops/warehouse/trip_rule_columns',
+  'ops/warehouse/event_versions',
+  'ops/warehouse/score_explain_columns',
+  'ops/warehouse/score_explain_backfill',
+] as const;
 
 /**
  * The meta keys an open needs (the schema digest a warehouse recorded, none before digests; the
@@ -74,7 +89,10 @@ const SCHEMA_FILES = ['ops/warehouse/schema', 'ops/warehouse/trip_rule_columns',
 async function openingMeta(conn: DuckDBConnection): Promise<Map<string, string> | null> {
   // asked directly: a lookup in duckdb_tables() first was a second statement of every open; a
   // new warehouse's error is the one answer that means "no meta table", any other is said as it is
-  const rows = await query(conn, "select key, value from meta where key in ('schema_digest', 'warehouse_id', 'version', 'user_events_version')").catch((error: unknown) => {
+  const rows = await query(
+    conn,
+    "select key, value from meta where key in ('schema_digest', 'warehouse_id', 'version', 'user_events_version')",
+  ).catch((error: unknown) => {
     if (isMissingTable(error, 'meta')) return null;
     throw error;
   });
@@ -88,7 +106,9 @@ export async function refreshApps(wh: Warehouse, apps: App[]): Promise<void> {
 
 async function syncApps(conn: DuckDBConnection, apps: App[]): Promise<void> {
   const held = await query(conn, 'select app_id, name, time_zone from apps order by app_id');
-  const wanted = [...apps].sort((x, y) => (x.appId < y.appId ? -1 : x.appId > y.appId ? 1 : 0)).map((a) => ({ app_id: a.appId, name: a.name, time_zone: a.timeZone }));
+  const wanted = [...apps]
+    .sort((x, y) => (x.appId < y.appId ? -1 : x.appId > y.appId ? 1 : 0))
+    .map((a) => ({ app_id: a.appId, name: a.name, time_zone: a.timeZone }));
   // unchanged (every run but the first after an app is added or changed): no write, no commit
   if (JSON.stringify(held) === JSON.stringify(wanted)) return;
   await run(conn, 'begin transaction');

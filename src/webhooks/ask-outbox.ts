@@ -37,7 +37,8 @@ export async function askOutbox(dataDir: string, request: OperatorRequest, now: 
       outbox = await Outbox.open(paths.outboxFile, { readOnly: request.op !== 'replay' && request.op !== 'recover' });
       break;
     } catch (error) {
-      const starting = error instanceof DatabaseBusyError || (error instanceof Error && BEING_CREATED.test(error.message));
+      const starting =
+        error instanceof DatabaseBusyError || (error instanceof Error && BEING_CREATED.test(error.message));
       if (!starting) throw error;
       if (existsSync(paths.delivererSocket)) return askDeliverer(paths.delivererSocket, request);
       if (Date.now() > deadline) throw error;

@@ -39,7 +39,12 @@ export class Breaker {
 
   /** Feeds an attempt's result back; `probe` says whether it was the admitted probe. */
   record(endpoint: string, answered: boolean, now: number, probe: boolean): void {
-    const state = this.endpoints.get(endpoint) ?? { unanswered: 0, openedAt: null, probe: null, probeDone: () => undefined };
+    const state = this.endpoints.get(endpoint) ?? {
+      unanswered: 0,
+      openedAt: null,
+      probe: null,
+      probeDone: () => undefined,
+    };
     if (answered) {
       // closed: whoever waits for a probe's answer goes ahead now
       this.endpoints.delete(endpoint);
@@ -66,6 +71,8 @@ export class Breaker {
 
   /** Open endpoints and since when, for the operator. */
   open(): { endpoint: string; openedAt: number; unanswered: number }[] {
-    return [...this.endpoints].filter(([, s]) => s.openedAt !== null).map(([endpoint, s]) => ({ endpoint, openedAt: s.openedAt as number, unanswered: s.unanswered }));
+    return [...this.endpoints]
+      .filter(([, s]) => s.openedAt !== null)
+      .map(([endpoint, s]) => ({ endpoint, openedAt: s.openedAt as number, unanswered: s.unanswered }));
   }
 }

@@ -29,7 +29,10 @@ export async function listenControl(path: string, handle: Handler): Promise<Serv
       }
       handle(request).then(
         (result) => socket.end(`${JSON.stringify({ ok: true, result })}\n`),
-        (error: unknown) => socket.end(`${JSON.stringify({ ok: false, input: error instanceof InputError, error: error instanceof Error ? error.message : String(error) })}\n`),
+        (error: unknown) =>
+          socket.end(
+            `${JSON.stringify({ ok: false, input: error instanceof InputError, error: error instanceof Error ? error.message : String(error) })}\n`,
+          ),
       );
     });
     socket.on('error', () => undefined);
@@ -48,7 +51,9 @@ export function askDeliverer(path: string, request: OperatorRequest, timeoutMs =
     const socket = createConnection(path);
     let output = '';
     socket.setEncoding('utf8');
-    socket.setTimeout(timeoutMs, () => socket.destroy(new Error(`the deliverer did not answer within ${timeoutMs} ms`)));
+    socket.setTimeout(timeoutMs, () =>
+      socket.destroy(new Error(`the deliverer did not answer within ${timeoutMs} ms`)),
+    );
     socket.on('connect', () => socket.write(`${JSON.stringify(request)}\n`));
     socket.on('data', (chunk: string) => {
       output += chunk;

@@ -92,15 +92,25 @@ export class Deliverer {
   async step(options: { intake?: 'always' | 'poll' } = {}): Promise<number> {
     await this.flush();
     const now = this.clock();
-    if (options.intake === 'always' || now.getTime() - this.lastIntake >= this.settings.pollMs || this.lastIntake > now.getTime()) {
+    if (
+      options.intake === 'always' ||
+      now.getTime() - this.lastIntake >= this.settings.pollMs ||
+      this.lastIntake > now.getTime()
+    ) {
       this.lastIntake = now.getTime();
       // a file that cannot be taken in must not stop delivery of what is already in the outbox
-      addIntake(this.counters.intake, await intakeEventFiles(this.outbox, this.paths.eventsDir, now, this.intakeFailures, this.progress));
+      addIntake(
+        this.counters.intake,
+        await intakeEventFiles(this.outbox, this.paths.eventsDir, now, this.intakeFailures, this.progress),
+      );
     }
     if (now.getTime() - this.lastPrune >= 3_600_000 || this.lastPrune > now.getTime()) {
       this.lastPrune = now.getTime();
-      const pruned = await this.outbox.prune(new Date(now.getTime() - this.settings.retentionDays * 86_400_000), [...(await this.appsWithWebhook()).keys()]);
-      if (pruned > 0) this.progress(`deliver: forgot ${pruned} event(s) finished more than ${this.settings.retentionDays} days ago`);
+      const pruned = await this.outbox.prune(new Date(now.getTime() - this.settings.retentionDays * 86_400_000), [
+        ...(await this.appsWithWebhook()).keys(),
+      ]);
+      if (pruned > 0)
+        this.progress(`deliver: forgot ${pruned} event(s) finished more than ${this.settings.retentionDays} days ago`);
     }
     return this.dispatchDue(now);
   }
@@ -141,7 +151,9 @@ export class Deliverer {
       } catch (error) {
         // a service keeps going: nothing was lost (unrecorded attempts stay queued); wait longer each time
         failures++;
-        this.progress(`deliver: a turn failed (${failures} in a row), trying again: ${error instanceof Error ? error.message : String(error)}`);
+        this.progress(
+          `deliver: a turn failed (${failures} in a row), trying again: ${error instanceof Error ? error.message : String(error)}`,
+        );
         await this.sleep(Math.min(this.settings.pollMs * 2 ** failures, 60_000));
       }
       if (!this.stopping) await this.sleep(this.settings.pollMs);
@@ -154,7 +166,10 @@ export class Deliverer {
 
   /** Open breakers and work in memory, for the operator's counts. */
   state(): { inFlight: number; openEndpoints: { endpoint: string; openedAt: string; unanswered: number }[] } {
-    return { inFlight: this.taken.size, openEndpoints: this.breaker.open().map((o) => ({ ...o, openedAt: new Date(o.openedAt).toISOString() })) };
+    return {
+      inFlight: this.taken.size,
+      openEndpoints: this.breaker.open().map((o) => ({ ...o, openedAt: new Date(o.openedAt).toISOString() })),
+    };
   }
 
   async close(): Promise<void> {
@@ -185,7 +200,14 @@ export class Deliverer {
       if (!wants(app, item.eventType)) {
         // the endpoint does not take this type: finished without an attempt
         this.taken.set(item.seq, item.appId);
-        this.finish(item, app.webhookUrl as string, now, now, { statusCode: null, error: null, reach: 'refused', durationMs: 0 }, 'filtered');
+        this.finish(
+          item,
+          app.webhookUrl as string,
+          now,
+          now,
+          { statusCode: null, error: null, reach: 'refused', durationMs: 0 },
+          'filtered',
+        );
         continue;
       }
       this.start(item, app.webhookUrl as string);
@@ -199,7 +221,9 @@ export class Deliverer {
     const running = this.limiterFor(url)(() => this.attempt(item, url)).catch((error: unknown) => {
       // a bug in recording, not a receiver's failure: the attempt stays queued and is made again
       this.taken.delete(item.seq);
-      this.progress(`deliver: attempt of ${item.eventId} failed unexpectedly: ${error instanceof Error ? error.message : String(error)}`);
+      this.progress(
+        `deliver: attempt of ${item.eventId} failed unexpectedly: ${error instanceof Error ? error.message : String(error)}`,
+      );
     });
     this.running.add(running);
     void running.finally(() => this.running.delete(running));
@@ -221,25 +245,46 @@ export class Deliverer {
     const startedAt = this.clock();
     let result: SendResult | null;
     if (admitted === 'reject') {
-      result = { statusCode: null, error: 'circuit_open: the endpoint left the last attempts unanswered; not sent', reach: 'refused', durationMs: 0 };
+      result = {
+        statusCode: null,
+        error: 'circuit_open: the endpoint left the last attempts unanswered; not sent',
+        reach: 'refused',
+        durationMs: 0,
+      };
     } else {
-      result = await this.overall(() => (this.stopping ? null : this.sender.send({
-        url,
-        body: item.body,
-        // counts the attempts actually sent: one the breaker failed without sending is no gap
-        headers: deliveryHeaders({ id: item.eventId, type: item.eventType }, item.body, item.sentAttempts + 1, signingSecrets(app, startedAt), startedAt),
-      }))).catch((error: unknown): SendResult => ({
-        // our own failure (a header the HTTP client refuses, say) still counts as an attempt, so
-        // the event follows its schedule instead of being tried again at every turn
-        statusCode: null, error: `internal: ${error instanceof Error ? error.message : String(error)}`, reach: 'refused', durationMs: 0,
-      }));
+      result = await this.overall(() =>
+        this.stopping
+          ? null
+          : this.sender.send({
+              url,
+              body: item.body,
+              // counts the attempts actually sent: one the breaker failed without sending is no gap
+              headers: deliveryHeaders(
+                { id: item.eventId, type: item.eventType },
+                item.body,
+                item.sentAttempts + 1,
+                signingSecrets(app, startedAt),
+                startedAt,
+              ),
+            }),
+      ).catch(
+        (error: unknown): SendResult => ({
+          // our own failure (a header the HTTP client refuses, say) still counts as an attempt, so
+          // the event follows its schedule instead of being tried again at every turn
+          statusCode: null,
+          error: `internal: ${error instanceof Error ? error.message : String(error)}`,
+          reach: 'refused',
+          durationMs: 0,
+        }),
+      );
       if (result === null) {
         if (admitted === 'probe') this.breaker.abandonProbe(url);
         return this.release(item);
       }
     }
     const finishedAt = this.clock();
-    if (admitted !== 'reject') this.breaker.record(url, result.reach !== 'unanswered', finishedAt.getTime(), admitted === 'probe');
+    if (admitted !== 'reject')
+      this.breaker.record(url, result.reach !== 'unanswered', finishedAt.getTime(), admitted === 'probe');
     this.finish(item, url, startedAt, finishedAt, result, admitted === 'reject' ? 'skipped' : 'sent');
     if (admitted !== 'reject') this.health.note(app, url, result, startedAt, finishedAt);
   }
@@ -250,22 +295,59 @@ export class Deliverer {
   }
 
   /** `skipped`: failed by the open breaker, not sent; `filtered`: a type the endpoint does not take. */
-  private finish(item: DueAttempt, url: string, startedAt: Date, finishedAt: Date, result: SendResult, how: 'sent' | 'skipped' | 'filtered'): void {
+  private finish(
+    item: DueAttempt,
+    url: string,
+    startedAt: Date,
+    finishedAt: Date,
+    result: SendResult,
+    how: 'sent' | 'skipped' | 'filtered',
+  ): void {
     const shortCircuited = how === 'skipped';
     if (how === 'filtered') {
       this.finished.push({
-        seq: item.seq, eventId: item.eventId, attempt: item.attemptCount, sent: false, kind: item.kind, startedAt, finishedAt,
-        durationMs: 0, statusCode: null, error: null, url: redactUrl(url), outcome: 'filtered', nextAt: null,
+        seq: item.seq,
+        eventId: item.eventId,
+        attempt: item.attemptCount,
+        sent: false,
+        kind: item.kind,
+        startedAt,
+        finishedAt,
+        durationMs: 0,
+        statusCode: null,
+        error: null,
+        url: redactUrl(url),
+        outcome: 'filtered',
+        nextAt: null,
       });
       this.counters.filtered++;
       return;
     }
     const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-    const next = outcomeOf({ kind: item.kind, delivered, scheduledBefore: item.scheduledAttempts, finishedAt, ...(result.retryAfterMs !== undefined ? { retryAfterMs: result.retryAfterMs } : {}) }, this.settings.scheduleMs);
+    const next = outcomeOf(
+      {
+        kind: item.kind,
+        delivered,
+        scheduledBefore: item.scheduledAttempts,
+        finishedAt,
+        ...(result.retryAfterMs !== undefined ? { retryAfterMs: result.retryAfterMs } : {}),
+      },
+      this.settings.scheduleMs,
+    );
     this.finished.push({
-      seq: item.seq, eventId: item.eventId, attempt: item.attemptCount + 1, sent: !shortCircuited && result.reach !== 'refused', kind: item.kind, startedAt, finishedAt,
-      durationMs: result.durationMs, statusCode: result.statusCode, error: result.error, url: redactUrl(url),
-      outcome: next.outcome, nextAt: next.outcome === 'retry' ? next.nextAt : null,
+      seq: item.seq,
+      eventId: item.eventId,
+      attempt: item.attemptCount + 1,
+      sent: !shortCircuited && result.reach !== 'refused',
+      kind: item.kind,
+      startedAt,
+      finishedAt,
+      durationMs: result.durationMs,
+      statusCode: result.statusCode,
+      error: result.error,
+      url: redactUrl(url),
+      outcome: next.outcome,
+      nextAt: next.outcome === 'retry' ? next.nextAt : null,
     });
     const c = this.counters;
     c.attempts++;
@@ -294,7 +376,9 @@ export class Deliverer {
       const left: FinishedAttempt[] = [];
       for (const f of batch) {
         try {
-          await this.outbox.record([f]).catch(() => this.outbox.record([{ ...f, error: f.error === null ? null : asciiOnly(f.error) }]));
+          await this.outbox
+            .record([f])
+            .catch(() => this.outbox.record([{ ...f, error: f.error === null ? null : asciiOnly(f.error) }]));
           this.taken.delete(f.seq);
         } catch {
           left.push(f);
@@ -362,7 +446,18 @@ function redactUrl(url: string): string {
 }
 
 export function emptyCounters(): DeliveryCounters {
-  return { intake: { files: 0, events: 0, known: 0, rejected: 0, failedFiles: 0 }, attempts: 0, delivered: 0, retried: 0, dead: 0, replayed: 0, replayFailed: 0, shortCircuited: 0, filtered: 0, failures: {} };
+  return {
+    intake: { files: 0, events: 0, known: 0, rejected: 0, failedFiles: 0 },
+    attempts: 0,
+    delivered: 0,
+    retried: 0,
+    dead: 0,
+    replayed: 0,
+    replayFailed: 0,
+    shortCircuited: 0,
+    filtered: 0,
+    failures: {},
+  };
 }
 
 function addIntake(total: IntakeResult, more: IntakeResult): void {

@@ -5,10 +5,18 @@ import { blockedReason, isLoopbackAddress, isLoopbackHost } from '../address-gua
 /** Resolves a host name to every address it has (dns.lookup with `all`), for tests to replace. */
 export type ResolveAll = (hostname: string) => Promise<string[]>;
 
-export const systemResolveAll: ResolveAll = async (hostname) => (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+export const systemResolveAll: ResolveAll = async (hostname) =>
+  (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
 
 /** Names of cloud metadata services: refused by name, whatever they resolve to here. */
-const METADATA_NAMES = new Set(['metadata.google.internal', 'metadata.goog', 'metadata', 'instance-data', 'instance-data.ec2.internal', 'metadata.azure.com']);
+const METADATA_NAMES = new Set([
+  'metadata.google.internal',
+  'metadata.goog',
+  'metadata',
+  'instance-data',
+  'instance-data.ec2.internal',
+  'metadata.azure.com',
+]);
 /** Metadata addresses (GCP, AWS, Azure, OpenStack: 169.254.169.254; AWS IPv6; Alibaba). */
 const METADATA_ADDRESSES = new BlockList();
 METADATA_ADDRESSES.addAddress('169.254.169.254', 'ipv4');
@@ -21,8 +29,16 @@ function category(name: string, ranges: [string, number, 'ipv4' | 'ipv6'][]): vo
   for (const [net, bits, family] of ranges) list.addSubnet(net, bits, family);
   CATEGORIES.push([name, list]);
 }
-category('private', [['10.0.0.0', 8, 'ipv4'], ['172.16.0.0', 12, 'ipv4'], ['192.168.0.0', 16, 'ipv4'], ['100.64.0.0', 10, 'ipv4']]);
-category('link-local', [['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']]);
+category('private', [
+  ['10.0.0.0', 8, 'ipv4'],
+  ['172.16.0.0', 12, 'ipv4'],
+  ['192.168.0.0', 16, 'ipv4'],
+  ['100.64.0.0', 10, 'ipv4'],
+]);
+category('link-local', [
+  ['169.254.0.0', 16, 'ipv4'],
+  ['fe80::', 10, 'ipv6'],
+]);
 category('unique-local', [['fc00::', 7, 'ipv6']]);
 
 /**
@@ -49,14 +65,20 @@ export function addressRefusal(address: string, allowLoopback: boolean): string 
  *
  * @example await endpointRefusal('https://127.0.0.1/hook', { allowLoopback: false }) // 'url: 127.0.0.1 is a loopback address'
  */
-export async function endpointRefusal(raw: string, options: { allowLoopback: boolean; resolveAll?: ResolveAll }): Promise<string | null> {
+export async function endpointRefusal(
+  raw: string,
+  options: { allowLoopback: boolean; resolveAll?: ResolveAll },
+): Promise<string | null> {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     return 'url: not an absolute URL';
   }
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
+  const host = url.hostname
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase()
+    .replace(/\.$/, '');
   if (url.protocol === 'http:') {
     if (!options.allowLoopback) return 'url: must be https';
   } else if (url.protocol !== 'https:') return `url: must be https, not ${url.protocol.replace(/:$/, '')}`;
@@ -78,15 +100,18 @@ export async function endpointRefusal(raw: string, options: { allowLoopback: boo
   }
   for (const address of addresses) {
     const refusal = addressRefusal(address, options.allowLoopback);
-    if (refusal) return `url: ${isIP(host) !== 0 ? refusal : `${host} resolves to ${refusal.replace(`${address} is `, `${address}, `)}`}`;
+    if (refusal)
+      return `url: ${isIP(host) !== 0 ? refusal : `${host} resolves to ${refusal.replace(`${address} is `, `${address}, `)}`}`;
   }
   // plain http goes to this machine only, as the deliverer's http agent enforces
-  if (url.protocol === 'http:' && !addresses.every(isLoopbackAddress)) return 'url: must be https (plain http only to a loopback host)';
+  if (url.protocol === 'http:' && !addresses.every(isLoopbackAddress))
+    return 'url: must be https (plain http only to a loopback host)';
   return null;
 }
 
 /** Said with a refusal that only the loopback switch lifts: the switch exists, for local testing. */
-export const LOOPBACK_HINT = 'for local testing, the operator allows loopback hosts (and plain http to them) with DRIVING_WEBHOOK_ALLOW_LOOPBACK=1 on the API, the deliverer and apps.js';
+export const LOOPBACK_HINT =
+  'for local testing, the operator allows loopback hosts (and plain http to them) with DRIVING_WEBHOOK_ALLOW_LOOPBACK=1 on the API, the deliverer and apps.js';
 
 /**
  * `endpointRefusal`, with the loopback switch named when the URL is refused only because its host
@@ -94,7 +119,10 @@ export const LOOPBACK_HINT = 'for local testing, the operator allows loopback ho
  *
  * @example await explainedRefusal('https://localhost/hook', { allowLoopback: false }) // 'url: localhost resolves to 127.0.0.1, a loopback address (for local testing, …)'
  */
-export async function explainedRefusal(raw: string, options: { allowLoopback: boolean; resolveAll?: ResolveAll }): Promise<string | null> {
+export async function explainedRefusal(
+  raw: string,
+  options: { allowLoopback: boolean; resolveAll?: ResolveAll },
+): Promise<string | null> {
   const refusal = await endpointRefusal(raw, options);
   if (refusal === null || options.allowLoopback) return refusal;
   const withSwitch = await endpointRefusal(raw, { ...options, allowLoopback: true });

@@ -29,7 +29,9 @@ export class EndpointHealth {
       return;
     }
     if (result.statusCode === 410) {
-      this.write(key, app.appId, url, { disabled: { reason: 'the endpoint answered 410 Gone', at: finishedAt.toISOString() } });
+      this.write(key, app.appId, url, {
+        disabled: { reason: 'the endpoint answered 410 Gone', at: finishedAt.toISOString() },
+      });
       return;
     }
     if (known === null || known === undefined) {
@@ -38,7 +40,16 @@ export class EndpointHealth {
     }
     if (finishedAt.getTime() - Date.parse(known) >= this.disableAfterMs) {
       const days = Math.round((this.disableAfterMs / 86_400_000) * 10) / 10;
-      this.write(key, app.appId, url, { disabled: { reason: `every attempt failed for ${days} days (since ${known}); the last: ${result.error ?? 'no answer'}`.slice(0, 300), at: finishedAt.toISOString() } });
+      this.write(key, app.appId, url, {
+        disabled: {
+          reason:
+            `every attempt failed for ${days} days (since ${known}); the last: ${result.error ?? 'no answer'}`.slice(
+              0,
+              300,
+            ),
+          at: finishedAt.toISOString(),
+        },
+      });
     }
   }
 
@@ -47,14 +58,23 @@ export class EndpointHealth {
     return this.tail;
   }
 
-  private write(key: string, appId: string, url: string, change: { disabled?: { reason: string; at: string }; failingSince?: string | null }): void {
+  private write(
+    key: string,
+    appId: string,
+    url: string,
+    change: { disabled?: { reason: string; at: string }; failingSince?: string | null },
+  ): void {
     if (change.failingSince !== undefined) this.failingSince.set(key, change.failingSince);
     if (change.disabled) this.failingSince.delete(key);
     if (change.disabled) this.progress(`deliver: endpoint of ${appId} disabled: ${change.disabled.reason}`);
-    this.tail = this.tail.then(() => this.store.noteEndpoint(appId, url, change)).catch((error: unknown) => {
-      // the next attempt writes it again: a lost note delays a disable, it never loses an event
-      this.failingSince.delete(key);
-      this.progress(`deliver: could not record the endpoint state of ${appId}: ${error instanceof Error ? error.message : String(error)}`);
-    });
+    this.tail = this.tail
+      .then(() => this.store.noteEndpoint(appId, url, change))
+      .catch((error: unknown) => {
+        // the next attempt writes it again: a lost note delays a disable, it never loses an event
+        this.failingSince.delete(key);
+        this.progress(
+          `deliver: could not record the endpoint state of ${appId}: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      });
   }
 }

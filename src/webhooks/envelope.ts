@@ -12,6 +12,13 @@ export const ENVELOPE_VERSION = '2026-11-25';
  */
 export function testEventBody(appId: string, now: Date): { id: string; body: string } {
   const id = `evt_test_${randomBytes(12).toString('hex')}`;
-  const body = JSON.stringify({ id, type: 'webhook.test', version: ENVELOPE_VERSION, createdAt: now.toISOString(), appId, data: { message: 'a test event sent on request; nothing changed' } });
+  const body = JSON.stringify({
+    id,
+    type: 'webhook.test',
+    version: ENVELOPE_VERSION,
+    createdAt: now.toISOString(),
+    appId,
+    data: { message: 'a test event sent on request; nothing changed' },
+  });
   return { id, body };
 }

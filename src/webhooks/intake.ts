@@ -23,11 +23,19 @@ export interface IntakeResult {
  * committed in one transaction, and only then is the file removed. A crash in between takes the
  * file in again, which changes nothing (known ids are left alone).
  */
-export async function intakeEventFiles(outbox: Outbox, eventsDir: string, now: Date, failures: Map<string, number> = new Map(), progress: Progress = silent): Promise<IntakeResult> {
+export async function intakeEventFiles(
+  outbox: Outbox,
+  eventsDir: string,
+  now: Date,
+  failures: Map<string, number> = new Map(),
+  progress: Progress = silent,
+): Promise<IntakeResult> {
   const result: IntakeResult = { files: 0, events: 0, known: 0, rejected: 0, failedFiles: 0 };
   if (!existsSync(eventsDir)) return result;
   // dot files are the jobs' temp files, not yet renamed into place
-  const files = readdirSync(eventsDir).filter((f) => f.endsWith('.ndjson') && !f.startsWith('.')).sort();
+  const files = readdirSync(eventsDir)
+    .filter((f) => f.endsWith('.ndjson') && !f.startsWith('.'))
+    .sort();
   let removed = false;
   for (const name of files) {
     const path = join(eventsDir, name);
@@ -53,7 +61,9 @@ export async function intakeEventFiles(outbox: Outbox, eventsDir: string, now: D
         progress(`deliver: ${name} set aside in events/failed after ${count} failed intake(s): ${message}`);
       } else {
         failures.set(name, count);
-        progress(`deliver: ${name} could not be taken in (${count}/${MAX_INTAKE_FAILURES}), will try again: ${message}`);
+        progress(
+          `deliver: ${name} could not be taken in (${count}/${MAX_INTAKE_FAILURES}), will try again: ${message}`,
+        );
       }
     }
   }
@@ -91,7 +101,14 @@ export function parseEventFile(text: string): { events: IncomingEvent[]; rejects
     }
     if (seen.has(reason.id)) continue;
     seen.add(reason.id);
-    events.push({ lineNo, eventId: reason.id, appId: reason.appId, eventType: reason.type, body: line, createdAt: reason.createdAt });
+    events.push({
+      lineNo,
+      eventId: reason.id,
+      appId: reason.appId,
+      eventType: reason.type,
+      body: line,
+      createdAt: reason.createdAt,
+    });
   }
   return { events, rejects };
 }
@@ -110,7 +127,8 @@ function invalidReason(line: string): string | { id: string; type: string; appId
   if (typeof e['type'] !== 'string' || !(EVENT_TYPES as readonly string[]).includes(e['type'])) return 'unknown_type';
   if (typeof e['appId'] !== 'string' || !PRINTABLE.test(e['appId'])) return 'missing_app_id';
   const created = typeof e['createdAt'] === 'string' ? new Date(e['createdAt']) : null;
-  if (!created || Number.isNaN(created.getTime()) || created.getUTCFullYear() < 1970 || created.getUTCFullYear() > 9999) return 'invalid_created_at';
+  if (!created || Number.isNaN(created.getTime()) || created.getUTCFullYear() < 1970 || created.getUTCFullYear() > 9999)
+    return 'invalid_created_at';
   if (typeof e['data'] !== 'object' || e['data'] === null) return 'missing_data';
   return { id: e['id'], type: e['type'], appId: e['appId'], createdAt: created.toISOString() };
 }

@@ -75,11 +75,22 @@ export class WebhookService {
    * how many, counted before the URL is stored (the deliverer may start at once), or null when
    * the outbox could not be asked (the endpoint is set all the same).
    */
-  async setEndpoint(appId: string, url: string, eventTypes: string[], now = new Date()): Promise<EndpointView & { backlog: number | null }> {
-    const refusal = await explainedRefusal(url, { allowLoopback: this.settings.allowLoopback, ...(this.resolveAll ? { resolveAll: this.resolveAll } : {}) });
+  async setEndpoint(
+    appId: string,
+    url: string,
+    eventTypes: string[],
+    now = new Date(),
+  ): Promise<EndpointView & { backlog: number | null }> {
+    const refusal = await explainedRefusal(url, {
+      allowLoopback: this.settings.allowLoopback,
+      ...(this.resolveAll ? { resolveAll: this.resolveAll } : {}),
+    });
     if (refusal) throw new InputError(refusal);
     const types = [...new Set(eventTypes)];
-    const backlog = await this.outbox({ op: 'backlog', appId, eventTypes: types }, now).then((r) => (r as { backlog: number }).backlog, () => null);
+    const backlog = await this.outbox({ op: 'backlog', appId, eventTypes: types }, now).then(
+      (r) => (r as { backlog: number }).backlog,
+      () => null,
+    );
     return { ...viewOf(await this.store.setWebhook(appId, url, eventTypes)), backlog };
   }
 
@@ -91,21 +102,51 @@ export class WebhookService {
   }
 
   /** Sends one `webhook.test` event now and tells how the receiver answered; null without an endpoint. */
-  async sendTest(appId: string, now: Date): Promise<{ eventId: string; delivered: boolean; statusCode: number | null; error: string | null; durationMs: number } | null> {
+  async sendTest(
+    appId: string,
+    now: Date,
+  ): Promise<{
+    eventId: string;
+    delivered: boolean;
+    statusCode: number | null;
+    error: string | null;
+    durationMs: number;
+  } | null> {
     const app = await this.store.get(appId);
     if (!app?.webhookUrl) return null;
     const { id, body } = testEventBody(appId, now);
-    const result = await this.sender.send({ url: app.webhookUrl, body, headers: deliveryHeaders({ id, type: 'webhook.test' }, body, 1, signingSecrets(app, now), now) });
+    const result = await this.sender.send({
+      url: app.webhookUrl,
+      body,
+      headers: deliveryHeaders({ id, type: 'webhook.test' }, body, 1, signingSecrets(app, now), now),
+    });
     const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-    return { eventId: id, delivered, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs };
+    return {
+      eventId: id,
+      delivered,
+      statusCode: result.statusCode,
+      error: result.error,
+      durationMs: result.durationMs,
+    };
   }
 
   /** The app's events, newest first, `limit` at a time; `beforeSeq` continues after a page. */
-  async deliveries(appId: string, query: { status: EventStatus | null; limit: number; beforeSeq: number | null }, now: Date): Promise<{ deliveries: DeliveryView[]; lastSeq: number | null; more: boolean }> {
-    const { events } = (await this.outbox({ op: 'list', appId, status: query.status, limit: query.limit + 1, beforeSeq: query.beforeSeq }, now)) as { events: Row[] };
+  async deliveries(
+    appId: string,
+    query: { status: EventStatus | null; limit: number; beforeSeq: number | null },
+    now: Date,
+  ): Promise<{ deliveries: DeliveryView[]; lastSeq: number | null; more: boolean }> {
+    const { events } = (await this.outbox(
+      { op: 'list', appId, status: query.status, limit: query.limit + 1, beforeSeq: query.beforeSeq },
+      now,
+    )) as { events: Row[] };
     const page = events.slice(0, query.limit);
     const last = page[page.length - 1];
-    return { deliveries: page.map(deliveryOf), lastSeq: last ? Number(last['seq']) : null, more: events.length > query.limit };
+    return {
+      deliveries: page.map(deliveryOf),
+      lastSeq: last ? Number(last['seq']) : null,
+      more: events.length > query.limit,
+    };
   }
 
   /** Queues one more attempt of the app's event; null when the app has no such event. */
@@ -121,13 +162,21 @@ export class WebhookService {
 
   /** Queues one more attempt of every delivered or dead event of the app created since `since`. */
   async recover(appId: string, since: Date, now: Date): Promise<string[]> {
-    return ((await this.outbox({ op: 'recover', appId, since: since.toISOString() }, now)) as { queued: string[] }).queued;
+    return ((await this.outbox({ op: 'recover', appId, since: since.toISOString() }, now)) as { queued: string[] })
+      .queued;
   }
 
   /** A new AppSecret, shown once; the previous one keeps signing for 24 hours. */
-  async rotateSecret(appId: string, now: Date): Promise<{ appSecret: string; standardWebhooksSecret: string; previousSecretValidUntil: string }> {
+  async rotateSecret(
+    appId: string,
+    now: Date,
+  ): Promise<{ appSecret: string; standardWebhooksSecret: string; previousSecretValidUntil: string }> {
     const rotated = await this.store.rotateSecret(appId, ROTATION_GRACE_MS, now);
-    return { appSecret: rotated.appSecret, standardWebhooksSecret: standardWebhooksSecret(rotated.appSecret), previousSecretValidUntil: rotated.previousValidUntil };
+    return {
+      appSecret: rotated.appSecret,
+      standardWebhooksSecret: standardWebhooksSecret(rotated.appSecret),
+      previousSecretValidUntil: rotated.previousValidUntil,
+    };
   }
 
   close(): void {

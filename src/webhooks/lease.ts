@@ -28,7 +28,13 @@ export class Lease {
   }
 
   /** Waits until the lease is taken (trying every quarter of its time), or null once `stop` resolves. */
-  static async waitFor(db: StateDb, name: string, holder: string, options: LeaseOptions, stop: Promise<void>): Promise<Lease | null> {
+  static async waitFor(
+    db: StateDb,
+    name: string,
+    holder: string,
+    options: LeaseOptions,
+    stop: Promise<void>,
+  ): Promise<Lease | null> {
     let stopped = false;
     void stop.then(() => (stopped = true));
     let said = false;
@@ -44,22 +50,32 @@ export class Lease {
 
   private async renew(): Promise<boolean> {
     const now = Date.now();
-    return (await this.db.run('lease_take', { name: this.name, holder: this.holder, expires_ms: now + this.options.ttlMs, now_ms: now })) > 0;
+    return (
+      (await this.db.run('lease_take', {
+        name: this.name,
+        holder: this.holder,
+        expires_ms: now + this.options.ttlMs,
+        now_ms: now,
+      })) > 0
+    );
   }
 
   /** Renews until released; `onLost` runs once if another process took it meanwhile (this one stalled). */
   keep(onLost: () => void): void {
-    this.timer = setInterval(() => {
-      this.renew().then(
-        (held) => {
-          if (held) return;
-          this.stopRenewing();
-          this.options.log(`${this.name}: the lease was taken over; stopping`);
-          onLost();
-        },
-        (error: Error) => this.options.log(`${this.name}: could not renew the lease: ${error.message}`),
-      );
-    }, Math.max(50, this.options.ttlMs / 3));
+    this.timer = setInterval(
+      () => {
+        this.renew().then(
+          (held) => {
+            if (held) return;
+            this.stopRenewing();
+            this.options.log(`${this.name}: the lease was taken over; stopping`);
+            onLost();
+          },
+          (error: Error) => this.options.log(`${this.name}: could not renew the lease: ${error.message}`),
+        );
+      },
+      Math.max(50, this.options.ttlMs / 3),
+    );
     this.timer.unref();
   }
 

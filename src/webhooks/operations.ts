@@ -26,10 +26,16 @@ export const STATUSES: EventStatus[] = ['pending', 'failed', 'delivered', 'filte
 export async function operate(outbox: Outbox, request: OperatorRequest, now: Date, live?: unknown): Promise<unknown> {
   switch (request.op) {
     case 'list': {
-      if (request.status && !STATUSES.includes(request.status)) throw new InputError(`--status must be one of ${STATUSES.join(', ')}`);
+      if (request.status && !STATUSES.includes(request.status))
+        throw new InputError(`--status must be one of ${STATUSES.join(', ')}`);
       const limit = request.limit ?? 50;
       if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new InputError('--limit must be 1 to 10000');
-      const rows = await outbox.list({ appId: request.appId ?? null, status: request.status ?? null, limit, beforeSeq: request.beforeSeq ?? null });
+      const rows = await outbox.list({
+        appId: request.appId ?? null,
+        status: request.status ?? null,
+        limit,
+        beforeSeq: request.beforeSeq ?? null,
+      });
       return { events: rows.map(withIsoTimes) };
     }
     case 'show': {
@@ -45,33 +51,50 @@ export async function operate(outbox: Outbox, request: OperatorRequest, now: Dat
     case 'backlog':
       return { backlog: await outbox.backlog(request.appId, request.eventTypes) };
     case 'copy': {
-      if (!isAbsolute(request.to) || existsSync(request.to)) throw new InputError('copy needs an absolute path where nothing is yet');
+      if (!isAbsolute(request.to) || existsSync(request.to))
+        throw new InputError('copy needs an absolute path where nothing is yet');
       await outbox.copyTo(request.to);
       return { copied: request.to, by: live === undefined ? 'read-only' : 'by the deliverer' };
     }
     case 'recover': {
       const since = new Date(request.since);
       if (!request.appId || Number.isNaN(since.getTime())) throw new InputError('recover needs an app and an ISO time');
-      return { queued: await outbox.replay({ appId: request.appId, since, statuses: ['failed', 'delivered', 'filtered'] }, now) };
+      return {
+        queued: await outbox.replay(
+          { appId: request.appId, since, statuses: ['failed', 'delivered', 'filtered'] },
+          now,
+        ),
+      };
     }
   }
 }
 
-async function replay(outbox: Outbox, request: Extract<OperatorRequest, { op: 'replay' }>, now: Date): Promise<unknown> {
+async function replay(
+  outbox: Outbox,
+  request: Extract<OperatorRequest, { op: 'replay' }>,
+  now: Date,
+): Promise<unknown> {
   if (request.eventId) {
     // one event: a dead letter, or a delivered one the receiver asks for again
     // with an app, only that app's event (the webhook API): another app's id is "no event"
-    const queued = await outbox.replay({ eventId: request.eventId, appId: request.appId ?? null, statuses: ['failed', 'delivered', 'filtered'] }, now);
+    const queued = await outbox.replay(
+      { eventId: request.eventId, appId: request.appId ?? null, statuses: ['failed', 'delivered', 'filtered'] },
+      now,
+    );
     if (queued.length === 0) {
       const found = await outbox.show(request.eventId);
-      if (!found || (request.appId && found.event['app_id'] !== request.appId)) throw new InputError(`no event '${request.eventId}' in the outbox`);
-      throw new InputError(`event '${request.eventId}' is ${found.event['status']} and queued: its next attempt comes anyway`);
+      if (!found || (request.appId && found.event['app_id'] !== request.appId))
+        throw new InputError(`no event '${request.eventId}' in the outbox`);
+      throw new InputError(
+        `event '${request.eventId}' is ${found.event['status']} and queued: its next attempt comes anyway`,
+      );
     }
     return { queued };
   }
   if (!request.appId || !request.since) throw new InputError('replay needs an event id, or --app and --since');
   const since = new Date(request.since);
-  if (Number.isNaN(since.getTime()) || !/\d{4}-\d{2}-\d{2}/.test(request.since)) throw new InputError(`--since must be a date or an ISO time, got '${request.since}'`);
+  if (Number.isNaN(since.getTime()) || !/\d{4}-\d{2}-\d{2}/.test(request.since))
+    throw new InputError(`--since must be a date or an ISO time, got '${request.since}'`);
   return { queued: await outbox.replay({ appId: request.appId, since, statuses: ['failed'] }, now) };
 }
 
@@ -79,7 +102,8 @@ async function replay(outbox: Outbox, request: Extract<OperatorRequest, { op: 'r
 function withIsoTimes(row: Row): Row {
   const out: Row = {};
   for (const [key, value] of Object.entries(row)) {
-    if (key.endsWith('_ms') && key !== 'duration_ms') out[`${key.slice(0, -3)}_at`] = value === null ? null : new Date(Number(value)).toISOString();
+    if (key.endsWith('_ms') && key !== 'duration_ms')
+      out[`${key.slice(0, -3)}_at`] = value === null ? null : new Date(Number(value)).toISOString();
     else out[key] = value;
   }
   return out;

@@ -1,5 +1,16 @@
 import { openDatabase, type Database } from '../db/open.js';
-import { query, queryFile, queryScript, quoteIdent, quoteLiteral, run, runFile, runScript, type Params, type Row } from '../db/sql.js';
+import {
+  query,
+  queryFile,
+  queryScript,
+  quoteIdent,
+  quoteLiteral,
+  run,
+  runFile,
+  runScript,
+  type Params,
+  type Row,
+} from '../db/sql.js';
 import { inTransaction } from '../warehouse/warehouse.js';
 import { SerialQueue } from '../db/serial.js';
 import { listValue } from '../db/duckdb.js';
@@ -65,10 +76,19 @@ export class Outbox {
   /** Users' events dropped by intakes (user.deleted) since the outbox was opened. */
   droppedForDeletedUsers = 0;
 
-  private constructor(private db: Database, private readonly file: string, private readonly settings: Parameters<typeof openDatabase>[1]) {}
+  private constructor(
+    private db: Database,
+    private readonly file: string,
+    private readonly settings: Parameters<typeof openDatabase>[1],
+  ) {}
 
   static async open(file: string, options: { readOnly?: boolean; lockWaitMs?: number } = {}): Promise<Outbox> {
-    const settings = { readOnly: options.readOnly, lockWaitMs: options.lockWaitMs ?? 0, threads: 2, memoryLimit: '1GB' };
+    const settings = {
+      readOnly: options.readOnly,
+      lockWaitMs: options.lockWaitMs ?? 0,
+      threads: 2,
+      memoryLimit: '1GB',
+    };
     const db = await openDatabase(file, settings);
     try {
       if (!options.readOnly) await runScript(db.connection, 'ops/webhooks/schema');
@@ -88,15 +108,27 @@ export class Outbox {
         // in slices, so a night's file (hundreds of thousands of events) is never one huge parameter
         for (let i = 0; i < events.length; i += INTAKE_SLICE) {
           const slice = events.slice(i, i + INTAKE_SLICE);
-          const rows = slice.map((e) => ({ line_no: e.lineNo, event_id: e.eventId, app_id: e.appId, event_type: e.eventType, body: e.body, created_at: e.createdAt }));
+          const rows = slice.map((e) => ({
+            line_no: e.lineNo,
+            event_id: e.eventId,
+            app_id: e.appId,
+            event_type: e.eventType,
+            body: e.body,
+            created_at: e.createdAt,
+          }));
           const params = { rows: JSON.stringify(rows), now: now.toISOString(), source_file: sourceFile };
           n += Number((await queryScript(conn, 'ops/webhooks/intake', params))[0]?.['taken'] ?? 0);
           // a deleted user's other events leave the outbox with the intake that announces it (only
           // then is the events table read: most files announce no deletion)
-          if (slice.some((e) => e.eventType === 'user.deleted')) dropped += Number((await queryScript(conn, 'ops/webhooks/drop_deleted_users'))[0]?.['dropped'] ?? 0);
+          if (slice.some((e) => e.eventType === 'user.deleted'))
+            dropped += Number((await queryScript(conn, 'ops/webhooks/drop_deleted_users'))[0]?.['dropped'] ?? 0);
         }
         if (rejects.length > 0) {
-          await runFile(conn, 'ops/webhooks/reject', { rows: JSON.stringify(rejects.map((r) => ({ line_no: r.lineNo, reason: r.reason, raw: r.raw }))), source_file: sourceFile, now: now.toISOString() });
+          await runFile(conn, 'ops/webhooks/reject', {
+            rows: JSON.stringify(rejects.map((r) => ({ line_no: r.lineNo, reason: r.reason, raw: r.raw }))),
+            source_file: sourceFile,
+            now: now.toISOString(),
+          });
         }
         return n;
       });
@@ -123,10 +155,19 @@ export class Outbox {
   /** Queued attempts that are due, at most `perApp` per app, for apps that have a webhook URL. */
   async due(appIds: string[], perApp: number, now: Date): Promise<DueAttempt[]> {
     if (appIds.length === 0) return [];
-    const rows = await this.serial((conn) => queryFile(conn, 'ops/webhooks/due', { now: now.toISOString(), apps: listValue(appIds), per_app: perApp }));
+    const rows = await this.serial((conn) =>
+      queryFile(conn, 'ops/webhooks/due', { now: now.toISOString(), apps: listValue(appIds), per_app: perApp }),
+    );
     return rows.map((r) => ({
-      seq: Number(r['seq']), eventId: String(r['event_id']), appId: String(r['app_id']), kind: r['kind'] as DueAttempt['kind'],
-      eventType: String(r['event_type']), body: String(r['body']), attemptCount: Number(r['attempt_count']), sentAttempts: Number(r['sent_attempts']), scheduledAttempts: Number(r['scheduled_attempts']),
+      seq: Number(r['seq']),
+      eventId: String(r['event_id']),
+      appId: String(r['app_id']),
+      kind: r['kind'] as DueAttempt['kind'],
+      eventType: String(r['event_type']),
+      body: String(r['body']),
+      attemptCount: Number(r['attempt_count']),
+      sentAttempts: Number(r['sent_attempts']),
+      scheduledAttempts: Number(r['scheduled_attempts']),
     }));
   }
 
@@ -134,15 +175,40 @@ export class Outbox {
   record(finished: FinishedAttempt[]): Promise<void> {
     if (finished.length === 0) return Promise.resolve();
     const rows = finished.map((f) => ({
-      seq: f.seq, event_id: f.eventId, attempt: f.attempt, sent: f.sent, kind: f.kind, started_at: f.startedAt.toISOString(), finished_at: f.finishedAt.toISOString(),
-      duration_ms: f.durationMs, status_code: f.statusCode, error: f.error, url: f.url, outcome: f.outcome, next_at: f.nextAt?.toISOString() ?? null,
+      seq: f.seq,
+      event_id: f.eventId,
+      attempt: f.attempt,
+      sent: f.sent,
+      kind: f.kind,
+      started_at: f.startedAt.toISOString(),
+      finished_at: f.finishedAt.toISOString(),
+      duration_ms: f.durationMs,
+      status_code: f.statusCode,
+      error: f.error,
+      url: f.url,
+      outcome: f.outcome,
+      next_at: f.nextAt?.toISOString() ?? null,
     }));
-    return this.serial((conn) => inTransaction(conn, () => runScript(conn, 'ops/webhooks/record', { rows: JSON.stringify(rows) })));
+    return this.serial((conn) =>
+      inTransaction(conn, () => runScript(conn, 'ops/webhooks/record', { rows: JSON.stringify(rows) })),
+    );
   }
 
   /** Events newest first; `beforeSeq` continues a page (rows carry their `seq`). */
-  list(filter: { appId?: string | null; status?: EventStatus | null; limit: number; beforeSeq?: number | null }): Promise<Row[]> {
-    return this.serial((conn) => queryFile(conn, 'ops/webhooks/list', { app: filter.appId ?? null, status: filter.status ?? null, limit: filter.limit, before_seq: filter.beforeSeq ?? null }));
+  list(filter: {
+    appId?: string | null;
+    status?: EventStatus | null;
+    limit: number;
+    beforeSeq?: number | null;
+  }): Promise<Row[]> {
+    return this.serial((conn) =>
+      queryFile(conn, 'ops/webhooks/list', {
+        app: filter.appId ?? null,
+        status: filter.status ?? null,
+        limit: filter.limit,
+        before_seq: filter.beforeSeq ?? null,
+      }),
+    );
   }
 
   async show(eventId: string): Promise<{ event: Row; attempts: Row[] } | null> {
@@ -159,16 +225,26 @@ export class Outbox {
 
   /** The app's events waiting to be sent, of the given types (none: every type). */
   async backlog(appId: string, eventTypes: string[]): Promise<number> {
-    const rows = await this.serial((conn) => queryFile(conn, 'ops/webhooks/backlog', { app: appId, types: listValue(eventTypes) }));
+    const rows = await this.serial((conn) =>
+      queryFile(conn, 'ops/webhooks/backlog', { app: appId, types: listValue(eventTypes) }),
+    );
     return Number(rows[0]?.['backlog'] ?? 0);
   }
 
   /** Queues one replay attempt per matching event; returns the ids queued. */
-  async replay(selection: { eventId?: string | null; appId?: string | null; since?: Date | null; statuses: EventStatus[] }, now: Date): Promise<string[]> {
-    const rows = await this.serial((conn) => queryFile(conn, 'ops/webhooks/replay', {
-      event_id: selection.eventId ?? null, app: selection.appId ?? null, since: selection.since?.toISOString() ?? null,
-      statuses: listValue(selection.statuses), now: now.toISOString(),
-    }));
+  async replay(
+    selection: { eventId?: string | null; appId?: string | null; since?: Date | null; statuses: EventStatus[] },
+    now: Date,
+  ): Promise<string[]> {
+    const rows = await this.serial((conn) =>
+      queryFile(conn, 'ops/webhooks/replay', {
+        event_id: selection.eventId ?? null,
+        app: selection.appId ?? null,
+        since: selection.since?.toISOString() ?? null,
+        statuses: listValue(selection.statuses),
+        now: now.toISOString(),
+      }),
+    );
     return rows.map((r) => String(r['event_id']));
   }
 
@@ -177,7 +253,18 @@ export class Outbox {
    * created before it whose app is not in `endpointApps` (no enabled endpoint).
    */
   prune(before: Date, endpointApps: string[]): Promise<number> {
-    return this.serial(async (conn) => inTransaction(conn, async () => Number((await queryScript(conn, 'ops/webhooks/prune', { before: before.toISOString(), endpoint_apps: JSON.stringify(endpointApps) }))[0]?.['pruned'] ?? 0)));
+    return this.serial(async (conn) =>
+      inTransaction(conn, async () =>
+        Number(
+          (
+            await queryScript(conn, 'ops/webhooks/prune', {
+              before: before.toISOString(),
+              endpoint_apps: JSON.stringify(endpointApps),
+            })
+          )[0]?.['pruned'] ?? 0,
+        ),
+      ),
+    );
   }
 
   /**

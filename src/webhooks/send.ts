@@ -37,14 +37,20 @@ export class Sender {
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;
 
-  constructor(private readonly options: { timeoutMs: number; allowLoopback: boolean; perEndpoint: number; caFile: string | null }) {
+  constructor(
+    private readonly options: { timeoutMs: number; allowLoopback: boolean; perEndpoint: number; caFile: string | null },
+  ) {
     type Lookup = http.AgentOptions['lookup'];
     const common = { keepAlive: true, maxSockets: options.perEndpoint };
     // plain http is for loopback receivers only: its names must resolve to loopback addresses
     this.httpAgent = new http.Agent({ ...common, lookup: guardedLookup(loopbackOnly) as unknown as Lookup });
     // an extra CA is added to Node's own roots, not put in their place
     const ca = options.caFile ? [...rootCertificates, readFileSync(options.caFile, 'utf8')] : undefined;
-    this.httpsAgent = new https.Agent({ ...common, lookup: guardedLookup(publicOnly(options.allowLoopback)) as unknown as Lookup, ...(ca ? { ca } : {}) });
+    this.httpsAgent = new https.Agent({
+      ...common,
+      lookup: guardedLookup(publicOnly(options.allowLoopback)) as unknown as Lookup,
+      ...(ca ? { ca } : {}),
+    });
   }
 
   /** URL checks do not change for a URL (names are checked at connect time), so they are kept. */
@@ -77,7 +83,11 @@ export class Sender {
         headers: { ...request.headers, 'Content-Length': String(body.length) },
       });
       const timer = setTimeout(() => {
-        finish({ statusCode: null, error: `timeout: no complete answer within ${this.options.timeoutMs} ms`, reach: 'unanswered' });
+        finish({
+          statusCode: null,
+          error: `timeout: no complete answer within ${this.options.timeoutMs} ms`,
+          reach: 'unanswered',
+        });
         req.destroy();
       }, this.options.timeoutMs);
       req.on('response', (res) => {
@@ -89,11 +99,22 @@ export class Sender {
         });
         res.on('end', () => {
           if (status >= 200 && status < 300) return finish({ statusCode: status, error: null, reach: 'answered' });
-          const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(res.headers['retry-after']) : undefined;
-          const detail = status >= 300 && status < 400 ? `redirect to ${res.headers.location ?? '?'} not followed` : wellFormed(snippet).trim().replace(/\s+/g, ' ');
-          finish({ statusCode: status, error: `HTTP ${status}${detail ? `: ${detail}` : ''}`, reach: 'answered', ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
+          const retryAfterMs =
+            status === 429 || status === 503 ? parseRetryAfter(res.headers['retry-after']) : undefined;
+          const detail =
+            status >= 300 && status < 400
+              ? `redirect to ${res.headers.location ?? '?'} not followed`
+              : wellFormed(snippet).trim().replace(/\s+/g, ' ');
+          finish({
+            statusCode: status,
+            error: `HTTP ${status}${detail ? `: ${detail}` : ''}`,
+            reach: 'answered',
+            ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+          });
         });
-        res.on('error', (error) => finish({ statusCode: status, error: `HTTP ${status}, then ${describe(error)}`, reach: 'answered' }));
+        res.on('error', (error) =>
+          finish({ statusCode: status, error: `HTTP ${status}, then ${describe(error)}`, reach: 'answered' }),
+        );
       });
       req.on('error', (error) => {
         const blocked = (error as NodeJS.ErrnoException).code === 'EBLOCKED';

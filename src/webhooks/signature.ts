@@ -22,13 +22,18 @@ function hmacHex(rawBody: string | Buffer, appSecret: string): string {
  *
  * @example if (!verifyWebhook(rawBody, req.headers.authorization, process.env.APP_SECRET)) return 401;
  */
-export function verifyWebhook(rawBody: string | Buffer, authorization: string | undefined, appSecret: string | string[]): boolean {
+export function verifyWebhook(
+  rawBody: string | Buffer,
+  authorization: string | undefined,
+  appSecret: string | string[],
+): boolean {
   const match = /^HMAC-SHA256 ([0-9a-f]{64})$/.exec(authorization ?? '');
   if (!match) return false;
   const received = Buffer.from(match[1] as string, 'hex');
   let valid = false;
   // every secret is checked, so the time taken does not tell which one matched
-  for (const secret of [appSecret].flat()) valid = timingSafeEqual(Buffer.from(hmacHex(rawBody, secret), 'hex'), received) || valid;
+  for (const secret of [appSecret].flat())
+    valid = timingSafeEqual(Buffer.from(hmacHex(rawBody, secret), 'hex'), received) || valid;
   return valid;
 }
 
@@ -46,9 +51,16 @@ export function standardWebhooksSecret(appSecret: string): string {
  * ones, for receivers that want replay protection (the timestamp is signed). With two secrets
  * (during a rotation's grace period) the signature header carries both, space-separated.
  */
-export function standardWebhooksHeaders(id: string, timestampSeconds: number, rawBody: string, appSecrets: string[]): Record<string, string> {
+export function standardWebhooksHeaders(
+  id: string,
+  timestampSeconds: number,
+  rawBody: string,
+  appSecrets: string[],
+): Record<string, string> {
   const signed = `${id}.${timestampSeconds}.${rawBody}`;
-  const signatures = appSecrets.map((secret) => `v1,${createHmac('sha256', Buffer.from(secret, 'utf8')).update(signed).digest('base64')}`);
+  const signatures = appSecrets.map(
+    (secret) => `v1,${createHmac('sha256', Buffer.from(secret, 'utf8')).update(signed).digest('base64')}`,
+  );
   return { 'webhook-id': id, 'webhook-timestamp': String(timestampSeconds), 'webhook-signature': signatures.join(' ') };
 }
 
@@ -68,8 +80,13 @@ export interface SigningSecrets {
  * (docs/decisions.md, Webhooks (delivery)). When every grace period has ended, everything is signed
  * with the current secret only.
  */
-export function signingSecrets(app: { appSecret: string; previousSecrets?: PreviousSecret[]; previousSecret?: PreviousSecret | null }, now: Date): SigningSecrets {
-  const valid = previousSecretsOf(app).filter((p) => Date.parse(p.validUntil) > now.getTime()).map((p) => p.secret);
+export function signingSecrets(
+  app: { appSecret: string; previousSecrets?: PreviousSecret[]; previousSecret?: PreviousSecret | null },
+  now: Date,
+): SigningSecrets {
+  const valid = previousSecretsOf(app)
+    .filter((p) => Date.parse(p.validUntil) > now.getTime())
+    .map((p) => p.secret);
   const oldest = valid[valid.length - 1];
   return { authorization: oldest ?? app.appSecret, standard: [app.appSecret, ...valid] };
 }

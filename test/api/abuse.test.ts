@@ -31,7 +31,10 @@ interface Server {
 }
 
 /** The real API on 127.0.0.1 with `limits` over the defaults and a clock the test moves. */
-async function startServer(limits: Partial<ApiLimits> = {}, setup?: (ws: Workspace, key: string) => Promise<void>): Promise<Server> {
+async function startServer(
+  limits: Partial<ApiLimits> = {},
+  setup?: (ws: Workspace, key: string) => Promise<void>,
+): Promise<Server> {
   const ws = await workspace('UTC');
   const key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
   if (setup) await setup(ws, key);
@@ -47,19 +50,38 @@ const stop = async (s: Server | undefined): Promise<void> => {
   s?.ws.cleanup();
 };
 
-const ERROR_RESULT = { code: expect.any(Number), error: expect.any(String), message: expect.any(String), requestId: expect.any(String) };
+const ERROR_RESULT = {
+  code: expect.any(Number),
+  error: expect.any(String),
+  message: expect.any(String),
+  requestId: expect.any(String),
+};
 
-async function call(s: Server, path: string, init: RequestInit & { bearer?: string } = {}): Promise<{ status: number; headers: Headers; body: any }> {
-  const res = await fetch(`${s.url}${path}`, { ...init, headers: { ...(init.bearer ? { authorization: `Bearer ${init.bearer}` } : {}), ...(init.headers as Record<string, string> | undefined) } });
+async function call(
+  s: Server,
+  path: string,
+  init: RequestInit & { bearer?: string } = {},
+): Promise<{ status: number; headers: Headers; body: any }> {
+  const res = await fetch(`${s.url}${path}`, {
+    ...init,
+    headers: {
+      ...(init.bearer ? { authorization: `Bearer ${init.bearer}` } : {}),
+      ...(init.headers as Record<string, string> | undefined),
+    },
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
 }
 
-const issueToken = async (s: Server, orgUserId: string): Promise<string> => (await call(s, `/v1/org-user/${orgUserId}/token`, { method: 'POST', bearer: s.key })).body.token;
+const issueToken = async (s: Server, orgUserId: string): Promise<string> =>
+  (await call(s, `/v1/org-user/${orgUserId}/token`, { method: 'POST', bearer: s.key })).body.token;
 
 /** The operator's CLI as a separate process (asynchronously: the server under test shares this event loop). */
 async function apps(s: Server, ...args: string[]): Promise<any> {
-  const run = await promisify(execFile)(process.execPath, ['jobs/apps.js', ...args, '--data-dir', s.ws.dir, '--json'], { cwd: ROOT, encoding: 'utf8' });
+  const run = await promisify(execFile)(process.execPath, ['jobs/apps.js', ...args, '--data-dir', s.ws.dir, '--json'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   return JSON.parse(run.stdout);
 }
 
@@ -70,10 +92,21 @@ beforeAll(async () => {
     const passport = await PassportStore.open(ws.paths.passportFile);
     const userId = (await passport.ensureAccounts(ws.appId, ['driver-1'])).get('driver-1') as number;
     passport.close();
-    const trips = Array.from({ length: 5 }, (_, i) => tripRecord({
-      appId: ws.appId, tripId: `trip-${i}`, userId, orgUserId: 'driver-1', start: `2026-11-0${1 + i}T08:00:00+00:00`, seconds: 600,
-    }));
-    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'trips.ndjson'), trips)], now: BASE_CLOCK });
+    const trips = Array.from({ length: 5 }, (_, i) =>
+      tripRecord({
+        appId: ws.appId,
+        tripId: `trip-${i}`,
+        userId,
+        orgUserId: 'driver-1',
+        start: `2026-11-0${1 + i}T08:00:00+00:00`,
+        seconds: 600,
+      }),
+    );
+    await runLoad({
+      dataDir: ws.dir,
+      inputs: [writeNdjson(join(ws.dir, 'in', 'trips.ndjson'), trips)],
+      now: BASE_CLOCK,
+    });
   });
 });
 afterAll(async () => {
@@ -82,11 +115,17 @@ afterAll(async () => {
 
 describe('refused before the body is read', () => {
   it('answers an SDK upload without a valid token with 401 while its 5 MB body has not been sent, and closes the connection', async () => {
-    for (const authorization of ['', 'Authorization: Bearer pt_made-up-token\r\n', `Authorization: Bearer ${main.key}\r\n`]) {
+    for (const authorization of [
+      '',
+      'Authorization: Bearer pt_made-up-token\r\n',
+      `Authorization: Bearer ${main.key}\r\n`,
+    ]) {
       const socket = await openSocket(main.port);
       const response = readResponse(socket);
       // the headers announce 5,000,000 bytes; not one of them is sent
-      socket.write(`POST /v1/sdk/trips HTTP/1.1\r\nHost: x\r\n${authorization}Content-Type: application/json\r\nContent-Length: 5000000\r\n\r\n`);
+      socket.write(
+        `POST /v1/sdk/trips HTTP/1.1\r\nHost: x\r\n${authorization}Content-Type: application/json\r\nContent-Length: 5000000\r\n\r\n`,
+      );
       const res = await response;
       expect(res.status).toBe(401);
       expect(JSON.parse(res.body)).toEqual({ ...ERROR_RESULT, code: 40101, error: 'unauthorized' });
@@ -98,37 +137,80 @@ describe('refused before the body is read', () => {
 
   it('answers a body larger than the limit with 413 before it is sent, on the SDK upload and elsewhere', async () => {
     const token = await issueToken(main, 'big-body');
-    const sdk = await rawRequest(main.port, `POST /v1/sdk/trips HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${9 * 1024 * 1024}\r\n\r\n`);
+    const sdk = await rawRequest(
+      main.port,
+      `POST /v1/sdk/trips HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${9 * 1024 * 1024}\r\n\r\n`,
+    );
     expect(sdk.status).toBe(413);
     expect(JSON.parse(sdk.body)).toEqual({ ...ERROR_RESULT, code: 41301, error: 'payload_too_large' });
     sdk.socket.destroy();
-    const other = await call(main, '/v1/org-user/big-body/token', { method: 'POST', bearer: main.key, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pad: 'x'.repeat(20_000) }) });
+    const other = await call(main, '/v1/org-user/big-body/token', {
+      method: 'POST',
+      bearer: main.key,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ pad: 'x'.repeat(20_000) }),
+    });
     expect(other.status).toBe(413);
     expect(other.body).toEqual({ ...ERROR_RESULT, code: 41301, error: 'payload_too_large' });
   });
 
   it('answers JSON nested 5,000 deep with a 400 naming the body, and the server goes on', async () => {
     const token = await issueToken(main, 'deep-body');
-    const deep = await call(main, '/v1/sdk/trips', { method: 'POST', bearer: token, headers: { 'content-type': 'application/json' }, body: `${'['.repeat(5_000)}${']'.repeat(5_000)}` });
+    const deep = await call(main, '/v1/sdk/trips', {
+      method: 'POST',
+      bearer: token,
+      headers: { 'content-type': 'application/json' },
+      body: `${'['.repeat(5_000)}${']'.repeat(5_000)}`,
+    });
     expect(deep.status).toBe(400);
-    expect(deep.body).toEqual({ ...ERROR_RESULT, code: 40001, error: 'invalid_parameter', message: 'body: JSON nested deeper than 32 levels' });
-    const objects = await call(main, '/v1/sdk/trips', { method: 'POST', bearer: token, headers: { 'content-type': 'application/json' }, body: `${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}` });
+    expect(deep.body).toEqual({
+      ...ERROR_RESULT,
+      code: 40001,
+      error: 'invalid_parameter',
+      message: 'body: JSON nested deeper than 32 levels',
+    });
+    const objects = await call(main, '/v1/sdk/trips', {
+      method: 'POST',
+      bearer: token,
+      headers: { 'content-type': 'application/json' },
+      body: `${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}`,
+    });
     expect(objects.status).toBe(400);
     // brackets inside strings are not nesting: a valid record with such a string is judged as a record
-    const record = { tripId: '[[[[{{{{'.repeat(5), os: 'ios', startTime: BASE_CLOCK.getTime() - 3_600_000, endTime: BASE_CLOCK.getTime() - 3_000_000, points: [] };
-    const fine = await call(main, '/v1/sdk/trips', { method: 'POST', bearer: token, headers: { 'content-type': 'application/json' }, body: JSON.stringify(record) });
+    const record = {
+      tripId: '[[[[{{{{'.repeat(5),
+      os: 'ios',
+      startTime: BASE_CLOCK.getTime() - 3_600_000,
+      endTime: BASE_CLOCK.getTime() - 3_000_000,
+      points: [],
+    };
+    const fine = await call(main, '/v1/sdk/trips', {
+      method: 'POST',
+      bearer: token,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(record),
+    });
     expect(fine).toMatchObject({ status: 202, body: { accepted: 1 } });
     expect((await call(main, '/healthz')).status).toBe(200);
   });
 });
 
-describe('what Node\'s HTTP parser refuses is an ErrorResult too', () => {
+describe("what Node's HTTP parser refuses is an ErrorResult too", () => {
   it('answers a NUL byte in the request line and a malformed header with 400 ErrorResult JSON', async () => {
-    for (const text of ['GET /healthz\u0000 HTTP/1.1\r\nHost: x\r\n\r\n', 'GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n', 'NONSENSE\r\n\r\n']) {
+    for (const text of [
+      'GET /healthz\u0000 HTTP/1.1\r\nHost: x\r\n\r\n',
+      'GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n',
+      'NONSENSE\r\n\r\n',
+    ]) {
       const res = await rawRequest(main.port, text);
       expect(res.status).toBe(400);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
-      expect(JSON.parse(res.body)).toEqual({ ...ERROR_RESULT, code: 40002, error: 'malformed_request', requestId: res.headers['x-request-id'] });
+      expect(JSON.parse(res.body)).toEqual({
+        ...ERROR_RESULT,
+        code: 40002,
+        error: 'malformed_request',
+        requestId: res.headers['x-request-id'],
+      });
       expect(await closedByPeer(res.socket)).toBe(true);
     }
   });
@@ -168,7 +250,12 @@ describe('strict parameters', () => {
     for (const [query, message] of cases) {
       const res = await trips(query);
       expect(res.status, query).toBe(400);
-      expect(res.body, query).toEqual({ ...ERROR_RESULT, code: 40001, error: 'invalid_parameter', message: expect.stringMatching(message) });
+      expect(res.body, query).toEqual({
+        ...ERROR_RESULT,
+        code: 40001,
+        error: 'invalid_parameter',
+        message: expect.stringMatching(message),
+      });
     }
     // the widest real offsets still count
     expect((await trips('startTime=2026-11-01T10:00:00%2B14:00&endTime=2026-11-30T10:00:00-12:00')).status).toBe(200);
@@ -193,7 +280,16 @@ describe('strict parameters', () => {
     const cursor = first.body.nextCursor as string;
     expect(cursor).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
     const flip = (s: string, at: number) => `${s.slice(0, at)}${s[at] === 'A' ? 'B' : 'A'}${s.slice(at + 1)}`;
-    for (const changed of [`${cursor}.extra`, `${cursor}.`, `${cursor}A`, cursor.slice(0, -1), flip(cursor, 3), flip(cursor, cursor.length - 2), `x${cursor}`, cursor.replace('.', '..')]) {
+    for (const changed of [
+      `${cursor}.extra`,
+      `${cursor}.`,
+      `${cursor}A`,
+      cursor.slice(0, -1),
+      flip(cursor, 3),
+      flip(cursor, cursor.length - 2),
+      `x${cursor}`,
+      cursor.replace('.', '..'),
+    ]) {
       const res = await trips(`limit=2&nextCursor=${encodeURIComponent(changed)}`);
       expect(res.status, changed).toBe(400);
       expect(res.body.message).toBe('nextCursor: is not a cursor this service issued');
@@ -205,7 +301,7 @@ describe('strict parameters', () => {
 });
 
 describe('passport tokens are checked in the shared store', () => {
-  it('answers token checks while another process holds the store\'s write lock, and expiry and deletion count at once', async () => {
+  it("answers token checks while another process holds the store's write lock, and expiry and deletion count at once", async () => {
     const token = await issueToken(main, 'holder');
     // another connection to the state file takes the write lock, as a long write of another process would
     const other = new Database(sqliteFileOf(main.ws.dir));
@@ -214,7 +310,12 @@ describe('passport tokens are checked in the shared store', () => {
       const holder = await call(main, `/v1/token/${token}`, { bearer: main.key });
       expect(holder).toMatchObject({ status: 200, body: { orgUserId: 'holder' } });
       expect((await call(main, '/v1/token/pt_made-up', { bearer: main.key })).status).toBe(404);
-      const sdk = await call(main, '/v1/sdk/trips', { method: 'POST', bearer: 'pt_made-up', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const sdk = await call(main, '/v1/sdk/trips', {
+        method: 'POST',
+        bearer: 'pt_made-up',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
       expect(sdk.status).toBe(401);
     } finally {
       other.exec('rollback');
@@ -231,7 +332,12 @@ describe('passport tokens are checked in the shared store', () => {
     }
     expect((await call(main, '/v1/org-user/holder', { method: 'DELETE', bearer: main.key })).status).toBe(200);
     expect((await call(main, `/v1/token/${token}`, { bearer: main.key })).status).toBe(404);
-    const afterDeletion = await call(main, '/v1/sdk/trips', { method: 'POST', bearer: token, headers: { 'content-type': 'application/json' }, body: '{}' });
+    const afterDeletion = await call(main, '/v1/sdk/trips', {
+      method: 'POST',
+      bearer: token,
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(afterDeletion.status).toBe(401);
   });
 
@@ -257,28 +363,41 @@ describe('passport tokens are checked in the shared store', () => {
 describe('rate limits', () => {
   let s: Server;
   beforeAll(async () => {
-    s = await startServer({ ratePerAddress: 5, ratePerApp: 8, appRateWindowMs: 60_000, ratePerToken: 3, rateWindowMs: 60_000 });
+    s = await startServer({
+      ratePerAddress: 5,
+      ratePerApp: 8,
+      appRateWindowMs: 60_000,
+      ratePerToken: 3,
+      rateWindowMs: 60_000,
+    });
   });
   afterAll(() => stop(s));
 
   it('answers 429 with Retry-After in the ErrorResult shape per address, per app and per token; health probes are never limited', async () => {
     const refused: number[] = [];
-    for (let i = 0; i < 7; i++) refused.push((await call(s, '/v1/org-user/u/trips', { bearer: `dk_made-up-${i}` })).status);
+    for (let i = 0; i < 7; i++)
+      refused.push((await call(s, '/v1/org-user/u/trips', { bearer: `dk_made-up-${i}` })).status);
     expect(refused).toEqual([401, 401, 401, 401, 401, 429, 429]);
     const limited = await call(s, '/v1/openapi.json');
     expect(limited.status).toBe(429);
-    expect(limited.body).toEqual({ ...ERROR_RESULT, code: 42901, error: 'rate_limited', message: expect.stringMatching(/^rate limit of 5 requests per 1 minute reached/) });
+    expect(limited.body).toEqual({
+      ...ERROR_RESULT,
+      code: 42901,
+      error: 'rate_limited',
+      message: expect.stringMatching(/^rate limit of 5 requests per 1 minute reached/),
+    });
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(60);
     // the address is limited, the valid key from it is counted on its own
     const statuses: number[] = [];
-    for (let i = 0; i < 9; i++) statuses.push((await call(s, '/v1/org-user/u/token', { method: 'POST', bearer: s.key })).status);
+    for (let i = 0; i < 9; i++)
+      statuses.push((await call(s, '/v1/org-user/u/token', { method: 'POST', bearer: s.key })).status);
     expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 429]);
     for (let i = 0; i < 10; i++) expect((await call(s, '/healthz')).status).toBe(200);
     expect((await call(s, '/readyz')).status).not.toBe(429);
   });
 
-  it('weighs an app\'s requests by cost: a year of history or a large page takes more of the limit than a lookup; another app counts on its own', async () => {
+  it("weighs an app's requests by cost: a year of history or a large page takes more of the limit than a lookup; another app counts on its own", async () => {
     let otherKey = '';
     const w = await startServer({ ratePerApp: 30, appRateWindowMs: 60_000 }, async (ws) => {
       otherKey = (await new AppStore(ws.paths.appsFile).add({ name: 'other app', timeZone: 'UTC' })).apiKey;
@@ -295,14 +414,22 @@ describe('rate limits', () => {
       // 30 units spent: the next request is refused, whatever it costs, until the window ends
       const refused = await call(w, '/v1/org-user/nobody/trip/t', { bearer: w.key });
       expect(refused.status).toBe(429);
-      expect(refused.body).toEqual({ ...ERROR_RESULT, code: 42901, error: 'rate_limited', message: expect.stringMatching(/^rate limit of 30 cost units per 1 minute for this app reached \(this request costs 1\)/) });
+      expect(refused.body).toEqual({
+        ...ERROR_RESULT,
+        code: 42901,
+        error: 'rate_limited',
+        message: expect.stringMatching(
+          /^rate limit of 30 cost units per 1 minute for this app reached \(this request costs 1\)/,
+        ),
+      });
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(refused.headers.get('x-ratelimit-limit')).toBe('30');
       const costly = await call(w, history, { bearer: w.key });
       expect(costly.body.message).toMatch(/this request costs 12\)/);
       // the other app's limit is its own: 30 units are two years of history and six lookups
       const statuses: number[] = [];
-      for (const path of [history, history, ...Array(7).fill('/v1/org-user/nobody/trip/t')]) statuses.push((await call(w, path, { bearer: otherKey })).status);
+      for (const path of [history, history, ...Array(7).fill('/v1/org-user/nobody/trip/t')])
+        statuses.push((await call(w, path, { bearer: otherKey })).status);
       expect(statuses).toEqual([404, 404, 404, 404, 404, 404, 404, 404, 429]);
     } finally {
       await stop(w);
@@ -313,7 +440,13 @@ describe('rate limits', () => {
     const other = await startServer({ ratePerToken: 2 });
     try {
       const token = await issueToken(other, 'device');
-      const upload = () => call(other, '/v1/sdk/trips', { method: 'POST', bearer: token, headers: { 'content-type': 'application/json' }, body: '[]' });
+      const upload = () =>
+        call(other, '/v1/sdk/trips', {
+          method: 'POST',
+          bearer: token,
+          headers: { 'content-type': 'application/json' },
+          body: '[]',
+        });
       expect([(await upload()).status, (await upload()).status, (await upload()).status]).toEqual([400, 400, 429]);
     } finally {
       await stop(other);
@@ -322,7 +455,7 @@ describe('rate limits', () => {
 });
 
 describe('overload', () => {
-  it('keeps slow uploads on their own app\'s places: that app gets 429, another app and health probes are answered', async () => {
+  it("keeps slow uploads on their own app's places: that app gets 429, another app and health probes are answered", async () => {
     let otherKey = '';
     const s = await startServer({ maxInFlight: 2, maxInFlightPerApp: 2, overloadRetryAfterSeconds: 3 }, async (ws) => {
       otherKey = (await new AppStore(ws.paths.appsFile).add({ name: 'other app', timeZone: 'UTC' })).apiKey;
@@ -340,15 +473,24 @@ describe('overload', () => {
         };
         s.api.app.server.on('request', onRequest);
       });
-      const slow = await Promise.all([0, 1].map(async () => {
-        const socket = await openSocket(s.port);
-        socket.write(`POST /v1/sdk/trips HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n[`);
-        return socket;
-      }));
+      const slow = await Promise.all(
+        [0, 1].map(async () => {
+          const socket = await openSocket(s.port);
+          socket.write(
+            `POST /v1/sdk/trips HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n[`,
+          );
+          return socket;
+        }),
+      );
       await taken;
       const capped = await call(s, '/v1/org-user/x/trips', { bearer: s.key });
       expect(capped.status).toBe(429);
-      expect(capped.body).toEqual({ ...ERROR_RESULT, code: 42901, error: 'rate_limited', message: expect.stringMatching(/^this app has 2 requests in progress/) });
+      expect(capped.body).toEqual({
+        ...ERROR_RESULT,
+        code: 42901,
+        error: 'rate_limited',
+        message: expect.stringMatching(/^this app has 2 requests in progress/),
+      });
       expect(capped.headers.get('retry-after')).toBe('1');
       // the service's gate of 2 is not held by bodies still arriving: another app is answered, twice at once
       const other = await Promise.all([0, 1].map(() => call(s, '/v1/org-user/x/trips', { bearer: otherKey })));
@@ -438,8 +580,14 @@ describe('API keys', () => {
       const now = await apps(s, 'rotate-key', s.ws.appId, '--expire-previous', '0');
       expect((await call(s, '/v1/org-user/u/token', { method: 'POST', bearer: rotated.apiKey })).status).toBe(401);
       expect((await call(s, '/v1/org-user/u/token', { method: 'POST', bearer: now.apiKey })).status).toBe(200);
-      const bad = await promisify(execFile)(process.execPath, ['jobs/apps.js', 'rotate-key', s.ws.appId, '--expire-previous', '10 minutes', '--data-dir', s.ws.dir], { cwd: ROOT, encoding: 'utf8' })
-        .then(() => null, (error: { code: number; stderr: string }) => error);
+      const bad = await promisify(execFile)(
+        process.execPath,
+        ['jobs/apps.js', 'rotate-key', s.ws.appId, '--expire-previous', '10 minutes', '--data-dir', s.ws.dir],
+        { cwd: ROOT, encoding: 'utf8' },
+      ).then(
+        () => null,
+        (error: { code: number; stderr: string }) => error,
+      );
       expect(bad?.code).toBe(2);
       expect(bad?.stderr).toMatch(/--expire-previous must be/);
     } finally {

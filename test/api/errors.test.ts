@@ -19,8 +19,16 @@ afterAll(async () => {
 
 describe('before the first publish, and when something breaks', () => {
   it('answers data operations with 503 not_ready and readyz with 503, healthz with 200', async () => {
-    await api.app.inject({ method: 'POST', url: '/v1/org-user/early/token', headers: { authorization: `Bearer ${key}` } });
-    const res = await api.app.inject({ method: 'GET', url: '/v1/org-user/early/trips', headers: { authorization: `Bearer ${key}` } });
+    await api.app.inject({
+      method: 'POST',
+      url: '/v1/org-user/early/token',
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const res = await api.app.inject({
+      method: 'GET',
+      url: '/v1/org-user/early/trips',
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(res.statusCode).toBe(503);
     expect(res.json()).toMatchObject({ code: 50301, error: 'not_ready' });
     expect((await api.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503);
@@ -29,9 +37,18 @@ describe('before the first publish, and when something breaks', () => {
 
   it('turns a real internal failure into a 500 that shows no internals', async () => {
     await closeStates(); // the state store is gone from under the API
-    const res = await api.app.inject({ method: 'POST', url: '/v1/org-user/someone/token', headers: { authorization: `Bearer ${key}` } });
+    const res = await api.app.inject({
+      method: 'POST',
+      url: '/v1/org-user/someone/token',
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(res.statusCode).toBe(500);
-    expect(res.json()).toEqual({ code: 50001, error: 'internal_error', message: 'internal error; quote the requestId when reporting it', requestId: res.headers['x-request-id'] });
+    expect(res.json()).toEqual({
+      code: 50001,
+      error: 'internal_error',
+      message: 'internal error; quote the requestId when reporting it',
+      requestId: res.headers['x-request-id'],
+    });
   });
 });
 
@@ -43,9 +60,22 @@ describe('a published slot that cannot be opened', () => {
     const dir = join(ws.dir, 'broken-published');
     mkdirSync(dir, { recursive: true });
     const manifestFile = join(dir, 'manifest.json');
-    writeFileSync(manifestFile, JSON.stringify({ slot: 'a', file: 'missing.duckdb', version: 1, warehouseId: 'x', publishedAt: new Date().toISOString() }));
+    writeFileSync(
+      manifestFile,
+      JSON.stringify({
+        slot: 'a',
+        file: 'missing.duckdb',
+        version: 1,
+        warehouseId: 'x',
+        publishedAt: new Date().toISOString(),
+      }),
+    );
     const errors: unknown[] = [];
-    const follower = new SnapshotFollower(dir, manifestFile, { connections: 1, pollMs: 10_000, onError: (e) => errors.push(e) });
+    const follower = new SnapshotFollower(dir, manifestFile, {
+      connections: 1,
+      pollMs: 10_000,
+      onError: (e) => errors.push(e),
+    });
     await follower.start();
     expect(follower.manifest).toBeNull();
     expect(follower.lastError).toMatch(/missing\.duckdb|does not exist|No such file/i);

@@ -44,11 +44,21 @@ beforeAll(async () => {
     const start = Date.parse('2026-11-01T00:00:00Z') + i * 600_000;
     const at = (ms: number) => new Date(start + ms).toISOString();
     return tripRecord({
-      appId: ws.appId, tripId: `trip-${String(i).padStart(5, '0')}`, userId: ids.get(users[i % 10] as string) as number, orgUserId: users[i % 10],
-      start: at(0), seconds: 10,
-      extra: { events: Array.from({ length: EVENTS_PER_TRIP }, (_, e) => ({
-        type: e % 2 ? 'brake' : 'throttle', startTime: at(e * 1000), endTime: at(e * 1000 + 500), startPoint: { lat: 52.5, lng: 13.4 }, endPoint: { lat: 52.5, lng: 13.41 },
-      })) },
+      appId: ws.appId,
+      tripId: `trip-${String(i).padStart(5, '0')}`,
+      userId: ids.get(users[i % 10] as string) as number,
+      orgUserId: users[i % 10],
+      start: at(0),
+      seconds: 10,
+      extra: {
+        events: Array.from({ length: EVENTS_PER_TRIP }, (_, e) => ({
+          type: e % 2 ? 'brake' : 'throttle',
+          startTime: at(e * 1000),
+          endTime: at(e * 1000 + 500),
+          startPoint: { lat: 52.5, lng: 13.4 },
+          endPoint: { lat: 52.5, lng: 13.41 },
+        })),
+      },
     });
   });
   await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'trips.ndjson'), records)], now: clock });
@@ -104,7 +114,9 @@ async function pausedExport(accept: string) {
   const socket = await openSocket(port);
   sockets.push(socket);
   socket.pause();
-  socket.write(`GET /v1/exports/trips HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nAccept: ${accept}\r\nConnection: close\r\n\r\n`);
+  socket.write(
+    `GET /v1/exports/trips HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nAccept: ${accept}\r\nConnection: close\r\n\r\n`,
+  );
   const chunks: Buffer[] = [];
   socket.on('data', (c: Buffer) => chunks.push(c));
   const ended = new Promise<Buffer>((resolve, reject) => {
@@ -117,28 +129,40 @@ async function pausedExport(accept: string) {
 }
 
 describe('GET /v1/exports/trips under a slow client', () => {
-  it.each([['application/x-ndjson'], ['application/vnd.apache.arrow.stream']])('%s: reads no further batches while the client does not read, then gives every trip', async (accept) => {
-    const before = exportStats.batchesRead;
-    const { socket, ended } = await pausedExport(accept);
-    await until(() => exportStats.batchesRead > before, 'the export read its first batch');
-    // settled for 0.8 s: stopping early only makes the count smaller, which proves the same
-    const whilePaused = (await settled(() => exportStats.batchesRead, 8)) - before;
-    const holding = exportStats.holding;
-    socket.resume();
-    const body = dechunk(await ended);
-    // what fitted the socket's buffers and the stream's: some batches, far from all of them
-    expect(whilePaused).toBeGreaterThan(0);
-    expect(whilePaused).toBeLessThan(BATCHES / 2);
-    expect(holding).toBeGreaterThan(0);
-    expect(exportStats.batchesRead - before).toBe(BATCHES);
-    const ids = accept === 'application/x-ndjson'
-      ? body.toString('utf8').trim().split('\n').map((l) => (JSON.parse(l) as { tripId: string; events: unknown[] }))
-      : tableFromIPC(body).toArray().map((r) => r.toJSON() as { tripId: string; events: { length: number } });
-    expect(ids.map((t) => t.tripId)).toEqual(Array.from({ length: TRIPS }, (_, i) => `trip-${String(i).padStart(5, '0')}`));
-    expect(ids.every((t) => t.events.length === EVENTS_PER_TRIP)).toBe(true);
-    await until(() => exportStats.holding === 0, 'the snapshot released');
-    console.log(accept, 'batches read while paused', whilePaused, 'of', BATCHES, 'bytes', body.length);
-  });
+  it.each([['application/x-ndjson'], ['application/vnd.apache.arrow.stream']])(
+    '%s: reads no further batches while the client does not read, then gives every trip',
+    async (accept) => {
+      const before = exportStats.batchesRead;
+      const { socket, ended } = await pausedExport(accept);
+      await until(() => exportStats.batchesRead > before, 'the export read its first batch');
+      // settled for 0.8 s: stopping early only makes the count smaller, which proves the same
+      const whilePaused = (await settled(() => exportStats.batchesRead, 8)) - before;
+      const holding = exportStats.holding;
+      socket.resume();
+      const body = dechunk(await ended);
+      // what fitted the socket's buffers and the stream's: some batches, far from all of them
+      expect(whilePaused).toBeGreaterThan(0);
+      expect(whilePaused).toBeLessThan(BATCHES / 2);
+      expect(holding).toBeGreaterThan(0);
+      expect(exportStats.batchesRead - before).toBe(BATCHES);
+      const ids =
+        accept === 'application/x-ndjson'
+          ? body
+              .toString('utf8')
+              .trim()
+              .split('\n')
+              .map((l) => JSON.parse(l) as { tripId: string; events: unknown[] })
+          : tableFromIPC(body)
+              .toArray()
+              .map((r) => r.toJSON() as { tripId: string; events: { length: number } });
+      expect(ids.map((t) => t.tripId)).toEqual(
+        Array.from({ length: TRIPS }, (_, i) => `trip-${String(i).padStart(5, '0')}`),
+      );
+      expect(ids.every((t) => t.events.length === EVENTS_PER_TRIP)).toBe(true);
+      await until(() => exportStats.holding === 0, 'the snapshot released');
+      console.log(accept, 'batches read while paused', whilePaused, 'of', BATCHES, 'bytes', body.length);
+    },
+  );
 
   it('lets the snapshot go and reads no further when the client disconnects mid-export', async () => {
     const before = exportStats.batchesRead;

@@ -92,7 +92,13 @@ async function batchOf(): Promise<ExportBatch> {
   const counts = [...trips.number('count_events')];
   const eventOffsets = new Int32Array(counts.length + 1);
   counts.forEach((c, i) => (eventOffsets[i + 1] = (eventOffsets[i] as number) + c));
-  return { length: trips.rowCount, trips, events, eventOffsets, eventOrder: Int32Array.from({ length: events.rowCount }, (_, i) => i) };
+  return {
+    length: trips.rowCount,
+    trips,
+    events,
+    eventOffsets,
+    eventOrder: Int32Array.from({ length: events.rowCount }, (_, i) => i),
+  };
 }
 
 /** A trip as the trip list and detail serve it, with the user and the events: the plain implementation. */
@@ -100,13 +106,26 @@ async function plainTrips(): Promise<Record<string, unknown>[]> {
   const json = async (sql: string) => (await conn.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[];
   const events = await json(EVENTS);
   return (await json(TRIPS)).map((r, i) => ({
-    ...brief(r), orgUserId: String(r['org_user_id']), userId: Number(r['user_id']), abnormalReason: r['abnormal_reason'], os: r['os'],
-    avgSpeedInKmh: round(r['avg_speed_kmh'], 2), maxSpeedInKmh: round(r['max_speed_kmh'], 2), coordinate: r['coordinate'],
-    isAutoStart: r['is_auto_start'], isAutoEnd: r['is_auto_end'],
-    events: events.filter((e) => Number(e['trip_pos']) === i + 1).map((e) => ({
-      startPoint: point(e['start_lat'], e['start_lng']), endPoint: point(e['end_lat'], e['end_lng']),
-      type: e['type'], startTime: e['start_time'], endTime: e['end_time'], description: e['description'],
-    })),
+    ...brief(r),
+    orgUserId: String(r['org_user_id']),
+    userId: Number(r['user_id']),
+    abnormalReason: r['abnormal_reason'],
+    os: r['os'],
+    avgSpeedInKmh: round(r['avg_speed_kmh'], 2),
+    maxSpeedInKmh: round(r['max_speed_kmh'], 2),
+    coordinate: r['coordinate'],
+    isAutoStart: r['is_auto_start'],
+    isAutoEnd: r['is_auto_end'],
+    events: events
+      .filter((e) => Number(e['trip_pos']) === i + 1)
+      .map((e) => ({
+        startPoint: point(e['start_lat'], e['start_lng']),
+        endPoint: point(e['end_lat'], e['end_lng']),
+        type: e['type'],
+        startTime: e['start_time'],
+        endTime: e['end_time'],
+        description: e['description'],
+      })),
   }));
 }
 
@@ -127,8 +146,17 @@ describe('the export written from columns', () => {
 
   it('gives Arrow IPC bytes equal to those of apache-arrow builders fed the trip objects', async () => {
     const trips = await plainTrips();
-    const children = EXPORT_SCHEMA.fields.map((f) => vectorFromArray(trips.map((t) => (f.name === 'userId' ? BigInt(t['userId'] as number) : (t[f.name] ?? null))), f.type as DataType).data[0]!);
-    const plain = new RecordBatch(EXPORT_SCHEMA, makeData({ type: new Struct(EXPORT_SCHEMA.fields), length: trips.length, nullCount: 0, children }));
+    const children = EXPORT_SCHEMA.fields.map(
+      (f) =>
+        vectorFromArray(
+          trips.map((t) => (f.name === 'userId' ? BigInt(t['userId'] as number) : (t[f.name] ?? null))),
+          f.type as DataType,
+        ).data[0]!,
+    );
+    const plain = new RecordBatch(
+      EXPORT_SCHEMA,
+      makeData({ type: new Struct(EXPORT_SCHEMA.fields), length: trips.length, nullCount: 0, children }),
+    );
     const built = recordBatch(await batchOf());
     expect(built.getChild('startPoi')?.nullCount).toBe(4);
     expect((await ipcBytes(built)).equals(await ipcBytes(plain))).toBe(true);

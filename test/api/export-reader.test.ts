@@ -31,8 +31,10 @@ afterAll(() => {
 });
 
 // integer sums: exact whatever the threads' order (a float sum is not); min/max come from statistics
-const SCAN = 'select count(*) as n, sum((a * 1e9)::bigint) as a, sum((b * 1e9)::bigint) as b, sum((c * 1e9)::bigint) as c from t';
-const cachedBytes = async (q: (sql: string) => Promise<Record<string, unknown>[]>) => Number((await q(sqlText('ops/api/duckdb_memory')))[0]?.['table_bytes'] ?? 0);
+const SCAN =
+  'select count(*) as n, sum((a * 1e9)::bigint) as a, sum((b * 1e9)::bigint) as b, sum((c * 1e9)::bigint) as c from t';
+const cachedBytes = async (q: (sql: string) => Promise<Record<string, unknown>[]>) =>
+  Number((await q(sqlText('ops/api/duckdb_memory')))[0]?.['table_bytes'] ?? 0);
 
 describe('ExportReader', () => {
   it('keeps at most its cap of table blocks cached over a scan six times as large, where the API cap keeps them all', async () => {
@@ -40,7 +42,8 @@ describe('ExportReader', () => {
     const reader = new ExportReader(file);
     const wide = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY', memory_limit: '1GB' });
     const wideConn = await wide.connect();
-    const wideQuery = async (sql: string) => (await wideConn.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[];
+    const wideQuery = async (sql: string) =>
+      (await wideConn.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[];
     try {
       const [limit] = await reader.query("select current_setting('memory_limit') as m");
       expect(limit?.['m']).toMatch(/^7\.\d MiB$/); // 8 MB

@@ -20,7 +20,8 @@ let key: string;
 let otherKey: string;
 const clock = new Date('2026-11-21T09:00:00Z');
 const USERS = ['driver-a', 'driver-b', 'driver-gone'];
-const inject = (url: string, accept: string, apiKey = key) => api.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${apiKey}`, accept } });
+const inject = (url: string, accept: string, apiKey = key) =>
+  api.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${apiKey}`, accept } });
 
 beforeAll(async () => {
   process.env['DRIVING_API_EXPORT_BATCH_TRIPS'] = '7';
@@ -34,17 +35,44 @@ beforeAll(async () => {
   const otherId = (await passport.ensureAccounts(other.appId, ['driver-a'])).get('driver-a') as number;
   passport.close();
   // two users start trips at the same instants: the keyset must order by user too
-  const trips = USERS.flatMap((orgUserId, u) => Array.from({ length: 10 }, (_, i) => tripRecord({
-    appId: ws.appId, tripId: `trip-${u}-${String(i).padStart(2, '0')}`, userId: ids.get(orgUserId) as number, orgUserId,
-    start: `2026-11-${String(1 + i).padStart(2, '0')}T0${7 + (i % 3)}:00:00+01:00`, seconds: 600,
-    events: i % 3 === 0 ? [{ type: 'brake', from: 100, to: 103 }, { type: 'accel', from: 200, to: 202 }] : [],
-    // an event outside its trip's time is still the trip's: nothing may find events by time
-    ...(i === 4 ? { extra: { events: [outsideEvent(`2026-11-0${1 + i}T05:00:00Z`)] } } : {}),
-  })));
-  trips.push(tripRecord({ appId: other.appId, tripId: 'trip-other', userId: otherId, orgUserId: 'driver-a', start: '2026-11-03T08:00:00+01:00', seconds: 600 }));
+  const trips = USERS.flatMap((orgUserId, u) =>
+    Array.from({ length: 10 }, (_, i) =>
+      tripRecord({
+        appId: ws.appId,
+        tripId: `trip-${u}-${String(i).padStart(2, '0')}`,
+        userId: ids.get(orgUserId) as number,
+        orgUserId,
+        start: `2026-11-${String(1 + i).padStart(2, '0')}T0${7 + (i % 3)}:00:00+01:00`,
+        seconds: 600,
+        events:
+          i % 3 === 0
+            ? [
+                { type: 'brake', from: 100, to: 103 },
+                { type: 'accel', from: 200, to: 202 },
+              ]
+            : [],
+        // an event outside its trip's time is still the trip's: nothing may find events by time
+        ...(i === 4 ? { extra: { events: [outsideEvent(`2026-11-0${1 + i}T05:00:00Z`)] } } : {}),
+      }),
+    ),
+  );
+  trips.push(
+    tripRecord({
+      appId: other.appId,
+      tripId: 'trip-other',
+      userId: otherId,
+      orgUserId: 'driver-a',
+      start: '2026-11-03T08:00:00+01:00',
+      seconds: 600,
+    }),
+  );
   await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'trips.ndjson'), trips)], now: clock });
   api = await createApi({ dataDir: ws.dir, now: () => clock, pollMs: 50 });
-  const deleted = await api.app.inject({ method: 'DELETE', url: '/v1/org-user/driver-gone', headers: { authorization: `Bearer ${key}` } });
+  const deleted = await api.app.inject({
+    method: 'DELETE',
+    url: '/v1/org-user/driver-gone',
+    headers: { authorization: `Bearer ${key}` },
+  });
   expect(deleted.statusCode).toBeLessThan(300);
 });
 afterAll(async () => {
@@ -55,7 +83,13 @@ afterAll(async () => {
 
 function outsideEvent(start: string): Record<string, unknown> {
   const end = new Date(Date.parse(start) + 5_000).toISOString();
-  return { type: 'brake', startTime: start, endTime: end, startPoint: { lat: 52.5, lng: 13.4 }, endPoint: { lat: 52.5, lng: 13.4 } };
+  return {
+    type: 'brake',
+    startTime: start,
+    endTime: end,
+    startPoint: { lat: 52.5, lng: 13.4 },
+    endPoint: { lat: 52.5, lng: 13.4 },
+  };
 }
 
 type Trip = Record<string, unknown> & { tripId: string; orgUserId: string };
@@ -66,7 +100,12 @@ async function servedTrips(users: string[], query = ''): Promise<Trip[]> {
   for (const orgUserId of users) {
     let cursor: string | undefined;
     do {
-      const page = (await inject(`/v1/org-user/${orgUserId}/trips?limit=3${query}${cursor ? `&nextCursor=${encodeURIComponent(cursor)}` : ''}`, 'application/json')).json();
+      const page = (
+        await inject(
+          `/v1/org-user/${orgUserId}/trips?limit=3${query}${cursor ? `&nextCursor=${encodeURIComponent(cursor)}` : ''}`,
+          'application/json',
+        )
+      ).json();
       for (const brief of page.trips) {
         const detail = (await inject(`/v1/org-user/${orgUserId}/trip/${brief.tripId}`, 'application/json')).json().trip;
         // the detail serves every field of the list but eventCount
@@ -88,8 +127,12 @@ function plain(row: Record<string, unknown>): Trip {
   for (const [name, value] of Object.entries(row)) {
     if (value === null) continue;
     if (typeof value === 'bigint') out[name] = Number(value);
-    else if (name === 'events') out[name] = (value as { toArray(): { toJSON(): Record<string, unknown> }[] }).toArray().map((e) => JSON.parse(JSON.stringify(e.toJSON())));
-    else if (typeof value === 'object') out[name] = JSON.parse(JSON.stringify((value as { toJSON(): unknown }).toJSON()));
+    else if (name === 'events')
+      out[name] = (value as { toArray(): { toJSON(): Record<string, unknown> }[] })
+        .toArray()
+        .map((e) => JSON.parse(JSON.stringify(e.toJSON())));
+    else if (typeof value === 'object')
+      out[name] = JSON.parse(JSON.stringify((value as { toJSON(): unknown }).toJSON()));
     else out[name] = value;
   }
   return out as Trip;
@@ -119,7 +162,10 @@ describe('GET /v1/exports/trips', () => {
     const res = await inject('/v1/exports/trips?startTime=2026-11-03&endTime=2026-11-06', 'application/x-ndjson');
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/x-ndjson/);
-    const exported = res.body.trim().split('\n').map((l) => JSON.parse(l) as Trip);
+    const exported = res.body
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Trip);
     const served = await servedTrips(['driver-a', 'driver-b'], '&startTime=2026-11-03&endTime=2026-11-06');
     expect(exported).toHaveLength(8);
     expect([...exported].sort(byUserAndTrip)).toEqual([...served].sort(byUserAndTrip));
@@ -131,7 +177,10 @@ describe('GET /v1/exports/trips', () => {
       const table = tableFromIPC((await inject('/v1/exports/trips', 'application/vnd.apache.arrow.stream')).rawPayload);
       expect(table.batches.map((b) => b.numRows)).toEqual(Array.from({ length: 10 }, () => 2));
       const arrow = table.toArray().map((r) => plain(r.toJSON() as Record<string, unknown>));
-      const lines = (await inject('/v1/exports/trips', 'application/x-ndjson')).body.trim().split('\n').map((l) => JSON.parse(l) as Trip);
+      const lines = (await inject('/v1/exports/trips', 'application/x-ndjson')).body
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Trip);
       expect(lines).toEqual(arrow);
       const served = await servedTrips(['driver-a', 'driver-b']);
       expect([...arrow].sort(byUserAndTrip)).toEqual([...served].sort(byUserAndTrip));
@@ -139,9 +188,16 @@ describe('GET /v1/exports/trips', () => {
       // the keyset's order: start, then trip id (two users start trips at the same instants)
       const keys = arrow.map((t) => `${String(t['startTime'])} ${t.tripId}`);
       expect(keys).toEqual([...keys].sort());
-      expect(arrow.find((t) => t.tripId === 'trip-0-04')?.['events']).toEqual([expect.objectContaining({ startTime: '2026-11-05 06:00:00' })]);
+      expect(arrow.find((t) => t.tripId === 'trip-0-04')?.['events']).toEqual([
+        expect.objectContaining({ startTime: '2026-11-05 06:00:00' }),
+      ]);
       // a bounded range whose trips fill their last batch exactly (8 trips, 4 batches)
-      const ranged = (await inject('/v1/exports/trips?startTime=2026-11-03&endTime=2026-11-06', 'application/x-ndjson')).body.trim().split('\n').map((l) => JSON.parse(l) as Trip);
+      const ranged = (
+        await inject('/v1/exports/trips?startTime=2026-11-03&endTime=2026-11-06', 'application/x-ndjson')
+      ).body
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Trip);
       const servedRange = await servedTrips(['driver-a', 'driver-b'], '&startTime=2026-11-03&endTime=2026-11-06');
       expect(ranged).toHaveLength(8);
       expect([...ranged].sort(byUserAndTrip)).toEqual([...servedRange].sort(byUserAndTrip));
@@ -151,16 +207,29 @@ describe('GET /v1/exports/trips', () => {
   });
 
   it('gives another app its own trips only, an empty range a valid empty stream, and refuses what it cannot answer with a 400', async () => {
-    const other = tableFromIPC((await inject('/v1/exports/trips', 'application/vnd.apache.arrow.stream', otherKey)).rawPayload);
+    const other = tableFromIPC(
+      (await inject('/v1/exports/trips', 'application/vnd.apache.arrow.stream', otherKey)).rawPayload,
+    );
     expect(other.toArray().map((r) => r.toJSON()['tripId'])).toEqual(['trip-other']);
-    const empty = await inject('/v1/exports/trips?startTime=2020-01-01&endTime=2020-01-02', 'application/vnd.apache.arrow.stream');
+    const empty = await inject(
+      '/v1/exports/trips?startTime=2020-01-01&endTime=2020-01-02',
+      'application/vnd.apache.arrow.stream',
+    );
     expect(empty.statusCode).toBe(200);
     const table = tableFromIPC(empty.rawPayload);
     expect(table.numRows).toBe(0);
     expect(table.schema.fields.map((f) => f.name)).toContain('events');
-    expect((await inject('/v1/exports/trips', 'text/csv')).json()).toMatchObject({ code: 40001, message: expect.stringMatching(/^Accept: /) });
-    expect((await inject('/v1/exports/trips?startTime=soon', 'application/x-ndjson')).json().message).toMatch(/^startTime: /);
-    expect((await inject('/v1/exports/trips?startTime=2026-11-05&endTime=2026-11-01', 'application/x-ndjson')).json().message).toMatch(/^endTime: /);
+    expect((await inject('/v1/exports/trips', 'text/csv')).json()).toMatchObject({
+      code: 40001,
+      message: expect.stringMatching(/^Accept: /),
+    });
+    expect((await inject('/v1/exports/trips?startTime=soon', 'application/x-ndjson')).json().message).toMatch(
+      /^startTime: /,
+    );
+    expect(
+      (await inject('/v1/exports/trips?startTime=2026-11-05&endTime=2026-11-01', 'application/x-ndjson')).json()
+        .message,
+    ).toMatch(/^endTime: /);
     expect((await inject('/v1/exports/trips', 'application/x-ndjson', 'dk_nope')).statusCode).toBe(401);
   });
 
@@ -179,20 +248,44 @@ describe('GET /v1/exports/trips', () => {
     expect(await answer(`${ndjson}, ${arrow};q=1.0`)).toBe(arrow);
     expect(await answer(`${arrow};q=0, ${ndjson};q=0`)).toBe(400);
     expect(await answer('*/*;q=0')).toBe(400);
-    expect((await inject('/v1/exports/trips', `${arrow};q=high`)).json().message).toBe("Accept: q must be a number from 0 to 1, got 'high'");
+    expect((await inject('/v1/exports/trips', `${arrow};q=high`)).json().message).toBe(
+      "Accept: q must be a number from 0 to 1, got 'high'",
+    );
   });
 
   it('leaves the served slot locked against a writer after an export (its own DuckDB instance closes with the snapshot only)', async () => {
     expect((await inject('/v1/exports/trips', 'application/x-ndjson')).statusCode).toBe(200);
-    const slot = join(ws.paths.publishedDir, (JSON.parse(readFileSync(ws.paths.manifestFile, 'utf8')) as { file: string }).file);
+    const slot = join(
+      ws.paths.publishedDir,
+      (JSON.parse(readFileSync(ws.paths.manifestFile, 'utf8')) as { file: string }).file,
+    );
     // another process, as a publish would: the kernel's record lock is per process, so this one cannot test it itself
-    const opened = spawnSync(process.execPath, ['-e', `require('@duckdb/node-api').DuckDBInstance.create(${JSON.stringify(slot)}).then(() => console.log('opened'), (e) => console.log(e.message))`], { cwd: ROOT, encoding: 'utf8' });
+    const opened = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        `require('@duckdb/node-api').DuckDBInstance.create(${JSON.stringify(slot)}).then(() => console.log('opened'), (e) => console.log(e.message))`,
+      ],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
     expect(opened.stdout).toMatch(/lock/i);
   });
 
   it('is in the OpenAPI document with both media types, beside the webhook API', async () => {
     const doc = (await api.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
-    expect(Object.keys(doc.paths['/v1/exports/trips'].get.responses['200'].content)).toEqual(['application/vnd.apache.arrow.stream', 'application/x-ndjson']);
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/webhooks/endpoint', '/v1/webhooks/endpoint/test', '/v1/webhooks/deliveries', '/v1/webhooks/deliveries/{eventId}/resend', '/v1/webhooks/recover', '/v1/webhooks/secret/rotate']));
+    expect(Object.keys(doc.paths['/v1/exports/trips'].get.responses['200'].content)).toEqual([
+      'application/vnd.apache.arrow.stream',
+      'application/x-ndjson',
+    ]);
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        '/v1/webhooks/endpoint',
+        '/v1/webhooks/endpoint/test',
+        '/v1/webhooks/deliveries',
+        '/v1/webhooks/deliveries/{eventId}/resend',
+        '/v1/webhooks/recover',
+        '/v1/webhooks/secret/rotate',
+      ]),
+    );
   });
 });

@@ -41,8 +41,14 @@ beforeAll(async () => {
   const userId = (await passport.ensureAccounts(ws.appId, ['driver-1'])).get('driver-1') as number;
   passport.close();
   const record = {
-    appId: ws.appId, platformUserId: userId, orgUserId: 'driver-1', tripId: 'zigzag', os: 'ios',
-    startTime: new Date(START).toISOString(), endTime: new Date(START + (N - 1) * 1000).toISOString(), points: trip,
+    appId: ws.appId,
+    platformUserId: userId,
+    orgUserId: 'driver-1',
+    tripId: 'zigzag',
+    os: 'ios',
+    startTime: new Date(START).toISOString(),
+    endTime: new Date(START + (N - 1) * 1000).toISOString(),
+    points: trip,
   };
   await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'trips.ndjson'), [record])], now: clock });
 });
@@ -54,7 +60,11 @@ describe('a route that is the worst case of the simplification', () => {
     // about 11 M evaluations in slices of 2,000: some 5,500 turns of the event loop
     const { api, base } = await serve({ routeWorkSlice: 2_000, routeWorkBudget: 100_000_000 });
     try {
-      const route = get(base, ROUTE).then(async (r) => ({ status: r.status, body: (await r.json()) as any, inProgressAtEnd: routesInProgress() }));
+      const route = get(base, ROUTE).then(async (r) => ({
+        status: r.status,
+        body: (await r.json()) as any,
+        inProgressAtEnd: routesInProgress(),
+      }));
       // wait (in turns of the loop, bounded) until the server is working on it
       for (let turns = 0; routesInProgress() === 0; turns++) {
         if (turns > 100_000) throw new Error('the route never started');
@@ -69,7 +79,11 @@ describe('a route that is the worst case of the simplification', () => {
       const answered = await route;
       expect(answered.status).toBe(200);
       expect(answered.inProgressAtEnd).toBe(0);
-      const expected = simplifyIndexes(trip.map((p) => p.lat), trip.map((p) => p.lng), 5);
+      const expected = simplifyIndexes(
+        trip.map((p) => p.lat),
+        trip.map((p) => p.lng),
+        5,
+      );
       expect(expected.length).toBeGreaterThan(N / 2);
       expect(answered.body.route.properties.times).toEqual(expected.map((i) => trip[i]!.t));
       expect(answered.body.route.geometry.coordinates).toEqual(expected.map((i) => [trip[i]!.lng, trip[i]!.lat]));
@@ -78,8 +92,13 @@ describe('a route that is the worst case of the simplification', () => {
     }
   });
 
-  it('holds a place of the service\'s gate while worked on: beyond the gate 503 overloaded, health probes still answered', async () => {
-    const { api, base } = await serve({ routeWorkSlice: 2_000, routeWorkBudget: 100_000_000, maxInFlight: 1, overloadRetryAfterSeconds: 5 });
+  it("holds a place of the service's gate while worked on: beyond the gate 503 overloaded, health probes still answered", async () => {
+    const { api, base } = await serve({
+      routeWorkSlice: 2_000,
+      routeWorkBudget: 100_000_000,
+      maxInFlight: 1,
+      overloadRetryAfterSeconds: 5,
+    });
     try {
       const route = get(base, ROUTE);
       for (let turns = 0; routesInProgress() === 0; turns++) {
@@ -100,7 +119,11 @@ describe('a route that is the worst case of the simplification', () => {
   });
 
   it('answers 503 busy with Retry-After once its budget is spent, every time; tolerance=0 and a tolerance above the zig-zag still answer', async () => {
-    const { api, base } = await serve({ routeWorkSlice: 10_000, routeWorkBudget: 1_000_000, overloadRetryAfterSeconds: 4 });
+    const { api, base } = await serve({
+      routeWorkSlice: 10_000,
+      routeWorkBudget: 1_000_000,
+      overloadRetryAfterSeconds: 4,
+    });
     try {
       for (let attempt = 0; attempt < 2; attempt++) {
         const res = await get(base, ROUTE);

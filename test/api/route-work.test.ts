@@ -4,7 +4,13 @@ import { routeJson, routeJsonInChunks, type RouteAnswer } from '../../src/api/ge
 import { POSITIONS_PER_CHUNK, RouteWork } from '../../src/api/geometry/route-work.js';
 import { ApiError } from '../../src/api/http/errors.js';
 import { zigzag, type ZigzagPoint } from '../../bench/zigzag.js';
-import { isShared, readRoute, RouteFileWriter, SHARED_BLOCK_MAX_POINTS, type RoutePoints } from '../../src/route/route-file.js';
+import {
+  isShared,
+  readRoute,
+  RouteFileWriter,
+  SHARED_BLOCK_MAX_POINTS,
+  type RoutePoints,
+} from '../../src/route/route-file.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,9 +25,13 @@ const R = 6_371_008.8;
 function reference(points: ZigzagPoint[], tol: number): { kept: number[]; evaluations: number } {
   const o = points[0]!;
   const k = Math.cos((o.lat * Math.PI) / 180);
-  const xy = points.map((p) => [((p.lng - o.lng) * Math.PI * R * k) / 180, ((p.lat - o.lat) * Math.PI * R) / 180] as const);
+  const xy = points.map(
+    (p) => [((p.lng - o.lng) * Math.PI * R * k) / 180, ((p.lat - o.lat) * Math.PI * R) / 180] as const,
+  );
   const dist = (i: number, a: number, b: number): number => {
-    const [px, py] = xy[i]!, [ax, ay] = xy[a]!, [bx, by] = xy[b]!;
+    const [px, py] = xy[i]!,
+      [ax, ay] = xy[a]!,
+      [bx, by] = xy[b]!;
     const len = (bx - ax) ** 2 + (by - ay) ** 2;
     let u = len === 0 ? 0 : ((px - ax) * (bx - ax) + (py - ay) * (by - ay)) / len;
     u = Math.max(0, Math.min(1, u));
@@ -33,39 +43,61 @@ function reference(points: ZigzagPoint[], tol: number): { kept: number[]; evalua
   const stack: [number, number][] = [[0, points.length - 1]];
   while (stack.length > 0) {
     const [a, b] = stack.pop()!;
-    let best = -1, bestD = tol;
+    let best = -1,
+      bestD = tol;
     for (let i = a + 1; i < b; i++) {
       evaluations++;
       const d = dist(i, a, b);
-      if (d > bestD) { bestD = d; best = i; }
+      if (d > bestD) {
+        bestD = d;
+        best = i;
+      }
     }
-    if (best >= 0) { kept.add(best); stack.push([a, best], [best, b]); }
+    if (best >= 0) {
+      kept.add(best);
+      stack.push([a, best], [best, b]);
+    }
   }
   return { kept: [...kept].sort((x, y) => x - y), evaluations };
 }
 
 const columns = (p: ZigzagPoint[]): RoutePoints => ({
-  t: Float64Array.from(p, (x) => x.t), lat: Float64Array.from(p, (x) => x.lat), lng: Float64Array.from(p, (x) => x.lng), speed: Float64Array.from(p, (x) => x.speed),
+  t: Float64Array.from(p, (x) => x.t),
+  lat: Float64Array.from(p, (x) => x.lat),
+  lng: Float64Array.from(p, (x) => x.lng),
+  speed: Float64Array.from(p, (x) => x.speed),
 });
 
 /** A smooth drive: what real trips look like to the simplification. */
-const smooth = (n: number): ZigzagPoint[] => Array.from({ length: n }, (_, i) => ({
-  t: i * 1000, lat: 52.5 + (i * 12) / 111_195, lng: 13.4 + 0.0015 * Math.sin(i / 15) + 0.0004 * Math.sin(i / 3.7), speed: 12,
-}));
+const smooth = (n: number): ZigzagPoint[] =>
+  Array.from({ length: n }, (_, i) => ({
+    t: i * 1000,
+    lat: 52.5 + (i * 12) / 111_195,
+    lng: 13.4 + 0.0015 * Math.sin(i / 15) + 0.0004 * Math.sin(i / 3.7),
+    speed: 12,
+  }));
 
 describe('Douglas–Peucker counted', () => {
-  it('keeps the reference\'s points with the reference\'s count of evaluations; the zig-zag costs n²/2, a smooth trip about n·log n', () => {
+  it("keeps the reference's points with the reference's count of evaluations; the zig-zag costs n²/2, a smooth trip about n·log n", () => {
     const n = 2000;
     const zz = zigzag(n, 0);
-    const dp = new Simplification(zz.map((p) => p.lat), zz.map((p) => p.lng), 5);
+    const dp = new Simplification(
+      zz.map((p) => p.lat),
+      zz.map((p) => p.lng),
+      5,
+    );
     expect(dp.run(Infinity)).toBe(true);
     const ref = reference(zz, 5);
     expect(dp.indexes()).toEqual(ref.kept);
     expect(dp.evaluations).toBe(ref.evaluations);
-    expect(dp.evaluations).toBeGreaterThan(0.95 * (n * n) / 2);
+    expect(dp.evaluations).toBeGreaterThan((0.95 * (n * n)) / 2);
 
     const road = smooth(3601);
-    const roadDp = new Simplification(road.map((p) => p.lat), road.map((p) => p.lng), 5);
+    const roadDp = new Simplification(
+      road.map((p) => p.lat),
+      road.map((p) => p.lng),
+      5,
+    );
     roadDp.run(Infinity);
     const roadRef = reference(road, 5);
     expect(roadDp.indexes()).toEqual(roadRef.kept);
@@ -76,9 +108,17 @@ describe('Douglas–Peucker counted', () => {
 
   it('gives the same points however the work is cut, and no run spends more than it was given', () => {
     const zz = zigzag(300, 0);
-    const whole = simplifyIndexes(zz.map((p) => p.lat), zz.map((p) => p.lng), 5);
+    const whole = simplifyIndexes(
+      zz.map((p) => p.lat),
+      zz.map((p) => p.lng),
+      5,
+    );
     for (const slice of [1, 7, 1000, 99_999]) {
-      const dp = new Simplification(zz.map((p) => p.lat), zz.map((p) => p.lng), 5);
+      const dp = new Simplification(
+        zz.map((p) => p.lat),
+        zz.map((p) => p.lng),
+        5,
+      );
       let runs = 0;
       for (;;) {
         const before = dp.evaluations;
@@ -86,7 +126,14 @@ describe('Douglas–Peucker counted', () => {
         if (dp.evaluations - before > slice) throw new Error(`a run of ${slice} spent ${dp.evaluations - before}`);
         runs++;
         // another simplification in between uses the shared working space: a detached one keeps its own
-        if (runs === 2) { dp.detach(); simplifyIndexes(smooth(500).map((p) => p.lat), smooth(500).map((p) => p.lng), 5); }
+        if (runs === 2) {
+          dp.detach();
+          simplifyIndexes(
+            smooth(500).map((p) => p.lat),
+            smooth(500).map((p) => p.lng),
+            5,
+          );
+        }
         if (done) break;
       }
       expect(dp.indexes(), `slice ${slice}`).toEqual(whole);
@@ -96,14 +143,25 @@ describe('Douglas–Peucker counted', () => {
 });
 
 describe('route work bounded', () => {
-  const answer: RouteAnswer = { head: { appId: 'a', userId: 1, orgUserId: 'o', tripId: 't' }, trip: { trip_id: 't', coordinate: 'WGS84', start_time: 's', end_time: 'e' }, events: [] };
-  const limits = { routeWorkBudget: 1_000_000, routeWorkSlice: 10_000, routeWorkConcurrent: 1, overloadRetryAfterSeconds: 3 };
+  const answer: RouteAnswer = {
+    head: { appId: 'a', userId: 1, orgUserId: 'o', tripId: 't' },
+    trip: { trip_id: 't', coordinate: 'WGS84', start_time: 's', end_time: 'e' },
+    events: [],
+  };
+  const limits = {
+    routeWorkBudget: 1_000_000,
+    routeWorkSlice: 10_000,
+    routeWorkConcurrent: 1,
+    overloadRetryAfterSeconds: 3,
+  };
 
   it('yields to the event loop every slice and answers exactly the simplification', async () => {
     const zz = zigzag(1200, 0);
     const points = columns(zz);
     let pauses = 0;
-    const work = new RouteWork(limits, async () => { pauses++; });
+    const work = new RouteWork(limits, async () => {
+      pauses++;
+    });
     const body = await work.render(answer, points, 5);
     const ref = reference(zz, 5);
     expect(body).toBe(routeJson(answer, points, ref.kept, 5));
@@ -117,7 +175,9 @@ describe('route work bounded', () => {
     expect(reference(zz, 5).evaluations).toBeGreaterThan(limits.routeWorkBudget);
     for (let attempt = 0; attempt < 2; attempt++) {
       let pauses = 0;
-      const work = new RouteWork(limits, async () => { pauses++; });
+      const work = new RouteWork(limits, async () => {
+        pauses++;
+      });
       const error = await work.render(answer, columns(zz), 5).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ApiError);
       expect((error as ApiError).error).toBe('busy');
@@ -143,7 +203,9 @@ describe('route work bounded', () => {
     // a short route is answered in its own turn without a place
     expect(JSON.parse(String(await work.render(answer, columns(smooth(300)), 5))).tripId).toBe('t');
     release();
-    expect(JSON.parse(String(await first)).route.properties.times.length).toBe(reference(zigzag(400, 0), 5).kept.length);
+    expect(JSON.parse(String(await first)).route.properties.times.length).toBe(
+      reference(zigzag(400, 0), 5).kept.length,
+    );
     expect(work.pending).toBe(0);
   });
 
@@ -151,9 +213,26 @@ describe('route work bounded', () => {
     const n = 3 * POSITIONS_PER_CHUNK + 17;
     const points = columns(smooth(n));
     const kept = Array.from({ length: n }, (_, i) => i);
-    const odd = { ...answer, head: { ...answer.head, tripId: 'quote " and \u0000 NUL' }, events: [{ type: 'brake', description: 'x', start_time: 'a', end_time: 'b', start_lat: 1, start_lng: 2, end_lat: 3, end_lng: 4 }] };
+    const odd = {
+      ...answer,
+      head: { ...answer.head, tripId: 'quote " and \u0000 NUL' },
+      events: [
+        {
+          type: 'brake',
+          description: 'x',
+          start_time: 'a',
+          end_time: 'b',
+          start_lat: 1,
+          start_lng: 2,
+          end_lat: 3,
+          end_lng: 4,
+        },
+      ],
+    };
     let pauses = 0;
-    const chunked = await routeJsonInChunks(odd, points, kept, 0, POSITIONS_PER_CHUNK, async () => { pauses++; });
+    const chunked = await routeJsonInChunks(odd, points, kept, 0, POSITIONS_PER_CHUNK, async () => {
+      pauses++;
+    });
     expect(Buffer.concat(chunked).toString('utf8')).toBe(routeJson(odd, points, kept, 0));
     expect(pauses).toBe(3 * Math.ceil(n / POSITIONS_PER_CHUNK) - 1);
     // no piece holds more than one chunk of positions

@@ -23,19 +23,39 @@ let base: string;
 const clock = new Date('2026-11-21T09:00:00Z');
 const START = Date.parse('2026-11-20T07:00:00+01:00');
 
-interface P { t: number; lat: number; lng: number; speed: number }
+interface P {
+  t: number;
+  lat: number;
+  lng: number;
+  speed: number;
+}
 
 /** 1 Hz along a wavy line north: a shape Douglas–Peucker has something to do with. */
 function wavy(seconds: number, startMs = START): P[] {
   return Array.from({ length: seconds + 1 }, (_, i) => ({
-    t: startMs + i * 1000, lat: 52.5 + (i * 12) / 111_195, lng: 13.4 + 0.0015 * Math.sin(i / 15) + 0.0004 * Math.sin(i / 3.7), speed: 12 + (i % 7) / 10,
+    t: startMs + i * 1000,
+    lat: 52.5 + (i * 12) / 111_195,
+    lng: 13.4 + 0.0015 * Math.sin(i / 15) + 0.0004 * Math.sin(i / 3.7),
+    speed: 12 + (i % 7) / 10,
   }));
 }
 
-const record = (tripId: string, orgUserId: string, userId: number, points: P[], extra: Record<string, unknown> = {}) => ({
-  appId: ws.appId, platformUserId: userId, orgUserId, tripId, os: 'ios',
-  startTime: new Date(points[0]!.t).toISOString(), endTime: new Date(points[points.length - 1]!.t).toISOString(),
-  points, ...extra,
+const record = (
+  tripId: string,
+  orgUserId: string,
+  userId: number,
+  points: P[],
+  extra: Record<string, unknown> = {},
+) => ({
+  appId: ws.appId,
+  platformUserId: userId,
+  orgUserId,
+  tripId,
+  os: 'ios',
+  startTime: new Date(points[0]!.t).toISOString(),
+  endTime: new Date(points[points.length - 1]!.t).toISOString(),
+  points,
+  ...extra,
 });
 
 // the main trip: 900 valid points, plus a spike, a repeated time, an out-of-range latitude and a
@@ -59,7 +79,8 @@ function projectRef(points: P[]): [number, number][] {
   return points.map((p) => [((p.lng - o.lng) * Math.PI * R * k) / 180, ((p.lat - o.lat) * Math.PI * R) / 180]);
 }
 function distToSegment([px, py]: [number, number], [ax, ay]: [number, number], [bx, by]: [number, number]): number {
-  const abx = bx - ax, aby = by - ay;
+  const abx = bx - ax,
+    aby = by - ay;
   const len = abx * abx + aby * aby;
   if (len === 0) return Math.sqrt((px - ax) ** 2 + (py - ay) ** 2);
   let u = ((px - ax) * abx + (py - ay) * aby) / len;
@@ -70,12 +91,20 @@ function referenceDp(points: P[], tol: number): number[] {
   const xy = projectRef(points);
   const out = new Set<number>([0, points.length - 1]);
   const rec = (a: number, b: number) => {
-    let best = -1, bestD = -1;
+    let best = -1,
+      bestD = -1;
     for (let i = a + 1; i < b; i++) {
       const d = distToSegment(xy[i]!, xy[a]!, xy[b]!);
-      if (d > bestD) { bestD = d; best = i; }
+      if (d > bestD) {
+        bestD = d;
+        best = i;
+      }
     }
-    if (best >= 0 && bestD > tol) { out.add(best); rec(a, best); rec(best, b); }
+    if (best >= 0 && bestD > tol) {
+      out.add(best);
+      rec(a, best);
+      rec(best, b);
+    }
   };
   rec(0, points.length - 1);
   return [...out].sort((x, y) => x - y);
@@ -89,7 +118,9 @@ const routeOf = async (path: string, apiKey = key) => {
 
 function filesUnder(dir: string): string[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : [join(dir, e.name)]));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? filesUnder(join(dir, e.name)) : [join(dir, e.name)],
+  );
 }
 
 beforeAll(async () => {
@@ -106,11 +137,22 @@ beforeAll(async () => {
   const old = wavy(120, Date.parse('2026-10-01T07:00:00+02:00'));
   const records = [
     record('main', 'driver-1', userId, delivered, {
-      events: [{ type: 'brake', startTime: new Date(START + 200_000).toISOString(), endTime: new Date(START + 203_000).toISOString(), startPoint: { lat: main[200]!.lat, lng: main[200]!.lng }, endPoint: { lat: main[203]!.lat, lng: main[203]!.lng } }],
+      events: [
+        {
+          type: 'brake',
+          startTime: new Date(START + 200_000).toISOString(),
+          endTime: new Date(START + 203_000).toISOString(),
+          startPoint: { lat: main[200]!.lat, lng: main[200]!.lng },
+          endPoint: { lat: main[203]!.lat, lng: main[203]!.lng },
+        },
+      ],
     }),
     record('gcj', 'driver-1', userId, gcj, { coordinate: 'GCJ02' }),
     record('old', 'driver-1', userId, old),
-    record('one-point', 'driver-1', userId, [main[0]!, { ...main[1]!, lat: 99 }], { startTime: new Date(START).toISOString(), endTime: new Date(START + 60_000).toISOString() }),
+    record('one-point', 'driver-1', userId, [main[0]!, { ...main[1]!, lat: 99 }], {
+      startTime: new Date(START).toISOString(),
+      endTime: new Date(START + 60_000).toISOString(),
+    }),
     record('leaver-trip', 'leaver', leaverId, wavy(300, START + 7_200_000)),
   ];
   await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'trips.ndjson'), records)], now: clock });
@@ -134,7 +176,13 @@ describe('trip route', () => {
     expect(route.geometry.coordinates).toEqual(keptMain.map((p) => [p.lng, p.lat]));
     expect(route.properties.times).toEqual(keptMain.map((p) => p.t));
     expect(route.properties.speedsInKmh).toEqual(keptMain.map((p) => Math.round(p.speed * 3.6 * 100) / 100));
-    expect(route.properties).toMatchObject({ tripId: 'main', coordinate: 'WGS84', tolerance: 0, keptPointCount: 900, startTime: '2026-11-20 07:00:00' });
+    expect(route.properties).toMatchObject({
+      tripId: 'main',
+      coordinate: 'WGS84',
+      tolerance: 0,
+      keptPointCount: 900,
+      startTime: '2026-11-20 07:00:00',
+    });
     // the spike, the repeated time's second point, the out-of-range and negative-speed points are absent
     const lats = route.geometry.coordinates.map((c: number[]) => c[1]);
     expect(lats).not.toContain(delivered[100]!.lat);
@@ -157,7 +205,8 @@ describe('trip route', () => {
       expect(body['route'].properties.tolerance).toBe(tolerance);
       // brute force: every point between two consecutive kept ones is within tolerance of their segment
       for (let k = 0; k + 1 < expected.length; k++) {
-        const a = expected[k]!, b = expected[k + 1]!;
+        const a = expected[k]!,
+          b = expected[k + 1]!;
         for (let i = a + 1; i < b; i++) expect(distToSegment(xy[i]!, xy[a]!, xy[b]!)).toBeLessThanOrEqual(tolerance);
       }
       expect(expected[0]).toBe(0);
@@ -173,11 +222,24 @@ describe('trip route', () => {
     const { body } = await routeOf('/v1/org-user/driver-1/trip/main/route');
     expect(body['events']).toEqual({
       type: 'FeatureCollection',
-      features: [{
-        type: 'Feature',
-        geometry: { type: 'MultiPoint', coordinates: [[main[200]!.lng, main[200]!.lat], [main[203]!.lng, main[203]!.lat]] },
-        properties: { type: 'brake', description: 'Hard braking', startTime: '2026-11-20 07:03:20', endTime: '2026-11-20 07:03:23' },
-      }],
+      features: [
+        {
+          type: 'Feature',
+          geometry: {
+            type: 'MultiPoint',
+            coordinates: [
+              [main[200]!.lng, main[200]!.lat],
+              [main[203]!.lng, main[203]!.lat],
+            ],
+          },
+          properties: {
+            type: 'brake',
+            description: 'Hard braking',
+            startTime: '2026-11-20 07:03:20',
+            endTime: '2026-11-20 07:03:23',
+          },
+        },
+      ],
     });
   });
 
@@ -196,35 +258,65 @@ describe('trip route', () => {
   });
 
   it('answers routes requested at the same time each with its own points (reads share one buffer)', async () => {
-    const paths = ['main/route?tolerance=0', 'gcj/route?tolerance=0', 'one-point/route', 'main/route', 'gcj/route?tolerance=1']
-      .map((p) => `/v1/org-user/driver-1/trip/${p}`);
+    const paths = [
+      'main/route?tolerance=0',
+      'gcj/route?tolerance=0',
+      'one-point/route',
+      'main/route',
+      'gcj/route?tolerance=1',
+    ].map((p) => `/v1/org-user/driver-1/trip/${p}`);
     const alone: string[] = [];
     for (const path of paths) alone.push(JSON.stringify((await routeOf(path)).body));
     // connections opened first, then every request written in one tick: the server reads them in
     // one turn of its loop, so their handlers interleave
     const { port } = new URL(base);
-    const sockets = await Promise.all(Array.from({ length: 20 }, () => new Promise<Socket>((resolve, reject) => {
-      const socket = connect(Number(port), '127.0.0.1', () => resolve(socket)).on('error', reject);
-    })));
-    const answers = sockets.map((socket) => new Promise<string>((resolve) => {
-      const chunks: Buffer[] = [];
-      socket.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    }));
-    sockets.forEach((socket, i) => socket.write(
-      `GET ${paths[i % paths.length]} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`,
-    ));
-    const bodies = (await Promise.all(answers)).map((raw) => JSON.stringify(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))));
+    const sockets = await Promise.all(
+      Array.from(
+        { length: 20 },
+        () =>
+          new Promise<Socket>((resolve, reject) => {
+            const socket = connect(Number(port), '127.0.0.1', () => resolve(socket)).on('error', reject);
+          }),
+      ),
+    );
+    const answers = sockets.map(
+      (socket) =>
+        new Promise<string>((resolve) => {
+          const chunks: Buffer[] = [];
+          socket
+            .on('data', (c: Buffer) => chunks.push(c))
+            .on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+        }),
+    );
+    sockets.forEach((socket, i) =>
+      socket.write(
+        `GET ${paths[i % paths.length]} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`,
+      ),
+    );
+    const bodies = (await Promise.all(answers)).map((raw) =>
+      JSON.stringify(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))),
+    );
     bodies.forEach((body, i) => expect(body, paths[i % paths.length]).toBe(alone[i % paths.length]));
   });
 
   it('serves the copy of a re-sent trip even when it kept no point, never the earlier copy of the same day', async () => {
     const again = wavy(120, START + 5_400_000);
-    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'resend-1.ndjson'), [record('resent', 'driver-1', userId, again)])], now: clock });
+    await runLoad({
+      dataDir: ws.dir,
+      inputs: [writeNdjson(join(ws.dir, 'in', 'resend-1.ndjson'), [record('resent', 'driver-1', userId, again)])],
+      now: clock,
+    });
     await api.ctx.snapshots.refresh();
-    expect((await routeOf('/v1/org-user/driver-1/trip/resent/route?tolerance=0')).body['route'].properties.keptPointCount).toBe(121);
+    expect(
+      (await routeOf('/v1/org-user/driver-1/trip/resent/route?tolerance=0')).body['route'].properties.keptPointCount,
+    ).toBe(121);
     // the same trip again, every point out of range: the newer version lists it without points
     const none = again.map((p) => ({ ...p, lat: 95 }));
-    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'resend-2.ndjson'), [record('resent', 'driver-1', userId, none)])], now: clock });
+    await runLoad({
+      dataDir: ws.dir,
+      inputs: [writeNdjson(join(ws.dir, 'in', 'resend-2.ndjson'), [record('resent', 'driver-1', userId, none)])],
+      now: clock,
+    });
     await api.ctx.snapshots.refresh();
     const { status, body } = await routeOf('/v1/org-user/driver-1/trip/resent/route?tolerance=0');
     expect(status).toBe(200);
@@ -234,7 +326,11 @@ describe('trip route', () => {
 
   it('is written by the load from its staged points: the bytes the publish writes from the raw-point Parquet', async () => {
     const late = wavy(200, START + 9_000_000);
-    const loaded = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'late.ndjson'), [record('late', 'driver-1', userId, late)])], now: clock });
+    const loaded = await runLoad({
+      dataDir: ws.dir,
+      inputs: [writeNdjson(join(ws.dir, 'in', 'late.ndjson'), [record('late', 'driver-1', userId, late)])],
+      now: clock,
+    });
     const version = loaded.files[0]!.version as number;
     expect(existsSync(join(ws.paths.routesDir, 'trip_date=2026-11-20', `v${version}.route`))).toBe(true);
     // the load wrote it: its publish had nothing left to write, nor to read (it is recorded as written)
@@ -252,25 +348,34 @@ describe('trip route', () => {
       }
     };
     await routesFromParquet(fromParquet);
-    const relative = (dir: string) => filesUnder(dir).map((f) => f.slice(dir.length)).sort();
+    const relative = (dir: string) =>
+      filesUnder(dir)
+        .map((f) => f.slice(dir.length))
+        .sort();
     // the publish writes the versions that still own trips (the first copy of the re-sent trip,
     // v2, owns none now: its file was written when it did)
     expect(relative(fromParquet).length).toBeGreaterThanOrEqual(2);
     expect(relative(ws.paths.routesDir)).toEqual(expect.arrayContaining(relative(fromParquet)));
     for (const name of relative(fromParquet)) {
-      expect(readFileSync(join(ws.paths.routesDir, name)).equals(readFileSync(join(fromParquet, name))), name).toBe(true);
+      expect(readFileSync(join(ws.paths.routesDir, name)).equals(readFileSync(join(fromParquet, name))), name).toBe(
+        true,
+      );
     }
 
     // the raw points are Parquet format 2; the format-1 files of a warehouse written before give
     // the same routes
     const pointFiles = filesUnder(ws.paths.pointsDir).filter((f) => f.endsWith('.parquet'));
     const formatOf = async (c: Awaited<ReturnType<typeof openDatabase>>['connection'], file: string) =>
-      String((await c.runAndReadAll(`select format_version from parquet_file_metadata('${file}')`)).getRowsJson()[0]?.[0]);
+      String(
+        (await c.runAndReadAll(`select format_version from parquet_file_metadata('${file}')`)).getRowsJson()[0]?.[0],
+      );
     const mem = await openDatabase(':memory:');
     try {
       for (const file of pointFiles) {
         expect(await formatOf(mem.connection, file), file).toBe('2');
-        await mem.connection.run(`copy (select * from read_parquet('${file}')) to '${file}.v1' (format parquet, compression zstd, parquet_version v1)`);
+        await mem.connection.run(
+          `copy (select * from read_parquet('${file}')) to '${file}.v1' (format parquet, compression zstd, parquet_version v1)`,
+        );
         renameSync(`${file}.v1`, file);
         expect(await formatOf(mem.connection, file), file).toBe('1');
       }
@@ -287,15 +392,27 @@ describe('trip route', () => {
 
   it('leaves a route file the load could not write to the publish, and says so', async () => {
     const db = await openDatabase(ws.paths.warehouseFile, { readOnly: true });
-    const [row] = (await db.connection.runAndReadAll("select value from meta where key = 'version'")).getRowObjectsJson();
+    const [row] = (
+      await db.connection.runAndReadAll("select value from meta where key = 'version'")
+    ).getRowObjectsJson();
     db.close();
     const next = Number(row?.['value']) + 1;
     // a folder where the first file's route file is written to first: that write fails
     const blocker = join(ws.paths.routesDir, 'trip_date=2026-11-20', `v${next}.route.tmp`);
-    const inputs = ['deferred-a', 'deferred-b'].map((id, i) => writeNdjson(join(ws.dir, 'in', `${id}.ndjson`), [record(id, 'driver-1', userId, wavy(150, START + 10_000_000 + i * 400_000))]));
+    const inputs = ['deferred-a', 'deferred-b'].map((id, i) =>
+      writeNdjson(join(ws.dir, 'in', `${id}.ndjson`), [
+        record(id, 'driver-1', userId, wavy(150, START + 10_000_000 + i * 400_000)),
+      ]),
+    );
     const loaded = await runLoad({
-      dataDir: ws.dir, inputs, now: clock, concurrency: 1,
-      afterStage: (file) => (file.endsWith('deferred-a.ndjson') ? mkdirSync(blocker, { recursive: true }) : rmSync(blocker, { recursive: true, force: true })),
+      dataDir: ws.dir,
+      inputs,
+      now: clock,
+      concurrency: 1,
+      afterStage: (file) =>
+        file.endsWith('deferred-a.ndjson')
+          ? mkdirSync(blocker, { recursive: true })
+          : rmSync(blocker, { recursive: true, force: true }),
     });
     expect(loaded.files.map((f) => f.failed)).toEqual([undefined, undefined]);
     expect(loaded.files[0]!.routesDeferred).toMatch(/EISDIR|directory/i);
@@ -361,7 +478,10 @@ describe('trip route over time', () => {
     expect((await routeOf('/v1/org-user/leaver/trip/leaver-trip/route')).status).toBe(200);
     const routeFiles = () => filesUnder(ws.paths.routesDir);
     expect(Buffer.concat(routeFiles().map((f) => readFileSync(f))).includes('leaver-trip')).toBe(true);
-    const deleted = await fetch(`${base}/v1/org-user/leaver`, { method: 'DELETE', headers: { authorization: `Bearer ${key}` } });
+    const deleted = await fetch(`${base}/v1/org-user/leaver`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(deleted.status).toBe(200);
     expect((await routeOf('/v1/org-user/leaver/trip/leaver-trip/route')).body['error']).toBe('user_not_found');
     const purged = await runLoad({ dataDir: ws.dir, now: clock });
@@ -371,7 +491,9 @@ describe('trip route over time', () => {
     expect(bytes.includes('main')).toBe(true);
     for (const file of routeFiles()) expect(readRoute(file, ws.appId, 'leaver-trip')).toBeNull();
     // the other user's route is untouched
-    expect((await routeOf('/v1/org-user/driver-1/trip/main/route?tolerance=0')).body['route'].properties.times).toEqual(keptMain.map((p) => p.t));
+    expect((await routeOf('/v1/org-user/driver-1/trip/main/route?tolerance=0')).body['route'].properties.times).toEqual(
+      keptMain.map((p) => p.t),
+    );
   });
 
   it('answers route_not_available once retention has removed the raw points', async () => {

@@ -36,9 +36,21 @@ beforeAll(async () => {
   await runScore({ dataDir: ws.dir, now });
   // later days for the publish test, generated now: the running API will own the passport store
   // (one run for the three days: each run of the generator costs about a second of CPU whatever its size)
-  const later = await runGenerate({ dataDir: ws.dir, users: 6, days: 3, seed: 101, now, endDate: '2026-01-03', out: join(ws.dir, 'later') });
+  const later = await runGenerate({
+    dataDir: ws.dir,
+    users: 6,
+    days: 3,
+    seed: 101,
+    now,
+    endDate: '2026-01-03',
+    out: join(ws.dir, 'later'),
+  });
   laterDays = later.files.filter((f) => f.endsWith('.ndjson')).sort();
-  server = spawn(process.execPath, ['jobs/serve.js', '--data-dir', ws.dir, '--port', '0', '--workers', '1', '--log', 'false'], { cwd: ROOT });
+  server = spawn(
+    process.execPath,
+    ['jobs/serve.js', '--data-dir', ws.dir, '--port', '0', '--workers', '1', '--log', 'false'],
+    { cwd: ROOT },
+  );
   base = await new Promise<string>((resolve, reject) => {
     let err = '';
     server.stderr!.on('data', (chunk: Buffer) => {
@@ -64,18 +76,25 @@ describe('end to end over HTTP', () => {
       const listed: any[] = [];
       let cursor: string | undefined;
       do {
-        const page = await call(`/v1/org-user/${org}/trips?limit=7${cursor ? `&nextCursor=${encodeURIComponent(cursor)}` : ''}`);
+        const page = await call(
+          `/v1/org-user/${org}/trips?limit=7${cursor ? `&nextCursor=${encodeURIComponent(cursor)}` : ''}`,
+        );
         expect(page.status).toBe(200);
         listed.push(...page.body.trips);
         cursor = page.body.nextCursor;
         pages++;
       } while (cursor);
-      const stored = await warehouseRows(ws.paths, `select trip_id, is_normal, trip_date::varchar as d from trips where user_id = ${Number(user['user_id'])} order by started_at desc, trip_id desc`);
+      const stored = await warehouseRows(
+        ws.paths,
+        `select trip_id, is_normal, trip_date::varchar as d from trips where user_id = ${Number(user['user_id'])} order by started_at desc, trip_id desc`,
+      );
       expect(listed.map((t) => t.tripId)).toEqual(stored.map((t) => t['trip_id']));
 
       const normal = new Set(stored.filter((t) => t['is_normal']).map((t) => t['trip_id']));
       const days = stored.map((t) => String(t['d'])).sort();
-      const stats = await call(`/v1/org-user/${org}/statistics?type=month&startTime=${days[0]}&endTime=${days[days.length - 1]}`);
+      const stats = await call(
+        `/v1/org-user/${org}/statistics?type=month&startTime=${days[0]}&endTime=${days[days.length - 1]}`,
+      );
       const sum = (f: (s: any) => number) => stats.body.statistics.reduce((a: number, s: any) => a + f(s), 0);
       const normalListed = listed.filter((t) => normal.has(t.tripId));
       expect(sum((s) => s.mileageInMeters)).toBe(normalListed.reduce((a, t) => a + t.mileageInMeters, 0));
@@ -84,7 +103,9 @@ describe('end to end over HTTP', () => {
 
       const score = await call(`/v1/org-user/${org}/safety-score?interval=30`);
       expect(score.status).toBe(200);
-      const inWindow = normalListed.filter((t) => t.startTime >= score.body.score.startTime && t.startTime <= score.body.score.endTime);
+      const inWindow = normalListed.filter(
+        (t) => t.startTime >= score.body.score.startTime && t.startTime <= score.body.score.endTime,
+      );
       expect(score.body.score.tripCount).toBe(inWindow.length);
     }
     // the cursor was followed: users' trips took more than one page (the days generated end at
@@ -96,10 +117,13 @@ describe('end to end over HTTP', () => {
     const { request } = await import('node:http');
     const url = new URL(base);
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request({ host: url.hostname, port: url.port, method: 'GET', path: `${base}/v1/org-user/driver-00001/trips?limit=1` }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = request(
+        { host: url.hostname, port: url.port, method: 'GET', path: `${base}/v1/org-user/driver-00001/trips?limit=1` },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       req.end();
     });
@@ -107,7 +131,9 @@ describe('end to end over HTTP', () => {
   });
 
   it('fails no request while publishes switch the snapshot under a stream of concurrent requests', async () => {
-    const users = (await warehouseRows(ws.paths, 'select distinct org_user_id from trips')).map((u) => String(u['org_user_id']));
+    const users = (await warehouseRows(ws.paths, 'select distinct org_user_id from trips')).map((u) =>
+      String(u['org_user_id']),
+    );
     const paths = [
       (u: string) => `/v1/org-user/${u}/trips?limit=20`,
       (u: string) => `/v1/org-user/${u}/statistics?type=week&startTime=2026-01-01&endTime=2026-12-31`,

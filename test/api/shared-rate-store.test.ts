@@ -24,15 +24,32 @@ afterEach(() => {
 function workers(processes: number, clock: { now: number }) {
   dir = mkdtempSync(join(tmpdir(), 'rate-store-'));
   const file = join(dir, 'rate.sqlite');
-  const ctors = Array.from({ length: processes }, () => sharedRateStore(file, { processes, flushMs: 3_600_000, now: () => clock.now }));
+  const ctors = Array.from({ length: processes }, () =>
+    sharedRateStore(file, { processes, flushMs: 3_600_000, now: () => clock.now }),
+  );
   opened = ctors;
-  const stores = ctors.map((Ctor) => new Ctor() as unknown as { incr(key: string, cb: (e: Error | null, r: { current: number; ttl: number }) => void, window: number, max: number): void });
+  const stores = ctors.map(
+    (Ctor) =>
+      new Ctor() as unknown as {
+        incr(
+          key: string,
+          cb: (e: Error | null, r: { current: number; ttl: number }) => void,
+          window: number,
+          max: number,
+        ): void;
+      },
+  );
   const incr = (worker: number, bucket: string, cost: number, max: number): { current: number; ttl: number } => {
     let out = { current: -1, ttl: -1 };
-    stores[worker]?.incr(weightedKey(bucket, cost), (error, result) => {
-      if (error) throw error;
-      out = result;
-    }, WINDOW, max);
+    stores[worker]?.incr(
+      weightedKey(bucket, cost),
+      (error, result) => {
+        if (error) throw error;
+        out = result;
+      },
+      WINDOW,
+      max,
+    );
     return out;
   };
   return { file, ctors, incr };
@@ -90,7 +107,9 @@ describe('the shared rate store over 2 workers', () => {
       incr(i % 3 === 0 ? 1 : 0, 'app:b', cost, 1_000);
     }
     for (const store of ctors) store.flush();
-    const row = new Database(file, { readonly: true }).prepare('select count from rate_counts where key = ?').get('app:b') as { count: number };
+    const row = new Database(file, { readonly: true })
+      .prepare('select count from rate_counts where key = ?')
+      .get('app:b') as { count: number };
     expect(row.count).toBe(total);
   });
 

@@ -14,20 +14,32 @@ let api: Awaited<ReturnType<typeof createApi>>;
 let token: string;
 
 const record = (tripId: string, extra: Record<string, unknown> = {}) => ({
-  tripId, os: 'ios', startTime: '2026-11-20T10:00:00Z', endTime: '2026-11-20T10:10:00Z',
-  points: [{ t: '2026-11-20T10:00:00Z', lat: 52.5, lng: 13.4, speed: 10 }, { t: '2026-11-20T10:10:00Z', lat: 52.55, lng: 13.4, speed: 10 }],
+  tripId,
+  os: 'ios',
+  startTime: '2026-11-20T10:00:00Z',
+  endTime: '2026-11-20T10:10:00Z',
+  points: [
+    { t: '2026-11-20T10:00:00Z', lat: 52.5, lng: 13.4, speed: 10 },
+    { t: '2026-11-20T10:10:00Z', lat: 52.55, lng: 13.4, speed: 10 },
+  ],
   ...extra,
 });
 // sent as JSON text: "\ud800" is valid JSON, and JSON.parse gives the lone surrogate
-const upload = (body: unknown) => api.app.inject({
-  method: 'POST', url: '/v1/sdk/trips', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, payload: JSON.stringify(body),
-});
+const upload = (body: unknown) =>
+  api.app.inject({
+    method: 'POST',
+    url: '/v1/sdk/trips',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    payload: JSON.stringify(body),
+  });
 
 beforeAll(async () => {
   ws = await workspace('UTC');
   const key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
   api = await createApi({ dataDir: ws.dir, now: () => clock, pollMs: 50 });
-  token = (await api.app.inject({ method: 'POST', url: '/v1/org-user/u1/token', headers: { authorization: `Bearer ${key}` } })).json().token;
+  token = (
+    await api.app.inject({ method: 'POST', url: '/v1/org-user/u1/token', headers: { authorization: `Bearer ${key}` } })
+  ).json().token;
 });
 afterAll(async () => {
   await api.close();
@@ -47,12 +59,25 @@ describe('a lone UTF-16 surrogate in a record', () => {
       record('good-1'),
       record('trip-\udc00x'),
       record('good-2', { deviceId: 'phone 📱' }),
-      record('bad-desc', { events: [{ type: 'brake', startTime: '2026-11-20T10:01:00Z', endTime: '2026-11-20T10:01:01Z', startPoint: { lat: 52.5, lng: 13.4 }, endPoint: { lat: 52.5, lng: 13.4 }, description: 'x\ud83d' }] }),
+      record('bad-desc', {
+        events: [
+          {
+            type: 'brake',
+            startTime: '2026-11-20T10:01:00Z',
+            endTime: '2026-11-20T10:01:01Z',
+            startPoint: { lat: 52.5, lng: 13.4 },
+            endPoint: { lat: 52.5, lng: 13.4 },
+            description: 'x\ud83d',
+          },
+        ],
+      }),
       record('bad-key', { startPoi: 'ok', ['\udfff']: 1 }),
     ]);
     expect(res.statusCode).toBe(202);
     expect(res.json()).toEqual({
-      code: 0, message: 'accepted', accepted: 2,
+      code: 0,
+      message: 'accepted',
+      accepted: 2,
       rejected: [
         { index: 1, reason: 'invalid_json', field: 'tripId' },
         { index: 3, tripId: 'bad-desc', reason: 'invalid_json', field: 'events[0].description' },
@@ -63,7 +88,8 @@ describe('a lone UTF-16 surrogate in a record', () => {
     expect(loaded.totals.rejected).toEqual({});
     expect(loaded.totals.tripsLoaded).toBe(2);
     expect(await warehouseRows(ws.paths, 'select trip_id, device_id from trips order by trip_id')).toEqual([
-      { trip_id: 'good-1', device_id: '' }, { trip_id: 'good-2', device_id: 'phone 📱' },
+      { trip_id: 'good-1', device_id: '' },
+      { trip_id: 'good-2', device_id: 'phone 📱' },
     ]);
   });
 

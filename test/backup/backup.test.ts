@@ -41,7 +41,9 @@ const ok = async (job: string, args: string[], env: Record<string, string> = {})
 async function outboxEventIds(file: string): Promise<string[]> {
   const db = await openDatabase(file, { readOnly: true });
   try {
-    return (await query(db.connection, 'select event_id from events order by event_id')).map((r) => String(r['event_id']));
+    return (await query(db.connection, 'select event_id from events order by event_id')).map((r) =>
+      String(r['event_id']),
+    );
   } finally {
     db.close();
   }
@@ -50,7 +52,8 @@ async function outboxEventIds(file: string): Promise<string[]> {
 beforeAll(async () => {
   // the folder to back up, made by the jobs' code in this process (no Node start and DuckDB load a
   // step): what is tested as processes is the serving, delivering, backup and restore below
-  apiKey = (await new AppStore(pathsFor(DATA).appsFile).add({ name: 'Backup Fleet', timeZone: 'Europe/Berlin' })).apiKey;
+  apiKey = (await new AppStore(pathsFor(DATA).appsFile).add({ name: 'Backup Fleet', timeZone: 'Europe/Berlin' }))
+    .apiKey;
   await runGenerate({ dataDir: DATA, users: 4, days: 3, endDate: LAST_DAY });
   await runLoad({ dataDir: DATA });
   await runScore({ dataDir: DATA, date: SCORE_DATE });
@@ -65,20 +68,32 @@ afterAll(async () => {
 
 describe('backup while everything runs, restore on a new folder', () => {
   it('answers every request the same from the restored folder, the same API key and token included', async () => {
-    const original = await startServe(['--data-dir', DATA, '--port', String(await freePort()), '--workers', '2', '--no-metrics'], LOOPBACK);
+    const original = await startServe(
+      ['--data-dir', DATA, '--port', String(await freePort()), '--workers', '2', '--no-metrics'],
+      LOOPBACK,
+    );
     serves.push(original);
     // the deliverer holds the outbox read-write for the whole test
-    const deliverer = startJob('deliver', ['--data-dir', DATA, '--no-metrics'], { ...LOOPBACK, DRIVING_WEBHOOK_POLL: '200ms' });
+    const deliverer = startJob('deliver', ['--data-dir', DATA, '--no-metrics'], {
+      ...LOOPBACK,
+      DRIVING_WEBHOOK_POLL: '200ms',
+    });
     others.push(deliverer.child);
     await until(() => existsSync(join(DATA, 'webhooks', 'deliverer.sock')), 'the deliverer to hold the outbox');
     const auth = { authorization: `Bearer ${apiKey}` };
-    const reads = steadyLoad(`${original.url}/v1/org-user/driver-00001/trips?startTime=2026-11-01&endTime=2026-11-30`, auth, 20);
+    const reads = steadyLoad(
+      `${original.url}/v1/org-user/driver-00001/trips?startTime=2026-11-01&endTime=2026-11-30`,
+      auth,
+      20,
+    );
     // writes to the state store while the reads go on: a token, the webhook endpoint
     const tokenRes = await fetch(`${original.url}/v1/org-user/driver-00002/token`, { method: 'POST', headers: auth });
     expect(tokenRes.status).toBe(200);
     const token = ((await tokenRes.json()) as { token: string }).token;
     const put = await fetch(`${original.url}/v1/webhooks/endpoint`, {
-      method: 'PUT', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ url: 'http://127.0.0.1:9/hook', eventTypes: ['trip.created'] }),
+      method: 'PUT',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: 'http://127.0.0.1:9/hook', eventTypes: ['trip.created'] }),
     });
     expect(put.status).toBe(200);
     // more tokens issued while the backup runs
@@ -111,7 +126,10 @@ describe('backup while everything runs, restore on a new folder', () => {
     expect(restore.code, restore.stderr).toBe(0);
     // the warehouse came with the backup: its trips and scores, no file to load again
     expect(restore.stdout).toMatch(/warehouse restored, 0 of 3 archived file\(s\) loaded again/);
-    const restored = await startServe(['--data-dir', RESTORED, '--port', String(await freePort()), '--workers', '1', '--no-metrics'], LOOPBACK);
+    const restored = await startServe(
+      ['--data-dir', RESTORED, '--port', String(await freePort()), '--workers', '1', '--no-metrics'],
+      LOOPBACK,
+    );
     serves.push(restored);
 
     const extra = [`/v1/token/${token}`, '/v1/webhooks/endpoint'];
@@ -120,7 +138,10 @@ describe('backup while everything runs, restore on a new folder', () => {
     // the comparison is not empty: trips, routes and scores were answered with 200
     const statuses = Object.values(before).map((a) => (a as { status: number }).status);
     expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(40);
-    expect(statuses.every((s) => s === 200), JSON.stringify(Object.entries(before).filter(([, a]) => (a as { status: number }).status !== 200))).toBe(true);
+    expect(
+      statuses.every((s) => s === 200),
+      JSON.stringify(Object.entries(before).filter(([, a]) => (a as { status: number }).status !== 200)),
+    ).toBe(true);
     expect((before[`/v1/token/${token}`] as { body: unknown }).body).toMatchObject({ orgUserId: 'driver-00002' });
     expect(after).toEqual(before);
 

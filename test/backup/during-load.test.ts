@@ -21,7 +21,9 @@ function tripFiles(backup: string): string[] {
   const landing = join(backup, 'landing');
   const waiting = readdirSync(landing).filter((n) => n.endsWith('.ndjson'));
   const archive = join(landing, 'loaded');
-  const archived = (existsSync(archive) ? readdirSync(archive, { recursive: true, encoding: 'utf8' }) : []).filter((n) => n.endsWith('.ndjson')).map((n) => n.split('/').pop() as string);
+  const archived = (existsSync(archive) ? readdirSync(archive, { recursive: true, encoding: 'utf8' }) : [])
+    .filter((n) => n.endsWith('.ndjson'))
+    .map((n) => n.split('/').pop() as string);
   return [...new Set([...waiting, ...archived])].sort();
 }
 
@@ -37,7 +39,9 @@ describe('a backup during a load', () => {
     // the folder made by the jobs' code in this process; the load and the backup are the processes
     await new AppStore(pathsFor(data).appsFile).add({ name: 'Busy Fleet' });
     await runGenerate({ dataDir: data, users: 3, days: 6, endDate: '2026-11-20' });
-    const generated = readdirSync(join(data, 'landing')).filter((n) => n.endsWith('.ndjson')).sort();
+    const generated = readdirSync(join(data, 'landing'))
+      .filter((n) => n.endsWith('.ndjson'))
+      .sort();
     expect(generated).toHaveLength(6);
     // one file at a time, so the load holds the warehouse for several seconds
     const load = startJob('load', ['--data-dir', data], { DRIVING_LOAD_CONCURRENCY: '1' });
@@ -57,7 +61,8 @@ describe('a backup during a load', () => {
     const restored = join(TMP, 'restored');
     await ok('restore', ['--from', to, '--data-dir', restored]);
     await runLoad({ dataDir: restored });
-    const trips = (dir: string) => warehouseRows(pathsFor(dir), 'select app_id, trip_id, user_id, started_at, ended_at from trips order by trip_id');
+    const trips = (dir: string) =>
+      warehouseRows(pathsFor(dir), 'select app_id, trip_id, user_id, started_at, ended_at from trips order by trip_id');
     const expected = await trips(data);
     expect(expected.length).toBeGreaterThan(10);
     expect(await trips(restored)).toEqual(expected);

@@ -31,7 +31,9 @@ describe('the PostgreSQL state store', () => {
     const data = join(TMP, 'data');
     // the API processes' machine: a data folder without state/ (the store is PostgreSQL)
     mkdirSync(data);
-    const added = await runJobProcess('apps', ['add', '--name', 'PG Fleet', '--data-dir', data, '--json'], { DATABASE_URL: url });
+    const added = await runJobProcess('apps', ['add', '--name', 'PG Fleet', '--data-dir', data, '--json'], {
+      DATABASE_URL: url,
+    });
     expect(added.code, added.stderr).toBe(0);
     const { appId } = JSON.parse(added.stdout) as { appId: string };
     const passport = await PassportStore.open({ dataDir: data, databaseUrl: url });
@@ -41,26 +43,49 @@ describe('the PostgreSQL state store', () => {
     const backup = await runJobProcess('backup', ['--to', backupDir, '--data-dir', data, '--database-url', url]);
     expect(backup.code, backup.stderr).toBe(0);
     expect(backup.stdout).toMatch(/postgres state store/);
-    const manifest = JSON.parse(readFileSync(join(backupDir, 'manifest.json'), 'utf8')) as { state: { dialect: string; where: string; version: string }; files: { path: string }[] };
+    const manifest = JSON.parse(readFileSync(join(backupDir, 'manifest.json'), 'utf8')) as {
+      state: { dialect: string; where: string; version: string };
+      files: { path: string }[];
+    };
     expect(manifest.state.dialect).toBe('postgres');
     expect(manifest.state.version).toMatch(/^pg_dump \(PostgreSQL\) \d+/);
     expect(manifest.files.map((f) => f.path)).toContain('state/state.pgdump');
 
     // a SQLite restore of a PostgreSQL backup is refused, as is a database that holds tables
-    const noUrl = await runJobProcess('restore', ['--from', backupDir, '--data-dir', join(TMP, 'nowhere')], { DATABASE_URL: '' });
+    const noUrl = await runJobProcess('restore', ['--from', backupDir, '--data-dir', join(TMP, 'nowhere')], {
+      DATABASE_URL: '',
+    });
     expect(noUrl.code).toBe(2);
     expect(noUrl.stderr).toMatch(/--database-url is needed/);
-    const full = await runJobProcess('restore', ['--from', backupDir, '--data-dir', join(TMP, 'nowhere'), '--database-url', url]);
+    const full = await runJobProcess('restore', [
+      '--from',
+      backupDir,
+      '--data-dir',
+      join(TMP, 'nowhere'),
+      '--database-url',
+      url,
+    ]);
     expect(full.code).toBe(2);
     expect(full.stderr).toMatch(/holds \d+ table\(s\) already/);
 
     const target = await server.database();
     const restoredDir = join(TMP, 'restored');
-    const restore = await runJobProcess('restore', ['--from', backupDir, '--data-dir', restoredDir, '--database-url', target]);
+    const restore = await runJobProcess('restore', [
+      '--from',
+      backupDir,
+      '--data-dir',
+      restoredDir,
+      '--database-url',
+      target,
+    ]);
     expect(restore.code, restore.stderr).toBe(0);
     const where = { dataDir: restoredDir, databaseUrl: target };
     expect(await new AppStore(where).list()).toEqual(await new AppStore({ dataDir: data, databaseUrl: url }).list());
-    expect(await (await PassportStore.open(where)).tokenOwner(token, T0)).toEqual({ appId, platformUserId, orgUserId: 'driver-7' });
+    expect(await (await PassportStore.open(where)).tokenOwner(token, T0)).toEqual({
+      appId,
+      platformUserId,
+      orgUserId: 'driver-7',
+    });
     // the restored store's leases are forgotten: the deliverer of the new machine starts at once
     const client = new pg.Client(target);
     await client.connect();

@@ -32,7 +32,11 @@ const ok = async (job: string, args: string[], env: Record<string, string> = {})
 };
 const archivedFiles = (dir: string): string[] => {
   const archive = join(dir, 'landing', 'loaded');
-  return existsSync(archive) ? readdirSync(archive, { recursive: true, encoding: 'utf8' }).filter((n) => n.endsWith('.ndjson')).sort() : [];
+  return existsSync(archive)
+    ? readdirSync(archive, { recursive: true, encoding: 'utf8' })
+        .filter((n) => n.endsWith('.ndjson'))
+        .sort()
+    : [];
 };
 
 beforeAll(async () => {
@@ -61,7 +65,15 @@ afterAll(async () => {
 describe('the warehouse in a backup', () => {
   it('keeps the trips older than the landing archive: a restore answers them, and everything else, as the original', async () => {
     // served before the backup, as a running installation is (the first start makes the cursor key)
-    const original = await startServe(['--data-dir', DATA, '--port', String(await freePort()), '--workers', '1', '--no-metrics']);
+    const original = await startServe([
+      '--data-dir',
+      DATA,
+      '--port',
+      String(await freePort()),
+      '--workers',
+      '1',
+      '--no-metrics',
+    ]);
     serves.push(original);
     const backup = join(TMP, 'backup');
     const ran = await ok('backup', ['--to', backup, '--data-dir', DATA, '--json']);
@@ -74,14 +86,28 @@ describe('the warehouse in a backup', () => {
     const restoredDir = join(TMP, 'restored');
     const restore = await ok('restore', ['--from', backup, '--data-dir', restoredDir]);
     expect(restore.stdout).toMatch(/warehouse restored, 0 of 2 archived file\(s\) loaded again/);
-    const restored = await startServe(['--data-dir', restoredDir, '--port', String(await freePort()), '--workers', '1', '--no-metrics']);
+    const restored = await startServe([
+      '--data-dir',
+      restoredDir,
+      '--port',
+      String(await freePort()),
+      '--workers',
+      '1',
+      '--no-metrics',
+    ]);
     serves.push(restored);
     const before = await answers({ url: original.url, apiKey }, USERS, '2026-09-01', '2026-11-30');
     const after = await answers({ url: restored.url, apiKey }, USERS, '2026-09-01', '2026-11-30');
     // the old trips are among the answers: pages of September's trips, and their details
-    const oldTrips = Object.entries(before).filter(([path, a]) => /\/trip\/[^/]+$/.test(path) && JSON.stringify((a as { body: unknown }).body).includes(`"startTime":"${OLD_END.slice(0, 8)}`));
+    const oldTrips = Object.entries(before).filter(
+      ([path, a]) =>
+        /\/trip\/[^/]+$/.test(path) &&
+        JSON.stringify((a as { body: unknown }).body).includes(`"startTime":"${OLD_END.slice(0, 8)}`),
+    );
     // every answer an answer (a refusal would cut a page short and hide the trips behind it)
-    expect(Object.entries(before).filter(([, a]) => ![200, 404].includes((a as { status: number }).status))).toEqual([]);
+    expect(Object.entries(before).filter(([, a]) => ![200, 404].includes((a as { status: number }).status))).toEqual(
+      [],
+    );
     expect(oldTrips.length).toBeGreaterThan(2);
     expect(after).toEqual(before);
   });
@@ -89,10 +115,16 @@ describe('the warehouse in a backup', () => {
   it('waits for a job that holds the warehouse, and fails clearly, naming it, when the wait runs out', async () => {
     const held = await holdDatabase(pathsFor(DATA).warehouseFile);
     try {
-      const refused = await runJobProcess('backup', ['--to', join(TMP, 'refused'), '--data-dir', DATA], { DRIVING_WAREHOUSE_LOCK_WAIT_MS: '1000' });
+      const refused = await runJobProcess('backup', ['--to', join(TMP, 'refused'), '--data-dir', DATA], {
+        DRIVING_WAREHOUSE_LOCK_WAIT_MS: '1000',
+      });
       expect(refused.code).toBe(3);
       expect(refused.stderr).toContain(`backup: warehouse: waiting for PID ${held.pid}`);
-      expect(refused.stderr).toMatch(new RegExp(`warehouse\\.duckdb is in use by another process, PID ${held.pid} .*run it again when that job has finished`));
+      expect(refused.stderr).toMatch(
+        new RegExp(
+          `warehouse\\.duckdb is in use by another process, PID ${held.pid} .*run it again when that job has finished`,
+        ),
+      );
       expect(readdirSync(TMP).filter((n) => n.includes('refused'))).toEqual([]);
       // a backup that is still waiting when the job lets go copies the warehouse then
       const waiting = startJob('backup', ['--to', join(TMP, 'waited'), '--data-dir', DATA]);

@@ -16,8 +16,12 @@ const machine = { cores: 2, memoryGiB: 24, cpu: 'test cpu', node: 'v20', duckdb:
 function context(stages: string[], measurements: Measurement[], docFile: string, users?: number): BenchContext {
   const options = benchOptions({ only: [stages.join(',')], ...(users ? { users } : {}) }, '/repo');
   return {
-    options: { ...options, docFile }, measurements, startedAt: new Date('2026-11-24T08:00:00Z'), loadBefore: 0.5,
-    day: '2026-11-23', scoreDate: '2026-11-24',
+    options: { ...options, docFile },
+    measurements,
+    startedAt: new Date('2026-11-24T08:00:00Z'),
+    loadBefore: 0.5,
+    day: '2026-11-23',
+    scoreDate: '2026-11-24',
   } as unknown as BenchContext;
 }
 
@@ -27,8 +31,18 @@ describe('the benchmarks document', () => {
   it('replaces the rows of a stage and size it ran and keeps the others', () => {
     const file = join(dir, 'benchmarks.md');
     const handWritten = '| export, demo | trips/s | 2,881 | | `node jobs/bench-export.js` | `0000000` |';
-    writeFileSync(file, `# Benchmarks\n\nHand-written figures.\n\n${MARKER}\n\n| Stage and size | Figure | Value | Target | Reproduce | Commit |\n|---|---|---|---|---|---|\n${handWritten}\n\n## How the figures are made\n\nText.\n`);
-    const load = (value: number): Measurement => ({ stage: 'load', metric: 'ndjson: load / floor', value, unit: 'x', target: '<= 2x', met: value <= 2 });
+    writeFileSync(
+      file,
+      `# Benchmarks\n\nHand-written figures.\n\n${MARKER}\n\n| Stage and size | Figure | Value | Target | Reproduce | Commit |\n|---|---|---|---|---|---|\n${handWritten}\n\n## How the figures are made\n\nText.\n`,
+    );
+    const load = (value: number): Measurement => ({
+      stage: 'load',
+      metric: 'ndjson: load / floor',
+      value,
+      unit: 'x',
+      target: '<= 2x',
+      met: value <= 2,
+    });
     const setup: Measurement = { stage: 'setup', metric: 'passport accounts', value: 1, unit: 's' };
     const score: Measurement = { stage: 'score', metric: 'score.js', value: 12.5, unit: 's' };
     appendRun(context(['load', 'score'], [setup, load(2.5), score], file), machine, 60);
@@ -60,7 +74,15 @@ describe('the benchmarks document', () => {
 
   it('starts the document and its table when there is none', () => {
     const file = join(dir, 'new.md');
-    appendRun(context(['score'], [{ stage: 'score', metric: 'score.js', value: 0.46, unit: 's', target: '< 0.5 s', met: true }], file), machine, 5);
+    appendRun(
+      context(
+        ['score'],
+        [{ stage: 'score', metric: 'score.js', value: 0.46, unit: 's', target: '< 0.5 s', met: true }],
+        file,
+      ),
+      machine,
+      5,
+    );
     const text = readFileSync(file, 'utf8');
     expect(text).toContain('Machine: 2 cores, 24 GiB, test cpu, Node v20, DuckDB 1.5.5');
     expect(rowsOf(text, 'score, 2,000 users × 90 days')[0]).toContain('< 0.5 s: met at this size');

@@ -3,7 +3,13 @@
 import { describe, expect, it } from 'vitest';
 import { climb, scalingCeiling, stepHolds, type LadderStep } from '../../bench/ladder.js';
 
-const step = (rate: number, p99Ms: number, extra: Partial<LadderStep> = {}): LadderStep => ({ rate, p99Ms, throughput: rate, failed: 0, ...extra });
+const step = (rate: number, p99Ms: number, extra: Partial<LadderStep> = {}): LadderStep => ({
+  rate,
+  p99Ms,
+  throughput: rate,
+  failed: 0,
+  ...extra,
+});
 
 /** A run per rung from a table of p99s per rate, each attempt taking the next value; records the rates asked. */
 function runs(table: Record<number, number[]>): { asked: number[]; run: (rate: number) => Promise<LadderStep> } {

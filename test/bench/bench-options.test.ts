@@ -6,7 +6,7 @@ import { diskNeeded } from '../../bench/disk.js';
 import { resultTable } from '../../bench/table.js';
 
 describe('bench options', () => {
-  it('takes a size\'s defaults and lets flags override them', () => {
+  it("takes a size's defaults and lets flags override them", () => {
     expect(benchOptions({}, '/repo').sizes).toEqual(SIZES.small);
     const mid = benchOptions({ size: 'full', users: 20_000, historyDays: 30, only: ['load,api'] }, '/repo');
     expect(mid.sizes).toMatchObject({ users: 20_000, historyDays: 30, apiTrips: 5_000_000 });
@@ -35,10 +35,16 @@ describe('bench options', () => {
     // the NDJSON day (25 GB) is gone before the history is built: it adds only when the folder is kept
     expect(gib(diskNeeded(SIZES.full, ['load']))).toBeGreaterThan(25);
     expect(gib(diskNeeded(SIZES.full, ['load']))).toBeLessThan(40);
-    expect(diskNeeded(SIZES.full, ['load', 'score', 'api'])).toBeLessThan(diskNeeded(SIZES.full, ['score', 'api']) + 15 * 2 ** 30);
-    expect(diskNeeded(SIZES.full, ['load', 'score', 'api'], true)).toBeGreaterThan(diskNeeded(SIZES.full, ['score', 'api']) + 30 * 2 ** 30);
+    expect(diskNeeded(SIZES.full, ['load', 'score', 'api'])).toBeLessThan(
+      diskNeeded(SIZES.full, ['score', 'api']) + 15 * 2 ** 30,
+    );
+    expect(diskNeeded(SIZES.full, ['load', 'score', 'api'], true)).toBeGreaterThan(
+      diskNeeded(SIZES.full, ['score', 'api']) + 30 * 2 ** 30,
+    );
     // growth loads the Parquet day only
-    expect(diskNeeded(SIZES.full, ['growth', 'score'])).toBeGreaterThan(diskNeeded(SIZES.full, ['score']) + 5 * 2 ** 30);
+    expect(diskNeeded(SIZES.full, ['growth', 'score'])).toBeGreaterThan(
+      diskNeeded(SIZES.full, ['score']) + 5 * 2 ** 30,
+    );
     expect(gib(diskNeeded(SIZES.small))).toBeLessThan(3);
   });
 

@@ -30,8 +30,18 @@ describe('parseSchedstat', () => {
 
 describe('schedBetween', () => {
   it('splits main threads (tid = pid) from the others, in ms, and skips threads seen once', () => {
-    const before = new Map([['10/10', t(1e6, 2e6, 5)], ['10/11', t(0, 0, 0)], ['20/20', t(0, 0, 0)], ['10/12', t(5e6, 5e6, 1)]]);
-    const after = new Map([['10/10', t(4e6, 3e6, 9)], ['10/11', t(2e6, 7e6, 3)], ['20/20', t(5e5, 1e6, 2)], ['10/13', t(9e9, 9e9, 9)]]);
+    const before = new Map([
+      ['10/10', t(1e6, 2e6, 5)],
+      ['10/11', t(0, 0, 0)],
+      ['20/20', t(0, 0, 0)],
+      ['10/12', t(5e6, 5e6, 1)],
+    ]);
+    const after = new Map([
+      ['10/10', t(4e6, 3e6, 9)],
+      ['10/11', t(2e6, 7e6, 3)],
+      ['20/20', t(5e5, 1e6, 2)],
+      ['10/13', t(9e9, 9e9, 9)],
+    ]);
     expect(schedBetween(before, after)).toEqual({
       main: { cpuMs: 3 + 0.5, waitMs: 1 + 1, slices: 4 + 2 },
       other: { cpuMs: 2, waitMs: 7, slices: 3 },

@@ -15,7 +15,10 @@ let ws: Workspace;
 let synth: SynthResult;
 const now = new Date('2026-11-21T08:00:00Z');
 // platform ids as the passport hands them out: large, not sequential
-const users = Array.from({ length: 40 }, (_, i) => ({ orgUserId: `driver-${i + 1}`, platformUserId: 7_000_000_000_000 + i * 7919 }));
+const users = Array.from({ length: 40 }, (_, i) => ({
+  orgUserId: `driver-${i + 1}`,
+  platformUserId: 7_000_000_000_000 + i * 7919,
+}));
 
 beforeAll(async () => {
   ws = await workspace('Europe/Berlin');
@@ -46,7 +49,7 @@ describe('synthesized history', () => {
     expect(manifestOf(ws.paths)?.version).toBe(22);
   });
 
-  it('has statistics equal to the sums of each user-day\'s normal trips, and no day without its row', async () => {
+  it("has statistics equal to the sums of each user-day's normal trips, and no day without its row", async () => {
     const mismatches = await warehouseRows(
       ws.paths,
       `with sums as (
@@ -83,9 +86,15 @@ describe('synthesized history', () => {
   });
 
   it('holds the scores the nightly job would have left for every history day, by the real score step', async () => {
-    const runs = await warehouseRows(ws.paths, "select min(evaluation_date)::varchar as first, max(evaluation_date)::varchar as last, count(*) as n from score_runs");
+    const runs = await warehouseRows(
+      ws.paths,
+      'select min(evaluation_date)::varchar as first, max(evaluation_date)::varchar as last, count(*) as n from score_runs',
+    );
     expect(runs[0]).toMatchObject({ first: '2026-10-17', last: '2026-11-05', n: '20' });
-    const [scores] = await warehouseRows(ws.paths, 'select count(*) as n, count(distinct evaluation_date) as days from safety_scores');
+    const [scores] = await warehouseRows(
+      ws.paths,
+      'select count(*) as n, count(distinct evaluation_date) as days from safety_scores',
+    );
     expect(Number(scores?.['days'])).toBe(20);
     expect(Number(scores?.['n'])).toBeGreaterThan(20 * 2 * 35);
   });
@@ -95,7 +104,10 @@ describe('synthesized history', () => {
     expect(score.runs[0]?.users).toBe(40);
     expect(score.events.tripCreated).toBe(0);
     expect(score.events.safetyScoreUpdated).toBe(40);
-    const [shares] = await warehouseRows(ws.paths, "select min(safety_score) as lo, max(safety_score) as hi, count(*) as n from safety_scores where evaluation_date = '2026-11-06'");
+    const [shares] = await warehouseRows(
+      ws.paths,
+      "select min(safety_score) as lo, max(safety_score) as hi, count(*) as n from safety_scores where evaluation_date = '2026-11-06'",
+    );
     expect(Number(shares?.['n'])).toBe(80);
     expect(Number(shares?.['lo'])).toBeGreaterThan(0);
     expect(Number(shares?.['hi'])).toBeLessThanOrEqual(100);

@@ -13,16 +13,27 @@ function trip(id: string, points: number): TripRecord {
     startTime: '2026-11-20T09:00:00+01:00',
     endTime: new Date(START + (points - 1) * 1000).toISOString(),
     points: Array.from({ length: points }, (_, i) => ({ t: START + i * 1000, lat: 52.5, lng: 13.4, speed: 10 })),
-    events: [{ type: 'harsh_braking', startTime: new Date(START + 30_000).toISOString(), endTime: new Date(START + 31_000).toISOString() }],
+    events: [
+      {
+        type: 'harsh_braking',
+        startTime: new Date(START + 30_000).toISOString(),
+        endTime: new Date(START + 31_000).toISOString(),
+      },
+    ],
   };
 }
 
 describe('watch uploads', () => {
-  it('gives every upload a new tripId and moves the whole trip to its driver\'s next free slot', () => {
+  it("gives every upload a new tripId and moves the whole trip to its driver's next free slot", () => {
     const day = Date.parse('2026-11-21T00:00:00Z');
     const maker = new UploadMaker(day, 'w');
     const uploads = Array.from({ length: 4 }, () => maker.make([trip('a', 120)], ['d1', 'd2']));
-    expect(uploads.map((u) => [u.orgUserId, u.tripId])).toEqual([['d1', 'w-1'], ['d2', 'w-2'], ['d1', 'w-3'], ['d2', 'w-4']]);
+    expect(uploads.map((u) => [u.orgUserId, u.tripId])).toEqual([
+      ['d1', 'w-1'],
+      ['d2', 'w-2'],
+      ['d1', 'w-3'],
+      ['d2', 'w-4'],
+    ]);
     const records = uploads.map((u) => JSON.parse(u.body) as TripRecord);
     const first = records[0] as TripRecord;
     expect(Date.parse(first.startTime as string)).toBe(day);
@@ -45,6 +56,11 @@ describe('watch uploads', () => {
   it('takes quantiles by nearest rank', () => {
     expect(quantile([], 0.5)).toBeNull();
     expect(quantile([3, 1, 2], 0.5)).toBe(2);
-    expect(quantile(Array.from({ length: 100 }, (_, i) => i + 1), 0.99)).toBe(100);
+    expect(
+      quantile(
+        Array.from({ length: 100 }, (_, i) => i + 1),
+        0.99,
+      ),
+    ).toBe(100);
   });
 });

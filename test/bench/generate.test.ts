@@ -11,13 +11,29 @@ import { generateTrips, type GenerateOptions, type GenerateSummary } from '../..
 const ZONE = 'Europe/Berlin';
 const APP = 'app-gen';
 const EVENT_TYPES = [
-  'brake', 'throttle', 'corner_left', 'corner_right', 'speeding',
-  'phone_call', 'phone_usage', 'night_driving', 'tired_driving',
+  'brake',
+  'throttle',
+  'corner_left',
+  'corner_right',
+  'speeding',
+  'phone_call',
+  'phone_usage',
+  'night_driving',
+  'tired_driving',
 ];
 const RECORD_REASONS = [
-  'invalid_json', 'not_an_object', 'missing_app_id', 'unknown_app', 'invalid_platform_user_id',
-  'missing_org_user_id', 'missing_trip_id', 'invalid_os', 'invalid_coordinate', 'invalid_start_time',
-  'invalid_end_time', 'time_out_of_range',
+  'invalid_json',
+  'not_an_object',
+  'missing_app_id',
+  'unknown_app',
+  'invalid_platform_user_id',
+  'missing_org_user_id',
+  'missing_trip_id',
+  'invalid_os',
+  'invalid_coordinate',
+  'invalid_start_time',
+  'invalid_end_time',
+  'time_out_of_range',
 ];
 
 const dirs: string[] = [];
@@ -34,8 +50,16 @@ function users(n: number) {
 
 function options(overrides: Partial<GenerateOptions>): GenerateOptions {
   return {
-    outDir: tempDir(), appId: APP, timeZone: ZONE, users: users(3), days: 3, endDate: '2026-11-20',
-    seed: 1, format: 'ndjson', badRecords: false, ...overrides,
+    outDir: tempDir(),
+    appId: APP,
+    timeZone: ZONE,
+    users: users(3),
+    days: 3,
+    endDate: '2026-11-20',
+    seed: 1,
+    format: 'ndjson',
+    badRecords: false,
+    ...overrides,
   };
 }
 
@@ -52,7 +76,11 @@ function instant(v: unknown): number | null {
 }
 function recordReason(line: string): string | null {
   let r: unknown;
-  try { r = JSON.parse(line); } catch { return 'invalid_json'; }
+  try {
+    r = JSON.parse(line);
+  } catch {
+    return 'invalid_json';
+  }
   if (typeof r !== 'object' || r === null || Array.isArray(r)) return 'not_an_object';
   const o = r as Json;
   if (typeof o['appId'] !== 'string' || o['appId'] === '') return 'missing_app_id';
@@ -62,7 +90,8 @@ function recordReason(line: string): string | null {
   if (typeof o['orgUserId'] !== 'string' || o['orgUserId'] === '') return 'missing_org_user_id';
   if (typeof o['tripId'] !== 'string' || o['tripId'] === '') return 'missing_trip_id';
   if (o['os'] !== 'android' && o['os'] !== 'ios') return 'invalid_os';
-  if (o['coordinate'] != null && o['coordinate'] !== 'WGS84' && o['coordinate'] !== 'GCJ02') return 'invalid_coordinate';
+  if (o['coordinate'] != null && o['coordinate'] !== 'WGS84' && o['coordinate'] !== 'GCJ02')
+    return 'invalid_coordinate';
   if (instant(o['startTime']) === null) return 'invalid_start_time';
   if (instant(o['endTime']) === null) return 'invalid_end_time';
   const times = [instant(o['startTime']) as number, instant(o['endTime']) as number];
@@ -115,7 +144,12 @@ const generated = new Map<string, Promise<GenerateSummary>>();
 const SMALL = { users: users(4), days: 3, badRecords: true };
 function small(format: 'ndjson' | 'parquet', variant: 'parts' | 'whole' | 'seed 2'): Promise<GenerateSummary> {
   const key = `${format} ${variant}`;
-  const overrides = variant === 'parts' ? { tripsPerPart: 3 } : variant === 'whole' ? { tripsPerPart: 1000 } : { tripsPerPart: 1000, seed: 2 };
+  const overrides =
+    variant === 'parts'
+      ? { tripsPerPart: 3 }
+      : variant === 'whole'
+        ? { tripsPerPart: 1000 }
+        : { tripsPerPart: 1000, seed: 2 };
   if (!generated.has(key)) generated.set(key, generateTrips(options({ ...SMALL, format, ...overrides })));
   return generated.get(key) as Promise<GenerateSummary>;
 }
@@ -143,7 +177,9 @@ describe('generateTrips: determinism', () => {
 
 /** SHA-256 of each file's bytes, by file name: what the files hold, whatever folder they are in. */
 function hashes(files: string[]): Record<string, string> {
-  return Object.fromEntries(files.map((f) => [basename(f), createHash('sha256').update(readFileSync(f)).digest('hex')]));
+  return Object.fromEntries(
+    files.map((f) => [basename(f), createHash('sha256').update(readFileSync(f)).digest('hex')]),
+  );
 }
 // The digests of the files the generator wrote when it built every day's points at once (before
 // it wrote them part by part), for the options of `small` (4 users x 3 days, bad records, seed 1).
@@ -152,7 +188,13 @@ const PINNED = {
   parquet: '6b8c17c340ce0846cc296748df02cc18c461ebed9d21e2fa19b6ef64ee9df0aa',
 };
 const digest = (files: string[]): string =>
-  createHash('sha256').update(Object.entries(hashes(files)).map(([name, h]) => `${name} ${h}\n`).join('')).digest('hex');
+  createHash('sha256')
+    .update(
+      Object.entries(hashes(files))
+        .map(([name, h]) => `${name} ${h}\n`)
+        .join(''),
+    )
+    .digest('hex');
 
 describe('generateTrips: streaming writes the bytes of the all-at-once generator', () => {
   // against PINNED, the all-at-once generator's bytes: streaming changed how it writes, not a byte
@@ -178,13 +220,17 @@ describe('generateTrips: 20 users x 14 days across the October DST change', () =
   const q = (sql: string) => query(db.connection, sql, { zone: ZONE });
 
   beforeAll(async () => {
-    summary = await generateTrips(options({ users: users(20), days: 14, endDate: '2026-11-01', seed: 7, badRecords: true }));
+    summary = await generateTrips(
+      options({ users: users(20), days: 14, endDate: '2026-11-01', seed: 7, badRecords: true }),
+    );
     db = await openDatabase(':memory:');
     const dayFiles = summary.files.filter((f) => basename(f).startsWith('trips-'));
     main = dayFiles.flatMap((f) => lines(f).map((l) => JSON.parse(l) as Json));
     bad = lines(summary.files.find((f) => basename(f) === 'bad-records.ndjson') as string);
     const list = `[${dayFiles.map(quoteLiteral).join(', ')}]`;
-    const instantOf = (field: string) => `case json_type(${field}) when 'VARCHAR' then epoch_ms((${field}->>'$')::timestamptz)
+    const instantOf = (
+      field: string,
+    ) => `case json_type(${field}) when 'VARCHAR' then epoch_ms((${field}->>'$')::timestamptz)
       else (${field}->>'$')::bigint end`;
     await db.connection.run(`create table trips as
       select tripId, ${instantOf('startTime')} as start_ms, ${instantOf('endTime')} as end_ms, points, events
@@ -205,10 +251,16 @@ describe('generateTrips: 20 users x 14 days across the October DST change', () =
 
   it('reports what the files hold', async () => {
     const good = bad.filter((l) => recordReason(l) === null).map((l) => JSON.parse(l) as Json);
-    const [row] = await q(`select count(*) as trips, sum(len(points)) as points, sum(len(events)) as events from trips`);
+    const [row] = await q(
+      `select count(*) as trips, sum(len(points)) as points, sum(len(events)) as events from trips`,
+    );
     expect(summary.trips).toBe(Number(row?.['trips']) + good.length);
-    expect(summary.points).toBe(Number(row?.['points']) + good.reduce((n, r) => n + (r['points'] as unknown[]).length, 0));
-    expect(summary.events).toBe(Number(row?.['events']) + good.reduce((n, r) => n + (r['events'] as unknown[]).length, 0));
+    expect(summary.points).toBe(
+      Number(row?.['points']) + good.reduce((n, r) => n + (r['points'] as unknown[]).length, 0),
+    );
+    expect(summary.events).toBe(
+      Number(row?.['events']) + good.reduce((n, r) => n + (r['events'] as unknown[]).length, 0),
+    );
     expect(summary.trips / (20 * 14)).toBeGreaterThan(1.2);
     expect(summary.trips / (20 * 14)).toBeLessThan(1.8);
     const ids = main.map((r) => r['tripId']);
@@ -248,7 +300,8 @@ describe('generateTrips: 20 users x 14 days across the October DST change', () =
   });
 
   it('has every event type, phone intervals of tens of seconds, and some overlapping', async () => {
-    const rows = await q(`select e.type, count(*) as n, min(epoch(e.endTime::timestamptz) - epoch(e.startTime::timestamptz)) as shortest
+    const rows =
+      await q(`select e.type, count(*) as n, min(epoch(e.endTime::timestamptz) - epoch(e.startTime::timestamptz)) as shortest
       from (select unnest(events) as e from trips) group by 1`);
     expect(rows.map((r) => r['type']).sort()).toEqual([...EVENT_TYPES].sort());
     const [overlap] = await q(`with e as (select tripId, unnest(events) as e from trips)
@@ -332,8 +385,12 @@ describe('generateTrips: 20 users x 14 days across the October DST change', () =
     expect([...offsets].sort()).toEqual(['+01:00', '+02:00']);
     expect(epochTrips / main.length).toBeGreaterThan(0.03);
     expect(epochTrips / main.length).toBeLessThan(0.2);
-    const before = main.find((r) => typeof r['startTime'] === 'string' && String(r['startTime']).startsWith('2026-10-24'));
-    const after = main.find((r) => typeof r['startTime'] === 'string' && String(r['startTime']).startsWith('2026-10-26'));
+    const before = main.find(
+      (r) => typeof r['startTime'] === 'string' && String(r['startTime']).startsWith('2026-10-24'),
+    );
+    const after = main.find(
+      (r) => typeof r['startTime'] === 'string' && String(r['startTime']).startsWith('2026-10-26'),
+    );
     expect(String(before?.['startTime'])).toMatch(/\+02:00$/);
     expect(String(after?.['startTime'])).toMatch(/\+01:00$/);
   });
@@ -354,11 +411,20 @@ describe('generateTrips: parquet', () => {
     const seed = { users: users(5), days: 2, seed: 11 };
     const json = await generateTrips(options({ ...seed }));
     const parquet = await generateTrips(options({ ...seed, format: 'parquet', badRecords: true }));
-    expect(parquet.files.map((f) => basename(f))).toEqual(['trips-2026-11-19.parquet', 'trips-2026-11-20.parquet', 'bad-records.ndjson']);
+    expect(parquet.files.map((f) => basename(f))).toEqual([
+      'trips-2026-11-19.parquet',
+      'trips-2026-11-20.parquet',
+      'bad-records.ndjson',
+    ]);
     const db = await openDatabase(':memory:');
     try {
-      const files = (s: GenerateSummary, ext: string) => `[${s.files.filter((f) => f.endsWith(ext)).map(quoteLiteral).join(', ')}]`;
-      const describeOf = async (sql: string) => (await query(db.connection, `describe ${sql}`)).map((r) => [r['column_name'], r['column_type']]);
+      const files = (s: GenerateSummary, ext: string) =>
+        `[${s.files
+          .filter((f) => f.endsWith(ext))
+          .map(quoteLiteral)
+          .join(', ')}]`;
+      const describeOf = async (sql: string) =>
+        (await query(db.connection, `describe ${sql}`)).map((r) => [r['column_name'], r['column_type']]);
       const pq = await describeOf(`select * from read_parquet(${files(parquet, '.parquet')})`);
       const nd = await describeOf(`select * from read_ndjson(${files(json, '.ndjson')}, columns = {
         appId: 'VARCHAR', platformUserId: 'BIGINT', orgUserId: 'VARCHAR', tripId: 'VARCHAR', deviceId: 'VARCHAR',
@@ -369,9 +435,12 @@ describe('generateTrips: parquet', () => {
       expect(pq).toEqual(nd);
       const keys = Object.keys(JSON.parse(lines(json.files[0] as string)[0] as string) as Json);
       expect(pq.map(([name]) => name)).toEqual(keys);
-      const [row] = await query(db.connection, `select count(*) as n, sum(len(points)) as points,
+      const [row] = await query(
+        db.connection,
+        `select count(*) as n, sum(len(points)) as points,
           count(*) filter (where not regexp_full_match(startTime, '.*T.*[+-][0-9]{2}:[0-9]{2}')) as not_iso
-        from read_parquet(${files(parquet, '.parquet')})`);
+        from read_parquet(${files(parquet, '.parquet')})`,
+      );
       expect(Number(row?.['n'])).toBe(json.trips);
       expect(Number(row?.['points'])).toBe(json.points);
       expect(Number(row?.['not_iso'])).toBe(0);

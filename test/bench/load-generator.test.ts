@@ -26,10 +26,12 @@ afterAll(async () => {
 const indexed = (count: number): string[] => Array.from({ length: count }, (_, i) => `/r/${i}`);
 
 async function serve(handler: (index: number, answer: (status?: number) => void) => void): Promise<string> {
-  return listen(createServer((req, res) => {
-    req.resume();
-    handler(Number(/^\/r\/(\d+)/.exec(req.url ?? '')?.[1] ?? -1), (status = 200) => res.writeHead(status).end('{}'));
-  }));
+  return listen(
+    createServer((req, res) => {
+      req.resume();
+      handler(Number(/^\/r\/(\d+)/.exec(req.url ?? '')?.[1] ?? -1), (status = 200) => res.writeHead(status).end('{}'));
+    }),
+  );
 }
 
 async function listen(server: Server): Promise<string> {
@@ -67,19 +69,27 @@ function holding(count: number): { hold: (answer: () => void) => void; release: 
 // each test runs with both clients: undici and the raw `net` one (bench/raw-http-client.ts); the
 // tests run at once, each with its own server and generator process: a run is seconds of a fixed
 // rate, mostly waiting
-function generate(client: LoadGeneratorConfig['client'], config: Omit<LoadGeneratorConfig, 'client'>): Promise<LoadGeneratorResult> {
+function generate(
+  client: LoadGeneratorConfig['client'],
+  config: Omit<LoadGeneratorConfig, 'client'>,
+): Promise<LoadGeneratorResult> {
   const file = join(dir, `${Math.random()}.json`);
   writeFileSync(file, JSON.stringify({ client, ...config }));
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['dist/bench/load-generator.js', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+    const child = spawn(process.execPath, ['dist/bench/load-generator.js', file], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    });
     let out = '';
     child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop() as string)) : reject(new Error(`exit ${code}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop() as string)) : reject(new Error(`exit ${code}`)),
+    );
   });
 }
 
 describe.concurrent.each(['undici', 'net'] as const)('the load generator (%s)', (client) => {
-  it('shows a server stall in p99 (latency from each request\'s due time) and keeps the rate', async () => {
+  it("shows a server stall in p99 (latency from each request's due time) and keeps the rate", async () => {
     // 200/s: request i is due at 5i ms. Those due from 500 ms to 900 ms (i = 100..179) are held
     // until request 180 (due at 900 ms) arrives: each waited at least 900 - 5i ms from its due time,
     // since no request is sent before it is due, whatever the machine's load.
@@ -89,7 +99,14 @@ describe.concurrent.each(['undici', 'net'] as const)('the load generator (%s)', 
       if (i >= 180) stall.release();
       answer();
     });
-    const r = await generate(client, { url, apiKey: 'k', paths: indexed(401), rate: 200, seconds: 2, connections: 100 });
+    const r = await generate(client, {
+      url,
+      apiKey: 'k',
+      paths: indexed(401),
+      rate: 200,
+      seconds: 2,
+      connections: 100,
+    });
     // the rate is kept by schedule: requests due at 0, 5, ..., 2000 ms (the last one on the edge)
     expect(r.sent).toBeGreaterThanOrEqual(400);
     expect(r.sent).toBeLessThanOrEqual(401);
@@ -109,7 +126,15 @@ describe.concurrent.each(['undici', 'net'] as const)('the load generator (%s)', 
   it('counts requests that are never answered as failed instead of dropping them', async () => {
     // 100/s: the first 30 requests are answered, the rest never
     const url = await serve((i, answer) => (i < 30 ? answer() : undefined));
-    const r = await generate(client, { url, apiKey: 'k', paths: indexed(101), rate: 100, seconds: 1, connections: 200, graceMs: 300 });
+    const r = await generate(client, {
+      url,
+      apiKey: 'k',
+      paths: indexed(101),
+      rate: 100,
+      seconds: 1,
+      connections: 200,
+      graceMs: 300,
+    });
     expect(r.sent).toBeGreaterThanOrEqual(100);
     expect(r.requests).toBe(30);
     expect(r.timeouts).toBe(r.sent - 30);
@@ -117,14 +142,23 @@ describe.concurrent.each(['undici', 'net'] as const)('the load generator (%s)', 
 
   it('names each failed request: its kind (status or network error), its path, and when it was sent and failed', async () => {
     // 100/s for 1 s: request 10 is answered 503, request 20's connection is closed without an answer
-    const url = await listen(createServer((req, res) => {
-      req.resume();
-      const i = Number(/^\/r\/(\d+)/.exec(req.url ?? '')?.[1] ?? -1);
-      if (i === 20) return req.socket.destroy();
-      res.writeHead(i === 10 ? 503 : 200).end('{}');
-    }));
+    const url = await listen(
+      createServer((req, res) => {
+        req.resume();
+        const i = Number(/^\/r\/(\d+)/.exec(req.url ?? '')?.[1] ?? -1);
+        if (i === 20) return req.socket.destroy();
+        res.writeHead(i === 10 ? 503 : 200).end('{}');
+      }),
+    );
     const before = Date.now();
-    const r = await generate(client, { url, apiKey: 'k', paths: indexed(101), rate: 100, seconds: 1, connections: 100 });
+    const r = await generate(client, {
+      url,
+      apiKey: 'k',
+      paths: indexed(101),
+      rate: 100,
+      seconds: 1,
+      connections: 100,
+    });
     expect(r.non2xx).toBe(1);
     expect(r.errors).toBe(1);
     expect(r.failures.map((f) => f.path).sort()).toEqual(['/r/10', '/r/20']);
@@ -139,7 +173,7 @@ describe.concurrent.each(['undici', 'net'] as const)('the load generator (%s)', 
   }, 30_000);
 });
 
-describe.concurrent.each(['undici', 'net'] as const)('the load generator\'s warm-up (%s)', (client) => {
+describe.concurrent.each(['undici', 'net'] as const)("the load generator's warm-up (%s)", (client) => {
   it('leaves a stall during the warm-up out of the latencies but counts a failure during it', async () => {
     // 200/s, warm-up 0.4 s: requests 0..79 are due in it. Requests 0..59 are held until request
     // 570 arrives (near the end, 2.85 s), so counted they would add 60 latencies of seconds; the
@@ -156,7 +190,15 @@ describe.concurrent.each(['undici', 'net'] as const)('the load generator\'s warm
       }
       answer();
     });
-    const r = await generate(client, { url, apiKey: 'k', paths: indexed(581), rate: 200, seconds: 2.5, connections: 100, warmupSeconds: 0.4 });
+    const r = await generate(client, {
+      url,
+      apiKey: 'k',
+      paths: indexed(581),
+      rate: 200,
+      seconds: 2.5,
+      connections: 100,
+      warmupSeconds: 0.4,
+    });
     expect(r.sent).toBeGreaterThanOrEqual(580);
     expect(r.requests).toBe(r.sent);
     // exactly the requests due after the warm-up are measured: none of the 60 held ones

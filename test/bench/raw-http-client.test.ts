@@ -48,7 +48,9 @@ async function start(): Promise<{ url: string; connections: () => number; seen: 
 }
 
 const get = (pool: RawHttpPool, path: string): Promise<string> =>
-  new Promise((resolve) => pool.get(path, { onComplete: (status) => resolve(String(status)), onError: (kind) => resolve(kind) }));
+  new Promise((resolve) =>
+    pool.get(path, { onComplete: (status) => resolve(String(status)), onError: (kind) => resolve(kind) }),
+  );
 
 describe('the raw HTTP client', () => {
   it('reads each kind of body to its end and the next response on the same connection from its start', async () => {

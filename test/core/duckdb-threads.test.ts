@@ -41,7 +41,9 @@ describe('DRIVING_DUCKDB_THREADS', () => {
   });
 
   it('refuses a value that is not a whole number, naming the variable', () => {
-    expect(() => duckdbThreads({ DRIVING_DUCKDB_THREADS: 'two' })).toThrow(/DRIVING_DUCKDB_THREADS must be a non-negative integer, got 'two'/);
+    expect(() => duckdbThreads({ DRIVING_DUCKDB_THREADS: 'two' })).toThrow(
+      /DRIVING_DUCKDB_THREADS must be a non-negative integer, got 'two'/,
+    );
     expect(() => duckdbThreads({ DRIVING_DUCKDB_THREADS: '-1' })).toThrow(/DRIVING_DUCKDB_THREADS/);
   });
 });

@@ -16,10 +16,18 @@ describe('the wait queue of a database file', () => {
     const file = join(dir, 'held.duckdb');
     const held = await openDatabase(file);
     expect(processesWaitingFor(file)).toEqual([]);
-    const waiter = spawn(process.execPath, ['--input-type=module', '-e', `
+    const waiter = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `
       const { openDatabase } = await import(${JSON.stringify(join(ROOT, 'dist', 'src', 'db', 'open.js'))});
       const db = await openDatabase(${JSON.stringify(file)}, { lockWaitMs: 120000 });
-      console.log('opened'); db.close();`], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+      console.log('opened'); db.close();`,
+      ],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     let out = '';
     waiter.stdout.on('data', (c: Buffer) => (out += c.toString()));
     const exited = new Promise<number | null>((resolve) => waiter.on('exit', resolve));
@@ -37,9 +45,17 @@ describe('the wait queue of a database file', () => {
     const file = join(dir, 'held-2.duckdb');
     const held = await openDatabase(file);
     try {
-      const waiter = spawn(process.execPath, ['--input-type=module', '-e', `
+      const waiter = spawn(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `
         const { openDatabase } = await import(${JSON.stringify(join(ROOT, 'dist', 'src', 'db', 'open.js'))});
-        await openDatabase(${JSON.stringify(file)}, { lockWaitMs: 120000 });`], { cwd: ROOT, stdio: 'ignore' });
+        await openDatabase(${JSON.stringify(file)}, { lockWaitMs: 120000 });`,
+        ],
+        { cwd: ROOT, stdio: 'ignore' },
+      );
       await expect.poll(() => processesWaitingFor(file), { timeout: 60_000, interval: 50 }).toEqual([waiter.pid]);
       const exited = new Promise((resolve) => waiter.on('exit', resolve));
       waiter.kill('SIGKILL');

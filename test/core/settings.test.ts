@@ -6,7 +6,9 @@ import { jobSettings } from '../../src/config.js';
 
 /** Every .ts file under dir. */
 const sources = (dir: string): string[] =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 
 // what may name process.env outside src/settings.ts, and why
 const ALLOWED = [
@@ -20,8 +22,16 @@ describe('one place reads the settings', () => {
   it('is src/settings.ts: nothing else under src/ reads process.env', () => {
     const found = sources('src')
       .filter((file) => file !== join('src', 'settings.ts'))
-      .flatMap((file) => readFileSync(file, 'utf8').split('\n').map((line, i) => ({ file, line, at: `${file}:${i + 1}` })))
-      .filter(({ file, line }) => /process\s*\.\s*env|process\[['"]env['"]\]/.test(line) && !ALLOWED.some((a) => a.file === file && line.includes(a.text)))
+      .flatMap((file) =>
+        readFileSync(file, 'utf8')
+          .split('\n')
+          .map((line, i) => ({ file, line, at: `${file}:${i + 1}` })),
+      )
+      .filter(
+        ({ file, line }) =>
+          /process\s*\.\s*env|process\[['"]env['"]\]/.test(line) &&
+          !ALLOWED.some((a) => a.file === file && line.includes(a.text)),
+      )
       .map(({ at, line }) => `${at}: ${line.trim()}`);
     expect(found).toEqual([]);
   });
@@ -44,8 +54,13 @@ describe('reading a setting', () => {
     expect(setting('DATABASE_URL', {})).toBeNull();
     expect(setting('DRIVING_API_WORKERS', {})).toBeNull();
     expect(jobSettings({})).toEqual({
-      pointsRetentionDays: 30, memoryLimit: '2.5GB', loadConcurrency: 2, publishLockWaitMs: 30_000, warehouseLockWaitMs: 60_000,
-      pointsPerPart: 8_000_000, uploadBatchBytes: 128 * 2 ** 20,
+      pointsRetentionDays: 30,
+      memoryLimit: '2.5GB',
+      loadConcurrency: 2,
+      publishLockWaitMs: 30_000,
+      warehouseLockWaitMs: 60_000,
+      pointsPerPart: 8_000_000,
+      uploadBatchBytes: 128 * 2 ** 20,
     });
   });
 
@@ -57,22 +72,42 @@ describe('reading a setting', () => {
   });
 
   it('refuses a value that is not allowed, naming the variable, the value and what is allowed', () => {
-    expect(() => setting('DRIVING_API_SERVING', { DRIVING_API_SERVING: 'fast' })).toThrow("DRIVING_API_SERVING must be one of pack, sql, got 'fast'");
-    expect(() => setting('DRIVING_PACK_WARM', { DRIVING_PACK_WARM: 'some' })).toThrow("DRIVING_PACK_WARM must be one of rows, all, none, got 'some'");
-    expect(() => setting('DRIVING_POINTS_RETENTION_DAYS', { DRIVING_POINTS_RETENTION_DAYS: '1.5' })).toThrow("DRIVING_POINTS_RETENTION_DAYS must be a non-negative integer, got '1.5'");
+    expect(() => setting('DRIVING_API_SERVING', { DRIVING_API_SERVING: 'fast' })).toThrow(
+      "DRIVING_API_SERVING must be one of pack, sql, got 'fast'",
+    );
+    expect(() => setting('DRIVING_PACK_WARM', { DRIVING_PACK_WARM: 'some' })).toThrow(
+      "DRIVING_PACK_WARM must be one of rows, all, none, got 'some'",
+    );
+    expect(() => setting('DRIVING_POINTS_RETENTION_DAYS', { DRIVING_POINTS_RETENTION_DAYS: '1.5' })).toThrow(
+      "DRIVING_POINTS_RETENTION_DAYS must be a non-negative integer, got '1.5'",
+    );
     expect(() => setting('PORT', { PORT: '70000' })).toThrow("PORT must be at most 65535, got '70000'");
-    expect(() => setting('DRIVING_WEBHOOK_LEASE_MS', { DRIVING_WEBHOOK_LEASE_MS: '100' })).toThrow("DRIVING_WEBHOOK_LEASE_MS must be at least 200, got '100'");
-    expect(() => setting('DRIVING_MEMORY_LIMIT', { DRIVING_MEMORY_LIMIT: 'lots' })).toThrow("DRIVING_MEMORY_LIMIT must be a size such as 512MB or 2.5GB, got 'lots'");
-    expect(() => setting('DRIVING_WEBHOOK_POLL', { DRIVING_WEBHOOK_POLL: '1w' })).toThrow("DRIVING_WEBHOOK_POLL must be a duration such as 500ms, 10s, 5m, 6h or 1d, got '1w'");
-    expect(() => setting('DRIVING_WEBHOOK_ALLOW_LOOPBACK', { DRIVING_WEBHOOK_ALLOW_LOOPBACK: 'maybe' })).toThrow('DRIVING_WEBHOOK_ALLOW_LOOPBACK must be one of 1, true, yes, 0, false, no');
-    expect(() => setting('DATABASE_URL', { DATABASE_URL: 'mysql://db/x' })).toThrow(/DATABASE_URL must be a URL of postgres:\/\/, postgresql:\/\//);
-    expect(() => setting('DRIVING_REDIS_URL', { DRIVING_REDIS_URL: 'not a url' })).toThrow(/DRIVING_REDIS_URL must be a URL/);
+    expect(() => setting('DRIVING_WEBHOOK_LEASE_MS', { DRIVING_WEBHOOK_LEASE_MS: '100' })).toThrow(
+      "DRIVING_WEBHOOK_LEASE_MS must be at least 200, got '100'",
+    );
+    expect(() => setting('DRIVING_MEMORY_LIMIT', { DRIVING_MEMORY_LIMIT: 'lots' })).toThrow(
+      "DRIVING_MEMORY_LIMIT must be a size such as 512MB or 2.5GB, got 'lots'",
+    );
+    expect(() => setting('DRIVING_WEBHOOK_POLL', { DRIVING_WEBHOOK_POLL: '1w' })).toThrow(
+      "DRIVING_WEBHOOK_POLL must be a duration such as 500ms, 10s, 5m, 6h or 1d, got '1w'",
+    );
+    expect(() => setting('DRIVING_WEBHOOK_ALLOW_LOOPBACK', { DRIVING_WEBHOOK_ALLOW_LOOPBACK: 'maybe' })).toThrow(
+      'DRIVING_WEBHOOK_ALLOW_LOOPBACK must be one of 1, true, yes, 0, false, no',
+    );
+    expect(() => setting('DATABASE_URL', { DATABASE_URL: 'mysql://db/x' })).toThrow(
+      /DATABASE_URL must be a URL of postgres:\/\/, postgresql:\/\//,
+    );
+    expect(() => setting('DRIVING_REDIS_URL', { DRIVING_REDIS_URL: 'not a url' })).toThrow(
+      /DRIVING_REDIS_URL must be a URL/,
+    );
   });
 
   it('reads sizes, durations, switches and URLs', () => {
     expect(setting('DRIVING_API_MEMORY_LIMIT', { DRIVING_API_MEMORY_LIMIT: '1.5GiB' })).toBe('1.5GiB');
     expect(setting('DRIVING_WEBHOOK_TIMEOUT', { DRIVING_WEBHOOK_TIMEOUT: '250ms' })).toBe(250);
-    expect(setting('DRIVING_WEBHOOK_SCHEDULE', {})).toEqual([60_000, 300_000, 1_200_000, 3_600_000, 21_600_000, 86_400_000]);
+    expect(setting('DRIVING_WEBHOOK_SCHEDULE', {})).toEqual([
+      60_000, 300_000, 1_200_000, 3_600_000, 21_600_000, 86_400_000,
+    ]);
     expect(setting('DRIVING_WEBHOOK_ALLOW_LOOPBACK', { DRIVING_WEBHOOK_ALLOW_LOOPBACK: 'Yes' })).toBe(true);
     expect(setting('DRIVING_WEBHOOK_ALLOW_LOOPBACK', { DRIVING_WEBHOOK_ALLOW_LOOPBACK: '0' })).toBe(false);
     // a debugging switch is on when set at all
@@ -85,6 +120,8 @@ describe('reading a setting', () => {
     expect(flagOrSetting(undefined, 'DATABASE_URL', env)).toBe('postgres://env/db');
     expect(flagOrSetting('postgres://flag/db', 'DATABASE_URL', env)).toBe('postgres://flag/db');
     expect(flagOrSetting('', 'DATABASE_URL', env)).toBeNull();
-    expect(() => flagOrSetting('localhost', 'DATABASE_URL', env)).toThrow("--database-url must be a URL (postgres://, postgresql://), got 'localhost'");
+    expect(() => flagOrSetting('localhost', 'DATABASE_URL', env)).toThrow(
+      "--database-url must be a URL (postgres://, postgresql://), got 'localhost'",
+    );
   });
 });

@@ -3,8 +3,8 @@ import { paramsFor, quoteIdent, quoteLiteral, splitStatements, stripComments } f
 
 describe('SQL text helpers', () => {
   it('strips comments but not dashes or dollars inside quoted text', () => {
-    const sql = "select '/tmp/a--b' as p, \"x--y\" -- a $comment\nfrom t where q = $value";
-    expect(stripComments(sql)).toBe("select '/tmp/a--b' as p, \"x--y\" \nfrom t where q = $value");
+    const sql = 'select \'/tmp/a--b\' as p, "x--y" -- a $comment\nfrom t where q = $value';
+    expect(stripComments(sql)).toBe('select \'/tmp/a--b\' as p, "x--y" \nfrom t where q = $value');
     expect(paramsFor(stripComments(sql), { value: 1, comment: 2 })).toEqual({ value: 1 });
     expect(paramsFor("select 'costs $5' as price")).toBeUndefined();
   });

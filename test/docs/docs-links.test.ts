@@ -4,11 +4,23 @@ import { dirname, isAbsolute, join, normalize } from 'node:path';
 
 // A newcomer follows the README's links: every relative link in the README and docs/ leads to a
 // file that exists and, when it names a heading, to a heading that exists (GitHub's anchors).
-const files = ['README.md', 'test/README.md', ...readdirSync('docs').filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const files = [
+  'README.md',
+  'test/README.md',
+  ...readdirSync('docs')
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens. */
 const slug = (heading: string): string =>
-  heading.trim().toLowerCase().replace(/<[^>]+>/g, '').replace(/[`*_]/g, '').replace(/[^\p{L}\p{N}\s-]/gu, '').replace(/\s/g, '-');
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/<[^>]+>/g, '')
+    .replace(/[`*_]/g, '')
+    .replace(/[^\p{L}\p{N}\s-]/gu, '')
+    .replace(/\s/g, '-');
 
 const anchorsOf = (file: string): Set<string> => {
   const text = readFileSync(file, 'utf8').replace(/```[\s\S]*?```/g, '');
@@ -24,9 +36,16 @@ describe('documentation links', () => {
       const [path, anchor] = (target as string).split('#') as [string, string | undefined];
       const resolved = path === '' ? file : normalize(join(dirname(file), path));
       // a reader of the repository has only the repository: nothing outside it can be linked
-      if (resolved.startsWith('..') || isAbsolute(resolved)) { broken.push(`${target}: outside the repository`); continue; }
-      if (!existsSync(resolved)) { broken.push(`${target}: no file ${resolved}`); continue; }
-      if (anchor && resolved.endsWith('.md') && !anchorsOf(resolved).has(anchor)) broken.push(`${target}: no heading #${anchor} in ${resolved}`);
+      if (resolved.startsWith('..') || isAbsolute(resolved)) {
+        broken.push(`${target}: outside the repository`);
+        continue;
+      }
+      if (!existsSync(resolved)) {
+        broken.push(`${target}: no file ${resolved}`);
+        continue;
+      }
+      if (anchor && resolved.endsWith('.md') && !anchorsOf(resolved).has(anchor))
+        broken.push(`${target}: no heading #${anchor} in ${resolved}`);
     }
     expect(broken).toEqual([]);
   });
@@ -39,4 +58,3 @@ describe('documentation links', () => {
     expect(text.match(/\.\.\/shared\/|shared\/spec\//g) ?? []).toEqual([]);
   });
 });
-

@@ -30,11 +30,19 @@ function shellBlocks(markdown: string): { code: string; runs: boolean }[] {
 
 function runBash(script: string, cwd: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn('bash', ['-c', script], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DRIVING_WEBHOOK_ALLOW_LOOPBACK: '1' } });
+    const child = spawn('bash', ['-c', script], {
+      cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, DRIVING_WEBHOOK_ALLOW_LOOPBACK: '1' },
+    });
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => { stdout += c; });
-    child.stderr.setEncoding('utf8').on('data', (c: string) => { stderr += c; });
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      stdout += c;
+    });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => {
+      stderr += c;
+    });
     child.once('close', (status) => done({ status, stdout, stderr }));
   });
 }
@@ -66,7 +74,9 @@ beforeAll(async () => {
   let err = '';
   demo.stdout?.setEncoding('utf8');
   demo.stderr?.setEncoding('utf8');
-  demo.stderr?.on('data', (chunk: string) => { err += chunk; });
+  demo.stderr?.on('data', (chunk: string) => {
+    err += chunk;
+  });
   port = await new Promise<number>((done, fail) => {
     demo?.stdout?.on('data', (chunk: string) => {
       out += chunk;
@@ -91,7 +101,8 @@ describe('README.md', () => {
     const blocks = shellBlocks(readme);
     expect(blocks.filter((b) => b.runs).length).toBeGreaterThanOrEqual(5);
     expect(blocks.filter((b) => !b.runs).length).toBeGreaterThanOrEqual(1);
-    for (const b of blocks.filter((x) => x.runs)) expect(b.code, 'a <placeholder> to fill in').not.toMatch(/<[a-zA-Z][^>]*>/);
+    for (const b of blocks.filter((x) => x.runs))
+      expect(b.code, 'a <placeholder> to fill in').not.toMatch(/<[a-zA-Z][^>]*>/);
   });
 
   it('stays a front door of at most 2,500 words', () => {
@@ -103,11 +114,18 @@ describe('README.md', () => {
     shellBlocks(readme).forEach((b, i) => {
       if (!b.runs) return;
       script.push(`echo "### README shell block ${i + 1}" >&2`);
-      script.push(b.code.replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`).replaceAll('http://127.0.0.1:8081/driving', receiver.url));
+      script.push(
+        b.code
+          .replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`)
+          .replaceAll('http://127.0.0.1:8081/driving', receiver.url),
+      );
     });
     // asynchronously: the receiver answers from this process's event loop while bash runs
     const run = await runBash(script.join('\n'), work);
-    const where = `${run.stderr.split('\n').filter((l) => l.startsWith('###')).pop()}\n${run.stderr.slice(-3000)}`;
+    const where = `${run.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('###'))
+      .pop()}\n${run.stderr.slice(-3000)}`;
     expect(run.status, where).toBe(0);
     // what the blocks did happened: the second page, the receiver's test event, the export
     expect(run.stdout).toContain('"nextCursor"');

@@ -32,7 +32,11 @@ function copyOf(from: string, appId: string): Workspace {
 }
 
 /** The template of `key` in `cache`, made by `make` on the first call; a failed make is tried again by the next caller. */
-async function templateOf<T>(cache: Map<string, Promise<Template<unknown>>>, key: string, make: () => Promise<Template<T>>): Promise<Template<T>> {
+async function templateOf<T>(
+  cache: Map<string, Promise<Template<unknown>>>,
+  key: string,
+  make: () => Promise<Template<T>>,
+): Promise<Template<T>> {
   let template = cache.get(key) as Promise<Template<T>> | undefined;
   if (template === undefined) {
     template = make();
@@ -50,7 +54,11 @@ async function templateOf<T>(cache: Map<string, Promise<Template<unknown>>>, key
  * score, publish) seconds of CPU. `built` is what `build` returned (the same object every time:
  * do not change it). No job may hold the template's databases open: `build` must await its jobs.
  */
-export async function builtFolder<T>(key: string, timeZone: string, build: (ws: Workspace) => Promise<T>): Promise<{ ws: Workspace; built: T }> {
+export async function builtFolder<T>(
+  key: string,
+  timeZone: string,
+  build: (ws: Workspace) => Promise<T>,
+): Promise<{ ws: Workspace; built: T }> {
   const { dir, appId, built } = await templateOf(templates, key, async () => {
     const ws = await workspace(timeZone);
     templateDirs.push(ws.dir);
@@ -65,7 +73,11 @@ export async function builtFolder<T>(key: string, timeZone: string, build: (ws: 
  * ends. `build` is handed its own workspace to fill (`start` gives it one, e.g. a copy of another
  * shared folder; by default an empty one in `timeZone`). The key names everything `build` does.
  */
-export async function sharedFolder<T>(key: string, start: () => Promise<Workspace>, build: (ws: Workspace) => Promise<T>): Promise<{ ws: Workspace; built: T }> {
+export async function sharedFolder<T>(
+  key: string,
+  start: () => Promise<Workspace>,
+  build: (ws: Workspace) => Promise<T>,
+): Promise<{ ws: Workspace; built: T }> {
   const { dir, appId, built } = await templateOf(shared, key, async () => {
     const ws = await start();
     try {

@@ -24,26 +24,42 @@ interface Keyed {
  * 11), loaded as one file at FIXTURE_CLOCK (published, not scored). The generated files are not kept.
  */
 export function berlinLoaded(): Promise<{ ws: Workspace; built: Keyed }> {
-  return sharedFolder('berlin-4x6-loaded', () => workspace('Europe/Berlin'), async (ws) => {
-    const key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
-    const gen = join(ws.dir, 'generated');
-    await runGenerate({ dataDir: ws.dir, users: 4, days: 6, seed: 11, format: 'ndjson', endDate: '2026-11-19', out: gen });
-    // the days as one file: the folders' users do not depend on the days coming in separate files
-    await runLoad({ dataDir: ws.dir, inputs: [oneFile(gen)], now: FIXTURE_CLOCK });
-    rmSync(gen, { recursive: true, force: true });
-    return { key };
-  });
+  return sharedFolder(
+    'berlin-4x6-loaded',
+    () => workspace('Europe/Berlin'),
+    async (ws) => {
+      const key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
+      const gen = join(ws.dir, 'generated');
+      await runGenerate({
+        dataDir: ws.dir,
+        users: 4,
+        days: 6,
+        seed: 11,
+        format: 'ndjson',
+        endDate: '2026-11-19',
+        out: gen,
+      });
+      // the days as one file: the folders' users do not depend on the days coming in separate files
+      await runLoad({ dataDir: ws.dir, inputs: [oneFile(gen)], now: FIXTURE_CLOCK });
+      rmSync(gen, { recursive: true, force: true });
+      return { key };
+    },
+  );
 }
 
 /** berlinLoaded, then scored as of 2026-11-20 at FIXTURE_CLOCK (published again). */
 export function berlinScored(): Promise<{ ws: Workspace; built: Keyed }> {
   let key = '';
-  return sharedFolder('berlin-4x6-scored-2026-11-20', async () => {
-    const loaded = await berlinLoaded();
-    key = loaded.built.key;
-    return loaded.ws;
-  }, async (ws) => {
-    await runScore({ dataDir: ws.dir, date: '2026-11-20', now: FIXTURE_CLOCK });
-    return { key };
-  });
+  return sharedFolder(
+    'berlin-4x6-scored-2026-11-20',
+    async () => {
+      const loaded = await berlinLoaded();
+      key = loaded.built.key;
+      return loaded.ws;
+    },
+    async (ws) => {
+      await runScore({ dataDir: ws.dir, date: '2026-11-20', now: FIXTURE_CLOCK });
+      return { key };
+    },
+  );
 }

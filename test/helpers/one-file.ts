@@ -8,9 +8,14 @@ import { join } from 'node:path';
  * not that the days come in separate files loads them as one. Returns the file's path.
  */
 export function oneFile(dir: string): string {
-  const names = readdirSync(dir).filter((n) => n.endsWith('.ndjson')).sort();
+  const names = readdirSync(dir)
+    .filter((n) => n.endsWith('.ndjson'))
+    .sort();
   if (names.length === 0) throw new Error(`no NDJSON file in ${dir}`);
-  const text = names.map((n) => readFileSync(join(dir, n), 'utf8')).map((t) => (t.endsWith('\n') ? t : `${t}\n`)).join('');
+  const text = names
+    .map((n) => readFileSync(join(dir, n), 'utf8'))
+    .map((t) => (t.endsWith('\n') ? t : `${t}\n`))
+    .join('');
   for (const n of names) rmSync(join(dir, n));
   const file = join(dir, 'all.ndjson');
   writeFileSync(file, text);

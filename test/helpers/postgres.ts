@@ -36,7 +36,8 @@ const asOwner = (cmd: string, args: string[]): [string, string[]] =>
  * port, trust authentication on loopback only, fsync off (a test's data need not survive a crash).
  */
 export async function startPostgres(): Promise<PgServer> {
-  if (!existsSync(join(BIN, 'postgres'))) throw new Error(`PostgreSQL is not installed (${BIN}/postgres): apt-get install postgresql`);
+  if (!existsSync(join(BIN, 'postgres')))
+    throw new Error(`PostgreSQL is not installed (${BIN}/postgres): apt-get install postgresql`);
   const dir = mkdtempSync(join(tmpdir(), 'dds-pg-'));
   if (process.getuid?.() === 0) {
     const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
@@ -44,11 +45,32 @@ export async function startPostgres(): Promise<PgServer> {
     chownSync(dir, uid, gid);
   }
   const data = join(dir, 'data');
-  const [initCmd, initArgs] = asOwner(join(BIN, 'initdb'), ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8']);
+  const [initCmd, initArgs] = asOwner(join(BIN, 'initdb'), [
+    '-D',
+    data,
+    '-U',
+    'postgres',
+    '-A',
+    'trust',
+    '--no-sync',
+    '-E',
+    'UTF8',
+  ]);
   execFileSync(initCmd, initArgs, { stdio: 'pipe' });
   const port = await freePort();
   const [cmd, args] = asOwner(join(BIN, 'postgres'), [
-    '-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=200',
+    '-D',
+    data,
+    '-p',
+    String(port),
+    '-k',
+    dir,
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    'fsync=off',
+    '-c',
+    'max_connections=200',
   ]);
   const child: ChildProcess = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';

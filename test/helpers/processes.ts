@@ -26,15 +26,16 @@ export function start(script: string, args: string[], env: NodeJS.ProcessEnv = p
     child,
     stderr: () => err,
     exited,
-    said: (pattern) => new Promise<string>((resolve, reject) => {
-      const check = () => {
-        const m = pattern.exec(err);
-        if (m) resolve(m[1] ?? m[0]);
-      };
-      waiters.push(check);
-      check();
-      void exited.then((code) => reject(new Error(`${script} exited (${code}) before saying ${pattern}: ${err}`)));
-    }),
+    said: (pattern) =>
+      new Promise<string>((resolve, reject) => {
+        const check = () => {
+          const m = pattern.exec(err);
+          if (m) resolve(m[1] ?? m[0]);
+        };
+        waiters.push(check);
+        check();
+        void exited.then((code) => reject(new Error(`${script} exited (${code}) before saying ${pattern}: ${err}`)));
+      }),
   };
 }
 

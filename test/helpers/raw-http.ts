@@ -31,7 +31,10 @@ export function readResponse(socket: Socket, waitMs = 20_000): Promise<RawRespon
       if (error) reject(error);
       else resolve(response as RawResponse);
     };
-    const timer = setTimeout(() => done(new Error(`no complete response within ${waitMs} ms: ${data.toString('latin1').slice(0, 200)}`)), waitMs);
+    const timer = setTimeout(
+      () => done(new Error(`no complete response within ${waitMs} ms: ${data.toString('latin1').slice(0, 200)}`)),
+      waitMs,
+    );
     const onData = (chunk: Buffer): void => {
       data = Buffer.concat([data, chunk]);
       const end = data.indexOf('\r\n\r\n');
@@ -44,9 +47,14 @@ export function readResponse(socket: Socket, waitMs = 20_000): Promise<RawRespon
       }
       const length = Number(headers['content-length'] ?? 0);
       if (data.length < end + 4 + length) return;
-      done(null, { status: Number(statusLine?.split(' ')[1]), headers, body: data.subarray(end + 4, end + 4 + length).toString('utf8') });
+      done(null, {
+        status: Number(statusLine?.split(' ')[1]),
+        headers,
+        body: data.subarray(end + 4, end + 4 + length).toString('utf8'),
+      });
     };
-    const onClose = (): void => done(new Error(`socket closed before a complete response: ${data.toString('latin1').slice(0, 200)}`));
+    const onClose = (): void =>
+      done(new Error(`socket closed before a complete response: ${data.toString('latin1').slice(0, 200)}`));
     socket.on('data', onData);
     socket.once('close', onClose);
   });

@@ -14,7 +14,11 @@ export interface Received {
  * resolved: an event rather than a time, for tests that must not depend on the machine's speed),
  * or hang.
  */
-export type Behaviour = (request: Received) => { status: number; delayMs?: number; until?: Promise<unknown>; headers?: Record<string, string>; body?: string } | 'hang';
+export type Behaviour = (
+  request: Received,
+) =>
+  | { status: number; delayMs?: number; until?: Promise<unknown>; headers?: Record<string, string>; body?: string }
+  | 'hang';
 
 export interface Receiver {
   url: string;
@@ -30,7 +34,10 @@ export interface Receiver {
 }
 
 /** A real HTTP receiver on a loopback port that records every request with its raw body. */
-export async function startReceiver(behaviour: Behaviour = () => ({ status: 204 }), path = '/hooks'): Promise<Receiver> {
+export async function startReceiver(
+  behaviour: Behaviour = () => ({ status: 204 }),
+  path = '/hooks',
+): Promise<Receiver> {
   let current = behaviour;
   const received: Received[] = [];
   let inFlight = 0;
@@ -43,15 +50,22 @@ export async function startReceiver(behaviour: Behaviour = () => ({ status: 204 
     res.on('close', () => inFlight--);
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const entry: Received = { headers: req.headers, rawBody: Buffer.concat(chunks), path: req.url ?? '', index: received.length };
+      const entry: Received = {
+        headers: req.headers,
+        rawBody: Buffer.concat(chunks),
+        path: req.url ?? '',
+        index: received.length,
+      };
       received.push(entry);
       for (const w of waiters.filter((x) => received.length >= x.count)) w.resolve();
       const answer = current(entry);
       if (answer === 'hang') return;
-      void (answer.until ?? Promise.resolve()).then(() => setTimeout(() => {
-        res.writeHead(answer.status, answer.headers ?? {});
-        res.end(answer.body ?? '');
-      }, answer.delayMs ?? 0));
+      void (answer.until ?? Promise.resolve()).then(() =>
+        setTimeout(() => {
+          res.writeHead(answer.status, answer.headers ?? {});
+          res.end(answer.body ?? '');
+        }, answer.delayMs ?? 0),
+      );
     });
   });
   server.keepAliveTimeout = 30_000;
@@ -70,8 +84,17 @@ export async function startReceiver(behaviour: Behaviour = () => ({ status: 204 
     waitFor: (count, timeoutMs = 120_000) =>
       new Promise((resolve, reject) => {
         if (received.length >= count) return resolve();
-        const timer = setTimeout(() => reject(new Error(`receiver got ${received.length} of ${count} requests in ${timeoutMs} ms`)), timeoutMs);
-        waiters.push({ count, resolve: () => { clearTimeout(timer); resolve(); } });
+        const timer = setTimeout(
+          () => reject(new Error(`receiver got ${received.length} of ${count} requests in ${timeoutMs} ms`)),
+          timeoutMs,
+        );
+        waiters.push({
+          count,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        });
       }),
     close: () =>
       new Promise((resolve) => {

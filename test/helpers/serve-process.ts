@@ -16,7 +16,11 @@ export interface ServeProcess {
 
 /** `node jobs/serve.js ARGS` as a real process; resolves once it says where it listens. */
 export async function startServe(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ServeProcess> {
-  const child = spawn(process.execPath, ['jobs/serve.js', '--log', 'false', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['jobs/serve.js', '--log', 'false', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let err = '';
   child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -34,7 +38,10 @@ export async function startServe(args: string[], env: NodeJS.ProcessEnv = {}): P
     });
   });
   return {
-    child, url, exited, stderr: () => err,
+    child,
+    url,
+    exited,
+    stderr: () => err,
     workers: () => childrenOf(child.pid as number),
   };
 }
@@ -42,7 +49,12 @@ export async function startServe(args: string[], env: NodeJS.ProcessEnv = {}): P
 /** The pids of a process's children (a cluster primary's workers). */
 export function childrenOf(pid: number): number[] {
   try {
-    return execFileSync('pgrep', ['-P', String(pid)]).toString().trim().split('\n').filter(Boolean).map(Number);
+    return execFileSync('pgrep', ['-P', String(pid)])
+      .toString()
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
   } catch {
     return [];
   }
@@ -68,7 +80,11 @@ export interface LoadResult {
  * GETs `url` at about `perSecond` requests a second until `stop()` is called: each request on its
  * own, as independent clients would send them; any status but 200, or a transport error, counts as failed.
  */
-export function steadyLoad(url: string, headers: Record<string, string>, perSecond: number): { stop(): Promise<LoadResult> } {
+export function steadyLoad(
+  url: string,
+  headers: Record<string, string>,
+  perSecond: number,
+): { stop(): Promise<LoadResult> } {
   const result: LoadResult = { ok: 0, okAt: [], failed: [] };
   const inFlight = new Set<Promise<void>>();
   const one = async () => {
@@ -79,10 +95,12 @@ export function steadyLoad(url: string, headers: Record<string, string>, perSeco
       if (res.status === 200) {
         result.ok++;
         result.okAt.push(Date.now());
-      }
-      else result.failed.push({ status: res.status, at: Date.now() });
+      } else result.failed.push({ status: res.status, at: Date.now() });
     } catch (error) {
-      result.failed.push({ status: String((error as Error & { cause?: Error }).cause?.message ?? error), at: Date.now() });
+      result.failed.push({
+        status: String((error as Error & { cause?: Error }).cause?.message ?? error),
+        at: Date.now(),
+      });
     }
   };
   const timer = setInterval(() => {

@@ -29,7 +29,9 @@ export async function workspace(timeZone = 'Europe/Berlin'): Promise<Workspace> 
 export async function workspaceLike(ws: Workspace): Promise<Workspace> {
   const dir = mkdtempSync(join(tmpdir(), 'dds-test-'));
   const paths = pathsFor(dir);
-  writeFileSync(paths.appsFile, JSON.stringify({ version: 1, apps: await new AppStore(ws.paths.appsFile).list() }), { mode: 0o600 });
+  writeFileSync(paths.appsFile, JSON.stringify({ version: 1, apps: await new AppStore(ws.paths.appsFile).list() }), {
+    mode: 0o600,
+  });
   return { dir, paths, appId: ws.appId, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
@@ -52,7 +54,12 @@ export function readFixture(path: string, appId: string, fixtureAppId = 'app-ref
 }
 
 /** Every row of a published table (as the API will see it), in key order, minus `columnsToSkip`. */
-export async function publishedRows(paths: Paths, table: string, orderBy: string, skip: string[] = []): Promise<Record<string, unknown>[]> {
+export async function publishedRows(
+  paths: Paths,
+  table: string,
+  orderBy: string,
+  skip: string[] = [],
+): Promise<Record<string, unknown>[]> {
   const manifest = readManifest(paths.manifestFile);
   if (!manifest) return [];
   const db = await openDatabase(join(paths.publishedDir, manifest.file), { readOnly: true });

@@ -32,25 +32,34 @@ const keeperTrips = ['trip-keeper-p4-a', 'trip-keeper-p4-b', 'trip-keeper-p4-c']
 
 const trip = (tripId: string, userId: number, orgUserId: string, device: string, day: number) =>
   tripRecord({
-    appId: ws.appId, tripId, userId, orgUserId, start: `2026-11-${day}T08:00:00+01:00`, seconds: 600,
-    events: [{ type: 'brake', from: 100, to: 103 }], extra: { deviceId: device },
+    appId: ws.appId,
+    tripId,
+    userId,
+    orgUserId,
+    start: `2026-11-${day}T08:00:00+01:00`,
+    seconds: 600,
+    events: [{ type: 'brake', from: 100, to: 103 }],
+    extra: { deviceId: device },
   });
 
 /** The files under the data folder whose bytes (gzip unpacked where it can be) hold `text`. */
 function filesHolding(text: string, dir = ws.dir): string[] {
   const needle = Buffer.from(text, 'utf8');
-  return filesUnder(dir).filter((file) => {
-    const bytes = readFileSync(file);
-    let unpacked: Buffer | null = null;
-    if (file.endsWith('.gz')) {
-      try {
-        unpacked = gunzipSync(bytes);
-      } catch {
-        unpacked = null;
+  return filesUnder(dir)
+    .filter((file) => {
+      const bytes = readFileSync(file);
+      let unpacked: Buffer | null = null;
+      if (file.endsWith('.gz')) {
+        try {
+          unpacked = gunzipSync(bytes);
+        } catch {
+          unpacked = null;
+        }
       }
-    }
-    return bytes.includes(needle) || (unpacked?.includes(needle) ?? false);
-  }).map((f) => relative(dir, f)).sort();
+      return bytes.includes(needle) || (unpacked?.includes(needle) ?? false);
+    })
+    .map((f) => relative(dir, f))
+    .sort();
 }
 
 async function rowsOf(sql: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>[]> {
@@ -76,26 +85,45 @@ beforeAll(async () => {
   keeper = ids.get('keeper') as number;
   mkdirSync(ws.paths.landingDir, { recursive: true });
   // two loads: a base and a delta layer, both slots written, raw points and route files of two days
-  writeFileSync(join(ws.paths.landingDir, 'day1.ndjson'), [
-    trip(leaverTrips[0]!, leaver, LEAVER_ORG, LEAVER_DEVICE, 18), trip(keeperTrips[0]!, keeper, 'keeper', 'device-keeper', 18),
-    trip(leaverTrips[1]!, leaver, LEAVER_ORG, LEAVER_DEVICE, 19), trip(keeperTrips[1]!, keeper, 'keeper', 'device-keeper', 19),
-  ].map((r) => JSON.stringify(r)).join('\n'));
+  writeFileSync(
+    join(ws.paths.landingDir, 'day1.ndjson'),
+    [
+      trip(leaverTrips[0]!, leaver, LEAVER_ORG, LEAVER_DEVICE, 18),
+      trip(keeperTrips[0]!, keeper, 'keeper', 'device-keeper', 18),
+      trip(leaverTrips[1]!, leaver, LEAVER_ORG, LEAVER_DEVICE, 19),
+      trip(keeperTrips[1]!, keeper, 'keeper', 'device-keeper', 19),
+    ]
+      .map((r) => JSON.stringify(r))
+      .join('\n'),
+  );
   await runLoad({ dataDir: ws.dir, now: clock });
-  writeFileSync(join(ws.paths.landingDir, 'day2.ndjson'), [
-    trip(leaverTrips[2]!, leaver, LEAVER_ORG, LEAVER_DEVICE, 20), trip(keeperTrips[2]!, keeper, 'keeper', 'device-keeper', 20),
-  ].map((r) => JSON.stringify(r)).join('\n'));
+  writeFileSync(
+    join(ws.paths.landingDir, 'day2.ndjson'),
+    [
+      trip(leaverTrips[2]!, leaver, LEAVER_ORG, LEAVER_DEVICE, 20),
+      trip(keeperTrips[2]!, keeper, 'keeper', 'device-keeper', 20),
+    ]
+      .map((r) => JSON.stringify(r))
+      .join('\n'),
+  );
   await runLoad({ dataDir: ws.dir, now: clock });
   // the analysts' export inside the data folder holds both users
   await runExport({ dataDir: ws.dir });
   // a failed archive that cannot be read: a gzip cut short, holding the leaver's line
-  const gz = gzipSync(`${JSON.stringify(trip('trip-leaver-zq81-failed', leaver, LEAVER_ORG, LEAVER_DEVICE, 17))}\n`.repeat(50));
+  const gz = gzipSync(
+    `${JSON.stringify(trip('trip-leaver-zq81-failed', leaver, LEAVER_ORG, LEAVER_DEVICE, 17))}\n`.repeat(50),
+  );
   truncatedArchive = join(ws.paths.landingDir, 'failed', '2026-11-20', 'cut.ndjson.gz');
   mkdirSync(join(truncatedArchive, '..'), { recursive: true });
   writeFileSync(truncatedArchive, gz.subarray(0, Math.floor(gz.length / 2)));
 
   const api = await createApi({ dataDir: ws.dir, now: () => clock, pollMs: 50 });
   try {
-    const deleted = await api.app.inject({ method: 'DELETE', url: `/v1/org-user/${LEAVER_ORG}`, headers: { authorization: `Bearer ${key}` } });
+    const deleted = await api.app.inject({
+      method: 'DELETE',
+      url: `/v1/org-user/${LEAVER_ORG}`,
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(deleted.statusCode).toBe(200);
   } finally {
     await api.close();
@@ -112,26 +140,39 @@ afterAll(() => {
 
 describe('erasure reaches the bytes', () => {
   it('an export run after the DELETE, before the purge, never holds the user; the keeper is exported', async () => {
-    const trips = await rowsOf('select user_id::bigint as u, trip_id from read_parquet($g, hive_partitioning = true) order by trip_id', { g: join(afterDelete, 'trips', '**', '*.parquet') });
+    const trips = await rowsOf(
+      'select user_id::bigint as u, trip_id from read_parquet($g, hive_partitioning = true) order by trip_id',
+      { g: join(afterDelete, 'trips', '**', '*.parquet') },
+    );
     expect(trips.map((r) => String(r['trip_id']))).toEqual([...keeperTrips].sort());
     for (const table of ['trip_events', 'stats_daily']) {
-      const users = await rowsOf('select distinct user_id::bigint as u from read_parquet($g, hive_partitioning = true)', { g: join(afterDelete, table, '**', '*.parquet') });
-      expect(users.map((r) => Number(r['u'])), table).toEqual([keeper]);
+      const users = await rowsOf(
+        'select distinct user_id::bigint as u from read_parquet($g, hive_partitioning = true)',
+        { g: join(afterDelete, table, '**', '*.parquet') },
+      );
+      expect(
+        users.map((r) => Number(r['u'])),
+        table,
+      ).toEqual([keeper]);
     }
   });
 
   it('before the purge, the scan finds the user in the warehouse, both slots and the event files, and the export holds them (the scan can see them)', async () => {
     const holding = filesHolding(leaverTrips[0]!);
-    expect(holding).toEqual(expect.arrayContaining(['warehouse/warehouse.duckdb', 'published/slot-a.duckdb', 'published/slot-b.duckdb']));
+    expect(holding).toEqual(
+      expect.arrayContaining(['warehouse/warehouse.duckdb', 'published/slot-a.duckdb', 'published/slot-b.duckdb']),
+    );
     // Parquet compresses its pages, and how depends on how DuckDB's threads split the rows: whether
     // an id's bytes show in the file is not fixed, so the export is read instead
-    const exported = await rowsOf('select trip_id from read_parquet($g, hive_partitioning = true)', { g: join(ws.paths.exportsDir, 'trips', '**', '*.parquet') });
+    const exported = await rowsOf('select trip_id from read_parquet($g, hive_partitioning = true)', {
+      g: join(ws.paths.exportsDir, 'trips', '**', '*.parquet'),
+    });
     expect(exported.map((r) => String(r['trip_id']))).toContain(leaverTrips[0]);
     expect(holding.some((f) => f.startsWith('events/pending/'))).toBe(true);
     expect(filesHolding(LEAVER_DEVICE)).toContain('warehouse/warehouse.duckdb');
   });
 
-  it('after the load that purges, no file under the data folder holds the user\'s tripIds or deviceId; the orgUserId only in the deletion record and user.deleted', async () => {
+  it("after the load that purges, no file under the data folder holds the user's tripIds or deviceId; the orgUserId only in the deletion record and user.deleted", async () => {
     const result = await runLoad({ dataDir: ws.dir, now: clock, progress: (m) => purgeLog.push(m) });
     expect(result.purged.users).toBe(1);
     // the archive that cannot be read is removed, and named in the log
@@ -143,31 +184,55 @@ describe('erasure reaches the bytes', () => {
     expect(result.erasure.eventsDropped).toBeGreaterThan(0);
     process.stderr.write(`${purgeLog.filter((l) => /rewritten without|erasure/.test(l)).join('\n')}\n`);
 
-    for (const id of [...leaverTrips, 'trip-leaver-zq81-failed', LEAVER_DEVICE]) expect(filesHolding(id), id).toEqual([]);
+    for (const id of [...leaverTrips, 'trip-leaver-zq81-failed', LEAVER_DEVICE])
+      expect(filesHolding(id), id).toEqual([]);
     // the org user id: the passport store (the account's deletion record; its own files), the
     // warehouse's ledger of purged users, and the user.deleted event in the event files
     const org = filesHolding(LEAVER_ORG);
-    const allowed = (f: string) => f.startsWith('passport/') || f.startsWith('state/') || f === 'warehouse/warehouse.duckdb' || f.startsWith('events/pending/');
+    const allowed = (f: string) =>
+      f.startsWith('passport/') ||
+      f.startsWith('state/') ||
+      f === 'warehouse/warehouse.duckdb' ||
+      f.startsWith('events/pending/');
     expect(org.filter((f) => !allowed(f))).toEqual([]);
     for (const file of org.filter((f) => f.startsWith('events/pending/'))) {
-      const lines = readFileSync(join(ws.dir, file), 'utf8').split('\n').filter((l) => l.includes(LEAVER_ORG));
-      expect(lines.map((l) => (JSON.parse(l) as { type: string }).type), file).toEqual(lines.map(() => 'user.deleted'));
+      const lines = readFileSync(join(ws.dir, file), 'utf8')
+        .split('\n')
+        .filter((l) => l.includes(LEAVER_ORG));
+      expect(
+        lines.map((l) => (JSON.parse(l) as { type: string }).type),
+        file,
+      ).toEqual(lines.map(() => 'user.deleted'));
     }
     // the keeper's data is still everywhere it was
-    for (const id of keeperTrips) expect(filesHolding(id), id).toEqual(expect.arrayContaining(['warehouse/warehouse.duckdb', 'published/slot-a.duckdb', 'published/slot-b.duckdb']));
-    const exported = await rowsOf('select trip_id from read_parquet($g, hive_partitioning = true) order by 1', { g: join(ws.paths.exportsDir, 'trips', '**', '*.parquet') });
+    for (const id of keeperTrips)
+      expect(filesHolding(id), id).toEqual(
+        expect.arrayContaining(['warehouse/warehouse.duckdb', 'published/slot-a.duckdb', 'published/slot-b.duckdb']),
+      );
+    const exported = await rowsOf('select trip_id from read_parquet($g, hive_partitioning = true) order by 1', {
+      g: join(ws.paths.exportsDir, 'trips', '**', '*.parquet'),
+    });
     expect(exported.map((r) => r['trip_id'])).toEqual([...keeperTrips].sort());
   });
 
   it('the rewritten warehouse and slots are whole: the next load and the API serve the keeper', async () => {
-    writeFileSync(join(ws.paths.landingDir, 'day3.ndjson'), JSON.stringify(trip('trip-keeper-p4-d', keeper, 'keeper', 'device-keeper', 21)));
+    writeFileSync(
+      join(ws.paths.landingDir, 'day3.ndjson'),
+      JSON.stringify(trip('trip-keeper-p4-d', keeper, 'keeper', 'device-keeper', 21)),
+    );
     const next = await runLoad({ dataDir: ws.dir, now: clock });
     expect(next.totals.tripsLoaded).toBe(1);
     const api = await createApi({ dataDir: ws.dir, now: () => clock, pollMs: 50 });
     try {
-      const res = await api.app.inject({ method: 'GET', url: '/v1/org-user/keeper/trips?limit=100&startTime=2026-11-01&endTime=2026-11-30', headers: { authorization: `Bearer ${key}` } });
+      const res = await api.app.inject({
+        method: 'GET',
+        url: '/v1/org-user/keeper/trips?limit=100&startTime=2026-11-01&endTime=2026-11-30',
+        headers: { authorization: `Bearer ${key}` },
+      });
       expect(res.statusCode).toBe(200);
-      expect((res.json() as { trips: { tripId: string }[] }).trips.map((t) => t.tripId).sort()).toEqual([...keeperTrips, 'trip-keeper-p4-d'].sort());
+      expect((res.json() as { trips: { tripId: string }[] }).trips.map((t) => t.tripId).sort()).toEqual(
+        [...keeperTrips, 'trip-keeper-p4-d'].sort(),
+      );
     } finally {
       await api.close();
     }
@@ -183,9 +248,18 @@ describe('erasure and a new account for the same orgUserId', () => {
   const ORG = 'org-comeback-v5n1';
   const goneTrip = 'trip-gone-w2k8-a';
   const backTrip = 'trip-back-w2k8-a';
-  const line = (tripId: string, userId: number, device: string, day: number) => JSON.stringify(tripRecord({
-    appId: fresh.appId, tripId, userId, orgUserId: ORG, start: `2026-11-${day}T08:00:00+01:00`, seconds: 600, extra: { deviceId: device },
-  }));
+  const line = (tripId: string, userId: number, device: string, day: number) =>
+    JSON.stringify(
+      tripRecord({
+        appId: fresh.appId,
+        tripId,
+        userId,
+        orgUserId: ORG,
+        start: `2026-11-${day}T08:00:00+01:00`,
+        seconds: 600,
+        extra: { deviceId: device },
+      }),
+    );
 
   beforeAll(async () => {
     fresh = await workspace('Europe/Berlin');
@@ -193,12 +267,16 @@ describe('erasure and a new account for the same orgUserId', () => {
     const auth = { authorization: `Bearer ${apiKey}` };
     const api = await createApi({ dataDir: fresh.dir, now: () => clock, pollMs: 50 });
     try {
-      gone = (await api.app.inject({ method: 'POST', url: `/v1/org-user/${ORG}/token`, headers: auth })).json().platformUserId;
+      gone = (await api.app.inject({ method: 'POST', url: `/v1/org-user/${ORG}/token`, headers: auth })).json()
+        .platformUserId;
       mkdirSync(fresh.paths.landingDir, { recursive: true });
       writeFileSync(join(fresh.paths.landingDir, 'day1.ndjson'), line(goneTrip, gone, 'device-gone-w2k8', 18));
       await runLoad({ dataDir: fresh.dir, now: clock });
-      expect((await api.app.inject({ method: 'DELETE', url: `/v1/org-user/${ORG}`, headers: auth })).statusCode).toBe(200);
-      comeback = (await api.app.inject({ method: 'POST', url: `/v1/org-user/${ORG}/token`, headers: auth })).json().platformUserId;
+      expect((await api.app.inject({ method: 'DELETE', url: `/v1/org-user/${ORG}`, headers: auth })).statusCode).toBe(
+        200,
+      );
+      comeback = (await api.app.inject({ method: 'POST', url: `/v1/org-user/${ORG}/token`, headers: auth })).json()
+        .platformUserId;
     } finally {
       await api.close();
     }
@@ -209,19 +287,31 @@ describe('erasure and a new account for the same orgUserId', () => {
   }, 120_000);
   afterAll(() => fresh?.cleanup());
 
-  it('the deleted account\'s ids are gone; the new account\'s data is everywhere it belongs, with the orgUserId', () => {
+  it("the deleted account's ids are gone; the new account's data is everywhere it belongs, with the orgUserId", () => {
     expect(comeback).not.toBe(gone);
     for (const id of [goneTrip, 'device-gone-w2k8']) expect(filesHolding(id, fresh.dir), id).toEqual([]);
     const kept = filesHolding(backTrip, fresh.dir);
-    expect(kept).toEqual(expect.arrayContaining(['warehouse/warehouse.duckdb', 'published/slot-a.duckdb', 'published/slot-b.duckdb']));
+    expect(kept).toEqual(
+      expect.arrayContaining(['warehouse/warehouse.duckdb', 'published/slot-a.duckdb', 'published/slot-b.duckdb']),
+    );
     expect(kept.some((f) => f.startsWith('landing/loaded/'))).toBe(true);
     expect(kept.some((f) => f.startsWith('events/pending/'))).toBe(true);
     // in the event files the orgUserId is in the old account's user.deleted and the new account's events
-    const events = filesHolding(ORG, fresh.dir).filter((f) => f.startsWith('events/pending/'))
-      .flatMap((f) => readFileSync(join(fresh.dir, f), 'utf8').split('\n').filter((l) => l.includes(ORG)))
+    const events = filesHolding(ORG, fresh.dir)
+      .filter((f) => f.startsWith('events/pending/'))
+      .flatMap((f) =>
+        readFileSync(join(fresh.dir, f), 'utf8')
+          .split('\n')
+          .filter((l) => l.includes(ORG)),
+      )
       .map((l) => JSON.parse(l) as { type: string; data: { userId: number; tripId?: string } })
       .map((e) => [e.type, e.data.userId, e.data.tripId ?? null]);
-    expect(events).toEqual(expect.arrayContaining([['user.deleted', gone, null], ['trip.created', comeback, backTrip]]));
+    expect(events).toEqual(
+      expect.arrayContaining([
+        ['user.deleted', gone, null],
+        ['trip.created', comeback, backTrip],
+      ]),
+    );
     expect(events.filter(([type, userId]) => userId === gone && type !== 'user.deleted')).toEqual([]);
   });
 });

@@ -35,14 +35,26 @@ beforeAll(async () => {
   passport.close();
   // Y arrives after X and overlaps it: Y is overlapping_trip
   await runLoad({
-    dataDir: ws.dir, now: new Date('2026-11-21T12:00:00Z'),
-    inputs: [writeNdjson(join(ws.dir, 'in', 'base.ndjson'), [trip('u-1', 'X', '2026-11-20T08:00:00Z'), trip('u-1', 'Y', '2026-11-20T08:05:00Z')])],
+    dataDir: ws.dir,
+    now: new Date('2026-11-21T12:00:00Z'),
+    inputs: [
+      writeNdjson(join(ws.dir, 'in', 'base.ndjson'), [
+        trip('u-1', 'X', '2026-11-20T08:00:00Z'),
+        trip('u-1', 'Y', '2026-11-20T08:05:00Z'),
+      ]),
+    ],
   });
   // a second load: both slots hold everything, so the next publish copies only what changes
-  await runLoad({ dataDir: ws.dir, now: new Date('2026-11-21T12:01:00Z'), inputs: [writeNdjson(join(ws.dir, 'in', 'w.ndjson'), [trip('u-2', 'W', '2026-11-20T07:00:00Z')])] });
+  await runLoad({
+    dataDir: ws.dir,
+    now: new Date('2026-11-21T12:01:00Z'),
+    inputs: [writeNdjson(join(ws.dir, 'in', 'w.ndjson'), [trip('u-2', 'W', '2026-11-20T07:00:00Z')])],
+  });
   const db = await openDatabase(ws.paths.warehouseFile);
   try {
-    await db.connection.run("insert into trip_events select * replace (99 as event_index) from trip_events where trip_id = 'Y'");
+    await db.connection.run(
+      "insert into trip_events select * replace (99 as event_index) from trip_events where trip_id = 'Y'",
+    );
   } finally {
     db.close();
   }
@@ -64,7 +76,10 @@ describe('a file whose change fails a check', () => {
     expect(reason).toContain('"trip_id":"Y"');
     expect(existsSync(join(ws.paths.landingDir, 'loaded', day, 'b-new.ndjson'))).toBe(true);
     // nothing of the failed file is kept: X where it was, Y still overlapping; Z loaded
-    const rows = await warehouseRows(ws.paths, "select trip_id, started_at::varchar as s, abnormal_reason from trips order by trip_id");
+    const rows = await warehouseRows(
+      ws.paths,
+      'select trip_id, started_at::varchar as s, abnormal_reason from trips order by trip_id',
+    );
     expect(rows).toEqual([
       { trip_id: 'W', s: '2026-11-20 07:00:00+00', abnormal_reason: '' },
       { trip_id: 'X', s: '2026-11-20 08:00:00+00', abnormal_reason: '' },
@@ -73,7 +88,7 @@ describe('a file whose change fails a check', () => {
     ]);
   });
 
-  it('is counted in the summary, the job\'s metrics and /readyz', async () => {
+  it("is counted in the summary, the job's metrics and /readyz", async () => {
     const result = JSON.parse(ran.stdout);
     expect(result.totals.filesFailed).toBe(1);
     expect(result.totals.filesFailedBy).toEqual({ 'checks/events_have_trips': 1 });
@@ -87,7 +102,11 @@ describe('a file whose change fails a check', () => {
       const ready = (await api.app.inject({ method: 'GET', url: '/readyz' })).json();
       expect(ready.landing).toEqual({ waiting: 0, oldestWaitingSeconds: null, failed: 1 });
       // the other driver's trip is served
-      const z = await api.app.inject({ method: 'GET', url: '/v1/org-user/u-2/trips', headers: { authorization: `Bearer ${key}` } });
+      const z = await api.app.inject({
+        method: 'GET',
+        url: '/v1/org-user/u-2/trips',
+        headers: { authorization: `Bearer ${key}` },
+      });
       expect(z.json().trips.map((t: { tripId: string }) => t.tripId)).toEqual(['Z', 'W']);
     } finally {
       await api.close();
@@ -116,10 +135,36 @@ describe('a batch of SDK uploads whose change fails a check', () => {
     const apiKey = (await new AppStore(w.paths.appsFile).rotateKey(w.appId)).apiKey;
     const api = await createApi({ dataDir: w.dir, now: () => clock, pollMs: 50 });
     try {
-      for (const [user, tripId, hour] of [['u-1', 'A', 6], ['u-2', 'BAD', 7], ['u-3', 'C', 8]] as const) {
-        const token = (await api.app.inject({ method: 'POST', url: `/v1/org-user/${user}/token`, headers: { authorization: `Bearer ${apiKey}` } })).json().token as string;
-        const { appId: _a, platformUserId: _p, orgUserId: _o, ...record } = tripRecord({ appId: w.appId, tripId, start: `2026-11-20T0${hour}:00:00Z`, seconds: 300, events: [{ type: 'brake', from: 60, to: 63 }] });
-        const res = await api.app.inject({ method: 'POST', url: '/v1/sdk/trips', headers: { authorization: `Bearer ${token}` }, payload: record });
+      for (const [user, tripId, hour] of [
+        ['u-1', 'A', 6],
+        ['u-2', 'BAD', 7],
+        ['u-3', 'C', 8],
+      ] as const) {
+        const token = (
+          await api.app.inject({
+            method: 'POST',
+            url: `/v1/org-user/${user}/token`,
+            headers: { authorization: `Bearer ${apiKey}` },
+          })
+        ).json().token as string;
+        const {
+          appId: _a,
+          platformUserId: _p,
+          orgUserId: _o,
+          ...record
+        } = tripRecord({
+          appId: w.appId,
+          tripId,
+          start: `2026-11-20T0${hour}:00:00Z`,
+          seconds: 300,
+          events: [{ type: 'brake', from: 60, to: 63 }],
+        });
+        const res = await api.app.inject({
+          method: 'POST',
+          url: '/v1/sdk/trips',
+          headers: { authorization: `Bearer ${token}` },
+          payload: record,
+        });
         expect(res.statusCode).toBe(202);
       }
     } finally {
@@ -134,12 +179,21 @@ describe('a batch of SDK uploads whose change fails a check', () => {
     expect(first.files).toHaveLength(1);
     expect(first.files[0]?.failed).toMatch(/checks\/events_have_trips.*its 3 records go back into the landing area/);
     expect(await warehouseRows(w.paths, 'select trip_id from trips')).toEqual([]);
-    const pieces = readdirSync(w.paths.landingDir).filter((n) => n.endsWith('.ndjson')).sort();
+    const pieces = readdirSync(w.paths.landingDir)
+      .filter((n) => n.endsWith('.ndjson'))
+      .sort();
     expect(pieces).toHaveLength(3);
 
     const second = await runLoad({ dataDir: w.dir, now: clock, afterStage: faulty });
-    expect(second.files.map((f) => f.failed === undefined ? 'loaded' : f.failedBy)).toEqual(['loaded', 'checks/events_have_trips', 'loaded']);
-    expect(await warehouseRows(w.paths, 'select trip_id from trips order by trip_id')).toEqual([{ trip_id: 'A' }, { trip_id: 'C' }]);
+    expect(second.files.map((f) => (f.failed === undefined ? 'loaded' : f.failedBy))).toEqual([
+      'loaded',
+      'checks/events_have_trips',
+      'loaded',
+    ]);
+    expect(await warehouseRows(w.paths, 'select trip_id from trips order by trip_id')).toEqual([
+      { trip_id: 'A' },
+      { trip_id: 'C' },
+    ]);
     expect(readdirSync(w.paths.landingDir).filter((n) => n.endsWith('.ndjson'))).toEqual([]);
     const day = readdirSync(join(w.paths.landingDir, 'failed'))[0] as string;
     const failed = readdirSync(join(w.paths.landingDir, 'failed', day));

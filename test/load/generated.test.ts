@@ -19,7 +19,16 @@ async function generateAndLoad(format: 'ndjson' | 'parquet') {
   created.push(ws);
   // 4 users over 2 day files: every kind of bad record comes with the last day whatever the size,
   // and each file a load reads costs a fixed chain
-  const generated = await runGenerate({ dataDir: ws.dir, users: 4, days: 2, seed: 7, format, badRecords: true, endDate: '2026-11-20', out: join(ws.dir, 'gen') });
+  const generated = await runGenerate({
+    dataDir: ws.dir,
+    users: 4,
+    days: 2,
+    seed: 7,
+    format,
+    badRecords: true,
+    endDate: '2026-11-20',
+    out: join(ws.dir, 'gen'),
+  });
   const loaded = await runLoad({ dataDir: ws.dir, inputs: [join(ws.dir, 'gen')], now });
   return { ws, generated, loaded };
 }
@@ -47,7 +56,12 @@ describe('formats and accounts', () => {
     // a second folder with the same app: a copy of the first's state store (nothing writes it meanwhile)
     const bDir = mkdtempSync(join(tmpdir(), 'dds-test-'));
     cpSync(join(a.dir, 'state'), join(bDir, 'state'), { recursive: true });
-    const b: Workspace = { dir: bDir, paths: pathsFor(bDir), appId: a.appId, cleanup: () => rmSync(bDir, { recursive: true, force: true }) };
+    const b: Workspace = {
+      dir: bDir,
+      paths: pathsFor(bDir),
+      appId: a.appId,
+      cleanup: () => rmSync(bDir, { recursive: true, force: true }),
+    };
     created.push(a, b);
     // 6 users over 2 days (15-18 trips seen: the app's random id is among the generator's inputs, so the count
     // varies by run), more than 5 compared: the size matters less than the files read
@@ -59,7 +73,9 @@ describe('formats and accounts', () => {
     const tripsA = await publishedRows(a.paths, 'trips', 'trip_id');
     expect(tripsA.length).toBeGreaterThan(5);
     expect(await publishedRows(b.paths, 'trips', 'trip_id')).toEqual(tripsA);
-    expect(await publishedRows(b.paths, 'trip_events', 'trip_id, event_index')).toEqual(await publishedRows(a.paths, 'trip_events', 'trip_id, event_index'));
+    expect(await publishedRows(b.paths, 'trip_events', 'trip_id, event_index')).toEqual(
+      await publishedRows(a.paths, 'trip_events', 'trip_id, event_index'),
+    );
 
     const passport = await PassportStore.open(a.paths.passportFile);
     try {

@@ -2,7 +2,17 @@
 // still being written, a file appended to while it loads; and the modes of what the jobs create.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runLoad } from '../../src/jobs/load.js';
@@ -17,9 +27,11 @@ beforeEach(async () => {
 afterEach(() => ws.cleanup());
 
 const now = new Date('2026-11-21T08:00:00Z');
-const trip = (id: string) => tripRecord({ appId: ws.appId, tripId: id, start: '2026-11-20T08:00:00+01:00', seconds: 600 });
+const trip = (id: string) =>
+  tripRecord({ appId: ws.appId, tripId: id, start: '2026-11-20T08:00:00+01:00', seconds: 600 });
 const landing = (name: string) => join(ws.paths.landingDir, name);
-const tripIds = async () => (await warehouseRows(ws.paths, 'select trip_id from trips order by trip_id')).map((r) => r['trip_id']);
+const tripIds = async () =>
+  (await warehouseRows(ws.paths, 'select trip_id from trips order by trip_id')).map((r) => r['trip_id']);
 
 describe('intake: only regular files, never through a link', () => {
   it('leaves a link to the state store alone: none of its secrets reach the quarantine, the other files load', async () => {
@@ -27,7 +39,9 @@ describe('intake: only regular files, never through a link', () => {
     symlinkSync(sqliteFileOf(ws.dir), landing('x.ndjson'));
     writeNdjson(landing('y.ndjson'), [trip('good-1')]);
     const result = await runLoad({ dataDir: ws.dir, now });
-    expect(result.refused).toEqual([{ file: landing('x.ndjson'), reason: 'not_a_regular_file', kind: 'symbolic link' }]);
+    expect(result.refused).toEqual([
+      { file: landing('x.ndjson'), reason: 'not_a_regular_file', kind: 'symbolic link' },
+    ]);
     expect(result.refusedNamed).toBe(false);
     expect(result.totals.filesFailed).toBe(0);
     expect(await tripIds()).toEqual(['good-1']);
@@ -78,12 +92,14 @@ describe('intake: only regular files, never through a link', () => {
 
   it('ignores files still being written: dot names, .tmp and .part', async () => {
     mkdirSync(ws.paths.landingDir, { recursive: true });
-    for (const name of ['.upload.ndjson', 'day.ndjson.tmp', 'day.ndjson.part']) writeNdjson(landing(name), [trip(`w-${name}`)]);
+    for (const name of ['.upload.ndjson', 'day.ndjson.tmp', 'day.ndjson.part'])
+      writeNdjson(landing(name), [trip(`w-${name}`)]);
     writeNdjson(landing('done.ndjson'), [trip('done')]);
     const result = await runLoad({ dataDir: ws.dir, now });
     expect(result.refused).toEqual([]);
     expect(await tripIds()).toEqual(['done']);
-    for (const name of ['.upload.ndjson', 'day.ndjson.tmp', 'day.ndjson.part']) expect(existsSync(landing(name))).toBe(true);
+    for (const name of ['.upload.ndjson', 'day.ndjson.tmp', 'day.ndjson.part'])
+      expect(existsSync(landing(name))).toBe(true);
   });
 });
 
@@ -91,7 +107,11 @@ describe('intake: a file that changes while it loads', () => {
   it('keeps nothing of it, leaves it in the landing area, and loads all of it on the next run', async () => {
     mkdirSync(ws.paths.landingDir, { recursive: true });
     const file = writeNdjson(landing('growing.ndjson'), [trip('g-1'), trip('g-2')]);
-    const first = await runLoad({ dataDir: ws.dir, now, afterStage: () => appendFileSync(file, `${JSON.stringify(trip('g-3'))}\n`) });
+    const first = await runLoad({
+      dataDir: ws.dir,
+      now,
+      afterStage: () => appendFileSync(file, `${JSON.stringify(trip('g-3'))}\n`),
+    });
     expect(first.files[0]?.failed).toMatch(/^changed_during_load: /);
     expect(first.files[0]?.retry).toBe(true);
     expect(first.totals.tripsLoaded).toBe(0);
@@ -100,7 +120,9 @@ describe('intake: a file that changes while it loads', () => {
     expect(existsSync(file)).toBe(true);
     expect(existsSync(join(ws.paths.landingDir, 'failed'))).toBe(false);
     // no raw points of it either
-    const pointFiles = existsSync(ws.paths.pointsDir) ? readdirSync(ws.paths.pointsDir, { recursive: true }).filter((n) => String(n).endsWith('.parquet')) : [];
+    const pointFiles = existsSync(ws.paths.pointsDir)
+      ? readdirSync(ws.paths.pointsDir, { recursive: true }).filter((n) => String(n).endsWith('.parquet'))
+      : [];
     expect(pointFiles).toEqual([]);
 
     const second = await runLoad({ dataDir: ws.dir, now });
@@ -112,7 +134,11 @@ describe('intake: a file that changes while it loads', () => {
 describe('files the jobs create', () => {
   it('are readable by their owner only (0600), folders 0700', async () => {
     const repo = fileURLToPath(new URL('../..', import.meta.url));
-    const job = (name: string, ...args: string[]) => execFileSync(process.execPath, [join(repo, 'jobs', `${name}.js`), '--data-dir', ws.dir, ...args], { stdio: 'pipe', env: { ...process.env, DRIVING_LOAD_CONCURRENCY: '1' } });
+    const job = (name: string, ...args: string[]) =>
+      execFileSync(process.execPath, [join(repo, 'jobs', `${name}.js`), '--data-dir', ws.dir, ...args], {
+        stdio: 'pipe',
+        env: { ...process.env, DRIVING_LOAD_CONCURRENCY: '1' },
+      });
     job('generate', '--users', '3', '--days', '2', '--end-date', '2026-11-20');
     job('load');
     job('score', '--date', '2026-11-21');

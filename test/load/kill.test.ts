@@ -3,7 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { manifestOf, publishedRows, sameApps, warehouseRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
+import {
+  manifestOf,
+  publishedRows,
+  sameApps,
+  warehouseRows,
+  workspace,
+  writeNdjson,
+  type Workspace,
+} from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
 import { openDatabase } from '../../src/db/open.js';
 import { query } from '../../src/db/sql.js';
@@ -18,7 +26,10 @@ let reference: Workspace;
 let inputDir: string;
 
 /** Runs `node jobs/load.js`; with `killOn`, sends SIGKILL as soon as stderr shows that text. */
-function load(dataDir: string, killOn?: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+function load(
+  dataDir: string,
+  killOn?: string,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['jobs/load.js', '--data-dir', dataDir, '--input', inputDir], { cwd: ROOT });
     let stderr = '';
@@ -44,8 +55,15 @@ async function servedState(ws: Workspace) {
 async function pointsState(ws: Workspace) {
   const db = await openDatabase(':memory:');
   try {
-    const files = readdirSync(ws.paths.pointsDir, { recursive: true }).map(String).filter((f) => f.endsWith('.parquet')).sort();
-    const rows = await query(db.connection, `select count(*)::int as n, sum(hash(app_id, trip_id, t))::varchar as h from read_parquet($glob)`, { glob: join(ws.paths.pointsDir, '**', '*.parquet') });
+    const files = readdirSync(ws.paths.pointsDir, { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith('.parquet'))
+      .sort();
+    const rows = await query(
+      db.connection,
+      `select count(*)::int as n, sum(hash(app_id, trip_id, t))::varchar as h from read_parquet($glob)`,
+      { glob: join(ws.paths.pointsDir, '**', '*.parquet') },
+    );
     return { files, rows };
   } finally {
     db.close();
@@ -62,11 +80,18 @@ beforeAll(async () => {
   inputDir = join(reference.dir, 'in');
   for (let f = 0; f < FILES; f++) {
     // 80 trips a file (25 drivers): each file still takes a while to load, so the kill lands between files
-    const records = Array.from({ length: 80 }, (_, i) => tripRecord({
-      appId: reference.appId, tripId: `f${f}-t${i}`, userId: 100 + (i % 25), orgUserId: `d-${i % 25}`,
-      start: `2026-11-${String(10 + f).padStart(2, '0')}T${String(6 + (i % 15)).padStart(2, '0')}:00:00+01:00`, seconds: 600,
-      speed: (s) => 8 + (s % 9), events: i % 4 === 0 ? [{ type: 'brake', from: 30, to: 33 }] : [],
-    }));
+    const records = Array.from({ length: 80 }, (_, i) =>
+      tripRecord({
+        appId: reference.appId,
+        tripId: `f${f}-t${i}`,
+        userId: 100 + (i % 25),
+        orgUserId: `d-${i % 25}`,
+        start: `2026-11-${String(10 + f).padStart(2, '0')}T${String(6 + (i % 15)).padStart(2, '0')}:00:00+01:00`,
+        seconds: 600,
+        speed: (s) => 8 + (s % 9),
+        events: i % 4 === 0 ? [{ type: 'brake', from: 30, to: 33 }] : [],
+      }),
+    );
     records.push('{"broken": ');
     writeNdjson(join(inputDir, `day-${f}.ndjson`), records);
   }

@@ -19,7 +19,15 @@ function corpus(ws: Workspace): string {
   points.push({ t: (points.at(-1) as { t: number }).t + 500, lat: 52.6, lng: 13.4, speed: -1 });
   // rejected: not_an_object 2, invalid_json 1, invalid_os 1; events: unknown_event_type 1,
   // event_time_inverted 1; points: negative_speed 1
-  return writeNdjson(join(ws.dir, 'in', 'corpus.ndjson'), [good('ok-1'), '{"appId": "truncated', '[1, 2]', '[3]', good('x1', { os: 'windows' }), withBadEvents, badPoint]);
+  return writeNdjson(join(ws.dir, 'in', 'corpus.ndjson'), [
+    good('ok-1'),
+    '{"appId": "truncated',
+    '[1, 2]',
+    '[3]',
+    good('x1', { os: 'windows' }),
+    withBadEvents,
+    badPoint,
+  ]);
 }
 
 beforeAll(async () => {
@@ -33,10 +41,14 @@ describe('load.js progress and summary', () => {
   it('names the warehouse it opens first, then the files, and ends with the reasons and their counts', async () => {
     const r = await runJobProcess('load', ['--input', file, '--data-dir', ws.dir]);
     expect(r.code, r.stderr).toBe(0);
-    const lines = r.stderr.split('\n').filter((l) => l !== '').map((l) => l.replace(/^\d\d:\d\d:\d\d /, ''));
+    const lines = r.stderr
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => l.replace(/^\d\d:\d\d:\d\d /, ''));
     // on a slow machine a step that lasts 5 s is named again: such a line repeats the step before it
     const again = / \(\d+ s so far\)$/;
-    for (const line of lines.filter((l) => again.test(l))) expect(line).toMatch(/^load: (opening|putting|listing|deriving|pruning|purging|publishing|writing) /);
+    for (const line of lines.filter((l) => again.test(l)))
+      expect(line).toMatch(/^load: (opening|putting|listing|deriving|pruning|purging|publishing|writing) /);
     const said = lines.filter((l) => !again.test(l));
     // the first line comes before DuckDB and the job's code are loaded
     expect(said[0]).toBe("load: starting (loading DuckDB and the job's code)");
@@ -45,7 +57,9 @@ describe('load.js progress and summary', () => {
     expect(said[3]).toBe('load: 1 file(s) given');
     expect(said[4]).toMatch(/^load: \[1\/1\] .*corpus.ndjson: 3 trips \(0 replaced\), 4 rejected, /);
     const summary = r.stdout.split('\n');
-    expect(summary[0]).toMatch(/^load: 1 file\(s\) loaded, 0 skipped, 0 failed; 3 trips \(0 replaced, \d+ abnormal\), 4 records rejected, 1 points dropped, 2 events quarantined; published version 1 /);
+    expect(summary[0]).toMatch(
+      /^load: 1 file\(s\) loaded, 0 skipped, 0 failed; 3 trips \(0 replaced, \d+ abnormal\), 4 records rejected, 1 points dropped, 2 events quarantined; published version 1 /,
+    );
     expect(summary.slice(1)).toEqual([
       '  records rejected: not_an_object 2, invalid_json 1, invalid_os 1 (node jobs/quarantine.js lists them, with file and line)',
       '  events quarantined: event_time_inverted 1, unknown_event_type 1 (their trips kept)',

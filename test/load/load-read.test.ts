@@ -25,15 +25,27 @@ const QUARANTINE = `select line_no, kind, reason, trip_id, raw from quarantine o
 function records(n: number, prefix = 'r'): Record<string, unknown>[] {
   return Array.from({ length: n }, (_, i) =>
     tripRecord({
-      appId: ws.appId, tripId: `${prefix}-${i}`, userId: 1001 + (i % 3), orgUserId: `driver-${i % 3}`,
-      start: `2026-11-${String(10 + (i % 9)).padStart(2, '0')}T0${i % 10}:30:00+01:00`, seconds: 120 + 7 * i,
-      speed: (s) => 5 + ((s * (i + 1)) % 17), events: [{ type: 'brake', from: 10, to: 12 }, { type: 'phone_usage', from: 30, to: 60 }],
+      appId: ws.appId,
+      tripId: `${prefix}-${i}`,
+      userId: 1001 + (i % 3),
+      orgUserId: `driver-${i % 3}`,
+      start: `2026-11-${String(10 + (i % 9)).padStart(2, '0')}T0${i % 10}:30:00+01:00`,
+      seconds: 120 + 7 * i,
+      speed: (s) => 5 + ((s * (i + 1)) % 17),
+      events: [
+        { type: 'brake', from: 10, to: 12 },
+        { type: 'phone_usage', from: 30, to: 60 },
+      ],
     }),
   );
 }
 
 async function snapshot(): Promise<unknown[]> {
-  return [await warehouseRows(ws.paths, TRIP), await warehouseRows(ws.paths, EVENTS), await warehouseRows(ws.paths, 'select * exclude (version) from stats_daily order by all')];
+  return [
+    await warehouseRows(ws.paths, TRIP),
+    await warehouseRows(ws.paths, EVENTS),
+    await warehouseRows(ws.paths, 'select * exclude (version) from stats_daily order by all'),
+  ];
 }
 
 describe('load: reading NDJSON', () => {
@@ -41,15 +53,35 @@ describe('load: reading NDJSON', () => {
     const good = records(4);
     const stranger = { ...good[0], tripId: 'stranger', appId: 'no-such-app' };
     // blank lines and CRLF endings move line numbers; only the rejected line's text is read again
-    const text = ['', JSON.stringify(good[0]), '  ', JSON.stringify(stranger), JSON.stringify(good[1]), '', JSON.stringify(good[2]), JSON.stringify(good[3])].join('\r\n') + '\r\n';
+    const text =
+      [
+        '',
+        JSON.stringify(good[0]),
+        '  ',
+        JSON.stringify(stranger),
+        JSON.stringify(good[1]),
+        '',
+        JSON.stringify(good[2]),
+        JSON.stringify(good[3]),
+      ].join('\r\n') + '\r\n';
     mkdirSync(join(ws.dir, 'in'), { recursive: true });
     writeFileSync(join(ws.dir, 'in', 'crlf.ndjson'), text);
     const result = await runLoad({ dataDir: ws.dir, inputs: [join(ws.dir, 'in', 'crlf.ndjson')], now });
     expect(result.files[0]?.read).toBe('typed');
     expect(result.totals.rejected).toEqual({ unknown_app: 1 });
-    expect(await warehouseRows(ws.paths, QUARANTINE)).toEqual([{ line_no: '4', kind: 'record', reason: 'unknown_app', trip_id: 'stranger', raw: JSON.stringify(stranger) }]);
-    expect((await warehouseRows(ws.paths, 'select trip_id, source_line from trips order by source_line')).map((r) => [r['trip_id'], Number(r['source_line'])])).toEqual([
-      ['r-0', 2], ['r-1', 5], ['r-2', 7], ['r-3', 8],
+    expect(await warehouseRows(ws.paths, QUARANTINE)).toEqual([
+      { line_no: '4', kind: 'record', reason: 'unknown_app', trip_id: 'stranger', raw: JSON.stringify(stranger) },
+    ]);
+    expect(
+      (await warehouseRows(ws.paths, 'select trip_id, source_line from trips order by source_line')).map((r) => [
+        r['trip_id'],
+        Number(r['source_line']),
+      ]),
+    ).toEqual([
+      ['r-0', 2],
+      ['r-1', 5],
+      ['r-2', 7],
+      ['r-3', 8],
     ]);
   });
 
@@ -61,7 +93,9 @@ describe('load: reading NDJSON', () => {
     writeFileSync(file, gzipSync([a, bad, b].map((r) => JSON.stringify(r)).join('\n') + '\n'));
     const result = await runLoad({ dataDir: ws.dir, inputs: [file], now });
     expect(result.files[0]?.read).toBe('typed');
-    expect(await warehouseRows(ws.paths, QUARANTINE)).toEqual([{ line_no: '2', kind: 'record', reason: 'invalid_os', trip_id: 'gz-bad', raw: JSON.stringify(bad) }]);
+    expect(await warehouseRows(ws.paths, QUARANTINE)).toEqual([
+      { line_no: '2', kind: 'record', reason: 'invalid_os', trip_id: 'gz-bad', raw: JSON.stringify(bad) },
+    ]);
   });
 
   it('falls back to line by line for a malformed line and ends with the same warehouse as a clean file', async () => {
@@ -81,7 +115,9 @@ describe('load: reading NDJSON', () => {
       const [trips, events, stats] = clean as [Record<string, unknown>[], unknown, unknown];
       expect(await warehouseRows(other.paths, TRIP)).toEqual(trips);
       expect(await warehouseRows(other.paths, EVENTS)).toEqual(events);
-      expect(await warehouseRows(other.paths, 'select * exclude (version) from stats_daily order by all')).toEqual(stats);
+      expect(await warehouseRows(other.paths, 'select * exclude (version) from stats_daily order by all')).toEqual(
+        stats,
+      );
       expect((await warehouseRows(other.paths, QUARANTINE)).map((r) => [r['line_no'], r['reason'], r['raw']])).toEqual([
         ['5', 'invalid_json', '{"appId": "trunc'],
         ['6', 'not_an_object', '42'],
@@ -99,12 +135,16 @@ describe('load: reading NDJSON', () => {
     // the same app id, so the rows compare equal
     const other = await workspaceLike(ws);
     try {
-      const files = [0, 1, 2, 3].map((k) => writeNdjson(join(other.dir, 'split', `part-${k}.ndjson`), all.slice(k * 3, k * 3 + 3)));
+      const files = [0, 1, 2, 3].map((k) =>
+        writeNdjson(join(other.dir, 'split', `part-${k}.ndjson`), all.slice(k * 3, k * 3 + 3)),
+      );
       await runLoad({ dataDir: other.dir, inputs: files, now });
       const [trips, events, stats] = whole as [unknown, unknown, unknown];
       expect(await warehouseRows(other.paths, TRIP)).toEqual(trips);
       expect(await warehouseRows(other.paths, EVENTS)).toEqual(events);
-      expect(await warehouseRows(other.paths, 'select * exclude (version) from stats_daily order by all')).toEqual(stats);
+      expect(await warehouseRows(other.paths, 'select * exclude (version) from stats_daily order by all')).toEqual(
+        stats,
+      );
     } finally {
       other.cleanup();
     }
@@ -153,7 +193,9 @@ describe('load: a file of any size', () => {
       const [trips, events, stats, points] = whole as [unknown, unknown, unknown, unknown];
       expect(await warehouseRows(other.paths, TRIP)).toEqual(trips);
       expect(await warehouseRows(other.paths, EVENTS)).toEqual(events);
-      expect(await warehouseRows(other.paths, 'select * exclude (version) from stats_daily order by all')).toEqual(stats);
+      expect(await warehouseRows(other.paths, 'select * exclude (version) from stats_daily order by all')).toEqual(
+        stats,
+      );
       expect(await warehouseRows(other.paths, P)).toEqual(points);
     } finally {
       other.cleanup();
@@ -165,7 +207,12 @@ describe('load: files that cannot be read, and where', () => {
   it('names the byte and the line of invalid UTF-8', async () => {
     const [a, b] = records(2).map((r) => JSON.stringify(r));
     mkdirSync(join(ws.dir, 'in'), { recursive: true });
-    const bad = Buffer.concat([Buffer.from(`${a}\n\n`), Buffer.from('{"appId":"é'), Buffer.from([0xc3, 0x28]), Buffer.from(`"}\n${b}\n`)]);
+    const bad = Buffer.concat([
+      Buffer.from(`${a}\n\n`),
+      Buffer.from('{"appId":"é'),
+      Buffer.from([0xc3, 0x28]),
+      Buffer.from(`"}\n${b}\n`),
+    ]);
     writeFileSync(join(ws.dir, 'in', 'u.ndjson'), bad);
     const result = await runLoad({ dataDir: ws.dir, inputs: [join(ws.dir, 'in', 'u.ndjson')], now });
     // line 3: `{"appId":"` is 10 bytes, é is two more, so the stray 0xc3 is byte 13

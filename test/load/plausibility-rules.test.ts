@@ -21,17 +21,34 @@ let ws: Workspace;
 /** The records are written before the workspace exists: its app is set as they are used. */
 const withApp = (r: Record<string, unknown>) => ({ ...r, appId: ws.appId });
 
-const line = (user: number, tripId: string, startIso: string, lngs: number[], speedOf: (i: number) => number, dtS = DT_S) => {
+const line = (
+  user: number,
+  tripId: string,
+  startIso: string,
+  lngs: number[],
+  speedOf: (i: number) => number,
+  dtS = DT_S,
+) => {
   const startMs = Date.parse(startIso);
   return {
-    platformUserId: user, orgUserId: `u${user}`, tripId, os: 'android',
-    startTime: startIso, endTime: new Date(startMs + (lngs.length - 1) * dtS * 1000).toISOString(),
+    platformUserId: user,
+    orgUserId: `u${user}`,
+    tripId,
+    os: 'android',
+    startTime: startIso,
+    endTime: new Date(startMs + (lngs.length - 1) * dtS * 1000).toISOString(),
     points: lngs.map((lng, i) => ({ t: startMs + i * dtS * 1000, lat: 0, lng, speed: speedOf(i) })),
   };
 };
 const steps = (n: number) => Array.from({ length: n + 1 }, (_, i) => i * STEP_DEG);
 
-const byTrip = async () => new Map((await warehouseRows(ws.paths, 'select trip_id, abnormal_reason from trips')).map((r) => [String(r['trip_id']), String(r['abnormal_reason'])]));
+const byTrip = async () =>
+  new Map(
+    (await warehouseRows(ws.paths, 'select trip_id, abnormal_reason from trips')).map((r) => [
+      String(r['trip_id']),
+      String(r['abnormal_reason']),
+    ]),
+  );
 
 beforeAll(async () => {
   ws = await workspace(ZONE);
@@ -45,19 +62,56 @@ describe('speed_inconsistent (rule 4)', () => {
     ['consistent', line(11, 'consistent', '2026-11-02T08:00:00Z', steps(n), () => STEP_M / DT_S), ''],
     // reported speed x dt = 2 x step: D_pos / D_rep = 0.5 exactly (inside)
     ['ratio-half', line(11, 'ratio-half', '2026-11-03T08:00:00Z', steps(n), () => STEP_M / 2), ''],
-    ['ratio-under-half', line(11, 'ratio-under-half', '2026-11-04T08:00:00Z', steps(n), () => (STEP_M / 2) * (1 + 1e-9)), 'speed_inconsistent'],
+    [
+      'ratio-under-half',
+      line(11, 'ratio-under-half', '2026-11-04T08:00:00Z', steps(n), () => (STEP_M / 2) * (1 + 1e-9)),
+      'speed_inconsistent',
+    ],
     // reported speed x dt = step / 2: the ratio is 2 exactly (inside)
     ['ratio-two', line(11, 'ratio-two', '2026-11-05T08:00:00Z', steps(n), () => STEP_M / 8), ''],
-    ['ratio-over-two', line(11, 'ratio-over-two', '2026-11-06T08:00:00Z', steps(n), () => (STEP_M / 8) * (1 - 1e-9)), 'speed_inconsistent'],
+    [
+      'ratio-over-two',
+      line(11, 'ratio-over-two', '2026-11-06T08:00:00Z', steps(n), () => (STEP_M / 8) * (1 - 1e-9)),
+      'speed_inconsistent',
+    ],
     // D_rep = 0: outside, once D_pos reaches 2,000 m
-    ['rep-zero-under', line(11, 'rep-zero-under', '2026-11-07T08:00:00Z', [...steps(18), 18 * STEP_DEG + (1999.5 - 18 * STEP_M) / 111_195.0802], () => 0), ''],
-    ['rep-zero-over', line(11, 'rep-zero-over', '2026-11-08T08:00:00Z', [...steps(18), 18 * STEP_DEG + (2000.5 - 18 * STEP_M) / 111_195.0802], () => 0), 'speed_inconsistent'],
+    [
+      'rep-zero-under',
+      line(
+        11,
+        'rep-zero-under',
+        '2026-11-07T08:00:00Z',
+        [...steps(18), 18 * STEP_DEG + (1999.5 - 18 * STEP_M) / 111_195.0802],
+        () => 0,
+      ),
+      '',
+    ],
+    [
+      'rep-zero-over',
+      line(
+        11,
+        'rep-zero-over',
+        '2026-11-08T08:00:00Z',
+        [...steps(18), 18 * STEP_DEG + (2000.5 - 18 * STEP_M) / 111_195.0802],
+        () => 0,
+      ),
+      'speed_inconsistent',
+    ],
     // only driving intervals count: the same positions with 20 s between points (GPS gaps) are not judged
     ['gaps-only', line(11, 'gaps-only', '2026-11-09T08:00:00Z', steps(n), () => 0, 20), ''],
   ];
 
   it('the SQL, the reference and the hand values agree at the edges', async () => {
-    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'speeds.ndjson'), cases.map((c) => withApp(c[1])))], now: clock });
+    await runLoad({
+      dataDir: ws.dir,
+      inputs: [
+        writeNdjson(
+          join(ws.dir, 'in', 'speeds.ndjson'),
+          cases.map((c) => withApp(c[1])),
+        ),
+      ],
+      now: clock,
+    });
     const sql = await byTrip();
     for (const [tripId, record, want] of cases) {
       const ref = referenceTrip(withApp(record), ZONE, clock.getTime()) as RefTrip;
@@ -69,14 +123,26 @@ describe('speed_inconsistent (rule 4)', () => {
 });
 
 describe('overlapping_trip (rule 5)', () => {
-  const move = (user: number, tripId: string, startIso: string, endIso: string, extra: Record<string, unknown> = {}) => {
+  const move = (
+    user: number,
+    tripId: string,
+    startIso: string,
+    endIso: string,
+    extra: Record<string, unknown> = {},
+  ) => {
     const seconds = (Date.parse(endIso) - Date.parse(startIso)) / 1000;
-    const lngs = Array.from({ length: Math.floor(seconds / DT_S) + 1 }, (_, i) => (i % 80 < 40 ? i % 80 : 80 - (i % 80)) * STEP_DEG); // back and forth, one step each 4 s
+    const lngs = Array.from(
+      { length: Math.floor(seconds / DT_S) + 1 },
+      (_, i) => (i % 80 < 40 ? i % 80 : 80 - (i % 80)) * STEP_DEG,
+    ); // back and forth, one step each 4 s
     const r = line(user, tripId, startIso, lngs, () => STEP_M / DT_S);
     return { ...r, endTime: endIso, ...extra };
   };
   // a trip with one point: too_few_points, whatever it overlaps
-  const onePoint = (user: number, tripId: string, startIso: string, endIso: string) => ({ ...move(user, tripId, startIso, endIso), points: [{ t: Date.parse(startIso), lat: 0, lng: 0, speed: 10 }] });
+  const onePoint = (user: number, tripId: string, startIso: string, endIso: string) => ({
+    ...move(user, tripId, startIso, endIso),
+    points: [{ t: Date.parse(startIso), lat: 0, lng: 0, speed: 10 }],
+  });
 
   const first = [
     move(21, 'a', '2026-11-10T08:00:00Z', '2026-11-10T08:20:00Z'),
@@ -93,29 +159,60 @@ describe('overlapping_trip (rule 5)', () => {
     move(22, 'k-other-user', '2026-11-10T08:00:00Z', '2026-11-10T08:20:00Z'), // another account: normal
   ];
   const firstWant: Record<string, string> = {
-    a: '', 'b-60': '', 'c-61': 'overlapping_trip', 'd-abnormal': 'too_few_points', 'e-after-abnormal': '',
-    f: '', 'g-over-f': 'overlapping_trip', 'h-over-g': '', 'i-midnight': '', 'j-next-day': 'overlapping_trip', 'k-other-user': '',
+    a: '',
+    'b-60': '',
+    'c-61': 'overlapping_trip',
+    'd-abnormal': 'too_few_points',
+    'e-after-abnormal': '',
+    f: '',
+    'g-over-f': 'overlapping_trip',
+    'h-over-g': '',
+    'i-midnight': '',
+    'j-next-day': 'overlapping_trip',
+    'k-other-user': '',
   };
 
-  const referenceOf = (arrived: Record<string, unknown>[]) => referenceOverlaps(arrived.map((r) => {
-    const t = referenceTrip(withApp(r), ZONE, clock.getTime()) as RefTrip;
-    return { ...t, accountKey: `${t.appId}/${t.platformUserId}` };
-  }));
+  const referenceOf = (arrived: Record<string, unknown>[]) =>
+    referenceOverlaps(
+      arrived.map((r) => {
+        const t = referenceTrip(withApp(r), ZONE, clock.getTime()) as RefTrip;
+        return { ...t, accountKey: `${t.appId}/${t.platformUserId}` };
+      }),
+    );
 
   it('is judged in arrival order as the reference and the hand values say', async () => {
-    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'overlaps-1.ndjson'), first.map(withApp))], now: clock });
+    await runLoad({
+      dataDir: ws.dir,
+      inputs: [writeNdjson(join(ws.dir, 'in', 'overlaps-1.ndjson'), first.map(withApp))],
+      now: clock,
+    });
     const sql = await byTrip();
     const ref = referenceOf(first);
     for (const r of first) {
       const tripId = String(r.tripId);
-      expect({ tripId, sql: sql.get(tripId), ref: ref.get(tripId) }).toEqual({ tripId, sql: firstWant[tripId], ref: firstWant[tripId] });
+      expect({ tripId, sql: sql.get(tripId), ref: ref.get(tripId) }).toEqual({
+        tripId,
+        sql: firstWant[tripId],
+        ref: firstWant[tripId],
+      });
     }
-    const days = await warehouseRows(ws.paths, "select trip_id, trip_date::varchar as d from trips where trip_id in ('i-midnight', 'j-next-day') order by 1");
+    const days = await warehouseRows(
+      ws.paths,
+      "select trip_id, trip_date::varchar as d from trips where trip_id in ('i-midnight', 'j-next-day') order by 1",
+    );
     expect(days.map((d) => d['d'])).toEqual(['2026-11-10', '2026-11-11']);
   });
 
   it('a replaced earlier trip frees the later ones; the statistics of their days follow', async () => {
-    const statsOf = async (day: string) => Number((await warehouseRows(ws.paths, `select count_trips from stats_daily where user_id = 21 and stat_date = '${day}'`))[0]?.['count_trips'] ?? 0);
+    const statsOf = async (day: string) =>
+      Number(
+        (
+          await warehouseRows(
+            ws.paths,
+            `select count_trips from stats_daily where user_id = 21 and stat_date = '${day}'`,
+          )
+        )[0]?.['count_trips'] ?? 0,
+      );
     expect(await statsOf('2026-11-11')).toBe(0);
     // a partner file moves a to the afternoon, makes f abnormal, and moves i an hour earlier
     const second = [
@@ -123,18 +220,31 @@ describe('overlapping_trip (rule 5)', () => {
       onePoint(21, 'f', '2026-11-10T12:00:00Z', '2026-11-10T12:30:00Z'),
       move(21, 'i-midnight', '2026-11-10T21:50:00Z', '2026-11-10T22:20:00Z'),
     ];
-    const loaded = await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'overlaps-2.ndjson'), second.map(withApp))], now: clock });
+    const loaded = await runLoad({
+      dataDir: ws.dir,
+      inputs: [writeNdjson(join(ws.dir, 'in', 'overlaps-2.ndjson'), second.map(withApp))],
+      now: clock,
+    });
     expect(loaded.totals.tripsReplaced).toBe(3);
     // the stored trips in arrival order: a replaced trip keeps its first position
     const arrived = first.map((r) => second.find((s) => s.tripId === r.tripId) ?? r);
     const ref = referenceOf(arrived);
     const sql = await byTrip();
     const want: Record<string, string> = {
-      ...firstWant, 'c-61': '', f: 'too_few_points', 'g-over-f': '', 'h-over-g': 'overlapping_trip', 'j-next-day': '',
+      ...firstWant,
+      'c-61': '',
+      f: 'too_few_points',
+      'g-over-f': '',
+      'h-over-g': 'overlapping_trip',
+      'j-next-day': '',
     };
     for (const r of arrived) {
       const tripId = String(r.tripId);
-      expect({ tripId, sql: sql.get(tripId), ref: ref.get(tripId) }).toEqual({ tripId, sql: want[tripId], ref: want[tripId] });
+      expect({ tripId, sql: sql.get(tripId), ref: ref.get(tripId) }).toEqual({
+        tripId,
+        sql: want[tripId],
+        ref: want[tripId],
+      });
     }
     // j (now normal) counts on its own local day, which the partner file did not touch
     expect(await statsOf('2026-11-11')).toBe(1);

@@ -21,7 +21,13 @@ beforeAll(async () => {
     tripRecord({ appId: ws.appId, tripId: id, start: '2026-11-19T08:00:00Z', seconds: 120, extra });
   const withBadEvents = { ...good('ok-1'), events: badEvents(true) };
   // lines 2, 3, 4 are rejected; line 1's first two events are quarantined (its trip is kept)
-  fileA = writeNdjson(join(ws.dir, 'in', 'a.ndjson'), [withBadEvents, '{"appId": "truncated', '[1, 2]', good('x1', { os: 'windows' }), good('ok-2')]);
+  fileA = writeNdjson(join(ws.dir, 'in', 'a.ndjson'), [
+    withBadEvents,
+    '{"appId": "truncated',
+    '[1, 2]',
+    good('x1', { os: 'windows' }),
+    good('ok-2'),
+  ]);
   fileB = writeNdjson(join(ws.dir, 'in', 'b.ndjson'), ['not json at all', good('x2', { appId: 'someone-else' })]);
   await runLoad({ dataDir: ws.dir, inputs: [fileA], now: new Date('2026-11-20T08:00:00Z') });
   await runLoad({ dataDir: ws.dir, inputs: [fileB], now: new Date('2026-11-21T09:30:00Z') });
@@ -40,7 +46,16 @@ describe('quarantine.js', () => {
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.matching).toBe(7);
-    expect(out.items.map((i: Record<string, unknown>) => [i['id'], i['quarantinedAt'], i['kind'], i['reason'], i['sourceFile'], i['lineNo']])).toEqual([
+    expect(
+      out.items.map((i: Record<string, unknown>) => [
+        i['id'],
+        i['quarantinedAt'],
+        i['kind'],
+        i['reason'],
+        i['sourceFile'],
+        i['lineNo'],
+      ]),
+    ).toEqual([
       [`${b}-1`, '2026-11-21T09:30:00.000Z', 'record', 'invalid_json', fileB, 1],
       [`${b}-2`, '2026-11-21T09:30:00.000Z', 'record', 'unknown_app', fileB, 2],
       [`${a}-1-e1`, '2026-11-20T08:00:00.000Z', 'event', 'event_time_inverted', fileA, 1],
@@ -61,7 +76,9 @@ describe('quarantine.js', () => {
     const text = await quarantine([]);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/^quarantine list: 7 quarantined \(5 record\(s\) rejected, 2 event\(s\) set aside\)\n/);
-    expect(text.stdout).toContain('by reason: invalid_json 2, invalid_os 1, not_an_object 1, unknown_app 1, event_time_inverted 1 (event), unknown_event_type 1 (event)');
+    expect(text.stdout).toContain(
+      'by reason: invalid_json 2, invalid_os 1, not_an_object 1, unknown_app 1, event_time_inverted 1 (event), unknown_event_type 1 (event)',
+    );
     expect(text.stdout).toMatch(new RegExp(`^  ${a}-3 +2026-11-20 08:00:00  record  not_an_object +${fileA}:3$`, 'm'));
   });
 
@@ -97,13 +114,26 @@ describe('quarantine.js', () => {
   it('shows one whole: its reason, file and line, and the raw line exactly as delivered', async () => {
     const record = await quarantine(['show', `${a}-2`, '--json']);
     expect(record.code, record.stderr).toBe(0);
-    expect(JSON.parse(record.stdout).item).toMatchObject({ id: `${a}-2`, kind: 'record', reason: 'invalid_json', sourceFile: fileA, lineNo: 2, raw: '{"appId": "truncated' });
+    expect(JSON.parse(record.stdout).item).toMatchObject({
+      id: `${a}-2`,
+      kind: 'record',
+      reason: 'invalid_json',
+      sourceFile: fileA,
+      lineNo: 2,
+      raw: '{"appId": "truncated',
+    });
     const text = await quarantine(['show', `${a}-2`]);
     expect(text.stdout).toContain(`quarantine show: ${a}-2: record rejected: invalid_json\n`);
     expect(text.stdout).toContain(`  source:  ${fileA}:2\n`);
     expect(text.stdout).toContain('  raw:     {"appId": "truncated\n');
     const event = JSON.parse((await quarantine(['show', `${a}-1-e2`, '--json'])).stdout).item;
-    expect(event).toMatchObject({ kind: 'event', reason: 'unknown_event_type', tripId: 'ok-1', appId: ws.appId, lineNo: 1 });
+    expect(event).toMatchObject({
+      kind: 'event',
+      reason: 'unknown_event_type',
+      tripId: 'ok-1',
+      appId: ws.appId,
+      lineNo: 1,
+    });
     expect(JSON.parse(event.raw)).toMatchObject({ type: 'drifting', startTime: '2026-11-19T08:00:10Z' });
   });
 
@@ -113,10 +143,18 @@ describe('quarantine.js', () => {
       writeNdjson(join(landed.paths.landingDir, 'c.ndjson'), ['{"broken']);
       await runLoad({ dataDir: landed.dir, now: new Date('2026-11-22T10:00:00Z') });
       const [row] = await warehouseRows(landed.paths, 'select batch_id from quarantine');
-      const r = await runJobProcess('quarantine', ['show', `${Number(row?.['batch_id'])}-1`, '--data-dir', landed.dir, '--json']);
+      const r = await runJobProcess('quarantine', [
+        'show',
+        `${Number(row?.['batch_id'])}-1`,
+        '--data-dir',
+        landed.dir,
+        '--json',
+      ]);
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout).item).toMatchObject({
-        reason: 'invalid_json', raw: '{"broken', sourceFile: join(landed.paths.landingDir, 'c.ndjson'),
+        reason: 'invalid_json',
+        raw: '{"broken',
+        sourceFile: join(landed.paths.landingDir, 'c.ndjson'),
         nowAt: join(landed.paths.landingDir, 'loaded', '2026-11-22', 'c.ndjson'),
       });
     } finally {
@@ -149,7 +187,12 @@ describe('quarantine.js', () => {
     try {
       const busy = await quarantine([]);
       expect(busy.code).toBe(3);
-      expect(busy.stderr).toMatch(new RegExp(`^quarantine list: failed: .*warehouse.duckdb is in use by another process, PID ${holder.pid} .*; the warehouse is busy \\(a load, score or export is running\\): run quarantine.js again when it has finished$`, 'm'));
+      expect(busy.stderr).toMatch(
+        new RegExp(
+          `^quarantine list: failed: .*warehouse.duckdb is in use by another process, PID ${holder.pid} .*; the warehouse is busy \\(a load, score or export is running\\): run quarantine.js again when it has finished$`,
+          'm',
+        ),
+      );
     } finally {
       await holder.release();
     }

@@ -21,8 +21,14 @@ const snapshot = async () => ({
   trips: await warehouseRows(ws.paths, TRIPS),
   events: await warehouseRows(ws.paths, 'select * exclude (version) from trip_events order by trip_id, event_index'),
   stats: await warehouseRows(ws.paths, 'select * exclude (version) from stats_daily order by user_id, stat_date'),
-  quarantine: await warehouseRows(ws.paths, 'select line_no, kind, reason, trip_id, raw from quarantine order by trip_id, line_no, kind'),
-  drops: await warehouseRows(ws.paths, 'select reason, sum(count_points)::int as n from point_drops group by reason order by reason'),
+  quarantine: await warehouseRows(
+    ws.paths,
+    'select line_no, kind, reason, trip_id, raw from quarantine order by trip_id, line_no, kind',
+  ),
+  drops: await warehouseRows(
+    ws.paths,
+    'select reason, sum(count_points)::int as n from point_drops group by reason order by reason',
+  ),
 });
 
 async function tamper(sql: string): Promise<void> {
@@ -72,15 +78,32 @@ describe('load.js --rederive', () => {
     expect((await snapshot()).trips).not.toEqual(derived.trips);
 
     const result = await runRederive({ dataDir: ws.dir, now: later });
-    expect(result.totals).toEqual({ files: 2, missing: 0, failed: 0, rederived: 4, changed: 2, heldElsewhere: 1, keptAsStored: 0 });
-    expect(result.files.map((f) => [f.rederived, f.heldElsewhere])).toEqual([[2, 1], [2, 0]]);
+    expect(result.totals).toEqual({
+      files: 2,
+      missing: 0,
+      failed: 0,
+      rederived: 4,
+      changed: 2,
+      heldElsewhere: 1,
+      keptAsStored: 0,
+    });
+    expect(result.files.map((f) => [f.rederived, f.heldElsewhere])).toEqual([
+      [2, 1],
+      [2, 0],
+    ]);
     expect(await snapshot()).toEqual(derived);
     // each trip's raw points once: the file's earlier Parquet files were replaced, not added to
-    const points = await warehouseRows(ws.paths, `select trip_id, count(*)::int as n from read_parquet('${join(ws.paths.pointsDir, '*', '*.parquet')}') group by trip_id order by trip_id`);
+    const points = await warehouseRows(
+      ws.paths,
+      `select trip_id, count(*)::int as n from read_parquet('${join(ws.paths.pointsDir, '*', '*.parquet')}') group by trip_id order by trip_id`,
+    );
     expect(points).toEqual(derived.trips.map((t) => ({ trip_id: t['trip_id'], n: Number(t['count_points']) })));
     expect(result.publish.published).toBe(true);
     const served = await publishedRows(ws.paths, 'trips', 'trip_id');
-    expect(served.find((t) => t['trip_id'] === 'spiky')).toMatchObject({ status: 'normal', mileage_m: derived.trips.find((t) => t['trip_id'] === 'spiky')!['mileage_m'] });
+    expect(served.find((t) => t['trip_id'] === 'spiky')).toMatchObject({
+      status: 'normal',
+      mileage_m: derived.trips.find((t) => t['trip_id'] === 'spiky')!['mileage_m'],
+    });
   });
 
   it('is idempotent: a second run changes no derived value', async () => {
@@ -98,7 +121,10 @@ describe('load.js --rederive', () => {
     const result = await runRederive({ dataDir: ws.dir, now: later });
     expect(result.missing).toEqual([{ path: join(ws.paths.landingDir, 'day-2.ndjson'), loadedAt: expect.any(String) }]);
     expect(result.totals).toMatchObject({ files: 1, missing: 1, heldElsewhere: 1 });
-    const trips = await warehouseRows(ws.paths, "select trip_id, device_id as d, started_at::varchar as s from trips where trip_id in ('second', 'resent') order by trip_id");
+    const trips = await warehouseRows(
+      ws.paths,
+      "select trip_id, device_id as d, started_at::varchar as s from trips where trip_id in ('second', 'resent') order by trip_id",
+    );
     // day-1's copy of 'resent' (the 18th) does not come back over day-2's (the 20th)
     expect(trips).toEqual([
       { trip_id: 'resent', d: 'as stored', s: expect.stringContaining('2026-11-20') },
@@ -108,16 +134,32 @@ describe('load.js --rederive', () => {
   });
 
   it('runs from the command line with --since and --json, and refuses --input beside it', () => {
-    const cli = spawnSync(process.execPath, ['jobs/load.js', '--rederive', '--since', '2026-11-21', '--json', '--data-dir', ws.dir], { encoding: 'utf8' });
+    const cli = spawnSync(
+      process.execPath,
+      ['jobs/load.js', '--rederive', '--since', '2026-11-21', '--json', '--data-dir', ws.dir],
+      { encoding: 'utf8' },
+    );
     expect(cli.status).toBe(0);
     const out = JSON.parse(cli.stdout);
     expect(out).toMatchObject({ ok: true, job: 'load', totals: { files: 1, missing: 1 } });
     expect(cli.stderr).toMatch(/archive gone, its trips keep their stored derivation/);
-    const none = spawnSync(process.execPath, ['jobs/load.js', '--rederive', '--since', '2026-11-22', '--data-dir', ws.dir], { encoding: 'utf8' });
+    const none = spawnSync(
+      process.execPath,
+      ['jobs/load.js', '--rederive', '--since', '2026-11-22', '--data-dir', ws.dir],
+      { encoding: 'utf8' },
+    );
     expect(none.stdout).toMatch(/^load: 0 file\(s\) re-derived, 0 not re-derivable/);
-    const both = spawnSync(process.execPath, ['jobs/load.js', '--rederive', '--input', 'x.ndjson', '--data-dir', ws.dir], { encoding: 'utf8' });
+    const both = spawnSync(
+      process.execPath,
+      ['jobs/load.js', '--rederive', '--input', 'x.ndjson', '--data-dir', ws.dir],
+      { encoding: 'utf8' },
+    );
     expect(both.status).toBe(2);
-    const badSince = spawnSync(process.execPath, ['jobs/load.js', '--rederive', '--since', 'yesterday', '--data-dir', ws.dir], { encoding: 'utf8' });
+    const badSince = spawnSync(
+      process.execPath,
+      ['jobs/load.js', '--rederive', '--since', 'yesterday', '--data-dir', ws.dir],
+      { encoding: 'utf8' },
+    );
     expect(badSince.status).toBe(2);
     expect(badSince.stderr).toMatch(/--since/);
   });
@@ -136,14 +178,22 @@ describe('load.js --rederive, a stored trip the current record rules reject', ()
       const result = await runRederive({ dataDir: own.dir, now: new Date(clock.getTime() - 3_600_000) });
       expect(result.files[0]).toMatchObject({ rederived: 0, keptAsStored: { time_out_of_range: 1 } });
       expect(result.totals.keptAsStored).toBe(1);
-      expect(await warehouseRows(own.paths, "select trip_id from trips")).toEqual([{ trip_id: 'early' }]);
+      expect(await warehouseRows(own.paths, 'select trip_id from trips')).toEqual([{ trip_id: 'early' }]);
       expect(await warehouseRows(own.paths, 'select * from quarantine')).toEqual([]);
       // its raw points stay too
-      const points = await warehouseRows(own.paths, `select count(*)::int as n from read_parquet('${join(own.paths.pointsDir, '*', '*.parquet')}') where trip_id = 'early'`);
+      const points = await warehouseRows(
+        own.paths,
+        `select count(*)::int as n from read_parquet('${join(own.paths.pointsDir, '*', '*.parquet')}') where trip_id = 'early'`,
+      );
       expect(points).toEqual([{ n: 121 }]);
       // and once only, however often it runs
       await runRederive({ dataDir: own.dir, now: new Date(clock.getTime() - 3_600_000) });
-      expect(await warehouseRows(own.paths, `select count(*)::int as n from read_parquet('${join(own.paths.pointsDir, '*', '*.parquet')}') where trip_id = 'early'`)).toEqual([{ n: 121 }]);
+      expect(
+        await warehouseRows(
+          own.paths,
+          `select count(*)::int as n from read_parquet('${join(own.paths.pointsDir, '*', '*.parquet')}') where trip_id = 'early'`,
+        ),
+      ).toEqual([{ n: 121 }]);
     } finally {
       own.cleanup();
     }
@@ -157,14 +207,22 @@ describe('load.js --rederive killed with SIGKILL', () => {
     ws = own;
     try {
       for (let f = 0; f < 4; f++) {
-        writeNdjson(join(own.paths.landingDir, `day-${f}.ndjson`), Array.from({ length: 20 }, (_, i) => tripRecord({
-          appId: own.appId, tripId: `f${f}-t${i}`, start: `2026-11-${String(10 + f).padStart(2, '0')}T${String(6 + (i % 12)).padStart(2, '0')}:00:00+01:00`,
-          seconds: 300, events: i % 4 === 0 ? [{ type: 'brake', from: 30, to: 33 }] : [],
-        })));
+        writeNdjson(
+          join(own.paths.landingDir, `day-${f}.ndjson`),
+          Array.from({ length: 20 }, (_, i) =>
+            tripRecord({
+              appId: own.appId,
+              tripId: `f${f}-t${i}`,
+              start: `2026-11-${String(10 + f).padStart(2, '0')}T${String(6 + (i % 12)).padStart(2, '0')}:00:00+01:00`,
+              seconds: 300,
+              events: i % 4 === 0 ? [{ type: 'brake', from: 30, to: 33 }] : [],
+            }),
+          ),
+        );
       }
       await runLoad({ dataDir: own.dir, now: loadedAt });
       const derived = await snapshot();
-      await tamper("update trips set max_speed_kmh = 1, score = 1; delete from point_drops");
+      await tamper('update trips set max_speed_kmh = 1, score = 1; delete from point_drops');
       const killed = await new Promise<NodeJS.Signals | null>((resolve) => {
         const child = spawn(process.execPath, ['jobs/load.js', '--rederive', '--data-dir', own.dir]);
         let stderr = '';
@@ -190,8 +248,13 @@ describe('load.js --rederive, a file that cannot be derived again', () => {
   it('fails alone: it keeps what it has, the others are re-derived and published', async () => {
     const own = await workspace('Europe/Berlin');
     try {
-      for (const [name, day] of [['a.ndjson', '2026-11-17'], ['b.ndjson', '2026-11-18']]) {
-        writeNdjson(join(own.paths.landingDir, name!), [tripRecord({ appId: own.appId, tripId: `t-${day}`, start: `${day}T08:00:00+01:00`, seconds: 300 })]);
+      for (const [name, day] of [
+        ['a.ndjson', '2026-11-17'],
+        ['b.ndjson', '2026-11-18'],
+      ]) {
+        writeNdjson(join(own.paths.landingDir, name!), [
+          tripRecord({ appId: own.appId, tripId: `t-${day}`, start: `${day}T08:00:00+01:00`, seconds: 300 }),
+        ]);
       }
       await runLoad({ dataDir: own.dir, now: loadedAt });
       // the raw points of a.ndjson's day cannot be written again: a file stands where its folder was
@@ -199,10 +262,12 @@ describe('load.js --rederive, a file that cannot be derived again', () => {
       rmSync(join(own.paths.pointsDir, 'trip_date=2026-11-17'), { recursive: true });
       writeFileSync(join(own.paths.pointsDir, 'trip_date=2026-11-17'), 'in the way');
       const result = await runRederive({ dataDir: own.dir, now: later });
-      expect(result.failed).toEqual([{ path: join(own.paths.landingDir, 'loaded', '2026-11-21', 'a.ndjson'), error: expect.any(String) }]);
+      expect(result.failed).toEqual([
+        { path: join(own.paths.landingDir, 'loaded', '2026-11-21', 'a.ndjson'), error: expect.any(String) },
+      ]);
       expect(result.totals).toMatchObject({ files: 1, failed: 1, rederived: 1 });
       expect(result.publish.published).toBe(true);
-      const batches = await warehouseRows(own.paths, "select kind, source from batches order by batch_id");
+      const batches = await warehouseRows(own.paths, 'select kind, source from batches order by batch_id');
       expect(batches.map((b) => b['kind'])).toEqual(['load', 'load', 'rederive']);
     } finally {
       own.cleanup();

@@ -42,7 +42,10 @@ const STEPS: [name: string, changes: Record<string, Partial<Sent>>][] = [
   ['B with events added while overlapping', { B: { events: [brake(10), brake(300), brake(500)] } }],
   ['the overlap undone and C cut short', { A: { start: '2026-11-20T08:00:00+01:00' }, C: { seconds: 300 } }],
   ['D moved to the day before, onto C', { D: { start: '2026-11-20T23:52:00+01:00' } }],
-  ['D moved back and C its full length again', { D: { start: '2026-11-21T07:00:00+01:00' }, C: { seconds: 1200, events: [brake(700), brake(900)] } }],
+  [
+    'D moved back and C its full length again',
+    { D: { start: '2026-11-21T07:00:00+01:00' }, C: { seconds: 1200, events: [brake(700), brake(900)] } },
+  ],
 ];
 
 let clock = new Date('2026-11-21T12:00:00Z');
@@ -63,14 +66,27 @@ class Corpus {
     const passport = await PassportStore.open(this.ws.paths.passportFile);
     this.ids = await passport.ensureAccounts(this.ws.appId, [DRIVER, ...NEIGHBOURS]);
     passport.close();
-    const neighbourTrips = NEIGHBOURS.map((n) => this.record(n, `${n}-trip`, { start: '2026-11-20T08:30:00+01:00', seconds: 900, events: [brake(60)] }));
-    const result = await this.load([...Object.keys(BASE).map((id) => this.record(DRIVER, id, BASE[id] as Sent)), ...neighbourTrips]);
+    const neighbourTrips = NEIGHBOURS.map((n) =>
+      this.record(n, `${n}-trip`, { start: '2026-11-20T08:30:00+01:00', seconds: 900, events: [brake(60)] }),
+    );
+    const result = await this.load([
+      ...Object.keys(BASE).map((id) => this.record(DRIVER, id, BASE[id] as Sent)),
+      ...neighbourTrips,
+    ]);
     expect(result.totals.filesFailed).toBe(0);
     this.api = await createApi({ dataDir: this.ws.dir, now: () => clock, pollMs: 20 });
   }
 
   record(orgUserId: string, tripId: string, s: Sent): Record<string, unknown> {
-    return tripRecord({ appId: this.ws.appId, tripId, userId: this.ids.get(orgUserId) as number, orgUserId, start: s.start, seconds: s.seconds, events: s.events });
+    return tripRecord({
+      appId: this.ws.appId,
+      tripId,
+      userId: this.ids.get(orgUserId) as number,
+      orgUserId,
+      start: s.start,
+      seconds: s.seconds,
+      events: s.events,
+    });
   }
 
   async load(records: unknown[]): Promise<LoadResult> {
@@ -84,7 +100,12 @@ class Corpus {
     if (deleteNeighbour) {
       const gone = [...this.neighbours][0] as string;
       this.neighbours.delete(gone);
-      await recordDeletionIn(this.ws.dir, { appId: this.ws.appId, platformUserId: this.ids.get(gone) as number, orgUserId: gone, requestedAt: clock.toISOString() });
+      await recordDeletionIn(this.ws.dir, {
+        appId: this.ws.appId,
+        platformUserId: this.ids.get(gone) as number,
+        orgUserId: gone,
+        requestedAt: clock.toISOString(),
+      });
     }
     return this.load(Object.keys(changes).map((id) => this.record(DRIVER, id, this.sent[id] as Sent)));
   }
@@ -114,11 +135,19 @@ class Corpus {
     return res.body['trips'] as { tripId: string; eventCount: number }[];
   }
 
-  async checkTrip(orgUserId: string, trip: { tripId: string; eventCount: number }, expected: number | undefined): Promise<void> {
+  async checkTrip(
+    orgUserId: string,
+    trip: { tripId: string; eventCount: number },
+    expected: number | undefined,
+  ): Promise<void> {
     const detail = await this.get(`/v1/org-user/${orgUserId}/trip/${trip.tripId}`);
     expect(detail.status, `${orgUserId}/${trip.tripId}`).toBe(200);
     const detailTrip = detail.body['trip'] as { events: unknown[] };
-    expect({ trip: trip.tripId, eventCount: trip.eventCount, detailEvents: detailTrip.events.length }).toEqual({ trip: trip.tripId, eventCount: expected, detailEvents: expected });
+    expect({ trip: trip.tripId, eventCount: trip.eventCount, detailEvents: detailTrip.events.length }).toEqual({
+      trip: trip.tripId,
+      eventCount: expected,
+      detailEvents: expected,
+    });
   }
 }
 
@@ -133,11 +162,14 @@ describe.each([
     corpus.ws?.cleanup();
   });
 
-  it.each(STEPS.map(([name, changes], i) => [i + 1, name, changes] as const))('step %i, %s: loads and publishes, and so does the next load', async (_i, _name, changes) => {
-    const result = await corpus.resend(changes, withDelete);
-    expect(result.files.map((f) => f.failed ?? 'loaded')).toEqual(['loaded']);
-    const next = await corpus.load([]);
-    expect(next.totals.filesFailed).toBe(0);
-    await corpus.checkServed(next.publish.version);
-  });
+  it.each(STEPS.map(([name, changes], i) => [i + 1, name, changes] as const))(
+    'step %i, %s: loads and publishes, and so does the next load',
+    async (_i, _name, changes) => {
+      const result = await corpus.resend(changes, withDelete);
+      expect(result.files.map((f) => f.failed ?? 'loaded')).toEqual(['loaded']);
+      const next = await corpus.load([]);
+      expect(next.totals.filesFailed).toBe(0);
+      await corpus.checkServed(next.publish.version);
+    },
+  );
 });

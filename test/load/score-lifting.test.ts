@@ -26,7 +26,12 @@ let honest: Record<string, unknown>[];
 /** An SDK upload; a 503 (load shedding on a busy machine) is retried as the SDK would. */
 const upload = async (payload: unknown) => {
   for (let attempt = 1; ; attempt++) {
-    const res = await api.app.inject({ method: 'POST', url: '/v1/sdk/trips', headers: { authorization: `Bearer ${token}` }, payload: payload as object });
+    const res = await api.app.inject({
+      method: 'POST',
+      url: '/v1/sdk/trips',
+      headers: { authorization: `Bearer ${token}` },
+      payload: payload as object,
+    });
     if (res.statusCode !== 503 || attempt === 10) return res;
     await new Promise((r) => setTimeout(r, 1000));
   }
@@ -42,7 +47,10 @@ const sdkRecord = (record: Record<string, unknown>) => {
 let lastScore: { safetyScore: number; tripCount: number } | undefined;
 const scoreNow = async () => {
   await runScore({ dataDir: ws.dir, date: EVALUATION_DATE, now: clock });
-  const [row] = await warehouseRows(ws.paths, `select safety_score, count_trips from safety_scores where user_id = ${platformUserId} and evaluation_date = '${EVALUATION_DATE}' and interval_days = 30`);
+  const [row] = await warehouseRows(
+    ws.paths,
+    `select safety_score, count_trips from safety_scores where user_id = ${platformUserId} and evaluation_date = '${EVALUATION_DATE}' and interval_days = 30`,
+  );
   lastScore = { safetyScore: Number(row!['safety_score']), tripCount: Number(row!['count_trips']) };
   return lastScore;
 };
@@ -57,21 +65,42 @@ const load = (options: Parameters<typeof runLoad>[0]) => {
 };
 
 const tripsRows = (where: string) =>
-  warehouseRows(ws.paths, `select trip_id, status, abnormal_reason, version::int as version, count_events from trips where ${where} order by trip_id`);
+  warehouseRows(
+    ws.paths,
+    `select trip_id, status, abnormal_reason, version::int as version, count_events from trips where ${where} order by trip_id`,
+  );
 
 beforeAll(async () => {
   ws = await workspace('Europe/Berlin');
   key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
   api = await createApi({ dataDir: ws.dir, now: () => clock, pollMs: 50 });
-  const issued = (await api.app.inject({ method: 'POST', url: '/v1/org-user/lifter/token', headers: { authorization: `Bearer ${key}` } })).json();
+  const issued = (
+    await api.app.inject({
+      method: 'POST',
+      url: '/v1/org-user/lifter/token',
+      headers: { authorization: `Bearer ${key}` },
+    })
+  ).json();
   token = issued.token;
   platformUserId = issued.platformUserId;
   // an honest history: ten commutes, some with hard brakes and phone use (a score below 100)
-  honest = Array.from({ length: 10 }, (_, i) => tripRecord({
-    appId: ws.appId, userId: platformUserId, orgUserId: 'lifter', tripId: `honest-${i}`,
-    start: `2026-11-${String(10 + i).padStart(2, '0')}T07:30:00+01:00`, seconds: 900,
-    events: i % 3 === 0 ? [{ type: 'brake', from: 100, to: 102 }, { type: 'phone_usage', from: 200, to: 500 }] : [],
-  }));
+  honest = Array.from({ length: 10 }, (_, i) =>
+    tripRecord({
+      appId: ws.appId,
+      userId: platformUserId,
+      orgUserId: 'lifter',
+      tripId: `honest-${i}`,
+      start: `2026-11-${String(10 + i).padStart(2, '0')}T07:30:00+01:00`,
+      seconds: 900,
+      events:
+        i % 3 === 0
+          ? [
+              { type: 'brake', from: 100, to: 102 },
+              { type: 'phone_usage', from: 200, to: 500 },
+            ]
+          : [],
+    }),
+  );
   expect((await upload(honest.map(sdkRecord))).statusCode).toBe(202);
   await runLoad({ dataDir: ws.dir, now: clock });
 });
@@ -85,7 +114,11 @@ describe('(a) copies of an own trip under new tripIds, same times, no events', (
     const before = await scoreNow();
     expect(before.tripCount).toBe(10);
     expect(before.safetyScore).toBeLessThan(100);
-    const copies = Array.from({ length: 15 }, (_, i) => ({ ...sdkRecord(honest[0]!), tripId: `copy-${i}`, events: [] }));
+    const copies = Array.from({ length: 15 }, (_, i) => ({
+      ...sdkRecord(honest[0]!),
+      tripId: `copy-${i}`,
+      events: [],
+    }));
     expect((await upload(copies)).json()).toMatchObject({ accepted: 15, rejected: [] });
     const loaded = await load({ dataDir: ws.dir, now: clock });
     expect(loaded.totals.tripsAbnormal).toEqual({ overlapping_trip: 15 });
@@ -106,13 +139,17 @@ describe('a warehouse from before the rules', () => {
     // as a warehouse written before rule 5 holds them: the copies normal, no digests
     const db = await openDatabase(ws.paths.warehouseFile);
     try {
-      await db.connection.run("update trips set abnormal_reason = '', status = 'normal', is_normal = true, content_hash = null, version = version + 1000 where trip_id like 'copy-%'");
+      await db.connection.run(
+        "update trips set abnormal_reason = '', status = 'normal', is_normal = true, content_hash = null, version = version + 1000 where trip_id like 'copy-%'",
+      );
     } finally {
       db.close();
     }
     const result = await runRederive({ dataDir: ws.dir, now: clock });
     expect(result.totals.failed).toBe(0);
-    expect((await tripsRows("trip_id like 'copy-%'")).map((t) => t['abnormal_reason'])).toEqual(Array(15).fill('overlapping_trip'));
+    expect((await tripsRows("trip_id like 'copy-%'")).map((t) => t['abnormal_reason'])).toEqual(
+      Array(15).fill('overlapping_trip'),
+    );
     const [missing] = await warehouseRows(ws.paths, 'select count(*)::int as n from trips where content_hash is null');
     expect(missing!['n']).toBe(0);
     const after = await scoreNow();
@@ -133,7 +170,10 @@ describe('(b) the own trips re-sent through the SDK with events: []', () => {
     expect(loaded.totals.tripsLoaded).toBe(0);
     expect(loaded.events.tripUpdated).toBe(0);
     expect(await tripsRows("trip_id like 'honest-%'")).toEqual(stored);
-    const quarantined = await warehouseRows(ws.paths, "select trip_id, raw from quarantine where reason = 'trip_immutable' order by trip_id");
+    const quarantined = await warehouseRows(
+      ws.paths,
+      "select trip_id, raw from quarantine where reason = 'trip_immutable' order by trip_id",
+    );
     expect(quarantined.map((q) => q['trip_id'])).toEqual(['honest-0', 'honest-3', 'honest-6', 'honest-9']);
     // the line as delivered is kept, as for every rejected record
     expect(JSON.parse(String(quarantined[0]!['raw']))).toMatchObject({ tripId: 'honest-0', events: [] });
@@ -148,8 +188,16 @@ describe('(b) the own trips re-sent through the SDK with events: []', () => {
     const rewritten = honest.map((r) => {
       const { points, events, startTime, endTime, ...rest } = sdkRecord(r) as Record<string, unknown>;
       return {
-        events, endTime: Date.parse(String(endTime)), ...rest, startTime: Date.parse(String(startTime)),
-        points: (points as { t: number; lat: number; lng: number; speed: number }[]).map((p) => ({ speed: p.speed, lng: p.lng, lat: p.lat, t: new Date(p.t).toISOString() })),
+        events,
+        endTime: Date.parse(String(endTime)),
+        ...rest,
+        startTime: Date.parse(String(startTime)),
+        points: (points as { t: number; lat: number; lng: number; speed: number }[]).map((p) => ({
+          speed: p.speed,
+          lng: p.lng,
+          lat: p.lat,
+          t: new Date(p.t).toISOString(),
+        })),
       };
     });
     expect((await upload(rewritten)).json()).toMatchObject({ accepted: 10, rejected: [] });
@@ -165,7 +213,15 @@ describe('(b) the own trips re-sent through the SDK with events: []', () => {
   });
 
   it('two uploads of one new trip in one batch: the first is kept, a changed second one is trip_immutable', async () => {
-    const first = sdkRecord(tripRecord({ appId: ws.appId, tripId: 'twice', start: '2026-11-20T12:00:00+01:00', seconds: 600, events: [{ type: 'brake', from: 10, to: 12 }] }));
+    const first = sdkRecord(
+      tripRecord({
+        appId: ws.appId,
+        tripId: 'twice',
+        start: '2026-11-20T12:00:00+01:00',
+        seconds: 600,
+        events: [{ type: 'brake', from: 10, to: 12 }],
+      }),
+    );
     expect((await upload(first)).statusCode).toBe(202);
     expect((await upload({ ...first, events: [] })).statusCode).toBe(202);
     // the same values with the keys in another order (a byte-identical upload is left out when batched)
@@ -178,8 +234,23 @@ describe('(b) the own trips re-sent through the SDK with events: []', () => {
   });
 
   it('a partner landing file may still replace the trip', async () => {
-    const replaced = { ...honest[1]!, events: [{ type: 'brake', startTime: honest[1]!['startTime'], endTime: honest[1]!['startTime'], startPoint: { lat: 52.5, lng: 13.4 }, endPoint: { lat: 52.5, lng: 13.4 } }] };
-    const loaded = await load({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'partner.ndjson'), [replaced])], now: clock });
+    const replaced = {
+      ...honest[1]!,
+      events: [
+        {
+          type: 'brake',
+          startTime: honest[1]!['startTime'],
+          endTime: honest[1]!['startTime'],
+          startPoint: { lat: 52.5, lng: 13.4 },
+          endPoint: { lat: 52.5, lng: 13.4 },
+        },
+      ],
+    };
+    const loaded = await load({
+      dataDir: ws.dir,
+      inputs: [writeNdjson(join(ws.dir, 'in', 'partner.ndjson'), [replaced])],
+      now: clock,
+    });
     expect(loaded.totals.rejected).toEqual({});
     expect(loaded.totals.tripsReplaced).toBe(1);
     expect(await tripsRows("trip_id = 'honest-1'")).toMatchObject([{ status: 'normal', count_events: 1 }]);
@@ -192,13 +263,27 @@ describe('(c) positions at 249 km/h while every reported speed says 54 km/h', ()
     const startMs = Date.parse('2026-11-20T15:00:00Z');
     const metresPerSecond = 249 / 3.6;
     // a straight line north: each second 69.17 m of latitude (below 250 km/h, so no spike and no speed_implausible)
-    const points = Array.from({ length: 301 }, (_, i) => ({ t: startMs + i * 1000, lat: 52 + (i * metresPerSecond) / 111_195.08, lng: 13.4, speed: 15 }));
-    const attack = { tripId: 'too-fast', os: 'ios', startTime: new Date(startMs).toISOString(), endTime: new Date(startMs + 300_000).toISOString(), points };
+    const points = Array.from({ length: 301 }, (_, i) => ({
+      t: startMs + i * 1000,
+      lat: 52 + (i * metresPerSecond) / 111_195.08,
+      lng: 13.4,
+      speed: 15,
+    }));
+    const attack = {
+      tripId: 'too-fast',
+      os: 'ios',
+      startTime: new Date(startMs).toISOString(),
+      endTime: new Date(startMs + 300_000).toISOString(),
+      points,
+    };
     expect((await upload(attack)).json()).toMatchObject({ accepted: 1, rejected: [] });
     const loaded = await load({ dataDir: ws.dir, now: clock });
     expect(loaded.totals.pointsDropped).toEqual({});
     expect(loaded.totals.tripsAbnormal).toEqual({ speed_inconsistent: 1 });
-    const [trip] = await warehouseRows(ws.paths, "select status, abnormal_reason, max_speed_kmh from trips where trip_id = 'too-fast'");
+    const [trip] = await warehouseRows(
+      ws.paths,
+      "select status, abnormal_reason, max_speed_kmh from trips where trip_id = 'too-fast'",
+    );
     expect(trip).toMatchObject({ status: 'abnormal', abnormal_reason: 'speed_inconsistent' });
     expect(Number(trip!['max_speed_kmh'])).toBeCloseTo(54, 9);
     const after = await scoreNow();

@@ -1,5 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
 import { createApi } from '../../src/api/http/server.js';
@@ -37,12 +48,20 @@ const loadedOneByOne = () =>
     return { each, one: await runLoad({ dataDir: each.dir, now: clock, uploadBatchBytes: 0 }) };
   })());
 
-const uploads = () => readdirSync(ws.paths.landingDir).filter((n) => /^sdk-.*\.ndjson$/.test(n)).sort();
-const tripsOf = (w: Workspace) => warehouseRows(w.paths, `
+const uploads = () =>
+  readdirSync(ws.paths.landingDir)
+    .filter((n) => /^sdk-.*\.ndjson$/.test(n))
+    .sort();
+const tripsOf = (w: Workspace) =>
+  warehouseRows(
+    w.paths,
+    `
   select app_id, trip_id, user_id, org_user_id, started_at, ended_at, status, mileage_m, count_points, max_speed_kmh, trip_date
-  from trips order by app_id, trip_id`);
+  from trips order by app_id, trip_id`,
+  );
 const statsOf = (w: Workspace) => warehouseRows(w.paths, 'select * exclude (version) from stats_daily order by all');
-const quarantineOf = (w: Workspace) => warehouseRows(w.paths, 'select kind, reason, app_id, trip_id, raw from quarantine order by all');
+const quarantineOf = (w: Workspace) =>
+  warehouseRows(w.paths, 'select kind, reason, app_id, trip_id, raw from quarantine order by all');
 const none = { known: async () => new Set<string>(), record: async () => undefined, batchLoaded: async () => false };
 
 beforeAll(async () => {
@@ -50,16 +69,31 @@ beforeAll(async () => {
   const key = (await new AppStore(ws.paths.appsFile).rotateKey(ws.appId)).apiKey;
   const api = await createApi({ dataDir: ws.dir, now: () => clock, pollMs: 50 });
   try {
-    const token = async (user: string) => (await api.app.inject({ method: 'POST', url: `/v1/org-user/${user}/token`, headers: { authorization: `Bearer ${key}` } })).json().token as string;
+    const token = async (user: string) =>
+      (
+        await api.app.inject({
+          method: 'POST',
+          url: `/v1/org-user/${user}/token`,
+          headers: { authorization: `Bearer ${key}` },
+        })
+      ).json().token as string;
     const upload = async (tok: string, payload: unknown) => {
-      const res = await api.app.inject({ method: 'POST', url: '/v1/sdk/trips', headers: { authorization: `Bearer ${tok}` }, payload: payload as object });
+      const res = await api.app.inject({
+        method: 'POST',
+        url: '/v1/sdk/trips',
+        headers: { authorization: `Bearer ${tok}` },
+        payload: payload as object,
+      });
       expect(res.statusCode).toBe(202);
     };
     const tokens = await Promise.all(['u1', 'u2', 'u3'].map(token));
     // one trip an upload, as a phone sends them after each drive; one upload with two trips
     for (let i = 0; i < 9; i++) {
       const day = String(10 + i).padStart(2, '0');
-      await upload(tokens[i % 3] as string, tripRecord({ appId: 'x', tripId: `t-${i}`, start: `2026-11-${day}T17:30:00+01:00`, seconds: 300 + 60 * i }));
+      await upload(
+        tokens[i % 3] as string,
+        tripRecord({ appId: 'x', tripId: `t-${i}`, start: `2026-11-${day}T17:30:00+01:00`, seconds: 300 + 60 * i }),
+      );
     }
     await upload(tokens[0] as string, [
       tripRecord({ appId: 'x', tripId: 't-a', start: '2026-11-19T23:50:00+01:00', seconds: 1200 }),
@@ -67,11 +101,20 @@ beforeAll(async () => {
     ]);
     // the phone sends t-0 again, longer: an SDK upload cannot rewrite a trip (trip_immutable), in a
     // batch as between files
-    await upload(tokens[0] as string, tripRecord({ appId: 'x', tripId: 't-0', start: '2026-11-10T17:30:00+01:00', seconds: 900 }));
+    await upload(
+      tokens[0] as string,
+      tripRecord({ appId: 'x', tripId: 't-0', start: '2026-11-10T17:30:00+01:00', seconds: 900 }),
+    );
     // a stale retry of t-0's first upload, byte for byte: skipped as a known file, so left out of a batch
-    await upload(tokens[0] as string, tripRecord({ appId: 'x', tripId: 't-0', start: '2026-11-10T17:30:00+01:00', seconds: 300 }));
+    await upload(
+      tokens[0] as string,
+      tripRecord({ appId: 'x', tripId: 't-0', start: '2026-11-10T17:30:00+01:00', seconds: 300 }),
+    );
     // u3 sends u2's tripId t-1: trip_id_taken, in a batch as in a later file
-    await upload(tokens[2] as string, tripRecord({ appId: 'x', tripId: 't-1', start: '2026-11-11T08:00:00+01:00', seconds: 400 }));
+    await upload(
+      tokens[2] as string,
+      tripRecord({ appId: 'x', tripId: 't-1', start: '2026-11-11T08:00:00+01:00', seconds: 400 }),
+    );
   } finally {
     await api.close();
   }
@@ -87,7 +130,10 @@ describe('SDK uploads put together by the load', () => {
     const batched = copyOf(ws);
     const names = uploads();
     // the stale retry (the 12th upload) is left out
-    const lines = names.filter((_, i) => i !== 11).map((n) => readFileSync(join(ws.paths.landingDir, n), 'utf8')).join('');
+    const lines = names
+      .filter((_, i) => i !== 11)
+      .map((n) => readFileSync(join(ws.paths.landingDir, n), 'utf8'))
+      .join('');
 
     const { each, one } = await loadedOneByOne();
     expect(one.uploadBatches).toMatchObject({ uploads: 0, files: [] });
@@ -115,7 +161,9 @@ describe('SDK uploads put together by the load', () => {
     // the batch file is archived like any loaded file, holding the uploads' lines in order
     const archived = readdirSync(join(batched.paths.landingDir, 'loaded', '2026-11-21'));
     expect(archived).toEqual([expect.stringMatching(/^sdk-.*-batch-12-.*\.ndjson$/)]);
-    expect(readFileSync(join(batched.paths.landingDir, 'loaded', '2026-11-21', archived[0] as string), 'utf8')).toBe(lines);
+    expect(readFileSync(join(batched.paths.landingDir, 'loaded', '2026-11-21', archived[0] as string), 'utf8')).toBe(
+      lines,
+    );
     // named after its last upload: it sorts where that upload did
     expect((archived[0] as string).slice(0, 28)).toBe((names[12] as string).slice(0, 28));
     expect(readdirSync(batched.paths.landingDir).filter((n) => n !== 'loaded')).toEqual([]);
@@ -135,7 +183,8 @@ describe('SDK uploads put together by the load', () => {
   it('forgets the uploads of a batch file on the day retention removes the file from the landing archive, not before', async () => {
     const w = copyOf(ws);
     await runLoad({ dataDir: w.dir, now: clock });
-    const recorded = async () => Number((await warehouseRows(w.paths, 'select count(*) as n from loaded_uploads'))[0]?.['n']);
+    const recorded = async () =>
+      Number((await warehouseRows(w.paths, 'select count(*) as n from loaded_uploads'))[0]?.['n']);
     const archive = join(w.paths.landingDir, 'loaded', '2026-11-21');
     const kept = await recorded();
     expect(kept).toBeGreaterThan(0);
@@ -157,7 +206,10 @@ describe('SDK uploads put together by the load', () => {
     const files = result.uploadBatches?.files ?? [];
     expect(files.length).toBeGreaterThanOrEqual(2);
     expect([...files].sort()).toEqual(files);
-    for (const f of files) expect(readFileSync(join(batched.paths.landingDir, 'loaded', '2026-11-21', f.replace(/.*\//, ''))).length).toBeLessThanOrEqual(limit);
+    for (const f of files)
+      expect(
+        readFileSync(join(batched.paths.landingDir, 'loaded', '2026-11-21', f.replace(/.*\//, ''))).length,
+      ).toBeLessThanOrEqual(limit);
     expect(result.totals.filesFailed).toBe(0);
     // t-0 sent again last still wins over its first upload, now in another batch
     expect(await tripsOf(batched)).toEqual(await tripsOf(each));
@@ -165,8 +217,12 @@ describe('SDK uploads put together by the load', () => {
 
   it('never takes a partner file, a link or a file the load would refuse whole into a batch', async () => {
     const w = copyOf(ws);
-    const partner = writeNdjson(join(w.paths.landingDir, 'partner-2026-11-20.ndjson'), [tripRecord({ appId: w.appId, tripId: 'p-1', start: '2026-11-20T09:00:00+01:00', seconds: 300 })]);
-    writeNdjson(join(w.paths.landingDir, 'sdk-export.ndjson'), [tripRecord({ appId: w.appId, tripId: 'p-2', start: '2026-11-20T10:00:00+01:00', seconds: 300 })]);
+    const partner = writeNdjson(join(w.paths.landingDir, 'partner-2026-11-20.ndjson'), [
+      tripRecord({ appId: w.appId, tripId: 'p-1', start: '2026-11-20T09:00:00+01:00', seconds: 300 }),
+    ]);
+    writeNdjson(join(w.paths.landingDir, 'sdk-export.ndjson'), [
+      tripRecord({ appId: w.appId, tripId: 'p-2', start: '2026-11-20T10:00:00+01:00', seconds: 300 }),
+    ]);
     // named as the API names uploads, but not UTF-8: it fails alone, as it would unbatched
     const broken = uploadFileName(new Date('2026-11-21T08:59:00Z'));
     writeFileSync(join(w.paths.landingDir, broken), Buffer.from([0x7b, 0xff, 0xfe, 0x7d, 0x0a]));
@@ -177,7 +233,14 @@ describe('SDK uploads put together by the load', () => {
     expect(result.uploadBatches?.uploads).toBe(13);
     const names = result.files.map((f) => f.file.replace(/.*\//, '')).sort();
     expect(names).toHaveLength(4);
-    expect(names).toEqual(expect.arrayContaining([expect.stringMatching(/^partner-/), broken, expect.stringMatching(/-batch-12-/), 'sdk-export.ndjson']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^partner-/),
+        broken,
+        expect.stringMatching(/-batch-12-/),
+        'sdk-export.ndjson',
+      ]),
+    );
     expect(result.files.find((f) => f.file.endsWith(broken))?.failed).toMatch(/UTF-8/);
     expect(result.refused.map((r) => r.file.replace(/.*\//, ''))).toEqual([link]);
     expect(existsSync(partner)).toBe(false);
@@ -194,7 +257,10 @@ describe('a batch a load left halfway', () => {
     names.forEach((n, i) => writeFileSync(join(dir, n), `{"line":${i}}\n`));
     return { dir, names };
   };
-  const visible = (dir: string) => readdirSync(dir).filter((n) => !n.startsWith('.')).sort();
+  const visible = (dir: string) =>
+    readdirSync(dir)
+      .filter((n) => !n.startsWith('.'))
+      .sort();
   const batch = (i: number) => `sdk-2026-11-21T08-00-02-000Z-batch-3-0f0e0d0c-0b0a-4908-8706-05040302010${i}.ndjson`;
   const pendingOf = (dir: string, name: string) => join(dir, '.uploads-batched', name);
 
@@ -242,21 +308,29 @@ describe('a batch a load left halfway', () => {
     expect(existsSync(join(dir, apiTmp))).toBe(true);
   });
 
-  it('removes an upload\'s .tmp file left over an hour ago (an API killed while writing it), and keeps a recent one and anything else', async () => {
+  it("removes an upload's .tmp file left over an hour ago (an API killed while writing it), and keeps a recent one and anything else", async () => {
     const { dir, names } = landing();
     const hourAgo = (Date.now() - 3_600_000 - 60_000) / 1000;
-    const [left, recent, other] = [`.${uploadFileName(new Date(Date.UTC(2026, 10, 20)))}.tmp`, `.${names[0]}.tmp`, '.partner-file.ndjson.tmp'];
+    const [left, recent, other] = [
+      `.${uploadFileName(new Date(Date.UTC(2026, 10, 20)))}.tmp`,
+      `.${names[0]}.tmp`,
+      '.partner-file.ndjson.tmp',
+    ];
     for (const name of [left, recent, other]) writeFileSync(join(dir, name), 'an upload being written\n');
     for (const name of [left, other]) utimesSync(join(dir, name), hourAgo, hourAgo);
     // a link of that name is never followed, and left alone
     const target = join(ws.dir, `target-${Math.random().toString(36).slice(2)}`);
-    writeFileSync(target, 'not the API\'s\n');
+    writeFileSync(target, "not the API's\n");
     const linked = `.${uploadFileName(new Date(Date.UTC(2026, 10, 19)))}.tmp`;
     symlinkSync(target, join(dir, linked));
     const result = await batchUploads(dir, 1 << 20, none);
     expect(result.staleTemps).toBe(1);
     expect(existsSync(join(dir, left))).toBe(false);
-    expect(readdirSync(dir).filter((n) => n.startsWith('.')).sort()).toEqual([recent, other, linked].sort());
+    expect(
+      readdirSync(dir)
+        .filter((n) => n.startsWith('.'))
+        .sort(),
+    ).toEqual([recent, other, linked].sort());
     expect(existsSync(target)).toBe(true);
     expect(await batchUploads(dir, 1 << 20, none)).toMatchObject({ staleTemps: 0 });
   });
@@ -265,7 +339,7 @@ describe('a batch a load left halfway', () => {
     const { dir, names } = landing();
     const elsewhere = join(ws.dir, `elsewhere-${Math.random().toString(36).slice(2)}`);
     mkdirSync(join(elsewhere, batch(3)), { recursive: true });
-    writeFileSync(join(elsewhere, batch(3), names[0] as string), 'not the load\'s\n');
+    writeFileSync(join(elsewhere, batch(3), names[0] as string), "not the load's\n");
     symlinkSync(elsewhere, join(dir, '.uploads-batched'));
     const result = await batchUploads(dir, 1 << 20, none);
     expect(result.error).toMatch(/not the load's own folder/);
@@ -280,7 +354,10 @@ describe('a batch a load left halfway', () => {
     expect(visible(dir)).toEqual([...names].sort());
     expect(await batchUploads(dir, 1, none)).toMatchObject({ uploads: 0, files: [] });
     // a byte-order mark opens the second file: inside a batch it would open a line
-    writeFileSync(join(dir, names[1] as string), Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"line":1}\n')]));
+    writeFileSync(
+      join(dir, names[1] as string),
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"line":1}\n')]),
+    );
     const all = await batchUploads(dir, 1 << 20, none);
     expect(all.uploads).toBe(3);
     expect(readFileSync(all.files[0] as string, 'utf8')).toBe('{"line":0}\n{"line":1}\n{"line":2}\n');

@@ -19,12 +19,16 @@ interface Watcher {
 }
 
 function startWatch(dataDir: string): Watcher {
-  const child = spawn(process.execPath, ['jobs/load.js', '--data-dir', dataDir, '--watch', '--poll-ms', '200'], { cwd: ROOT });
+  const child = spawn(process.execPath, ['jobs/load.js', '--data-dir', dataDir, '--watch', '--poll-ms', '200'], {
+    cwd: ROOT,
+  });
   let stderr = '';
   let stdout = '';
   child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
   child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stdout })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal, stdout })),
+  );
   return { child, stderr: () => stderr, exited };
 }
 
@@ -34,7 +38,15 @@ let watcher: Watcher;
 let fileNo = 0;
 
 const trip = (org: string, tripId: string, hour: number) =>
-  tripRecord({ appId: ws.appId, tripId, userId: ids.get(org) as number, orgUserId: org, start: `2026-11-20T${String(hour).padStart(2, '0')}:00:00Z`, seconds: 300, events: [{ type: 'brake', from: 60, to: 63 }] });
+  tripRecord({
+    appId: ws.appId,
+    tripId,
+    userId: ids.get(org) as number,
+    orgUserId: org,
+    start: `2026-11-20T${String(hour).padStart(2, '0')}:00:00Z`,
+    seconds: 300,
+    events: [{ type: 'brake', from: 60, to: 63 }],
+  });
 
 /** Writes a landing file the way a writer should: a temp name, then a rename. */
 function land(records: unknown[], name = `partner-${String(++fileNo).padStart(3, '0')}.ndjson`): string {
@@ -47,7 +59,9 @@ function land(records: unknown[], name = `partner-${String(++fileNo).padStart(3,
 const servedTrips = async (): Promise<string[]> => {
   const manifest = manifestOf(ws.paths);
   if (!manifest) return [];
-  return (await warehouseRowsOfSlot(join(ws.paths.publishedDir, `slot-${manifest.slot}.duckdb`))).map((r) => String(r['trip_id']));
+  return (await warehouseRowsOfSlot(join(ws.paths.publishedDir, `slot-${manifest.slot}.duckdb`))).map((r) =>
+    String(r['trip_id']),
+  );
 };
 
 async function warehouseRowsOfSlot(file: string): Promise<Record<string, unknown>[]> {
@@ -63,10 +77,16 @@ async function warehouseRowsOfSlot(file: string): Promise<Record<string, unknown
 
 const pendingEventTypes = (): string[] => {
   if (!existsSync(ws.paths.eventsDir)) return [];
-  return readdirSync(ws.paths.eventsDir).flatMap((f) => readFileSync(join(ws.paths.eventsDir, f), 'utf8').trim().split('\n').filter(Boolean).map((l) => {
-    const e = JSON.parse(l) as { type: string; data: { tripId?: string; orgUserId?: string } };
-    return `${e.type} ${e.data.tripId ?? e.data.orgUserId}`;
-  }));
+  return readdirSync(ws.paths.eventsDir).flatMap((f) =>
+    readFileSync(join(ws.paths.eventsDir, f), 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => {
+        const e = JSON.parse(l) as { type: string; data: { tripId?: string; orgUserId?: string } };
+        return `${e.type} ${e.data.tripId ?? e.data.orgUserId}`;
+      }),
+  );
 };
 
 beforeAll(async () => {
@@ -81,7 +101,8 @@ afterAll(async () => {
   ws.cleanup();
 });
 
-const served = (tripIds: string[]) => expect.poll(servedTrips, { timeout: 60_000, interval: 100 }).toEqual(expect.arrayContaining(tripIds));
+const served = (tripIds: string[]) =>
+  expect.poll(servedTrips, { timeout: 60_000, interval: 100 }).toEqual(expect.arrayContaining(tripIds));
 
 describe('load.js --watch', () => {
   it('loads and publishes each file as it arrives, and writes its trip.created events', async () => {
@@ -89,7 +110,9 @@ describe('load.js --watch', () => {
     await served(['a1']);
     land([trip('u-1', 'a2', 7), trip('u-2', 'b1', 7)]);
     await served(['a1', 'a2', 'b1']);
-    await expect.poll(pendingEventTypes, { timeout: 30_000 }).toEqual(expect.arrayContaining(['trip.created a1', 'trip.created a2', 'trip.created b1']));
+    await expect
+      .poll(pendingEventTypes, { timeout: 30_000 })
+      .toEqual(expect.arrayContaining(['trip.created a1', 'trip.created a2', 'trip.created b1']));
   });
 
   it('sets a bad file aside alone and goes on with the next', async () => {
@@ -107,9 +130,16 @@ describe('load.js --watch', () => {
   it('purges a deleted account without waiting for a new file', async () => {
     land([trip('u-3', 'c1', 9)]);
     await served(['c1']);
-    await recordDeletionIn(ws.dir, { appId: ws.appId, platformUserId: ids.get('u-3') as number, orgUserId: 'u-3', requestedAt: new Date().toISOString() });
+    await recordDeletionIn(ws.dir, {
+      appId: ws.appId,
+      platformUserId: ids.get('u-3') as number,
+      orgUserId: 'u-3',
+      requestedAt: new Date().toISOString(),
+    });
     await expect.poll(servedTrips, { timeout: 60_000, interval: 100 }).not.toContain('c1');
-    expect(await warehouseRowsWhenFree("select count(*)::int as n from trips where trip_id = 'c1'")).toEqual([{ n: 0 }]);
+    expect(await warehouseRowsWhenFree("select count(*)::int as n from trips where trip_id = 'c1'")).toEqual([
+      { n: 0 },
+    ]);
   });
 
   it('lets the score, a re-derivation, a backup, an export and a query run beside it, while files keep arriving', async () => {
@@ -130,7 +160,8 @@ describe('load.js --watch', () => {
     };
     arriving = false;
     await stream;
-    for (const [job, ran] of Object.entries(runs)) expect({ job, code: ran.code }, ran.stderr).toEqual({ job, code: 0 });
+    for (const [job, ran] of Object.entries(runs))
+      expect({ job, code: ran.code }, ran.stderr).toEqual({ job, code: 0 });
     expect(existsSync(join(backupDir, 'warehouse', 'warehouse.duckdb'))).toBe(true);
     rmSync(backupDir, { recursive: true, force: true });
     await served(['s10']);

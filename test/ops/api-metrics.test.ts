@@ -19,7 +19,11 @@ beforeAll(async () => {
   const passport = await PassportStore.open(ws.paths.passportFile);
   await passport.ensureAccounts(ws.appId, ['driver-1']);
   passport.close();
-  api = await createApi({ dataDir: ws.dir, metrics: registry, limits: { ratePerApp: 3, appRateWindowMs: 60_000, bodyLimitBytes: 1024 } });
+  api = await createApi({
+    dataDir: ws.dir,
+    metrics: registry,
+    limits: { ratePerApp: 3, appRateWindowMs: 60_000, bodyLimitBytes: 1024 },
+  });
 });
 afterAll(async () => {
   await api?.close();
@@ -28,22 +32,36 @@ afterAll(async () => {
 
 const value = async (name: string, labels: Record<string, string> = {}): Promise<number | undefined> => {
   const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
-  const found = metric?.values.find((v) => Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want));
+  const found = metric?.values.find((v) =>
+    Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want),
+  );
   return found?.value;
 };
 
 describe('API refusals by reason', () => {
   it('counts 413, 503 not_ready and 429 by their error names, per app', async () => {
     const auth = { authorization: `Bearer ${key}` };
-    const big = await api.app.inject({ method: 'DELETE', url: '/v1/org-user/driver-1', headers: { ...auth, 'content-type': 'application/json' }, payload: JSON.stringify({ pad: 'x'.repeat(4096) }) });
+    const big = await api.app.inject({
+      method: 'DELETE',
+      url: '/v1/org-user/driver-1',
+      headers: { ...auth, 'content-type': 'application/json' },
+      payload: JSON.stringify({ pad: 'x'.repeat(4096) }),
+    });
     expect(big.statusCode).toBe(413);
-    for (let i = 0; i < 2; i++) expect((await api.app.inject({ url: '/v1/org-user/driver-1/trips', headers: auth })).statusCode).toBe(503);
+    for (let i = 0; i < 2; i++)
+      expect((await api.app.inject({ url: '/v1/org-user/driver-1/trips', headers: auth })).statusCode).toBe(503);
     expect((await api.app.inject({ url: '/v1/org-user/driver-1/trips', headers: auth })).statusCode).toBe(429);
 
     expect(await value('driving_http_rejected_requests_total', { reason: 'payload_too_large', status: '413' })).toBe(1);
     expect(await value('driving_http_rejected_requests_total', { reason: 'not_ready', status: '503' })).toBe(2);
     expect(await value('driving_http_rejected_requests_total', { reason: 'rate_limited', status: '429' })).toBe(1);
-    expect(await value('driving_http_requests_total', { route: '/v1/org-user/:org_user_id/trips', status: '503', app: ws.appId })).toBe(2);
+    expect(
+      await value('driving_http_requests_total', {
+        route: '/v1/org-user/:org_user_id/trips',
+        status: '503',
+        app: ws.appId,
+      }),
+    ).toBe(2);
     expect(await value('driving_http_requests_in_flight')).toBe(0);
   });
 

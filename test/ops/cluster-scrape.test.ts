@@ -20,7 +20,11 @@ const until = async (test: () => boolean, what: string, ms = 60_000): Promise<vo
 
 beforeAll(async () => {
   ws = await workspace('UTC');
-  child = spawn(process.execPath, [SERVE, '--data-dir', ws.dir, '--port', '0', '--workers', '2', '--metrics-port', '0', '--no-log'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  child = spawn(
+    process.execPath,
+    [SERVE, '--data-dir', ws.dir, '--port', '0', '--workers', '2', '--metrics-port', '0', '--no-log'],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   await until(() => /listening on http:\/\/\S+ \(2 workers\)/.test(stderr), 'two workers listening');
 });
@@ -34,8 +38,8 @@ afterAll(async () => {
   ws.cleanup();
 });
 
-describe('a cluster\'s /metrics', () => {
-  it('sums the workers\' request counts (each worker answers the primary\'s scrape)', async () => {
+describe("a cluster's /metrics", () => {
+  it("sums the workers' request counts (each worker answers the primary's scrape)", async () => {
     const api = /listening on (http:\/\/\S+) \(2 workers\)/.exec(stderr)?.[1] as string;
     const metrics = /metrics on (http:\/\/\S+\/metrics)/.exec(stderr)?.[1] as string;
     // a new connection each: the primary hands connections to the workers in turn
@@ -44,7 +48,14 @@ describe('a cluster\'s /metrics', () => {
       expect(res.status).toBe(401);
     }
     const text = await (await fetch(metrics)).text();
-    const line = text.split('\n').find((l) => l.startsWith('driving_http_requests_total{') && l.includes('route="/v1/org-user/:org_user_id/trips"') && l.includes('status="401"'));
+    const line = text
+      .split('\n')
+      .find(
+        (l) =>
+          l.startsWith('driving_http_requests_total{') &&
+          l.includes('route="/v1/org-user/:org_user_id/trips"') &&
+          l.includes('status="401"'),
+      );
     expect(line, text.slice(0, 2000)).toBeDefined();
     expect(Number(line?.split(' ').pop())).toBe(6);
   });

@@ -45,7 +45,10 @@ describe('serve.js --workers 2', () => {
       const res = await fetch(`${serve.url}/v1/token/${token}`, { headers: { ...auth(), connection: 'close' } });
       expect(res.status).toBe(200);
     }
-    const deleted = await fetch(`${serve.url}/v1/org-user/driver-1`, { method: 'DELETE', headers: { ...auth(), connection: 'close' } });
+    const deleted = await fetch(`${serve.url}/v1/org-user/driver-1`, {
+      method: 'DELETE',
+      headers: { ...auth(), connection: 'close' },
+    });
     expect(deleted.status).toBe(200);
     for (let i = 0; i < 6; i++) {
       const res = await fetch(`${serve.url}/v1/token/${token}`, { headers: { ...auth(), connection: 'close' } });
@@ -58,7 +61,11 @@ describe('serve.js --workers 2', () => {
     expect(before).toHaveLength(2);
     process.kill(before[0] as number, 'SIGKILL');
     await until(() => serve.workers().length === 2 && !serve.workers().includes(before[0] as number), 'a new worker');
-    await until(() => /worker \d+ died \(SIGKILL\); starting another/.test(serve.stderr()), `the primary's word: ${serve.stderr()}`, 5_000);
+    await until(
+      () => /worker \d+ died \(SIGKILL\); starting another/.test(serve.stderr()),
+      `the primary's word: ${serve.stderr()}`,
+      5_000,
+    );
     const token = await issue(serve.url, 'driver-2');
     expect((await fetch(`${serve.url}/v1/token/${token}`, { headers: auth() })).status).toBe(200);
   });
@@ -85,10 +92,23 @@ describe('serve.js --workers 2', () => {
     // an SDK upload whose body arrives in two halves, the second after the SIGTERM
     const body = JSON.stringify([{ tripId: 'x' }]);
     const held = new Promise<number>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, path: '/v1/sdk/trips', method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-        res.resume();
-        resolve(res.statusCode as number);
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/v1/sdk/trips',
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+          },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode as number);
+        },
+      );
       req.on('error', reject);
       req.write(body.slice(0, 5));
       setTimeout(() => {
@@ -112,7 +132,11 @@ describe('a connection handed over as a worker stops', () => {
   // began: each must be answered, by it or by the other.
   it('is answered, whether the worker stopping listens or is still starting', async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, [join(import.meta.dirname, '..', 'fixtures', 'cluster', 'handoff.mjs'), String(port)], { env: { ...process.env, PRIMARY_BUSY_MS: '500' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [join(import.meta.dirname, '..', 'fixtures', 'cluster', 'handoff.mjs'), String(port)],
+      { env: { ...process.env, PRIMARY_BUSY_MS: '500' }, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let err = '';
     child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
     const workers = () => childrenOf(child.pid as number);
@@ -132,7 +156,14 @@ describe('a connection handed over as a worker stops', () => {
         child.kill('SIGUSR2');
         await new Promise((r) => setTimeout(r, 100));
         const answers = Array.from({ length: 6 }, () =>
-          fetch(`http://127.0.0.1:${port}/`, { headers: { connection: 'close' }, signal: AbortSignal.timeout(15_000) }).then((res) => String(res.status), (error: Error) => error.name));
+          fetch(`http://127.0.0.1:${port}/`, {
+            headers: { connection: 'close' },
+            signal: AbortSignal.timeout(15_000),
+          }).then(
+            (res) => String(res.status),
+            (error: Error) => error.name,
+          ),
+        );
         await new Promise((r) => setTimeout(r, 100));
         process.kill(stopping, 'SIGTERM');
         expect(await Promise.all(answers), `round ${round + 1}: ${err}`).toEqual(Array(6).fill('200'));
@@ -150,7 +181,10 @@ describe('rate limits over all workers', () => {
   const LIMIT = 40;
   let serve: ServeProcess;
   beforeAll(async () => {
-    serve = await startServe(['--data-dir', ws.dir, '--port', String(await freePort()), '--workers', '2'], { DRIVING_API_RATE_PER_APP: String(LIMIT), DRIVING_API_APP_RATE_WINDOW_MS: '60000' });
+    serve = await startServe(['--data-dir', ws.dir, '--port', String(await freePort()), '--workers', '2'], {
+      DRIVING_API_RATE_PER_APP: String(LIMIT),
+      DRIVING_API_APP_RATE_WINDOW_MS: '60000',
+    });
   });
   afterAll(async () => {
     serve.child.kill('SIGTERM');
@@ -162,15 +196,17 @@ describe('rate limits over all workers', () => {
     let ok = 0;
     let limited = 0;
     let next = 0;
-    await Promise.all(Array.from({ length: parallel }, async () => {
-      while (next < count) {
-        next++;
-        const res = await fetch(url, { headers: { ...auth(), connection: 'close' } });
-        await res.arrayBuffer();
-        if (res.status === 200) ok++;
-        else if (res.status === 429) limited++;
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: parallel }, async () => {
+        while (next < count) {
+          next++;
+          const res = await fetch(url, { headers: { ...auth(), connection: 'close' } });
+          await res.arrayBuffer();
+          if (res.status === 200) ok++;
+          else if (res.status === 429) limited++;
+        }
+      }),
+    );
     return { ok, limited };
   }
 
@@ -185,7 +221,8 @@ describe('rate limits over all workers', () => {
     expect(ok + limited).toBe(count);
   }
 
-  it('hold the configured limit whichever worker a request lands on', () => holdsLimit('rate limited', 'driver-5', 99, 1));
+  it('hold the configured limit whichever worker a request lands on', () =>
+    holdsLimit('rate limited', 'driver-5', 99, 1));
 
   it('hold a burst spread over both workers within 20% of the limit', () => holdsLimit('burst', 'driver-6', 300, 16));
 });

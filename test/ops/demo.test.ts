@@ -23,7 +23,9 @@ describe('demo', () => {
     expect(first.apiKey).toMatch(/^dk_/);
     // a score as of every day of the history, so the score history has a point a day
     const today = todayIn('Europe/Berlin');
-    expect(first.score.runs.map((r) => r.date)).toEqual(datesBetween(addDays(first.published.firstDay as string, 1), today));
+    expect(first.score.runs.map((r) => r.date)).toEqual(
+      datesBetween(addDays(first.published.firstDay as string, 1), today),
+    );
     expect(first.score.runs.length).toBe(2);
 
     const second = await runDemo({ dataDir: dir, users: 3, days: 2 });
@@ -40,12 +42,19 @@ describe('npm start as a newcomer runs it', () => {
   it('prints calls that work as printed, and the /docs page', async () => {
     const { spawn } = await import('node:child_process');
     const data = mkdtempSync(join(tmpdir(), 'dds-start-'));
-    const child = spawn(process.execPath, ['jobs/demo.js', '--users', '3', '--days', '2', '--port', '0', '--data-dir', data], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['jobs/demo.js', '--users', '3', '--days', '2', '--port', '0', '--data-dir', data],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     try {
       let out = '';
       child.stdout.setEncoding('utf8');
       await new Promise<void>((resolve, reject) => {
-        child.stdout.on('data', (chunk: string) => { out += chunk; if (/v1\/openapi\.json"\n/.test(out)) resolve(); });
+        child.stdout.on('data', (chunk: string) => {
+          out += chunk;
+          if (/v1\/openapi\.json"\n/.test(out)) resolve();
+        });
         child.once('exit', (code) => reject(new Error(`demo exited ${code}: ${out}`)));
       });
       const lines = out.split('\n').filter((l) => l.startsWith('  curl ') || l.startsWith('  open '));
@@ -60,14 +69,21 @@ describe('npm start as a newcomer runs it', () => {
       for (const line of ready) {
         const url = /"(http[^"]+)"$/.exec(line)?.[1] as string;
         const key = /Bearer ([^"]+)"/.exec(line)?.[1];
-        const res = await fetch(url, { method: line.includes('-X POST') ? 'POST' : 'GET', headers: key ? { authorization: `Bearer ${key}` } : {} });
+        const res = await fetch(url, {
+          method: line.includes('-X POST') ? 'POST' : 'GET',
+          headers: key ? { authorization: `Bearer ${key}` } : {},
+        });
         expect(res.status, line).toBe(200);
         // the score history: a point for each day scored since the driver's first trip (the demo
         // scores every day of its history; the trips follow the account's random id)
         if (url.includes('/safety-score/history')) {
           const history = ((await res.json()) as { history: unknown[] }).history;
-          const list = await fetch(url.replace(/\/safety-score\/history.*$/, '/trips?limit=100'), { headers: { authorization: `Bearer ${key}` } });
-          const firstTrip = ((await list.json()) as { trips: { startTime: string }[] }).trips.map((t) => t.startTime.slice(0, 10)).sort()[0] as string;
+          const list = await fetch(url.replace(/\/safety-score\/history.*$/, '/trips?limit=100'), {
+            headers: { authorization: `Bearer ${key}` },
+          });
+          const firstTrip = ((await list.json()) as { trips: { startTime: string }[] }).trips
+            .map((t) => t.startTime.slice(0, 10))
+            .sort()[0] as string;
           expect(history.length, line).toBe(datesBetween(addDays(firstTrip, 1), todayIn('Europe/Berlin')).length);
         }
       }

@@ -12,7 +12,10 @@ const PROMTOOL = tool('promtool');
 const SYSTEMD_ANALYZE = tool('systemd-analyze');
 const PROM = join(ROOT, 'deploy', 'prometheus');
 const SYSTEMD = join(ROOT, 'deploy', 'systemd');
-for (const [name, path] of [['promtool', PROMTOOL], ['systemd-analyze', SYSTEMD_ANALYZE]]) {
+for (const [name, path] of [
+  ['promtool', PROMTOOL],
+  ['systemd-analyze', SYSTEMD_ANALYZE],
+]) {
   if (!path) process.stderr.write(`deploy.test: ${name} not installed on this machine; its checks are skipped\n`);
 }
 
@@ -33,8 +36,10 @@ describe.skipIf(!PROMTOOL)('alert rules (promtool)', () => {
     expect(r.output, r.output).toMatch(/SUCCESS/);
     expect(r.status).toBe(0);
     const alerts = [...readFileSync(join(PROM, 'alerts.yml'), 'utf8').matchAll(/- alert: (\w+)/g)].map((m) => m[1]);
-    const fired = readFileSync(join(PROM, 'alerts.test.yml'), 'utf8').split(/\n(?=\s+- alertname:)/)
-      .filter((block) => /exp_labels/.test(block)).map((block) => /alertname: (\w+)/.exec(block)?.[1]);
+    const fired = readFileSync(join(PROM, 'alerts.test.yml'), 'utf8')
+      .split(/\n(?=\s+- alertname:)/)
+      .filter((block) => /exp_labels/.test(block))
+      .map((block) => /alertname: (\w+)/.exec(block)?.[1]);
     expect(new Set(fired)).toEqual(new Set(alerts));
   });
 
@@ -56,7 +61,10 @@ describe.skipIf(!PROMTOOL)('alert rules (promtool)', () => {
     const s = scratch();
     try {
       // the example names the rules where an install puts them; here, the repository's file
-      const config = readFileSync(join(PROM, 'scrape.yml'), 'utf8').replace('/etc/prometheus/driving-alerts.yml', join(PROM, 'alerts.yml'));
+      const config = readFileSync(join(PROM, 'scrape.yml'), 'utf8').replace(
+        '/etc/prometheus/driving-alerts.yml',
+        join(PROM, 'alerts.yml'),
+      );
       writeFileSync(join(s.dir, 'prometheus.yml'), config);
       const r = runTool(PROMTOOL as string, ['check', 'config', join(s.dir, 'prometheus.yml')]);
       expect(r.output).toMatch(/SUCCESS/);
@@ -79,7 +87,10 @@ describe.skipIf(!SYSTEMD_ANALYZE)('systemd units and timers (systemd-analyze ver
   it('a unit with a mistyped setting is not (the check can fail)', () => {
     const s = scratch();
     try {
-      const unit = readFileSync(join(SYSTEMD, 'driving-api.service'), 'utf8').replace('ProtectSystem=strict', 'ProtectSystem=strickt');
+      const unit = readFileSync(join(SYSTEMD, 'driving-api.service'), 'utf8').replace(
+        'ProtectSystem=strict',
+        'ProtectSystem=strickt',
+      );
       writeFileSync(join(s.dir, 'driving-api.service'), unit);
       const r = runTool(SYSTEMD_ANALYZE as string, ['verify', '--man=no', join(s.dir, 'driving-api.service')]);
       expect(r.output).toMatch(/protect system value/i);
@@ -91,7 +102,8 @@ describe.skipIf(!SYSTEMD_ANALYZE)('systemd units and timers (systemd-analyze ver
 
 describe('the units and the crontab', () => {
   const unit = (name: string) => readFileSync(join(SYSTEMD, name), 'utf8');
-  const setting = (text: string, key: string) => [...text.matchAll(new RegExp(`^${key}=(.*)$`, 'gm'))].map((m) => m[1] as string);
+  const setting = (text: string, key: string) =>
+    [...text.matchAll(new RegExp(`^${key}=(.*)$`, 'gm'))].map((m) => m[1] as string);
 
   it('every service runs as its own user, hardened, writing the data folder only, stopped by SIGTERM in bounded time', () => {
     for (const name of readdirSync(SYSTEMD).filter((f) => f.endsWith('.service'))) {
@@ -126,13 +138,21 @@ describe('the units and the crontab', () => {
 
 describe('the Grafana dashboard', () => {
   const dashboard = JSON.parse(readFileSync(join(ROOT, 'deploy', 'grafana', 'driving-service.json'), 'utf8')) as {
-    uid: string; panels: { type: string; title: string; targets?: { expr: string }[] }[];
+    uid: string;
+    panels: { type: string; title: string; targets?: { expr: string }[] }[];
   };
   const exprs = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p.title, expr: t.expr })));
 
   it('shows the lag, the backlog, requests and latency by route, the outbox depth and the jobs', () => {
     const all = exprs.map((e) => e.expr).join('\n');
-    for (const metric of ['driving_load_lag_seconds_bucket', 'driving_landing_files', 'driving_http_requests_total', 'driving_http_request_duration_seconds_bucket', 'driving_webhook_outbox_pending_events', 'driving_job_duration_seconds']) {
+    for (const metric of [
+      'driving_load_lag_seconds_bucket',
+      'driving_landing_files',
+      'driving_http_requests_total',
+      'driving_http_request_duration_seconds_bucket',
+      'driving_webhook_outbox_pending_events',
+      'driving_job_duration_seconds',
+    ]) {
       expect(all, metric).toContain(metric);
     }
   });
@@ -150,7 +170,9 @@ describe('the Grafana dashboard', () => {
   it.skipIf(!PROMTOOL)('holds queries promtool parses', () => {
     const s = scratch();
     try {
-      const rules = exprs.map(({ expr }, i) => `      - record: dashboard:query_${i}\n        expr: ${JSON.stringify(expr)}`).join('\n');
+      const rules = exprs
+        .map(({ expr }, i) => `      - record: dashboard:query_${i}\n        expr: ${JSON.stringify(expr)}`)
+        .join('\n');
       writeFileSync(join(s.dir, 'dashboard.yml'), `groups:\n  - name: dashboard\n    rules:\n${rules}\n`);
       const r = runTool(PROMTOOL as string, ['check', 'rules', join(s.dir, 'dashboard.yml')]);
       expect(r.output, r.output).toMatch(new RegExp(`SUCCESS: ${exprs.length} rules found`));

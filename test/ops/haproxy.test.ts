@@ -24,7 +24,10 @@ let haproxy: ChildProcess | null = null;
 function renderConfig(front: number, a: number, b: number): string {
   const text = readFileSync(join(ROOT, 'deploy', 'haproxy.cfg'), 'utf8');
   for (const port of ['8080', '8081', '8082']) expect(text).toContain(`127.0.0.1:${port}`);
-  return text.replaceAll('127.0.0.1:8080', `127.0.0.1:${front}`).replaceAll('127.0.0.1:8081', `127.0.0.1:${a}`).replaceAll('127.0.0.1:8082', `127.0.0.1:${b}`);
+  return text
+    .replaceAll('127.0.0.1:8080', `127.0.0.1:${front}`)
+    .replaceAll('127.0.0.1:8081', `127.0.0.1:${a}`)
+    .replaceAll('127.0.0.1:8082', `127.0.0.1:${b}`);
 }
 
 beforeAll(async () => {
@@ -46,7 +49,8 @@ afterAll(async () => {
 describe('HAProxy over two API processes', () => {
   it('fails no GET when one backend is killed with -9 under load', async () => {
     const [front, a, b] = [await freePort(), await freePort(), await freePort()];
-    for (const port of [a, b]) backends.push(await startServe(['--data-dir', ws.dir, '--port', String(port), '--workers', '1']));
+    for (const port of [a, b])
+      backends.push(await startServe(['--data-dir', ws.dir, '--port', String(port), '--workers', '1']));
     const cfg = join(ws.dir, 'haproxy.cfg');
     writeFileSync(cfg, renderConfig(front, a, b));
     let log = '';
@@ -60,11 +64,22 @@ describe('HAProxy over two API processes', () => {
         return false;
       }
     }, `HAProxy in front: ${log}`).catch(async (error: Error) => {
-      const direct = await fetch(`${backends[0]!.url}/readyz`).then(async (r) => `${r.status} ${await r.text()}`, (e: Error) => e.message);
-      const front = await fetch(`${url}/readyz`).then(async (r) => `${r.status} ${await r.text()}`, (e: Error) => e.message);
-      throw new Error(`${error.message}; backend /readyz: ${direct}; front: ${front}; haproxy exit ${haproxy?.exitCode} ${haproxy?.signalCode}`);
+      const direct = await fetch(`${backends[0]!.url}/readyz`).then(
+        async (r) => `${r.status} ${await r.text()}`,
+        (e: Error) => e.message,
+      );
+      const front = await fetch(`${url}/readyz`).then(
+        async (r) => `${r.status} ${await r.text()}`,
+        (e: Error) => e.message,
+      );
+      throw new Error(
+        `${error.message}; backend /readyz: ${direct}; front: ${front}; haproxy exit ${haproxy?.exitCode} ${haproxy?.signalCode}`,
+      );
     });
-    const issued = await fetch(`${url}/v1/org-user/driver-1/token`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
+    const issued = await fetch(`${url}/v1/org-user/driver-1/token`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(issued.status).toBe(200);
     const { token } = (await issued.json()) as { token: string };
 

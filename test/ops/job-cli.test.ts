@@ -12,7 +12,21 @@ import { pathsFor } from '../../src/config.js';
 import { withNpmPort } from '../../src/jobs/main/demo.js';
 import { ROOT, runJobProcess, type Ran } from '../helpers/job-process.js';
 
-const JOBS = ['apps', 'bench', 'deliver', 'demo', 'export', 'generate', 'load', 'purge', 'quarantine', 'score', 'serve', 'sql', 'webhooks'];
+const JOBS = [
+  'apps',
+  'bench',
+  'deliver',
+  'demo',
+  'export',
+  'generate',
+  'load',
+  'purge',
+  'quarantine',
+  'score',
+  'serve',
+  'sql',
+  'webhooks',
+];
 const TMP = mkdtempSync(join(tmpdir(), 'dds-job-cli-'));
 const EMPTY = join(TMP, 'no-apps');
 const DOC = readFileSync(join(ROOT, 'docs', 'jobs.md'), 'utf8');
@@ -45,18 +59,40 @@ function docSection(job: string): string {
 const GLOBAL = ['--data-dir', '--json', '--help'];
 /** Taken by every job that reads or writes the shared state store, documented once for them all. */
 const STATE_STORE = '--database-url';
-const STATE_JOBS = ['apps', 'deliver', 'demo', 'export', 'generate', 'load', 'purge', 'quarantine', 'score', 'serve', 'webhooks'];
+const STATE_JOBS = [
+  'apps',
+  'deliver',
+  'demo',
+  'export',
+  'generate',
+  'load',
+  'purge',
+  'quarantine',
+  'score',
+  'serve',
+  'webhooks',
+];
 
 describe('--help of every job', () => {
-  it('exits 0 and names every flag and sub-command, each documented in the job\'s section of docs/jobs.md', async () => {
+  it("exits 0 and names every flag and sub-command, each documented in the job's section of docs/jobs.md", async () => {
     const helps = await Promise.all(JOBS.map((job) => runJobProcess(job, ['--help'])));
     const parsed = JOBS.map((job, i) => ({ job, ran: helps[i] as Ran, ...helpOf((helps[i] as Ran).stdout) }));
     // a command's own flags are in its own --help
     const pairs = parsed.flatMap(({ job, commands }) => commands.map((c) => [job, c] as const));
     const commandHelps = await Promise.all(pairs.map(([job, c]) => runJobProcess(job, [c, '--help'])));
     expect(pairs.map(([job, c]) => `${job} ${c}`)).toEqual([
-      'apps add', 'apps list', 'apps rotate-key', 'apps revoke-key', 'apps rotate-secret', 'apps set-webhook',
-      'quarantine list', 'quarantine show', 'webhooks counts', 'webhooks list', 'webhooks show', 'webhooks replay',
+      'apps add',
+      'apps list',
+      'apps rotate-key',
+      'apps revoke-key',
+      'apps rotate-secret',
+      'apps set-webhook',
+      'quarantine list',
+      'quarantine show',
+      'webhooks counts',
+      'webhooks list',
+      'webhooks show',
+      'webhooks replay',
     ]);
     for (const { job, ran, flags, commands } of parsed) {
       expect(ran.code, `${job}: ${ran.stderr}`).toBe(0);
@@ -77,14 +113,17 @@ describe('--help of every job', () => {
       }
     }
     // the global flags are documented once, for every job
-    for (const flag of [...GLOBAL, STATE_STORE]) expect(DOC.slice(0, DOC.indexOf('## Exit codes'))).toContain(`\`${flag}`);
+    for (const flag of [...GLOBAL, STATE_STORE])
+      expect(DOC.slice(0, DOC.indexOf('## Exit codes'))).toContain(`\`${flag}`);
     // 25 node processes: minutes on a busy 2-core machine, hence the long timeout
   }, 300_000);
 
   it('lists every sub-command in a usage error, revoke-key included', async () => {
     const r = await runJobProcess('apps', ['frobnicate', '--data-dir', EMPTY]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe('apps: Unknown argument: frobnicate; commands: add, list, rotate-key, revoke-key, rotate-secret, set-webhook (see --help)\n');
+    expect(r.stderr).toBe(
+      'apps: Unknown argument: frobnicate; commands: add, list, rotate-key, revoke-key, rotate-secret, set-webhook (see --help)\n',
+    );
     const q = await runJobProcess('quarantine', ['frobnicate', '--data-dir', EMPTY]);
     expect(q.stderr).toBe('quarantine: Unknown argument: frobnicate; commands: list, show (see --help)\n');
   });
@@ -116,12 +155,19 @@ describe('--data-dir', () => {
       ['generate', ['--users', '1', '--days', '1'], 2, noApps],
       ['deliver', ['--once'], 2, noApps],
       ['serve', ['--port', '0'], 2, noApps],
-      ['sql', ['--file', 'sql/analyses/users.sql'], 2, `no export at ${join(EMPTY, 'exports')}: write one with node jobs/export.js`],
+      [
+        'sql',
+        ['--file', 'sql/analyses/users.sql'],
+        2,
+        `no export at ${join(EMPTY, 'exports')}: write one with node jobs/export.js`,
+      ],
     ];
     const results = await Promise.all(runs.map(([job, args]) => runJobProcess(job, [...args, '--data-dir', EMPTY])));
     // a folder without apps (a mistyped --data-dir): one line naming the folder and how to create an
     // app, no stack trace, and nothing created in it (no empty warehouse, no export, no passport)
-    const hint = new RegExp(`failed: data folder ${EMPTY} holds no apps \\(no state store\\): check --data-dir .*apps.js add --name NAME --data-dir ${EMPTY}`);
+    const hint = new RegExp(
+      `failed: data folder ${EMPTY} holds no apps \\(no state store\\): check --data-dir .*apps.js add --name NAME --data-dir ${EMPTY}`,
+    );
     for (const [i, [job, , code, said]] of runs.entries()) {
       const r = results[i] as Ran;
       expect({ job, code: r.code }).toEqual({ job, code });
@@ -129,7 +175,10 @@ describe('--data-dir', () => {
       expect(r.stderr, job).not.toMatch(/^\s+at |node:internal/m);
       if (said !== noApps) continue;
       const lines = r.stderr.split('\n').filter((l) => l.trim() !== '');
-      expect(lines.filter((l) => hint.test(l)), `${job}: ${r.stderr}`).toHaveLength(1);
+      expect(
+        lines.filter((l) => hint.test(l)),
+        `${job}: ${r.stderr}`,
+      ).toHaveLength(1);
     }
     expect(readdirSync(EMPTY)).toEqual([]);
     // the bench's --data-dir is its own work folder: one it did not make is never emptied
@@ -159,7 +208,9 @@ describe('a port already taken', () => {
     const dir = join(TMP, 'demo');
     const r = await runJobProcess('demo', ['--data-dir', dir, '--port', String(port)]);
     expect(r.code).toBe(3);
-    expect(r.stderr).toBe(`demo: failed: port ${port} on 127.0.0.1 is in use (another npm start?); stop it or pass --port N\n`);
+    expect(r.stderr).toBe(
+      `demo: failed: port ${port} on 127.0.0.1 is in use (another npm start?); stop it or pass --port N\n`,
+    );
     expect(r.stdout).toBe('');
     // no app created, nothing generated or loaded
     expect(existsSync(dir)).toBe(false);
@@ -171,26 +222,38 @@ describe('a port already taken', () => {
   it('takes the port of `npm start --port N` as npm passes it, and its hint says the form npm keeps: npm start -- --port', async () => {
     const dir = join(TMP, 'npm-start');
     // npm keeps a --port before `--` for itself (npm_config_port=true) and passes the number on bare
-    const npm = (args: string[]) => new Promise<Ran>((resolve) => {
-      const env = { ...process.env };
-      delete env['DRIVING_DATA_DIR'];
-      const child = spawn('npm', ['start', ...args], { cwd: ROOT, env });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+    const npm = (args: string[]) =>
+      new Promise<Ran>((resolve) => {
+        const env = { ...process.env };
+        delete env['DRIVING_DATA_DIR'];
+        const child = spawn('npm', ['start', ...args], { cwd: ROOT, env });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+        child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+        child.on('close', (code) => resolve({ code, stdout, stderr }));
+      });
     const hint = `demo: failed: port ${port} on 127.0.0.1 is in use (another npm start?); stop it or run npm start -- --port 8081\n`;
-    for (const args of [['--port', String(port), '--', '--data-dir', dir], ['--', '--port', String(port), '--data-dir', dir]]) {
+    for (const args of [
+      ['--port', String(port), '--', '--data-dir', dir],
+      ['--', '--port', String(port), '--data-dir', dir],
+    ]) {
       const r = await npm(args);
       expect(r.code, `npm start ${args.join(' ')}: ${r.stderr}`).toBe(3);
       expect(r.stderr).toContain(hint);
     }
     expect(existsSync(dir)).toBe(false);
-    expect(withNpmPort(['8081', '--days', '2'], { lifecycleEvent: 'start', configPort: 'true' })).toEqual(['--port', '8081', '--days', '2']);
+    expect(withNpmPort(['8081', '--days', '2'], { lifecycleEvent: 'start', configPort: 'true' })).toEqual([
+      '--port',
+      '8081',
+      '--days',
+      '2',
+    ]);
     expect(withNpmPort([], { lifecycleEvent: 'start', configPort: '8082' })).toEqual(['--port', '8082']);
-    expect(withNpmPort(['--port', '9000'], { lifecycleEvent: 'start', configPort: '8082' })).toEqual(['--port', '9000']);
+    expect(withNpmPort(['--port', '9000'], { lifecycleEvent: 'start', configPort: '8082' })).toEqual([
+      '--port',
+      '9000',
+    ]);
     expect(withNpmPort(['8081'], {})).toEqual(['8081']);
   });
 
@@ -199,12 +262,19 @@ describe('a port already taken', () => {
     await new AppStore(pathsFor(dir).appsFile).add({ name: 'x', timeZone: 'UTC' });
     const r = await runJobProcess('serve', ['--data-dir', dir, '--port', String(port), '--no-log']);
     expect(r.code).toBe(3);
-    expect(r.stderr).toBe(`serve: failed: port ${port} on 127.0.0.1 is in use (another serve.js or npm start?); stop it or pass --port N\n`);
+    expect(r.stderr).toBe(
+      `serve: failed: port ${port} on 127.0.0.1 is in use (another serve.js or npm start?); stop it or pass --port N\n`,
+    );
     // the passport store, which the API opens first, was not created
     expect(existsSync(pathsFor(dir).passportFile)).toBe(false);
     const json = await runJobProcess('serve', ['--data-dir', dir, '--port', String(port), '--json']);
     expect(json.code).toBe(3);
-    expect(JSON.parse(json.stdout)).toEqual({ ok: false, job: 'serve', exitCode: 3, error: `port ${port} on 127.0.0.1 is in use (another serve.js or npm start?); stop it or pass --port N` });
+    expect(JSON.parse(json.stdout)).toEqual({
+      ok: false,
+      job: 'serve',
+      exitCode: 3,
+      error: `port ${port} on 127.0.0.1 is in use (another serve.js or npm start?); stop it or pass --port N`,
+    });
   });
 
   it('a PostgreSQL state store that does not answer: exit 3, one line naming the address', async () => {
@@ -213,7 +283,13 @@ describe('a port already taken', () => {
     const port = (closed.address() as { port: number }).port;
     await new Promise((resolve) => closed.close(resolve));
     mkdirSync(join(TMP, 'pg-down'));
-    const r = await runJobProcess('apps', ['list', '--data-dir', join(TMP, 'pg-down'), '--database-url', `postgres://driving@127.0.0.1:${port}/none`]);
+    const r = await runJobProcess('apps', [
+      'list',
+      '--data-dir',
+      join(TMP, 'pg-down'),
+      '--database-url',
+      `postgres://driving@127.0.0.1:${port}/none`,
+    ]);
     expect(r.code, r.stderr).toBe(3);
     expect(r.stderr).toBe(`apps list: failed: connect ECONNREFUSED 127.0.0.1:${port}\n`);
   });
@@ -232,6 +308,9 @@ describe('a port already taken', () => {
       again.listen(freePort, '127.0.0.1', resolve);
     });
     await new Promise((resolve) => again.close(resolve));
-    await expect(assertPortFree(port, '127.0.0.1', 'x')).rejects.toMatchObject({ code: 'EADDRINUSE', message: `port ${port} on 127.0.0.1 is in use (x); stop it or pass --port N` });
+    await expect(assertPortFree(port, '127.0.0.1', 'x')).rejects.toMatchObject({
+      code: 'EADDRINUSE',
+      message: `port ${port} on 127.0.0.1 is in use (x); stop it or pass --port N`,
+    });
   });
 });

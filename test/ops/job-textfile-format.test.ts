@@ -17,24 +17,55 @@ afterEach(() => {
 async function withPromClient(job: string, run: JobRun, lastSuccess: number | null): Promise<string> {
   const registry = new Registry();
   const registers = [registry];
-  const gauge = (name: string, help: string, labelNames: string[] = []) => new Gauge({ name, help, labelNames: ['job', ...labelNames], registers });
+  const gauge = (name: string, help: string, labelNames: string[] = []) =>
+    new Gauge({ name, help, labelNames: ['job', ...labelNames], registers });
   const finishedAt = (run.startedAt.getTime() + run.seconds * 1000) / 1000;
-  gauge('driving_job_last_run_timestamp_seconds', 'When the job\'s last run ended (Unix time)').set({ job }, finishedAt);
-  if (lastSuccess !== null) gauge('driving_job_last_success_timestamp_seconds', 'When the job last ended with exit status 0 (Unix time)').set({ job }, lastSuccess);
-  gauge('driving_job_duration_seconds', 'How long the job\'s last run took').set({ job }, run.seconds);
-  gauge('driving_job_exit_status', 'The exit status of the job\'s last run (0 done, 1 internal, 2 input, 3 busy, 4 a check stopped the publish)').set({ job }, run.exitCode);
-  const records = gauge('driving_job_records', 'Records the job\'s last run handled, by outcome (loaded, scored, exported, purged)', ['outcome']);
+  gauge('driving_job_last_run_timestamp_seconds', "When the job's last run ended (Unix time)").set({ job }, finishedAt);
+  if (lastSuccess !== null)
+    gauge('driving_job_last_success_timestamp_seconds', 'When the job last ended with exit status 0 (Unix time)').set(
+      { job },
+      lastSuccess,
+    );
+  gauge('driving_job_duration_seconds', "How long the job's last run took").set({ job }, run.seconds);
+  gauge(
+    'driving_job_exit_status',
+    "The exit status of the job's last run (0 done, 1 internal, 2 input, 3 busy, 4 a check stopped the publish)",
+  ).set({ job }, run.exitCode);
+  const records = gauge(
+    'driving_job_records',
+    "Records the job's last run handled, by outcome (loaded, scored, exported, purged)",
+    ['outcome'],
+  );
   for (const [outcome, n] of Object.entries(run.records ?? {})) records.set({ job, outcome }, n);
-  const rejected = gauge('driving_job_records_rejected', 'Records the job\'s last run rejected, by reason', ['reason']);
+  const rejected = gauge('driving_job_records_rejected', "Records the job's last run rejected, by reason", ['reason']);
   for (const [reason, n] of Object.entries(run.rejected ?? {})) rejected.set({ job, reason }, n);
   return registry.metrics();
 }
 
 describe('a job metrics file', () => {
   const cases: [string, string, JobRun][] = [
-    ['a success with records and rejections', 'load', { startedAt: new Date(1_000_000_000_123), seconds: 12.5, exitCode: 0, records: { loaded: 40, purged: 2 }, rejected: { invalid_time: 3, 'a "quoted"\\reason\nwith a newline': 1 } }],
+    [
+      'a success with records and rejections',
+      'load',
+      {
+        startedAt: new Date(1_000_000_000_123),
+        seconds: 12.5,
+        exitCode: 0,
+        records: { loaded: 40, purged: 2 },
+        rejected: { invalid_time: 3, 'a "quoted"\\reason\nwith a newline': 1 },
+      },
+    ],
     ['a success without records', 'score', { startedAt: new Date(1_795_000_000_000), seconds: 0.125, exitCode: 0 }],
-    ['non-finite and negative values', 'export', { startedAt: new Date(0), seconds: 1, exitCode: 0, records: { a: Number.NaN, b: Number.POSITIVE_INFINITY, c: Number.NEGATIVE_INFINITY, d: -0.5, e: 1e21 } }],
+    [
+      'non-finite and negative values',
+      'export',
+      {
+        startedAt: new Date(0),
+        seconds: 1,
+        exitCode: 0,
+        records: { a: Number.NaN, b: Number.POSITIVE_INFINITY, c: Number.NEGATIVE_INFINITY, d: -0.5, e: 1e21 },
+      },
+    ],
   ];
   for (const [name, job, run] of cases) {
     it(`has the bytes prom-client's registry gives: ${name}`, async () => {

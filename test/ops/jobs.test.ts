@@ -28,7 +28,11 @@ interface Ran {
   stderr: string;
 }
 
-function start(job: string, args: string[], env: Record<string, string> = {}): { child: ChildProcess; done: Promise<Ran>; stderr: () => string } {
+function start(
+  job: string,
+  args: string[],
+  env: Record<string, string> = {},
+): { child: ChildProcess; done: Promise<Ran>; stderr: () => string } {
   // the data folder and the loopback opt-in come from the flags and `env` only, never the caller's shell
   const base = { ...process.env };
   delete base['DRIVING_DATA_DIR'];
@@ -43,13 +47,17 @@ function start(job: string, args: string[], env: Record<string, string> = {}): {
   return { child, done, stderr: () => stderr };
 }
 
-const job = (name: string, args: string[], env: Record<string, string> = {}): Promise<Ran> => start(name, args, env).done;
+const job = (name: string, args: string[], env: Record<string, string> = {}): Promise<Ran> =>
+  start(name, args, env).done;
 
 /** The failure is said in exactly one line of its own, `<job>: ...`, and no stack trace anywhere. */
 function failedWith(r: Ran, code: number, line: RegExp): void {
   expect({ code: r.code, stderr: r.stderr }).toMatchObject({ code });
   const lines = r.stderr.split('\n').filter((l) => l.trim() !== '');
-  expect(lines.filter((l) => line.test(l)), r.stderr).toHaveLength(1);
+  expect(
+    lines.filter((l) => line.test(l)),
+    r.stderr,
+  ).toHaveLength(1);
   expect(r.stderr).not.toMatch(/^\s+at /m);
   expect(r.stderr).not.toMatch(/Error: .*\n.*node:internal/);
 }
@@ -70,10 +78,17 @@ async function until(condition: () => boolean, what: string, timeoutMs = 60_000)
 
 /** A process holding a DuckDB file open (read-write) until its stdin closes: another job's lock. */
 async function holdDatabase(file: string): Promise<ChildProcess> {
-  const holder = spawn(process.execPath, ['-e', `
+  const holder = spawn(
+    process.execPath,
+    [
+      '-e',
+      `
     const { DuckDBInstance } = await import('@duckdb/node-api');
     const i = await DuckDBInstance.create(${JSON.stringify(file)});
-    await i.connect(); console.log('holding'); process.stdin.on('end', () => process.exit(0)); process.stdin.resume();`], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+    await i.connect(); console.log('holding'); process.stdin.on('end', () => process.exit(0)); process.stdin.resume();`,
+    ],
+    { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] },
+  );
   children.push(holder);
   await new Promise<void>((resolve) => holder.stdout?.once('data', () => resolve()));
   return holder;
@@ -114,17 +129,32 @@ describe.concurrent('usage errors (exit 2, one line, no stack)', () => {
   // --help of every job (exit 0, the usage line first): job-cli.test.ts, with every flag it names
   it('names only the unknown command of apps and webhooks, and lists the commands', async () => {
     const apps = await job('apps', ['frobnicate', '--data-dir', DATA]);
-    failedWith(apps, 2, /^apps: Unknown argument: frobnicate; commands: add, list, rotate-key, revoke-key, rotate-secret, set-webhook \(see --help\)$/);
+    failedWith(
+      apps,
+      2,
+      /^apps: Unknown argument: frobnicate; commands: add, list, rotate-key, revoke-key, rotate-secret, set-webhook \(see --help\)$/,
+    );
     const hooks = await job('webhooks', ['frobnicate', '--data-dir', DATA]);
-    failedWith(hooks, 2, /^webhooks: Unknown argument: frobnicate; commands: counts, list, show, replay \(see --help\)$/);
+    failedWith(
+      hooks,
+      2,
+      /^webhooks: Unknown argument: frobnicate; commands: counts, list, show, replay \(see --help\)$/,
+    );
     failedWith(await job('apps', ['--data-dir', DATA]), 2, /^apps: a command is needed; commands: add, /);
   });
 
   it('apps set-webhook to a loopback host names the switch that allows it for local testing; to a private one it does not', async () => {
     const { appId } = (await new AppStore(pathsFor(DATA).appsFile).list())[0] as { appId: string };
-    failedWith(await job('apps', ['set-webhook', appId, 'https://127.0.0.1/hook', '--data-dir', DATA], { DRIVING_WEBHOOK_ALLOW_LOOPBACK: '' }), 2,
-      /^apps set-webhook: failed: --webhook-url refused: 127\.0\.0\.1 is a loopback address \(for local testing, .*DRIVING_WEBHOOK_ALLOW_LOOPBACK=1 .*\)$/);
-    const privateHost = await job('apps', ['set-webhook', appId, 'https://10.0.0.1/hook', '--data-dir', DATA], { DRIVING_WEBHOOK_ALLOW_LOOPBACK: '' });
+    failedWith(
+      await job('apps', ['set-webhook', appId, 'https://127.0.0.1/hook', '--data-dir', DATA], {
+        DRIVING_WEBHOOK_ALLOW_LOOPBACK: '',
+      }),
+      2,
+      /^apps set-webhook: failed: --webhook-url refused: 127\.0\.0\.1 is a loopback address \(for local testing, .*DRIVING_WEBHOOK_ALLOW_LOOPBACK=1 .*\)$/,
+    );
+    const privateHost = await job('apps', ['set-webhook', appId, 'https://10.0.0.1/hook', '--data-dir', DATA], {
+      DRIVING_WEBHOOK_ALLOW_LOOPBACK: '',
+    });
     failedWith(privateHost, 2, /^apps set-webhook: failed: --webhook-url refused: 10\.0\.0\.1 is a private address$/);
   });
 
@@ -163,24 +193,39 @@ describe.concurrent('usage errors (exit 2, one line, no stack)', () => {
   it('export --out naming a file: exit 2, the file untouched', async () => {
     const file = join(TMP, 'not-a-folder.txt');
     writeFileSync(file, 'keep');
-    failedWith(await job('export', ['--out', file, '--data-dir', DATA]), 2, /^export: failed: --out .*not-a-folder.txt is a file, not a folder/);
+    failedWith(
+      await job('export', ['--out', file, '--data-dir', DATA]),
+      2,
+      /^export: failed: --out .*not-a-folder.txt is a file, not a folder/,
+    );
     const { readFileSync } = await import('node:fs');
     expect(readFileSync(file, 'utf8')).toBe('keep');
   });
 
   it('export --out inside the data folder but not its exports/ folder, or holding the data folder: exit 2 naming the rule, nothing written', async () => {
     for (const out of [join(DATA, 'analyst'), join(DATA, 'exports', 'mine'), DATA]) {
-      failedWith(await job('export', ['--out', out, '--data-dir', DATA]), 2, /^export: failed: --out .* is inside the data folder .*: an export inside the data folder goes to its exports\/ folder \(the default\), which the purge of a deleted account writes again/);
+      failedWith(
+        await job('export', ['--out', out, '--data-dir', DATA]),
+        2,
+        /^export: failed: --out .* is inside the data folder .*: an export inside the data folder goes to its exports\/ folder \(the default\), which the purge of a deleted account writes again/,
+      );
     }
     expect(existsSync(join(DATA, 'analyst'))).toBe(false);
     expect(existsSync(join(DATA, 'exports', 'mine'))).toBe(false);
-    failedWith(await job('export', ['--out', TMP, '--data-dir', DATA]), 2, /^export: failed: --out .* holds the data folder .*: give a folder outside the data folder$/);
+    failedWith(
+      await job('export', ['--out', TMP, '--data-dir', DATA]),
+      2,
+      /^export: failed: --out .* holds the data folder .*: give a folder outside the data folder$/,
+    );
     expect(existsSync(DATA)).toBe(true);
   });
 
   it('score asks for --yes before a backfill of more than 366 days, and shows a long one in a few lines', async () => {
-    failedWith(await job('score', ['--from', '2020-01-01', '--to', '2026-11-20', '--data-dir', DATA]), 2,
-      /^score: failed: --from 2020-01-01 --to 2026-11-20 covers 2516 days .*more than 366 days runs only with --yes$/);
+    failedWith(
+      await job('score', ['--from', '2020-01-01', '--to', '2026-11-20', '--data-dir', DATA]),
+      2,
+      /^score: failed: --from 2020-01-01 --to 2026-11-20 covers 2516 days .*more than 366 days runs only with --yes$/,
+    );
     const dir = copyOfData('backfill');
     // 40 dates without a terminal: a line at the start, at every tenth, at the end; not one a day
     const r = await job('score', ['--from', '2026-10-01', '--to', '2026-11-09', '--data-dir', dir]);
@@ -203,18 +248,54 @@ describe.concurrent('sql.js', () => {
       job('sql', ['--parquet', EXPORT, '--file', 'sql/analyses/users.sql', '--param', 'userid=5']),
       job('sql', ['--parquet', TMP, '--file', 'sql/analyses/users.sql']),
       job('sql', ['--parquet', EXPORT, '--file', join(TMP, 'missing.sql')]),
-      job('sql', [...STATS, '--param', `app_id=${appId}`, '--param', 'user_id=1', '--param', 'period=fortnight', '--param', 'start_date=2026-11-01', '--param', 'end_date=yesterday']),
-      job('sql', [...STATS, '--param', `app_id=${appId}`, '--param', 'user_id=driver-00001', '--param', 'period=week', '--param', 'start_date=2026-11-01', '--param', 'end_date=2026-11-30']),
+      job('sql', [
+        ...STATS,
+        '--param',
+        `app_id=${appId}`,
+        '--param',
+        'user_id=1',
+        '--param',
+        'period=fortnight',
+        '--param',
+        'start_date=2026-11-01',
+        '--param',
+        'end_date=yesterday',
+      ]),
+      job('sql', [
+        ...STATS,
+        '--param',
+        `app_id=${appId}`,
+        '--param',
+        'user_id=driver-00001',
+        '--param',
+        'period=week',
+        '--param',
+        'start_date=2026-11-01',
+        '--param',
+        'end_date=2026-11-30',
+      ]),
     ]);
-    failedWith(runs[0] as Ran, 2, /^sql: failed: sql\/models\/marts\/statistics_periods.sql needs --param start_date=\.\.\. --param end_date=\.\.\. --param period=\.\.\.$/);
-    failedWith(runs[1] as Ran, 2, /^sql: failed: sql\/analyses\/users.sql has no parameter \$userid \(it takes: none\)$/);
+    failedWith(
+      runs[0] as Ran,
+      2,
+      /^sql: failed: sql\/models\/marts\/statistics_periods.sql needs --param start_date=\.\.\. --param end_date=\.\.\. --param period=\.\.\.$/,
+    );
+    failedWith(
+      runs[1] as Ran,
+      2,
+      /^sql: failed: sql\/analyses\/users.sql has no parameter \$userid \(it takes: none\)$/,
+    );
     failedWith(runs[2] as Ran, 2, /^sql: failed: --parquet .*: not an export folder \(no apps.parquet\)$/);
     failedWith(runs[3] as Ran, 2, /^sql: failed: --file .*missing.sql: cannot read it$/);
     failedWith(runs[4] as Ran, 2, /^sql: failed: sql\/models\/marts\/statistics_periods.sql: Conversion Error: /);
     // the value that did not convert is named with its parameter and the type the file gives it
     expect((runs[4] as Ran).stderr).toContain(': --param end_date=yesterday must be a DATE ($end_date in this file)');
     // the API's id where the numeric user id goes: where to find the one to pass
-    failedWith(runs[5] as Ran, 2, /^sql: failed: sql\/models\/marts\/statistics_periods.sql: Conversion Error: .*--param user_id=driver-00001 must be a BIGINT \(\$user_id in this file\); user_id is the numeric user id: sql\/analyses\/users.sql lists it beside each org_user_id/);
+    failedWith(
+      runs[5] as Ran,
+      2,
+      /^sql: failed: sql\/models\/marts\/statistics_periods.sql: Conversion Error: .*--param user_id=driver-00001 must be a BIGINT \(\$user_id in this file\); user_id is the numeric user id: sql\/analyses\/users.sql lists it beside each org_user_id/,
+    );
   });
 
   it('lists the users to pass, and a user_id that matches nothing is said with ids that do (exit 0)', async () => {
@@ -225,10 +306,21 @@ describe.concurrent('sql.js', () => {
     expect(rows.every((u) => u.app_id === appId && u.trips > 0)).toBe(true);
     const known = rows[0]?.user_id as string;
 
-    const params = ['--param', `app_id=${appId}`, '--param', 'period=month', '--param', 'start_date=2020-01-01', '--param', 'end_date=2030-12-31'];
+    const params = [
+      '--param',
+      `app_id=${appId}`,
+      '--param',
+      'period=month',
+      '--param',
+      'start_date=2020-01-01',
+      '--param',
+      'end_date=2030-12-31',
+    ];
     const nobody = await job('sql', [...STATS, ...params, '--param', 'user_id=123']);
     expect(nobody.code).toBe(0);
-    expect(nobody.stderr).toMatch(new RegExp(`^sql: note: user_id=123 has no trips in app ${appId} in this export .*some that do: ${known}`, 'm'));
+    expect(nobody.stderr).toMatch(
+      new RegExp(`^sql: note: user_id=123 has no trips in app ${appId} in this export .*some that do: ${known}`, 'm'),
+    );
     const someone = await job('sql', [...STATS, ...params, '--param', `user_id=${known}`, '--json']);
     expect(someone.code).toBe(0);
     expect(someone.stderr).not.toMatch(/note:/);
@@ -245,7 +337,7 @@ describe.concurrent('sql.js', () => {
   it('ends quietly when its reader closes the pipe (sql.js | head)', async () => {
     const big = join(TMP, 'big.sql');
     // 30,000 rows of CSV (1.7 MB), many times a pipe's buffer: the job still writes after the reader left
-    writeFileSync(big, '-- many rows\nselect range as n, repeat(\'x\', 50) as pad from range(30000)\n');
+    writeFileSync(big, "-- many rows\nselect range as n, repeat('x', 50) as pad from range(30000)\n");
     const { child, done } = start('sql', ['--parquet', EXPORT, '--file', big]);
     child.stdout?.once('data', () => child.stdout?.destroy());
     const r = await done;
@@ -265,7 +357,13 @@ describe.concurrent('busy resources (exit 3) and the wait before it', () => {
       const runs = await Promise.all(['load', 'score', 'export'].map((name) => job(name, ['--data-dir', dir], env)));
       for (const [i, r] of runs.entries()) {
         const name = ['load', 'score', 'export'][i] as string;
-        failedWith(r, 3, new RegExp(`^${name}: failed: .*warehouse.duckdb is in use by another process, PID ${holder.pid} \\(node -e .*\\); try again when it has finished$`));
+        failedWith(
+          r,
+          3,
+          new RegExp(
+            `^${name}: failed: .*warehouse.duckdb is in use by another process, PID ${holder.pid} \\(node -e .*\\); try again when it has finished$`,
+          ),
+        );
         const waits = r.stderr.split('\n').filter((l) => l.includes(`waiting for PID ${holder.pid} (node -e`));
         // at once, then every 5 s: two within the 8 s wait (a third would come at 10 s)
         expect(waits.length, r.stderr).toBe(2);
@@ -293,7 +391,13 @@ describe('busy resources beside a running API', () => {
       await until(() => /listening on http:\/\/127\.0\.0\.1:\d+/.test(second.stderr()), 'a second serve listening');
       second.child.kill('SIGTERM');
       await second.done;
-      failedWith(taken, 3, new RegExp(`^serve: failed: port ${port} on 127.0.0.1 is in use \\(another serve.js or npm start\\?\\); stop it or pass --port N$`));
+      failedWith(
+        taken,
+        3,
+        new RegExp(
+          `^serve: failed: port ${port} on 127.0.0.1 is in use \\(another serve.js or npm start\\?\\); stop it or pass --port N$`,
+        ),
+      );
     } finally {
       api.child.kill('SIGTERM');
       await api.done;
@@ -308,7 +412,9 @@ describe('deliver and webhooks say why and what waits', () => {
     expect(counts.code).toBe(0);
     const waiting = Number(/(\d+) waiting in event files/.exec(counts.stdout)?.[1]);
     expect(waiting).toBeGreaterThan(0);
-    expect(counts.stdout).toContain(`waiting in 2 event file(s), not yet taken in by the deliverer: ${waiting} event(s) (${appId} ${waiting} (no URL set))`);
+    expect(counts.stdout).toContain(
+      `waiting in 2 event file(s), not yet taken in by the deliverer: ${waiting} event(s) (${appId} ${waiting} (no URL set))`,
+    );
 
     // a loopback receiver without --allow-loopback: every attempt refused, and the summary says why
     const closed = createServer();
@@ -318,12 +424,18 @@ describe('deliver and webhooks say why and what waits', () => {
     await new AppStore(pathsFor(dir).appsFile).setWebhook(appId, `http://127.0.0.1:${port}/hooks`);
     const once = await job('deliver', ['--once', '--data-dir', dir]);
     expect(once.code).toBe(0);
-    expect(once.stdout).toContain(`${waiting} attempt(s): 0 delivered, ${waiting} to retry, 0 dead-lettered; failed: ${waiting} blocked: plain http is allowed only to loopback hosts with DRIVING_WEBHOOK_ALLOW_LOOPBACK (or --allow-loopback)`);
+    expect(once.stdout).toContain(
+      `${waiting} attempt(s): 0 delivered, ${waiting} to retry, 0 dead-lettered; failed: ${waiting} blocked: plain http is allowed only to loopback hosts with DRIVING_WEBHOOK_ALLOW_LOOPBACK (or --allow-loopback)`,
+    );
     // the same events, now in the outbox, and with a URL: when they are due, not "no URL set"
     const after = await job('webhooks', ['counts', '--data-dir', dir]);
     expect(after.stdout).toMatch(new RegExp(`^  ${appId}  pending: ${waiting} \\(0 due now, next 20`, 'm'));
     expect(after.stdout).toContain(', 0 waiting in event files');
-    failedWith(await job('webhooks', ['show', 'evt_nosuch', '--data-dir', DATA]), 2, /^webhooks show: failed: no outbox yet at .*: the deliverer has not run$/);
+    failedWith(
+      await job('webhooks', ['show', 'evt_nosuch', '--data-dir', DATA]),
+      2,
+      /^webhooks show: failed: no outbox yet at .*: the deliverer has not run$/,
+    );
   });
 });
 

@@ -47,10 +47,22 @@ beforeAll(async () => {
   const passport = await PassportStore.open(ws.paths.passportFile);
   const users = await passport.ensureAccounts(ws.appId, ['driver-0', 'driver-1']);
   passport.close();
-  const trips = Array.from({ length: 6 }, (_, i) => tripRecord({ appId: ws.appId, tripId: `t-${i}`, userId: users.get(`driver-${i % 2}`) as number, orgUserId: `driver-${i % 2}`, start: `2026-11-20T0${i}:00:00Z`, seconds: 300 }));
+  const trips = Array.from({ length: 6 }, (_, i) =>
+    tripRecord({
+      appId: ws.appId,
+      tripId: `t-${i}`,
+      userId: users.get(`driver-${i % 2}`) as number,
+      orgUserId: `driver-${i % 2}`,
+      start: `2026-11-20T0${i}:00:00Z`,
+      seconds: 300,
+    }),
+  );
   await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'a.ndjson'), trips)], now });
   await runScore({ dataDir: ws.dir, now });
-  if (!PROMTOOL) process.stderr.write('metrics.test: promtool not installed; scrapes are checked by these tests only (.ci/run installs it)\n');
+  if (!PROMTOOL)
+    process.stderr.write(
+      'metrics.test: promtool not installed; scrapes are checked by these tests only (.ci/run installs it)\n',
+    );
 });
 afterAll(() => {
   for (const r of running) if (r.child.exitCode === null) r.child.kill('SIGKILL');
@@ -62,12 +74,24 @@ describe('serve.js metrics', () => {
   let metrics = '';
   beforeAll(async () => {
     // one process (--workers 1): a cluster's primary summing its workers' series is ops/cluster-scrape
-    const serve = start('jobs/serve.js', ['--data-dir', ws.dir, '--port', '0', '--metrics-port', '0', '--workers', '1', '--log', 'false']);
+    const serve = start('jobs/serve.js', [
+      '--data-dir',
+      ws.dir,
+      '--port',
+      '0',
+      '--metrics-port',
+      '0',
+      '--workers',
+      '1',
+      '--log',
+      'false',
+    ]);
     running.push(serve);
     api = await serve.said(/listening on (http:\/\/\S+)/);
     metrics = await serve.said(/metrics on (http:\/\/\S+)/);
   });
-  const get = (path: string, auth = true) => fetch(`${api}${path}`, { headers: auth ? { authorization: `Bearer ${key}` } : {} });
+  const get = (path: string, auth = true) =>
+    fetch(`${api}${path}`, { headers: auth ? { authorization: `Bearer ${key}` } : {} });
 
   it('counts requests by route template, status and app, never by the URL', async () => {
     for (const driver of ['driver-0', 'driver-1', 'driver-0']) {
@@ -85,7 +109,9 @@ describe('serve.js metrics', () => {
     expect(sample(text, 'driving_http_requests_total', { route: 'unmatched', status: '404' })).toBe(1);
     expect(sample(text, 'driving_http_request_duration_seconds_count', { route, app: ws.appId })).toBe(4);
     expect(sample(text, 'driving_http_rejected_requests_total', { reason: 'unauthorized', status: '401' })).toBe(1);
-    expect(sample(text, 'driving_http_rejected_requests_total', { reason: 'invalid_parameter', status: '400' })).toBe(1);
+    expect(sample(text, 'driving_http_rejected_requests_total', { reason: 'invalid_parameter', status: '400' })).toBe(
+      1,
+    );
     expect(sample(text, 'driving_http_rejected_requests_total', { reason: 'route_not_found', status: '404' })).toBe(1);
     // no label carries a URL's own parts: not a driver id, not the unknown path
     expect(text).not.toMatch(/driver-[01]|no-such-route/);
@@ -94,7 +120,7 @@ describe('serve.js metrics', () => {
     checkMetrics(text);
   });
 
-  it('says the served snapshot\'s version and age, and that it is ready', async () => {
+  it("says the served snapshot's version and age, and that it is ready", async () => {
     const text = await (await fetch(metrics)).text();
     const manifest = JSON.parse(readFileSync(ws.paths.manifestFile, 'utf8'));
     expect(sample(text, 'driving_snapshot_version', { slot: manifest.slot })).toBe(manifest.version);
@@ -107,10 +133,14 @@ describe('serve.js metrics', () => {
   });
 
   it('counts a refusal of the HTTP parser (431) by its reason', async () => {
-    const res = await fetch(`${api}/v1/org-user/driver-0/trips`, { headers: { authorization: `Bearer ${key}`, 'x-big': 'a'.repeat(20_000) } });
+    const res = await fetch(`${api}/v1/org-user/driver-0/trips`, {
+      headers: { authorization: `Bearer ${key}`, 'x-big': 'a'.repeat(20_000) },
+    });
     expect(res.status).toBe(431);
     const text = await (await fetch(metrics)).text();
-    expect(sample(text, 'driving_http_rejected_requests_total', { reason: 'headers_too_large', status: '431' })).toBe(1);
+    expect(sample(text, 'driving_http_rejected_requests_total', { reason: 'headers_too_large', status: '431' })).toBe(
+      1,
+    );
   });
 
   it('serves /metrics on its own listener only: the public port answers 404, the metrics port nothing else', async () => {
@@ -133,16 +163,26 @@ describe('deliver.js metrics', () => {
     ws?.cleanup();
   });
 
-  it('shows deliveries by result and the outbox\'s pending depth and oldest pending age', async () => {
+  it("shows deliveries by result and the outbox's pending depth and oldest pending age", async () => {
     // events t-0..t-2 are refused (500: retried later), the rest delivered
     receiver = await startReceiver((r) => ({ status: /"tripId":"e-[0-2]"/.test(r.rawBody.toString()) ? 500 : 204 }));
     await setWebhook(ws, receiver.url);
     const createdAt = '2026-11-21T03:00:00.000Z';
-    writeEvents(ws, 'metrics-test.ndjson', Array.from({ length: 8 }, (_, i) => ({ id: `e-${i}` })), createdAt);
+    writeEvents(
+      ws,
+      'metrics-test.ndjson',
+      Array.from({ length: 8 }, (_, i) => ({ id: `e-${i}` })),
+      createdAt,
+    );
     // an app without a webhook URL: its event waits, never due
     const unaddressed = (await new AppStore(ws.paths.appsFile).add({ name: 'no url', timeZone: 'UTC' })).appId;
     writeEvents(ws, 'metrics-test-other.ndjson', [{ id: 'o-1', appId: unaddressed }], createdAt);
-    const env = { ...process.env, DRIVING_WEBHOOK_ALLOW_LOOPBACK: '1', DRIVING_WEBHOOK_POLL: '50ms', DRIVING_WEBHOOK_TIMEOUT: '2s' };
+    const env = {
+      ...process.env,
+      DRIVING_WEBHOOK_ALLOW_LOOPBACK: '1',
+      DRIVING_WEBHOOK_POLL: '50ms',
+      DRIVING_WEBHOOK_TIMEOUT: '2s',
+    };
     const deliver = start('jobs/deliver.js', ['--data-dir', ws.dir, '--metrics-port', '0'], env);
     running.push(deliver);
     const url = await deliver.said(/metrics on (http:\/\/\S+)/);
@@ -152,8 +192,13 @@ describe('deliver.js metrics', () => {
       await new Promise((r) => setTimeout(r, 100));
       text = await (await fetch(url)).text();
       // an attempt is counted when it ends and shows in the outbox once recorded, at the next turn
-    } while (((sample(text, 'driving_webhook_deliveries_total', { result: 'delivered' }) ?? 0) + (sample(text, 'driving_webhook_deliveries_total', { result: 'retried' }) ?? 0) < 8
-      || sample(text, 'driving_webhook_outbox_pending_events', { app: ws.appId }) !== 3) && Date.now() < deadline);
+    } while (
+      ((sample(text, 'driving_webhook_deliveries_total', { result: 'delivered' }) ?? 0) +
+        (sample(text, 'driving_webhook_deliveries_total', { result: 'retried' }) ?? 0) <
+        8 ||
+        sample(text, 'driving_webhook_outbox_pending_events', { app: ws.appId }) !== 3) &&
+      Date.now() < deadline
+    );
     expect(sample(text, 'driving_webhook_deliveries_total', { result: 'delivered' })).toBe(5);
     expect(sample(text, 'driving_webhook_deliveries_total', { result: 'retried' })).toBe(3);
     expect(sample(text, 'driving_webhook_deliveries_total', { result: 'dead_lettered' })).toBe(0);
@@ -181,7 +226,9 @@ describe('batch job metrics (textfile collector)', () => {
     expect(await score.exited).toBe(0);
     const text = readFileSync(join(dir, 'driving_job_score.prom'), 'utf8');
     expect(sample(text, 'driving_job_exit_status', { job: 'score' })).toBe(0);
-    expect(sample(text, 'driving_job_last_success_timestamp_seconds', { job: 'score' })).toBeGreaterThanOrEqual(Math.floor(before));
+    expect(sample(text, 'driving_job_last_success_timestamp_seconds', { job: 'score' })).toBeGreaterThanOrEqual(
+      Math.floor(before),
+    );
     expect(sample(text, 'driving_job_duration_seconds', { job: 'score' })).toBeGreaterThan(0);
     // two drivers, one app, one date
     expect(sample(text, 'driving_job_records', { job: 'score', outcome: 'scored' })).toBe(2);
@@ -191,7 +238,13 @@ describe('batch job metrics (textfile collector)', () => {
 
   it('a failed run keeps the last success time and says its exit status', async () => {
     const dir = join(ws.dir, 'textfile-unit');
-    await writeJobMetrics(dir, 'load', { startedAt: new Date(1_000_000_000_000), seconds: 12.5, exitCode: 0, records: { loaded: 40, purged: 2 }, rejected: { invalid_time: 3 } });
+    await writeJobMetrics(dir, 'load', {
+      startedAt: new Date(1_000_000_000_000),
+      seconds: 12.5,
+      exitCode: 0,
+      records: { loaded: 40, purged: 2 },
+      rejected: { invalid_time: 3 },
+    });
     let text = readFileSync(join(dir, 'driving_job_load.prom'), 'utf8');
     expect(sample(text, 'driving_job_last_success_timestamp_seconds', { job: 'load' })).toBe(1_000_000_012.5);
     expect(sample(text, 'driving_job_records_rejected', { job: 'load', reason: 'invalid_time' })).toBe(3);

@@ -7,7 +7,12 @@ function run(total: number, tty: boolean, msPerStep: number, everyMs?: number): 
   let now = 0;
   const lines: string[] = [];
   let written = '';
-  const counter = steps(total, 'score:', (m) => lines.push(m), { tty, write: (t) => (written += t), clock: () => now, ...(everyMs ? { everyMs } : {}) });
+  const counter = steps(total, 'score:', (m) => lines.push(m), {
+    tty,
+    write: (t) => (written += t),
+    clock: () => now,
+    ...(everyMs ? { everyMs } : {}),
+  });
   for (let i = 1; i <= total; i++) {
     now += msPerStep;
     counter.step(`as of day ${i}`);

@@ -37,7 +37,12 @@ export function factorWindow(
   };
 }
 
-export function referenceFactors(trips: RefTrip[], zone: string, evaluationDate: string, intervalDays: 30 | 90): RefFactors {
+export function referenceFactors(
+  trips: RefTrip[],
+  zone: string,
+  evaluationDate: string,
+  intervalDays: 30 | 90,
+): RefFactors {
   const w = factorWindow(zone, evaluationDate, intervalDays);
   let tripCount = 0;
   let totalSeconds = 0;

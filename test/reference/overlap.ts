@@ -28,7 +28,11 @@ export function referenceOverlaps(arrived: OverlapTrip[]): Map<string, string> {
       reasons.set(trip.tripId, trip.abnormalReason);
       continue;
     }
-    const clash = kept.some((k) => k.accountKey === trip.accountKey && sharedMs(k.startMs, k.endMs, trip.startMs, trip.endMs) > OVERLAP_TOLERANCE_MS);
+    const clash = kept.some(
+      (k) =>
+        k.accountKey === trip.accountKey &&
+        sharedMs(k.startMs, k.endMs, trip.startMs, trip.endMs) > OVERLAP_TOLERANCE_MS,
+    );
     if (clash) reasons.set(trip.tripId, 'overlapping_trip');
     else {
       reasons.set(trip.tripId, '');
@@ -43,7 +47,17 @@ export function referenceOverlaps(arrived: OverlapTrip[]): Map<string, string> {
  * arrive in the order given, and a tripId given twice keeps its last record (the load keeps the
  * last line of a tripId in a file), arriving where that record is.
  */
-export function applyOverlaps<T extends { tripId: string; appId: string; platformUserId: number; startMs: number; endMs: number; abnormalReason: string; status: string }>(trips: T[]): T[] {
+export function applyOverlaps<
+  T extends {
+    tripId: string;
+    appId: string;
+    platformUserId: number;
+    startMs: number;
+    endMs: number;
+    abnormalReason: string;
+    status: string;
+  },
+>(trips: T[]): T[] {
   const last = new Map<string, T>();
   for (const t of trips) {
     last.delete(t.tripId);

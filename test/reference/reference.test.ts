@@ -40,7 +40,12 @@ interface Expected {
   validatedAt: string;
   trips: Record<string, ExpectedTrip>;
   rejectedByLine: Record<string, string>;
-  factors: { orgUserId: string; evaluationDate: string; intervalDays: 30 | 90; expected: Record<string, number | string> }[];
+  factors: {
+    orgUserId: string;
+    evaluationDate: string;
+    intervalDays: 30 | 90;
+    expected: Record<string, number | string>;
+  }[];
   statisticsScores: Record<string, number>;
   statistics: {
     orgUserId: string;
@@ -58,7 +63,9 @@ const expected = JSON.parse(readFileSync(`${FIXTURES}edge-cases.expected.json`, 
 
 // the load's clock: record times more than 10 minutes after it are out of range
 const VALIDATED_AT_MS = Date.parse(expected.validatedAt);
-const results = lines.map((l) => referenceTrip(JSON.parse(l) as Record<string, unknown>, expected.zone, VALIDATED_AT_MS));
+const results = lines.map((l) =>
+  referenceTrip(JSON.parse(l) as Record<string, unknown>, expected.zone, VALIDATED_AT_MS),
+);
 // one file: the trips arrive in line order (plausibility rule 5)
 const trips: RefTrip[] = applyOverlaps(results.filter((r): r is RefTrip => !('rejected' in r)));
 
@@ -200,8 +207,13 @@ describe('reference implementation: building blocks', () => {
     // record times after 2000 (time_out_of_range otherwise); point times are relative to T0
     const T0 = Date.UTC(2026, 5, 1);
     const base = {
-      appId: 'x', platformUserId: 7, orgUserId: 'u', tripId: 't', os: 'android',
-      startTime: T0, endTime: T0 + 120_000,
+      appId: 'x',
+      platformUserId: 7,
+      orgUserId: 'u',
+      tripId: 't',
+      os: 'android',
+      startTime: T0,
+      endTime: T0 + 120_000,
     };
     const r = referenceTrip(
       {
@@ -238,10 +250,22 @@ describe('reference implementation: building blocks', () => {
   it('plausibility: a trip alternating between far places every second keeps only its first and last points', () => {
     const T0 = Date.UTC(2026, 10, 20, 10);
     const points = Array.from({ length: 600 }, (_, i) => ({
-      t: T0 + i * 1000, lat: i % 2 === 0 ? 80 : -80, lng: i % 2 === 0 ? 179 : -179, speed: 15,
+      t: T0 + i * 1000,
+      lat: i % 2 === 0 ? 80 : -80,
+      lng: i % 2 === 0 ? 179 : -179,
+      speed: 15,
     }));
     const r = referenceTrip(
-      { appId: 'x', platformUserId: 7, orgUserId: 'u', tripId: 't', os: 'ios', startTime: T0, endTime: T0 + 599_000, points },
+      {
+        appId: 'x',
+        platformUserId: 7,
+        orgUserId: 'u',
+        tripId: 't',
+        os: 'ios',
+        startTime: T0,
+        endTime: T0 + 599_000,
+        points,
+      },
       'UTC',
       T0 + 86_400_000,
     ) as RefTrip;
@@ -253,25 +277,55 @@ describe('reference implementation: building blocks', () => {
 
   it('plausibility: record times from 2000-01-01T00:00:00Z to 10 minutes after the validating moment', () => {
     const at = Date.UTC(2026, 10, 21);
-    const rec = (startTime: unknown, endTime: unknown) => ({ appId: 'x', platformUserId: 7, orgUserId: 'u', tripId: 't', os: 'ios', startTime, endTime });
+    const rec = (startTime: unknown, endTime: unknown) => ({
+      appId: 'x',
+      platformUserId: 7,
+      orgUserId: 'u',
+      tripId: 't',
+      os: 'ios',
+      startTime,
+      endTime,
+    });
     const rejected = (r: ReturnType<typeof referenceTrip>) => ('rejected' in r ? r.rejected : null);
     expect(rejected(referenceTrip(rec(Date.UTC(2000, 0, 1), Date.UTC(2000, 0, 1, 0, 1)), 'UTC', at))).toBeNull();
-    expect(rejected(referenceTrip(rec(Date.UTC(2000, 0, 1) - 1, Date.UTC(2000, 0, 1, 0, 1)), 'UTC', at))).toBe('time_out_of_range');
+    expect(rejected(referenceTrip(rec(Date.UTC(2000, 0, 1) - 1, Date.UTC(2000, 0, 1, 0, 1)), 'UTC', at))).toBe(
+      'time_out_of_range',
+    );
     expect(rejected(referenceTrip(rec(at, at + 600_000), 'UTC', at))).toBeNull();
     expect(rejected(referenceTrip(rec(at, at + 600_001), 'UTC', at))).toBe('time_out_of_range');
-    expect(rejected(referenceTrip(rec('9999-12-31T00:00:00Z', '9999-12-31T01:00:00Z'), 'UTC', at))).toBe('time_out_of_range');
+    expect(rejected(referenceTrip(rec('9999-12-31T00:00:00Z', '9999-12-31T01:00:00Z'), 'UTC', at))).toBe(
+      'time_out_of_range',
+    );
     // an unparsable time keeps its own reason, which comes first
     expect(rejected(referenceTrip(rec('9999-12-31T00:00:00Z', 'soon'), 'UTC', at))).toBe('invalid_end_time');
   });
 
   it('statistics: plain mean of scores when the total mileage is 0; week periods clip to the range', () => {
     const t = (startIso: string, score: number, mileage: number): RefTrip & { score: number } => ({
-      appId: 'x', platformUserId: 1, orgUserId: 'u', tripId: startIso,
-      startMs: parseTimeMs(startIso) as number, endMs: (parseTimeMs(startIso) as number) + 600_000,
-      status: 'normal', abnormalReason: '', durationInSeconds: 600, mileageInMeters: mileage,
-      maxSpeedInKmh: 10, avgSpeedInKmh: 0, eventCount: 1, validPoints: 2, droppedPoints: {}, quarantinedEvents: {},
-      drivingSeconds: 0, lowSpeedSeconds: 0, accOver1Seconds: 0, distractedSeconds: 0, eveningRushSeconds: 0,
-      weekdaySeconds: 0, localStartDate: '', score,
+      appId: 'x',
+      platformUserId: 1,
+      orgUserId: 'u',
+      tripId: startIso,
+      startMs: parseTimeMs(startIso) as number,
+      endMs: (parseTimeMs(startIso) as number) + 600_000,
+      status: 'normal',
+      abnormalReason: '',
+      durationInSeconds: 600,
+      mileageInMeters: mileage,
+      maxSpeedInKmh: 10,
+      avgSpeedInKmh: 0,
+      eventCount: 1,
+      validPoints: 2,
+      droppedPoints: {},
+      quarantinedEvents: {},
+      drivingSeconds: 0,
+      lowSpeedSeconds: 0,
+      accOver1Seconds: 0,
+      distractedSeconds: 0,
+      eveningRushSeconds: 0,
+      weekdaySeconds: 0,
+      localStartDate: '',
+      score,
     });
     const got = referenceStatistics(
       [t('2026-01-01T10:00:00Z', 80, 0), t('2026-01-02T10:00:00Z', 60, 0)],

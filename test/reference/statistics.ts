@@ -27,7 +27,11 @@ export function periodOf(date: string, type: PeriodType): { first: string; last:
 }
 
 /** The periods overlapping [startDate, endDate], ascending, clipped to the range. */
-export function periodsInRange(type: PeriodType, startDate: string, endDate: string): { first: string; last: string }[] {
+export function periodsInRange(
+  type: PeriodType,
+  startDate: string,
+  endDate: string,
+): { first: string; last: string }[] {
   checkDate(startDate);
   checkDate(endDate);
   if (endDate < startDate) throw new Error(`endDate ${endDate} is before startDate ${startDate}`);

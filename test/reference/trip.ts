@@ -61,7 +61,13 @@ export type PointDropReason =
 
 export type EventQuarantineReason = 'invalid_event' | 'unknown_event_type' | 'event_time_inverted';
 
-export type AbnormalReason = 'time_inverted' | 'too_few_points' | 'speed_implausible' | 'speed_inconsistent' | 'too_short' | 'overlapping_trip';
+export type AbnormalReason =
+  | 'time_inverted'
+  | 'too_few_points'
+  | 'speed_implausible'
+  | 'speed_inconsistent'
+  | 'too_short'
+  | 'overlapping_trip';
 
 export const EARTH_RADIUS_M = 6371008.8;
 export const POINT_TIME_TOLERANCE_MS = 60_000;
@@ -169,7 +175,8 @@ function tooFast(kmh: number | null): boolean {
  */
 export function removeSpikes(points: ValidPoint[]): { points: ValidPoint[]; spikes: number } {
   const speeds: (number | null)[] = [];
-  for (let k = 0; k + 1 < points.length; k++) speeds.push(segmentKmh(points[k] as ValidPoint, points[k + 1] as ValidPoint));
+  for (let k = 0; k + 1 < points.length; k++)
+    speeds.push(segmentKmh(points[k] as ValidPoint, points[k + 1] as ValidPoint));
   const left: ValidPoint[] = [];
   let spikes = 0;
   points.forEach((p, i) => {
@@ -236,7 +243,8 @@ export function filterEvents(rawEvents: unknown): { events: ValidEvent[]; quaran
   const quarantined: Record<string, number> = {};
   const list: unknown[] = Array.isArray(rawEvents) ? rawEvents : [];
   const events: ValidEvent[] = [];
-  const isPoint = (p: unknown): boolean => isObject(p) && lenientNumber(p.lat) !== null && lenientNumber(p.lng) !== null;
+  const isPoint = (p: unknown): boolean =>
+    isObject(p) && lenientNumber(p.lat) !== null && lenientNumber(p.lng) !== null;
   for (const raw of list) {
     if (!isObject(raw)) {
       increment(quarantined, 'invalid_event');
@@ -383,8 +391,7 @@ export function referenceTrip(
     points.some((p, i) => i > 0 && tooFast(segmentKmh(points[i - 1] as ValidPoint, p)))
   ) {
     abnormalReason = 'speed_implausible';
-  }
-  else if (speedsInconsistent(positionMeters, reportedMeters)) abnormalReason = 'speed_inconsistent';
+  } else if (speedsInconsistent(positionMeters, reportedMeters)) abnormalReason = 'speed_inconsistent';
   else if (durationInSeconds < MIN_DURATION_S || mileageInMeters < MIN_MILEAGE_M) abnormalReason = 'too_short';
 
   return {

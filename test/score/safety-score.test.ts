@@ -63,25 +63,67 @@ const everyDay = Array.from({ length: 20 }, (_, i) => i + 1);
 
 const DRIVERS: Driver[] = [
   { org: 'calm', hour: '07', speed: (i) => (i % 50 < 10 ? 4 : 14) },
-  { org: 'rush', hour: '17', speed: (i) => 10 + (i % 3), events: (d) => (d % 2 === 0 ? [{ type: 'phone_usage', from: 30, to: 150 }, { type: 'brake', from: 200, to: 203 }] : []) },
+  {
+    org: 'rush',
+    hour: '17',
+    speed: (i) => 10 + (i % 3),
+    events: (d) =>
+      d % 2 === 0
+        ? [
+            { type: 'phone_usage', from: 30, to: 150 },
+            { type: 'brake', from: 200, to: 203 },
+          ]
+        : [],
+  },
   // two drivers with the same trips: the same score, a tie in rank
-  { org: 'twin-a', hour: '12', speed: (i) => (i % 20 < 5 ? 3 : 16), events: (d) => (d % 4 === 0 ? [{ type: 'speeding', from: 10, to: 40 }] : []) },
-  { org: 'twin-b', hour: '12', speed: (i) => (i % 20 < 5 ? 3 : 16), events: (d) => (d % 4 === 0 ? [{ type: 'speeding', from: 10, to: 40 }] : []) },
-  { org: 'harsh', hour: '08', speed: (i) => (i % 2 === 0 ? 9 : 13), events: () => [{ type: 'brake', from: 100, to: 102 }, { type: 'throttle', from: 300, to: 302 }] },
+  {
+    org: 'twin-a',
+    hour: '12',
+    speed: (i) => (i % 20 < 5 ? 3 : 16),
+    events: (d) => (d % 4 === 0 ? [{ type: 'speeding', from: 10, to: 40 }] : []),
+  },
+  {
+    org: 'twin-b',
+    hour: '12',
+    speed: (i) => (i % 20 < 5 ? 3 : 16),
+    events: (d) => (d % 4 === 0 ? [{ type: 'speeding', from: 10, to: 40 }] : []),
+  },
+  {
+    org: 'harsh',
+    hour: '08',
+    speed: (i) => (i % 2 === 0 ? 9 : 13),
+    events: () => [
+      { type: 'brake', from: 100, to: 102 },
+      { type: 'throttle', from: 300, to: 302 },
+    ],
+  },
   // on the phone the whole trip, always: the model's score clamps at 0
   { org: 'reckless', hour: '06', speed: () => 12, events: () => [{ type: 'phone_call', from: 0, to: 900 }] },
   // drives on the 20th only: scored on the 21st alone
   { org: 'newcomer', hour: '09', days: [20] },
 ];
 
-function recordsOf(appId: string, ids: Map<string, number>, drivers: Driver[], offset: string): Record<string, unknown>[] {
-  return drivers.flatMap((d) => (d.days ?? everyDay).map((day) => {
-    const date = `2026-11-${String(day).padStart(2, '0')}`;
-    return tripRecord({
-      appId, tripId: `${d.org}-${date}`, userId: ids.get(d.org) as number, orgUserId: d.org,
-      start: `${date}T${d.hour}:30:00${offset}`, seconds: d.seconds ?? 900, speed: d.speed, events: d.events?.(day) ?? [],
-    });
-  }));
+function recordsOf(
+  appId: string,
+  ids: Map<string, number>,
+  drivers: Driver[],
+  offset: string,
+): Record<string, unknown>[] {
+  return drivers.flatMap((d) =>
+    (d.days ?? everyDay).map((day) => {
+      const date = `2026-11-${String(day).padStart(2, '0')}`;
+      return tripRecord({
+        appId,
+        tripId: `${d.org}-${date}`,
+        userId: ids.get(d.org) as number,
+        orgUserId: d.org,
+        start: `${date}T${d.hour}:30:00${offset}`,
+        seconds: d.seconds ?? 900,
+        speed: d.speed,
+        events: d.events?.(day) ?? [],
+      });
+    }),
+  );
 }
 
 beforeAll(async () => {
@@ -95,16 +137,44 @@ beforeAll(async () => {
   passport.close();
   const records = [
     ...recordsOf(ws.appId, ids, DRIVERS, '+01:00'),
-    ...recordsOf(otherAppId, otherIds, [{ org: 'calm', hour: '19', speed: (i) => 8 + (i % 5), events: (d) => (d % 5 === 0 ? [{ type: 'corner_left', from: 20, to: 25 }] : []) }], 'Z'),
+    ...recordsOf(
+      otherAppId,
+      otherIds,
+      [
+        {
+          org: 'calm',
+          hour: '19',
+          speed: (i) => 8 + (i % 5),
+          events: (d) => (d % 5 === 0 ? [{ type: 'corner_left', from: 20, to: 25 }] : []),
+        },
+      ],
+      'Z',
+    ),
   ];
-  for (const [appId, zone] of [[ws.appId, ZONE], [otherAppId, OTHER_ZONE]] as const) {
-    refTrips.set(appId, records.filter((r) => r['appId'] === appId).map((r) => referenceTrip(r, zone, LOADED_AT.getTime())).filter((t): t is RefTrip => !('rejected' in t)));
+  for (const [appId, zone] of [
+    [ws.appId, ZONE],
+    [otherAppId, OTHER_ZONE],
+  ] as const) {
+    refTrips.set(
+      appId,
+      records
+        .filter((r) => r['appId'] === appId)
+        .map((r) => referenceTrip(r, zone, LOADED_AT.getTime()))
+        .filter((t): t is RefTrip => !('rejected' in t)),
+    );
   }
-  await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'trips.ndjson'), records)], now: LOADED_AT });
+  await runLoad({
+    dataDir: ws.dir,
+    inputs: [writeNdjson(join(ws.dir, 'in', 'trips.ndjson'), records)],
+    now: LOADED_AT,
+  });
   await runScore({ dataDir: ws.dir, from: DATES[0], to: DATES[DATES.length - 1], now: clock });
   packApi = await createApi({ dataDir: ws.dir, now: () => clock, pollMs: 50 });
   sqlApi = await createApi({ dataDir: ws.dir, now: () => clock, pollMs: 50, serving: 'sql' });
-  for (const [name, api] of [['pack', packApi], ['sql', sqlApi]] as const) {
+  for (const [name, api] of [
+    ['pack', packApi],
+    ['sql', sqlApi],
+  ] as const) {
     await api.app.listen({ host: '127.0.0.1', port: 0 });
     base[name] = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
   }
@@ -127,9 +197,23 @@ function referenceScores(appId: string, zone: string, date: string, interval: 30
   const trips = refTrips.get(appId) as RefTrip[];
   const scored: [string, RefScore][] = [];
   for (const org of new Set(trips.map((t) => t.orgUserId))) {
-    const f = referenceFactors(trips.filter((t) => t.orgUserId === org), zone, date, interval);
+    const f = referenceFactors(
+      trips.filter((t) => t.orgUserId === org),
+      zone,
+      date,
+      interval,
+    );
     if (f.tripCount < 1) continue;
-    scored.push([org, { ...refExplain(refInputs(f)), tripCount: f.tripCount, windowStart: f.windowStart, windowEnd: f.windowEnd, percentile: NaN }]);
+    scored.push([
+      org,
+      {
+        ...refExplain(refInputs(f)),
+        tripCount: f.tripCount,
+        windowStart: f.windowStart,
+        windowEnd: f.windowEnd,
+        percentile: NaN,
+      },
+    ]);
   }
   // ranked by the score as shown (2 places)
   const percentiles = refPercentiles(scored.map(([, s]) => round(s.score, 2)));
@@ -145,7 +229,10 @@ function expectMatches(actual: Body, want: RefScore, label: string): void {
   expect(actual['percentile'], label).toBe(want.percentile);
   expect(actual['modelVersion'], label).toBe('safety-score/1');
   const factors = actual['factors'] as Body[];
-  expect(factors.map((f) => f['factor']), label).toEqual(want.factors.map((f) => f.factor));
+  expect(
+    factors.map((f) => f['factor']),
+    label,
+  ).toEqual(want.factors.map((f) => f.factor));
   for (const [i, f] of want.factors.entries()) {
     const got = factors[i] as Body;
     const places = f.factor === 'eventsPer100km' ? 2 : 4;
@@ -157,7 +244,7 @@ function expectMatches(actual: Body, want: RefScore, label: string): void {
 }
 
 describe('safety score explained and ranked', () => {
-  it('gives each factor\'s value, multiplier and contribution and the percentile, as the reference computes them', async () => {
+  it("gives each factor's value, multiplier and contribution and the percentile, as the reference computes them", async () => {
     let checked = 0;
     for (const date of DATES) {
       clock = new Date(`${date}T12:00:00Z`);
@@ -182,7 +269,9 @@ describe('safety score explained and ranked', () => {
   });
 
   it('shares the lowest rank between tied drivers, clamps at 0, and never charges a negative contribution', async () => {
-    const twins = await Promise.all(['twin-a', 'twin-b'].map(async (d) => (await get(`/v1/org-user/${d}/safety-score?interval=30`)).body['score']));
+    const twins = await Promise.all(
+      ['twin-a', 'twin-b'].map(async (d) => (await get(`/v1/org-user/${d}/safety-score?interval=30`)).body['score']),
+    );
     expect(twins[0].safetyScore).toBe(twins[1].safetyScore);
     expect(twins[0].percentile).toBe(twins[1].percentile);
     const reckless = (await get('/v1/org-user/reckless/safety-score?interval=30')).body['score'];
@@ -195,7 +284,8 @@ describe('safety score explained and ranked', () => {
     expect([values['weekdayDriving'], values['eventsPer100km']].every((v) => v > 0)).toBe(true);
     expect([costs['weekdayDriving'], costs['eventsPer100km']]).toEqual([0, 0]);
     for (const org of ['calm', 'rush', 'harsh', 'twin-a', 'reckless', 'newcomer']) {
-      for (const f of (await get(`/v1/org-user/${org}/safety-score?interval=90`)).body['score'].factors as Body[]) expect(f['contribution']).toBeGreaterThanOrEqual(0);
+      for (const f of (await get(`/v1/org-user/${org}/safety-score?interval=90`)).body['score'].factors as Body[])
+        expect(f['contribution']).toBeGreaterThanOrEqual(0);
     }
   });
 
@@ -209,41 +299,63 @@ describe('safety score explained and ranked', () => {
     expect((await get('/v1/org-user/rush/safety-score?interval=30&explain=maybe')).body.message).toMatch(/^explain:/);
   });
 
-  it('ranks within one app: the other app\'s single driver is at 100 and sees only their own scores', async () => {
+  it("ranks within one app: the other app's single driver is at 100 and sees only their own scores", async () => {
     clock = new Date('2026-11-21T12:00:00Z');
     const mine = (await get('/v1/org-user/calm/safety-score?interval=30')).body;
     const theirs = (await get('/v1/org-user/calm/safety-score?interval=30', otherKey)).body;
     expect(theirs.appId).toBe(otherAppId);
     expect(mine.userId).not.toBe(theirs.userId);
-    expectMatches(theirs.score, referenceScores(otherAppId, OTHER_ZONE, '2026-11-21', 30).get('calm') as RefScore, 'other calm');
+    expectMatches(
+      theirs.score,
+      referenceScores(otherAppId, OTHER_ZONE, '2026-11-21', 30).get('calm') as RefScore,
+      'other calm',
+    );
     expect(theirs.score.percentile).toBe(100);
     expect(mine.score.safetyScore).not.toBe(theirs.score.safetyScore);
     expect((await get('/v1/org-user/rush/safety-score?interval=30', otherKey)).body.error).toBe('user_not_found');
-    expect((await get('/v1/org-user/rush/safety-score/history?interval=30', otherKey)).body.error).toBe('user_not_found');
+    expect((await get('/v1/org-user/rush/safety-score/history?interval=30', otherKey)).body.error).toBe(
+      'user_not_found',
+    );
   });
 });
 
 describe('safety score history', () => {
-  it('lists one entry per scored evaluation date, oldest first, each equal to the safety score\'s answer that day', async () => {
+  it("lists one entry per scored evaluation date, oldest first, each equal to the safety score's answer that day", async () => {
     for (const interval of [30, 90] as const) {
       for (const d of ['calm', 'twin-b', 'reckless', 'newcomer']) {
-        const history = (await get(`/v1/org-user/${d}/safety-score/history?interval=${interval}&startTime=2026-11-01&endTime=2026-11-30`)).body;
+        const history = (
+          await get(
+            `/v1/org-user/${d}/safety-score/history?interval=${interval}&startTime=2026-11-01&endTime=2026-11-30`,
+          )
+        ).body;
         expect(history).toMatchObject({ appId: ws.appId, orgUserId: d, interval });
         const scoredOn = DATES.filter((date) => referenceScores(ws.appId, ZONE, date, interval).has(d));
         expect(history.history.map((h: Body) => h['evaluationDate'])).toEqual(scoredOn);
         for (const [i, date] of scoredOn.entries()) {
           clock = new Date(`${date}T12:00:00Z`);
-          expect(history.history[i], `${d} ${date}`).toEqual((await get(`/v1/org-user/${d}/safety-score?interval=${interval}`)).body.score);
-          expectMatches(history.history[i], referenceScores(ws.appId, ZONE, date, interval).get(d) as RefScore, `${d} ${date}`);
+          expect(history.history[i], `${d} ${date}`).toEqual(
+            (await get(`/v1/org-user/${d}/safety-score?interval=${interval}`)).body.score,
+          );
+          expectMatches(
+            history.history[i],
+            referenceScores(ws.appId, ZONE, date, interval).get(d) as RefScore,
+            `${d} ${date}`,
+          );
         }
         clock = new Date('2026-11-21T09:00:00Z');
       }
     }
-    expect((await get('/v1/org-user/newcomer/safety-score/history?interval=30&startTime=2026-11-01&endTime=2026-11-30')).body.history).toHaveLength(1);
+    expect(
+      (await get('/v1/org-user/newcomer/safety-score/history?interval=30&startTime=2026-11-01&endTime=2026-11-30')).body
+        .history,
+    ).toHaveLength(1);
   });
 
   it('bounds evaluation dates inclusively, never shows one after today, and defaults to the last 366 days', async () => {
-    const dates = async (query: string) => ((await get(`/v1/org-user/calm/safety-score/history?interval=30${query}`)).body.history as Body[]).map((h) => h['evaluationDate']);
+    const dates = async (query: string) =>
+      ((await get(`/v1/org-user/calm/safety-score/history?interval=30${query}`)).body.history as Body[]).map(
+        (h) => h['evaluationDate'],
+      );
     expect(await dates('&startTime=2026-11-20&endTime=2026-11-20')).toEqual(['2026-11-20']);
     expect(await dates('&startTime=2026-11-20&endTime=2026-11-21')).toEqual(['2026-11-20', '2026-11-21']);
     expect(await dates('&startTime=2026-11-22&endTime=2026-12-01')).toEqual([]);
@@ -256,7 +368,10 @@ describe('safety score history', () => {
     const lean = (await get('/v1/org-user/calm/safety-score/history?interval=90&explain=false')).body.history as Body[];
     expect(lean).toHaveLength(3);
     for (const h of lean) expect(h).not.toHaveProperty('factors');
-    expect((await get('/v1/org-user/idle/safety-score/history?interval=30')).body).toMatchObject({ orgUserId: 'idle', history: [] });
+    expect((await get('/v1/org-user/idle/safety-score/history?interval=30')).body).toMatchObject({
+      orgUserId: 'idle',
+      history: [],
+    });
     expect((await get('/v1/org-user/nobody/safety-score/history?interval=30')).body.error).toBe('user_not_found');
   });
 
@@ -266,11 +381,27 @@ describe('safety score history', () => {
       return [s, s === 200 ? '' : String(body['message']).split(':')[0], body['error'] ?? ''];
     };
     expect(await status('interval=30&startTime=2025-11-21&endTime=2026-11-21')).toEqual([200, '', '']);
-    expect(await status('interval=30&startTime=2025-11-20&endTime=2026-11-21')).toEqual([400, 'endTime', 'invalid_parameter']);
+    expect(await status('interval=30&startTime=2025-11-20&endTime=2026-11-21')).toEqual([
+      400,
+      'endTime',
+      'invalid_parameter',
+    ]);
     expect(await status('interval=30&startTime=2025-01-01')).toEqual([400, 'startTime', 'invalid_parameter']);
-    expect(await status('interval=30&startTime=2026-11-21&endTime=2026-11-20')).toEqual([400, 'endTime', 'invalid_parameter']);
-    expect(await status('interval=30&startTime=2026-02-30&endTime=2026-03-01')).toEqual([400, 'startTime', 'invalid_parameter']);
-    expect(await status('interval=30&startTime=2026-11-01&endTime=2026-11-21T00:00:00Z')).toEqual([400, 'endTime', 'invalid_parameter']);
+    expect(await status('interval=30&startTime=2026-11-21&endTime=2026-11-20')).toEqual([
+      400,
+      'endTime',
+      'invalid_parameter',
+    ]);
+    expect(await status('interval=30&startTime=2026-02-30&endTime=2026-03-01')).toEqual([
+      400,
+      'startTime',
+      'invalid_parameter',
+    ]);
+    expect(await status('interval=30&startTime=2026-11-01&endTime=2026-11-21T00:00:00Z')).toEqual([
+      400,
+      'endTime',
+      'invalid_parameter',
+    ]);
     expect(await status('interval=7')).toEqual([400, 'interval', 'invalid_parameter']);
     expect(await status('startTime=2026-11-01')).toEqual([400, 'interval', 'invalid_parameter']);
     expect(await status('interval=30&limit=3')).toEqual([400, 'limit', 'invalid_parameter']);
@@ -279,15 +410,22 @@ describe('safety score history', () => {
 
 describe('score layers of the serving pack', () => {
   const dates = async (org: string, interval = 30) =>
-    ((await get(`/v1/org-user/${org}/safety-score/history?interval=${interval}&startTime=2026-11-01&endTime=2026-11-30`)).body.history as Body[]).map((h) => h['evaluationDate']);
+    (
+      (
+        await get(
+          `/v1/org-user/${org}/safety-score/history?interval=${interval}&startTime=2026-11-01&endTime=2026-11-30`,
+        )
+      ).body.history as Body[]
+    ).map((h) => h['evaluationDate']);
   const waitFor = async (version: number) => {
     for (const api of [packApi, sqlApi]) {
-      for (let i = 0; i < 200 && api.ctx.snapshots.manifest?.version !== version; i++) await new Promise((r) => setTimeout(r, 25));
+      for (let i = 0; i < 200 && api.ctx.snapshots.manifest?.version !== version; i++)
+        await new Promise((r) => setTimeout(r, 25));
       expect(api.ctx.snapshots.manifest?.version).toBe(version);
     }
   };
 
-  it('adds a night\'s scores as a delta layer, and answers across the layers like SQL', async () => {
+  it("adds a night's scores as a delta layer, and answers across the layers like SQL", async () => {
     clock = new Date('2026-11-22T09:00:00Z');
     const night = await runScore({ dataDir: ws.dir, date: '2026-11-22', now: clock });
     const written = night.publish.pack?.filter((p) => p.section === 'scores') ?? [];
@@ -298,15 +436,27 @@ describe('score layers of the serving pack', () => {
     expect(manifestOf(ws.paths)?.pack?.files.scores.length).toBeGreaterThanOrEqual(2);
     await waitFor(night.publish.version);
     expect(await dates('calm')).toEqual([...DATES, '2026-11-22']);
-    for (const org of DRIVERS.map((d) => d.org)) for (const interval of [30, 90]) await get(`/v1/org-user/${org}/safety-score?interval=${interval}`);
+    for (const org of DRIVERS.map((d) => d.org))
+      for (const interval of [30, 90]) await get(`/v1/org-user/${org}/safety-score?interval=${interval}`);
   });
 
   it('writes the section whole when a date is scored again, so a driver no longer scored loses that date', async () => {
     // the newcomer's only trip, sent again too short to count: no window holds a normal trip of theirs now
     const passport = packApi.ctx.passport;
     const id = (await passport.activeAccount(ws.appId, 'newcomer')) as number;
-    const resent = tripRecord({ appId: ws.appId, tripId: 'newcomer-2026-11-20', userId: id, orgUserId: 'newcomer', start: '2026-11-20T09:30:00+01:00', seconds: 30 });
-    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'resent.ndjson'), [resent])], now: clock });
+    const resent = tripRecord({
+      appId: ws.appId,
+      tripId: 'newcomer-2026-11-20',
+      userId: id,
+      orgUserId: 'newcomer',
+      start: '2026-11-20T09:30:00+01:00',
+      seconds: 30,
+    });
+    await runLoad({
+      dataDir: ws.dir,
+      inputs: [writeNdjson(join(ws.dir, 'in', 'resent.ndjson'), [resent])],
+      now: clock,
+    });
     const again = await runScore({ dataDir: ws.dir, date: '2026-11-22', now: clock });
     const written = again.publish.pack?.filter((p) => p.section === 'scores') ?? [];
     const served = await publishedRows(ws.paths, 'safety_scores', 'user_id', []);
@@ -326,7 +476,11 @@ describe('OpenAPI', () => {
     const doc = (await (await fetch(`${base.pack}/v1/openapi.json`)).json()) as Body;
     for (const [path, id, params] of [
       ['/v1/org-user/{org_user_id}/safety-score', 'getSafetyScore', ['org_user_id', 'interval', 'explain']],
-      ['/v1/org-user/{org_user_id}/safety-score/history', 'getSafetyScoreHistory', ['org_user_id', 'interval', 'startTime', 'endTime', 'explain']],
+      [
+        '/v1/org-user/{org_user_id}/safety-score/history',
+        'getSafetyScoreHistory',
+        ['org_user_id', 'interval', 'startTime', 'endTime', 'explain'],
+      ],
     ] as const) {
       const op = doc['paths'][path]['get'];
       expect(op).toMatchObject({ operationId: id, tags: ['Safety score'] });
@@ -337,11 +491,16 @@ describe('OpenAPI', () => {
       const example = op.responses['200'].content['application/json'].schema.examples[0];
       const score = id === 'getSafetyScore' ? example.score : example.history[0];
       // the example is the model's own arithmetic: contributions recomputed from its values
-      const inputs = Object.fromEntries((score.factors as Body[]).map((f) => [f['factor'], f['value']])) as Record<string, number>;
+      const inputs = Object.fromEntries((score.factors as Body[]).map((f) => [f['factor'], f['value']])) as Record<
+        string,
+        number
+      >;
       const explained = refExplain(inputs as never);
       expect(score.safetyScore).toBe(round(explained.score, 2));
       expect(score.factors.map((f: Body) => f['contribution'])).toEqual(explained.factors.map((f) => f.contribution));
-      expect(score.factors.map((f: Body) => f['multiplier'])).toEqual(explained.factors.map((f) => round(f.multiplier, 4)));
+      expect(score.factors.map((f: Body) => f['multiplier'])).toEqual(
+        explained.factors.map((f) => round(f.multiplier, 4)),
+      );
     }
   });
 });

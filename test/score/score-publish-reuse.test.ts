@@ -21,10 +21,18 @@ afterEach(() => ws.cleanup());
 const now = new Date('2026-11-21T12:00:00Z');
 
 async function loadAndScore(): Promise<void> {
-  const trip = (id: string, user: number, start: string) => tripRecord({ appId: ws.appId, tripId: id, userId: user, orgUserId: `d-${user}`, start, seconds: 900 });
+  const trip = (id: string, user: number, start: string) =>
+    tripRecord({ appId: ws.appId, tripId: id, userId: user, orgUserId: `d-${user}`, start, seconds: 900 });
   await runLoad({
-    dataDir: ws.dir, now,
-    inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [trip('a', 1, '2026-11-19T08:00:00+01:00'), trip('b', 2, '2026-11-18T17:30:00+01:00'), trip('c', 1, '2026-11-20T07:00:00+01:00')])],
+    dataDir: ws.dir,
+    now,
+    inputs: [
+      writeNdjson(join(ws.dir, 'in', '1.ndjson'), [
+        trip('a', 1, '2026-11-19T08:00:00+01:00'),
+        trip('b', 2, '2026-11-18T17:30:00+01:00'),
+        trip('c', 1, '2026-11-20T07:00:00+01:00'),
+      ]),
+    ],
   });
   await runScore({ dataDir: ws.dir, date: '2026-11-21', now });
 }
@@ -69,7 +77,9 @@ describe('a served layer a publish names again unopened', () => {
         [copy('short', (b) => b.subarray(0, b.length - 3)), false],
         [copy('no-extras', (b) => b, false), false],
         [join(ws.dir, 'missing.pack'), false],
-        ...(other ? [[copy('section', replaced(`"section":"${section}"`, `"section":"${other}"`)), false] as [string, boolean]] : []),
+        ...(other
+          ? [[copy('section', replaced(`"section":"${section}"`, `"section":"${other}"`)), false] as [string, boolean]]
+          : []),
       ];
       const empty = copy('empty', (b) => b);
       truncateSync(empty, 0);

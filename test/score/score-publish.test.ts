@@ -49,12 +49,19 @@ const load = (records: Record<string, unknown>[]) =>
 
 /** Three drivers on 2026-11-19; d-1 drives in the evening rush hour, so ranks lowest. */
 async function threeDrivers(): Promise<void> {
-  await load([trip('a', 1, '2026-11-19T17:30:00-05:00'), trip('b', 2, '2026-11-19T08:00:00-05:00'), trip('c', 3, '2026-11-19T09:00:00-05:00')]);
+  await load([
+    trip('a', 1, '2026-11-19T17:30:00-05:00'),
+    trip('b', 2, '2026-11-19T08:00:00-05:00'),
+    trip('c', 3, '2026-11-19T09:00:00-05:00'),
+  ]);
 }
 
 /** The date's scores in the warehouse, by user and interval. */
 const scoresOf = (dir: string) =>
-  warehouseRows(pathsFor(dir), 'select * exclude (version) from safety_scores where evaluation_date = (select max(evaluation_date) from safety_scores) order by user_id, interval_days');
+  warehouseRows(
+    pathsFor(dir),
+    'select * exclude (version) from safety_scores where evaluation_date = (select max(evaluation_date) from safety_scores) order by user_id, interval_days',
+  );
 
 /** Every user's rows of every pack section as the API reads them through the layers: payload and extra bytes. */
 function packRows(dir: string): Record<Section, Record<string, string[]>> {
@@ -63,7 +70,9 @@ function packRows(dir: string): Record<Section, Record<string, string[]>> {
   if (!manifest?.pack) throw new Error('no serving pack');
   const out = {} as Record<Section, Record<string, string[]>>;
   for (const section of SECTIONS) {
-    const files = manifest.pack.files[section].map((name) => SectionFile.open(join(paths.publishedDir, name), section)).reverse();
+    const files = manifest.pack.files[section]
+      .map((name) => SectionFile.open(join(paths.publishedDir, name), section))
+      .reverse();
     try {
       const byUser: Record<string, string[]> = {};
       for (const appId of Object.keys(manifest.pack.zones)) {
@@ -72,7 +81,9 @@ function packRows(dir: string): Record<Section, Record<string, string[]>> {
           const rows = visibleRows(files, section, appId, userId);
           const list: string[] = [];
           for (let n = 0; n < rows.count; n++) {
-            const row = (rows.files[rows.layer[n] as number] as SectionFile).userRows(appId, userId)[rows.index[n] as number];
+            const row = (rows.files[rows.layer[n] as number] as SectionFile).userRows(appId, userId)[
+              rows.index[n] as number
+            ];
             list.push(`${row?.key} ${row?.aux} ${row?.payloadBytes().toString()} ${row?.extraBytes().toString()}`);
           }
           if (list.length > 0) byUser[`${appId}/${userId}`] = list;
@@ -112,10 +123,17 @@ async function fullPublish(from: string): Promise<string> {
 function manifestIntact(dir: string): void {
   const paths = pathsFor(dir);
   const manifest = readManifest(paths.manifestFile);
-  const names = Object.values(manifest?.pack?.files ?? {}).flat().flatMap((n) => [n, `${n}${EXTRAS_SUFFIX}`]);
+  const names = Object.values(manifest?.pack?.files ?? {})
+    .flat()
+    .flatMap((n) => [n, `${n}${EXTRAS_SUFFIX}`]);
   expect(names.length).toBeGreaterThan(0);
   for (const name of names) {
-    expect(createHash('sha256').update(readFileSync(join(paths.publishedDir, name))).digest('hex'), name).toBe(manifest?.pack?.sha256?.[name]);
+    expect(
+      createHash('sha256')
+        .update(readFileSync(join(paths.publishedDir, name)))
+        .digest('hex'),
+      name,
+    ).toBe(manifest?.pack?.sha256?.[name]);
   }
 }
 
@@ -140,7 +158,10 @@ describe('a score run publishes what it changed', () => {
     const strip = (r: Record<string, unknown>) => JSON.stringify({ ...r, evaluated_at: null });
     const differing = after.filter((r, i) => strip(r) !== strip(before[i] as Record<string, unknown>));
     expect(after).toHaveLength(before.length);
-    expect(differing.map((r) => `${String(r['org_user_id'])}/${String(r['interval_days'])}`)).toEqual(['d-1/30', 'd-1/90']);
+    expect(differing.map((r) => `${String(r['org_user_id'])}/${String(r['interval_days'])}`)).toEqual([
+      'd-1/30',
+      'd-1/90',
+    ]);
     expect(changed.runs[0]).toMatchObject({ users: 3, rowsWritten: 2, rowsRemoved: 0 });
     // the pack gets a delta of those two rows, not the date, not the history
     expect(scoresBuilt(changed).map((b) => b.rows)).toEqual([2]);
@@ -161,7 +182,11 @@ describe('a score run publishes what it changed', () => {
     expect(removed.runs[0]).toMatchObject({ users: 2, rowsRemoved: 2 });
     const state = await served(ws.dir);
     expect(state.scores.filter((r) => r['org_user_id'] === 'd-3')).toEqual([]);
-    expect(Object.values(state.pack.scores).flat().filter((row) => row.includes(`"${DATE}"`))).toHaveLength(4);
+    expect(
+      Object.values(state.pack.scores)
+        .flat()
+        .filter((row) => row.includes(`"${DATE}"`)),
+    ).toHaveLength(4);
     expect(state).toEqual(await served(await fullPublish(ws.dir)));
   });
 });
@@ -198,8 +223,9 @@ describe('a score job killed with SIGKILL mid publish', () => {
         return { ...s, scores: s.scores.map((r) => ({ ...r, evaluated_at: null })), pack: { ...s.pack, scores: null } };
       };
       expect(await noTimes(ws.dir)).toEqual(await noTimes(reference));
-      expect(await scoresOf(ws.dir).then((rows) => rows.map((r) => ({ ...r, evaluated_at: null }))))
-        .toEqual(await scoresOf(reference).then((rows) => rows.map((r) => ({ ...r, evaluated_at: null }))));
+      expect(await scoresOf(ws.dir).then((rows) => rows.map((r) => ({ ...r, evaluated_at: null })))).toEqual(
+        await scoresOf(reference).then((rows) => rows.map((r) => ({ ...r, evaluated_at: null }))),
+      );
     });
   }
 });

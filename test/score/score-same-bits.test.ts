@@ -24,7 +24,10 @@ let threadsBefore: string | undefined;
 
 beforeAll(async () => {
   ws = await workspace('Europe/Berlin');
-  const users = Array.from({ length: DRIVERS }, (_, i) => ({ orgUserId: `driver-${i + 1}`, platformUserId: 9_000_000 + i * 13 }));
+  const users = Array.from({ length: DRIVERS }, (_, i) => ({
+    orgUserId: `driver-${i + 1}`,
+    platformUserId: 9_000_000 + i * 13,
+  }));
   await synthesizeHistory({ dataDir: ws.dir, users, endDate: '2026-11-20', days: 30, seed: 5, now, tripsOnly: true });
   // the suite runs DuckDB on one thread; the order of partial sums only varies with several
   threadsBefore = process.env['DRIVING_DUCKDB_THREADS'];
@@ -40,7 +43,11 @@ afterAll(() => {
 
 /** The date's score rows, every value as stored (doubles compared as numbers: bit for bit). */
 const scoreRows = () =>
-  query(wh.conn, 'select * exclude (evaluated_at, version) from safety_scores where evaluation_date = $d::date order by user_id, interval_days', { d: DATE });
+  query(
+    wh.conn,
+    'select * exclude (evaluated_at, version) from safety_scores where evaluation_date = $d::date order by user_id, interval_days',
+    { d: DATE },
+  );
 
 describe('a date scored again on several threads', () => {
   it('reads trips that fill more than two row groups', async () => {

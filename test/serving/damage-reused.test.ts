@@ -30,7 +30,9 @@ function damage(file: string): void {
 
 /** Every file the manifest's pack names (and its extras) has the SHA-256 the manifest records. */
 function expectSealed(manifest: Manifest): void {
-  const named = Object.values(manifest.pack!.files).flat().flatMap((f) => [f, `${f}.extras`]);
+  const named = Object.values(manifest.pack!.files)
+    .flat()
+    .flatMap((f) => [f, `${f}.extras`]);
   for (const n of named) expect(sha256File(join(ws.paths.publishedDir, n)), n).toBe(manifest.pack!.sha256![n]);
 }
 
@@ -71,7 +73,12 @@ describe('a damaged serving-pack layer a score run reuses', () => {
     expect(sha256File(join(ws.paths.publishedDir, name))).not.toBe(reused.pack!.sha256![name]);
 
     // where it is read: the API serves none of its bytes, and reports it
-    expect(await readyz()).toMatchObject({ status: 'ready', serving: 'sql', reason: 'pack_checksum_mismatch', damaged: [name] });
+    expect(await readyz()).toMatchObject({
+      status: 'ready',
+      serving: 'sql',
+      reason: 'pack_checksum_mismatch',
+      damaged: [name],
+    });
     expect(readdirSync(join(ws.paths.publishedDir, 'damaged'))).toHaveLength(1);
 
     // the next publish (a load with nothing new: the report alone makes it publish) writes the trips section whole
@@ -125,7 +132,9 @@ describe('a damaged serving-pack layer a score run merges', () => {
 describe('the route files a publish checks', () => {
   it('are those written since the last check (or reported): an unchanged file is not read again', () => {
     const { publishedDir, routesDir } = ws.paths;
-    const files = filesUnder(routesDir).filter((f) => f.endsWith('.route')).sort();
+    const files = filesUnder(routesDir)
+      .filter((f) => f.endsWith('.route'))
+      .sort();
     expect(files.length).toBeGreaterThan(2);
     const first = upkeepRoutes(publishedDir, routesDir, []);
     expect(Object.keys(first.checked).sort()).toEqual(files.map((f) => relative(publishedDir, f)).sort());
@@ -136,7 +145,11 @@ describe('the route files a publish checks', () => {
     const [unchanged, written, reported] = files as [string, string, string];
     for (const f of [unchanged, written, reported]) damageEnd(f);
     // as if the last publish had seen `unchanged` and `reported` as they are now, and `written` before its write
-    const memo = { ...first.checked, [relative(publishedDir, unchanged)]: fileIdentity(unchanged), [relative(publishedDir, reported)]: fileIdentity(reported) };
+    const memo = {
+      ...first.checked,
+      [relative(publishedDir, unchanged)]: fileIdentity(unchanged),
+      [relative(publishedDir, reported)]: fileIdentity(reported),
+    };
     const report = { report: join(publishedDir, 'damaged', 'x.json'), file: relative(publishedDir, reported) };
     const next = upkeepRoutes(publishedDir, routesDir, [report], undefined, memo);
     expect(next.removed.sort()).toEqual([relative(publishedDir, written), relative(publishedDir, reported)].sort());
@@ -154,7 +167,9 @@ describe('the route files a publish checks', () => {
     const before = filesUnder(routesDir).filter((f) => f.endsWith('.route')).length;
     const scored = await runScore({ dataDir: ws.dir, date: '2026-11-19', now: clock });
     expect(scored.publish?.routesWritten).toBe(3);
-    const files = filesUnder(routesDir).filter((f) => f.endsWith('.route')).sort();
+    const files = filesUnder(routesDir)
+      .filter((f) => f.endsWith('.route'))
+      .sort();
     expect(files).toHaveLength(before + 2);
     const db = await openDatabase(ws.paths.warehouseFile, { readOnly: true });
     let saved: Record<string, string>;

@@ -37,13 +37,29 @@ function copyOfData(name: string): string {
 function indexOf(file: string): [string, string, number, number, number, number][] {
   const bytes = readFileSync(file);
   const length = bytes.readDoubleLE(bytes.length - 24);
-  return JSON.parse(bytes.toString('utf8', bytes.length - 24 - length, bytes.length - 24)) as [string, string, number, number, number, number][];
+  return JSON.parse(bytes.toString('utf8', bytes.length - 24 - length, bytes.length - 24)) as [
+    string,
+    string,
+    number,
+    number,
+    number,
+    number,
+  ][];
 }
 
 /** A route file of the data folder holding trips of at least two users, the first trip (with points) it lists, and another user with a trip there. */
-function routeCase(dir: string): { file: string; rel: string; trip: (typeof trips)[number]; offset: number; bytes: number; other: (typeof trips)[number] } {
+function routeCase(dir: string): {
+  file: string;
+  rel: string;
+  trip: (typeof trips)[number];
+  offset: number;
+  bytes: number;
+  other: (typeof trips)[number];
+} {
   const paths = pathsFor(dir);
-  for (const file of filesUnder(paths.routesDir).filter((f) => f.endsWith('.route')).sort()) {
+  for (const file of filesUnder(paths.routesDir)
+    .filter((f) => f.endsWith('.route'))
+    .sort()) {
     const entries = indexOf(file).filter((e) => e[3] > 0);
     const first = entries[0];
     if (!first) continue;
@@ -54,17 +70,25 @@ function routeCase(dir: string): { file: string; rel: string; trip: (typeof trip
   throw new Error('no route file with two users');
 }
 
-const routeUrl = (t: { org: string; trip: string }) => `/v1/org-user/${encodeURIComponent(t.org)}/trip/${encodeURIComponent(t.trip)}/route`;
-const get = (api: Api, url: string) => api.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}` } });
-const readyz = async (api: Api) => (await api.app.inject({ method: 'GET', url: '/readyz' })).json() as Record<string, unknown>;
+const routeUrl = (t: { org: string; trip: string }) =>
+  `/v1/org-user/${encodeURIComponent(t.org)}/trip/${encodeURIComponent(t.trip)}/route`;
+const get = (api: Api, url: string) =>
+  api.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}` } });
+const readyz = async (api: Api) =>
+  (await api.app.inject({ method: 'GET', url: '/readyz' })).json() as Record<string, unknown>;
 
 /** The answers to operations 1-4 and the route of each of `users`' first three trips. */
 async function answers(api: Api, users: string[]): Promise<{ url: string; status: number; body: unknown }[]> {
   const urls: string[] = [];
   for (const org of users) {
     const u = encodeURIComponent(org);
-    urls.push(`/v1/org-user/${u}/trips?limit=100`, `/v1/org-user/${u}/statistics?type=week&startTime=2026-11-01&endTime=2026-11-30`, `/v1/org-user/${u}/safety-score?interval=30`);
-    for (const t of trips.filter((r) => r.org === org).slice(0, 3)) urls.push(`/v1/org-user/${u}/trip/${encodeURIComponent(t.trip)}`, routeUrl(t));
+    urls.push(
+      `/v1/org-user/${u}/trips?limit=100`,
+      `/v1/org-user/${u}/statistics?type=week&startTime=2026-11-01&endTime=2026-11-30`,
+      `/v1/org-user/${u}/safety-score?interval=30`,
+    );
+    for (const t of trips.filter((r) => r.org === org).slice(0, 3))
+      urls.push(`/v1/org-user/${u}/trip/${encodeURIComponent(t.trip)}`, routeUrl(t));
   }
   const out = [];
   for (const url of urls) {
@@ -77,7 +101,10 @@ async function answers(api: Api, users: string[]): Promise<{ url: string; status
 }
 
 /** An API on `dir` whose log lines (stderr) are collected. */
-async function apiWithLog(dir: string, serving: 'pack' | 'sql' = 'pack'): Promise<{ api: Api; lines: string[]; stop: () => void }> {
+async function apiWithLog(
+  dir: string,
+  serving: 'pack' | 'sql' = 'pack',
+): Promise<{ api: Api; lines: string[]; stop: () => void }> {
   const lines: string[] = [];
   const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
     lines.push(String(chunk));
@@ -89,7 +116,12 @@ async function apiWithLog(dir: string, serving: 'pack' | 'sql' = 'pack'): Promis
 }
 
 async function intactAnswers(users: string[], serving: 'pack' | 'sql' = 'pack') {
-  const api = await createApi({ dataDir: copyOfData(`intact-${Math.random().toString(36).slice(2)}`), now: () => clock, pollMs: 60_000, serving });
+  const api = await createApi({
+    dataDir: copyOfData(`intact-${Math.random().toString(36).slice(2)}`),
+    now: () => clock,
+    pollMs: 60_000,
+    serving,
+  });
   try {
     await api.ctx.snapshots.use((s) => s.extrasChecked);
     return await answers(api, users);
@@ -100,8 +132,15 @@ async function intactAnswers(users: string[], serving: 'pack' | 'sql' = 'pack') 
 
 beforeAll(async () => {
   // 4 users over 6 days, loaded and scored: what is tested here does not depend on the data's seed or size
-  ({ ws, built: { key } } = await berlinScored());
-  trips = (await publishedRows(ws.paths, 'trips', 'org_user_id, trip_id')).map((r) => ({ org: String(r['org_user_id']), user: Number(r['user_id']), trip: String(r['trip_id']) }));
+  ({
+    ws,
+    built: { key },
+  } = await berlinScored());
+  trips = (await publishedRows(ws.paths, 'trips', 'org_user_id, trip_id')).map((r) => ({
+    org: String(r['org_user_id']),
+    user: Number(r['user_id']),
+    trip: String(r['trip_id']),
+  }));
   pristine = mkdtempSync(join(tmpdir(), 'dds-damage-'));
   cpSync(ws.dir, pristine, { recursive: true });
 }, 180_000);
@@ -113,58 +152,80 @@ afterAll(() => {
 describe('a damaged route file', () => {
   it.each([
     ['cut short', (c: ReturnType<typeof routeCase>) => truncateSync(c.file, Math.floor(statSync(c.file).size / 2))],
-    ['a flipped byte in a block', (c: ReturnType<typeof routeCase>) => overwrite(c.file, c.offset + Math.floor(c.bytes / 2), Buffer.from([readFileSync(c.file)[c.offset + Math.floor(c.bytes / 2)]! ^ 0x10]))],
-  ])('%s: 503 data_unavailable, named in the log and on /readyz; a purge never re-seals it; the next load rebuilds it', async (what, damage) => {
-    const dir = copyOfData(`route-${what.replace(/\W+/g, '-')}`);
-    const paths = pathsFor(dir);
-    const c = routeCase(dir);
-    const users = [...new Set(trips.map((t) => t.org))].filter((o) => o !== c.other.org);
-    const intact = await intactAnswers(users);
-    const intactRoute = intact.find((a) => a.url === routeUrl(c.trip)) ?? { status: 200, body: (await intactAnswers([c.trip.org])).find((a) => a.url === routeUrl(c.trip))?.body };
-    damage(c);
+    [
+      'a flipped byte in a block',
+      (c: ReturnType<typeof routeCase>) =>
+        overwrite(
+          c.file,
+          c.offset + Math.floor(c.bytes / 2),
+          Buffer.from([readFileSync(c.file)[c.offset + Math.floor(c.bytes / 2)]! ^ 0x10]),
+        ),
+    ],
+  ])(
+    '%s: 503 data_unavailable, named in the log and on /readyz; a purge never re-seals it; the next load rebuilds it',
+    async (what, damage) => {
+      const dir = copyOfData(`route-${what.replace(/\W+/g, '-')}`);
+      const paths = pathsFor(dir);
+      const c = routeCase(dir);
+      const users = [...new Set(trips.map((t) => t.org))].filter((o) => o !== c.other.org);
+      const intact = await intactAnswers(users);
+      const intactRoute = intact.find((a) => a.url === routeUrl(c.trip)) ?? {
+        status: 200,
+        body: (await intactAnswers([c.trip.org])).find((a) => a.url === routeUrl(c.trip))?.body,
+      };
+      damage(c);
 
-    const { api, lines, stop } = await apiWithLog(dir);
-    try {
-      for (let i = 0; i < 3; i++) {
-        const res = await get(api, routeUrl(c.trip));
-        expect(res.statusCode).toBe(503);
-        expect(res.json()).toMatchObject({ code: 50304, error: 'data_unavailable' });
-        expect(res.body).not.toContain('/');
+      const { api, lines, stop } = await apiWithLog(dir);
+      try {
+        for (let i = 0; i < 3; i++) {
+          const res = await get(api, routeUrl(c.trip));
+          expect(res.statusCode).toBe(503);
+          expect(res.json()).toMatchObject({ code: 50304, error: 'data_unavailable' });
+          expect(res.body).not.toContain('/');
+        }
+        expect(await readyz(api)).toMatchObject({ status: 'ready', reason: 'file_damaged', damaged: [c.rel] });
+        expect(lines.filter((l) => l.includes(`${c.rel} is damaged`))).toHaveLength(1);
+      } finally {
+        stop();
+        await api.close();
       }
-      expect(await readyz(api)).toMatchObject({ status: 'ready', reason: 'file_damaged', damaged: [c.rel] });
-      expect(lines.filter((l) => l.includes(`${c.rel} is damaged`))).toHaveLength(1);
-    } finally {
-      stop();
-      await api.close();
-    }
 
-    // the purge of a user with a trip in that file: the file is not rewritten from its own bytes
-    await recordDeletionIn(paths.dataDir, { appId: ws.appId, platformUserId: c.other.user, orgUserId: c.other.org, requestedAt: clock.toISOString() });
-    const purged = await runLoad({ dataDir: dir, now: clock });
-    expect(purged.purged.users).toBe(1);
-    // cut short, the file's index cannot be read: the purge's own check refuses it
-    expect(purged.purged.routeFilesDamaged).toEqual([c.file]);
-    // rebuilt by that load's publish, from the warehouse (without the purged user)
-    expect(existsSync(c.file)).toBe(true);
-    expect(routeFileIsCurrent(c.file)).toBe(true);
-    expect(() => verifyRouteFile(c.file)).not.toThrow();
-    expect(readRoute(c.file, ws.appId, c.other.trip)).toBeNull();
-    expect(readdirSync(join(paths.publishedDir, 'damaged'))).toEqual([]);
+      // the purge of a user with a trip in that file: the file is not rewritten from its own bytes
+      await recordDeletionIn(paths.dataDir, {
+        appId: ws.appId,
+        platformUserId: c.other.user,
+        orgUserId: c.other.org,
+        requestedAt: clock.toISOString(),
+      });
+      const purged = await runLoad({ dataDir: dir, now: clock });
+      expect(purged.purged.users).toBe(1);
+      // cut short, the file's index cannot be read: the purge's own check refuses it
+      expect(purged.purged.routeFilesDamaged).toEqual([c.file]);
+      // rebuilt by that load's publish, from the warehouse (without the purged user)
+      expect(existsSync(c.file)).toBe(true);
+      expect(routeFileIsCurrent(c.file)).toBe(true);
+      expect(() => verifyRouteFile(c.file)).not.toThrow();
+      expect(readRoute(c.file, ws.appId, c.other.trip)).toBeNull();
+      expect(readdirSync(join(paths.publishedDir, 'damaged'))).toEqual([]);
 
-    const after = await createApi({ dataDir: dir, now: () => clock, pollMs: 60_000 });
-    try {
-      await after.ctx.snapshots.use((s) => s.extrasChecked);
-      expect((await readyz(after))['damaged']).toBeUndefined();
-      const route = await get(after, routeUrl(c.trip));
-      expect(route.statusCode).toBe(intactRoute.status);
-      expect({ ...(route.json() as object), requestId: undefined }).toEqual({ ...(intactRoute.body as object), requestId: undefined });
-      expect(await answers(after, users)).toEqual(intact);
-    } finally {
-      await after.close();
-    }
-  });
+      const after = await createApi({ dataDir: dir, now: () => clock, pollMs: 60_000 });
+      try {
+        await after.ctx.snapshots.use((s) => s.extrasChecked);
+        expect((await readyz(after))['damaged']).toBeUndefined();
+        const route = await get(after, routeUrl(c.trip));
+        expect(route.statusCode).toBe(intactRoute.status);
+        expect({ ...(route.json() as object), requestId: undefined }).toEqual({
+          ...(intactRoute.body as object),
+          requestId: undefined,
+        });
+        expect(await answers(after, users)).toEqual(intact);
+      } finally {
+        await after.close();
+      }
+    },
+  );
 
-  it('a flipped byte found only at read time reaches the next load through the API\'s report, and that load rebuilds the file', async () => {
+  it("a flipped byte found only at read time reaches the next load through the API's report, and that load rebuilds the file", async () => {
     const dir = copyOfData('route-report');
     const paths = pathsFor(dir);
     const c = routeCase(dir);
@@ -212,7 +273,12 @@ describe('a damaged serving-pack layer', () => {
 
     const { api, lines, stop } = await apiWithLog(dir);
     try {
-      expect(await readyz(api)).toMatchObject({ status: 'ready', serving: 'sql', reason: 'pack_checksum_mismatch', damaged: [name] });
+      expect(await readyz(api)).toMatchObject({
+        status: 'ready',
+        serving: 'sql',
+        reason: 'pack_checksum_mismatch',
+        damaged: [name],
+      });
       expect(lines.some((l) => l.includes(`${name} is damaged`))).toBe(true);
       expect(await answers(api, users)).toEqual(intact);
     } finally {
@@ -220,14 +286,21 @@ describe('a damaged serving-pack layer', () => {
       await api.close();
     }
 
-    await recordDeletionIn(paths.dataDir, { appId: ws.appId, platformUserId: gone.user, orgUserId: gone.org, requestedAt: clock.toISOString() });
+    await recordDeletionIn(paths.dataDir, {
+      appId: ws.appId,
+      platformUserId: gone.user,
+      orgUserId: gone.org,
+      requestedAt: clock.toISOString(),
+    });
     const log: string[] = [];
     const purged = await runLoad({ dataDir: dir, now: clock, progress: (m) => log.push(m) });
     expect(purged.purged.users).toBe(1);
     expect(purged.publish.damagedRebuilt).toContain(name);
     expect(log.some((l) => l.includes(`serving file ${name} is damaged`))).toBe(true);
     const next = readManifest(paths.manifestFile)!;
-    const named = Object.values(next.pack!.files).flat().flatMap((f) => [f, `${f}.extras`]);
+    const named = Object.values(next.pack!.files)
+      .flat()
+      .flatMap((f) => [f, `${f}.extras`]);
     expect(named).not.toContain(name);
     for (const n of named) expect(sha256File(join(paths.publishedDir, n)), n).toBe(next.pack!.sha256![n]);
 
@@ -253,7 +326,8 @@ describe('a damaged slot', () => {
     const users = [...new Set(trips.map((t) => t.org))];
     const intact = await intactAnswers(users, 'sql');
     // a flipped byte inside every block after the file's three 4 KiB headers (256 KiB blocks)
-    for (let at = 3 * 4096 + 100; at < statSync(file).size; at += 256 * 1024) overwrite(file, at, Buffer.from([readFileSync(file)[at]! ^ 0x01]));
+    for (let at = 3 * 4096 + 100; at < statSync(file).size; at += 256 * 1024)
+      overwrite(file, at, Buffer.from([readFileSync(file)[at]! ^ 0x01]));
 
     const { api, lines, stop } = await apiWithLog(dir, 'sql');
     try {

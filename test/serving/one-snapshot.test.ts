@@ -46,7 +46,8 @@ function get(url: string): Promise<{ status: number; body: string }> {
   });
 }
 
-const tripIds = (body: string): string[] => (JSON.parse(body) as { trips: { tripId: string }[] }).trips.map((t) => t.tripId);
+const tripIds = (body: string): string[] =>
+  (JSON.parse(body) as { trips: { tripId: string }[] }).trips.map((t) => t.tripId);
 
 describe.each(['pack', 'sql'])('one snapshot per request (serving %s, two workers)', (serving) => {
   let serve: ServeProcess;
@@ -55,9 +56,28 @@ describe.each(['pack', 'sql'])('one snapshot per request (serving %s, two worker
 
   beforeAll(async () => {
     // the driver's history: six trips over three days (a base layer of the pack)
-    const history = Array.from({ length: 6 }, (_, i) => trip(`${prefix}old-${i}`, `2026-11-${day}T${String(6 + i).padStart(2, '0')}:00:00+01:00`, 600, 10));
-    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', `${serving}-history.ndjson`), history)], now: clock });
-    serve = await startServe(['--data-dir', ws.dir, '--port', String(await freePort()), '--workers', '2', '--serving', serving, '--no-metrics'], { DRIVING_API_RATE_PER_APP: '1000000', DRIVING_API_RATE_PER_ADDRESS: '1000000' });
+    const history = Array.from({ length: 6 }, (_, i) =>
+      trip(`${prefix}old-${i}`, `2026-11-${day}T${String(6 + i).padStart(2, '0')}:00:00+01:00`, 600, 10),
+    );
+    await runLoad({
+      dataDir: ws.dir,
+      inputs: [writeNdjson(join(ws.dir, 'in', `${serving}-history.ndjson`), history)],
+      now: clock,
+    });
+    serve = await startServe(
+      [
+        '--data-dir',
+        ws.dir,
+        '--port',
+        String(await freePort()),
+        '--workers',
+        '2',
+        '--serving',
+        serving,
+        '--no-metrics',
+      ],
+      { DRIVING_API_RATE_PER_APP: '1000000', DRIVING_API_RATE_PER_ADDRESS: '1000000' },
+    );
   }, 120_000);
   afterAll(async () => {
     if (serve && serve.child.exitCode === null) {
@@ -80,10 +100,13 @@ describe.each(['pack', 'sql'])('one snapshot per request (serving %s, two worker
     ];
     const answers: { status: number; body: string }[] = [];
     let loaded = false;
-    const loading = runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', `${serving}-changes.ndjson`), changes)], now: clock })
-      .finally(() => {
-        loaded = true;
-      });
+    const loading = runLoad({
+      dataDir: ws.dir,
+      inputs: [writeNdjson(join(ws.dir, 'in', `${serving}-changes.ndjson`), changes)],
+      now: clock,
+    }).finally(() => {
+      loaded = true;
+    });
     // two readers, one request at a time each, until the load is done and both workers answer alike
     const settled = () => {
       const last = answers.slice(-20);
@@ -96,8 +119,15 @@ describe.each(['pack', 'sql'])('one snapshot per request (serving %s, two worker
     await until(settled, 'both workers to answer from the new snapshot');
 
     const after = answers[answers.length - 1] as { status: number; body: string };
-    expect(tripIds(after.body)).toEqual([`${prefix}new-b`, `${prefix}new-a`, ...[5, 4, 3, 2, 1, 0].map((i) => `${prefix}old-${i}`)]);
-    const replaced = (body: string) => (JSON.parse(body) as { trips: { tripId: string; durationInSeconds: number }[] }).trips.find((t) => t.tripId === `${prefix}old-2`)?.durationInSeconds;
+    expect(tripIds(after.body)).toEqual([
+      `${prefix}new-b`,
+      `${prefix}new-a`,
+      ...[5, 4, 3, 2, 1, 0].map((i) => `${prefix}old-${i}`),
+    ]);
+    const replaced = (body: string) =>
+      (JSON.parse(body) as { trips: { tripId: string; durationInSeconds: number }[] }).trips.find(
+        (t) => t.tripId === `${prefix}old-2`,
+      )?.durationInSeconds;
     expect([replaced(before.body), replaced(after.body)]).toEqual([600, 900]);
 
     const mixed = answers.filter((a) => a.body !== before.body && a.body !== after.body);

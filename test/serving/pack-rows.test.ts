@@ -16,11 +16,20 @@ describe('stored arrays to rows', () => {
   it('names a score array by SCORE_FIELDS, the columns models/serving/api_safety_score.sql and its history answer with, in their order', () => {
     expect(Object.entries(scoreRow(SCORE_FIELDS.map((_, k) => k)))).toEqual(SCORE_FIELDS.map((f, k) => [f, k]));
     for (const file of ['models/serving/api_safety_score', 'models/serving/api_safety_score_history']) {
-      const select = sqlText(file).split('\n').filter((l) => !l.startsWith('--')).join(' ');
+      const select = sqlText(file)
+        .split('\n')
+        .filter((l) => !l.startsWith('--'))
+        .join(' ');
       let list = select.slice(select.indexOf('select') + 6, select.indexOf(' from '));
       // calls' arguments out (innermost first), so the commas left separate the columns
       while (/\([^()]*\)/.test(list)) list = list.replace(/\([^()]*\)/g, '');
-      const names = list.split(',').map((c) => c.trim().split(/\s+as\s+/).pop()?.trim());
+      const names = list.split(',').map((c) =>
+        c
+          .trim()
+          .split(/\s+as\s+/)
+          .pop()
+          ?.trim(),
+      );
       expect(names, file).toEqual([...SCORE_FIELDS]);
     }
   });
@@ -64,16 +73,26 @@ describe('Directory', () => {
     expect(dir.find(apps, 0)).toBe(-1);
   });
 
-  it('lists an app\'s users ascending', () => {
+  it("lists an app's users ascending", () => {
     for (let app = 0; app < apps; app++) {
-      expect(dir.usersOf(app)).toEqual(tuples.filter((t) => t[0] === app).map((t) => t[1]).sort((x, y) => (x as number) - (y as number)));
+      expect(dir.usersOf(app)).toEqual(
+        tuples
+          .filter((t) => t[0] === app)
+          .map((t) => t[1])
+          .sort((x, y) => (x as number) - (y as number)),
+      );
     }
     expect(dir.usersOf(7)).toEqual([]);
   });
 
   it('holds purge marks (two fields a tuple)', () => {
     const purged = new Directory(2, [1, 42, 0, 7, 1, 5], 2);
-    expect([purged.find(1, 42), purged.find(1, 5), purged.find(0, 7), purged.find(0, 42)].map((r) => r >= 0)).toEqual([true, true, true, false]);
+    expect([purged.find(1, 42), purged.find(1, 5), purged.find(0, 7), purged.find(0, 42)].map((r) => r >= 0)).toEqual([
+      true,
+      true,
+      true,
+      false,
+    ]);
     expect(purged.usersOf(1)).toEqual([5, 42]);
   });
 });
@@ -82,7 +101,15 @@ describe('query dates and times', () => {
   it('accepts real calendar days only', () => {
     expect(parseQueryDate('startTime', '2024-02-29')).toBe('2024-02-29');
     expect(parseQueryDate('startTime', '1999-12-31')).toBe('1999-12-31');
-    for (const bad of ['2023-02-29', '2026-02-30', '2026-13-01', '2026-04-31', '2026-00-10', '2026-1-01', 'yesterday']) {
+    for (const bad of [
+      '2023-02-29',
+      '2026-02-30',
+      '2026-13-01',
+      '2026-04-31',
+      '2026-00-10',
+      '2026-1-01',
+      'yesterday',
+    ]) {
       expect(() => parseQueryDate('startTime', bad), bad).toThrow(ApiError);
     }
   });
@@ -91,10 +118,16 @@ describe('query dates and times', () => {
     const berlin = parseQueryTime('startTime', '2026-03-29', 'Europe/Berlin', 'start');
     expect(berlin.toISOString()).toBe('2026-03-28T23:00:00.000Z');
     berlin.setTime(0); // a caller changing its Date does not change the remembered answer
-    expect(parseQueryTime('startTime', '2026-03-29', 'Europe/Berlin', 'start').toISOString()).toBe('2026-03-28T23:00:00.000Z');
+    expect(parseQueryTime('startTime', '2026-03-29', 'Europe/Berlin', 'start').toISOString()).toBe(
+      '2026-03-28T23:00:00.000Z',
+    );
     // the DST day is 23 hours long: its exclusive end
-    expect(parseQueryTime('endTime', '2026-03-29', 'Europe/Berlin', 'end').toISOString()).toBe('2026-03-29T22:00:00.000Z');
-    expect(parseQueryTime('startTime', '2026-03-29', 'America/New_York', 'start').toISOString()).toBe('2026-03-29T04:00:00.000Z');
+    expect(parseQueryTime('endTime', '2026-03-29', 'Europe/Berlin', 'end').toISOString()).toBe(
+      '2026-03-29T22:00:00.000Z',
+    );
+    expect(parseQueryTime('startTime', '2026-03-29', 'America/New_York', 'start').toISOString()).toBe(
+      '2026-03-29T04:00:00.000Z',
+    );
     expect(() => parseQueryTime('startTime', '2026-02-30 10:00:00', 'Europe/Berlin', 'start')).toThrow(/startTime/);
     expect(() => parseQueryTime('startTime', '2026-02-30 10:00:00', 'Europe/Berlin', 'start')).toThrow(/startTime/);
   });

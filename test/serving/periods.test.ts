@@ -22,21 +22,41 @@ beforeAll(async () => {
   instance = await DuckDBInstance.create(':memory:');
   conn = await instance.connect();
   await installMacros(conn);
-  await run(conn, `create table stats_daily (app_id varchar, user_id bigint, stat_date date, count_trips integer, mileage_m bigint,
-    duration_s bigint, count_events bigint, max_speed_kmh double, score_x_mileage double, score_sum double, version bigint)`);
+  await run(
+    conn,
+    `create table stats_daily (app_id varchar, user_id bigint, stat_date date, count_trips integer, mileage_m bigint,
+    duration_s bigint, count_events bigint, max_speed_kmh double, score_x_mileage double, score_sum double, version bigint)`,
+  );
   for (let day = epochDay('2023-12-01'); day <= epochDay('2025-03-31'); day++) {
     if (random() < 0.35) continue;
     const trips = 1 + Math.floor(random() * 4);
     const mileage = random() < 0.1 ? 0 : Math.floor(random() * 90_000);
     const d: DayStats = {
-      day, countTrips: trips, mileageM: mileage, durationS: mileage === 0 ? Math.floor(random() * 50) : 60 + Math.floor(random() * 7200),
-      countEvents: Math.floor(random() * 9), maxSpeedKmh: random() * 160, scoreXMileage: mileage * (40 + random() * 60), scoreSum: trips * (40 + random() * 60),
+      day,
+      countTrips: trips,
+      mileageM: mileage,
+      durationS: mileage === 0 ? Math.floor(random() * 50) : 60 + Math.floor(random() * 7200),
+      countEvents: Math.floor(random() * 9),
+      maxSpeedKmh: random() * 160,
+      scoreXMileage: mileage * (40 + random() * 60),
+      scoreSum: trips * (40 + random() * 60),
     };
     days.push(d);
-    await run(conn, 'insert into stats_daily values ($app, 7, $date::date, $trips, $mileage, $duration, $events, $max, $sxm, $ssum, 1)', {
-      app: 'app', date: new Date(day * 86_400_000).toISOString().slice(0, 10), trips: d.countTrips, mileage: d.mileageM, duration: d.durationS,
-      events: d.countEvents, max: d.maxSpeedKmh, sxm: d.scoreXMileage, ssum: d.scoreSum,
-    });
+    await run(
+      conn,
+      'insert into stats_daily values ($app, 7, $date::date, $trips, $mileage, $duration, $events, $max, $sxm, $ssum, 1)',
+      {
+        app: 'app',
+        date: new Date(day * 86_400_000).toISOString().slice(0, 10),
+        trips: d.countTrips,
+        mileage: d.mileageM,
+        duration: d.durationS,
+        events: d.countEvents,
+        max: d.maxSpeedKmh,
+        sxm: d.scoreXMileage,
+        ssum: d.scoreSum,
+      },
+    );
   }
 });
 afterAll(() => {
@@ -53,7 +73,13 @@ describe('statisticsPeriods', () => {
       const end = start + Math.floor(random() * 120);
       const iso = (d: number) => new Date(d * 86_400_000).toISOString().slice(0, 10);
       for (const period of ['day', 'week', 'month'] as Period[]) {
-        const sql = await queryFile(conn, 'models/marts/statistics_periods', { app_id: 'app', user_id: 7, period, start_date: iso(start), end_date: iso(end) });
+        const sql = await queryFile(conn, 'models/marts/statistics_periods', {
+          app_id: 'app',
+          user_id: 7,
+          period,
+          start_date: iso(start),
+          end_date: iso(end),
+        });
         const js = statisticsPeriods(days, period, iso(start), iso(end));
         expect(js.map((r) => ({ ...r, score: undefined }))).toEqual(sql.map((r) => ({ ...r, score: undefined })));
         // sums of doubles in another order may differ in the last bits

@@ -3,7 +3,15 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeBlock, encodeBlock, maxBlockBytes } from '../../src/route/route-codec.js';
-import { readRoute, rewriteRouteFileWithout, RouteFileDamagedError, RouteFileWriter, routeFileIsCurrent, verifyRouteFile, type RoutePoints } from '../../src/route/route-file.js';
+import {
+  readRoute,
+  rewriteRouteFileWithout,
+  RouteFileDamagedError,
+  RouteFileWriter,
+  routeFileIsCurrent,
+  verifyRouteFile,
+  type RoutePoints,
+} from '../../src/route/route-file.js';
 
 /** A seeded generator, so a failure names the same columns every run. */
 function random(seed: number): () => number {
@@ -17,7 +25,8 @@ function random(seed: number): () => number {
 }
 
 /** The columns' bytes: equal bytes means every bit, -0 and NaN payloads included. */
-const bits = (columns: readonly Float64Array[]): Buffer => Buffer.concat(columns.map((c) => Buffer.from(c.buffer, c.byteOffset, c.byteLength)));
+const bits = (columns: readonly Float64Array[]): Buffer =>
+  Buffer.concat(columns.map((c) => Buffer.from(c.buffer, c.byteOffset, c.byteLength)));
 
 function roundTrip(columns: Float64Array[]): { decoded: Float64Array[]; bytes: number } {
   const n = columns[0]?.length ?? 0;
@@ -71,7 +80,23 @@ describe('route block codec', () => {
   });
 
   it('keeps the values no decimal scale holds: -0, NaN, infinities, the smallest and largest doubles, integers past 2^50', () => {
-    const specials = [0, -0, NaN, Infinity, -Infinity, Number.MIN_VALUE, -Number.MIN_VALUE, Number.MAX_VALUE, 2 ** 50, 2 ** 53, -(2 ** 52) + 1, 0.1, 1e-9, 123456.789, 0.30000000000000004];
+    const specials = [
+      0,
+      -0,
+      NaN,
+      Infinity,
+      -Infinity,
+      Number.MIN_VALUE,
+      -Number.MIN_VALUE,
+      Number.MAX_VALUE,
+      2 ** 50,
+      2 ** 53,
+      -(2 ** 52) + 1,
+      0.1,
+      1e-9,
+      123456.789,
+      0.30000000000000004,
+    ];
     for (const v of specials) {
       // each alone, and each in a column of otherwise exact decimals
       for (const column of [Float64Array.of(v), Float64Array.of(1.25, v, 3.5, 0)]) {
@@ -121,8 +146,14 @@ describe('route block codec', () => {
 });
 
 describe('route files', () => {
-  const points = (columns: Float64Array[]): RoutePoints => ({ t: columns[0]!, lat: columns[1]!, lng: columns[2]!, speed: columns[3]! });
-  const copy = (p: RoutePoints | null | undefined): Float64Array[] => (p ? [p.t, p.lat, p.lng, p.speed].map((c) => Float64Array.from(c)) : []);
+  const points = (columns: Float64Array[]): RoutePoints => ({
+    t: columns[0]!,
+    lat: columns[1]!,
+    lng: columns[2]!,
+    speed: columns[3]!,
+  });
+  const copy = (p: RoutePoints | null | undefined): Float64Array[] =>
+    p ? [p.t, p.lat, p.lng, p.speed].map((c) => Float64Array.from(c)) : [];
 
   it('reads a file written in the float64 layout, and a purge rewrites it in the checked compact one', () => {
     const dir = mkdtempSync(join(tmpdir(), 'route-file-'));
@@ -146,7 +177,9 @@ describe('route files', () => {
       const old = join(dir, 'v1.route');
       writeFileSync(old, Buffer.concat([...blocks, json, footer]));
 
-      trips.forEach((columns, i) => expect(bits(copy(readRoute(old, 'app', `trip-${i}`))).equals(bits(columns))).toBe(true));
+      trips.forEach((columns, i) =>
+        expect(bits(copy(readRoute(old, 'app', `trip-${i}`))).equals(bits(columns))).toBe(true),
+      );
       expect(rewriteRouteFileWithout(old, (_app, trip) => trip === 'trip-1')).toBe(true);
       expect(readFileSync(old).subarray(-8).toString('latin1')).toBe('DDSROUT3');
       expect(readRoute(old, 'app', 'trip-1')).toBeNull();
@@ -169,7 +202,8 @@ describe('route files', () => {
       const total = trips.reduce((sum, c) => sum + c[0]!.length, 0);
       expect(readFileSync(file).length).toBeLessThan((32 * total) / 3);
       // read in an order unlike the file's: each read leaves the shared block to the next
-      for (const i of [19, 0, 3, 7, 3, 12]) expect(bits(copy(readRoute(file, 'app', `trip-${i}`))).equals(bits(trips[i]!))).toBe(true);
+      for (const i of [19, 0, 3, 7, 3, 12])
+        expect(bits(copy(readRoute(file, 'app', `trip-${i}`))).equals(bits(trips[i]!))).toBe(true);
       expect(readRoute(file, 'app', 'trip-20')).toBeNull();
       expect(rewriteRouteFileWithout(file, (_app, trip) => trip === 'trip-5')).toBe(true);
       expect(rewriteRouteFileWithout(file, (_app, trip) => trip === 'trip-5')).toBe(false);
@@ -200,7 +234,9 @@ describe('route files', () => {
       const { file, trips } = written(dir, 7);
       const intact = readFileSync(file);
       // a byte of trip-4's block: the index says where it is (its offset: the sum of the blocks before)
-      const index = JSON.parse(intact.toString('utf8', intact.length - 24 - intact.readDoubleLE(intact.length - 24), intact.length - 24)) as [string, string, number, number, number, number][];
+      const index = JSON.parse(
+        intact.toString('utf8', intact.length - 24 - intact.readDoubleLE(intact.length - 24), intact.length - 24),
+      ) as [string, string, number, number, number, number][];
       const [, , offset, , bytes] = index[4]!;
       const flipped = Buffer.from(intact);
       flipped[offset + Math.floor(bytes / 2)]! ^= 0x01;
@@ -242,14 +278,17 @@ describe('route files', () => {
       const bytes = readFileSync(file);
       const indexLength = bytes.readDoubleLE(bytes.length - 24);
       const start = bytes.length - 24 - indexLength;
-      const index = (JSON.parse(bytes.toString('utf8', start, start + indexLength)) as unknown[][]).map((e) => e.slice(0, 5));
+      const index = (JSON.parse(bytes.toString('utf8', start, start + indexLength)) as unknown[][]).map((e) =>
+        e.slice(0, 5),
+      );
       const json = Buffer.from(JSON.stringify(index));
       const footer = Buffer.alloc(16);
       footer.writeDoubleLE(json.length, 0);
       footer.write('DDSROUT2', 8, 'latin1');
       writeFileSync(file, Buffer.concat([bytes.subarray(0, start), json, footer]));
       expect(routeFileIsCurrent(file)).toBe(false);
-      for (const i of [0, 9, 19]) expect(bits(copy(readRoute(file, 'app', `trip-${i}`))).equals(bits(trips[i]!))).toBe(true);
+      for (const i of [0, 9, 19])
+        expect(bits(copy(readRoute(file, 'app', `trip-${i}`))).equals(bits(trips[i]!))).toBe(true);
       expect(rewriteRouteFileWithout(file, () => false, true)).toBe(false);
       expect(routeFileIsCurrent(file)).toBe(true);
       expect(readFileSync(file).equals(bytes)).toBe(true);

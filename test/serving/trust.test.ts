@@ -43,22 +43,32 @@ async function answers(api: Api): Promise<{ url: string; status: number; body: u
   }
   return out;
 }
-const readyz = async (api: Api) => (await api.app.inject({ method: 'GET', url: '/readyz' })).json() as Record<string, unknown>;
+const readyz = async (api: Api) =>
+  (await api.app.inject({ method: 'GET', url: '/readyz' })).json() as Record<string, unknown>;
 const packFile = (dir: string, section: 'trips' | 'stats' | 'scores') => {
-  const m = JSON.parse(readFileSync(join(dir, 'published', 'manifest.json'), 'utf8')) as { pack: { files: Record<string, string[]> } };
+  const m = JSON.parse(readFileSync(join(dir, 'published', 'manifest.json'), 'utf8')) as {
+    pack: { files: Record<string, string[]> };
+  };
   return join(dir, 'published', m.pack.files[section]![0]!);
 };
 
 beforeAll(async () => {
   // 4 users over 6 days, loaded and scored: what is tested here does not depend on the data's seed or size
-  ({ ws, built: { key } } = await berlinScored());
+  ({
+    ws,
+    built: { key },
+  } = await berlinScored());
   const trips = await publishedRows(ws.paths, 'trips', 'org_user_id, trip_id');
   const users = [...new Set(trips.map((t) => String(t['org_user_id'])))];
   for (const user of users) {
     const u = encodeURIComponent(user);
-    urls.push(`/v1/org-user/${u}/trips?limit=100`, `/v1/org-user/${u}/statistics?type=week&startTime=2026-11-01&endTime=2026-11-30`);
+    urls.push(
+      `/v1/org-user/${u}/trips?limit=100`,
+      `/v1/org-user/${u}/statistics?type=week&startTime=2026-11-01&endTime=2026-11-30`,
+    );
     urls.push(`/v1/org-user/${u}/safety-score?interval=30`, `/v1/org-user/${u}/safety-score?interval=90`);
-    for (const t of trips.filter((r) => r['org_user_id'] === user).slice(0, 3)) urls.push(`/v1/org-user/${u}/trip/${encodeURIComponent(String(t['trip_id']))}`);
+    for (const t of trips.filter((r) => r['org_user_id'] === user).slice(0, 3))
+      urls.push(`/v1/org-user/${u}/trip/${encodeURIComponent(String(t['trip_id']))}`);
   }
   pristine = mkdtempSync(join(tmpdir(), 'dds-pristine-'));
   cpSync(ws.dir, pristine, { recursive: true });
@@ -72,7 +82,9 @@ afterAll(() => {
 describe('serving pack checksums', () => {
   it('records a SHA-256 for every pack file and its extras in the manifest', () => {
     const m = manifestOf(ws.paths)!;
-    const names = Object.values(m.pack!.files).flat().flatMap((f) => [f, `${f}.extras`]);
+    const names = Object.values(m.pack!.files)
+      .flat()
+      .flatMap((f) => [f, `${f}.extras`]);
     expect(Object.keys(m.pack!.sha256 ?? {}).sort()).toEqual(names.sort());
     for (const name of names) expect(m.pack!.sha256![name]).toMatch(/^[0-9a-f]{64}$/);
   });
@@ -101,7 +113,11 @@ describe('serving pack checksums', () => {
     }
     try {
       expect(await readyz(intact)).toMatchObject({ status: 'ready', serving: 'pack' });
-      expect(await readyz(damaged)).toMatchObject({ status: 'ready', serving: 'sql', reason: 'pack_checksum_mismatch' });
+      expect(await readyz(damaged)).toMatchObject({
+        status: 'ready',
+        serving: 'sql',
+        reason: 'pack_checksum_mismatch',
+      });
       expect(lines.filter((l) => l.includes('pack_checksum_mismatch'))).toHaveLength(1);
       expect(await damaged.ctx.snapshots.use(async (s) => s.pack)).toEqual({ value: null });
       const fromPack = await answers(intact);
@@ -166,9 +182,21 @@ describe('serving pack checksums', () => {
 describe('a corrupt standby slot', () => {
   it.each([
     ['garbage over the whole file', (file: string) => writeFileSync(file, Buffer.alloc(4096, 0x5a))],
-    ['garbage over its blocks, headers intact', (file: string) => overwrite(file, 3 * 4096, Buffer.alloc(statSync(file).size - 3 * 4096, 0x5a))],
+    [
+      'garbage over its blocks, headers intact',
+      (file: string) => overwrite(file, 3 * 4096, Buffer.alloc(statSync(file).size - 3 * 4096, 0x5a)),
+    ],
   ])('is rebuilt from the warehouse by the next publish (%s)', async (_what, damage) => {
-    const load = (w: Workspace, n: number, day: string) => runLoad({ dataDir: w.dir, inputs: [writeNdjson(join(w.dir, 'in', `${n}.ndjson`), [tripRecord({ appId: w.appId, tripId: `t${n}`, start: `${day}T08:00:00Z`, seconds: 300 })])], now: clock });
+    const load = (w: Workspace, n: number, day: string) =>
+      runLoad({
+        dataDir: w.dir,
+        inputs: [
+          writeNdjson(join(w.dir, 'in', `${n}.ndjson`), [
+            tripRecord({ appId: w.appId, tripId: `t${n}`, start: `${day}T08:00:00Z`, seconds: 300 }),
+          ]),
+        ],
+        now: clock,
+      });
     // two loads, so slot b serves and slot a stands by: the same start for both damages, built once
     const { ws: w } = await builtFolder('trust/two-loads', 'UTC', async (t) => {
       await load(t, 1, '2026-11-16');
@@ -179,8 +207,14 @@ describe('a corrupt standby slot', () => {
       damage(slotFile(w.paths.publishedDir, 'a'));
       const lines: string[] = [];
       const third = await runLoad({
-        dataDir: w.dir, now: clock, progress: (m) => lines.push(m),
-        inputs: [writeNdjson(join(w.dir, 'in', '3.ndjson'), [tripRecord({ appId: w.appId, tripId: 't3', start: '2026-11-18T08:00:00Z', seconds: 300 })])],
+        dataDir: w.dir,
+        now: clock,
+        progress: (m) => lines.push(m),
+        inputs: [
+          writeNdjson(join(w.dir, 'in', '3.ndjson'), [
+            tripRecord({ appId: w.appId, tripId: 't3', start: '2026-11-18T08:00:00Z', seconds: 300 }),
+          ]),
+        ],
       });
       expect(third.publish).toMatchObject({ published: true, slot: 'a', fromVersion: 0, corruptSlotRebuilt: true });
       expect(lines.filter((l) => /standby slot slot-a\.duckdb is corrupt/.test(l))).toHaveLength(1);
@@ -200,7 +234,11 @@ describe('a manifest removed under a running API', () => {
   it('keeps the API serving what it had; the next score job publishes into the slot no reader holds and the API switches to it', async () => {
     const dir = copyOfData('no-manifest');
     // one process: what one API process does when its manifest goes
-    const server = spawn(process.execPath, ['jobs/serve.js', '--data-dir', dir, '--port', '0', '--workers', '1', '--log', 'false'], { cwd: ROOT });
+    const server = spawn(
+      process.execPath,
+      ['jobs/serve.js', '--data-dir', dir, '--port', '0', '--workers', '1', '--log', 'false'],
+      { cwd: ROOT },
+    );
     let err = '';
     try {
       const base = await new Promise<string>((resolve, reject) => {
@@ -212,12 +250,25 @@ describe('a manifest removed under a running API', () => {
         server.on('exit', () => reject(new Error(`server exited: ${err}`)));
       });
       const ready = async () => (await (await fetch(`${base}/readyz`)).json()) as Record<string, unknown>;
-      const served = manifestOf({ ...ws.paths, manifestFile: join(dir, 'published', 'manifest.json') } as typeof ws.paths)!;
+      const served = manifestOf({
+        ...ws.paths,
+        manifestFile: join(dir, 'published', 'manifest.json'),
+      } as typeof ws.paths)!;
       expect(await ready()).toMatchObject({ status: 'ready', slot: served.slot, version: served.version });
       rmSync(join(dir, 'published', 'manifest.json'));
       // polled every 250 ms by the server: generous bounds for a busy machine
-      for (let i = 0; i < 2000 && ((await ready())['reason'] !== 'manifest_missing' || !err.includes('is missing')); i++) await new Promise((r) => setTimeout(r, 25));
-      expect(await ready()).toMatchObject({ status: 'ready', slot: served.slot, version: served.version, reason: 'manifest_missing' });
+      for (
+        let i = 0;
+        i < 2000 && ((await ready())['reason'] !== 'manifest_missing' || !err.includes('is missing'));
+        i++
+      )
+        await new Promise((r) => setTimeout(r, 25));
+      expect(await ready()).toMatchObject({
+        status: 'ready',
+        slot: served.slot,
+        version: served.version,
+        reason: 'manifest_missing',
+      });
       expect(err).toContain('manifest.json is missing; still serving');
       // a publish that waited for the served slot would fail after this
       process.env['DRIVING_PUBLISH_LOCK_WAIT_MS'] = '3000';
@@ -249,7 +300,15 @@ describe('/readyz', () => {
     const api = await createApi({ dataDir: copyOfData('readyz'), now: () => clock, pollMs: 60_000 });
     try {
       const body = await readyz(api);
-      expect(Object.keys(body).sort()).toEqual(['landing', 'pageCache', 'serving', 'slot', 'snapshot', 'status', 'version']);
+      expect(Object.keys(body).sort()).toEqual([
+        'landing',
+        'pageCache',
+        'serving',
+        'slot',
+        'snapshot',
+        'status',
+        'version',
+      ]);
       // the landing area in counts only
       expect(body['landing']).toEqual({ waiting: 0, oldestWaitingSeconds: null, failed: 0 });
       expect(body).toMatchObject({ status: 'ready', serving: 'pack', snapshot: `${body['slot']}@${body['version']}` });
@@ -259,7 +318,16 @@ describe('/readyz', () => {
     }
     // a manifest naming a slot that cannot be opened: the reason, not DuckDB's text with the path
     const dir = copyOfData('readyz-broken');
-    writeFileSync(join(dir, 'published', 'manifest.json'), JSON.stringify({ slot: 'a', file: 'missing.duckdb', version: 1, warehouseId: 'x', publishedAt: clock.toISOString() }));
+    writeFileSync(
+      join(dir, 'published', 'manifest.json'),
+      JSON.stringify({
+        slot: 'a',
+        file: 'missing.duckdb',
+        version: 1,
+        warehouseId: 'x',
+        publishedAt: clock.toISOString(),
+      }),
+    );
     const broken = await createApi({ dataDir: dir, now: () => clock, pollMs: 60_000 });
     try {
       const res = await broken.app.inject({ method: 'GET', url: '/readyz' });

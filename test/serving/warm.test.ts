@@ -35,7 +35,12 @@ describe('page cache warmer', () => {
     // the next snapshot names the same base and a new delta
     const delta = join(dir, 'layer2');
     writeFileSync(delta, Buffer.alloc(1000, 9));
-    expect(await new PageCacheWarmer([...layers, delta]).done).toMatchObject({ state: 'warm', files: 3, alreadyWarm: 2, readBytes: 2 * 5 * 2 ** 20 + 1000 });
+    expect(await new PageCacheWarmer([...layers, delta]).done).toMatchObject({
+      state: 'warm',
+      files: 3,
+      alreadyWarm: 2,
+      readBytes: 2 * 5 * 2 ** 20 + 1000,
+    });
     // a file written anew under the same name is read again
     writeFileSync(layers[1] as string, Buffer.alloc(6 * 2 ** 20, 3));
     expect(await new PageCacheWarmer(layers).done).toMatchObject({ state: 'warm', alreadyWarm: 1 });

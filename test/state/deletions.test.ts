@@ -45,23 +45,47 @@ describe.each(STORES)('deletion requests in the %s store', (kind) => {
   const locations = stateLocations(kind);
   const machines = serveProcesses();
 
-  it('a DELETE answered by one API process is purged by purge.js on the job\'s folder; nothing under requests/deletions is written or read', async () => {
+  it("a DELETE answered by one API process is purged by purge.js on the job's folder; nothing under requests/deletions is written or read", async () => {
     const where = await locations.fresh();
     const { appId, apiKey } = await new AppStore(where).add({ name: 'Fleet', timeZone: 'UTC' });
     const env = { DATABASE_URL: where.databaseUrl ?? '' };
     // PostgreSQL: the API on another machine, a data folder of its own; SQLite: the machine's one folder
     const api = await machines.start(where, true);
     const apiDir = api.dataDir;
-    const call = (path: string, method = 'GET') => fetch(`${api.url}${path}`, { method, headers: { authorization: `Bearer ${apiKey}` } });
+    const call = (path: string, method = 'GET') =>
+      fetch(`${api.url}${path}`, { method, headers: { authorization: `Bearer ${apiKey}` } });
     const ids: Record<string, number> = {};
-    for (const org of ['leaver', 'keeper']) ids[org] = ((await (await call(`/v1/org-user/${org}/token`, 'POST')).json()) as { platformUserId: number }).platformUserId;
+    for (const org of ['leaver', 'keeper'])
+      ids[org] = (
+        (await (await call(`/v1/org-user/${org}/token`, 'POST')).json()) as { platformUserId: number }
+      ).platformUserId;
 
     // the job machine's folder: two trips of the leaver, one of the keeper, loaded and published
     const day = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
-    const trips = [['leaver-1', 'leaver', 8], ['leaver-2', 'leaver', 10], ['keeper-1', 'keeper', 9]] as const;
+    const trips = [
+      ['leaver-1', 'leaver', 8],
+      ['leaver-2', 'leaver', 10],
+      ['keeper-1', 'keeper', 9],
+    ] as const;
     const input = join(where.dataDir, 'in', 'trips.ndjson');
     mkdirSync(join(input, '..'), { recursive: true });
-    writeFileSync(input, trips.map(([tripId, org, hour]) => JSON.stringify(tripRecord({ appId, tripId, userId: ids[org], orgUserId: org, start: `${day}T${String(hour).padStart(2, '0')}:00:00Z`, seconds: 300 }))).join('\n'));
+    writeFileSync(
+      input,
+      trips
+        .map(([tripId, org, hour]) =>
+          JSON.stringify(
+            tripRecord({
+              appId,
+              tripId,
+              userId: ids[org],
+              orgUserId: org,
+              start: `${day}T${String(hour).padStart(2, '0')}:00:00Z`,
+              seconds: 300,
+            }),
+          ),
+        )
+        .join('\n'),
+    );
     // loaded by the load's code in this process (its effect is what counts here; purge.js below is
     // the process under test), with the store the job machine's processes get from DATABASE_URL
     const savedUrl = process.env['DATABASE_URL'];
@@ -76,18 +100,32 @@ describe.each(STORES)('deletion requests in the %s store', (kind) => {
     expect((await call('/v1/org-user/leaver', 'DELETE')).status).toBe(200);
     for (const dir of [where.dataDir, apiDir]) expect(existsSync(pathsFor(dir).deletionsDir), dir).toBe(false);
     expect(await requestRows(where)).toEqual([
-      { id: expect.any(String), app_id: appId, platform_user_id: ids['leaver'], org_user_id: 'leaver', requested_at: expect.any(String), purged_at: null, purged_trips: null },
+      {
+        id: expect.any(String),
+        app_id: appId,
+        platform_user_id: ids['leaver'],
+        org_user_id: 'leaver',
+        requested_at: expect.any(String),
+        purged_at: null,
+        purged_trips: null,
+      },
     ]);
 
     const purged = await runJobProcess('purge', ['--data-dir', where.dataDir, '--json'], env);
     expect(purged.code, purged.stderr).toBe(0);
-    expect(JSON.parse(purged.stdout)).toMatchObject({ ok: true, purged: { users: 1, requests: 1, trips: 2 }, publish: { published: true } });
+    expect(JSON.parse(purged.stdout)).toMatchObject({
+      ok: true,
+      purged: { users: 1, requests: 1, trips: 2 },
+      publish: { published: true },
+    });
     // progress on stderr names the step
     expect(purged.stderr).toMatch(/purge: purged 1 deleted account\(s\) \(1 request\(s\)\): 2 trips/);
     const [row] = await requestRows(where);
     expect(row).toMatchObject({ platform_user_id: ids['leaver'], org_user_id: null, purged_trips: 2 });
     expect(Date.parse(String(row?.['purged_at']))).toBeGreaterThan(0);
-    expect((await publishedRows(pathsFor(where.dataDir), 'trips', 'trip_id')).map((t) => t['trip_id'])).toEqual(['keeper-1']);
+    expect((await publishedRows(pathsFor(where.dataDir), 'trips', 'trip_id')).map((t) => t['trip_id'])).toEqual([
+      'keeper-1',
+    ]);
     for (const dir of [where.dataDir, apiDir]) expect(existsSync(pathsFor(dir).deletionsDir), dir).toBe(false);
     // its metrics, by the writer every job uses
     const prom = readFileSync(join(where.dataDir, 'metrics', 'driving_job_purge.prom'), 'utf8');
@@ -100,20 +138,28 @@ describe.each(STORES)('deletion requests in the %s store', (kind) => {
     expect(again.stdout).toMatch(/^purge: no deletion request pending; /);
   }, 300_000);
 
-  it('takes an earlier release\'s request files in by itself, once, when two processes start together, and says so', async () => {
+  it("takes an earlier release's request files in by itself, once, when two processes start together, and says so", async () => {
     const where = await locations.fresh();
     const { appId } = await new AppStore(where).add({ name: 'Fleet', timeZone: 'UTC' });
     const passport = await PassportStore.open(where);
-    const accounts = await passport.ensureAccounts(appId, ['confirmed', 'marked-pending', 'dead-pending', 'running-pending'], new Date('2026-11-20T00:00:00Z'));
+    const accounts = await passport.ensureAccounts(
+      appId,
+      ['confirmed', 'marked-pending', 'dead-pending', 'running-pending'],
+      new Date('2026-11-20T00:00:00Z'),
+    );
     const id = (org: string) => accounts.get(org) as number;
     // the earlier release marked these two before the process died (or confirmed)
-    for (const org of ['confirmed', 'marked-pending']) expect(await passport.markDeleted(appId, org, id(org), new Date('2026-11-24T10:00:00Z'))).toBe(true);
+    for (const org of ['confirmed', 'marked-pending'])
+      expect(await passport.markDeleted(appId, org, id(org), new Date('2026-11-24T10:00:00Z'))).toBe(true);
     await closeStates();
 
     const dir = pathsFor(where.dataDir).deletionsDir;
     mkdirSync(dir, { recursive: true });
     const file = (name: string, org: string, at: string) => {
-      writeFileSync(join(dir, name), JSON.stringify({ appId, platformUserId: id(org), orgUserId: org, requestedAt: at }));
+      writeFileSync(
+        join(dir, name),
+        JSON.stringify({ appId, platformUserId: id(org), orgUserId: org, requestedAt: at }),
+      );
       return join(dir, name);
     };
     file('2026-11-24T10-00-00-000Z-aaaa.json', 'confirmed', '2026-11-24T10:00:00.000Z');
@@ -126,23 +172,44 @@ describe.each(STORES)('deletion requests in the %s store', (kind) => {
     const running = file('2026-11-25T12-00-00-000Z-dddd.json.pending', 'running-pending', new Date().toISOString());
     writeFileSync(join(dir, '2026-11-25T13-00-00-000Z-eeee.json'), '{"appId": ');
 
-    const logs = await Promise.all([openInProcess(where.dataDir, where.databaseUrl), openInProcess(where.dataDir, where.databaseUrl)]);
-    const said = logs.join('').split('\n').filter((l) => l.startsWith('state: migrated'));
-    expect(said).toEqual([expect.stringMatching(/^state: migrated 2 deletion request\(s\) from .*requests\/deletions into .*; 1 pending request\(s\) of accounts never marked deleted discarded$/)]);
+    const logs = await Promise.all([
+      openInProcess(where.dataDir, where.databaseUrl),
+      openInProcess(where.dataDir, where.databaseUrl),
+    ]);
+    const said = logs
+      .join('')
+      .split('\n')
+      .filter((l) => l.startsWith('state: migrated'));
+    expect(said).toEqual([
+      expect.stringMatching(
+        /^state: migrated 2 deletion request\(s\) from .*requests\/deletions into .*; 1 pending request\(s\) of accounts never marked deleted discarded$/,
+      ),
+    ]);
     // the unreadable file is named by both, and left
-    expect(logs.join('').split('\n').filter((l) => l.includes('eeee.json: not a deletion request'))).toHaveLength(2);
+    expect(
+      logs
+        .join('')
+        .split('\n')
+        .filter((l) => l.includes('eeee.json: not a deletion request')),
+    ).toHaveLength(2);
     expect(readdirSync(dir).sort()).toEqual([running.split('/').pop(), '2026-11-25T13-00-00-000Z-eeee.json']);
 
     // this process's first open of the store names the unreadable file too: expected, so kept off the test's output
     const { result: rows, stderr } = await withStderr(() => requestRows(where));
     expect(stderr).toContain('eeee.json: not a deletion request this release can read');
-    expect(rows.map((r) => [r['id'], r['platform_user_id'], r['org_user_id'], r['requested_at'], r['purged_at']])).toEqual([
+    expect(
+      rows.map((r) => [r['id'], r['platform_user_id'], r['org_user_id'], r['requested_at'], r['purged_at']]),
+    ).toEqual([
       ['2026-11-24T10-00-00-000Z-aaaa', id('confirmed'), 'confirmed', '2026-11-24T10:00:00.000Z', null],
       ['2026-11-24T11-00-00-000Z-bbbb', id('marked-pending'), 'marked-pending', '2026-11-24T11:00:00.000Z', null],
     ]);
     // a file put back (a crash between the commit and the removal) is recorded as nothing new
     file('2026-11-24T10-00-00-000Z-aaaa.json', 'confirmed', '2026-11-24T10:00:00.000Z');
-    expect((await openInProcess(where.dataDir, where.databaseUrl)).split('\n').filter((l) => l.startsWith('state: migrated'))).toEqual([]);
+    expect(
+      (await openInProcess(where.dataDir, where.databaseUrl))
+        .split('\n')
+        .filter((l) => l.startsWith('state: migrated')),
+    ).toEqual([]);
     expect(existsSync(join(dir, '2026-11-24T10-00-00-000Z-aaaa.json'))).toBe(false);
     expect(await requestRows(where)).toHaveLength(2);
   }, 120_000);
@@ -151,12 +218,18 @@ describe.each(STORES)('deletion requests in the %s store', (kind) => {
 describe('a purged request in the SQLite store', () => {
   const locations = stateLocations('sqlite');
 
-  it('keeps no byte of the org user id once marked purged: the request row drops it with the account\'s', async () => {
+  it("keeps no byte of the org user id once marked purged: the request row drops it with the account's", async () => {
     const where = await locations.fresh();
     const passport = await PassportStore.open(where);
     const orgUserId = 'leaver-c0ffee42';
-    const { platformUserId } = await passport.issueToken('app_a', orgUserId, new Date('2026-11-24T00:00:00Z'), 86_400_000);
-    const files = () => [sqliteFileOf(where.dataDir), `${sqliteFileOf(where.dataDir)}-wal`].filter((f) => existsSync(f));
+    const { platformUserId } = await passport.issueToken(
+      'app_a',
+      orgUserId,
+      new Date('2026-11-24T00:00:00Z'),
+      86_400_000,
+    );
+    const files = () =>
+      [sqliteFileOf(where.dataDir), `${sqliteFileOf(where.dataDir)}-wal`].filter((f) => existsSync(f));
     const anywhere = (text: string) => files().some((f) => readFileSync(f).includes(Buffer.from(text)));
     expect(await passport.deleteAccount('app_a', orgUserId, new Date('2026-11-25T00:00:00Z'))).toBe(platformUserId);
     const db = await openState(where);
@@ -164,10 +237,20 @@ describe('a purged request in the SQLite store', () => {
     expect(pending).toMatchObject({ appId: 'app_a', platformUserId, orgUserId });
     expect(anywhere(orgUserId)).toBe(true);
     // what the purge does last (src/purge/purge.ts)
-    await eraseAccounts(db, [{ appId: 'app_a', platformUserId }], (tx) => markPurged(tx, [{ id: pending!.id, trips: 3 }], new Date('2026-11-25T01:00:00Z')));
+    await eraseAccounts(db, [{ appId: 'app_a', platformUserId }], (tx) =>
+      markPurged(tx, [{ id: pending!.id, trips: 3 }], new Date('2026-11-25T01:00:00Z')),
+    );
     expect(await pendingDeletions(db)).toEqual([]);
     expect(await db.all('deletion_requests_all')).toEqual([
-      { id: pending!.id, app_id: 'app_a', platform_user_id: platformUserId, org_user_id: null, requested_at: '2026-11-25T00:00:00.000Z', purged_at: '2026-11-25T01:00:00.000Z', purged_trips: 3 },
+      {
+        id: pending!.id,
+        app_id: 'app_a',
+        platform_user_id: platformUserId,
+        org_user_id: null,
+        requested_at: '2026-11-25T00:00:00.000Z',
+        purged_at: '2026-11-25T01:00:00.000Z',
+        purged_trips: 3,
+      },
     ]);
     expect(anywhere(orgUserId)).toBe(false);
   });

@@ -24,13 +24,14 @@ describe.each(STORES)('two API processes on the %s store', (kind) => {
   const locations = stateLocations(kind);
   const machines = serveProcesses();
 
-  it('see each other\'s writes at the next request: tokens, deletions and revoked keys', async () => {
+  it("see each other's writes at the next request: tokens, deletions and revoked keys", async () => {
     const where = await locations.fresh();
     const { appId, apiKey } = await new AppStore(where).add({ name: 'Fleet', timeZone: 'UTC' });
     // PostgreSQL: a data folder per process, as on two machines; SQLite: the machine's one folder
     const a = await machines.start(where);
     const b = await machines.start(where, true);
-    const call = (s: ServeProcess, path: string, key: string, method = 'GET') => fetch(`${s.url}${path}`, { method, headers: { authorization: `Bearer ${key}` } });
+    const call = (s: ServeProcess, path: string, key: string, method = 'GET') =>
+      fetch(`${s.url}${path}`, { method, headers: { authorization: `Bearer ${key}` } });
 
     const issued = await call(a, '/v1/org-user/driver-1/token', apiKey, 'POST');
     expect(issued.status).toBe(200);
@@ -43,7 +44,9 @@ describe.each(STORES)('two API processes on the %s store', (kind) => {
 
     // the job is told the store by its flag alone (DATABASE_URL emptied)
     const flag = where.databaseUrl ? ['--database-url', where.databaseUrl] : [];
-    const revoked = await cli(['jobs/apps.js', 'revoke-key', appId, '--data-dir', where.dataDir, '--json', ...flag], { DATABASE_URL: '' });
+    const revoked = await cli(['jobs/apps.js', 'revoke-key', appId, '--data-dir', where.dataDir, '--json', ...flag], {
+      DATABASE_URL: '',
+    });
     expect(revoked.code).toBe(0);
     const fresh = /"apiKey":\s*"(dk_[^"]+)"/.exec(revoked.stdout)?.[1] as string;
     expect(fresh).toMatch(/^dk_/);

@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { retryWhileBusy } from '../../src/state/sqlite.js';
 
-const sqliteError = (code: string): Error => Object.assign(new Error(code === 'SQLITE_BUSY' ? 'database is locked' : code), { code });
+const sqliteError = (code: string): Error =>
+  Object.assign(new Error(code === 'SQLITE_BUSY' ? 'database is locked' : code), { code });
 
 /** A call that throws the given errors in turn, then answers 'wal'; counts its calls. */
 function failing(...errors: Error[]): { calls: () => number; work: () => string } {

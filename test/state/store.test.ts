@@ -30,7 +30,9 @@ describe.each(STORES)('the %s state store', (kind) => {
     expect(app.apiKeys.map((k) => k.hash)).toEqual([hashSecret(rotated.apiKey)]);
     // a field added to App later rides along in the document
     await store.setWebhook(made.appId, 'https://example.com/hooks');
-    expect((await new AppStore(where).list()).map((a) => [a.name, a.webhookUrl])).toEqual([['Fleet Co', 'https://example.com/hooks']]);
+    expect((await new AppStore(where).list()).map((a) => [a.name, a.webhookUrl])).toEqual([
+      ['Fleet Co', 'https://example.com/hooks'],
+    ]);
   });
 
   it('keeps every secret a rotation replaced, in clear, while it still signs: a retried rotation keeps the first secret', async () => {
@@ -53,7 +55,9 @@ describe.each(STORES)('the %s state store', (kind) => {
   it('loses no app when many writers add at once', async () => {
     const where = await locations.fresh();
     await Promise.all(Array.from({ length: 8 }, (_, i) => new AppStore(where).add({ name: `app ${i}` })));
-    expect((await new AppStore(where).list()).map((a) => a.name).sort()).toEqual(Array.from({ length: 8 }, (_, i) => `app ${i}`));
+    expect((await new AppStore(where).list()).map((a) => a.name).sort()).toEqual(
+      Array.from({ length: 8 }, (_, i) => `app ${i}`),
+    );
   });
 
   it('resolves a token until it expires, only for its app, and never once the account is deleted', async () => {
@@ -62,7 +66,10 @@ describe.each(STORES)('the %s state store', (kind) => {
     const { token, platformUserId } = await passport.issueToken('app_a', 'driver-1', T0, 7 * DAY);
     expect(await passport.tokenOwner(token, T0)).toEqual({ appId: 'app_a', platformUserId, orgUserId: 'driver-1' });
     expect(await passport.tokenHolder('app_b', token, T0)).toBeNull();
-    expect(await passport.tokenHolder('app_a', token, new Date(T0.getTime() + 7 * DAY - 1))).toEqual({ platformUserId, orgUserId: 'driver-1' });
+    expect(await passport.tokenHolder('app_a', token, new Date(T0.getTime() + 7 * DAY - 1))).toEqual({
+      platformUserId,
+      orgUserId: 'driver-1',
+    });
     expect(await passport.tokenHolder('app_a', token, new Date(T0.getTime() + 7 * DAY))).toBeNull();
     expect(await passport.activeTokens(T0)).toBe(1);
     expect(await passport.markDeleted('app_a', 'driver-1', platformUserId, T0)).toBe(true);
@@ -86,7 +93,8 @@ describe.each(STORES)('the %s state store', (kind) => {
     ]);
     const first = results[0] as Map<string, number>;
     for (const other of results.slice(1, 2) as Map<string, number>[]) expect([...other]).toEqual([...first]);
-    for (const [i, u] of users.entries()) expect((results[2 + i] as { platformUserId: number }).platformUserId).toBe(first.get(u));
+    for (const [i, u] of users.entries())
+      expect((results[2 + i] as { platformUserId: number }).platformUserId).toBe(first.get(u));
     expect(await stores[0]!.warmAccounts()).toBe(20);
   });
 
@@ -103,14 +111,15 @@ describe.each(STORES)('the %s state store', (kind) => {
 describe('erasure in the SQLite store', () => {
   const locations = stateLocations('sqlite');
 
-  it('leaves no byte of a purged account\'s token hashes or user id in the store\'s files', async () => {
+  it("leaves no byte of a purged account's token hashes or user id in the store's files", async () => {
     const where = await locations.fresh();
     const passport = await PassportStore.open(where);
     const orgUserId = 'leaver-7f3a9c21';
     const { token, platformUserId } = await passport.issueToken('app_a', orgUserId, T0, DAY);
     const kept = await passport.issueToken('app_a', 'keeper-55e1', T0, DAY);
     const hash = hashSecret(token);
-    const files = () => [sqliteFileOf(where.dataDir), `${sqliteFileOf(where.dataDir)}-wal`].filter((f) => existsSync(f));
+    const files = () =>
+      [sqliteFileOf(where.dataDir), `${sqliteFileOf(where.dataDir)}-wal`].filter((f) => existsSync(f));
     const anywhere = (text: string) => files().some((f) => readFileSync(f).includes(Buffer.from(text)));
     expect(anywhere(hash)).toBe(true);
     expect(await passport.markDeleted('app_a', orgUserId, platformUserId, T0)).toBe(true);

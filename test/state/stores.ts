@@ -41,7 +41,12 @@ export function stateLocations(kind: StoreKind): { fresh(): Promise<StateLocatio
  * on PostgreSQL gives the process a data folder of its own, as on another machine; otherwise (and
  * always on SQLite, one machine's store) it serves the location's folder.
  */
-export function serveProcesses(): { start(where: StateLocation & { databaseUrl: string | null }, ownFolder?: boolean): Promise<ServeProcess & { dataDir: string }> } {
+export function serveProcesses(): {
+  start(
+    where: StateLocation & { databaseUrl: string | null },
+    ownFolder?: boolean,
+  ): Promise<ServeProcess & { dataDir: string }>;
+} {
   const serves: ServeProcess[] = [];
   const dirs: string[] = [];
   afterAll(async () => {
@@ -55,7 +60,9 @@ export function serveProcesses(): { start(where: StateLocation & { databaseUrl: 
     async start(where, ownFolder = false) {
       const dataDir = ownFolder && where.databaseUrl ? mkdtempSync(join(tmpdir(), 'dds-machine-')) : where.dataDir;
       if (dataDir !== where.dataDir) dirs.push(dataDir);
-      const serve = await startServe(['--data-dir', dataDir, '--port', String(await freePort()), '--workers', '1'], { DATABASE_URL: where.databaseUrl ?? '' });
+      const serve = await startServe(['--data-dir', dataDir, '--port', String(await freePort()), '--workers', '1'], {
+        DATABASE_URL: where.databaseUrl ?? '',
+      });
       serves.push(serve);
       return Object.assign(serve, { dataDir });
     },
@@ -68,7 +75,11 @@ const ROOT = join(import.meta.dirname, '..', '..');
 export function openInProcess(dataDir: string, databaseUrl: string | null): Promise<string> {
   const script = `import('./dist/src/state/open.js').then(async (m) => { await m.openState({ dataDir: ${JSON.stringify(dataDir)} }); await m.closeStates(); })`;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', script], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl ?? '' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, ['-e', script], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: databaseUrl ?? '' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let err = '';
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     child.on('exit', (code) => (code === 0 ? resolve(err) : reject(new Error(`exit ${code}: ${err}`))));

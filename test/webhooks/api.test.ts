@@ -32,9 +32,22 @@ afterEach(async () => {
 });
 
 async function openApi(options: { allowLoopback: boolean; now?: () => Date }) {
-  api = await createApi({ dataDir: ws.dir, pollMs: 1_000, webhookSettings: { allowLoopback: options.allowLoopback, timeoutMs: 2_000 }, ...(options.now ? { now: options.now } : {}) });
+  api = await createApi({
+    dataDir: ws.dir,
+    pollMs: 1_000,
+    webhookSettings: { allowLoopback: options.allowLoopback, timeoutMs: 2_000 },
+    ...(options.now ? { now: options.now } : {}),
+  });
   const call = async (method: 'GET' | 'PUT' | 'POST' | 'DELETE', url: string, body?: unknown, apiKey = key) => {
-    const res = await (api as NonNullable<typeof api>).app.inject({ method, url, headers: { authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { payload: JSON.stringify(body) }) });
+    const res = await (api as NonNullable<typeof api>).app.inject({
+      method,
+      url,
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+    });
     return { status: res.statusCode, body: res.body ? res.json() : null };
   };
   return call;
@@ -46,7 +59,9 @@ function verifiesWith(got: Received, secret: string): boolean {
   vi.setSystemTime(Number(got.headers['webhook-timestamp']) * 1000);
   try {
     new Webhook(standardWebhooksSecret(secret)).verify(got.rawBody.toString('utf8'), {
-      'webhook-id': String(got.headers['webhook-id']), 'webhook-timestamp': String(got.headers['webhook-timestamp']), 'webhook-signature': String(got.headers['webhook-signature']),
+      'webhook-id': String(got.headers['webhook-id']),
+      'webhook-timestamp': String(got.headers['webhook-timestamp']),
+      'webhook-signature': String(got.headers['webhook-signature']),
     });
     return true;
   } catch {
@@ -56,7 +71,8 @@ function verifiesWith(got: Received, secret: string): boolean {
   }
 }
 
-const authorizationFor = (got: Received, secret: string) => `HMAC-SHA256 ${createHmac('sha256', Buffer.from(secret, 'utf8')).update(got.rawBody).digest('hex')}`;
+const authorizationFor = (got: Received, secret: string) =>
+  `HMAC-SHA256 ${createHmac('sha256', Buffer.from(secret, 'utf8')).update(got.rawBody).digest('hex')}`;
 
 async function until(condition: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -67,7 +83,8 @@ async function until(condition: () => Promise<boolean> | boolean, timeoutMs = 30
 }
 
 /** What a refusal of a loopback host adds: the operator's switch, for local testing. */
-const LOOPBACK = ' (for local testing, the operator allows loopback hosts (and plain http to them) with DRIVING_WEBHOOK_ALLOW_LOOPBACK=1 on the API, the deliverer and apps.js)';
+const LOOPBACK =
+  ' (for local testing, the operator allows loopback hosts (and plain http to them) with DRIVING_WEBHOOK_ALLOW_LOOPBACK=1 on the API, the deliverer and apps.js)';
 
 describe('the endpoint', () => {
   it('is set, read, refused with a 400 naming the reason, and removed; without one, 404', async () => {
@@ -84,16 +101,31 @@ describe('the endpoint', () => {
       ['https://169.254.169.254/latest/meta-data/', 'url: 169.254.169.254 is a cloud metadata address'],
       ['https://[fd00::1]/x', 'url: fd00::1 is a unique-local address'],
       ['https://[fe80::1]/x', 'url: fe80::1 is a link-local address'],
-      ['https://metadata.google.internal/computeMetadata/v1/', 'url: metadata.google.internal is a cloud metadata address'],
+      [
+        'https://metadata.google.internal/computeMetadata/v1/',
+        'url: metadata.google.internal is a cloud metadata address',
+      ],
     ]) {
       const res = await call('PUT', '/v1/webhooks/endpoint', { url });
-      expect(res, url).toMatchObject({ status: 400, body: { code: 40001, error: 'invalid_parameter', message: reason } });
+      expect(res, url).toMatchObject({
+        status: 400,
+        body: { code: 40001, error: 'invalid_parameter', message: reason },
+      });
     }
-    expect((await call('PUT', '/v1/webhooks/endpoint', { url: 'https://93.184.215.14/x', eventTypes: ['trip.deleted'] })).body.message).toMatch(/^eventTypes\/0: /);
-    expect((await call('PUT', '/v1/webhooks/endpoint', { url: 'https://93.184.215.14/hook', eventTypes: ['trip.created'] }))).toMatchObject({
-      status: 200, body: { url: 'https://93.184.215.14/hook', eventTypes: ['trip.created'], enabled: true, disabledReason: null },
+    expect(
+      (await call('PUT', '/v1/webhooks/endpoint', { url: 'https://93.184.215.14/x', eventTypes: ['trip.deleted'] }))
+        .body.message,
+    ).toMatch(/^eventTypes\/0: /);
+    expect(
+      await call('PUT', '/v1/webhooks/endpoint', { url: 'https://93.184.215.14/hook', eventTypes: ['trip.created'] }),
+    ).toMatchObject({
+      status: 200,
+      body: { url: 'https://93.184.215.14/hook', eventTypes: ['trip.created'], enabled: true, disabledReason: null },
     });
-    expect(await new AppStore(ws.paths.appsFile).get(ws.appId)).toMatchObject({ webhookUrl: 'https://93.184.215.14/hook', webhookEventTypes: ['trip.created'] });
+    expect(await new AppStore(ws.paths.appsFile).get(ws.appId)).toMatchObject({
+      webhookUrl: 'https://93.184.215.14/hook',
+      webhookEventTypes: ['trip.created'],
+    });
     expect((await call('GET', '/v1/webhooks/endpoint')).body.url).toBe('https://93.184.215.14/hook');
     // another app sees its own (none)
     const other = await new AppStore(ws.paths.appsFile).add({ name: 'other' });
@@ -117,7 +149,10 @@ describe('the endpoint', () => {
       await kept.close();
     }
     expect(r.received).toHaveLength(0);
-    expect(await call('PUT', '/v1/webhooks/endpoint', { url: r.url, eventTypes: ['trip.created'] })).toMatchObject({ status: 200, body: { url: r.url, eventTypes: ['trip.created'], backlog: 2 } });
+    expect(await call('PUT', '/v1/webhooks/endpoint', { url: r.url, eventTypes: ['trip.created'] })).toMatchObject({
+      status: 200,
+      body: { url: r.url, eventTypes: ['trip.created'], backlog: 2 },
+    });
     const d = await openDeliverer(ws, testSettings());
     try {
       await d.deliverer.runOnce();
@@ -130,14 +165,23 @@ describe('the endpoint', () => {
   it('shows why it was disabled, and setting it enables it again', async () => {
     const call = await openApi({ allowLoopback: true });
     await call('PUT', '/v1/webhooks/endpoint', { url: 'http://127.0.0.1:9/x' });
-    await new AppStore(ws.paths.appsFile).noteEndpoint(ws.appId, 'http://127.0.0.1:9/x', { disabled: { reason: 'the endpoint answered 410 Gone', at: '2026-11-25T10:00:00.000Z' } });
-    expect((await call('GET', '/v1/webhooks/endpoint')).body).toMatchObject({ enabled: false, disabledReason: 'the endpoint answered 410 Gone', disabledAt: '2026-11-25T10:00:00.000Z' });
-    expect((await call('PUT', '/v1/webhooks/endpoint', { url: 'http://127.0.0.1:9/x' })).body).toMatchObject({ enabled: true, disabledReason: null });
+    await new AppStore(ws.paths.appsFile).noteEndpoint(ws.appId, 'http://127.0.0.1:9/x', {
+      disabled: { reason: 'the endpoint answered 410 Gone', at: '2026-11-25T10:00:00.000Z' },
+    });
+    expect((await call('GET', '/v1/webhooks/endpoint')).body).toMatchObject({
+      enabled: false,
+      disabledReason: 'the endpoint answered 410 Gone',
+      disabledAt: '2026-11-25T10:00:00.000Z',
+    });
+    expect((await call('PUT', '/v1/webhooks/endpoint', { url: 'http://127.0.0.1:9/x' })).body).toMatchObject({
+      enabled: true,
+      disabledReason: null,
+    });
   });
 });
 
 describe('the test event', () => {
-  it('is sent signed, verified by the standardwebhooks package, and answered with the receiver\'s status', async () => {
+  it("is sent signed, verified by the standardwebhooks package, and answered with the receiver's status", async () => {
     const r = await fixture.receiver((req) => ({ status: req.index === 0 ? 204 : 503 }));
     const call = await openApi({ allowLoopback: true });
     expect((await call('POST', '/v1/webhooks/endpoint/test')).status).toBe(404);
@@ -146,9 +190,17 @@ describe('the test event', () => {
     expect(ok).toMatchObject({ status: 200, body: { delivered: true, statusCode: 204, error: null } });
     const got = r.received[0] as Received;
     expect(verifiesWith(got, await appSecret(ws))).toBe(true);
-    expect(JSON.parse(got.rawBody.toString('utf8'))).toMatchObject({ id: ok.body.eventId, type: 'webhook.test', version: '2026-11-25', appId: ws.appId });
+    expect(JSON.parse(got.rawBody.toString('utf8'))).toMatchObject({
+      id: ok.body.eventId,
+      type: 'webhook.test',
+      version: '2026-11-25',
+      appId: ws.appId,
+    });
     expect(got.headers['authorization']).toBe(authorizationFor(got, await appSecret(ws)));
-    expect(await call('POST', '/v1/webhooks/endpoint/test')).toMatchObject({ status: 200, body: { delivered: false, statusCode: 503, error: 'HTTP 503' } });
+    expect(await call('POST', '/v1/webhooks/endpoint/test')).toMatchObject({
+      status: 200,
+      body: { delivered: false, statusCode: 503, error: 'HTTP 503' },
+    });
   });
 });
 
@@ -160,7 +212,14 @@ describe('deliveries, resend and recover', () => {
     const other = await new AppStore(ws.paths.appsFile).add({ name: 'other' });
     writeEvents(ws, 'v1.ndjson', [{ id: 'evt_one' }, { id: 'evt_two' }, { id: 'evt_other', appId: other.appId }]);
     const child = spawn(process.execPath, ['jobs/deliver.js', '--data-dir', ws.dir], {
-      cwd: ROOT, env: { ...process.env, DRIVING_WEBHOOK_ALLOW_LOOPBACK: '1', DRIVING_WEBHOOK_POLL: '50ms', DRIVING_WEBHOOK_TIMEOUT: '2s', DRIVING_WEBHOOK_SCHEDULE: '100ms' },
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DRIVING_WEBHOOK_ALLOW_LOOPBACK: '1',
+        DRIVING_WEBHOOK_POLL: '50ms',
+        DRIVING_WEBHOOK_TIMEOUT: '2s',
+        DRIVING_WEBHOOK_SCHEDULE: '100ms',
+      },
     });
     children.push(child);
     const exited = new Promise((resolve) => child.on('exit', resolve));
@@ -171,36 +230,69 @@ describe('deliveries, resend and recover', () => {
     });
     const all = (await call('GET', '/v1/webhooks/deliveries')).body.deliveries;
     expect(all.map((d: { eventId: string }) => d.eventId)).toEqual(['evt_two', 'evt_one']);
-    expect(all[0]).toMatchObject({ eventType: 'trip.created', status: 'failed', attempts: 2, lastResponseCode: 500, lastError: 'HTTP 500', nextAttemptAt: null });
+    expect(all[0]).toMatchObject({
+      eventType: 'trip.created',
+      status: 'failed',
+      attempts: 2,
+      lastResponseCode: 500,
+      lastError: 'HTTP 500',
+      nextAttemptAt: null,
+    });
     const first = (await call('GET', '/v1/webhooks/deliveries?limit=1')).body;
     expect(first.deliveries.map((d: { eventId: string }) => d.eventId)).toEqual(['evt_two']);
-    const second = (await call('GET', `/v1/webhooks/deliveries?limit=1&nextCursor=${encodeURIComponent(first.nextCursor)}`)).body;
+    const second = (
+      await call('GET', `/v1/webhooks/deliveries?limit=1&nextCursor=${encodeURIComponent(first.nextCursor)}`)
+    ).body;
     expect(second).toEqual({ deliveries: [expect.objectContaining({ eventId: 'evt_one' })] });
-    expect((await call('GET', `/v1/webhooks/deliveries?status=delivered&nextCursor=${encodeURIComponent(first.nextCursor)}`)).status).toBe(400);
-    expect((await call('GET', '/v1/webhooks/deliveries', undefined, other.apiKey)).body.deliveries.map((d: { eventId: string }) => d.eventId)).toEqual(['evt_other']);
+    expect(
+      (await call('GET', `/v1/webhooks/deliveries?status=delivered&nextCursor=${encodeURIComponent(first.nextCursor)}`))
+        .status,
+    ).toBe(400);
+    expect(
+      (await call('GET', '/v1/webhooks/deliveries', undefined, other.apiKey)).body.deliveries.map(
+        (d: { eventId: string }) => d.eventId,
+      ),
+    ).toEqual(['evt_other']);
 
     r.setBehaviour(() => ({ status: 200 }));
     const before = r.received.length;
-    expect(await call('POST', '/v1/webhooks/deliveries/evt_one/resend')).toMatchObject({ status: 202, body: { queued: ['evt_one'] } });
+    expect(await call('POST', '/v1/webhooks/deliveries/evt_one/resend')).toMatchObject({
+      status: 202,
+      body: { queued: ['evt_one'] },
+    });
     await r.waitFor(before + 1);
     const resent = r.received[before] as Received;
     expect(resent.headers['x-event-id']).toBe('evt_one');
     expect(resent.headers['x-delivery-attempt']).toBe('3');
     expect(verifiesWith(resent, await appSecret(ws))).toBe(true);
-    await until(async () => (await call('GET', '/v1/webhooks/deliveries?status=delivered')).body.deliveries.length === 1);
+    await until(
+      async () => (await call('GET', '/v1/webhooks/deliveries?status=delivered')).body.deliveries.length === 1,
+    );
     expect((await call('POST', '/v1/webhooks/deliveries/evt_other/resend')).status).toBe(404);
     expect((await call('POST', '/v1/webhooks/deliveries/evt_nope/resend')).status).toBe(404);
 
     expect((await call('POST', '/v1/webhooks/recover', { since: 'yesterday' })).body.message).toMatch(/^since: /);
-    expect(await call('POST', '/v1/webhooks/recover', { since: '2026-11-01' })).toMatchObject({ status: 202, body: { queued: 2 } });
+    expect(await call('POST', '/v1/webhooks/recover', { since: '2026-11-01' })).toMatchObject({
+      status: 202,
+      body: { queued: 2 },
+    });
     await r.waitFor(before + 3);
-    expect(r.received.slice(before + 1).map((x) => x.headers['x-event-id']).sort()).toEqual(['evt_one', 'evt_two']);
-    await until(async () => (await call('GET', '/v1/webhooks/deliveries?status=delivered')).body.deliveries.length === 2);
+    expect(
+      r.received
+        .slice(before + 1)
+        .map((x) => x.headers['x-event-id'])
+        .sort(),
+    ).toEqual(['evt_one', 'evt_two']);
+    await until(
+      async () => (await call('GET', '/v1/webhooks/deliveries?status=delivered')).body.deliveries.length === 2,
+    );
 
     child.kill('SIGTERM');
     await exited;
     // stopped: the outbox is opened for the request
-    expect((await call('GET', '/v1/webhooks/deliveries')).body.deliveries.map((d: { status: string }) => d.status)).toEqual(['delivered', 'delivered']);
+    expect(
+      (await call('GET', '/v1/webhooks/deliveries')).body.deliveries.map((d: { status: string }) => d.status),
+    ).toEqual(['delivered', 'delivered']);
   });
 });
 
@@ -221,7 +313,9 @@ describe('a secret rotation made with the API', () => {
       const newSecret = rotated.body.appSecret as string;
       expect(rotated.body.standardWebhooksSecret).toBe(`whsec_${Buffer.from(newSecret, 'utf8').toString('base64')}`);
       expect(rotated.body.previousSecretValidUntil).toBe(new Date(start.getTime() + 24 * 3_600_000).toISOString());
-      expect((await call('GET', '/v1/webhooks/endpoint')).body.previousSecretValidUntil).toBe(rotated.body.previousSecretValidUntil);
+      expect((await call('GET', '/v1/webhooks/endpoint')).body.previousSecretValidUntil).toBe(
+        rotated.body.previousSecretValidUntil,
+      );
       clock.advance(3_600_000);
       writeEvents(ws, 'v2.ndjson', [{ id: 'evt_during' }]);
       await d.deliverer.runOnce();
@@ -229,7 +323,11 @@ describe('a secret rotation made with the API', () => {
       writeEvents(ws, 'v3.ndjson', [{ id: 'evt_after' }]);
       await d.deliverer.runOnce();
       const [before, during, after] = r.received as [Received, Received, Received];
-      expect([before, during, after].map((x) => x.headers['x-event-id'])).toEqual(['evt_before', 'evt_during', 'evt_after']);
+      expect([before, during, after].map((x) => x.headers['x-event-id'])).toEqual([
+        'evt_before',
+        'evt_during',
+        'evt_after',
+      ]);
       expect([verifiesWith(before, oldSecret), verifiesWith(before, newSecret)]).toEqual([true, false]);
       expect([verifiesWith(during, oldSecret), verifiesWith(during, newSecret)]).toEqual([true, true]);
       expect(during.headers['authorization']).toBe(authorizationFor(during, oldSecret));
@@ -255,7 +353,9 @@ describe('a secret rotation made with the API', () => {
       const second = await call('POST', '/v1/webhooks/secret/rotate');
       expect([first.status, second.status]).toEqual([200, 200]);
       const [secret1, secret2] = [first.body.appSecret as string, second.body.appSecret as string];
-      expect((await call('GET', '/v1/webhooks/endpoint')).body.previousSecretValidUntil).toBe(new Date(start.getTime() + 1_400 + 24 * 3_600_000).toISOString());
+      expect((await call('GET', '/v1/webhooks/endpoint')).body.previousSecretValidUntil).toBe(
+        new Date(start.getTime() + 1_400 + 24 * 3_600_000).toISOString(),
+      );
       const deliver = async (id: string) => {
         writeEvents(ws, `${id}.ndjson`, [{ id }]);
         await d.deliverer.runOnce();
@@ -283,4 +383,3 @@ describe('a secret rotation made with the API', () => {
     }
   });
 });
-

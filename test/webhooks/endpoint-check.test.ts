@@ -33,7 +33,10 @@ describe('a webhook URL when it is set', () => {
     ['https://[fd00::1]/x', /^url: fd00::1 is a unique-local address$/],
     ['https://[fe80::1]/x', /^url: fe80::1 is a link-local address$/],
     ['https://[::ffff:10.0.0.1]/x', /private address$/],
-    ['https://metadata.google.internal/computeMetadata/v1/', /^url: metadata\.google\.internal is a cloud metadata address$/],
+    [
+      'https://metadata.google.internal/computeMetadata/v1/',
+      /^url: metadata\.google\.internal is a cloud metadata address$/,
+    ],
     ['https://loopback.example.com/x', /^url: loopback\.example\.com resolves to 127\.0\.0\.1, a loopback address$/],
     ['https://mixed.example.com/x', /^url: mixed\.example\.com resolves to 10\.0\.0\.8, a private address$/],
     ['https://nowhere.example.com/x', /^url: nowhere\.example\.com does not resolve \(ENOTFOUND\)$/],
@@ -50,11 +53,15 @@ describe('a webhook URL when it is set', () => {
   });
 
   it('resolves names with the system resolver by default', async () => {
-    expect(await endpointRefusal('https://app.localhost:8443/x', { allowLoopback: false })).toMatch(/^url: app\.localhost resolves to 127\.0\.0\.1, a loopback address$/);
-    expect(await endpointRefusal('https://no-such-host.invalid/x', { allowLoopback: false })).toMatch(/^url: no-such-host\.invalid does not resolve/);
+    expect(await endpointRefusal('https://app.localhost:8443/x', { allowLoopback: false })).toMatch(
+      /^url: app\.localhost resolves to 127\.0\.0\.1, a loopback address$/,
+    );
+    expect(await endpointRefusal('https://no-such-host.invalid/x', { allowLoopback: false })).toMatch(
+      /^url: no-such-host\.invalid does not resolve/,
+    );
   });
 
-  it('with the operator\'s loopback switch, takes http and loopback receivers, and nothing private besides', async () => {
+  it("with the operator's loopback switch, takes http and loopback receivers, and nothing private besides", async () => {
     expect(await check('http://127.0.0.1:9000/x', true)).toBeNull();
     expect(await check('https://localhost/x', true)).toBeNull();
     expect(await check('http://loopback.example.com/x', true)).toBeNull();
@@ -65,12 +72,22 @@ describe('a webhook URL when it is set', () => {
 
   it('names the loopback switch when only it would take the URL (a loopback host, plain http to one), never for a private, metadata or public host', async () => {
     const explain = (url: string, allowLoopback = false) => explainedRefusal(url, { allowLoopback, resolveAll });
-    const hint = ' (for local testing, the operator allows loopback hosts (and plain http to them) with DRIVING_WEBHOOK_ALLOW_LOOPBACK=1 on the API, the deliverer and apps.js)';
+    const hint =
+      ' (for local testing, the operator allows loopback hosts (and plain http to them) with DRIVING_WEBHOOK_ALLOW_LOOPBACK=1 on the API, the deliverer and apps.js)';
     expect(await explain('http://127.0.0.1:9000/x')).toBe(`url: must be https${hint}`);
     expect(await explain('https://127.0.0.1/x')).toBe(`url: 127.0.0.1 is a loopback address${hint}`);
-    expect(await explain('https://localhost/x')).toBe(`url: localhost resolves to 127.0.0.1, a loopback address${hint}`);
+    expect(await explain('https://localhost/x')).toBe(
+      `url: localhost resolves to 127.0.0.1, a loopback address${hint}`,
+    );
     expect(await explain('http://loopback.example.com/x')).toBe(`url: must be https${hint}`);
-    for (const url of ['http://hooks.example.com/x', 'https://10.1.2.3/x', 'https://169.254.169.254/x', 'https://metadata.google.internal/x', 'https://mixed.example.com/x', 'https://nowhere.example.com/x']) {
+    for (const url of [
+      'http://hooks.example.com/x',
+      'https://10.1.2.3/x',
+      'https://169.254.169.254/x',
+      'https://metadata.google.internal/x',
+      'https://mixed.example.com/x',
+      'https://nowhere.example.com/x',
+    ]) {
       expect(await explain(url), url).toBe(await check(url));
       expect(await explain(url), url).not.toContain('DRIVING_WEBHOOK_ALLOW_LOOPBACK');
     }

@@ -22,7 +22,16 @@ describe('X-Delivery-Attempt', () => {
     await setWebhook(ws, r.url);
     writeEvents(ws, 'v1.ndjson', [{ id: 'evt_gap' }]);
     const clock = manualClock(new Date().toISOString());
-    const d = await openDeliverer(ws, testSettings({ timeoutMs: 300, breakerThreshold: 1, breakerCooldownMs: 5 * MINUTE, scheduleMs: [MINUTE, MINUTE, MINUTE, MINUTE] }), clock.now);
+    const d = await openDeliverer(
+      ws,
+      testSettings({
+        timeoutMs: 300,
+        breakerThreshold: 1,
+        breakerCooldownMs: 5 * MINUTE,
+        scheduleMs: [MINUTE, MINUTE, MINUTE, MINUTE],
+      }),
+      clock.now,
+    );
     try {
       await d.deliverer.runOnce(); // sent, unanswered: the breaker opens
       clock.advance(MINUTE);
@@ -33,9 +42,13 @@ describe('X-Delivery-Attempt', () => {
       clock.advance(5 * MINUTE);
       await d.deliverer.runOnce(); // the probe: sent and answered
       expect(r.received.map((x) => x.headers['x-delivery-attempt'])).toEqual(['1', '2']);
-      const attempts = await d.outbox.rows("select count(*)::int as n, count(*) filter (where error like 'circuit_open%')::int as skipped from attempts");
+      const attempts = await d.outbox.rows(
+        "select count(*)::int as n, count(*) filter (where error like 'circuit_open%')::int as skipped from attempts",
+      );
       expect(attempts).toEqual([{ n: 4, skipped: 2 }]);
-      expect(await d.outbox.rows('select status, attempt_count, sent_attempts from events')).toEqual([{ status: 'delivered', attempt_count: 4, sent_attempts: 2 }]);
+      expect(await d.outbox.rows('select status, attempt_count, sent_attempts from events')).toEqual([
+        { status: 'delivered', attempt_count: 4, sent_attempts: 2 },
+      ]);
     } finally {
       await d.close();
     }
@@ -48,10 +61,17 @@ describe('an endpoint', () => {
     await setWebhook(ws, r.url);
     writeEvents(ws, 'v1.ndjson', [{ id: 'evt_gone_1' }, { id: 'evt_gone_2' }]);
     const clock = manualClock(new Date().toISOString());
-    const d = await openDeliverer(ws, testSettings({ perEndpoint: 1, concurrency: 1, scheduleMs: [MINUTE, MINUTE] }), clock.now);
+    const d = await openDeliverer(
+      ws,
+      testSettings({ perEndpoint: 1, concurrency: 1, scheduleMs: [MINUTE, MINUTE] }),
+      clock.now,
+    );
     try {
       await d.deliverer.runOnce();
-      expect((await appOf())?.webhookDisabled).toEqual({ reason: 'the endpoint answered 410 Gone', at: expect.any(String) });
+      expect((await appOf())?.webhookDisabled).toEqual({
+        reason: 'the endpoint answered 410 Gone',
+        at: expect.any(String),
+      });
       const seen = r.received.length;
       expect(seen).toBeGreaterThanOrEqual(1);
       clock.advance(10 * MINUTE);
@@ -62,7 +82,9 @@ describe('an endpoint', () => {
       await setWebhook(ws, r.url);
       expect((await appOf())?.webhookDisabled).toBeNull();
       await d.deliverer.runOnce();
-      expect(await d.outbox.rows("select count(*)::int as n from events where status = 'delivered'")).toEqual([{ n: 2 }]);
+      expect(await d.outbox.rows("select count(*)::int as n from events where status = 'delivered'")).toEqual([
+        { n: 2 },
+      ]);
     } finally {
       await d.close();
     }
@@ -86,7 +108,9 @@ describe('an endpoint', () => {
       clock.advance(DAY);
       await d.deliverer.runOnce();
       expect(r.received).toHaveLength(6);
-      expect((await appOf())?.webhookDisabled?.reason).toBe(`every attempt failed for 5 days (since ${start.toISOString()}); the last: HTTP 500`);
+      expect((await appOf())?.webhookDisabled?.reason).toBe(
+        `every attempt failed for 5 days (since ${start.toISOString()}); the last: HTTP 500`,
+      );
     } finally {
       await d.close();
     }
@@ -97,7 +121,7 @@ describe('an endpoint', () => {
     const d2 = await openDeliverer(ws, testSettings({ scheduleMs: Array(8).fill(DAY) }), clock.now);
     try {
       await d2.deliverer.runOnce();
-      expect((await appOf())).toMatchObject({ webhookDisabled: null, webhookFailingSince: null });
+      expect(await appOf()).toMatchObject({ webhookDisabled: null, webhookFailingSince: null });
     } finally {
       await d2.close();
     }
@@ -106,7 +130,10 @@ describe('an endpoint', () => {
   it('gets only the event types it lists; the others are finished as filtered, without an attempt', async () => {
     const r = await fixture.receiver(() => ({ status: 204 }));
     await new AppStore(ws.paths.appsFile).setWebhook(ws.appId, r.url, ['safety_score.updated']);
-    writeEvents(ws, 'v1.ndjson', [{ id: 'evt_trip', type: 'trip.created' }, { id: 'evt_score', type: 'safety_score.updated' }]);
+    writeEvents(ws, 'v1.ndjson', [
+      { id: 'evt_trip', type: 'trip.created' },
+      { id: 'evt_score', type: 'safety_score.updated' },
+    ]);
     const d = await openDeliverer(ws, testSettings());
     try {
       await d.deliverer.runOnce();
@@ -135,11 +162,16 @@ describe('events of an app without an endpoint', () => {
       await d.deliverer.runOnce();
       clock.advance(29 * DAY);
       await d.deliverer.runOnce();
-      expect(await d.outbox.rows('select event_id from events order by event_id')).toEqual([{ event_id: 'evt_no_endpoint' }, { event_id: 'evt_other' }]);
+      expect(await d.outbox.rows('select event_id from events order by event_id')).toEqual([
+        { event_id: 'evt_no_endpoint' },
+        { event_id: 'evt_other' },
+      ]);
       clock.advance(1 * DAY + MINUTE);
       await d.deliverer.runOnce();
       // the app without an endpoint lost its event; the other's pending event stays, whatever its age
-      expect(await d.outbox.rows('select event_id, status from events')).toEqual([{ event_id: 'evt_other', status: 'pending' }]);
+      expect(await d.outbox.rows('select event_id, status from events')).toEqual([
+        { event_id: 'evt_other', status: 'pending' },
+      ]);
       expect(await d.outbox.rows('select count(*)::int as n from queue')).toEqual([{ n: 1 }]);
     } finally {
       await d.close();

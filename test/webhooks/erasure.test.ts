@@ -15,13 +15,19 @@ beforeEach(() => {
 
 /** Whether the outbox's files (the database and its log) hold `text`. */
 const outboxHolds = (text: string): boolean =>
-  [ws.paths.outboxFile, `${ws.paths.outboxFile}.wal`].filter(existsSync).some((f) => readFileSync(f).includes(Buffer.from(text)));
+  [ws.paths.outboxFile, `${ws.paths.outboxFile}.wal`]
+    .filter(existsSync)
+    .some((f) => readFileSync(f).includes(Buffer.from(text)));
 
 describe('the outbox after a user.deleted', () => {
-  it('drops the user\'s other events and rewrites its file without their bytes; the rest stays and is served', async () => {
+  it("drops the user's other events and rewrites its file without their bytes; the rest stays and is served", async () => {
     writeEvents(ws, 'v000000000001.ndjson', [
       { id: 'evt_gone_trip', data: { tripId: 'trip-gone-x91q', orgUserId: 'org-gone-x91q', userId: 7 } },
-      { id: 'evt_gone_score', type: 'safety_score.updated', data: { orgUserId: 'org-gone-x91q', userId: 7, safetyScore: 80 } },
+      {
+        id: 'evt_gone_score',
+        type: 'safety_score.updated',
+        data: { orgUserId: 'org-gone-x91q', userId: 7, safetyScore: 80 },
+      },
       { id: 'evt_stay_trip', data: { tripId: 'trip-stay-p3', orgUserId: 'org-stay', userId: 8 } },
     ]);
     let d = await openDeliverer(ws, testSettings());
@@ -30,12 +36,20 @@ describe('the outbox after a user.deleted', () => {
       await d.outbox.rows('checkpoint');
       // the scan sees the events while they are there
       expect(outboxHolds('trip-gone-x91q')).toBe(true);
-      writeEvents(ws, 'v000000000002.ndjson', [{ id: 'evt_gone_deleted', type: 'user.deleted', data: { orgUserId: 'org-gone-x91q', userId: 7, deletedAt: '2026-11-21 04:00:00' } }]);
+      writeEvents(ws, 'v000000000002.ndjson', [
+        {
+          id: 'evt_gone_deleted',
+          type: 'user.deleted',
+          data: { orgUserId: 'org-gone-x91q', userId: 7, deletedAt: '2026-11-21 04:00:00' },
+        },
+      ]);
       await d.deliverer.step({ intake: 'always' });
       expect(d.outbox.droppedForDeletedUsers).toBe(2);
       const rows = await d.outbox.rows('select event_id, event_type from events order by seq');
       expect(rows.map((r) => r['event_id'])).toEqual(['evt_stay_trip', 'evt_gone_deleted']);
-      expect(await d.outbox.rows("select * from queue where event_id like 'evt_gone_t%' or event_id like 'evt_gone_s%'")).toEqual([]);
+      expect(
+        await d.outbox.rows("select * from queue where event_id like 'evt_gone_t%' or event_id like 'evt_gone_s%'"),
+      ).toEqual([]);
     } finally {
       await d.close();
     }
@@ -45,7 +59,10 @@ describe('the outbox after a user.deleted', () => {
     // the rewritten file is a whole outbox: opened again, it holds what stayed
     d = await openDeliverer(ws, testSettings());
     try {
-      expect((await d.outbox.rows('select event_id from events order by seq')).map((r) => r['event_id'])).toEqual(['evt_stay_trip', 'evt_gone_deleted']);
+      expect((await d.outbox.rows('select event_id from events order by seq')).map((r) => r['event_id'])).toEqual([
+        'evt_stay_trip',
+        'evt_gone_deleted',
+      ]);
     } finally {
       await d.close();
     }

@@ -15,8 +15,14 @@ const now = new Date('2026-11-21T12:00:00Z');
 
 function scoreEvents(): { id: string; data: Record<string, unknown> }[] {
   if (!existsSync(ws.paths.eventsDir)) return [];
-  return readdirSync(ws.paths.eventsDir).sort().flatMap((f) =>
-    readFileSync(join(ws.paths.eventsDir, f), 'utf8').trim().split('\n').map((l) => JSON.parse(l)))
+  return readdirSync(ws.paths.eventsDir)
+    .sort()
+    .flatMap((f) =>
+      readFileSync(join(ws.paths.eventsDir, f), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    )
     .filter((e) => e.type === 'safety_score.updated');
 }
 
@@ -44,14 +50,16 @@ describe('safety_score.updated', () => {
     await runLoad({
       dataDir: ws.dir,
       now,
-      inputs: [writeNdjson(join(ws.dir, 'in', '1.ndjson'), [
-        // user 1: in both windows; user 2: only 31-90 days before the date (a 90-day score alone);
-        // user 3: one trip in each part of the longer window
-        trip('a', 1, '2026-11-19T08:00:00-05:00', 600),
-        trip('b', 2, '2026-09-15T17:30:00-04:00', 900),
-        trip('c', 3, '2026-09-01T08:00:00-04:00', 1200),
-        trip('d', 3, '2026-11-20T18:00:00-05:00', 700),
-      ])],
+      inputs: [
+        writeNdjson(join(ws.dir, 'in', '1.ndjson'), [
+          // user 1: in both windows; user 2: only 31-90 days before the date (a 90-day score alone);
+          // user 3: one trip in each part of the longer window
+          trip('a', 1, '2026-11-19T08:00:00-05:00', 600),
+          trip('b', 2, '2026-09-15T17:30:00-04:00', 900),
+          trip('c', 3, '2026-09-01T08:00:00-04:00', 1200),
+          trip('d', 3, '2026-11-20T18:00:00-05:00', 700),
+        ]),
+      ],
     });
     await runScore({ dataDir: ws.dir, date: '2026-11-21', now });
 
@@ -63,7 +71,12 @@ describe('safety_score.updated', () => {
     ]);
     expect(events[2]!.data['intervals']).toMatchObject({ '30': { tripCount: 1 }, '90': { tripCount: 2 } });
     const expected = await warehouseRows(ws.paths, ORDERED_AGGREGATES);
-    expect(events.map((e) => ({ id: e.id, org_user_id: e.data['orgUserId'], intervals: e.data['intervals'] })))
-      .toEqual(expected.map((r) => ({ id: r['id'], org_user_id: r['org_user_id'], intervals: JSON.parse(String(r['intervals'])) })));
+    expect(events.map((e) => ({ id: e.id, org_user_id: e.data['orgUserId'], intervals: e.data['intervals'] }))).toEqual(
+      expected.map((r) => ({
+        id: r['id'],
+        org_user_id: r['org_user_id'],
+        intervals: JSON.parse(String(r['intervals'])),
+      })),
+    );
   });
 });

@@ -39,16 +39,30 @@ type Ev = { id: string; type: string; appId: string; createdAt: string; data: Re
 function takeEvents(): Ev[] {
   if (!existsSync(ws.paths.eventsDir)) return [];
   const files = readdirSync(ws.paths.eventsDir).sort();
-  const events = files.flatMap((f) => readFileSync(join(ws.paths.eventsDir, f), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Ev));
+  const events = files.flatMap((f) =>
+    readFileSync(join(ws.paths.eventsDir, f), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Ev),
+  );
   for (const f of files) rmSync(join(ws.paths.eventsDir, f));
   return events;
 }
 
 const trip = (id: string, extra: Partial<Parameters<typeof tripRecord>[0]> = {}) =>
-  tripRecord({ appId: ws.appId, tripId: id, userId: 1, orgUserId: 'd-1', start: '2026-11-20T08:00:00-05:00', seconds: 600, ...extra });
+  tripRecord({
+    appId: ws.appId,
+    tripId: id,
+    userId: 1,
+    orgUserId: 'd-1',
+    start: '2026-11-20T08:00:00-05:00',
+    seconds: 600,
+    ...extra,
+  });
 
 /** Loads records from a new file (a file's bytes identify it: the same bytes twice load once). */
-const load = (records: unknown[], at = now) => runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', `${++fileNo}.ndjson`), records)], now: at });
+const load = (records: unknown[], at = now) =>
+  runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', `${++fileNo}.ndjson`), records)], now: at });
 
 /** Makes this test's folder a copy of one where trips a and b were loaded, their events still pending (built once). */
 async function tripsAB(): Promise<void> {
@@ -94,9 +108,14 @@ describe('trip.updated', () => {
       expect(e.id).toMatch(/^evt_[0-9a-f]{32}$/);
       expect(ids.has(e.id), what).toBe(false);
       ids.add(e.id);
-      expect(e).toMatchObject({ appId: ws.appId, data: { appId: ws.appId, orgUserId: 'd-1', userId: 1, tripId: 'a', status: 'normal' } });
+      expect(e).toMatchObject({
+        appId: ws.appId,
+        data: { appId: ws.appId, orgUserId: 'd-1', userId: 1, tripId: 'a', status: 'normal' },
+      });
       // the data is what the API now serves
-      expect(e.data['startTime']).toBe(record === changes[3]![1] || record === changes[4]![1] ? '2026-11-20 08:00:05' : '2026-11-20 08:00:00');
+      expect(e.data['startTime']).toBe(
+        record === changes[3]![1] || record === changes[4]![1] ? '2026-11-20 08:00:05' : '2026-11-20 08:00:00',
+      );
     }
     // and the same record again is no news
     await load([changes[4]![1], trip('z', { start: '2026-11-20T11:00:00-05:00' })]);
@@ -112,7 +131,10 @@ describe('trip.updated', () => {
     const { openDatabase } = await import('../../src/db/open.js');
     const { run } = await import('../../src/db/sql.js');
     const db = await openDatabase(ws.paths.warehouseFile);
-    await run(db.connection, "update announced_trips set fingerprint = 'before', generation = 0, announced_version = 1 where trip_id = 'a'");
+    await run(
+      db.connection,
+      "update announced_trips set fingerprint = 'before', generation = 0, announced_version = 1 where trip_id = 'a'",
+    );
     db.close();
     const { emitEvents } = await import('../../src/events/emit.js');
     const { openWarehouse } = await import('../../src/warehouse/warehouse.js');
@@ -145,13 +167,25 @@ describe('user.deleted', () => {
     const deletedAt = new Date('2026-11-21T13:30:00Z');
     const api = await createApi({ dataDir: ws.dir, now: () => deletedAt, pollMs: 50 });
     try {
-      const res = await api.app.inject({ method: 'DELETE', url: '/v1/org-user/leaver', headers: { authorization: `Bearer ${key}` } });
+      const res = await api.app.inject({
+        method: 'DELETE',
+        url: '/v1/org-user/leaver',
+        headers: { authorization: `Bearer ${key}` },
+      });
       expect(res.statusCode).toBe(200);
     } finally {
       await api.close();
     }
     // and a re-sent trip of the keeper that changed, in the same run
-    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'resent.ndjson'), [trip('k1', { userId: keeper, orgUserId: 'keeper', start: '2026-11-20T09:00:00-05:00', seconds: 700 })])], now: new Date('2026-11-21T14:00:00Z') });
+    await runLoad({
+      dataDir: ws.dir,
+      inputs: [
+        writeNdjson(join(ws.dir, 'in', 'resent.ndjson'), [
+          trip('k1', { userId: keeper, orgUserId: 'keeper', start: '2026-11-20T09:00:00-05:00', seconds: 700 }),
+        ]),
+      ],
+      now: new Date('2026-11-21T14:00:00Z'),
+    });
     const events = takeEvents();
     expect(types(events).sort()).toEqual(['trip.updated k1', 'user.deleted leaver']);
     const deleted = events.find((e) => e.type === 'user.deleted')!;
@@ -168,9 +202,18 @@ describe('user.deleted', () => {
     await setWebhook(ws, receiver.url);
     const { writeFileSync, mkdirSync } = await import('node:fs');
     mkdirSync(ws.paths.eventsDir, { recursive: true });
-    writeFileSync(join(ws.paths.eventsDir, 'v000000000099.ndjson'), `${events.map((e) => JSON.stringify(e)).join('\n')}\n`);
+    writeFileSync(
+      join(ws.paths.eventsDir, 'v000000000099.ndjson'),
+      `${events.map((e) => JSON.stringify(e)).join('\n')}\n`,
+    );
     deliverer = spawn(process.execPath, ['jobs/deliver.js', '--data-dir', ws.dir], {
-      cwd: ROOT, env: { ...process.env, DRIVING_WEBHOOK_ALLOW_LOOPBACK: '1', DRIVING_WEBHOOK_POLL: '50ms', DRIVING_WEBHOOK_TIMEOUT: '2s' },
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DRIVING_WEBHOOK_ALLOW_LOOPBACK: '1',
+        DRIVING_WEBHOOK_POLL: '50ms',
+        DRIVING_WEBHOOK_TIMEOUT: '2s',
+      },
     });
     await receiver.waitFor(2, 30_000);
     const secret = await appSecret(ws);

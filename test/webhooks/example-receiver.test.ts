@@ -35,10 +35,19 @@ async function freePort(): Promise<number> {
 
 function post(port: number, body: string, authorization: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: '/', method: 'POST', headers: { authorization, 'content-type': 'application/json' } }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/',
+        method: 'POST',
+        headers: { authorization, 'content-type': 'application/json' },
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -64,7 +73,10 @@ describe('the example receiver in docs/webhooks.md', () => {
     // a rotation is under way: the receiver holds the new and the old secret
     const old = await appSecret(ws);
     const { appSecret: fresh } = await new AppStore(ws.paths.appsFile).rotateSecret(ws.appId, 3_600_000);
-    child = spawn(process.execPath, [file], { env: { ...process.env, APP_SECRET: `${fresh},${old}`, PORT: String(port), RECEIVER_DB: dbFile }, stdio: 'inherit' });
+    child = spawn(process.execPath, [file], {
+      env: { ...process.env, APP_SECRET: `${fresh},${old}`, PORT: String(port), RECEIVER_DB: dbFile },
+      stdio: 'inherit',
+    });
     try {
       for (let i = 0; ; i++) {
         try {
@@ -76,20 +88,32 @@ describe('the example receiver in docs/webhooks.md', () => {
         }
       }
       await setWebhook(ws, `http://127.0.0.1:${port}/hooks`);
-      writeEvents(ws, 'v1.ndjson', [{ id: 'evt_r1' }, { id: 'evt_r2' }, { id: 'evt_r3', type: 'safety_score.updated' }]);
+      writeEvents(ws, 'v1.ndjson', [
+        { id: 'evt_r1' },
+        { id: 'evt_r2' },
+        { id: 'evt_r3', type: 'safety_score.updated' },
+      ]);
       const d = await openDeliverer(ws, testSettings());
       try {
         await d.deliverer.runOnce();
         await operate(d.outbox, { op: 'replay', eventId: 'evt_r2' }, new Date());
         await d.deliverer.runOnce();
         expect(await d.outbox.rows('select event_id, status_code from attempts order by attempt, event_id')).toEqual([
-          { event_id: 'evt_r1', status_code: 204 }, { event_id: 'evt_r2', status_code: 204 }, { event_id: 'evt_r3', status_code: 204 },
+          { event_id: 'evt_r1', status_code: 204 },
+          { event_id: 'evt_r2', status_code: 204 },
+          { event_id: 'evt_r3', status_code: 204 },
           { event_id: 'evt_r2', status_code: 204 },
         ]);
       } finally {
         await d.close();
       }
-      const forged = JSON.stringify({ id: 'evt_direct', type: 'trip.created', createdAt: new Date().toISOString(), appId: ws.appId, data: {} });
+      const forged = JSON.stringify({
+        id: 'evt_direct',
+        type: 'trip.created',
+        createdAt: new Date().toISOString(),
+        appId: ws.appId,
+        data: {},
+      });
       expect(await post(port, forged, authorizationHeader(forged, 'ds_not_the_secret'))).toBe(401);
       expect(await post(port, forged, authorizationHeader(forged, fresh))).toBe(204);
     } finally {

@@ -11,14 +11,25 @@ describe('failure reasons', () => {
     expect(failureReason('HTTP 500, then ECONNRESET: socket hang up', 500)).toBe('HTTP 500');
     expect(failureReason('timeout: no complete answer within 10000 ms', null)).toBe('timeout');
     expect(failureReason('ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9', null)).toBe('ECONNREFUSED');
-    expect(failureReason('circuit_open: the endpoint left the last attempts unanswered; not sent', null)).toBe('circuit_open');
-    expect(failureReason('blocked: 10.0.0.1 is a private or reserved address', null)).toBe('blocked: 10.0.0.1 is a private or reserved address');
+    expect(failureReason('circuit_open: the endpoint left the last attempts unanswered; not sent', null)).toBe(
+      'circuit_open',
+    );
+    expect(failureReason('blocked: 10.0.0.1 is a private or reserved address', null)).toBe(
+      'blocked: 10.0.0.1 is a private or reserved address',
+    );
     expect(failureReason(null, 418)).toBe('HTTP 418');
   });
 
   it('are listed in the summary, most frequent first, five at most', () => {
     const counters = {
-      intake: { files: 1, events: 9, known: 0, rejected: 0, failedFiles: 0 }, attempts: 9, delivered: 1, retried: 8, dead: 0, replayed: 0, replayFailed: 0, shortCircuited: 0,
+      intake: { files: 1, events: 9, known: 0, rejected: 0, failedFiles: 0 },
+      attempts: 9,
+      delivered: 1,
+      retried: 8,
+      dead: 0,
+      replayed: 0,
+      replayFailed: 0,
+      shortCircuited: 0,
       failures: { timeout: 1, 'HTTP 503': 3, ECONNREFUSED: 1, 'HTTP 500': 1, 'HTTP 404': 1, 'HTTP 410': 1 },
     };
     expect(describeCounters(counters)).toBe(

@@ -11,16 +11,42 @@ import { openDeliverer, setWebhook, testSettings, useWebhookWorkspace, writeEven
 
 describe('refused addresses', () => {
   it.each([
-    '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '127.0.0.1', '127.8.9.10',
-    '224.0.0.1', '255.255.255.255', '198.18.0.1', '::1', '::', 'fd00::1', 'fc00::1', 'fe80::1', 'ff02::1', '::ffff:10.0.0.1', '::ffff:127.0.0.1',
-    '::ffff:a9fe:a9fe', '::a9fe:a9fe', '::ffff:0:a9fe:a9fe', '64:ff9b::a00:1', '2001:db8::1', '2002:a00:1::1',
+    '10.1.2.3',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '127.0.0.1',
+    '127.8.9.10',
+    '224.0.0.1',
+    '255.255.255.255',
+    '198.18.0.1',
+    '::1',
+    '::',
+    'fd00::1',
+    'fc00::1',
+    'fe80::1',
+    'ff02::1',
+    '::ffff:10.0.0.1',
+    '::ffff:127.0.0.1',
+    '::ffff:a9fe:a9fe',
+    '::a9fe:a9fe',
+    '::ffff:0:a9fe:a9fe',
+    '64:ff9b::a00:1',
+    '2001:db8::1',
+    '2002:a00:1::1',
   ])('%s is refused', (address) => {
     expect(blockedReason(address, false)).not.toBeNull();
   });
 
-  it.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8'])('%s is allowed', (address) => {
-    expect(blockedReason(address, false)).toBeNull();
-  });
+  it.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8'])(
+    '%s is allowed',
+    (address) => {
+      expect(blockedReason(address, false)).toBeNull();
+    },
+  );
 
   it('allows loopback, and only loopback, with the opt-in', () => {
     expect(blockedReason('127.0.0.1', true)).toBeNull();
@@ -38,28 +64,56 @@ describe('refused addresses', () => {
     expect(urlRefusal('ftp://hooks.example.com/x', false)).toMatch(/not https/);
     expect(urlRefusal('https://user:pw@hooks.example.com/x', false)).toMatch(/credentials/);
     expect(urlRefusal('https://user@[::1]/x', true)).toMatch(/credentials/);
-    for (const sneaky of ['https://2130706433/', 'https://0x7f.1/', 'https://0177.0.0.1/', 'https://[::ffff:127.0.0.1]/', 'https://[::1]/', 'https://10.0.0.1/', 'https://169.254.169.254/latest']) {
+    for (const sneaky of [
+      'https://2130706433/',
+      'https://0x7f.1/',
+      'https://0177.0.0.1/',
+      'https://[::ffff:127.0.0.1]/',
+      'https://[::1]/',
+      'https://10.0.0.1/',
+      'https://169.254.169.254/latest',
+    ]) {
       expect(urlRefusal(sneaky, false), sneaky).toMatch(/^blocked: .*address/);
     }
   });
 
   it('checks every address a name resolves to at connect time, and keeps only the allowed ones', async () => {
-    const resolver = (answers: string[]) => (_host: string, _o: unknown, cb: (e: null, a: { address: string; family: number }[]) => void) =>
-      cb(null, answers.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
-    const ask = (answers: string[], all: boolean) => new Promise<{ error: Error | null; address: unknown }>((resolve) =>
-      guardedLookup(publicOnly(false), resolver(answers) as never)('rebind.example', { all }, (error, address) => resolve({ error, address })));
-    expect((await ask(['10.0.0.7'], false)).error?.message).toMatch(/blocked: rebind.example resolves only to refused addresses/);
+    const resolver =
+      (answers: string[]) =>
+      (_host: string, _o: unknown, cb: (e: null, a: { address: string; family: number }[]) => void) =>
+        cb(
+          null,
+          answers.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+        );
+    const ask = (answers: string[], all: boolean) =>
+      new Promise<{ error: Error | null; address: unknown }>((resolve) =>
+        guardedLookup(publicOnly(false), resolver(answers) as never)('rebind.example', { all }, (error, address) =>
+          resolve({ error, address }),
+        ),
+      );
+    expect((await ask(['10.0.0.7'], false)).error?.message).toMatch(
+      /blocked: rebind.example resolves only to refused addresses/,
+    );
     expect((await ask(['fd00::7', '192.168.0.7'], true)).error).not.toBeNull();
     expect(await ask(['10.0.0.7', '93.184.215.14'], false)).toEqual({ error: null, address: '93.184.215.14' });
     expect((await ask(['10.0.0.7', '93.184.215.14', '2606:4700::1'], true)).address).toEqual([
-      { address: '93.184.215.14', family: 4 }, { address: '2606:4700::1', family: 6 },
+      { address: '93.184.215.14', family: 4 },
+      { address: '2606:4700::1', family: 6 },
     ]);
   });
 
   it('lets plain http (loopback opt-in) reach only addresses that really are loopback, whatever the name', async () => {
-    const resolver = (answers: string[]) => (_host: string, _o: unknown, cb: (e: null, a: { address: string; family: number }[]) => void) =>
-      cb(null, answers.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
-    const ask = (answers: string[]) => new Promise<Error | null>((resolve) => guardedLookup(loopbackOnly, resolver(answers) as never)('x.localhost', {}, (error) => resolve(error)));
+    const resolver =
+      (answers: string[]) =>
+      (_host: string, _o: unknown, cb: (e: null, a: { address: string; family: number }[]) => void) =>
+        cb(
+          null,
+          answers.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+        );
+    const ask = (answers: string[]) =>
+      new Promise<Error | null>((resolve) =>
+        guardedLookup(loopbackOnly, resolver(answers) as never)('x.localhost', {}, (error) => resolve(error)),
+      );
     expect(await ask(['127.0.0.1'])).toBeNull();
     expect(await ask(['::1'])).toBeNull();
     expect((await ask(['93.184.215.14']))?.message).toMatch(/not a loopback address/);
@@ -83,7 +137,13 @@ describe('settings', () => {
   });
 
   it('can be overridden for staging and tests, and refuse nonsense', () => {
-    expect(deliverySettings({ DRIVING_WEBHOOK_TIMEOUT: '250ms', DRIVING_WEBHOOK_SCHEDULE: '10ms,1s', DRIVING_WEBHOOK_ALLOW_LOOPBACK: '1' })).toMatchObject({ timeoutMs: 250, scheduleMs: [10, 1_000], allowLoopback: true });
+    expect(
+      deliverySettings({
+        DRIVING_WEBHOOK_TIMEOUT: '250ms',
+        DRIVING_WEBHOOK_SCHEDULE: '10ms,1s',
+        DRIVING_WEBHOOK_ALLOW_LOOPBACK: '1',
+      }),
+    ).toMatchObject({ timeoutMs: 250, scheduleMs: [10, 1_000], allowLoopback: true });
     expect(parseDuration('1.5h', 'x')).toBe(5_400_000);
     expect(() => parseSchedule('1m,soon')).toThrow(/DRIVING_WEBHOOK_SCHEDULE must be a duration/);
     expect(() => deliverySettings({ DRIVING_WEBHOOK_PER_ENDPOINT: '0' })).toThrow(/at least 1/);
@@ -109,7 +169,10 @@ describe('the deliverer with the loopback opt-in off', () => {
       writeEvents(ws, 'v2.ndjson', [{ id: 'evt_name' }]);
       await d.deliverer.runOnce();
       const errors = await d.outbox.rows('select event_id, error from attempts order by seq');
-      expect(errors[0]).toEqual({ event_id: 'evt_literal', error: 'blocked: plain http is allowed only to loopback hosts with DRIVING_WEBHOOK_ALLOW_LOOPBACK' });
+      expect(errors[0]).toEqual({
+        event_id: 'evt_literal',
+        error: 'blocked: plain http is allowed only to loopback hosts with DRIVING_WEBHOOK_ALLOW_LOOPBACK',
+      });
       expect(errors[1]?.['event_id']).toBe('evt_name');
       expect(String(errors[1]?.['error'])).toMatch(/^blocked: localhost resolves only to refused addresses .*loopback/);
       expect(receiver.received).toHaveLength(0);

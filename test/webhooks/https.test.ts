@@ -18,15 +18,18 @@ afterEach(async () => {
 });
 
 async function httpsReceiver(bodies: Buffer[], headers: string[]): Promise<number> {
-  server = createServer({ key: readFileSync(join(TLS, 'localhost.key')), cert: readFileSync(join(TLS, 'localhost.crt')) }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      bodies.push(Buffer.concat(chunks));
-      headers.push(String(req.headers['authorization']));
-      res.writeHead(204).end();
-    });
-  });
+  server = createServer(
+    { key: readFileSync(join(TLS, 'localhost.key')), cert: readFileSync(join(TLS, 'localhost.crt')) },
+    (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        bodies.push(Buffer.concat(chunks));
+        headers.push(String(req.headers['authorization']));
+        res.writeHead(204).end();
+      });
+    },
+  );
   await new Promise<void>((r) => server?.listen(0, '127.0.0.1', r));
   return (server.address() as AddressInfo).port;
 }

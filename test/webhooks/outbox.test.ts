@@ -30,7 +30,11 @@ describe('intake', () => {
       await d.deliverer.step({ intake: 'always' });
       expect(d.deliverer.counters.intake).toEqual({ files: 2, events: 3, known: 2, rejected: 0, failedFiles: 0 });
       const rows = await d.outbox.rows('select seq, event_id, body, status from events order by seq');
-      expect(rows.map((r) => [Number(r['seq']), r['event_id'], r['status']])).toEqual([[1, 'evt_1', 'pending'], [2, 'evt_2', 'pending'], [3, 'evt_3', 'pending']]);
+      expect(rows.map((r) => [Number(r['seq']), r['event_id'], r['status']])).toEqual([
+        [1, 'evt_1', 'pending'],
+        [2, 'evt_2', 'pending'],
+        [3, 'evt_3', 'pending'],
+      ]);
       expect(rows[0]?.['body']).toBe(lines[0]);
     } finally {
       await d.close();
@@ -38,14 +42,30 @@ describe('intake', () => {
   });
 
   it('keeps every line it cannot take in, with file, line and reason, and takes in the rest', async () => {
-    const good = JSON.stringify({ id: 'evt_ok', type: 'trip.created', createdAt: '2026-11-21T03:00:00Z', appId: ws.appId, data: {} });
+    const good = JSON.stringify({
+      id: 'evt_ok',
+      type: 'trip.created',
+      createdAt: '2026-11-21T03:00:00Z',
+      appId: ws.appId,
+      data: {},
+    });
     writeFileSync(join(ws.paths.dataDir, 'x'), '');
     writeEvents(ws, 'v1.ndjson', []);
-    writeFileSync(join(ws.paths.eventsDir, 'v1.ndjson'), [
-      good, '{"id": ', '[1,2]', JSON.stringify({ id: '', type: 'trip.created' }), JSON.stringify({ id: 'e', type: 'trip.deleted', appId: 'a', createdAt: '2026-11-21T03:00:00Z', data: {} }),
-      JSON.stringify({ id: 'e', type: 'trip.created', createdAt: '2026-11-21T03:00:00Z', data: {} }), JSON.stringify({ id: 'e', type: 'trip.created', appId: 'a', createdAt: 'yesterday', data: {} }),
-      JSON.stringify({ id: 'e', type: 'trip.created', appId: 'a', createdAt: '2026-11-21T03:00:00Z' }), '', good,
-    ].join('\n'));
+    writeFileSync(
+      join(ws.paths.eventsDir, 'v1.ndjson'),
+      [
+        good,
+        '{"id": ',
+        '[1,2]',
+        JSON.stringify({ id: '', type: 'trip.created' }),
+        JSON.stringify({ id: 'e', type: 'trip.deleted', appId: 'a', createdAt: '2026-11-21T03:00:00Z', data: {} }),
+        JSON.stringify({ id: 'e', type: 'trip.created', createdAt: '2026-11-21T03:00:00Z', data: {} }),
+        JSON.stringify({ id: 'e', type: 'trip.created', appId: 'a', createdAt: 'yesterday', data: {} }),
+        JSON.stringify({ id: 'e', type: 'trip.created', appId: 'a', createdAt: '2026-11-21T03:00:00Z' }),
+        '',
+        good,
+      ].join('\n'),
+    );
     writeFileSync(join(ws.paths.eventsDir, '.v2.ndjson.123.tmp'), 'a job still writing');
     const d = await openDeliverer(ws, testSettings());
     try {
@@ -70,16 +90,26 @@ describe('intake', () => {
 
 describe('intake at volume and with a broken file', () => {
   it('takes a night-sized file in slices, one seq and one queue item per event, and sets an unreadable file aside', async () => {
-    writeEvents(ws, 'v000000000001.ndjson', Array.from({ length: 25_000 }, (_, i) => ({ id: `evt_${i}` })));
+    writeEvents(
+      ws,
+      'v000000000001.ndjson',
+      Array.from({ length: 25_000 }, (_, i) => ({ id: `evt_${i}` })),
+    );
     mkdirSync(join(ws.paths.eventsDir, 'v000000000000.ndjson')); // cannot be read as a file
     const d = await openDeliverer(ws, testSettings());
     try {
       await d.deliverer.step({ intake: 'always' });
       expect(d.deliverer.counters.intake).toEqual({ files: 1, events: 25_000, known: 0, rejected: 0, failedFiles: 1 });
-      expect(await d.outbox.rows('select count(*)::int as n, count(distinct seq)::int as seqs, min(seq)::int as lo, max(seq)::int as hi, count(distinct event_id)::int as ids from events'))
-        .toEqual([{ n: 25_000, seqs: 25_000, lo: 1, hi: 25_000, ids: 25_000 }]);
+      expect(
+        await d.outbox.rows(
+          'select count(*)::int as n, count(distinct seq)::int as seqs, min(seq)::int as lo, max(seq)::int as hi, count(distinct event_id)::int as ids from events',
+        ),
+      ).toEqual([{ n: 25_000, seqs: 25_000, lo: 1, hi: 25_000, ids: 25_000 }]);
       expect(await d.outbox.rows('select count(*)::int as n from queue')).toEqual([{ n: 25_000 }]);
-      expect(await d.outbox.rows("select event_id from events where seq in (1, 25000) order by seq")).toEqual([{ event_id: 'evt_0' }, { event_id: 'evt_24999' }]);
+      expect(await d.outbox.rows('select event_id from events where seq in (1, 25000) order by seq')).toEqual([
+        { event_id: 'evt_0' },
+        { event_id: 'evt_24999' },
+      ]);
       const failed = readdirSync(join(ws.paths.eventsDir, '..', 'failed'));
       expect(failed.some((f) => f.endsWith('v000000000000.ndjson.reason.txt'))).toBe(true);
       expect(readdirSync(ws.paths.eventsDir)).toEqual([]);
@@ -90,7 +120,7 @@ describe('intake at volume and with a broken file', () => {
 });
 
 describe('the operator', () => {
-  it('waits for a deliverer that is still writing a new outbox\'s first bytes, rather than fail', async () => {
+  it("waits for a deliverer that is still writing a new outbox's first bytes, rather than fail", async () => {
     // as a deliverer starting on a new outbox leaves it for a moment: the file there, no database in it yet
     mkdirSync(dirname(ws.paths.outboxFile), { recursive: true });
     writeFileSync(ws.paths.outboxFile, '');
@@ -116,12 +146,34 @@ describe('the operator', () => {
       await d.deliverer.runOnce();
       clock.advance(60_000);
       await d.deliverer.runOnce();
-      expect(await operate(d.outbox, { op: 'list', status: 'failed' }, now())).toMatchObject({ events: [{ event_id: 'evt_other', status: 'failed', attempt_count: 2 }, { event_id: 'evt_dead' }] });
-      const shown = await operate(d.outbox, { op: 'show', eventId: 'evt_dead' }, now()) as { event: Record<string, unknown>; attempts: Record<string, unknown>[] };
-      expect(shown.event).toMatchObject({ event_id: 'evt_dead', status: 'failed', dead_at: '2026-11-21T04:01:00.000Z', body: { id: 'evt_dead', type: 'trip.created' } });
+      expect(await operate(d.outbox, { op: 'list', status: 'failed' }, now())).toMatchObject({
+        events: [{ event_id: 'evt_other', status: 'failed', attempt_count: 2 }, { event_id: 'evt_dead' }],
+      });
+      const shown = (await operate(d.outbox, { op: 'show', eventId: 'evt_dead' }, now())) as {
+        event: Record<string, unknown>;
+        attempts: Record<string, unknown>[];
+      };
+      expect(shown.event).toMatchObject({
+        event_id: 'evt_dead',
+        status: 'failed',
+        dead_at: '2026-11-21T04:01:00.000Z',
+        body: { id: 'evt_dead', type: 'trip.created' },
+      });
       expect(shown.attempts).toEqual([
-        expect.objectContaining({ attempt: 1, kind: 'scheduled', started_at: '2026-11-21T04:00:00.000Z', status_code: 500, error: 'HTTP 500', url: receiver.url }),
-        expect.objectContaining({ attempt: 2, kind: 'scheduled', started_at: '2026-11-21T04:01:00.000Z', status_code: 500 }),
+        expect.objectContaining({
+          attempt: 1,
+          kind: 'scheduled',
+          started_at: '2026-11-21T04:00:00.000Z',
+          status_code: 500,
+          error: 'HTTP 500',
+          url: receiver.url,
+        }),
+        expect.objectContaining({
+          attempt: 2,
+          kind: 'scheduled',
+          started_at: '2026-11-21T04:01:00.000Z',
+          status_code: 500,
+        }),
       ]);
       expect(typeof shown.attempts[0]?.['duration_ms']).toBe('number');
 
@@ -130,19 +182,32 @@ describe('the operator', () => {
       await d.deliverer.runOnce();
       clock.advance(24 * 3_600_000);
       await d.deliverer.runOnce();
-      expect(receiver.received.filter((r) => r.headers['x-event-id'] === 'evt_dead').map((r) => r.headers['x-delivery-attempt'])).toEqual(['1', '2', '3']);
-      expect(await d.outbox.rows("select status, attempt_count from events where event_id = 'evt_dead'")).toEqual([{ status: 'failed', attempt_count: 3 }]);
+      expect(
+        receiver.received
+          .filter((r) => r.headers['x-event-id'] === 'evt_dead')
+          .map((r) => r.headers['x-delivery-attempt']),
+      ).toEqual(['1', '2', '3']);
+      expect(await d.outbox.rows("select status, attempt_count from events where event_id = 'evt_dead'")).toEqual([
+        { status: 'failed', attempt_count: 3 },
+      ]);
 
       // the receiver is fixed: every dead letter of the app since a time goes out once more
       receiver.setBehaviour(() => ({ status: 200 }));
-      expect(await operate(d.outbox, { op: 'replay', appId: ws.appId, since: '2026-11-21' }, now())).toEqual({ queued: expect.arrayContaining(['evt_dead', 'evt_other']) });
-      expect(await operate(d.outbox, { op: 'counts' }, now())).toMatchObject({ counts: [{ app_id: ws.appId, status: 'failed', events: 2, replays_queued: 2 }] });
+      expect(await operate(d.outbox, { op: 'replay', appId: ws.appId, since: '2026-11-21' }, now())).toEqual({
+        queued: expect.arrayContaining(['evt_dead', 'evt_other']),
+      });
+      expect(await operate(d.outbox, { op: 'counts' }, now())).toMatchObject({
+        counts: [{ app_id: ws.appId, status: 'failed', events: 2, replays_queued: 2 }],
+      });
       await d.deliverer.runOnce();
-      expect(await d.outbox.rows("select event_id, status, dead_at from events order by seq")).toEqual([
+      expect(await d.outbox.rows('select event_id, status, dead_at from events order by seq')).toEqual([
         { event_id: 'evt_dead', status: 'delivered', dead_at: null },
         { event_id: 'evt_other', status: 'delivered', dead_at: null },
       ]);
-      expect(await d.outbox.rows("select kind, count(*)::int as n from attempts group by kind order by kind")).toEqual([{ kind: 'replay', n: 3 }, { kind: 'scheduled', n: 4 }]);
+      expect(await d.outbox.rows('select kind, count(*)::int as n from attempts group by kind order by kind')).toEqual([
+        { kind: 'replay', n: 3 },
+        { kind: 'scheduled', n: 4 },
+      ]);
 
       await expect(operate(d.outbox, { op: 'show', eventId: 'evt_nope' }, now())).rejects.toBeInstanceOf(InputError);
       await expect(operate(d.outbox, { op: 'replay', appId: ws.appId }, now())).rejects.toThrow(/--app and --since/);
@@ -160,10 +225,14 @@ describe('the operator', () => {
     const d = await openDeliverer(ws, testSettings({ retentionDays: 30, scheduleMs: [40 * 86_400_000] }), clock.now);
     try {
       await d.deliverer.runOnce();
-      await expect(operate(d.outbox, { op: 'replay', eventId: 'evt_keep' }, clock.now())).rejects.toThrow(/is pending and queued/);
+      await expect(operate(d.outbox, { op: 'replay', eventId: 'evt_keep' }, clock.now())).rejects.toThrow(
+        /is pending and queued/,
+      );
       clock.advance(31 * 86_400_000);
       await d.deliverer.runOnce();
-      expect(await d.outbox.rows('select event_id, status from events')).toEqual([{ event_id: 'evt_keep', status: 'pending' }]);
+      expect(await d.outbox.rows('select event_id, status from events')).toEqual([
+        { event_id: 'evt_keep', status: 'pending' },
+      ]);
       expect(await d.outbox.rows('select distinct event_id from attempts')).toEqual([{ event_id: 'evt_keep' }]);
     } finally {
       await d.close();

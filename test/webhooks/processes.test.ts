@@ -13,7 +13,12 @@ import { tripRecord } from '../helpers/trips.js';
 import { appSecret, setWebhook, writeEvents } from './setup.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const ENV = { ...process.env, DRIVING_WEBHOOK_ALLOW_LOOPBACK: '1', DRIVING_WEBHOOK_POLL: '50ms', DRIVING_WEBHOOK_TIMEOUT: '2s' };
+const ENV = {
+  ...process.env,
+  DRIVING_WEBHOOK_ALLOW_LOOPBACK: '1',
+  DRIVING_WEBHOOK_POLL: '50ms',
+  DRIVING_WEBHOOK_TIMEOUT: '2s',
+};
 
 const children: ChildProcess[] = [];
 afterAll(() => {
@@ -24,12 +29,16 @@ afterAll(() => {
  * A test's own data folder and receiver, gone when it ends: the tests run at once (each waits on
  * its processes, a lease or a receiver most of its time).
  */
-async function begin(onTestFinished: TestContext['onTestFinished'], behaviour?: Parameters<typeof startReceiver>[0]): Promise<{ ws: Workspace; receiver: Receiver }> {
+async function begin(
+  onTestFinished: TestContext['onTestFinished'],
+  behaviour?: Parameters<typeof startReceiver>[0],
+): Promise<{ ws: Workspace; receiver: Receiver }> {
   const ws = await workspace('UTC');
   const receiver = await startReceiver(behaviour);
   onTestFinished(async () => {
     // this test's processes only: the others' run on
-    for (const child of children) if (child.exitCode === null && child.spawnargs.includes(ws.dir)) child.kill('SIGKILL');
+    for (const child of children)
+      if (child.exitCode === null && child.spawnargs.includes(ws.dir)) child.kill('SIGKILL');
     await receiver.close();
     ws.cleanup();
   });
@@ -37,8 +46,14 @@ async function begin(onTestFinished: TestContext['onTestFinished'], behaviour?: 
   return { ws, receiver };
 }
 
-function startDeliverer(ws: Workspace, extraEnv: Record<string, string> = {}): { child: ChildProcess; stdout: () => string; stderr: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['jobs/deliver.js', '--data-dir', ws.dir], { cwd: ROOT, env: { ...ENV, ...extraEnv } });
+function startDeliverer(
+  ws: Workspace,
+  extraEnv: Record<string, string> = {},
+): { child: ChildProcess; stdout: () => string; stderr: () => string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ['jobs/deliver.js', '--data-dir', ws.dir], {
+    cwd: ROOT,
+    env: { ...ENV, ...extraEnv },
+  });
   children.push(child);
   let stdout = '';
   let stderr = '';
@@ -65,10 +80,13 @@ function cli(ws: Workspace, args: string[]): Promise<{ code: number | null; stdo
  * process is tested above and at the end of each test).
  */
 async function outboxEvents(ws: Workspace, status: 'failed' | 'delivered'): Promise<number> {
-  return ((await runWebhooksCommand(ws.dir, { op: 'list', appId: null, status, limit: 100 })) as { events: unknown[] }).events.length;
+  return ((await runWebhooksCommand(ws.dir, { op: 'list', appId: null, status, limit: 100 })) as { events: unknown[] })
+    .events.length;
 }
 async function outboxCount(ws: Workspace, status: 'delivered'): Promise<number> {
-  const { counts } = (await runWebhooksCommand(ws.dir, { op: 'counts' })) as { counts: { status: string; events: number }[] };
+  const { counts } = (await runWebhooksCommand(ws.dir, { op: 'counts' })) as {
+    counts: { status: string; events: number }[];
+  };
   return counts.find((c) => c.status === status)?.events ?? 0;
 }
 
@@ -82,10 +100,26 @@ async function until(condition: () => Promise<boolean> | boolean, timeoutMs = 12
 }
 
 describe.concurrent('the deliverer process', () => {
-  it('delivers the trip.created events a load wrote, each verified by the receiver and counted once by id', async ({ onTestFinished, expect }) => {
+  it('delivers the trip.created events a load wrote, each verified by the receiver and counted once by id', async ({
+    onTestFinished,
+    expect,
+  }) => {
     const { ws, receiver } = await begin(onTestFinished);
-    const trips = Array.from({ length: 12 }, (_, i) => tripRecord({ appId: ws.appId, tripId: `t-${i}`, userId: 10 + (i % 3), orgUserId: `d-${i % 3}`, start: `2026-11-20T0${i % 9}:00:00Z`, seconds: 600 }));
-    await runLoad({ dataDir: ws.dir, inputs: [writeNdjson(join(ws.dir, 'in', 'a.ndjson'), trips)], now: new Date('2026-11-21T12:00:00Z') });
+    const trips = Array.from({ length: 12 }, (_, i) =>
+      tripRecord({
+        appId: ws.appId,
+        tripId: `t-${i}`,
+        userId: 10 + (i % 3),
+        orgUserId: `d-${i % 3}`,
+        start: `2026-11-20T0${i % 9}:00:00Z`,
+        seconds: 600,
+      }),
+    );
+    await runLoad({
+      dataDir: ws.dir,
+      inputs: [writeNdjson(join(ws.dir, 'in', 'a.ndjson'), trips)],
+      now: new Date('2026-11-21T12:00:00Z'),
+    });
     const d = startDeliverer(ws);
     await receiver.waitFor(12);
     const secret = await appSecret(ws);
@@ -94,8 +128,14 @@ describe.concurrent('the deliverer process', () => {
       expect(verifyWebhook(got.rawBody, got.headers['authorization'], secret)).toBe(true);
       seen.set(String(got.headers['x-event-id']), JSON.parse(got.rawBody.toString('utf8')));
     }
-    expect([...seen.values()].map((e) => (e['data'] as Record<string, unknown>)['tripId']).sort()).toEqual(trips.map((t) => t.tripId).sort());
-    expect([...seen.values()][0]).toMatchObject({ type: 'trip.created', appId: ws.appId, data: { status: 'normal', startTime: expect.stringMatching(/^2026-11-20 /) } });
+    expect([...seen.values()].map((e) => (e['data'] as Record<string, unknown>)['tripId']).sort()).toEqual(
+      trips.map((t) => t.tripId).sort(),
+    );
+    expect([...seen.values()][0]).toMatchObject({
+      type: 'trip.created',
+      appId: ws.appId,
+      data: { status: 'normal', startTime: expect.stringMatching(/^2026-11-20 /) },
+    });
 
     // the CLI reaches the running deliverer through its control socket
     const counts = await cli(ws, ['counts', '--json']);
@@ -133,7 +173,10 @@ describe.concurrent('the deliverer process', () => {
     expect(await d.exited).toBe(0);
   });
 
-  it('a second deliverer stands by on the lease and takes over within its time of the first\'s death; each event is delivered once', async ({ onTestFinished, expect }) => {
+  it("a second deliverer stands by on the lease and takes over within its time of the first's death; each event is delivered once", async ({
+    onTestFinished,
+    expect,
+  }) => {
     const { ws, receiver } = await begin(onTestFinished);
     const lease = { DRIVING_WEBHOOK_LEASE_MS: '2000' };
     const first = startDeliverer(ws, lease);
@@ -141,9 +184,16 @@ describe.concurrent('the deliverer process', () => {
     const second = startDeliverer(ws, lease);
     await until(() => second.stderr().includes('another process holds the lease; standing by'));
     // --once does not wait: the lease is held (busy, exit 3)
-    const once = spawn(process.execPath, ['jobs/deliver.js', '--once', '--data-dir', ws.dir], { cwd: ROOT, env: { ...ENV, ...lease } });
+    const once = spawn(process.execPath, ['jobs/deliver.js', '--once', '--data-dir', ws.dir], {
+      cwd: ROOT,
+      env: { ...ENV, ...lease },
+    });
     expect(await new Promise((resolve) => once.on('exit', resolve))).toBe(3);
-    writeEvents(ws, 'v1.ndjson', Array.from({ length: 20 }, (_, i) => ({ id: `evt_a${i}` })));
+    writeEvents(
+      ws,
+      'v1.ndjson',
+      Array.from({ length: 20 }, (_, i) => ({ id: `evt_a${i}` })),
+    );
     await receiver.waitFor(20);
     // recorded as delivered in the outbox (a kill before that would rightly deliver again, with the same id)
     await until(async () => (await outboxCount(ws, 'delivered')) === 20);
@@ -152,7 +202,11 @@ describe.concurrent('the deliverer process', () => {
     await first.exited;
     await until(() => second.stderr().includes('holding the webhook-deliverer lease'), 30_000);
     expect(Date.now() - killedAt).toBeLessThan(30_000);
-    writeEvents(ws, 'v2.ndjson', Array.from({ length: 20 }, (_, i) => ({ id: `evt_b${i}` })));
+    writeEvents(
+      ws,
+      'v2.ndjson',
+      Array.from({ length: 20 }, (_, i) => ({ id: `evt_b${i}` })),
+    );
     await receiver.waitFor(40);
     await new Promise((r) => setTimeout(r, 500));
     const ids = receiver.received.map((r) => String(r.headers['x-event-id']));
@@ -162,13 +216,24 @@ describe.concurrent('the deliverer process', () => {
     expect(await second.exited).toBe(0);
   });
 
-  it('killed with SIGKILL in the middle of a batch, three times, delivers every event after restarts (duplicates keep their id)', async ({ onTestFinished, expect }) => {
+  it('killed with SIGKILL in the middle of a batch, three times, delivers every event after restarts (duplicates keep their id)', async ({
+    onTestFinished,
+    expect,
+  }) => {
     // 1,000 events are several batches: the kills land before, while and between batches as with more
     const N = 1_000;
     const { ws, receiver } = await begin(onTestFinished, () => ({ status: 200, delayMs: 2 }));
     const ids = Array.from({ length: N }, (_, i) => `evt_k${String(i).padStart(5, '0')}`);
-    writeEvents(ws, 'v1.ndjson', ids.slice(0, N / 2).map((id) => ({ id })));
-    writeEvents(ws, 'v2.ndjson', ids.slice(N / 2).map((id) => ({ id })));
+    writeEvents(
+      ws,
+      'v1.ndjson',
+      ids.slice(0, N / 2).map((id) => ({ id })),
+    );
+    writeEvents(
+      ws,
+      'v2.ndjson',
+      ids.slice(N / 2).map((id) => ({ id })),
+    );
     // a killed deliverer's lease runs out before the next one takes over: 2 s here, not the 20 s of
     // production (one deliverer at a time, so no standby can take a lease that is renewed late)
     const lease = { DRIVING_WEBHOOK_LEASE_MS: '2000' };

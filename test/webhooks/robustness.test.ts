@@ -24,7 +24,9 @@ describe('the breaker', () => {
     const waiting = b.admit('u', 2_000);
     expect(waiting).toBeInstanceOf(Promise);
     b.record('u', true, 2_100, false); // a replay (never held back) is answered: closed
-    await expect(Promise.race([waiting, new Promise((r) => setTimeout(() => r('still waiting'), 200))])).resolves.toBeUndefined();
+    await expect(
+      Promise.race([waiting, new Promise((r) => setTimeout(() => r('still waiting'), 200))]),
+    ).resolves.toBeUndefined();
     expect(b.admit('u', 2_200)).toBe('send');
     b.record('u', false, 2_300, true); // the probe's late non-answer is one failure, below the threshold
     expect(b.admit('u', 2_400)).toBe('send');
@@ -56,15 +58,24 @@ describe('the deliverer', () => {
     await setWebhook(ws, r.url);
     const base = { type: 'trip.created', createdAt: '2026-11-21T03:00:00Z', appId: ws.appId, data: {} };
     writeEvents(ws, 'v1.ndjson', []);
-    writeFileSync(join(ws.paths.eventsDir, 'v1.ndjson'), [
-      JSON.stringify({ ...base, id: 'evt_\ud800' }), JSON.stringify({ ...base, id: 'evt\n1' }), JSON.stringify({ ...base, id: 'evt 1' }),
-      JSON.stringify({ ...base, id: 'evt_y', createdAt: '+010000-01-01T00:00:00Z' }), JSON.stringify({ ...base, id: 'evt_good' }),
-    ].join('\n'));
+    writeFileSync(
+      join(ws.paths.eventsDir, 'v1.ndjson'),
+      [
+        JSON.stringify({ ...base, id: 'evt_\ud800' }),
+        JSON.stringify({ ...base, id: 'evt\n1' }),
+        JSON.stringify({ ...base, id: 'evt 1' }),
+        JSON.stringify({ ...base, id: 'evt_y', createdAt: '+010000-01-01T00:00:00Z' }),
+        JSON.stringify({ ...base, id: 'evt_good' }),
+      ].join('\n'),
+    );
     const d = await openDeliverer(ws, testSettings());
     try {
       await d.deliverer.runOnce();
       expect(await d.outbox.rows('select line_no, reason from intake_rejects order by line_no')).toEqual([
-        { line_no: 1, reason: 'invalid_id' }, { line_no: 2, reason: 'invalid_id' }, { line_no: 3, reason: 'invalid_id' }, { line_no: 4, reason: 'invalid_created_at' },
+        { line_no: 1, reason: 'invalid_id' },
+        { line_no: 2, reason: 'invalid_id' },
+        { line_no: 3, reason: 'invalid_id' },
+        { line_no: 4, reason: 'invalid_created_at' },
       ]);
       expect(r.received.map((x) => x.headers['x-event-id'])).toEqual(['evt_good']);
     } finally {
@@ -80,17 +91,26 @@ describe('the deliverer', () => {
     const before = await receiver((req) => (req.index === 0 ? { status: 200, until: changedUrl } : { status: 200 }));
     const after = await receiver();
     await setWebhook(ws, before.url);
-    writeEvents(ws, 'v1.ndjson', Array.from({ length: 20 }, (_, i) => ({ id: `evt_u${i}` })));
+    writeEvents(
+      ws,
+      'v1.ndjson',
+      Array.from({ length: 20 }, (_, i) => ({ id: `evt_u${i}` })),
+    );
     const d = await openDeliverer(ws, testSettings({ perEndpoint: 1, timeoutMs: 10_000 }));
     try {
-      const changed = before.waitFor(1).then(() => setWebhook(ws, after.url)).then(urlChanged);
+      const changed = before
+        .waitFor(1)
+        .then(() => setWebhook(ws, after.url))
+        .then(urlChanged);
       await d.deliverer.runOnce();
       await changed;
       await d.deliverer.runOnce();
       // the 19 attempts taken while the first was out went to the new URL
       expect(before.received.length).toBe(1);
       expect(after.received.length).toBe(19);
-      expect(await d.outbox.rows("select count(*)::int as n from events where status = 'delivered'")).toEqual([{ n: 20 }]);
+      expect(await d.outbox.rows("select count(*)::int as n from events where status = 'delivered'")).toEqual([
+        { n: 20 },
+      ]);
       expect(await d.outbox.rows('select count(*)::int as n from attempts')).toEqual([{ n: 20 }]);
     } finally {
       await d.close();
@@ -100,13 +120,21 @@ describe('the deliverer', () => {
   it('stops when told: attempts in flight finish, the ones not yet sent stay queued and unrecorded', async () => {
     const r = await receiver(() => 'hang');
     await setWebhook(ws, r.url);
-    writeEvents(ws, 'v1.ndjson', Array.from({ length: 10 }, (_, i) => ({ id: `evt_s${i}` })));
+    writeEvents(
+      ws,
+      'v1.ndjson',
+      Array.from({ length: 10 }, (_, i) => ({ id: `evt_s${i}` })),
+    );
     const d = await openDeliverer(ws, testSettings({ perEndpoint: 2, timeoutMs: 500 }));
     try {
       await d.deliverer.runOnce(r.waitFor(2).then(() => undefined));
       expect(r.received).toHaveLength(2);
       expect(await d.outbox.rows('select count(*)::int as attempts from attempts')).toEqual([{ attempts: 2 }]);
-      expect(await d.outbox.rows('select count(*)::int as queued, count(*) filter (where e.attempt_count = 0)::int as untried from queue join events as e using (seq)')).toEqual([{ queued: 10, untried: 8 }]);
+      expect(
+        await d.outbox.rows(
+          'select count(*)::int as queued, count(*) filter (where e.attempt_count = 0)::int as untried from queue join events as e using (seq)',
+        ),
+      ).toEqual([{ queued: 10, untried: 8 }]);
     } finally {
       await d.close();
     }

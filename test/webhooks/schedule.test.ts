@@ -48,13 +48,25 @@ describe('the retry schedule', () => {
       await d.deliverer.runOnce();
       expect(receiver.received).toHaveLength(7);
 
-      expect(receiver.received.map((r) => r.headers['x-delivery-attempt'])).toEqual(['1', '2', '3', '4', '5', '6', '7']);
+      expect(receiver.received.map((r) => r.headers['x-delivery-attempt'])).toEqual([
+        '1',
+        '2',
+        '3',
+        '4',
+        '5',
+        '6',
+        '7',
+      ]);
       expect(new Set(receiver.received.map((r) => r.headers['x-event-id']))).toEqual(new Set(['evt_sched']));
-      const attempts = await d.outbox.rows("select epoch_ms(started_at) as t, status_code, error from attempts order by attempt");
+      const attempts = await d.outbox.rows(
+        'select epoch_ms(started_at) as t, status_code, error from attempts order by attempt',
+      );
       const times = attempts.map((a) => Number(a['t']));
       // from the start of one attempt to the next: its answer time, then the step
       expect(times.slice(1).map((t, i) => t - (times[i] as number))).toEqual(OFFSETS.map((o) => o + ANSWER_MS));
-      expect(attempts.every((a) => a['status_code'] === 500 && String(a['error']).startsWith('HTTP 500: receiver broke'))).toBe(true);
+      expect(
+        attempts.every((a) => a['status_code'] === 500 && String(a['error']).startsWith('HTTP 500: receiver broke')),
+      ).toBe(true);
       const [event] = await d.outbox.rows('select status, attempt_count, dead_at is not null as dead from events');
       expect(event).toEqual({ status: 'failed', attempt_count: 7, dead: true });
       expect(await d.outbox.rows('select * from queue')).toEqual([]);
@@ -78,16 +90,22 @@ describe('the retry schedule', () => {
       clock.advance(24 * HOUR);
       await d.deliverer.runOnce();
       expect(receiver.received.map((r) => r.headers['x-delivery-attempt'])).toEqual(['1', '2', '3']);
-      expect(await d.outbox.rows("select status, attempt_count, epoch_ms(delivered_at)::double as at from events")).toEqual([
-        { status: 'delivered', attempt_count: 3, at: new Date('2026-11-21T04:06:00.000Z').getTime() },
-      ]);
+      expect(
+        await d.outbox.rows('select status, attempt_count, epoch_ms(delivered_at)::double as at from events'),
+      ).toEqual([{ status: 'delivered', attempt_count: 3, at: new Date('2026-11-21T04:06:00.000Z').getTime() }]);
     } finally {
       await d.close();
     }
   });
 
   it('honours a 429 Retry-After longer than the step, never a shorter one', async () => {
-    receiver = await startReceiver((r) => (r.index === 0 ? { status: 429, headers: { 'Retry-After': '600' } } : r.index === 1 ? { status: 429, headers: { 'Retry-After': '1' } } : { status: 204 }));
+    receiver = await startReceiver((r) =>
+      r.index === 0
+        ? { status: 429, headers: { 'Retry-After': '600' } }
+        : r.index === 1
+          ? { status: 429, headers: { 'Retry-After': '1' } }
+          : { status: 204 },
+    );
     await setWebhook(ws, receiver.url);
     writeEvents(ws, 'v1.ndjson', [{ id: 'evt_429' }]);
     const clock = manualClock('2026-11-21T04:00:00.000Z');

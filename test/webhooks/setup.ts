@@ -23,9 +23,22 @@ export function manualClock(start: string) {
 }
 
 /** Writes a jobs-style event file (one JSON event per line) into events/pending. */
-export function writeEvents(ws: Workspace, name: string, events: { id: string; type?: string; appId?: string; data?: unknown }[], createdAt = '2026-11-21T03:00:00.000Z'): string[] {
+export function writeEvents(
+  ws: Workspace,
+  name: string,
+  events: { id: string; type?: string; appId?: string; data?: unknown }[],
+  createdAt = '2026-11-21T03:00:00.000Z',
+): string[] {
   mkdirSync(ws.paths.eventsDir, { recursive: true });
-  const lines = events.map((e) => JSON.stringify({ id: e.id, type: e.type ?? 'trip.created', createdAt, appId: e.appId ?? ws.appId, data: e.data ?? { tripId: e.id, orgUserId: 'd-1', userId: 7 } }));
+  const lines = events.map((e) =>
+    JSON.stringify({
+      id: e.id,
+      type: e.type ?? 'trip.created',
+      createdAt,
+      appId: e.appId ?? ws.appId,
+      data: e.data ?? { tripId: e.id, orgUserId: 'd-1', userId: 7 },
+    }),
+  );
   writeFileSync(join(ws.paths.eventsDir, name), `${lines.join('\n')}\n`);
   return lines;
 }

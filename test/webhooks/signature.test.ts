@@ -1,14 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { authorizationHeader, standardWebhooksHeaders, standardWebhooksSecret, verifyWebhook } from '../../src/webhooks/signature.js';
+import {
+  authorizationHeader,
+  standardWebhooksHeaders,
+  standardWebhooksSecret,
+  verifyWebhook,
+} from '../../src/webhooks/signature.js';
 
-const body = '{"id":"evt_1","type":"trip.created","createdAt":"2026-11-21T12:00:00.000Z","appId":"app_1","data":{"tripId":"t-1","note":"ümlaut"}}';
+const body =
+  '{"id":"evt_1","type":"trip.created","createdAt":"2026-11-21T12:00:00.000Z","appId":"app_1","data":{"tripId":"t-1","note":"ümlaut"}}';
 const secret = 'ds_Zm9vYmFyYmF6';
 
 describe('webhook signatures', () => {
   it('signs the raw body as the interface says (checked by a second implementation)', () => {
-    const independent = createHmac('sha256', Buffer.from(secret, 'utf8')).update(Buffer.from(body, 'utf8')).digest('hex');
+    const independent = createHmac('sha256', Buffer.from(secret, 'utf8'))
+      .update(Buffer.from(body, 'utf8'))
+      .digest('hex');
     expect(authorizationHeader(body, secret)).toBe(`HMAC-SHA256 ${independent}`);
     expect(independent).toMatch(/^[0-9a-f]{64}$/);
   });

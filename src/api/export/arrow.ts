@@ -1,4 +1,19 @@
-import { Bool, Field, Float64, Int32, Int64, List, makeData, RecordBatch, RecordBatchStreamWriter, Schema, Struct, Utf8, type Data, type DataType } from 'apache-arrow';
+import {
+  Bool,
+  Field,
+  Float64,
+  Int32,
+  Int64,
+  List,
+  makeData,
+  RecordBatch,
+  RecordBatchStreamWriter,
+  Schema,
+  Struct,
+  Utf8,
+  type Data,
+  type DataType,
+} from 'apache-arrow';
 import { round } from '../http/context.js';
 import type { ExportBatch } from './trip-batches.js';
 
@@ -6,7 +21,12 @@ const point = () => new Struct([new Field('lng', new Float64(), false), new Fiel
 const text = (name: string, nullable = false) => new Field(name, new Utf8(), nullable);
 
 const EVENT = new Struct([
-  new Field('startPoint', point(), false), new Field('endPoint', point(), false), text('type'), text('startTime'), text('endTime'), text('description'),
+  new Field('startPoint', point(), false),
+  new Field('endPoint', point(), false),
+  text('type'),
+  text('startTime'),
+  text('endTime'),
+  text('description'),
 ]);
 
 /**
@@ -15,12 +35,29 @@ const EVENT = new Struct([
  * JSON leaves them out; `userId` is an Int64.
  */
 export const EXPORT_SCHEMA = new Schema([
-  text('tripId'), text('orgUserId'), new Field('userId', new Int64(), false), text('deviceId'), text('os'), text('status'), text('abnormalReason'),
-  new Field('eventCount', new Int32(), false), new Field('score', new Float64(), false), new Field('energy', new Int32(), false),
-  new Field('mileageInMeters', new Int32(), false), new Field('durationInSeconds', new Int32(), false),
-  new Field('avgSpeedInKmh', new Float64(), false), new Field('maxSpeedInKmh', new Float64(), false),
-  text('startTime'), text('endTime'), text('coordinate'), new Field('isAutoStart', new Bool(), false), new Field('isAutoEnd', new Bool(), false),
-  new Field('startPoint', point(), false), new Field('endPoint', point(), false), text('startPoi', true), text('endPoi', true),
+  text('tripId'),
+  text('orgUserId'),
+  new Field('userId', new Int64(), false),
+  text('deviceId'),
+  text('os'),
+  text('status'),
+  text('abnormalReason'),
+  new Field('eventCount', new Int32(), false),
+  new Field('score', new Float64(), false),
+  new Field('energy', new Int32(), false),
+  new Field('mileageInMeters', new Int32(), false),
+  new Field('durationInSeconds', new Int32(), false),
+  new Field('avgSpeedInKmh', new Float64(), false),
+  new Field('maxSpeedInKmh', new Float64(), false),
+  text('startTime'),
+  text('endTime'),
+  text('coordinate'),
+  new Field('isAutoStart', new Bool(), false),
+  new Field('isAutoEnd', new Bool(), false),
+  new Field('startPoint', point(), false),
+  new Field('endPoint', point(), false),
+  text('startPoi', true),
+  text('endPoi', true),
   new Field('events', new List(new Field('item', EVENT, false)), false),
 ]);
 
@@ -30,28 +67,54 @@ export function recordBatch(b: ExportBatch): RecordBatch {
   const e = b.events;
   const at = b.eventOrder;
   const byName: Record<string, Data> = {
-    tripId: utf8(t.text('trip_id')), orgUserId: utf8(t.text('org_user_id')), userId: int64(t.number('user_id')),
-    deviceId: utf8(t.text('device_id')), os: utf8(t.text('os')), status: utf8(t.text('status')), abnormalReason: utf8(t.text('abnormal_reason')),
-    eventCount: int32(t.number('count_events')), score: float64(t.number('score'), 2), energy: int32(t.number('energy_g')),
-    mileageInMeters: int32(t.number('mileage_m')), durationInSeconds: int32(t.number('duration_s')),
-    avgSpeedInKmh: float64(t.number('avg_speed_kmh'), 2), maxSpeedInKmh: float64(t.number('max_speed_kmh'), 2),
-    startTime: utf8(t.text('start_time')), endTime: utf8(t.text('end_time')), coordinate: utf8(t.text('coordinate')),
-    isAutoStart: bool(t.flag('is_auto_start')), isAutoEnd: bool(t.flag('is_auto_end')),
-    startPoint: pointData(t.number('start_lng'), t.number('start_lat')), endPoint: pointData(t.number('end_lng'), t.number('end_lat')),
-    startPoi: utf8(t.text('start_poi')), endPoi: utf8(t.text('end_poi')),
+    tripId: utf8(t.text('trip_id')),
+    orgUserId: utf8(t.text('org_user_id')),
+    userId: int64(t.number('user_id')),
+    deviceId: utf8(t.text('device_id')),
+    os: utf8(t.text('os')),
+    status: utf8(t.text('status')),
+    abnormalReason: utf8(t.text('abnormal_reason')),
+    eventCount: int32(t.number('count_events')),
+    score: float64(t.number('score'), 2),
+    energy: int32(t.number('energy_g')),
+    mileageInMeters: int32(t.number('mileage_m')),
+    durationInSeconds: int32(t.number('duration_s')),
+    avgSpeedInKmh: float64(t.number('avg_speed_kmh'), 2),
+    maxSpeedInKmh: float64(t.number('max_speed_kmh'), 2),
+    startTime: utf8(t.text('start_time')),
+    endTime: utf8(t.text('end_time')),
+    coordinate: utf8(t.text('coordinate')),
+    isAutoStart: bool(t.flag('is_auto_start')),
+    isAutoEnd: bool(t.flag('is_auto_end')),
+    startPoint: pointData(t.number('start_lng'), t.number('start_lat')),
+    endPoint: pointData(t.number('end_lng'), t.number('end_lat')),
+    startPoi: utf8(t.text('start_poi')),
+    endPoi: utf8(t.text('end_poi')),
     events: makeData({
-      type: fieldType('events') as List, length: b.length, nullCount: 0, valueOffsets: b.eventOffsets,
+      type: fieldType('events') as List,
+      length: b.length,
+      nullCount: 0,
+      valueOffsets: b.eventOffsets,
       child: makeData({
-        type: EVENT, length: at.length, nullCount: 0,
+        type: EVENT,
+        length: at.length,
+        nullCount: 0,
         children: [
-          pointData(e.number('start_lng'), e.number('start_lat'), at), pointData(e.number('end_lng'), e.number('end_lat'), at),
-          utf8(e.text('type'), at), utf8(e.text('start_time'), at), utf8(e.text('end_time'), at), utf8(e.text('description'), at),
+          pointData(e.number('start_lng'), e.number('start_lat'), at),
+          pointData(e.number('end_lng'), e.number('end_lat'), at),
+          utf8(e.text('type'), at),
+          utf8(e.text('start_time'), at),
+          utf8(e.text('end_time'), at),
+          utf8(e.text('description'), at),
         ],
       }),
     }),
   };
   const children = EXPORT_SCHEMA.fields.map((f) => byName[f.name] as Data);
-  return new RecordBatch(EXPORT_SCHEMA, makeData({ type: new Struct(EXPORT_SCHEMA.fields), length: b.length, nullCount: 0, children }));
+  return new RecordBatch(
+    EXPORT_SCHEMA,
+    makeData({ type: new Struct(EXPORT_SCHEMA.fields), length: b.length, nullCount: 0, children }),
+  );
 }
 
 const fieldType = (name: string): DataType => EXPORT_SCHEMA.fields.find((f) => f.name === name)?.type as DataType;
@@ -81,7 +144,14 @@ function utf8(values: (string | null)[], at?: Int32Array): Data<Utf8> {
     const value = values[rowOf(at, i)];
     if (value) encoder.encodeInto(value, data.subarray(valueOffsets[i] as number));
   }
-  return makeData({ type: new Utf8(), length, nullCount, nullBitmap: nullCount > 0 ? valid : undefined, valueOffsets, data });
+  return makeData({
+    type: new Utf8(),
+    length,
+    nullCount,
+    nullBitmap: nullCount > 0 ? valid : undefined,
+    valueOffsets,
+    data,
+  });
 }
 
 /**
@@ -108,7 +178,12 @@ function int32(values: Float64Array): Data<Int32> {
 }
 
 function int64(values: Float64Array): Data<Int64> {
-  return makeData({ type: new Int64(), length: values.length, nullCount: 0, data: BigInt64Array.from(values, (v) => BigInt(v)) });
+  return makeData({
+    type: new Int64(),
+    length: values.length,
+    nullCount: 0,
+    data: BigInt64Array.from(values, (v) => BigInt(v)),
+  });
 }
 
 function bool(values: boolean[]): Data<Bool> {
@@ -120,7 +195,12 @@ function bool(values: boolean[]): Data<Bool> {
 /** Points as structs {lng, lat}. */
 function pointData(lng: Float64Array, lat: Float64Array, at?: Int32Array): Data<Struct> {
   const length = at ? at.length : lng.length;
-  return makeData({ type: POINT, length, nullCount: 0, children: [float64(lng, undefined, at), float64(lat, undefined, at)] });
+  return makeData({
+    type: POINT,
+    length,
+    nullCount: 0,
+    children: [float64(lng, undefined, at), float64(lat, undefined, at)],
+  });
 }
 
 /**

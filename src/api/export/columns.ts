@@ -14,7 +14,10 @@ type Column = (string | null)[] | Float64Array | boolean[];
  * `round(null)`, `point(null, null)`); BIGINTs (ids, meters, seconds) are within 2^53.
  */
 export class Columns {
-  private constructor(readonly rowCount: number, private readonly byName: Map<string, Column>) {}
+  private constructor(
+    readonly rowCount: number,
+    private readonly byName: Map<string, Column>,
+  ) {}
 
   /**
    * The result's columns. Its chunks are fetched first (the result is materialised in DuckDB
@@ -31,10 +34,13 @@ export class Columns {
       chunks.push(chunk);
       rowCount += chunk.rowCount;
     }
-    const columns = kinds.map((kind) => (kind === 'number' ? new Float64Array(rowCount) : new Array<string | boolean | null>(rowCount)));
+    const columns = kinds.map((kind) =>
+      kind === 'number' ? new Float64Array(rowCount) : new Array<string | boolean | null>(rowCount),
+    );
     let at = 0;
     for (const chunk of chunks) {
-      for (let c = 0; c < names.length; c++) readVector(chunk.getColumnVector(c), kinds[c] as Kind, chunk.rowCount, columns[c] as Column, at);
+      for (let c = 0; c < names.length; c++)
+        readVector(chunk.getColumnVector(c), kinds[c] as Kind, chunk.rowCount, columns[c] as Column, at);
       at += chunk.rowCount;
     }
     return new Columns(rowCount, new Map(names.map((name, c) => [name, columns[c] as Column])));
@@ -118,11 +124,20 @@ function textAt(entries: Buffer, view: DataView, offset: number): string {
 
 function kindOf(typeId: DuckDBTypeId): Kind {
   switch (typeId) {
-    case DuckDBTypeId.VARCHAR: return 'text';
-    case DuckDBTypeId.BOOLEAN: return 'flag';
-    case DuckDBTypeId.DOUBLE: case DuckDBTypeId.FLOAT: case DuckDBTypeId.INTEGER: case DuckDBTypeId.BIGINT:
-    case DuckDBTypeId.SMALLINT: case DuckDBTypeId.TINYINT: case DuckDBTypeId.UINTEGER: case DuckDBTypeId.HUGEINT:
+    case DuckDBTypeId.VARCHAR:
+      return 'text';
+    case DuckDBTypeId.BOOLEAN:
+      return 'flag';
+    case DuckDBTypeId.DOUBLE:
+    case DuckDBTypeId.FLOAT:
+    case DuckDBTypeId.INTEGER:
+    case DuckDBTypeId.BIGINT:
+    case DuckDBTypeId.SMALLINT:
+    case DuckDBTypeId.TINYINT:
+    case DuckDBTypeId.UINTEGER:
+    case DuckDBTypeId.HUGEINT:
       return 'number';
-    default: throw new Error(`the export reads no column of DuckDB type ${DuckDBTypeId[typeId]}`);
+    default:
+      throw new Error(`the export reads no column of DuckDB type ${DuckDBTypeId[typeId]}`);
   }
 }

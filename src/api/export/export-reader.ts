@@ -31,7 +31,10 @@ export class ExportReader {
   private opened: Promise<{ instance: DuckDBInstance; pool: ConnectionPool }> | null = null;
   private closed = false;
 
-  constructor(private readonly file: string, private readonly connections = 2) {}
+  constructor(
+    private readonly file: string,
+    private readonly connections = 2,
+  ) {}
 
   static forSlot(publishedDir: string, file: string): ExportReader {
     return new ExportReader(join(publishedDir, file));
@@ -54,10 +57,13 @@ export class ExportReader {
     this.closed = true;
     const opened = this.opened;
     this.opened = null;
-    void opened?.then(({ instance, pool }) => {
-      pool.close();
-      instance.closeSync();
-    }, () => undefined);
+    void opened?.then(
+      ({ instance, pool }) => {
+        pool.close();
+        instance.closeSync();
+      },
+      () => undefined,
+    );
   }
 
   private open(): Promise<{ instance: DuckDBInstance; pool: ConnectionPool }> {
@@ -65,7 +71,11 @@ export class ExportReader {
     this.opened ??= (async () => {
       // one thread whatever DRIVING_DUCKDB_THREADS says: a batch's queries read a few row groups, and
       // each thread of a scan pins its own blocks, which a small cap must hold
-      const instance = await DuckDBInstance.create(this.file, { access_mode: 'READ_ONLY', memory_limit: exportMemoryLimit(), threads: '1' });
+      const instance = await DuckDBInstance.create(this.file, {
+        access_mode: 'READ_ONLY',
+        memory_limit: exportMemoryLimit(),
+        threads: '1',
+      });
       try {
         return { instance, pool: await ConnectionPool.open(instance, this.connections) };
       } catch (error) {

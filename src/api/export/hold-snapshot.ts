@@ -11,11 +11,13 @@ export function holdSnapshot(snapshots: SnapshotFollower): Promise<{ snapshot: S
     const held = new Promise<void>((done) => {
       release = done;
     });
-    snapshots.use(async (snapshot) => {
-      resolve({ snapshot, release });
-      await held;
-    }).then((used) => {
-      if (used === null) resolve(null);
-    }, reject);
+    snapshots
+      .use(async (snapshot) => {
+        resolve({ snapshot, release });
+        await held;
+      })
+      .then((used) => {
+        if (used === null) resolve(null);
+      }, reject);
   });
 }

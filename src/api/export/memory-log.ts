@@ -15,7 +15,11 @@ interface Queryable {
 export const memoryLogOn = (): boolean => setting('DRIVING_API_EXPORT_MEMORY_LOG');
 
 /** Passes the batches through, logging after each one was taken by the consumer. */
-export async function* withMemoryLog<T extends { length: number }>(batches: AsyncIterable<T>, readers: { snapshot: Queryable; export: Queryable }, label: string): AsyncGenerator<T> {
+export async function* withMemoryLog<T extends { length: number }>(
+  batches: AsyncIterable<T>,
+  readers: { snapshot: Queryable; export: Queryable },
+  label: string,
+): AsyncGenerator<T> {
   const mib = (n: number) => Math.round(n / 2 ** 20);
   let batch = 0;
   let rows = 0;
@@ -27,12 +31,25 @@ export async function* withMemoryLog<T extends { length: number }>(batches: Asyn
     const [main] = await readers.snapshot.query(sqlText('ops/api/duckdb_memory'));
     const m = process.memoryUsage();
     // V8's spaces (young generation, old, large objects...) as committed: which part of the heap a peak is
-    const spaces = Object.fromEntries(getHeapSpaceStatistics().map((sp) => [sp.space_name.replace(/_space$/, ''), mib(sp.physical_space_size)]));
-    process.stderr.write(`${JSON.stringify({
-      export: label, batch, rows, rssMiB: mib(m.rss), heapUsedMiB: mib(m.heapUsed), heapTotalMiB: mib(m.heapTotal),
-      externalMiB: mib(m.external), arrayBuffersMiB: mib(m.arrayBuffers), heapSpacesMiB: spaces,
-      exportDuckdbMiB: mib(Number(db?.['total_bytes'] ?? 0)), exportDuckdbLimit: db?.['memory_limit'],
-      snapshotDuckdbMiB: mib(Number(main?.['total_bytes'] ?? 0)), snapshotDuckdbLimit: main?.['memory_limit'],
-    })}\n`);
+    const spaces = Object.fromEntries(
+      getHeapSpaceStatistics().map((sp) => [sp.space_name.replace(/_space$/, ''), mib(sp.physical_space_size)]),
+    );
+    process.stderr.write(
+      `${JSON.stringify({
+        export: label,
+        batch,
+        rows,
+        rssMiB: mib(m.rss),
+        heapUsedMiB: mib(m.heapUsed),
+        heapTotalMiB: mib(m.heapTotal),
+        externalMiB: mib(m.external),
+        arrayBuffersMiB: mib(m.arrayBuffers),
+        heapSpacesMiB: spaces,
+        exportDuckdbMiB: mib(Number(db?.['total_bytes'] ?? 0)),
+        exportDuckdbLimit: db?.['memory_limit'],
+        snapshotDuckdbMiB: mib(Number(main?.['total_bytes'] ?? 0)),
+        snapshotDuckdbLimit: main?.['memory_limit'],
+      })}\n`,
+    );
   }
 }

@@ -52,7 +52,13 @@ async function withEvents(s: ExportSource, q: ExportQuery, trips: Columns): Prom
   const short: number[] = [];
   for (let i = 0; i < trips.rowCount; i++) if ((runs[i]?.[1] ?? 0) < (counts[i] as number)) short.push(i);
   if (short.length > 0) {
-    const more = await eventsOf(s, q, short.map((i) => ids[i] as string), '-infinity', 'infinity');
+    const more = await eventsOf(
+      s,
+      q,
+      short.map((i) => ids[i] as string),
+      '-infinity',
+      'infinity',
+    );
     runsByTrip(more, events.rowCount, (pos) => short[pos] as number, runs);
     events = Columns.concat([events, more]);
   }
@@ -67,7 +73,13 @@ async function withEvents(s: ExportSource, q: ExportQuery, trips: Columns): Prom
 }
 
 function eventsOf(s: ExportSource, q: ExportQuery, tripIds: string[], from: string, to: string): Promise<Columns> {
-  return s.columns(sqlText('models/serving/api_export_events'), { app_id: q.appId, zone: q.zone, trip_ids: listValue(tripIds), from, to });
+  return s.columns(sqlText('models/serving/api_export_events'), {
+    app_id: q.appId,
+    zone: q.zone,
+    trip_ids: listValue(tripIds),
+    from,
+    to,
+  });
 }
 
 /**
@@ -75,7 +87,12 @@ function eventsOf(s: ExportSource, q: ExportQuery, tripIds: string[], from: stri
  * asked for), set at the trip's index in the batch (`batchIndex` of the 0-based position), as
  * [first row + `offset`, count].
  */
-function runsByTrip(events: Columns, offset: number, batchIndex: (pos: number) => number, runs: ([number, number] | undefined)[] = []): ([number, number] | undefined)[] {
+function runsByTrip(
+  events: Columns,
+  offset: number,
+  batchIndex: (pos: number) => number,
+  runs: ([number, number] | undefined)[] = [],
+): ([number, number] | undefined)[] {
   const positions = events.number('trip_pos');
   let run: [number, number] | undefined;
   for (let row = 0; row < events.rowCount; row++) {

@@ -50,8 +50,14 @@ export async function* tripRowBatches(s: ExportSource, q: TripRange): AsyncGener
       const startMs = utcMs(after.at);
       const until = Math.min(startMs + span, end);
       const rows = await s.columns(sqlText('models/serving/api_export_trips'), {
-        app_id: q.appId, zone: q.zone, to: new Date(until).toISOString(), excluded_users: excluded,
-        after_at: after.at, after_trip: after.trip, first: after.first, limit: q.batchSize - size,
+        app_id: q.appId,
+        zone: q.zone,
+        to: new Date(until).toISOString(),
+        excluded_users: excluded,
+        after_at: after.at,
+        after_trip: after.trip,
+        first: after.first,
+        limit: q.batchSize - size,
       });
       if (rows.rowCount > 0) parts.push(rows);
       size += rows.rowCount;

@@ -11,16 +11,39 @@ type Position = [lng: number, lat: number];
  * speed (km/h) at the same index in `properties`. Two or more points make a LineString; one a
  * Point; none a null geometry (a Feature without a location).
  */
-export function routeFeature(trip: Row, points: RoutePoints, kept: readonly number[], toleranceM: number): Record<string, unknown> {
+export function routeFeature(
+  trip: Row,
+  points: RoutePoints,
+  kept: readonly number[],
+  toleranceM: number,
+): Record<string, unknown> {
   const coordinates = kept.map((i): Position => [points.lng[i] as number, points.lat[i] as number]);
-  const geometry = coordinates.length >= 2 ? { type: 'LineString', coordinates }
-    : coordinates.length === 1 ? { type: 'Point', coordinates: coordinates[0] } : null;
-  return featureOf(trip, points, toleranceM, geometry, kept.map((i) => points.t[i] as number), kept.map((i) => speedKmh(points, i)));
+  const geometry =
+    coordinates.length >= 2
+      ? { type: 'LineString', coordinates }
+      : coordinates.length === 1
+        ? { type: 'Point', coordinates: coordinates[0] }
+        : null;
+  return featureOf(
+    trip,
+    points,
+    toleranceM,
+    geometry,
+    kept.map((i) => points.t[i] as number),
+    kept.map((i) => speedKmh(points, i)),
+  );
 }
 
 const speedKmh = (points: RoutePoints, i: number): number => round((points.speed[i] as number) * 3.6, 2);
 
-function featureOf(trip: Row, points: RoutePoints, toleranceM: number, geometry: unknown, times: unknown, speedsInKmh: unknown): Record<string, unknown> {
+function featureOf(
+  trip: Row,
+  points: RoutePoints,
+  toleranceM: number,
+  geometry: unknown,
+  times: unknown,
+  speedsInKmh: unknown,
+): Record<string, unknown> {
   return {
     type: 'Feature',
     geometry,
@@ -44,8 +67,16 @@ export function eventCollection(events: Row[]): Record<string, unknown> {
     type: 'FeatureCollection',
     features: events.map((e) => ({
       type: 'Feature',
-      geometry: { type: 'MultiPoint', coordinates: [position(e['start_lat'], e['start_lng']), position(e['end_lat'], e['end_lng'])] },
-      properties: { type: e['type'], description: e['description'], startTime: e['start_time'], endTime: e['end_time'] },
+      geometry: {
+        type: 'MultiPoint',
+        coordinates: [position(e['start_lat'], e['start_lng']), position(e['end_lat'], e['end_lng'])],
+      },
+      properties: {
+        type: e['type'],
+        description: e['description'],
+        startTime: e['start_time'],
+        endTime: e['end_time'],
+      },
     })),
   };
 }
@@ -59,7 +90,11 @@ export interface RouteAnswer {
 
 /** The answer's JSON in one go (a route of a few thousand positions holds the event loop only briefly). */
 export const routeJson = (a: RouteAnswer, points: RoutePoints, kept: readonly number[], toleranceM: number): string =>
-  JSON.stringify({ ...a.head, route: routeFeature(a.trip, points, kept, toleranceM), events: eventCollection(a.events) });
+  JSON.stringify({
+    ...a.head,
+    route: routeFeature(a.trip, points, kept, toleranceM),
+    events: eventCollection(a.events),
+  });
 
 /**
  * Stands for an array in the skeleton that `routeJsonInChunks` writes: random per process, so no
@@ -75,9 +110,21 @@ const QUOTED = JSON.stringify(PLACEHOLDER);
  * For two or more kept points (a LineString).
  */
 export async function routeJsonInChunks(
-  a: RouteAnswer, points: RoutePoints, kept: readonly number[], toleranceM: number, chunk: number, pause: () => Promise<void>,
+  a: RouteAnswer,
+  points: RoutePoints,
+  kept: readonly number[],
+  toleranceM: number,
+  chunk: number,
+  pause: () => Promise<void>,
 ): Promise<Buffer[]> {
-  const feature = featureOf(a.trip, points, toleranceM, { type: 'LineString', coordinates: PLACEHOLDER }, PLACEHOLDER, PLACEHOLDER);
+  const feature = featureOf(
+    a.trip,
+    points,
+    toleranceM,
+    { type: 'LineString', coordinates: PLACEHOLDER },
+    PLACEHOLDER,
+    PLACEHOLDER,
+  );
   const parts = JSON.stringify({ ...a.head, route: feature, events: eventCollection(a.events) }).split(QUOTED);
   if (parts.length !== 4) throw new Error('route JSON skeleton: placeholder not found three times');
   const columns: ((i: number) => unknown)[] = [

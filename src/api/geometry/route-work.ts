@@ -35,7 +35,10 @@ export class RouteWork {
   /** Routes being worked on across turns of the event loop now. */
   pending = 0;
 
-  constructor(private readonly limits: RouteWorkLimits, private readonly pause: () => Promise<void> = () => nextTurn()) {}
+  constructor(
+    private readonly limits: RouteWorkLimits,
+    private readonly pause: () => Promise<void> = () => nextTurn(),
+  ) {}
 
   /**
    * The answer's JSON: one string, or a long one as UTF-8 pieces to send one after the other. Runs synchronously up to its first pause, so `points` (views into a
@@ -50,7 +53,8 @@ export class RouteWork {
       if (kept.length <= POSITIONS_PER_CHUNK) return routeJson(answer, points, kept, toleranceM);
     }
     if (!done && dp.evaluations >= budget) throw this.overBudget();
-    if (this.pending >= this.limits.routeWorkConcurrent) throw this.busy('as many long routes are being worked on as the service takes at once');
+    if (this.pending >= this.limits.routeWorkConcurrent)
+      throw this.busy('as many long routes are being worked on as the service takes at once');
     this.pending += 1;
     inProgress += 1;
     try {
@@ -73,12 +77,21 @@ export class RouteWork {
   }
 
   private overBudget(): ApiError {
-    return this.busy(`simplifying this trip at tolerance takes more work than one request may (${this.limits.routeWorkBudget} distance evaluations); tolerance=0 returns every point without it`);
+    return this.busy(
+      `simplifying this trip at tolerance takes more work than one request may (${this.limits.routeWorkBudget} distance evaluations); tolerance=0 returns every point without it`,
+    );
   }
 
   private busy(why: string): ApiError {
-    return new ApiError('busy', `the route cannot be answered now: ${why}; retry after the time in Retry-After`, { 'retry-after': String(this.limits.overloadRetryAfterSeconds) });
+    return new ApiError('busy', `the route cannot be answered now: ${why}; retry after the time in Retry-After`, {
+      'retry-after': String(this.limits.overloadRetryAfterSeconds),
+    });
   }
 }
 
-const copyOf = (p: RoutePoints): RoutePoints => ({ t: p.t.slice(), lat: p.lat.slice(), lng: p.lng.slice(), speed: p.speed.slice() });
+const copyOf = (p: RoutePoints): RoutePoints => ({
+  t: p.t.slice(),
+  lat: p.lat.slice(),
+  lng: p.lng.slice(),
+  speed: p.speed.slice(),
+});

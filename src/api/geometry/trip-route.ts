@@ -12,7 +12,12 @@ export interface TripRoute {
   points: RoutePoints;
 }
 
-const NO_POINTS: RoutePoints = { t: new Float64Array(0), lat: new Float64Array(0), lng: new Float64Array(0), speed: new Float64Array(0) };
+const NO_POINTS: RoutePoints = {
+  t: new Float64Array(0),
+  lat: new Float64Array(0),
+  lng: new Float64Array(0),
+  speed: new Float64Array(0),
+};
 
 /** The versions that wrote route files for a date, newest first, per served version (the listing of one snapshot). */
 const listings = new Map<string, Promise<number[]>>();
@@ -23,9 +28,14 @@ function versionsFor(routesDir: string, tripDate: string, servedVersion: number)
   let listing = listings.get(key);
   if (!listing) {
     listing = readdir(join(routesDir, `trip_date=${tripDate}`)).then(
-      (names) => names.map((n) => /^v(\d+)\.route$/.exec(n)?.[1]).filter((v): v is string => v !== undefined).map(Number)
-        // a file newer than the served snapshot belongs to a publish the API has not switched to
-        .filter((v) => v <= servedVersion).sort((a, b) => b - a),
+      (names) =>
+        names
+          .map((n) => /^v(\d+)\.route$/.exec(n)?.[1])
+          .filter((v): v is string => v !== undefined)
+          .map(Number)
+          // a file newer than the served snapshot belongs to a publish the API has not switched to
+          .filter((v) => v <= servedVersion)
+          .sort((a, b) => b - a),
       () => [],
     );
     if (listings.size >= MAX_LISTINGS) listings.delete(listings.keys().next().value as string);
@@ -47,7 +57,11 @@ function versionsFor(routesDir: string, tripDate: string, servedVersion: number)
  * `render` runs synchronously right after the read: the points live in a buffer the next read reuses.
  */
 export async function tripRoute<T>(
-  s: Snapshot, scope: Scope, tripId: string, routesDir: string, render: (route: TripRoute) => T,
+  s: Snapshot,
+  scope: Scope,
+  tripId: string,
+  routesDir: string,
+  render: (route: TripRoute) => T,
 ): Promise<T | null | 'expired'> {
   const found = await tripDetail(s, scope, tripId);
   if (!found) return null;
@@ -56,7 +70,11 @@ export async function tripRoute<T>(
     const points = readRoute(routeFile(routesDir, localDate, version), scope.appId, tripId);
     if (points) return render({ ...found, points });
   }
-  const [key] = await s.query(sqlText('ops/api/trip_route_key'), { app_id: scope.appId, user_id: scope.userId, trip_id: tripId });
+  const [key] = await s.query(sqlText('ops/api/trip_route_key'), {
+    app_id: scope.appId,
+    user_id: scope.userId,
+    trip_id: tripId,
+  });
   if (!key) return null;
   const points = readRoute(routeFile(routesDir, String(key['trip_date']), String(key['version'])), scope.appId, tripId);
   if (points === undefined) return 'expired';

@@ -54,14 +54,22 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
     frameworkErrors: (error, request, rawReply) => {
       const reply = rawReply as unknown as FastifyReply;
       reply.header('X-Request-Id', request.id);
-      return reply.status(400).send({ code: ERRORS.invalid_parameter.code, error: 'invalid_parameter', message: `url: ${error.message}`, requestId: request.id });
+      return reply.status(400).send({
+        code: ERRORS.invalid_parameter.code,
+        error: 'invalid_parameter',
+        message: `url: ${error.message}`,
+        requestId: request.id,
+      });
     },
     // only the SDK upload takes a body; its route sets its own limit
     bodyLimit: limits.bodyLimitBytes,
     http: {
       maxHeaderSize: limits.maxHeaderBytes,
       // how often Node checks the header and request timeouts (its default, 30 s, is longer than they are)
-      connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4))),
+      connectionsCheckingInterval: Math.max(
+        100,
+        Math.min(1_000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)),
+      ),
     },
     // what Node's parser refuses never reaches a route: answered as an ErrorResult there
     clientErrorHandler: answerClientError,
@@ -81,7 +89,12 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
   const docs: RouteDoc[] = [];
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith('/v1/') || DOCUMENTED.has(route.url)) {
-      docs.push({ method: String(route.method), url: route.url, schema: (route.schema ?? {}) as Record<string, unknown>, auth: route.config?.auth ?? 'apiKey' });
+      docs.push({
+        method: String(route.method),
+        url: route.url,
+        schema: (route.schema ?? {}) as Record<string, unknown>,
+        auth: route.config?.auth ?? 'apiKey',
+      });
     }
   });
   // in this order: shed, resolve the credential, count it (the rate limit's own per-route hook),
@@ -95,26 +108,54 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
   limitRates(app, limits, ctx.rateCounting ?? null);
   strictNumbers(app);
   app.addHook('onResponse', async (request, reply) => {
-    request.log.info({
-      // the route pattern, not the URL: a token in the path never reaches the log
-      requestId: request.id, method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode,
-      ms: Math.round(reply.elapsedTime * 10) / 10, appId: request.tenant?.appId,
-    }, 'request');
+    request.log.info(
+      {
+        // the route pattern, not the URL: a token in the path never reaches the log
+        requestId: request.id,
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+        appId: request.tenant?.appId,
+      },
+      'request',
+    );
   });
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
-    const body = (name: keyof typeof ERRORS, message: string) => ({ code: ERRORS[name].code, error: name, message, requestId: request.id });
+    const body = (name: keyof typeof ERRORS, message: string) => ({
+      code: ERRORS[name].code,
+      error: name,
+      message,
+      requestId: request.id,
+    });
     // a large body left unread (refused before it was read, or too large) is not drained: the
     // connection closes after the answer; a small rest is read and dropped, keeping the connection
-    if (!request.raw.complete && !(Number(request.headers['content-length']) <= DRAIN_BYTES)) reply.header('Connection', 'close');
-    if (error instanceof ApiError) return reply.status(error.status).headers(error.headers).send(body(error.error, error.message));
+    if (!request.raw.complete && !(Number(request.headers['content-length']) <= DRAIN_BYTES))
+      reply.header('Connection', 'close');
+    if (error instanceof ApiError)
+      return reply.status(error.status).headers(error.headers).send(body(error.error, error.message));
     if (error.validation) return reply.status(400).send(body('invalid_parameter', validationMessage(error)));
-    if (error.statusCode === 413) return reply.status(413).send(body('payload_too_large', `body: larger than the ${reply.request.routeOptions.bodyLimit ?? limits.bodyLimitBytes} bytes this operation takes`));
-    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return reply.status(400).send(body('invalid_parameter', `request: ${error.message}`));
+    if (error.statusCode === 413)
+      return reply
+        .status(413)
+        .send(
+          body(
+            'payload_too_large',
+            `body: larger than the ${reply.request.routeOptions.bodyLimit ?? limits.bodyLimitBytes} bytes this operation takes`,
+          ),
+        );
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500)
+      return reply.status(400).send(body('invalid_parameter', `request: ${error.message}`));
     request.log.error({ err: error }, 'internal error');
     return reply.status(500).send(body('internal_error', 'internal error; quote the requestId when reporting it'));
   });
   app.setNotFoundHandler((request, reply) =>
-    reply.status(404).send({ code: ERRORS.route_not_found.code, error: 'route_not_found', message: `no route ${request.method} ${request.url.split('?')[0] ?? ''}`, requestId: request.id }),
+    reply.status(404).send({
+      code: ERRORS.route_not_found.code,
+      error: 'route_not_found',
+      message: `no route ${request.method} ${request.url.split('?')[0] ?? ''}`,
+      requestId: request.id,
+    }),
   );
 
   // registered once the guard plugins have loaded, so that their hooks reach every route
@@ -130,9 +171,18 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
       const manifest = ctx.snapshots.manifest;
       const failed = ctx.snapshots.lastError !== null;
       const damaged = ctx.snapshots.damaged.list();
-      if (!manifest) return reply.status(503).send({ status: 'not_ready', reason: failed ? 'snapshot_open_failed' : 'nothing_published', ...(damaged.length > 0 ? { damaged } : {}) });
+      if (!manifest)
+        return reply.status(503).send({
+          status: 'not_ready',
+          reason: failed ? 'snapshot_open_failed' : 'nothing_published',
+          ...(damaged.length > 0 ? { damaged } : {}),
+        });
       const serving = ctx.snapshots.serving;
-      const reason = failed ? 'snapshot_open_failed' : ctx.snapshots.manifestMissing ? 'manifest_missing' : serving?.refusal ?? (damaged.length > 0 ? 'file_damaged' : null);
+      const reason = failed
+        ? 'snapshot_open_failed'
+        : ctx.snapshots.manifestMissing
+          ? 'manifest_missing'
+          : (serving?.refusal ?? (damaged.length > 0 ? 'file_damaged' : null));
       return {
         status: failed ? 'stale' : 'ready',
         snapshot: `${manifest.slot}@${manifest.version}`,
@@ -162,18 +212,35 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
   return app;
 }
 
-function landingSummary(counter: LandingCounter): { waiting: number; oldestWaitingSeconds: number | null; failed: number } {
+function landingSummary(counter: LandingCounter): {
+  waiting: number;
+  oldestWaitingSeconds: number | null;
+  failed: number;
+} {
   const { waiting, oldestWaitingSeconds, failed } = counter.read();
-  return { waiting, oldestWaitingSeconds: oldestWaitingSeconds === null ? null : Math.round(oldestWaitingSeconds), failed };
+  return {
+    waiting,
+    oldestWaitingSeconds: oldestWaitingSeconds === null ? null : Math.round(oldestWaitingSeconds),
+    failed,
+  };
 }
 
 /** Names the parameter that failed: `limit: must be <= 100`. */
 function validationMessage(error: FastifyError): string {
   const first = error.validation?.[0];
   if (!first) return error.message;
-  const missing = (first.params as { missingProperty?: string; additionalProperty?: string } | undefined);
-  const name = missing?.missingProperty ?? missing?.additionalProperty ?? first.instancePath.replace(/^\//, '') ?? error.validationContext;
-  const allowed = first.keyword === 'enum' ? (first.params as { allowedValues?: unknown[] } | undefined)?.allowedValues : undefined;
-  const what = missing?.additionalProperty ? 'is not a parameter of this operation' : allowed ? enumMessage(allowed) : first.message ?? 'is invalid';
+  const missing = first.params as { missingProperty?: string; additionalProperty?: string } | undefined;
+  const name =
+    missing?.missingProperty ??
+    missing?.additionalProperty ??
+    first.instancePath.replace(/^\//, '') ??
+    error.validationContext;
+  const allowed =
+    first.keyword === 'enum' ? (first.params as { allowedValues?: unknown[] } | undefined)?.allowedValues : undefined;
+  const what = missing?.additionalProperty
+    ? 'is not a parameter of this operation'
+    : allowed
+      ? enumMessage(allowed)
+      : (first.message ?? 'is invalid');
   return `${name || error.validationContext}: ${what}`;
 }

@@ -22,9 +22,12 @@ export function authenticate(app: FastifyInstance, ctx: ApiContext): void {
     if (request.routeOptions.url === undefined) return payload;
     const auth = request.routeOptions.config.auth ?? 'apiKey';
     if (auth !== 'none' && request.credential?.kind !== auth) {
-      throw new ApiError('unauthorized', auth === 'apiKey'
-        ? 'Authorization: expected "Bearer <apiKey>" with a valid API key'
-        : 'Authorization: expected "Bearer <passport token>" with a valid token');
+      throw new ApiError(
+        'unauthorized',
+        auth === 'apiKey'
+          ? 'Authorization: expected "Bearer <apiKey>" with a valid API key'
+          : 'Authorization: expected "Bearer <passport token>" with a valid token',
+      );
     }
     return payload;
   });

@@ -5,8 +5,10 @@ import { ERRORS, type ErrorName } from './errors.js';
 
 /** What Node's HTTP parser refused, as an ErrorResult. */
 export function refusal(error: NodeJS.ErrnoException): { name: ErrorName; message: string } {
-  if (error.code === 'HPE_HEADER_OVERFLOW') return { name: 'headers_too_large', message: 'headers: request line and headers too large' };
-  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return { name: 'request_timeout', message: 'request: not received in time' };
+  if (error.code === 'HPE_HEADER_OVERFLOW')
+    return { name: 'headers_too_large', message: 'headers: request line and headers too large' };
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return { name: 'request_timeout', message: 'request: not received in time' };
   return { name: 'malformed_request', message: `request: malformed HTTP (${error.code ?? 'parse error'})` };
 }
 

@@ -28,11 +28,12 @@ export function runPrimary(options: PrimaryOptions): void {
   const fork = (): Promise<{ worker: Worker; address: string }> =>
     new Promise((resolve, reject) => {
       const worker = cluster.fork();
-      const onExit = (code: number | null) => reject(new Error(`worker ${worker.process.pid} exited ${code} before listening`));
+      const onExit = (code: number | null) =>
+        reject(new Error(`worker ${worker.process.pid} exited ${code} before listening`));
       worker.once('exit', onExit);
       worker.once('listening', (where) => {
         worker.off('exit', onExit);
-        const host = where.address?.includes(':') ? `[${where.address}]` : where.address ?? '127.0.0.1';
+        const host = where.address?.includes(':') ? `[${where.address}]` : (where.address ?? '127.0.0.1');
         resolve({ worker, address: `http://${host}:${where.port}` });
       });
     });
@@ -51,7 +52,8 @@ export function runPrimary(options: PrimaryOptions): void {
 
   // a stopping worker's question (settleHandoffs): answered in the order the worker's messages came
   cluster.on('message', (worker, message: unknown) => {
-    if ((message as { dds?: string } | null)?.dds === CLOSED && worker.isConnected()) worker.send({ dds: CLOSED_NOTED });
+    if ((message as { dds?: string } | null)?.dds === CLOSED && worker.isConnected())
+      worker.send({ dds: CLOSED_NOTED });
   });
 
   let started = false;
@@ -69,13 +71,16 @@ export function runPrimary(options: PrimaryOptions): void {
     fork().catch((error: Error) => options.log(`serve: ${error.message}`));
   });
 
-  const workers = (): Worker[] => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !leaving.has(w));
+  const workers = (): Worker[] =>
+    Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !leaving.has(w));
 
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     options.log(`serve: ${signal}: draining ${workers().length} worker(s)`);
-    void Promise.all(Object.values(cluster.workers ?? {}).map((w) => (w ? retire(w) : undefined))).then(() => process.exit(0));
+    void Promise.all(Object.values(cluster.workers ?? {}).map((w) => (w ? retire(w) : undefined))).then(() =>
+      process.exit(0),
+    );
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
@@ -92,7 +97,9 @@ export function runPrimary(options: PrimaryOptions): void {
         await retire(worker);
       }
       options.log('serve: rolling restart done');
-    })().catch((error: Error) => options.log(`serve: rolling restart failed: ${error.message}`)).finally(() => (restarting = false));
+    })()
+      .catch((error: Error) => options.log(`serve: rolling restart failed: ${error.message}`))
+      .finally(() => (restarting = false));
   });
 
   void Promise.all(Array.from({ length: options.workers }, () => fork())).then(

@@ -57,7 +57,11 @@ declare module 'fastify' {
 }
 
 /** The calling app's current account for `orgUserId`, or a 404 (another app's user does not exist). */
-export async function scopeFor(ctx: ApiContext, tenant: App, orgUserId: string): Promise<Scope & { orgUserId: string }> {
+export async function scopeFor(
+  ctx: ApiContext,
+  tenant: App,
+  orgUserId: string,
+): Promise<Scope & { orgUserId: string }> {
   const userId = await ctx.passport.activeAccount(tenant.appId, orgUserId);
   if (userId === null) throw new ApiError('user_not_found', `org_user_id: no user '${orgUserId}'`);
   return { appId: tenant.appId, userId, zone: tenant.timeZone, orgUserId };
@@ -72,7 +76,10 @@ export async function onSnapshot<T>(ctx: ApiContext, fn: (s: Snapshot) => Promis
       throw asUnavailable(s, error);
     }
   });
-  if (result === null) throw ctx.snapshots.damaged.list().length > 0 ? unavailable() : new ApiError('not_ready', 'no data has been published yet');
+  if (result === null)
+    throw ctx.snapshots.damaged.list().length > 0
+      ? unavailable()
+      : new ApiError('not_ready', 'no data has been published yet');
   return result.value;
 }
 

@@ -23,32 +23,37 @@ export const ROUTE_COST = 10;
 /** The units a request takes: its route's declared cost, a whole number of at least 1. */
 export function costOf(request: FastifyRequest): number {
   const declared = request.routeOptions.config?.cost;
-  const cost = typeof declared === 'function' ? declared(request) : declared ?? 1;
+  const cost = typeof declared === 'function' ? declared(request) : (declared ?? 1);
   return Number.isFinite(cost) && cost >= 1 ? Math.ceil(cost) : 1;
 }
 
 const query = (request: FastifyRequest): Record<string, unknown> => (request.query ?? {}) as Record<string, unknown>;
 
 /** A page of `limit` rows (default `defaultLimit`) costs one unit per `rowsPerUnit` rows. */
-export const pageCost = (defaultLimit: number, rowsPerUnit: number) => (request: FastifyRequest): number => {
-  const raw = query(request)['limit'];
-  const limit = raw === undefined ? defaultLimit : Number(raw);
-  return Number.isInteger(limit) && limit > 0 ? Math.ceil(limit / rowsPerUnit) : 1;
-};
+export const pageCost =
+  (defaultLimit: number, rowsPerUnit: number) =>
+  (request: FastifyRequest): number => {
+    const raw = query(request)['limit'];
+    const limit = raw === undefined ? defaultLimit : Number(raw);
+    return Number.isInteger(limit) && limit > 0 ? Math.ceil(limit / rowsPerUnit) : 1;
+  };
 
 const DAY_MS = 86_400_000;
-const dayOf = (value: unknown): number => (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00Z`) / DAY_MS : NaN);
+const dayOf = (value: unknown): number =>
+  typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00Z`) / DAY_MS : NaN;
 
 /**
  * A range of dates (`startTime`, `endTime`, both YYYY-MM-DD, inclusive) costs one unit per
  * `daysPerUnit` days. With a bound left out the range counts as `defaultDays` long (the history's
  * widest, 366 days): what the default range costs, an upper bound otherwise.
  */
-export const rangeCost = (daysPerUnit: number, defaultDays: number) => (request: FastifyRequest): number => {
-  const q = query(request);
-  const start = dayOf(q['startTime']);
-  const end = dayOf(q['endTime']);
-  const missing = q['startTime'] === undefined || q['endTime'] === undefined;
-  const days = missing ? defaultDays : end - start + 1;
-  return Number.isFinite(days) && days > 0 ? Math.ceil(days / daysPerUnit) : 1;
-};
+export const rangeCost =
+  (daysPerUnit: number, defaultDays: number) =>
+  (request: FastifyRequest): number => {
+    const q = query(request);
+    const start = dayOf(q['startTime']);
+    const end = dayOf(q['endTime']);
+    const missing = q['startTime'] === undefined || q['endTime'] === undefined;
+    const days = missing ? defaultDays : end - start + 1;
+    return Number.isFinite(days) && days > 0 ? Math.ceil(days / daysPerUnit) : 1;
+  };

@@ -42,4 +42,5 @@ export class ApiError extends Error {
   }
 }
 
-export const invalid = (parameter: string, why: string): ApiError => new ApiError('invalid_parameter', `${parameter}: ${why}`);
+export const invalid = (parameter: string, why: string): ApiError =>
+  new ApiError('invalid_parameter', `${parameter}: ${why}`);

@@ -8,7 +8,8 @@ import type { ApiLimits } from './limits.js';
 import { costOf } from './cost.js';
 import { WeightedStore, weightedKey } from './weighted-store.js';
 
-const overloaded = (why: string): ApiError => new ApiError('overloaded', `the service is overloaded (${why}); retry after the time in Retry-After`);
+const overloaded = (why: string): ApiError =>
+  new ApiError('overloaded', `the service is overloaded (${why}); retry after the time in Retry-After`);
 
 /** Whether the request sends a body: it is counted in the gate only once the body is in. */
 const hasBody = (request: FastifyRequest): boolean =>
@@ -47,7 +48,8 @@ export function shedLoad(app: FastifyInstance, limits: ApiLimits): void {
       pressureHandler: async (request: FastifyRequest, reply, type, value) => {
         // an interval without a single sample (the process was starting, or blocked through
         // all of it) reads as Infinity: the next interval measures the lag itself
-        if (request.routeOptions.config.shed === false || (typeof value === 'number' && !Number.isFinite(value))) return;
+        if (request.routeOptions.config.shed === false || (typeof value === 'number' && !Number.isFinite(value)))
+          return;
         reply.header('Retry-After', String(limits.overloadRetryAfterSeconds));
         throw overloaded(type === 'eventLoopDelay' ? 'the event loop lags' : String(type));
       },
@@ -77,7 +79,10 @@ export function capPerApp(app: FastifyInstance, limits: ApiLimits): void {
     const held = inFlight.get(appId) ?? 0;
     if (held >= limits.maxInFlightPerApp) {
       reply.header('Retry-After', '1');
-      throw new ApiError('rate_limited', `this app has ${held} requests in progress, as many as it may have at once; retry after the time in Retry-After`);
+      throw new ApiError(
+        'rate_limited',
+        `this app has ${held} requests in progress, as many as it may have at once; retry after the time in Retry-After`,
+      );
     }
     inFlight.set(appId, held + 1);
     reply.raw.once('close', () => {
@@ -90,7 +95,11 @@ export function capPerApp(app: FastifyInstance, limits: ApiLimits): void {
 
 /** `60000` → `1 minute`, `1000` → `1 second`, `1500` → `1500 ms`. */
 export function windowName(ms: number): string {
-  for (const [unit, size] of [['hour', 3_600_000], ['minute', 60_000], ['second', 1_000]] as const) {
+  for (const [unit, size] of [
+    ['hour', 3_600_000],
+    ['minute', 60_000],
+    ['second', 1_000],
+  ] as const) {
     if (ms % size === 0) return `${ms / size} ${unit}${ms === size ? '' : 's'}`;
   }
   return `${ms} ms`;
@@ -100,7 +109,15 @@ export function windowName(ms: number): string {
  * Where the rate limits count: this process (default), a store the machine's workers share, or
  * Redis. Every one of them adds the request's cost (src/api/http/weighted-store.ts).
  */
-export type RateCounting = { redis: Redis; fallback?: FastifyRateLimitStoreCtor; log?: (line: string) => void; onMove?: (local: boolean) => void } | { store: FastifyRateLimitStoreCtor } | null;
+export type RateCounting =
+  | {
+      redis: Redis;
+      fallback?: FastifyRateLimitStoreCtor;
+      log?: (line: string) => void;
+      onMove?: (local: boolean) => void;
+    }
+  | { store: FastifyRateLimitStoreCtor }
+  | null;
 
 /** This process's counters: enough distinct keys that a flood of addresses does not evict the real clients' counts. */
 class InProcessStore extends WeightedStore {
@@ -120,18 +137,26 @@ export function limitRates(app: FastifyInstance, limits: ApiLimits, counting: Ra
   app.register(rateLimit, {
     global: true,
     hook: 'onRequest',
-    store: counting && 'redis' in counting ? weightedRedisStore({ ...counting, fallback: counting.fallback ?? InProcessStore })
-      : counting && 'store' in counting ? counting.store
-      : InProcessStore,
+    store:
+      counting && 'redis' in counting
+        ? weightedRedisStore({ ...counting, fallback: counting.fallback ?? InProcessStore })
+        : counting && 'store' in counting
+          ? counting.store
+          : InProcessStore,
     keyGenerator: (request) => {
       const credential = request.credential;
       if (credential?.kind === 'apiKey') return weightedKey(`app:${request.tenant.appId}`, costOf(request));
       return weightedKey(credential?.bucket ?? `address:${request.ip}`, 1);
     },
     timeWindow: (_request, key) => (isApp(key) ? limits.appRateWindowMs : limits.rateWindowMs),
-    max: (_request, key) => (isApp(key) ? limits.ratePerApp : key.startsWith('token:') ? limits.ratePerToken : limits.ratePerAddress),
-    errorResponseBuilder: (request, context) => new ApiError('rate_limited', request.credential?.kind === 'apiKey'
-      ? `rate limit of ${context.max} cost units per ${windowName(limits.appRateWindowMs)} for this app reached (this request costs ${costOf(request)}); retry after the time in Retry-After`
-      : `rate limit of ${context.max} requests per ${windowName(limits.rateWindowMs)} reached; retry after the time in Retry-After`),
+    max: (_request, key) =>
+      isApp(key) ? limits.ratePerApp : key.startsWith('token:') ? limits.ratePerToken : limits.ratePerAddress,
+    errorResponseBuilder: (request, context) =>
+      new ApiError(
+        'rate_limited',
+        request.credential?.kind === 'apiKey'
+          ? `rate limit of ${context.max} cost units per ${windowName(limits.appRateWindowMs)} for this app reached (this request costs ${costOf(request)}); retry after the time in Retry-After`
+          : `rate limit of ${context.max} requests per ${windowName(limits.rateWindowMs)} reached; retry after the time in Retry-After`,
+      ),
   });
 }

@@ -52,10 +52,28 @@ export interface ApiLimits {
 }
 
 const KEYS = [
-  'maxConnections', 'maxConnectionsPerAddress', 'headersTimeoutMs', 'requestTimeoutMs', 'idleTimeoutMs', 'keepAliveTimeoutMs',
-  'maxHeaderBytes', 'bodyLimitBytes', 'sdkBodyLimitBytes', 'maxJsonDepth', 'rateWindowMs', 'appRateWindowMs', 'ratePerApp',
-  'ratePerToken', 'ratePerAddress', 'maxInFlight', 'maxInFlightPerApp', 'maxEventLoopDelayMs', 'overloadRetryAfterSeconds',
-  'routeWorkBudget', 'routeWorkSlice', 'routeWorkConcurrent',
+  'maxConnections',
+  'maxConnectionsPerAddress',
+  'headersTimeoutMs',
+  'requestTimeoutMs',
+  'idleTimeoutMs',
+  'keepAliveTimeoutMs',
+  'maxHeaderBytes',
+  'bodyLimitBytes',
+  'sdkBodyLimitBytes',
+  'maxJsonDepth',
+  'rateWindowMs',
+  'appRateWindowMs',
+  'ratePerApp',
+  'ratePerToken',
+  'ratePerAddress',
+  'maxInFlight',
+  'maxInFlightPerApp',
+  'maxEventLoopDelayMs',
+  'overloadRetryAfterSeconds',
+  'routeWorkBudget',
+  'routeWorkSlice',
+  'routeWorkConcurrent',
 ] as const satisfies readonly (keyof ApiLimits)[];
 
 /** The environment variable of each limit: DRIVING_API_ and the name in upper snake case (src/settings.ts declares each). */
@@ -64,7 +82,9 @@ export const LIMIT_ENV: Readonly<Record<keyof ApiLimits, SettingName>> = Object.
 ) as Record<keyof ApiLimits, SettingName>;
 
 /** The limits' defaults, from src/settings.ts; a 0 there is allowed only where it switches a gate off. */
-export const DEFAULT_LIMITS: Readonly<ApiLimits> = Object.fromEntries(KEYS.map((key) => [key, SETTINGS[LIMIT_ENV[key]].fallback])) as unknown as ApiLimits;
+export const DEFAULT_LIMITS: Readonly<ApiLimits> = Object.fromEntries(
+  KEYS.map((key) => [key, SETTINGS[LIMIT_ENV[key]].fallback]),
+) as unknown as ApiLimits;
 
 /**
  * The limits from the environment, defaults where a variable is unset.

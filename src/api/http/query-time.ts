@@ -33,10 +33,17 @@ const remembered = new Map<string, number>();
  * The time of day and offset checked field by field: the parsers accept `24:00:00` (the next
  * day's midnight) and offsets such as `+99:99`, which name no real instant a client meant.
  */
-function checkClock(parameter: string, value: string, hour: string | undefined, minute: string | undefined, second: string | undefined): void {
+function checkClock(
+  parameter: string,
+  value: string,
+  hour: string | undefined,
+  minute: string | undefined,
+  second: string | undefined,
+): void {
   if (Number(hour) > 23) throw invalid(parameter, `'${value}': hour ${hour} is not 00 to 23`);
   if (Number(minute) > 59) throw invalid(parameter, `'${value}': minute ${minute} is not 00 to 59`);
-  if (second !== undefined && Number(second) > 59) throw invalid(parameter, `'${value}': second ${second} is not 00 to 59`);
+  if (second !== undefined && Number(second) > 59)
+    throw invalid(parameter, `'${value}': second ${second} is not 00 to 59`);
 }
 
 function resolve(parameter: string, value: string, zone: string, bound: 'start' | 'end'): Date {
@@ -54,11 +61,18 @@ function resolve(parameter: string, value: string, zone: string, bound: 'start' 
     checkClock(parameter, value, iso[1], iso[2], iso[3]);
     if (iso[4] !== undefined) {
       const minutes = Number(iso[5]) * 60 + Number(iso[6]);
-      if (Number(iso[6]) > 59 || minutes > MAX_OFFSET_MINUTES) throw invalid(parameter, `'${value}': offset ${iso[4]}${iso[5]}:${iso[6]} is not a real offset (at most ±14:00)`);
+      if (Number(iso[6]) > 59 || minutes > MAX_OFFSET_MINUTES)
+        throw invalid(
+          parameter,
+          `'${value}': offset ${iso[4]}${iso[5]}:${iso[6]} is not a real offset (at most ±14:00)`,
+        );
     }
     dt = DateTime.fromISO(value, { setZone: true });
   } else {
-    throw invalid(parameter, `'${value}' is not YYYY-MM-DD, 'YYYY-MM-DD HH:MM:SS' or ISO 8601 (YYYY-MM-DDTHH:MM:SS) with an offset`);
+    throw invalid(
+      parameter,
+      `'${value}' is not YYYY-MM-DD, 'YYYY-MM-DD HH:MM:SS' or ISO 8601 (YYYY-MM-DDTHH:MM:SS) with an offset`,
+    );
   }
   if (!dt.isValid) throw invalid(parameter, `'${value}' is not a valid time`);
   // an ISO instant is exact (millisecond precision): its exclusive end is one millisecond later

@@ -69,7 +69,10 @@ export function sharedRateStore(file: string, options: SharedRateOptions): Share
   const unflushed = new Set<string>();
 
   const sync = (key: string, bucket: Bucket, at: number): void => {
-    const row = add.get({ key, cost: bucket.pending, now_ms: at, window_ms: bucket.window }) as { count: number; window_start_ms: number };
+    const row = add.get({ key, cost: bucket.pending, now_ms: at, window_ms: bucket.window }) as {
+      count: number;
+      window_start_ms: number;
+    };
     bucket.total = Number(row.count);
     bucket.windowStart = Number(row.window_start_ms);
     bucket.pending = 0;
@@ -147,7 +150,10 @@ export function sharedRateStore(file: string, options: SharedRateOptions): Share
 }
 
 /** A statement of sql/ops/state/ that takes the named parameters it uses out of a wider set. */
-function statement(db: Database.Database, name: string): { get(params: Record<string, number | string>): unknown; run(params: Record<string, number | string>): void } {
+function statement(
+  db: Database.Database,
+  name: string,
+): { get(params: Record<string, number | string>): unknown; run(params: Record<string, number | string>): void } {
   const sql = stateSql('sqlite', name);
   const prepared = db.prepare(sql);
   return {

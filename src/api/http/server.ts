@@ -51,18 +51,31 @@ export interface ServerOptions {
 const TOKEN_SWEEP_MS = 10 * 60_000;
 
 /** Opens the shared state store (apps, passport) and follows what it reads (published snapshots). */
-export async function createApi(options: ServerOptions): Promise<{ app: FastifyInstance; ctx: ApiContext; close(): Promise<void> }> {
+export async function createApi(
+  options: ServerOptions,
+): Promise<{ app: FastifyInstance; ctx: ApiContext; close(): Promise<void> }> {
   const paths = pathsFor(options.dataDir);
-  const location = { dataDir: options.dataDir, ...(options.databaseUrl !== undefined ? { databaseUrl: options.databaseUrl } : {}) };
+  const location = {
+    dataDir: options.dataDir,
+    ...(options.databaseUrl !== undefined ? { databaseUrl: options.databaseUrl } : {}),
+  };
   const passport = await PassportStore.open(location);
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const deletion = new AccountDeletion(passport);
   const now = options.now ?? (() => new Date());
   // ioredis is loaded only when rate limits are counted in Redis: loading it would cost every API
   // start CPU for nothing without Redis
-  const redis = options.redisUrl ? new (await import('ioredis')).Redis(options.redisUrl, { connectTimeout: 2_000, maxRetriesPerRequest: 1, enableOfflineQueue: false }) : null;
+  const redis = options.redisUrl
+    ? new (await import('ioredis')).Redis(options.redisUrl, {
+        connectTimeout: 2_000,
+        maxRetriesPerRequest: 1,
+        enableOfflineQueue: false,
+      })
+    : null;
   // without Redis the machine's workers count together; with it, this store counts while Redis is down
-  const rateStore = options.sharedRateLimits ? sharedRateStore(rateFileOf(options.dataDir), { processes: options.sharedRateLimits }) : null;
+  const rateStore = options.sharedRateLimits
+    ? sharedRateStore(rateFileOf(options.dataDir), { processes: options.sharedRateLimits })
+    : null;
   // ioredis reconnects by itself; its errors are said once an outage by the store (weighted-redis-store.ts)
   redis?.on('error', () => undefined);
   // the first requests count in Redis like the rest: a process that served before its connection was
@@ -81,10 +94,14 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
     log,
     onWarm: (m, w) => {
       const mb = `${(w.readBytes / 1e6).toFixed(1)} MB`;
-      const what = w.state === 'warm' ? `${mb} in ${w.seconds} s` : `${w.state} after ${mb}${w.error ? `: ${w.error}` : ''}`;
+      const what =
+        w.state === 'warm' ? `${mb} in ${w.seconds} s` : `${w.state} after ${mb}${w.error ? `: ${w.error}` : ''}`;
       process.stderr.write(`serve: page cache for ${m.slot}@${m.version}: ${what}\n`);
     },
-    onError: (error) => process.stderr.write(`serve: cannot open the published snapshot: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}\n`),
+    onError: (error) =>
+      process.stderr.write(
+        `serve: cannot open the published snapshot: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}\n`,
+      ),
   });
   await snapshots.start();
   const landing = new LandingCounter(paths.landingDir);
@@ -93,18 +110,40 @@ export async function createApi(options: ServerOptions): Promise<{ app: FastifyI
     passport,
     deletion,
     snapshots,
-    cursors: new CursorCodec(await cursorKey(await openState(location), join(dirname(paths.passportFile), 'cursor.key'))),
+    cursors: new CursorCodec(
+      await cursorKey(await openState(location), join(dirname(paths.passportFile), 'cursor.key')),
+    ),
     landingDir: paths.landingDir,
     landing,
     routesDir: paths.routesDir,
     now,
     limits: apiLimits(undefined, options.limits),
     webhooks: new WebhookService(options.dataDir, { ...deliverySettings(), ...options.webhookSettings }),
-    rateCounting: redis ? { redis, ...(rateStore ? { fallback: rateStore } : {}), log, onMove: (local) => {
-      rateLimitsLocal = local;
-    } } : rateStore ? { store: rateStore } : null,
+    rateCounting: redis
+      ? {
+          redis,
+          ...(rateStore ? { fallback: rateStore } : {}),
+          log,
+          onMove: (local) => {
+            rateLimitsLocal = local;
+          },
+        }
+      : rateStore
+        ? { store: rateStore }
+        : null,
   };
-  const app = buildApp(ctx, { logger: options.logger, metrics: options.metrics && new ApiMetrics(options.metrics, snapshots, now, () => rateLimitsLocal, () => landing.read()) });
+  const app = buildApp(ctx, {
+    logger: options.logger,
+    metrics:
+      options.metrics &&
+      new ApiMetrics(
+        options.metrics,
+        snapshots,
+        now,
+        () => rateLimitsLocal,
+        () => landing.read(),
+      ),
+  });
   app.addHook('onClose', async () => void redis?.disconnect());
   await redisReady;
   return {

@@ -24,8 +24,10 @@ export function strictNumbers(app: FastifyInstance): void {
       if (Array.isArray(value)) throw invalid(name, 'given more than once');
       const type = properties[name]?.type;
       if (typeof value !== 'string') continue;
-      if (type === 'integer' && !PLAIN_INTEGER.test(value)) throw invalid(name, `'${value.slice(0, 40)}' is not a plain decimal integer`);
-      if (type === 'number' && !PLAIN_DECIMAL.test(value)) throw invalid(name, `'${value.slice(0, 40)}' is not a plain decimal number`);
+      if (type === 'integer' && !PLAIN_INTEGER.test(value))
+        throw invalid(name, `'${value.slice(0, 40)}' is not a plain decimal integer`);
+      if (type === 'number' && !PLAIN_DECIMAL.test(value))
+        throw invalid(name, `'${value.slice(0, 40)}' is not a plain decimal number`);
     }
   });
 }

@@ -20,10 +20,17 @@ export function uploadBody(headers: IncomingHttpHeaders, payload: Readable, limi
     throw new ApiError('unsupported_media_type', `Content-Type: charset '${charset}' is not supported; send UTF-8`);
   }
   const label = (headers['content-encoding'] ?? '').trim();
-  const codings = label.toLowerCase().split(',').map((c) => c.trim()).filter((c) => c !== '' && c !== 'identity');
+  const codings = label
+    .toLowerCase()
+    .split(',')
+    .map((c) => c.trim())
+    .filter((c) => c !== '' && c !== 'identity');
   const gzip = codings.length === 1 && (codings[0] === 'gzip' || codings[0] === 'x-gzip');
   if (codings.length > 0 && !gzip) {
-    throw new ApiError('unsupported_media_type', `Content-Encoding: '${label}' is not supported; send gzip or no encoding`);
+    throw new ApiError(
+      'unsupported_media_type',
+      `Content-Encoding: '${label}' is not supported; send gzip or no encoding`,
+    );
   }
 
   let inflated = 0;
@@ -32,13 +39,20 @@ export function uploadBody(headers: IncomingHttpHeaders, payload: Readable, limi
     transform(chunk: Buffer, _encoding, callback) {
       inflated += chunk.length;
       if (inflated > limit) {
-        callback(new ApiError('payload_too_large', `body: larger than the ${limit} bytes this operation takes${gzip ? ' once inflated' : ''}`));
+        callback(
+          new ApiError(
+            'payload_too_large',
+            `body: larger than the ${limit} bytes this operation takes${gzip ? ' once inflated' : ''}`,
+          ),
+        );
         return;
       }
       if (head.length < 2) {
         head = Buffer.concat([head, chunk.subarray(0, 2)]).subarray(0, 2);
         if (head.length === 2 && ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff))) {
-          callback(new ApiError('unsupported_media_type', 'body: UTF-16 (a byte order mark) is not supported; send UTF-8'));
+          callback(
+            new ApiError('unsupported_media_type', 'body: UTF-16 (a byte order mark) is not supported; send UTF-8'),
+          );
           return;
         }
       }

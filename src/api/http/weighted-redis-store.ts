@@ -37,13 +37,23 @@ export interface RedisCounting {
  * the service keeps answering and keeps a limit per machine rather than failing every request on
  * its rate limiter; the counting returns to Redis as soon as its connection is ready again.
  */
-export function weightedRedisStore({ redis, fallback, log = () => undefined, onMove, prefix = 'driving-rate:' }: RedisCounting): FastifyRateLimitStoreCtor {
+export function weightedRedisStore({
+  redis,
+  fallback,
+  log = () => undefined,
+  onMove,
+  prefix = 'driving-rate:',
+}: RedisCounting): FastifyRateLimitStoreCtor {
   let onFallback = false;
   const moveTo = (local: boolean, why: string): void => {
     if (local === onFallback) return;
     onFallback = local;
     onMove?.(local);
-    log(local ? `serve: rate limits counted on this machine until Redis answers (${why})` : 'serve: rate limits counted in Redis again');
+    log(
+      local
+        ? `serve: rate limits counted on this machine until Redis answers (${why})`
+        : 'serve: rate limits counted in Redis again',
+    );
   };
   redis.on('ready', () => moveTo(false, 'ready'));
 

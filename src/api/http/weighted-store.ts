@@ -19,7 +19,9 @@ export const weightedKey = (bucket: string, cost: number): string => `${bucket}|
 export function splitKey(key: string): { bucket: string; cost: number } {
   const at = key.lastIndexOf('|');
   const cost = Number(key.slice(at + 1));
-  return at < 0 || !Number.isSafeInteger(cost) || cost < 1 ? { bucket: key, cost: 1 } : { bucket: key.slice(0, at), cost };
+  return at < 0 || !Number.isSafeInteger(cost) || cost < 1
+    ? { bucket: key, cost: 1 }
+    : { bucket: key.slice(0, at), cost };
 }
 
 export class WeightedStore {

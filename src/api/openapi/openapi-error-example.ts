@@ -4,7 +4,10 @@
 
 import { enumMessage } from '../http/enum-message.js';
 
-interface ObjectSchema { properties?: Record<string, Record<string, unknown>>; required?: string[] }
+interface ObjectSchema {
+  properties?: Record<string, Record<string, unknown>>;
+  required?: string[];
+}
 
 /**
  * The message of a 400 for the first parameter (query, then body, then path) that has a bound to

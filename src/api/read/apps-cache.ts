@@ -21,7 +21,8 @@ export class AppsCache {
     const presented = hashSecret(apiKey);
     let found: { app: App; keyId: string } | null = null;
     for (const app of this.apps) {
-      for (const key of app.apiKeys) if (hashesEqual(presented, key.hash) && keyIsValid(key, now)) found = { app, keyId: keyIdOf(key) };
+      for (const key of app.apiKeys)
+        if (hashesEqual(presented, key.hash) && keyIsValid(key, now)) found = { app, keyId: keyIdOf(key) };
     }
     return found;
   }

@@ -26,8 +26,13 @@ export class CursorCodec {
     if (parts.length !== 2 || !body || !signature) throw invalid('nextCursor', 'is not a cursor this service issued');
     const expected = Buffer.from(this.sign(body));
     const given = Buffer.from(signature);
-    if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw invalid('nextCursor', 'is not a cursor this service issued');
-    const [startedUs, tripId, boundTo] = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as [string, string, string];
+    if (expected.length !== given.length || !timingSafeEqual(expected, given))
+      throw invalid('nextCursor', 'is not a cursor this service issued');
+    const [startedUs, tripId, boundTo] = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as [
+      string,
+      string,
+      string,
+    ];
     if (boundTo !== filters) throw invalid('nextCursor', 'belongs to a query with other filters');
     return { startedUs, tripId };
   }

@@ -15,7 +15,10 @@ export function asUnavailable(s: Snapshot, error: unknown): unknown {
     return unavailable();
   }
   if (isCorruptDatabase(error)) {
-    s.damaged?.report(s.manifest.file, (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? 'corrupt');
+    s.damaged?.report(
+      s.manifest.file,
+      (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? 'corrupt',
+    );
     return unavailable();
   }
   return error;

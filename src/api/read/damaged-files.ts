@@ -10,7 +10,10 @@ import { reportDamage } from '../../damage/reports.js';
 export class DamagedFiles {
   private readonly names = new Set<string>();
 
-  constructor(private readonly publishedDir: string, private readonly log: (line: string) => void) {}
+  constructor(
+    private readonly publishedDir: string,
+    private readonly log: (line: string) => void,
+  ) {}
 
   /** `file` is a path inside published/ (absolute, or relative to it). */
   report(file: string, why: string, consequence = 'requests that need it get 503 data_unavailable'): void {
@@ -33,4 +36,6 @@ export class DamagedFiles {
 
 /** DuckDB's words for a block whose checksum fails or a file that is not a database (a damaged slot). */
 export const isCorruptDatabase = (error: unknown): boolean =>
-  /does not match stored checksum|Corrupt database file|not a valid DuckDB database file/i.test(error instanceof Error ? error.message : String(error));
+  /does not match stored checksum|Corrupt database file|not a valid DuckDB database file/i.test(
+    error instanceof Error ? error.message : String(error),
+  );

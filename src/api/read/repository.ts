@@ -30,7 +30,11 @@ const packFor = (s: Snapshot, scope: Scope) => (s.pack?.servesZone(scope.appId, 
  * snapshot: a damaged file never gives a 500.
  */
 async function answer<T>(
-  s: Snapshot, scope: Scope, fromPack: (pack: ServingPack) => T | Promise<T>, fromSql: () => Promise<T>, needsExtras = false,
+  s: Snapshot,
+  scope: Scope,
+  fromPack: (pack: ServingPack) => T | Promise<T>,
+  fromSql: () => Promise<T>,
+  needsExtras = false,
 ): Promise<T> {
   const pack = packFor(s, scope);
   if (pack && (!needsExtras || pack.extrasTrusted)) {
@@ -44,31 +48,74 @@ async function answer<T>(
 }
 
 export const tripPage = (s: Snapshot, scope: Scope, q: TripPageQuery): Promise<Row[]> =>
-  answer(s, scope, (pack) => pack.tripPage(scope, q), () => s.query(sqlText('models/serving/api_trip_list'), {
-    app_id: scope.appId, user_id: scope.userId, zone: scope.zone, from: q.from.toISOString(), to: q.to.toISOString(),
-    after_us: BigInt(q.afterUs), after_trip: q.afterTrip, limit: q.limit,
-  }));
+  answer(
+    s,
+    scope,
+    (pack) => pack.tripPage(scope, q),
+    () =>
+      s.query(sqlText('models/serving/api_trip_list'), {
+        app_id: scope.appId,
+        user_id: scope.userId,
+        zone: scope.zone,
+        from: q.from.toISOString(),
+        to: q.to.toISOString(),
+        after_us: BigInt(q.afterUs),
+        after_trip: q.afterTrip,
+        limit: q.limit,
+      }),
+  );
 
 export const tripDetail = (s: Snapshot, scope: Scope, tripId: string): Promise<{ trip: Row; events: Row[] } | null> =>
-  answer(s, scope, (pack) => pack.tripDetail(scope, tripId), async () => {
-    const params = { app_id: scope.appId, user_id: scope.userId, trip_id: tripId, zone: scope.zone };
-    const [trip] = await s.query(sqlText('models/serving/api_trip_detail'), params);
-    if (!trip) return null;
-    return { trip, events: await s.query(sqlText('models/serving/api_trip_events'), params) };
-  }, true);
+  answer(
+    s,
+    scope,
+    (pack) => pack.tripDetail(scope, tripId),
+    async () => {
+      const params = { app_id: scope.appId, user_id: scope.userId, trip_id: tripId, zone: scope.zone };
+      const [trip] = await s.query(sqlText('models/serving/api_trip_detail'), params);
+      if (!trip) return null;
+      return { trip, events: await s.query(sqlText('models/serving/api_trip_events'), params) };
+    },
+    true,
+  );
 
-export const statistics = (s: Snapshot, scope: Scope, period: Period, startDate: string, endDate: string): Promise<Row[]> =>
-  answer(s, scope, (pack) => pack.statistics(scope, period, startDate, endDate), () => s.query(sqlText('models/marts/statistics_periods'), {
-    app_id: scope.appId, user_id: scope.userId, period, start_date: startDate, end_date: endDate,
-  }));
+export const statistics = (
+  s: Snapshot,
+  scope: Scope,
+  period: Period,
+  startDate: string,
+  endDate: string,
+): Promise<Row[]> =>
+  answer(
+    s,
+    scope,
+    (pack) => pack.statistics(scope, period, startDate, endDate),
+    () =>
+      s.query(sqlText('models/marts/statistics_periods'), {
+        app_id: scope.appId,
+        user_id: scope.userId,
+        period,
+        start_date: startDate,
+        end_date: endDate,
+      }),
+  );
 
 export const latestScore = (s: Snapshot, scope: Scope, interval: number, today: string): Promise<Row | null> =>
-  answer(s, scope, (pack) => pack.latestScore(scope, interval, today), async () => {
-    const rows = await s.query(sqlText('models/serving/api_safety_score'), {
-      app_id: scope.appId, user_id: scope.userId, interval, today, zone: scope.zone,
-    });
-    return rows[0] ?? null;
-  });
+  answer(
+    s,
+    scope,
+    (pack) => pack.latestScore(scope, interval, today),
+    async () => {
+      const rows = await s.query(sqlText('models/serving/api_safety_score'), {
+        app_id: scope.appId,
+        user_id: scope.userId,
+        interval,
+        today,
+        zone: scope.zone,
+      });
+      return rows[0] ?? null;
+    },
+  );
 
 export interface ScoreHistoryQuery {
   interval: number;
@@ -78,6 +125,18 @@ export interface ScoreHistoryQuery {
 }
 
 export const scoreHistory = (s: Snapshot, scope: Scope, q: ScoreHistoryQuery): Promise<Row[]> =>
-  answer(s, scope, (pack) => pack.scoreHistory(scope, q.interval, q.startDate, q.endDate, q.today), () => s.query(sqlText('models/serving/api_safety_score_history'), {
-    app_id: scope.appId, user_id: scope.userId, interval: q.interval, start_date: q.startDate, end_date: q.endDate, today: q.today, zone: scope.zone,
-  }));
+  answer(
+    s,
+    scope,
+    (pack) => pack.scoreHistory(scope, q.interval, q.startDate, q.endDate, q.today),
+    () =>
+      s.query(sqlText('models/serving/api_safety_score_history'), {
+        app_id: scope.appId,
+        user_id: scope.userId,
+        interval: q.interval,
+        start_date: q.startDate,
+        end_date: q.endDate,
+        today: q.today,
+        zone: scope.zone,
+      }),
+  );

@@ -61,24 +61,43 @@ export class Snapshot {
    * used again for this snapshot, and that request and every later one are answered by SQL.
    */
   packFailed(error: unknown): void {
-    this.refuse('pack_read_failed', `serve: serving pack of ${this.manifest.slot}@${this.manifest.version} failed a read, SQL serves it from now on: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (pack_read_failed)`);
+    this.refuse(
+      'pack_read_failed',
+      `serve: serving pack of ${this.manifest.slot}@${this.manifest.version} failed a read, SQL serves it from now on: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (pack_read_failed)`,
+    );
   }
 
   static async open(
-    publishedDir: string, manifest: Manifest, connections: number, usePack = true, packOptions: PackOptions = {}, damaged: DamagedFiles | null = null,
+    publishedDir: string,
+    manifest: Manifest,
+    connections: number,
+    usePack = true,
+    packOptions: PackOptions = {},
+    damaged: DamagedFiles | null = null,
   ): Promise<Snapshot> {
     // a new instance every time: the client's cache would hand back the previous file's instance
     // DuckDB's default cap is 80% of the machine's memory a process: with a worker per core and a
     // long export reading the snapshot's tables, each worker's cache of blocks it read grows toward
     // it. Blocks of a read-only file are dropped, not spilled, beyond the cap.
-    const instance = await DuckDBInstance.create(join(publishedDir, manifest.file), { access_mode: 'READ_ONLY', memory_limit: apiMemoryLimit(), ...threadSetting() });
+    const instance = await DuckDBInstance.create(join(publishedDir, manifest.file), {
+      access_mode: 'READ_ONLY',
+      memory_limit: apiMemoryLimit(),
+      ...threadSetting(),
+    });
     let pool: ConnectionPool | null = null;
     let pack: ServingPack | null = null;
     let refused: PackRefusal | null = null;
     try {
       pool = await ConnectionPool.open(instance, connections);
       let extras: { path: string; sha256: string }[] = [];
-      if (usePack && manifest.pack) ({ pack, refused, extras } = await openPack(publishedDir, manifest.pack, packOptions, `${manifest.slot}@${manifest.version}`, damaged ?? undefined));
+      if (usePack && manifest.pack)
+        ({ pack, refused, extras } = await openPack(
+          publishedDir,
+          manifest.pack,
+          packOptions,
+          `${manifest.slot}@${manifest.version}`,
+          damaged ?? undefined,
+        ));
       // warm (SQL serving only): read each table's user_id column once before the first request needs it
       if (!pack) {
         for (const table of ['trips', 'trip_events', 'stats_daily', 'safety_scores']) {
@@ -88,11 +107,23 @@ export class Snapshot {
       // requests are served meanwhile: a cold read is slower, not wrong
       const warm = packOptions.warm ?? 'rows';
       const warmer = pack && warm !== 'none' ? new PageCacheWarmer(pack.files(warm === 'all')) : null;
-      const snapshot = new Snapshot(manifest, instance, pool, pack, warmer, refused, packOptions.log ?? (() => undefined), damaged, ExportReader.forSlot(publishedDir, manifest.file));
+      const snapshot = new Snapshot(
+        manifest,
+        instance,
+        pool,
+        pack,
+        warmer,
+        refused,
+        packOptions.log ?? (() => undefined),
+        damaged,
+        ExportReader.forSlot(publishedDir, manifest.file),
+      );
       // the extras (trip events) are verified off the request path: trip details read them from the pack once they match
       if (pack) {
         snapshot.extrasChecked = verifyExtras(pack, extras, `${manifest.slot}@${manifest.version}`, {
-          log: snapshot.log, refuse: (code, line) => snapshot.refuse(code, line), damaged: damaged ?? undefined,
+          log: snapshot.log,
+          refuse: (code, line) => snapshot.refuse(code, line),
+          damaged: damaged ?? undefined,
         });
       }
       return snapshot;
@@ -161,8 +192,12 @@ export class SnapshotFollower {
     private readonly publishedDir: string,
     private readonly manifestFile: string,
     private readonly options: {
-      connections: number; pollMs: number; usePack?: boolean; pack?: PackOptions;
-      onSwitch?: (m: Manifest) => void; onError?: (e: unknown) => void;
+      connections: number;
+      pollMs: number;
+      usePack?: boolean;
+      pack?: PackOptions;
+      onSwitch?: (m: Manifest) => void;
+      onError?: (e: unknown) => void;
       /** One line about the manifest going missing (the pack's own lines go to pack.log). */
       log?: (line: string) => void;
       /** A snapshot's page cache warming ended (warm, failed, or stopped because it was retired). */
@@ -229,7 +264,9 @@ export class SnapshotFollower {
       // removed by hand or by a cleanup: the served snapshot is still a whole publish, so it stays
       // served; the next publish writes a manifest (into the slot no reader holds) and is switched to
       if (this.current && !this.manifestMissing) {
-        this.options.log?.(`serve: ${basename(this.manifestFile)} is missing; still serving ${this.current.manifest.slot}@${this.current.manifest.version} until a publish writes one`);
+        this.options.log?.(
+          `serve: ${basename(this.manifestFile)} is missing; still serving ${this.current.manifest.slot}@${this.current.manifest.version} until a publish writes one`,
+        );
       }
       this.manifestMissing = this.current !== null;
       return;
@@ -244,12 +281,23 @@ export class SnapshotFollower {
       manifest = JSON.parse(text) as Manifest;
       // a new publish may have rebuilt them: files still damaged are found (and listed) again
       this.damaged.clear();
-      next = await Snapshot.open(this.publishedDir, manifest, this.options.connections, this.options.usePack ?? true, this.options.pack, this.damaged);
+      next = await Snapshot.open(
+        this.publishedDir,
+        manifest,
+        this.options.connections,
+        this.options.usePack ?? true,
+        this.options.pack,
+        this.damaged,
+      );
     } catch (error) {
       // a slot whose blocks DuckDB refuses: named and listed like any damaged file (the next load rebuilds it)
-      if (manifest && isCorruptDatabase(error)) this.damaged.report(manifest.file, (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? 'corrupt');
+      if (manifest && isCorruptDatabase(error))
+        this.damaged.report(
+          manifest.file,
+          (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? 'corrupt',
+        );
       this.failedManifestText = text;
-      this.lastError = error instanceof Error ? error.message.split('\n')[0] ?? error.message : String(error);
+      this.lastError = error instanceof Error ? (error.message.split('\n')[0] ?? error.message) : String(error);
       throw error;
     }
     // a running API keeps serving the previous snapshot until the new one's trip events are

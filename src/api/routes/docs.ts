@@ -38,7 +38,8 @@ const INIT = `window.ui = SwaggerUIBundle({ url: '/v1/openapi.json', dom_id: '#s
 
 // frame-ancestors 'none' (and X-Frame-Options for browsers without CSP 2): no other site can frame
 // the page to trick a click; base-uri and form-action keep an injected tag from sending anything away
-const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; " +
+const CSP =
+  "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; " +
   "frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 const cache = new Map<string, Buffer>();
@@ -53,9 +54,15 @@ const asset = (name: string): Buffer => {
 
 export function docsRoutes(app: FastifyInstance): void {
   app.get('/docs', { config: { auth: 'none' } }, async (_request, reply) =>
-    reply.header('content-security-policy', CSP).header('x-frame-options', 'DENY').type('text/html; charset=utf-8').send(PAGE));
+    reply
+      .header('content-security-policy', CSP)
+      .header('x-frame-options', 'DENY')
+      .type('text/html; charset=utf-8')
+      .send(PAGE),
+  );
   app.get('/docs/init.js', { config: { auth: 'none' } }, async (_request, reply) =>
-    reply.type('text/javascript; charset=utf-8').send(INIT));
+    reply.type('text/javascript; charset=utf-8').send(INIT),
+  );
   app.get<{ Params: { name: string } }>('/docs/:name', { config: { auth: 'none' } }, async (request, reply) => {
     const known = ASSETS[request.params.name];
     if (!known) return reply.callNotFound();

@@ -38,12 +38,16 @@ const EXPORT_COST = 100;
  * @example formatOf('application/vnd.apache.arrow.stream;q=0, application/x-ndjson') // NDJSON
  */
 export function formatOf(accept: string | undefined): typeof ARROW | typeof NDJSON {
-  const ranges = (accept ?? '*/*').split(',').filter((r) => r.trim() !== '').map((range) => {
-    const [type = '', ...params] = range.split(';').map((p) => p.trim());
-    const q = params.map((p) => /^q\s*=\s*(.*)$/i.exec(p)?.[1]).find((v) => v !== undefined);
-    if (q !== undefined && !/^(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(q)) throw invalid('Accept', `q must be a number from 0 to 1, got '${q}'`);
-    return { type: type.toLowerCase(), q: q === undefined ? 1 : Number(q) };
-  });
+  const ranges = (accept ?? '*/*')
+    .split(',')
+    .filter((r) => r.trim() !== '')
+    .map((range) => {
+      const [type = '', ...params] = range.split(';').map((p) => p.trim());
+      const q = params.map((p) => /^q\s*=\s*(.*)$/i.exec(p)?.[1]).find((v) => v !== undefined);
+      if (q !== undefined && !/^(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(q))
+        throw invalid('Accept', `q must be a number from 0 to 1, got '${q}'`);
+      return { type: type.toLowerCase(), q: q === undefined ? 1 : Number(q) };
+    });
   // the q of the most specific range that matches the type; -1 when none does
   const weigh = (type: string): { q: number; named: boolean } => {
     const named = ranges.filter((r) => r.type === type);
@@ -66,46 +70,74 @@ async function* ndjson(batches: AsyncIterable<ExportBatch>): AsyncGenerator<stri
 
 /** The bulk export: every trip of the app in a time range, streamed in batches. */
 export function exportRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  app.get<{ Querystring: { startTime?: string; endTime?: string } }>('/v1/exports/trips', {
-    config: { cost: EXPORT_COST },
-    schema: {
-      operationId: 'exportTrips', tags: ['Exports'], summary: 'Every trip of the app, streamed (Arrow or NDJSON)',
-      description:
-        `All of the app's trips that start in [startTime, endTime], oldest first, with the fields of the trip list and the trip detail, the user (orgUserId, userId) and the events. ` +
-        `\`Accept: ${ARROW}\` gives an Arrow IPC stream (one record batch per 1,000 trips, DRIVING_API_EXPORT_BATCH_TRIPS; events a list of structs, points structs {lng, lat}); \`Accept: ${NDJSON}\` (the default) one JSON object per line, as the trip detail serves it. Accept's q-values are honoured (q=0 refuses a type; the highest q wins). ` +
-        'The export reads one publish from start to end; deleted users are never included. It weighs as a costly request under the fair share between apps.',
-      querystring: {
-        type: 'object', additionalProperties: false,
-        properties: {
-          startTime: { type: 'string', maxLength: 40, description: "Earliest trip start: YYYY-MM-DD, 'YYYY-MM-DD HH:MM:SS' in the app's zone, or ISO 8601 with an offset; default: the first trip" },
-          endTime: { type: 'string', maxLength: 40, description: 'Latest trip start, inclusive (a date means its whole day); the same forms; default: the last trip' },
+  app.get<{ Querystring: { startTime?: string; endTime?: string } }>(
+    '/v1/exports/trips',
+    {
+      config: { cost: EXPORT_COST },
+      schema: {
+        operationId: 'exportTrips',
+        tags: ['Exports'],
+        summary: 'Every trip of the app, streamed (Arrow or NDJSON)',
+        description:
+          `All of the app's trips that start in [startTime, endTime], oldest first, with the fields of the trip list and the trip detail, the user (orgUserId, userId) and the events. ` +
+          `\`Accept: ${ARROW}\` gives an Arrow IPC stream (one record batch per 1,000 trips, DRIVING_API_EXPORT_BATCH_TRIPS; events a list of structs, points structs {lng, lat}); \`Accept: ${NDJSON}\` (the default) one JSON object per line, as the trip detail serves it. Accept's q-values are honoured (q=0 refuses a type; the highest q wins). ` +
+          'The export reads one publish from start to end; deleted users are never included. It weighs as a costly request under the fair share between apps.',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            startTime: {
+              type: 'string',
+              maxLength: 40,
+              description:
+                "Earliest trip start: YYYY-MM-DD, 'YYYY-MM-DD HH:MM:SS' in the app's zone, or ISO 8601 with an offset; default: the first trip",
+            },
+            endTime: {
+              type: 'string',
+              maxLength: 40,
+              description:
+                'Latest trip start, inclusive (a date means its whole day); the same forms; default: the last trip',
+            },
+          },
         },
+        produces: [ARROW, NDJSON],
+        response: { ...errorResponses },
       },
-      produces: [ARROW, NDJSON],
-      response: { ...errorResponses },
     },
-  }, async (request, reply) => {
-    const format = formatOf(request.headers.accept);
-    const zone = request.tenant.timeZone;
-    const from = request.query.startTime ? parseQueryTime('startTime', request.query.startTime, zone, 'start') : FAR_PAST;
-    const to = request.query.endTime ? parseQueryTime('endTime', request.query.endTime, zone, 'end') : FAR_FUTURE;
-    if (to <= from) throw invalid('endTime', 'must not be before startTime');
-    const excludedUsers = await ctx.passport.deletedUserIds(request.tenant.appId);
-    // apache-arrow is loaded at the first Arrow export, not at every API start (loading it costs
-    // CPU that most processes, never asked for Arrow, would spend for nothing)
-    const arrow = format === ARROW ? await import('../export/arrow.js') : null;
-    const held = await holdSnapshot(ctx.snapshots);
-    if (!held) throw new ApiError('not_ready', 'no data has been published yet');
-    exportStats.holding++;
-    const reader = held.snapshot.exportReader;
-    const trips = tripBatches(reader, { appId: request.tenant.appId, zone, from, to, excludedUsers, batchSize: batchTrips() });
-    const batches = memoryLogOn() ? withMemoryLog(trips, { snapshot: held.snapshot, export: reader }, request.id) : trips;
-    const body = Readable.from(arrow ? arrow.arrowStream(batches) : ndjson(batches), { objectMode: false });
-    // released when the answer ends, fails, or the client goes away
-    body.once('close', () => {
-      exportStats.holding--;
-      held.release();
-    });
-    return reply.type(format).header('Cache-Control', 'no-store').send(body);
-  });
+    async (request, reply) => {
+      const format = formatOf(request.headers.accept);
+      const zone = request.tenant.timeZone;
+      const from = request.query.startTime
+        ? parseQueryTime('startTime', request.query.startTime, zone, 'start')
+        : FAR_PAST;
+      const to = request.query.endTime ? parseQueryTime('endTime', request.query.endTime, zone, 'end') : FAR_FUTURE;
+      if (to <= from) throw invalid('endTime', 'must not be before startTime');
+      const excludedUsers = await ctx.passport.deletedUserIds(request.tenant.appId);
+      // apache-arrow is loaded at the first Arrow export, not at every API start (loading it costs
+      // CPU that most processes, never asked for Arrow, would spend for nothing)
+      const arrow = format === ARROW ? await import('../export/arrow.js') : null;
+      const held = await holdSnapshot(ctx.snapshots);
+      if (!held) throw new ApiError('not_ready', 'no data has been published yet');
+      exportStats.holding++;
+      const reader = held.snapshot.exportReader;
+      const trips = tripBatches(reader, {
+        appId: request.tenant.appId,
+        zone,
+        from,
+        to,
+        excludedUsers,
+        batchSize: batchTrips(),
+      });
+      const batches = memoryLogOn()
+        ? withMemoryLog(trips, { snapshot: held.snapshot, export: reader }, request.id)
+        : trips;
+      const body = Readable.from(arrow ? arrow.arrowStream(batches) : ndjson(batches), { objectMode: false });
+      // released when the answer ends, fails, or the client goes away
+      body.once('close', () => {
+        exportStats.holding--;
+        held.release();
+      });
+      return reply.type(format).header('Cache-Control', 'no-store').send(body);
+    },
+  );
 }

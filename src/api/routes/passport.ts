@@ -16,15 +16,26 @@ export function passportRoutes(app: FastifyInstance, ctx: ApiContext): void {
         params: OrgUserParams,
         response: {
           200: {
-            type: 'object', required: ['code', 'message', 'token', 'platformUserId'],
-            properties: { code: { type: 'integer' }, message: { type: 'string' }, token: { type: 'string' }, platformUserId: { type: 'integer' } },
+            type: 'object',
+            required: ['code', 'message', 'token', 'platformUserId'],
+            properties: {
+              code: { type: 'integer' },
+              message: { type: 'string' },
+              token: { type: 'string' },
+              platformUserId: { type: 'integer' },
+            },
           },
           ...errorResponses,
         },
       },
     },
     async (request) => {
-      const issued = await ctx.passport.issueToken(request.tenant.appId, request.params.org_user_id, ctx.now(), TOKEN_VALIDITY_MS);
+      const issued = await ctx.passport.issueToken(
+        request.tenant.appId,
+        request.params.org_user_id,
+        ctx.now(),
+        TOKEN_VALIDITY_MS,
+      );
       return { code: 0, message: 'success', token: issued.token, platformUserId: issued.platformUserId };
     },
   );
@@ -33,23 +44,33 @@ export function passportRoutes(app: FastifyInstance, ctx: ApiContext): void {
     '/v1/org-user/:org_user_id',
     {
       schema: {
-        summary: 'Delete the account: tokens stop working and its data stops being served at once; the next job run purges the data',
+        summary:
+          'Delete the account: tokens stop working and its data stops being served at once; the next job run purges the data',
         params: OrgUserParams,
         response: {
-          200: { type: 'object', required: ['code', 'message', 'platformUserId'], properties: { code: { type: 'integer' }, message: { type: 'string' }, platformUserId: { type: 'integer' } } },
+          200: {
+            type: 'object',
+            required: ['code', 'message', 'platformUserId'],
+            properties: { code: { type: 'integer' }, message: { type: 'string' }, platformUserId: { type: 'integer' } },
+          },
           ...errorResponses,
         },
       },
     },
     async (request) => {
       // the request the jobs act on and the account's mark are one committed transaction (docs/decisions.md, Deletion)
-      const userId = await ctx.deletion.delete(request.tenant.appId, request.params.org_user_id, ctx.now()).catch((error: unknown) => {
-        if (error instanceof StorageUnavailableError) {
-          request.log.error({ err: error.cause }, 'deletion not recorded');
-          throw new ApiError('storage_unavailable', 'storage unavailable: the deletion could not be recorded and nothing was deleted; retry later');
-        }
-        throw error;
-      });
+      const userId = await ctx.deletion
+        .delete(request.tenant.appId, request.params.org_user_id, ctx.now())
+        .catch((error: unknown) => {
+          if (error instanceof StorageUnavailableError) {
+            request.log.error({ err: error.cause }, 'deletion not recorded');
+            throw new ApiError(
+              'storage_unavailable',
+              'storage unavailable: the deletion could not be recorded and nothing was deleted; retry later',
+            );
+          }
+          throw error;
+        });
       if (userId === null) throw new ApiError('user_not_found', `org_user_id: no user '${request.params.org_user_id}'`);
       return { code: 0, message: 'success', platformUserId: userId };
     },
@@ -59,10 +80,18 @@ export function passportRoutes(app: FastifyInstance, ctx: ApiContext): void {
     '/v1/token/:token',
     {
       schema: {
-        summary: "The holder of a valid passport token of the calling app",
-        params: { type: 'object', required: ['token'], properties: { token: { type: 'string', minLength: 1, maxLength: 200 } } },
+        summary: 'The holder of a valid passport token of the calling app',
+        params: {
+          type: 'object',
+          required: ['token'],
+          properties: { token: { type: 'string', minLength: 1, maxLength: 200 } },
+        },
         response: {
-          200: { type: 'object', required: ['platformUserId', 'orgUserId'], properties: { platformUserId: { type: 'integer' }, orgUserId: { type: 'string' } } },
+          200: {
+            type: 'object',
+            required: ['platformUserId', 'orgUserId'],
+            properties: { platformUserId: { type: 'integer' }, orgUserId: { type: 'string' } },
+          },
           ...errorResponses,
         },
       },

@@ -13,7 +13,11 @@ import { rangeCost } from '../http/cost.js';
 const MAX_DAYS = 366;
 
 const interval = { type: 'integer', enum: [30, 90], description: 'The window in days: 30 or 90.' } as const;
-const explain = { type: 'boolean', default: true, description: 'Include each factor\'s value, multiplier and contribution (`factors`); false leaves them out.' } as const;
+const explain = {
+  type: 'boolean',
+  default: true,
+  description: "Include each factor's value, multiplier and contribution (`factors`); false leaves them out.",
+} as const;
 
 /** The safety score (the latest, explained) and its history. */
 export function safetyScoreRoutes(app: FastifyInstance, ctx: ApiContext): void {
@@ -24,12 +28,19 @@ export function safetyScoreRoutes(app: FastifyInstance, ctx: ApiContext): void {
         operationId: 'getSafetyScore',
         tags: ['Safety score'],
         summary: 'The latest daily safety score (30 or 90 days) with its factors, explained and ranked',
-        description: 'The score with the latest evaluation date not after today (app zone), its five factors, its percentile among the app\'s drivers scored that day, the model version and, unless explain=false, what each model input costs in points. No score yet: 404 score_not_available.',
+        description:
+          "The score with the latest evaluation date not after today (app zone), its five factors, its percentile among the app's drivers scored that day, the model version and, unless explain=false, what each model input costs in points. No score yet: 404 score_not_available.",
         params: OrgUserParams,
-        querystring: { type: 'object', required: ['interval'], additionalProperties: false, properties: { interval, explain } },
+        querystring: {
+          type: 'object',
+          required: ['interval'],
+          additionalProperties: false,
+          properties: { interval, explain },
+        },
         response: {
           200: {
-            type: 'object', required: ['appId', 'userId', 'orgUserId', 'score'],
+            type: 'object',
+            required: ['appId', 'userId', 'orgUserId', 'score'],
             properties: { ...identity, score: ScoreSchema },
             examples: [{ appId: 'app_3f9c', userId: 7301844412, orgUserId: 'driver-1', score: scoreExample }],
           },
@@ -41,12 +52,24 @@ export function safetyScoreRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const scope = await scopeFor(ctx, request.tenant, request.params.org_user_id);
       const today = todayIn(scope.zone, ctx.now());
       const row = await onSnapshot(ctx, (s) => latestScore(s, scope, request.query.interval, today));
-      if (!row) throw new ApiError('score_not_available', `no ${request.query.interval}-day score for '${scope.orgUserId}' yet`);
-      return { appId: scope.appId, userId: scope.userId, orgUserId: scope.orgUserId, score: scoreBody(row, request.query.explain !== false) };
+      if (!row)
+        throw new ApiError(
+          'score_not_available',
+          `no ${request.query.interval}-day score for '${scope.orgUserId}' yet`,
+        );
+      return {
+        appId: scope.appId,
+        userId: scope.userId,
+        orgUserId: scope.orgUserId,
+        score: scoreBody(row, request.query.explain !== false),
+      };
     },
   );
 
-  app.get<{ Params: { org_user_id: string }; Querystring: { interval: number; startTime?: string; endTime?: string; explain?: boolean } }>(
+  app.get<{
+    Params: { org_user_id: string };
+    Querystring: { interval: number; startTime?: string; endTime?: string; explain?: boolean };
+  }>(
     '/v1/org-user/:org_user_id/safety-score/history',
     {
       // one unit per 31 days of evaluation dates: 12 for the default 366
@@ -55,22 +78,36 @@ export function safetyScoreRoutes(app: FastifyInstance, ctx: ApiContext): void {
         operationId: 'getSafetyScoreHistory',
         tags: ['Safety score'],
         summary: 'The safety score over time: one entry per evaluation date, oldest first',
-        description: 'Every stored score of the user for the interval whose evaluation date lies from startTime to endTime (dates, both inclusive, app zone, at most 366 days; never after today), each with the fields of the latest score (GET ./safety-score). Without endTime: today; without startTime: 365 days before endTime. No score in the range: an empty list.',
+        description:
+          'Every stored score of the user for the interval whose evaluation date lies from startTime to endTime (dates, both inclusive, app zone, at most 366 days; never after today), each with the fields of the latest score (GET ./safety-score). Without endTime: today; without startTime: 365 days before endTime. No score in the range: an empty list.',
         params: OrgUserParams,
         querystring: {
-          type: 'object', required: ['interval'], additionalProperties: false,
+          type: 'object',
+          required: ['interval'],
+          additionalProperties: false,
           properties: {
             interval,
-            startTime: { type: 'string', maxLength: 10, description: 'First evaluation date, YYYY-MM-DD (default: 365 days before endTime).' },
-            endTime: { type: 'string', maxLength: 10, description: 'Last evaluation date, YYYY-MM-DD (default: today in the app\'s zone).' },
+            startTime: {
+              type: 'string',
+              maxLength: 10,
+              description: 'First evaluation date, YYYY-MM-DD (default: 365 days before endTime).',
+            },
+            endTime: {
+              type: 'string',
+              maxLength: 10,
+              description: "Last evaluation date, YYYY-MM-DD (default: today in the app's zone).",
+            },
             explain,
           },
         },
         response: {
           200: {
-            type: 'object', required: ['appId', 'userId', 'orgUserId', 'interval', 'history'],
+            type: 'object',
+            required: ['appId', 'userId', 'orgUserId', 'interval', 'history'],
             properties: { ...identity, interval: { type: 'integer' }, history: { type: 'array', items: ScoreSchema } },
-            examples: [{ appId: 'app_3f9c', userId: 7301844412, orgUserId: 'driver-1', interval: 30, history: [scoreExample] }],
+            examples: [
+              { appId: 'app_3f9c', userId: 7301844412, orgUserId: 'driver-1', interval: 30, history: [scoreExample] },
+            ],
           },
           ...errorResponses,
         },
@@ -86,13 +123,19 @@ export function safetyScoreRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const startDate = start ?? isoDate(epochDay(endDate) - (MAX_DAYS - 1));
       // the parameter named is one the caller sent
       const culprit = end === null ? 'startTime' : 'endTime';
-      if (endDate < startDate) throw invalid(culprit, end === null ? `must not be after today (${today})` : 'must not be before startTime');
+      if (endDate < startDate)
+        throw invalid(culprit, end === null ? `must not be after today (${today})` : 'must not be before startTime');
       const days = epochDay(endDate) - epochDay(startDate) + 1;
       if (days > MAX_DAYS) throw invalid(culprit, `the range is ${days} days; at most ${MAX_DAYS}`);
       const scope = await scopeFor(ctx, request.tenant, request.params.org_user_id);
-      const rows = await onSnapshot(ctx, (s) => scoreHistory(s, scope, { interval: q.interval, startDate, endDate, today }));
+      const rows = await onSnapshot(ctx, (s) =>
+        scoreHistory(s, scope, { interval: q.interval, startDate, endDate, today }),
+      );
       return {
-        appId: scope.appId, userId: scope.userId, orgUserId: scope.orgUserId, interval: q.interval,
+        appId: scope.appId,
+        userId: scope.userId,
+        orgUserId: scope.orgUserId,
+        interval: q.interval,
         history: rows.map((row) => scoreBody(row, q.explain !== false)),
       };
     },

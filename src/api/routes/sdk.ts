@@ -21,7 +21,8 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
       config: { auth: 'passportToken' },
       bodyLimit: ctx.limits.sdkBodyLimitBytes,
       // a gzip body is inflated here, the limit counting the inflated bytes (docs/decisions.md, API)
-      preParsing: async (request, _reply, payload) => uploadBody(request.headers, payload, ctx.limits.sdkBodyLimitBytes),
+      preParsing: async (request, _reply, payload) =>
+        uploadBody(request.headers, payload, ctx.limits.sdkBodyLimitBytes),
       schema: {
         operationId: 'uploadTrips',
         tags: ['SDK'],
@@ -33,12 +34,37 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
           'The body may be sent with `Content-Encoding: gzip` (the limits count the inflated bytes, 413 as soon as they are passed); any other encoding, and a charset other than UTF-8, is a 415 naming it. 202 once the valid records are durably landed; each refused record is listed with its reason.',
         response: {
           202: {
-            type: 'object', required: ['code', 'message', 'accepted', 'rejected'],
+            type: 'object',
+            required: ['code', 'message', 'accepted', 'rejected'],
             properties: {
-              code: { type: 'integer' }, message: { type: 'string' }, accepted: { type: 'integer' },
-              rejected: { type: 'array', items: { type: 'object', properties: { index: { type: 'integer' }, tripId: { type: 'string' }, reason: { type: 'string' }, field: { type: 'string', description: 'The offending field, where the reason alone does not name it (a string with a lone UTF-16 surrogate: `invalid_json`).' } } } },
+              code: { type: 'integer' },
+              message: { type: 'string' },
+              accepted: { type: 'integer' },
+              rejected: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    index: { type: 'integer' },
+                    tripId: { type: 'string' },
+                    reason: { type: 'string' },
+                    field: {
+                      type: 'string',
+                      description:
+                        'The offending field, where the reason alone does not name it (a string with a lone UTF-16 surrogate: `invalid_json`).',
+                    },
+                  },
+                },
+              },
             },
-            examples: [{ code: 0, message: 'accepted', accepted: 1, rejected: [{ index: 1, tripId: 't-2', reason: 'invalid_os' }] }],
+            examples: [
+              {
+                code: 0,
+                message: 'accepted',
+                accepted: 1,
+                rejected: [{ index: 1, tripId: 't-2', reason: 'invalid_os' }],
+              },
+            ],
           },
           ...errorResponses,
           413: ErrorResult,
@@ -51,10 +77,12 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
       // expired, while it was sent
       const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
       const owner = match ? await ctx.passport.tokenOwner(match[1] as string, ctx.now()) : null;
-      if (!owner) throw new ApiError('unauthorized', 'Authorization: expected "Bearer <passport token>" with a valid token');
+      if (!owner)
+        throw new ApiError('unauthorized', 'Authorization: expected "Bearer <passport token>" with a valid token');
       const records = Array.isArray(request.body) ? request.body : [request.body];
       if (records.length === 0) throw invalid('body', 'no trip records');
-      if (records.length > MAX_RECORDS_PER_UPLOAD) throw invalid('body', `at most ${MAX_RECORDS_PER_UPLOAD} records per upload, got ${records.length}`);
+      if (records.length > MAX_RECORDS_PER_UPLOAD)
+        throw invalid('body', `at most ${MAX_RECORDS_PER_UPLOAD} records per upload, got ${records.length}`);
       const rejected: { index: number; tripId?: string; reason: string; field?: string }[] = [];
       const lines: string[] = [];
       // record times are judged against the moment of the upload (docs/decisions.md, Trip records (load))
@@ -64,16 +92,32 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
         const field = loneSurrogatePath(record);
         if (field !== null) {
           // the load refuses such a line whole (invalid_json); a tripId that is not well formed is not echoed
-          rejected.push({ index, ...(typeof tripId === 'string' && field !== 'tripId' ? { tripId } : {}), reason: 'invalid_json', field });
+          rejected.push({
+            index,
+            ...(typeof tripId === 'string' && field !== 'tripId' ? { tripId } : {}),
+            reason: 'invalid_json',
+            field,
+          });
           return;
         }
         const reason = uploadRejection(record, uploadedAt);
         if (reason) rejected.push({ index, ...(typeof tripId === 'string' ? { tripId } : {}), reason });
         // identity comes from the token, whatever the body says
-        else lines.push(JSON.stringify({ ...(record as object), appId: owner.appId, platformUserId: owner.platformUserId, orgUserId: owner.orgUserId }));
+        else
+          lines.push(
+            JSON.stringify({
+              ...(record as object),
+              appId: owner.appId,
+              platformUserId: owner.platformUserId,
+              orgUserId: owner.orgUserId,
+            }),
+          );
       });
       if (lines.length === 0) {
-        throw invalid('body', `no valid record: ${rejected.map((r) => `[${r.index}] ${r.reason}${r.field ? ` (${r.field}: a lone UTF-16 surrogate)` : ''}`).join(', ')}`);
+        throw invalid(
+          'body',
+          `no valid record: ${rejected.map((r) => `[${r.index}] ${r.reason}${r.field ? ` (${r.field}: a lone UTF-16 surrogate)` : ''}`).join(', ')}`,
+        );
       }
       await landDurably(ctx.landingDir, `${lines.join('\n')}\n`);
       return reply.status(202).send({ code: 0, message: 'accepted', accepted: lines.length, rejected });

@@ -11,7 +11,10 @@ const MAX_DAYS = { day: 366, week: 1100, month: 1100 } as const;
 
 /** Statistics per day/week/month (the safety score is in safety-score.ts). */
 export function statisticsRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  app.get<{ Params: { org_user_id: string }; Querystring: { type?: 'day' | 'week' | 'month'; startTime: string; endTime: string } }>(
+  app.get<{
+    Params: { org_user_id: string };
+    Querystring: { type?: 'day' | 'week' | 'month'; startTime: string; endTime: string };
+  }>(
     '/v1/org-user/:org_user_id/statistics',
     {
       // one unit per 92 days of the range: 4 for a year by day, 12 for 1,100 days by week or month
@@ -20,22 +23,44 @@ export function statisticsRoutes(app: FastifyInstance, ctx: ApiContext): void {
         summary: 'Trip statistics per day, ISO week or month (dense, clipped to the range)',
         params: OrgUserParams,
         querystring: {
-          type: 'object', required: ['startTime', 'endTime'], additionalProperties: false,
-          properties: { type: { type: 'string', enum: ['day', 'week', 'month'], default: 'day' }, startTime: { type: 'string', maxLength: 10 }, endTime: { type: 'string', maxLength: 10 } },
+          type: 'object',
+          required: ['startTime', 'endTime'],
+          additionalProperties: false,
+          properties: {
+            type: { type: 'string', enum: ['day', 'week', 'month'], default: 'day' },
+            startTime: { type: 'string', maxLength: 10 },
+            endTime: { type: 'string', maxLength: 10 },
+          },
         },
         response: {
           200: {
-            type: 'object', required: ['appId', 'userId', 'orgUserId', 'statistics'],
+            type: 'object',
+            required: ['appId', 'userId', 'orgUserId', 'statistics'],
             properties: {
               ...identity,
               statistics: {
                 type: 'array',
                 items: {
                   type: 'object',
-                  required: ['startTime', 'endTime', 'mileageInMeters', 'eventCount', 'avgSpeedInKmh', 'maxSpeedInKmh', 'durationInSeconds', 'score'],
+                  required: [
+                    'startTime',
+                    'endTime',
+                    'mileageInMeters',
+                    'eventCount',
+                    'avgSpeedInKmh',
+                    'maxSpeedInKmh',
+                    'durationInSeconds',
+                    'score',
+                  ],
                   properties: {
-                    startTime: { type: 'string' }, endTime: { type: 'string' }, mileageInMeters: { type: 'integer' }, eventCount: { type: 'integer' },
-                    avgSpeedInKmh: { type: 'number' }, maxSpeedInKmh: { type: 'number' }, durationInSeconds: { type: 'integer' }, score: { type: 'number' },
+                    startTime: { type: 'string' },
+                    endTime: { type: 'string' },
+                    mileageInMeters: { type: 'integer' },
+                    eventCount: { type: 'integer' },
+                    avgSpeedInKmh: { type: 'number' },
+                    maxSpeedInKmh: { type: 'number' },
+                    durationInSeconds: { type: 'integer' },
+                    score: { type: 'number' },
                   },
                 },
               },
@@ -51,16 +76,23 @@ export function statisticsRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const end = parseQueryDate('endTime', request.query.endTime);
       if (end < start) throw invalid('endTime', 'must not be before startTime');
       const days = epochDay(end) - epochDay(start) + 1;
-      if (days > MAX_DAYS[type]) throw invalid('endTime', `the range is ${days} days; at most ${MAX_DAYS[type]} for type=${type}`);
+      if (days > MAX_DAYS[type])
+        throw invalid('endTime', `the range is ${days} days; at most ${MAX_DAYS[type]} for type=${type}`);
       const scope = await scopeFor(ctx, request.tenant, request.params.org_user_id);
       const rows = await onSnapshot(ctx, (s) => statistics(s, scope, type, start, end));
       return {
-        appId: scope.appId, userId: scope.userId, orgUserId: scope.orgUserId,
+        appId: scope.appId,
+        userId: scope.userId,
+        orgUserId: scope.orgUserId,
         statistics: rows.map((r) => ({
-          startTime: `${r['period_start']} 00:00:00`, endTime: `${r['period_end']} 23:59:59`,
-          mileageInMeters: Number(r['mileage_m']), eventCount: Number(r['count_events']),
-          avgSpeedInKmh: round(r['avg_speed_kmh'], 2), maxSpeedInKmh: round(r['max_speed_kmh'], 2),
-          durationInSeconds: Number(r['duration_s']), score: round(r['score'], 2),
+          startTime: `${r['period_start']} 00:00:00`,
+          endTime: `${r['period_end']} 23:59:59`,
+          mileageInMeters: Number(r['mileage_m']),
+          eventCount: Number(r['count_events']),
+          avgSpeedInKmh: round(r['avg_speed_kmh'], 2),
+          maxSpeedInKmh: round(r['max_speed_kmh'], 2),
+          durationInSeconds: Number(r['duration_s']),
+          score: round(r['score'], 2),
         })),
       };
     },

@@ -14,17 +14,28 @@ const FIRST_PAGE = { afterUs: '9223372036854775807', afterTrip: '' };
 
 /** A trip row as the trip list serves it (the bulk export serves the same fields). */
 export const brief = (r: Row) => ({
-  tripId: r['trip_id'], deviceId: r['device_id'], status: r['status'], eventCount: r['count_events'],
-  score: round(r['score'], 2), energy: Number(r['energy_g']), mileageInMeters: Number(r['mileage_m']),
-  durationInSeconds: Number(r['duration_s']), startTime: r['start_time'], endTime: r['end_time'],
-  startPoint: point(r['start_lat'], r['start_lng']), endPoint: point(r['end_lat'], r['end_lng']),
+  tripId: r['trip_id'],
+  deviceId: r['device_id'],
+  status: r['status'],
+  eventCount: r['count_events'],
+  score: round(r['score'], 2),
+  energy: Number(r['energy_g']),
+  mileageInMeters: Number(r['mileage_m']),
+  durationInSeconds: Number(r['duration_s']),
+  startTime: r['start_time'],
+  endTime: r['end_time'],
+  startPoint: point(r['start_lat'], r['start_lng']),
+  endPoint: point(r['end_lat'], r['end_lng']),
   ...(r['start_poi'] == null ? {} : { startPoi: r['start_poi'] }),
   ...(r['end_poi'] == null ? {} : { endPoi: r['end_poi'] }),
 });
 
 /** Operations 1 and 2: trip list (keyset paging, newest first) and trip detail with events. */
 export function tripRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  app.get<{ Params: { org_user_id: string }; Querystring: { nextCursor?: string; limit?: number; startTime?: string; endTime?: string } }>(
+  app.get<{
+    Params: { org_user_id: string };
+    Querystring: { nextCursor?: string; limit?: number; startTime?: string; endTime?: string };
+  }>(
     '/v1/org-user/:org_user_id/trips',
     {
       // one unit per 20 trips of the page: 1 by default, 5 for 100
@@ -38,24 +49,63 @@ export function tripRoutes(app: FastifyInstance, ctx: ApiContext): void {
           'startTime and endTime bound the trip start, both inclusive.',
         params: OrgUserParams,
         querystring: {
-          type: 'object', additionalProperties: false,
+          type: 'object',
+          additionalProperties: false,
           properties: {
-            nextCursor: { type: 'string', maxLength: 1000, description: 'The nextCursor of the previous page, exactly as it was returned' },
-            limit: { type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Trips per page, 1 to 100, a plain decimal integer' },
-            startTime: { type: 'string', maxLength: 40, description: "Earliest trip start: YYYY-MM-DD, 'YYYY-MM-DD HH:MM:SS' in the app's zone, or ISO 8601 with an offset within ±14:00" },
-            endTime: { type: 'string', maxLength: 40, description: 'Latest trip start, inclusive (a date means its whole day); the same forms as startTime' },
+            nextCursor: {
+              type: 'string',
+              maxLength: 1000,
+              description: 'The nextCursor of the previous page, exactly as it was returned',
+            },
+            limit: {
+              type: 'integer',
+              minimum: 1,
+              maximum: 100,
+              default: 20,
+              description: 'Trips per page, 1 to 100, a plain decimal integer',
+            },
+            startTime: {
+              type: 'string',
+              maxLength: 40,
+              description:
+                "Earliest trip start: YYYY-MM-DD, 'YYYY-MM-DD HH:MM:SS' in the app's zone, or ISO 8601 with an offset within ±14:00",
+            },
+            endTime: {
+              type: 'string',
+              maxLength: 40,
+              description: 'Latest trip start, inclusive (a date means its whole day); the same forms as startTime',
+            },
           },
         },
         response: {
           200: {
-            type: 'object', required: ['appId', 'userId', 'orgUserId', 'trips'], properties: { ...identity, nextCursor: { type: 'string' }, trips: { type: 'array', items: TripBrief } },
-            examples: [{
-              appId: 'app_0123456789abcdef', userId: 4503599627370497, orgUserId: 'driver-1', nextCursor: 'WyIxNzYyMDg...In0.8mC3...',
-              trips: [{
-                tripId: 'trip-1', deviceId: 'device-1', status: 'normal', eventCount: 1, score: 96.5, energy: 1830, mileageInMeters: 12400, durationInSeconds: 1260,
-                startTime: '2026-11-02 08:00:00', endTime: '2026-11-02 08:21:00', startPoint: { lng: 13.4, lat: 52.5 }, endPoint: { lng: 13.47, lat: 52.52 },
-              }],
-            }],
+            type: 'object',
+            required: ['appId', 'userId', 'orgUserId', 'trips'],
+            properties: { ...identity, nextCursor: { type: 'string' }, trips: { type: 'array', items: TripBrief } },
+            examples: [
+              {
+                appId: 'app_0123456789abcdef',
+                userId: 4503599627370497,
+                orgUserId: 'driver-1',
+                nextCursor: 'WyIxNzYyMDg...In0.8mC3...',
+                trips: [
+                  {
+                    tripId: 'trip-1',
+                    deviceId: 'device-1',
+                    status: 'normal',
+                    eventCount: 1,
+                    score: 96.5,
+                    energy: 1830,
+                    mileageInMeters: 12400,
+                    durationInSeconds: 1260,
+                    startTime: '2026-11-02 08:00:00',
+                    endTime: '2026-11-02 08:21:00',
+                    startPoint: { lng: 13.4, lat: 52.5 },
+                    endPoint: { lng: 13.47, lat: 52.52 },
+                  },
+                ],
+              },
+            ],
           },
           ...errorResponses,
         },
@@ -68,14 +118,29 @@ export function tripRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const to = q.endTime ? parseQueryTime('endTime', q.endTime, zone, 'end') : FAR_FUTURE;
       if (to <= from) throw invalid('endTime', 'must not be before startTime');
       const scope = await scopeFor(ctx, request.tenant, request.params.org_user_id);
-      const filters = createHash('sha256').update(JSON.stringify([scope.appId, scope.userId, from.toISOString(), to.toISOString()])).digest('base64url');
-      const after = q.nextCursor ? ctx.cursors.decode(q.nextCursor, filters) : { startedUs: FIRST_PAGE.afterUs, tripId: FIRST_PAGE.afterTrip };
+      const filters = createHash('sha256')
+        .update(JSON.stringify([scope.appId, scope.userId, from.toISOString(), to.toISOString()]))
+        .digest('base64url');
+      const after = q.nextCursor
+        ? ctx.cursors.decode(q.nextCursor, filters)
+        : { startedUs: FIRST_PAGE.afterUs, tripId: FIRST_PAGE.afterTrip };
       const limit = q.limit ?? 20;
-      const rows = await onSnapshot(ctx, (s) => tripPage(s, scope, { from, to, afterUs: after.startedUs, afterTrip: after.tripId, limit: limit + 1 }));
+      const rows = await onSnapshot(ctx, (s) =>
+        tripPage(s, scope, { from, to, afterUs: after.startedUs, afterTrip: after.tripId, limit: limit + 1 }),
+      );
       const page = rows.slice(0, limit);
       const last = page[page.length - 1];
-      const nextCursor = rows.length > limit && last ? ctx.cursors.encode({ startedUs: String(last['started_us']), tripId: String(last['trip_id']) }, filters) : undefined;
-      return { appId: scope.appId, userId: scope.userId, orgUserId: scope.orgUserId, ...(nextCursor ? { nextCursor } : {}), trips: page.map(brief) };
+      const nextCursor =
+        rows.length > limit && last
+          ? ctx.cursors.encode({ startedUs: String(last['started_us']), tripId: String(last['trip_id']) }, filters)
+          : undefined;
+      return {
+        appId: scope.appId,
+        userId: scope.userId,
+        orgUserId: scope.orgUserId,
+        ...(nextCursor ? { nextCursor } : {}),
+        trips: page.map(brief),
+      };
     },
   );
 
@@ -84,8 +149,19 @@ export function tripRoutes(app: FastifyInstance, ctx: ApiContext): void {
     {
       schema: {
         summary: 'One trip with its dangerous-driving events',
-        params: { type: 'object', required: ['org_user_id', 'trip_id'], properties: { ...OrgUserParams.properties, trip_id: { type: 'string', minLength: 1, maxLength: 256 } } },
-        response: { 200: { type: 'object', required: ['appId', 'userId', 'orgUserId', 'trip'], properties: { ...identity, trip: TripDetail } }, ...errorResponses },
+        params: {
+          type: 'object',
+          required: ['org_user_id', 'trip_id'],
+          properties: { ...OrgUserParams.properties, trip_id: { type: 'string', minLength: 1, maxLength: 256 } },
+        },
+        response: {
+          200: {
+            type: 'object',
+            required: ['appId', 'userId', 'orgUserId', 'trip'],
+            properties: { ...identity, trip: TripDetail },
+          },
+          ...errorResponses,
+        },
       },
     },
     async (request) => {
@@ -94,13 +170,25 @@ export function tripRoutes(app: FastifyInstance, ctx: ApiContext): void {
       if (!found) throw new ApiError('trip_not_found', `trip_id: no trip '${request.params.trip_id}' for this user`);
       const t = found.trip;
       return {
-        appId: scope.appId, userId: scope.userId, orgUserId: scope.orgUserId,
+        appId: scope.appId,
+        userId: scope.userId,
+        orgUserId: scope.orgUserId,
         trip: {
-          ...brief(t), abnormalReason: t['abnormal_reason'], os: t['os'], avgSpeedInKmh: round(t['avg_speed_kmh'], 2),
-          maxSpeedInKmh: round(t['max_speed_kmh'], 2), coordinate: t['coordinate'], isAutoStart: t['is_auto_start'], isAutoEnd: t['is_auto_end'],
+          ...brief(t),
+          abnormalReason: t['abnormal_reason'],
+          os: t['os'],
+          avgSpeedInKmh: round(t['avg_speed_kmh'], 2),
+          maxSpeedInKmh: round(t['max_speed_kmh'], 2),
+          coordinate: t['coordinate'],
+          isAutoStart: t['is_auto_start'],
+          isAutoEnd: t['is_auto_end'],
           events: found.events.map((e) => ({
-            startPoint: point(e['start_lat'], e['start_lng']), endPoint: point(e['end_lat'], e['end_lng']),
-            type: e['type'], startTime: e['start_time'], endTime: e['end_time'], description: e['description'],
+            startPoint: point(e['start_lat'], e['start_lng']),
+            endPoint: point(e['end_lat'], e['end_lng']),
+            type: e['type'],
+            startTime: e['start_time'],
+            endTime: e['end_time'],
+            description: e['description'],
           })),
         },
       };

@@ -31,7 +31,12 @@ let validator: ValidateFunction | undefined;
  * module costs, at every API process's start, and most processes never take an upload.
  */
 export function tripRecordValidator(): ValidateFunction {
-  validator ??= new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, keywords: ['x-rejectReason', 'x-rejectReasonFor'] }).compile(tripRecordSchema);
+  validator ??= new Ajv2020({
+    allErrors: true,
+    strict: true,
+    allowUnionTypes: true,
+    keywords: ['x-rejectReason', 'x-rejectReasonFor'],
+  }).compile(tripRecordSchema);
   return validator;
 }
 
@@ -40,10 +45,18 @@ export function tripRecordValidator(): ValidateFunction {
  * `#/components/schemas/`, the record itself as `TripRecord`.
  */
 export function tripRecordComponents(): Record<string, unknown> {
-  const rebase = (value: unknown): unknown => JSON.parse(JSON.stringify(value)
-    .replaceAll('"#/$defs/', '"#/components/schemas/')
-    .replaceAll('"$ref":"#"', '"$ref":"#/components/schemas/TripRecord"'));
+  const rebase = (value: unknown): unknown =>
+    JSON.parse(
+      JSON.stringify(value)
+        .replaceAll('"#/$defs/', '"#/components/schemas/')
+        .replaceAll('"$ref":"#"', '"$ref":"#/components/schemas/TripRecord"'),
+    );
   // FileRecord (the record with its identity, as in a landing file) is not part of the API
-  const { $schema: _s, $id: _i, $defs: { FileRecord: _f, ...defs }, ...record } = tripRecordSchema;
+  const {
+    $schema: _s,
+    $id: _i,
+    $defs: { FileRecord: _f, ...defs },
+    ...record
+  } = tripRecordSchema;
   return { TripRecord: rebase(record), ...(rebase(defs) as Record<string, unknown>) };
 }

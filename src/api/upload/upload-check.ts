@@ -33,9 +33,10 @@ function schemaRejection(record: Record<string, unknown>): string | null {
   if (validate(record)) return null;
   let best: { rank: number; reason: string } | null = null;
   for (const error of validate.errors ?? []) {
-    const property = error.keyword === 'required' && error.instancePath === ''
-      ? String((error.params as { missingProperty?: string }).missingProperty)
-      : error.instancePath.split('/')[1];
+    const property =
+      error.keyword === 'required' && error.instancePath === ''
+        ? String((error.params as { missingProperty?: string }).missingProperty)
+        : error.instancePath.split('/')[1];
     if (property === undefined || IDENTITY.has(property)) continue;
     const schema = tripRecordSchema.properties[property];
     const reason = schema?.['x-rejectReasonFor']?.[error.keyword] ?? schema?.['x-rejectReason'];

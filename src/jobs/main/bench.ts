@@ -10,11 +10,20 @@ import { stderrProgress } from '../../progress.js';
 /** Parses bench.js's flags, runs the bench and sets the exit code. */
 export async function main(npm: { lifecycleEvent?: string } = {}): Promise<void> {
   const args = hideBin(process.argv);
-  const argv = jobArgs('bench', '$0 [--size small|full] [--only STAGE,...] [--json]\n\nMeasures load, growth, score, API, webhooks and resources on generated data.', {
-    argv: args,
-    dataDirHelp: 'the bench\'s own folder, where the run makes its data (default: <tmp>/driving-bench; emptied first, so it must be empty, new, or made by an earlier run; never DRIVING_DATA_DIR)',
-  })
-    .option('size', { choices: ['small', 'full'] as const, default: 'small' as const, describe: 'small: minutes; full: 100,000 users, 90 days' })
+  const argv = jobArgs(
+    'bench',
+    '$0 [--size small|full] [--only STAGE,...] [--json]\n\nMeasures load, growth, score, API, webhooks and resources on generated data.',
+    {
+      argv: args,
+      dataDirHelp:
+        "the bench's own folder, where the run makes its data (default: <tmp>/driving-bench; emptied first, so it must be empty, new, or made by an earlier run; never DRIVING_DATA_DIR)",
+    },
+  )
+    .option('size', {
+      choices: ['small', 'full'] as const,
+      default: 'small' as const,
+      describe: 'small: minutes; full: 100,000 users, 90 days',
+    })
     .option('only', { type: 'string', array: true, describe: `stages to run (${STAGES.join(', ')}), comma-separated` })
     .option('users', { type: 'number', describe: 'override: active users' })
     .option('history-days', { type: 'number', describe: 'override: days of history for score and growth' })
@@ -23,12 +32,23 @@ export async function main(npm: { lifecycleEvent?: string } = {}): Promise<void>
     .option('api-seconds', { type: 'number', describe: 'override: seconds per load-generator run' })
     .option('api-connections', { type: 'number', describe: 'override: load-generator connections' })
     .option('webhook-events', { type: 'number', describe: 'override: webhook events per receiver' })
-    .option('watch-seconds', { type: 'number', describe: 'override: watch: at most this long for the small uploads before the comparison (it stops at 1,000 publishes)' })
+    .option('watch-seconds', {
+      type: 'number',
+      describe:
+        'override: watch: at most this long for the small uploads before the comparison (it stops at 1,000 publishes)',
+    })
     .option('seed', { type: 'number', default: 42, describe: 'same seed, same generated data' })
-    .option('serve-from', { type: 'string', describe: 'abuse: run the jobs/serve.js of this checkout (built), e.g. a worktree of the code before a change' })
+    .option('serve-from', {
+      type: 'string',
+      describe: 'abuse: run the jobs/serve.js of this checkout (built), e.g. a worktree of the code before a change',
+    })
     .option('work-dir', { type: 'string', describe: 'the same as --data-dir (the name the bench had first)' })
     .option('keep', { type: 'boolean', default: false, describe: 'keep the work folder afterwards' })
-    .option('merge-cost', { type: 'boolean', default: true, describe: 'growth: also time merging every layer of day N into a new base (--no-merge-cost: do not)' })
+    .option('merge-cost', {
+      type: 'boolean',
+      default: true,
+      describe: 'growth: also time merging every layer of day N into a new base (--no-merge-cost: do not)',
+    })
     .option('doc', { type: 'boolean', default: true, describe: 'add the run to docs/benchmarks.md (--no-doc: do not)' })
     .parseSync();
 
@@ -37,9 +57,10 @@ export async function main(npm: { lifecycleEvent?: string } = {}): Promise<void>
   const { runBench } = await import('../../../bench/run.js');
 
   // the command as typed, for the record in docs/benchmarks.md
-  const command = npm.lifecycleEvent === 'bench'
-    ? `npm run bench${args.length > 0 ? ` -- ${args.join(' ')}` : ''}`
-    : `node jobs/bench.js${args.length > 0 ? ` ${args.join(' ')}` : ''}`;
+  const command =
+    npm.lifecycleEvent === 'bench'
+      ? `npm run bench${args.length > 0 ? ` -- ${args.join(' ')}` : ''}`
+      : `node jobs/bench.js${args.length > 0 ? ` ${args.join(' ')}` : ''}`;
 
   await runJob('bench', argv.json, async () => {
     // dist/src/jobs/main/bench.js: the repository is four folders up
@@ -48,7 +69,10 @@ export async function main(npm: { lifecycleEvent?: string } = {}): Promise<void>
     const result = await runBench(options, repoDir, stderrProgress);
     if (!argv.json) process.stdout.write(`\n${result.table}\n\n`);
     const scope = judgesTargets(options) ? '' : ' at this size (the targets are set for --size full)';
-    const missed = result.missed.length === 0 ? `every target met${scope}` : `${result.missed.length} target(s) missed${scope}:\n  ${result.missed.join('\n  ')}`;
+    const missed =
+      result.missed.length === 0
+        ? `every target met${scope}`
+        : `${result.missed.length} target(s) missed${scope}:\n  ${result.missed.join('\n  ')}`;
     const failed = result.failedStages.length > 0 ? `; stage(s) failed: ${result.failedStages.join(', ')}` : '';
     return {
       result,

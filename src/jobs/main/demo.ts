@@ -25,7 +25,12 @@ export interface NpmStart {
  * demo wins.
  */
 export function withNpmPort(args: string[], npm: NpmStart): string[] {
-  if (npm.lifecycleEvent !== 'start' || npm.configPort === undefined || args.some((a) => a === '--port' || a.startsWith('--port='))) return args;
+  if (
+    npm.lifecycleEvent !== 'start' ||
+    npm.configPort === undefined ||
+    args.some((a) => a === '--port' || a.startsWith('--port='))
+  )
+    return args;
   const [first, ...rest] = args;
   if (npm.configPort === 'true' && first !== undefined && /^\d+$/.test(first)) return ['--port', first, ...rest];
   if (/^\d+$/.test(npm.configPort)) return ['--port', npm.configPort, ...args];
@@ -34,11 +39,23 @@ export function withNpmPort(args: string[], npm: NpmStart): string[] {
 
 /** Parses the demo's flags, runs the pipeline and serves the API until a signal. */
 export async function main(npm: NpmStart = {}): Promise<void> {
-  const argv = jobArgs('demo', '$0 [--users 50] [--days 30] [--data-dir DIR] [--port 8080] [--no-serve]\n\nThe whole pipeline on sample data: creates the app "Demo Fleet" (first run), generates trips, loads, scores, publishes, then serves the API.\nRun again, it reuses everything and only catches up.', { stateStore: true, argv: withNpmPort(process.argv.slice(2), npm) })
+  const argv = jobArgs(
+    'demo',
+    '$0 [--users 50] [--days 30] [--data-dir DIR] [--port 8080] [--no-serve]\n\nThe whole pipeline on sample data: creates the app "Demo Fleet" (first run), generates trips, loads, scores, publishes, then serves the API.\nRun again, it reuses everything and only catches up.',
+    { stateStore: true, argv: withNpmPort(process.argv.slice(2), npm) },
+  )
     .option('users', { type: 'number', default: 50, describe: 'sample drivers (first run only)' })
     .option('days', { type: 'number', default: 30, describe: 'days of trips up to yesterday (first run only)' })
-    .option('serve', { type: 'boolean', default: true, describe: 'serve the API afterwards (--no-serve to stop after publishing)' })
-    .option('port', { type: 'number', default: 8080, describe: 'TCP port of the API (0: any free port); a taken one is said before any work (exit 3)' })
+    .option('serve', {
+      type: 'boolean',
+      default: true,
+      describe: 'serve the API afterwards (--no-serve to stop after publishing)',
+    })
+    .option('port', {
+      type: 'number',
+      default: 8080,
+      describe: 'TCP port of the API (0: any free port); a taken one is said before any work (exit 3)',
+    })
     .option('host', { type: 'string', default: '127.0.0.1', describe: 'address the API listens on' })
     .check(wholeNumbers({ port: { min: 0, max: 65535 } }))
     .parseSync();
@@ -47,7 +64,8 @@ export async function main(npm: NpmStart = {}): Promise<void> {
   if (argv.serve) {
     try {
       // under npm a `--port` goes after `--`, or npm keeps it: the hint says the form that works
-      const otherPort = npm.lifecycleEvent === 'start' ? `run npm start -- --port ${argv.port === 8081 ? 8082 : 8081}` : undefined;
+      const otherPort =
+        npm.lifecycleEvent === 'start' ? `run npm start -- --port ${argv.port === 8081 ? 8082 : 8081}` : undefined;
       await assertPortFree(argv.port, argv.host, 'another npm start?', otherPort);
     } catch (error) {
       process.exit(reportFailure('demo', error, argv.json));
@@ -56,14 +74,17 @@ export async function main(npm: NpmStart = {}): Promise<void> {
 
   // The code that does the work (and DuckDB) is imported once the arguments are parsed and the port
   // is known free: --help, a refused flag and a taken port cost a Node start only.
-  const [{ runDemo }, { createApi }] = await Promise.all([
-    import('../demo.js'),
-    import('../../api/http/server.js'),
-  ]);
+  const [{ runDemo }, { createApi }] = await Promise.all([import('../demo.js'), import('../../api/http/server.js')]);
 
   let demo: DemoResult | undefined;
   await runJob('demo', argv.json, async () => {
-    demo = await runDemo({ dataDir: resolveDataDir(argv.dataDir), users: argv.users, days: argv.days, progress: stderrProgress, tty: Boolean(process.stderr.isTTY) && !argv.json });
+    demo = await runDemo({
+      dataDir: resolveDataDir(argv.dataDir),
+      users: argv.users,
+      days: argv.days,
+      progress: stderrProgress,
+      tty: Boolean(process.stderr.isTTY) && !argv.json,
+    });
     const r = demo;
     const p = r.published;
     const lines = [
@@ -93,7 +114,9 @@ export async function main(npm: NpmStart = {}): Promise<void> {
     // the continuous load beside the API, as in production: an upload is served seconds after its
     // 202. A process of its own: a publish writes slot files that this process reads.
     const watch = startWatch(resolveDataDir(argv.dataDir));
-    process.stdout.write(`\nserving on ${address} (Ctrl-C to stop); load.js --watch loads what arrives in the landing area (an SDK upload is served within seconds). Try:\n${demoCurlExamples(address, demo.apiKey, p.sampleUsers[0] ?? 'driver-00001', p.firstDay && p.lastDay ? { first: p.firstDay, last: p.lastDay } : undefined).join('\n')}\n`);
+    process.stdout.write(
+      `\nserving on ${address} (Ctrl-C to stop); load.js --watch loads what arrives in the landing area (an SDK upload is served within seconds). Try:\n${demoCurlExamples(address, demo.apiKey, p.sampleUsers[0] ?? 'driver-00001', p.firstDay && p.lastDay ? { first: p.firstDay, last: p.lastDay } : undefined).join('\n')}\n`,
+    );
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       process.once(signal, () => void Promise.all([served.close(), watch.stop()]).then(() => process.exit(0)));
     }

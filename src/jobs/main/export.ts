@@ -7,8 +7,16 @@ import { stderrProgress } from '../../progress.js';
 
 /** Parses export.js's flags, exports and sets the exit code. */
 export async function main(): Promise<void> {
-  const argv = jobArgs('export', '$0 [--out DIR]\n\nWrites trips, trip_events, stats_daily, safety_scores and apps as Parquet.', { stateStore: true })
-    .option('out', { type: 'string', describe: 'target folder, replaced whole (default <data-dir>/exports, which a purge of a deleted account writes again without it; elsewhere inside the data folder is refused; outside it: your copy, which purges never reach)' })
+  const argv = jobArgs(
+    'export',
+    '$0 [--out DIR]\n\nWrites trips, trip_events, stats_daily, safety_scores and apps as Parquet.',
+    { stateStore: true },
+  )
+    .option('out', {
+      type: 'string',
+      describe:
+        'target folder, replaced whole (default <data-dir>/exports, which a purge of a deleted account writes again without it; elsewhere inside the data folder is refused; outside it: your copy, which purges never reach)',
+    })
     .options(METRICS_DIR_FLAG)
     .parseSync();
 
@@ -19,9 +27,20 @@ export async function main(): Promise<void> {
     import('../export.js'),
   ]);
 
-  await runJob('export', argv.json, async () => {
-    const result = await runExport({ dataDir: resolveDataDir(argv.dataDir), out: argv.out, progress: stderrProgress });
-    const counts = Object.entries(result.tables).map(([t, n]) => `${t} ${n}`).join(', ');
-    return { result, summary: `wrote ${result.out} (${counts}) in ${result.seconds.toFixed(1)} s\n  ${result.note}` };
-  }, jobMetrics('export', metricsDirOf(argv.metricsDir, resolveDataDir(argv.dataDir)), exportRecords));
+  await runJob(
+    'export',
+    argv.json,
+    async () => {
+      const result = await runExport({
+        dataDir: resolveDataDir(argv.dataDir),
+        out: argv.out,
+        progress: stderrProgress,
+      });
+      const counts = Object.entries(result.tables)
+        .map(([t, n]) => `${t} ${n}`)
+        .join(', ');
+      return { result, summary: `wrote ${result.out} (${counts}) in ${result.seconds.toFixed(1)} s\n  ${result.note}` };
+    },
+    jobMetrics('export', metricsDirOf(argv.metricsDir, resolveDataDir(argv.dataDir)), exportRecords),
+  );
 }

@@ -7,13 +7,25 @@ import { stderrProgress } from '../../progress.js';
 
 /** Parses generate.js's flags, generates and sets the exit code. */
 export async function main(): Promise<void> {
-  const argv = jobArgs('generate', '$0 --users N --days D [--out DIR] [--seed S] [--format ndjson|parquet] [--bad-records]', { stateStore: true })
+  const argv = jobArgs(
+    'generate',
+    '$0 --users N --days D [--out DIR] [--seed S] [--format ndjson|parquet] [--bad-records]',
+    { stateStore: true },
+  )
     .option('out', { type: 'string', describe: 'folder to write (default: the landing area, so load.js picks it up)' })
     .option('users', { type: 'number', default: 50, describe: 'drivers (each made a passport account)' })
-    .option('days', { type: 'number', default: 30, describe: 'days of trips, ending yesterday (app zone) unless --end-date' })
+    .option('days', {
+      type: 'number',
+      default: 30,
+      describe: 'days of trips, ending yesterday (app zone) unless --end-date',
+    })
     .option('end-date', { type: 'string', describe: 'last day YYYY-MM-DD' })
     .option('seed', { type: 'number', default: 42, describe: 'same seed, same bytes' })
-    .option('format', { choices: ['ndjson', 'parquet'] as const, default: 'ndjson' as const, describe: 'file format of the trip files' })
+    .option('format', {
+      choices: ['ndjson', 'parquet'] as const,
+      default: 'ndjson' as const,
+      describe: 'file format of the trip files',
+    })
     .option('bad-records', { type: 'boolean', default: false, describe: 'also write malformed lines of every kind' })
     .option('app-id', { type: 'string', describe: 'which app (default: the only one)' })
     .parseSync();
@@ -24,8 +36,16 @@ export async function main(): Promise<void> {
 
   await runJob('generate', argv.json, async () => {
     const result = await runGenerate({
-      dataDir: resolveDataDir(argv.dataDir), out: argv.out, users: argv.users, days: argv.days, endDate: argv.endDate,
-      seed: argv.seed, format: argv.format, badRecords: argv.badRecords, appId: argv.appId, progress: stderrProgress,
+      dataDir: resolveDataDir(argv.dataDir),
+      out: argv.out,
+      users: argv.users,
+      days: argv.days,
+      endDate: argv.endDate,
+      seed: argv.seed,
+      format: argv.format,
+      badRecords: argv.badRecords,
+      appId: argv.appId,
+      progress: stderrProgress,
     });
     return {
       result,

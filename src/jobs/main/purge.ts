@@ -10,7 +10,11 @@ import { METRICS_DIR_FLAG } from '../flags.js';
 
 /** Parses purge.js's flags, purges and sets the exit code. */
 export async function main(): Promise<void> {
-  const argv = jobArgs('purge', '$0 [--metrics-dir DIR]\n\nPurges every account whose DELETE is recorded in the state store and not yet purged (any API process,\nany machine), publishes without them and erases them to the bytes. load.js and score.js run the same step.', { stateStore: true })
+  const argv = jobArgs(
+    'purge',
+    '$0 [--metrics-dir DIR]\n\nPurges every account whose DELETE is recorded in the state store and not yet purged (any API process,\nany machine), publishes without them and erases them to the bytes. load.js and score.js run the same step.',
+    { stateStore: true },
+  )
     .options(METRICS_DIR_FLAG)
     .parseSync();
 
@@ -22,8 +26,13 @@ export async function main(): Promise<void> {
   ]);
 
   const dataDir = resolveDataDir(argv.dataDir);
-  await runJob('purge', argv.json, async () => {
-    const result = await runPurgeJob({ dataDir, progress: stderrProgress });
-    return { result, summary: purgeSummary(result) };
-  }, jobMetrics('purge', metricsDirOf(argv.metricsDir, dataDir), purgeRecords));
+  await runJob(
+    'purge',
+    argv.json,
+    async () => {
+      const result = await runPurgeJob({ dataDir, progress: stderrProgress });
+      return { result, summary: purgeSummary(result) };
+    },
+    jobMetrics('purge', metricsDirOf(argv.metricsDir, dataDir), purgeRecords),
+  );
 }

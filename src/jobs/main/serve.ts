@@ -13,18 +13,48 @@ import { drainOnSignal } from '../../api/http/drain.js';
 
 /** Parses serve.js's flags and serves (a primary of workers, or one process) until a signal. */
 export async function main(): Promise<void> {
-  const argv = jobArgs('serve', '$0 [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--workers N] [--database-url URL] [--redis-url URL] [--serving pack|sql] [--metrics-port 9464] [--no-log]\n\nServes the published snapshot read-only over HTTP (README, "API"); runs until SIGTERM/SIGINT (drains: finishes what it holds within 10 s, exits 0); SIGHUP restarts the workers one at a time.', { jsonHelp: 'a failure to start as JSON on stdout (the request log is JSON lines already)', stateStore: true })
+  const argv = jobArgs(
+    'serve',
+    '$0 [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--workers N] [--database-url URL] [--redis-url URL] [--serving pack|sql] [--metrics-port 9464] [--no-log]\n\nServes the published snapshot read-only over HTTP (README, "API"); runs until SIGTERM/SIGINT (drains: finishes what it holds within 10 s, exits 0); SIGHUP restarts the workers one at a time.',
+    { jsonHelp: 'a failure to start as JSON on stdout (the request log is JSON lines already)', stateStore: true },
+  )
     .option('port', { type: 'number', describe: 'port to listen on (env PORT, default 8080)' })
     .option('host', { type: 'string', describe: 'address to listen on (env HOST, default 127.0.0.1)' })
     .option('connections', { type: 'number', default: 4, describe: 'DuckDB connections to the snapshot' })
-    .option('serving', { choices: ['pack', 'sql'] as const, describe: 'answer trips, statistics and scores from the serving pack, or always by SQL (env DRIVING_API_SERVING, default pack)' })
-    .option('extras-reads', { choices: ['sync', 'async'] as const, describe: 'read a trip detail\'s events on the event loop, or through the thread pool when they far exceed the page cache (env DRIVING_PACK_EXTRAS_READS, default sync)' })
-    .option('pack-warm', { choices: ['rows', 'all', 'none'] as const, describe: 'read into the page cache when a snapshot opens: the serving pack\'s indexes and rows, those and the trip events, or nothing (env DRIVING_PACK_WARM, default rows)' })
+    .option('serving', {
+      choices: ['pack', 'sql'] as const,
+      describe:
+        'answer trips, statistics and scores from the serving pack, or always by SQL (env DRIVING_API_SERVING, default pack)',
+    })
+    .option('extras-reads', {
+      choices: ['sync', 'async'] as const,
+      describe:
+        "read a trip detail's events on the event loop, or through the thread pool when they far exceed the page cache (env DRIVING_PACK_EXTRAS_READS, default sync)",
+    })
+    .option('pack-warm', {
+      choices: ['rows', 'all', 'none'] as const,
+      describe:
+        "read into the page cache when a snapshot opens: the serving pack's indexes and rows, those and the trip events, or nothing (env DRIVING_PACK_WARM, default rows)",
+    })
     .option('log', { type: 'boolean', default: true, describe: 'one JSON log line per request' })
-    .option('workers', { type: 'number', describe: 'worker processes on the one port (env DRIVING_API_WORKERS, default one per core); 1: no primary, the process serves itself' })
-    .option('redis-url', { type: 'string', describe: 'Redis URL: rate limits counted there, for every process on every machine (env DRIVING_REDIS_URL)' })
+    .option('workers', {
+      type: 'number',
+      describe:
+        'worker processes on the one port (env DRIVING_API_WORKERS, default one per core); 1: no primary, the process serves itself',
+    })
+    .option('redis-url', {
+      type: 'string',
+      describe: 'Redis URL: rate limits counted there, for every process on every machine (env DRIVING_REDIS_URL)',
+    })
     .options(METRICS_FLAGS)
-    .check(wholeNumbers({ port: { min: 0, max: 65535 }, 'metrics-port': { min: 0, max: 65535 }, connections: { min: 1, max: 64 }, workers: { min: 1, max: 256 } }))
+    .check(
+      wholeNumbers({
+        port: { min: 0, max: 65535 },
+        'metrics-port': { min: 0, max: 65535 },
+        connections: { min: 1, max: 64 },
+        workers: { min: 1, max: 256 },
+      }),
+    )
     .parseSync();
 
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
@@ -69,13 +99,25 @@ export async function main(): Promise<void> {
       if (argv.metrics) processMetrics(register);
       if (argv.metrics && !isPrimary()) answerClusterScrapes();
       const api = await createApi({
-        dataDir, logger: argv.log, connections: argv.connections, serving, extrasReads, packWarm,
-        databaseUrl, redisUrl: redisUrl ?? null, sharedRateLimits: isPrimary() ? 0 : workers, metrics: argv.metrics ? register : undefined,
+        dataDir,
+        logger: argv.log,
+        connections: argv.connections,
+        serving,
+        extrasReads,
+        packWarm,
+        databaseUrl,
+        redisUrl: redisUrl ?? null,
+        sharedRateLimits: isPrimary() ? 0 : workers,
+        metrics: argv.metrics ? register : undefined,
       });
       const metrics = isPrimary() ? await startMetrics('serve', argv, register) : null;
-      drainOnSignal(api.app, async () => {
-        await Promise.all([api.close(), metrics?.close()]);
-      }, { drainMs: DRAIN_MS, log });
+      drainOnSignal(
+        api.app,
+        async () => {
+          await Promise.all([api.close(), metrics?.close()]);
+        },
+        { drainMs: DRAIN_MS, log },
+      );
       const address = await api.app.listen({ port, host });
       if (isPrimary()) log(`serve: listening on ${address}`);
     }

@@ -20,20 +20,22 @@ interface WebhooksArgs {
 
 // The code that does the work (and DuckDB) is imported when a command runs, once yargs has parsed
 // it: --help and a refused flag cost a Node start only.
-const command = (name: string, request: (argv: WebhooksArgs) => OperatorRequest) => (parsed: Arguments): Promise<void> => {
-  const argv = parsed as unknown as WebhooksArgs;
-  return runJob(`webhooks ${name}`, argv.json, async () => {
-    const req = request(argv);
-    const [{ runWebhooksCommand }, { appsOf }] = await Promise.all([
-      import('../webhooks.js'),
-      import('../data-dir.js'),
-    ]);
-    const dataDir = resolveDataDir(argv.dataDir);
-    await appsOf(dataDir);
-    const result = await runWebhooksCommand(dataDir, req);
-    return { result, summary: formatWebhooks(req, result) };
-  });
-};
+const command =
+  (name: string, request: (argv: WebhooksArgs) => OperatorRequest) =>
+  (parsed: Arguments): Promise<void> => {
+    const argv = parsed as unknown as WebhooksArgs;
+    return runJob(`webhooks ${name}`, argv.json, async () => {
+      const req = request(argv);
+      const [{ runWebhooksCommand }, { appsOf }] = await Promise.all([
+        import('../webhooks.js'),
+        import('../data-dir.js'),
+      ]);
+      const dataDir = resolveDataDir(argv.dataDir);
+      await appsOf(dataDir);
+      const result = await runWebhooksCommand(dataDir, req);
+      return { result, summary: formatWebhooks(req, result) };
+    });
+  };
 
 const commands: JobCommand[] = [
   {
@@ -44,10 +46,11 @@ const commands: JobCommand[] = [
   {
     command: 'list',
     describe: 'events, newest first',
-    builder: (y) => y
-      .option('app', { type: 'string', describe: 'only this appId' })
-      .option('status', { choices: ['pending', 'failed', 'delivered'], describe: 'failed = dead letters' })
-      .option('limit', { type: 'number', default: 50, describe: 'at most this many events' }),
+    builder: (y) =>
+      y
+        .option('app', { type: 'string', describe: 'only this appId' })
+        .option('status', { choices: ['pending', 'failed', 'delivered'], describe: 'failed = dead letters' })
+        .option('limit', { type: 'number', default: 50, describe: 'at most this many events' }),
     handler: command('list', (a) => ({ op: 'list', appId: a.app ?? null, status: a.status ?? null, limit: a.limit })),
   },
   {
@@ -58,15 +61,24 @@ const commands: JobCommand[] = [
   {
     command: 'replay [eventId]',
     describe: 'send a dead letter (or a delivered event) once more; or every dead letter of --app since --since',
-    builder: (y) => y
-      .option('app', { type: 'string', describe: 'every dead letter of this appId' })
-      .option('since', { type: 'string', describe: 'events created at or after (YYYY-MM-DD or ISO time)' }),
-    handler: command('replay', (a) => ({ op: 'replay', eventId: (a.eventId ?? null) as string | null, appId: a.app ?? null, since: a.since ?? null })),
+    builder: (y) =>
+      y
+        .option('app', { type: 'string', describe: 'every dead letter of this appId' })
+        .option('since', { type: 'string', describe: 'events created at or after (YYYY-MM-DD or ISO time)' }),
+    handler: command('replay', (a) => ({
+      op: 'replay',
+      eventId: (a.eventId ?? null) as string | null,
+      appId: a.app ?? null,
+      since: a.since ?? null,
+    })),
   },
 ];
 
 /** Parses webhooks.js's command and flags and runs the command. */
 export async function main(): Promise<void> {
-  await jobArgs('webhooks', '$0 <command> [options]\n\nThe operator\'s view of the webhook outbox: counts, events, every attempt of one, replays.', { commands, stateStore: true })
-    .parseAsync();
+  await jobArgs(
+    'webhooks',
+    "$0 <command> [options]\n\nThe operator's view of the webhook outbox: counts, events, every attempt of one, replays.",
+    { commands, stateStore: true },
+  ).parseAsync();
 }
