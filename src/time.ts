@@ -36,7 +36,7 @@ export function todayIn(zone: string, now: Date = new Date()): string {
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
-/** Validates a calendar date 'YYYY-MM-DD' (rejects 2026-02-30). */
+/** Validates a calendar date 'YYYY-MM-DD' (rejects a 30th of February). */
 export function isDate(value: string): boolean {
   const m = DATE.exec(value);
   if (!m) return false;

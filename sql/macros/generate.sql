@@ -15,7 +15,7 @@ create or replace temp macro gen_offset_text(sec) as
 create or replace temp macro gen_local(ms, tz) as
     timezone(tz, to_timestamp(ms // 1000));
 
--- ISO 8601 with the zone's offset at that instant, to the second: '2026-11-20T08:01:02+01:00'.
+-- ISO 8601 with the zone's offset at that instant, to the second: 'YYYY-MM-DDTHH:MM:SS+01:00'.
 create or replace temp macro gen_iso(ms, tz) as
     strftime(gen_local(ms, tz), '%Y-%m-%dT%H:%M:%S')
     || gen_offset_text((epoch_ms(gen_local(ms, tz)) - (ms // 1000) * 1000) // 1000);

@@ -13,7 +13,7 @@ const set =
   (record) => {
     record[field] = value;
   };
-/** '2026-11-20T08:01:02+01:00' → '2026-11-20T08:01:02': a local time nobody can place. */
+/** An ISO time without its offset (`…T08:01:02+01:00` → `…T08:01:02`): a local time nobody can place. */
 const dropOffset =
   (field: string): Fault =>
   (record) => {

@@ -36,7 +36,7 @@ const memoryLimit = (): string => setting('DRIVING_GENERATE_MEMORY_LIMIT');
  *
  * @example
  * const summary = await generateTrips({ outDir: 'data/in', appId: 'demo', timeZone: 'Europe/Berlin',
- *   users: [{ orgUserId: 'u1', platformUserId: 7301 }], days: 14, endDate: '2026-11-20', seed: 1,
+ *   users: [{ orgUserId: 'u1', platformUserId: 7301 }], days: 14, endDate: yesterday, seed: 1,
  *   format: 'ndjson', badRecords: false });
  */
 export async function generateTrips(options: GenerateOptions): Promise<GenerateSummary> {

@@ -12,7 +12,7 @@ const NO_TRIPS: TripRange = { first: 0, last: -1 };
 /**
  * Rebuilds gen_records, the delivered records, for one range of trips (empty without a range).
  *
- * @example await buildRecords(conn, ranges.get('2026-11-20'), { appId, timeZone });
+ * @example await buildRecords(conn, ranges.get(day), { appId, timeZone });
  */
 export async function buildRecords(
   conn: DuckDBConnection,

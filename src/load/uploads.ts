@@ -373,7 +373,7 @@ export function timePrefix(name: string): string {
   return name.slice(0, 'sdk-'.length + 24);
 }
 
-/** 2026-11-24T10:00:00.000Z as 2026-11-24T10-00-00-000Z: no `:` in file names. */
+/** An ISO instant with `-` for its `:` and `.` (`…T10-00-00-000Z`): no `:` in file names. */
 function stamp(at: Date): string {
   return at.toISOString().replace(/[:.]/g, '-');
 }

@@ -4,7 +4,7 @@ import { epochDay, isoDate } from '../../serving/periods.js';
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 const LOCAL = /^\d{4}-\d{2}-\d{2} (\d{2}):(\d{2}):(\d{2})$/;
-/** ISO 8601 calendar date and time with an offset: `2026-01-02T10:00[:00[.123]]` and `Z`, `±HH:MM` or `±HHMM`. */
+/** ISO 8601 calendar date and time with an offset: `YYYY-MM-DDTHH:MM[:SS[.mmm]]` and `Z`, `±HH:MM` or `±HHMM`. */
 const ISO = /^\d{4}-\d{2}-\d{2}T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:[zZ]|([+-])(\d{2}):?(\d{2}))$/;
 /** Real offsets run from -12:00 to +14:00; ±14:00 either way is the widest accepted. */
 const MAX_OFFSET_MINUTES = 14 * 60;
