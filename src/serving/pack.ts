@@ -69,7 +69,7 @@ export class ServingPack {
           throw new Error(`the manifest names no ${section} layers (a manifest of an older version)`);
         layers[section] = names
           .map((name) => {
-            const file = SectionFile.open(join(dir, name), section);
+            const file = SectionFile.acquire(join(dir, name), section);
             opened.push(file);
             return file;
           })
@@ -77,7 +77,7 @@ export class ServingPack {
       }
       return new ServingPack(layers, options);
     } catch (error) {
-      for (const f of opened) f.close();
+      for (const f of opened) f.release();
       throw error;
     }
   }
@@ -100,7 +100,7 @@ export class ServingPack {
   }
 
   close(): void {
-    for (const files of Object.values(this.layers)) for (const f of files) f.close();
+    for (const files of Object.values(this.layers)) for (const f of files) f.release();
   }
 
   tripPage(scope: PackScope, q: PackTripPage): Row[] {

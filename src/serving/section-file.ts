@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fstatSync, openSync, read, readSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, read, readSync, statSync } from 'node:fs';
 import { Directory } from './directory.js';
 import {
   ENTRY_BYTES,
@@ -109,6 +109,41 @@ export class SectionFile {
   close(): void {
     closeSync(this.fd);
     closeSync(this.extrasFd);
+  }
+
+  /**
+   * The layer at `file`, shared by the snapshots of this process that name it: a publish every few
+   * seconds (load.js --watch) names the same base and older layers again, and opening a layer reads
+   * and parses its whole directory on the event loop. Shared by identity (device, inode, size,
+   * modification time), so a file written anew under the same name is opened anew. Each acquire is
+   * paired with one release(); the last closes it.
+   */
+  static acquire(file: string, section: Section): SectionFile {
+    const st = statSync(file);
+    const key = `${section}:${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+    const held = shared.get(key);
+    if (held) {
+      held.refs++;
+      return held.file;
+    }
+    const opened = SectionFile.open(file, section);
+    shared.set(key, { file: opened, refs: 1 });
+    sharedKeys.set(opened, key);
+    return opened;
+  }
+
+  /** Gives back an acquire()d layer; one opened with open() is closed. */
+  release(): void {
+    const key = sharedKeys.get(this);
+    const held = key === undefined ? undefined : shared.get(key);
+    if (!held || key === undefined) {
+      this.close();
+      return;
+    }
+    if (--held.refs > 0) return;
+    shared.delete(key);
+    sharedKeys.delete(this);
+    this.close();
   }
 
   /**
@@ -235,3 +270,7 @@ async function readFullyAsync(fd: number, buf: Buffer, position: number): Promis
     done += n;
   }
 }
+
+/** The layers open in this process through acquire(), by identity, and how many snapshots hold each. */
+const shared = new Map<string, { file: SectionFile; refs: number }>();
+const sharedKeys = new WeakMap<SectionFile, string>();

@@ -210,6 +210,15 @@ describe('serving pack layers', () => {
       base.close();
     }
     expect(await packRows('gone-driver')).toEqual([]);
+    // a layer two snapshots name is opened once in a process: the second gets the same open file,
+    // which stays open until the last holder gives it back
+    const basePath = join(ws.paths.publishedDir, layers[3]?.[0] as string);
+    const first = SectionFile.acquire(basePath, 'trips');
+    const second = SectionFile.acquire(basePath, 'trips');
+    expect(second).toBe(first);
+    first.release();
+    expect(second.usersOf(ws.appId)).toContain(ids.get('tie-driver'));
+    second.release();
     // statistics have layers of their own weights: the day of 60 trips is one row, not merged
     expect(manifestOf(ws.paths)?.pack?.files.stats?.length).toBeGreaterThan(1);
   });
