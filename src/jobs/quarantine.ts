@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { pathsFor } from '../config.js';
+import { jobSettings, pathsFor } from '../config.js';
 import { DatabaseBusyError, openDatabase } from '../db/open.js';
 import { queryFile, runFile, type Row } from '../db/sql.js';
 import { InputError } from '../errors.js';
@@ -103,14 +103,15 @@ export async function runQuarantine(
 
 async function openReadOnly(file: string) {
   try {
-    return await openDatabase(file, { readOnly: true, lockWaitMs: 0 });
+    // waits its turn like every job: the continuous load lets a waiting process in between batches
+    return await openDatabase(file, { readOnly: true, lockWaitMs: jobSettings().warehouseLockWaitMs });
   } catch (error) {
     // DuckDB allows one writer or many readers: a running load, score or export holds the file
     if (error instanceof DatabaseBusyError) {
       throw new DatabaseBusyError(
         file,
         error.detail,
-        'the warehouse is busy (a load, score or export is running): run quarantine.js again when it has finished',
+        'the warehouse is busy (a load, score or export is running): run quarantine.js again when it has finished (or give it longer: DRIVING_WAREHOUSE_LOCK_WAIT_MS)',
       );
     }
     throw error;

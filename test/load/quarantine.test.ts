@@ -185,11 +185,14 @@ describe('quarantine.js', () => {
     expect([one.code, two.code]).toEqual([0, 0]);
     const holder = await holdDatabase(ws.paths.warehouseFile);
     try {
-      const busy = await quarantine([]);
+      // it waits for the holder as every job does (DRIVING_WAREHOUSE_LOCK_WAIT_MS), then says so
+      const busy = await runJobProcess('quarantine', ['--data-dir', ws.dir], {
+        DRIVING_WAREHOUSE_LOCK_WAIT_MS: '1000',
+      });
       expect(busy.code).toBe(3);
       expect(busy.stderr).toMatch(
         new RegExp(
-          `^quarantine list: failed: .*warehouse.duckdb is in use by another process, PID ${holder.pid} .*; the warehouse is busy \\(a load, score or export is running\\): run quarantine.js again when it has finished$`,
+          `^quarantine list: failed: .*warehouse.duckdb is in use by another process, PID ${holder.pid} .*; the warehouse is busy \\(a load, score or export is running\\): run quarantine.js again when it has finished \\(or give it longer: DRIVING_WAREHOUSE_LOCK_WAIT_MS\\)$`,
           'm',
         ),
       );
