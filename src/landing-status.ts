@@ -26,25 +26,34 @@ export function isInputName(name: string): boolean {
  * so a probe can call it; `LandingCounter` keeps the answer a moment for busy probes and scrapes.
  */
 export function landingStatus(landingDir: string, now: number = Date.now()): LandingStatus {
-  let waiting = 0;
+  const waiting = waitingFiles(landingDir);
   let oldest = Number.POSITIVE_INFINITY;
-  for (const name of listing(landingDir)) {
-    if (!isInputName(name)) continue;
-    try {
-      const st = statSync(join(landingDir, name));
-      if (!st.isFile()) continue;
-      waiting++;
-      oldest = Math.min(oldest, st.mtimeMs);
-    } catch {
-      // taken by the load since the listing
-    }
-  }
+  for (const mtime of waiting.values()) oldest = Math.min(oldest, mtime);
   let failed = 0;
   const failedDir = join(landingDir, 'failed');
   for (const day of listing(failedDir)) {
     for (const name of listing(join(failedDir, day))) if (!name.endsWith('.reason.txt')) failed++;
   }
-  return { waiting, oldestWaitingSeconds: waiting > 0 ? Math.max(0, (now - oldest) / 1000) : null, failed };
+  return {
+    waiting: waiting.size,
+    oldestWaitingSeconds: waiting.size > 0 ? Math.max(0, (now - oldest) / 1000) : null,
+    failed,
+  };
+}
+
+/** The input files waiting at the top of the landing area, by name, with when each was last written (ms). */
+export function waitingFiles(landingDir: string): Map<string, number> {
+  const found = new Map<string, number>();
+  for (const name of listing(landingDir)) {
+    if (!isInputName(name)) continue;
+    try {
+      const st = statSync(join(landingDir, name));
+      if (st.isFile()) found.set(name, st.mtimeMs);
+    } catch {
+      // taken by the load since the listing
+    }
+  }
+  return found;
 }
 
 function listing(dir: string): string[] {

@@ -1,9 +1,9 @@
-import { existsSync, mkdirSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { getPriority, setPriority } from 'node:os';
 import { processesWaitingFor, describeHolder } from '../db/open.js';
 import { duckdbThreads } from '../db/threads.js';
-import { isInputName, landingStatus } from '../landing-status.js';
+import { landingStatus, waitingFiles } from '../landing-status.js';
 import { Histogram, LAG_BUCKETS, writeWatchMetrics, type WatchMetrics } from '../metrics/watch-textfile.js';
 import { writeJobMetrics } from '../metrics/textfile.js';
 import { silent, type Progress } from '../progress.js';
@@ -60,9 +60,9 @@ export interface WatchResult {
  * The continuous load (`load.js --watch`): stays up, and whenever files arrive in the landing area
  * (SDK uploads, partner files) or an account's deletion is pending, runs one load over what is
  * there: the nightly load itself, with every rule, check, event, purge and atomic switch, on a
- * small batch. Between batches the warehouse is closed, so every other job can open it, and one
- * that is already waiting for it (DuckDB's lock has no queue: it says so in the folder
- * `openDatabase` keeps) goes first: each waits at most about one batch.
+ * small batch. It holds the warehouse between batches and lets it go as soon as another process
+ * waits for it (DuckDB's lock has no queue: a waiting process says so in the folder `openDatabase`
+ * keeps), idle or between two batches: every other job waits at most about one batch.
  *
  * A batch that fails (a check that stops the publish, a full disk) is reported, counted and tried
  * again later; the watch goes on. Killed anywhere, nothing is lost: a batch is the plain load,
@@ -126,7 +126,8 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
       try {
         const lines: string[] = [];
         let servedAt: number | null = null;
-        // held between batches (no open, no replay of the log each time) until another job waits
+        // held between batches (no open, no replay of the log each time) until another job waits;
+        // waiting for another job's turn is what the watch does: no giving up, one DuckDB thread
         held ??= await openWarehouse(paths.warehouseFile, await appsOf(options.dataDir), {
           memoryLimit: jobSettings().memoryLimit,
           lockWaitMs: 24 * 3600_000,
@@ -136,11 +137,8 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
           warehouse: held,
           dataDir: options.dataDir,
           progress: options.verbose ? progress : (line) => lines.push(line),
-          // waiting for another job's turn with the warehouse is what the watch does: no giving up
-          lockWaitMs: 24 * 3600_000,
-          // the API shares the machine: a small batch gains little from a second core, and the
+          // the API shares the machine: a small batch gains little from a second lane, and the
           // retired slot is written by the next batch anyway
-          threads: duckdbThreads() ?? 1,
           concurrency: 1,
           settleRetired: false,
           onPublished: () => (servedAt = Date.now()),
@@ -256,27 +254,6 @@ function writeMetrics(
   } catch (error) {
     progress(`load: metrics not written: ${oneLine(error)}`);
   }
-}
-
-/** Input files waiting at the top of the landing area, with when each arrived (its last write). */
-function waitingFiles(landingDir: string): Map<string, number> {
-  const found = new Map<string, number>();
-  let names: string[];
-  try {
-    names = readdirSync(landingDir);
-  } catch {
-    return found;
-  }
-  for (const name of names) {
-    if (!isInputName(name)) continue;
-    try {
-      const st = statSync(join(landingDir, name));
-      if (st.isFile()) found.set(name, st.mtimeMs);
-    } catch {
-      // gone since the listing
-    }
-  }
-  return found;
 }
 
 /** Uploads a killed load left half-batched (src/load/uploads.ts): the next batch puts them back. */

@@ -11,6 +11,8 @@ import { tripRecord } from '../helpers/trips.js';
 import { recordDeletionIn } from '../helpers/deletions.js';
 import { runJobProcess, ROOT } from '../helpers/job-process.js';
 import { PassportStore } from '../../src/passport/store.js';
+import { openDatabase } from '../../src/db/open.js';
+import { query } from '../../src/db/sql.js';
 
 interface Watcher {
   child: ChildProcess;
@@ -59,17 +61,15 @@ function land(records: unknown[], name = `partner-${String(++fileNo).padStart(3,
 const servedTrips = async (): Promise<string[]> => {
   const manifest = manifestOf(ws.paths);
   if (!manifest) return [];
-  return (await warehouseRowsOfSlot(join(ws.paths.publishedDir, `slot-${manifest.slot}.duckdb`))).map((r) =>
-    String(r['trip_id']),
-  );
+  const slot = join(ws.paths.publishedDir, `slot-${manifest.slot}.duckdb`);
+  return (await rowsOf(slot, 'select trip_id from trips order by trip_id', 5_000)).map((r) => String(r['trip_id']));
 };
 
-async function warehouseRowsOfSlot(file: string): Promise<Record<string, unknown>[]> {
-  const { openDatabase } = await import('../../src/db/open.js');
-  const { query } = await import('../../src/db/sql.js');
-  const db = await openDatabase(file, { readOnly: true, lockWaitMs: 5_000 });
+/** Rows of a DuckDB file opened read-only, as another job would: waiting its turn for a writer. */
+async function rowsOf(file: string, sql: string, lockWaitMs: number): Promise<Record<string, unknown>[]> {
+  const db = await openDatabase(file, { readOnly: true, lockWaitMs });
   try {
-    return await query(db.connection, 'select trip_id from trips order by trip_id');
+    return await query(db.connection, sql);
   } finally {
     db.close();
   }
@@ -137,9 +137,9 @@ describe('load.js --watch', () => {
       requestedAt: new Date().toISOString(),
     });
     await expect.poll(servedTrips, { timeout: 60_000, interval: 100 }).not.toContain('c1');
-    expect(await warehouseRowsWhenFree("select count(*)::int as n from trips where trip_id = 'c1'")).toEqual([
-      { n: 0 },
-    ]);
+    expect(
+      await rowsOf(ws.paths.warehouseFile, "select count(*)::int as n from trips where trip_id = 'c1'", 60_000),
+    ).toEqual([{ n: 0 }]);
   });
 
   it('lets the score, a re-derivation, a backup, an export and a query run beside it, while files keep arriving', async () => {
@@ -191,15 +191,3 @@ describe('load.js --watch', () => {
     expect((await watcher.exited).code).toBe(0);
   });
 });
-
-/** The warehouse, read while the watch runs: it waits its turn like any other job. */
-async function warehouseRowsWhenFree(sql: string): Promise<Record<string, unknown>[]> {
-  const { openDatabase } = await import('../../src/db/open.js');
-  const { query } = await import('../../src/db/sql.js');
-  const db = await openDatabase(ws.paths.warehouseFile, { readOnly: true, lockWaitMs: 60_000 });
-  try {
-    return await query(db.connection, sql);
-  } finally {
-    db.close();
-  }
-}
