@@ -1,4 +1,5 @@
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { isSdkUploadFile, uploadFileName } from '../src/load/uploads.js';
 import { join } from 'node:path';
 import { pathsFor } from '../src/config.js';
 import { generateTrips } from '../src/generate/generate.js';
@@ -298,7 +299,7 @@ export async function benchWatch(ctx: BenchContext): Promise<void> {
     const nightlyPerTrip = (nightly.cpuSeconds / nightly.trips) * 1000;
     record(ctx, {
       stage: 'watch',
-      metric: `CPU a trip, watch / nightly (${watchPerTrip.toFixed(1)} ms over ${watch.tripsLoaded.toLocaleString('en-US')} trips in ${watch.batches} batches; ${nightlyPerTrip.toFixed(1)} ms in one load of ${nightly.files} file(s), ${nightly.wallSeconds.toFixed(1)} s)`,
+      metric: `CPU a trip, watch / nightly (${watchPerTrip.toFixed(1)} ms over ${watch.tripsLoaded.toLocaleString('en-US')} trips in ${watch.batches} batches; ${nightlyPerTrip.toFixed(1)} ms in one load of ${nightly.uploads.toLocaleString('en-US')} uploads as ${nightly.files} file(s), ${nightly.wallSeconds.toFixed(1)} s)`,
       value: Math.round((watchPerTrip / nightlyPerTrip) * 100) / 100,
       unit: '×',
       target: `<= ${CPU_RATIO}`,
@@ -433,25 +434,45 @@ async function compareServers(
   return { watch: figures(runs[0] as (typeof runs)[number]), nightly: figures(runs[1] as (typeof runs)[number]) };
 }
 
-/** Every file the watch archived (landing/loaded/DAY/...) into the copy's landing area, then one plain `load.js`. */
+/**
+ * What the watch loaded, as a night would find it, into the copy's landing area, then one plain
+ * `load.js`. A partner's file is copied as it is; an SDK file (one upload, or a batch the watch
+ * made of several) goes back to one file an upload, as the API landed them (the bench's uploads are
+ * one record each): the nightly load batches them as it would after a day of uploads, rather than
+ * paying the watch's per-batch files again.
+ */
 async function nightlyLoad(
   ctx: BenchContext,
   watchedLanding: string,
   nightlyDir: string,
-): Promise<{ trips: number; files: number; cpuSeconds: number; wallSeconds: number }> {
+): Promise<{ trips: number; files: number; uploads: number; cpuSeconds: number; wallSeconds: number }> {
   const landing = pathsFor(nightlyDir).landingDir;
   mkdirSync(landing, { recursive: true });
   const archive = join(watchedLanding, 'loaded');
   let files = 0;
-  for (const day of existsSync(archive) ? readdirSync(archive) : []) {
-    for (const name of readdirSync(join(archive, day))) {
-      const from = join(archive, day, name);
-      if (!statSync(from).isFile()) continue;
+  let uploads = 0;
+  const firstUpload = Date.parse(`${ctx.day}T00:00:00Z`);
+  const archived = (existsSync(archive) ? readdirSync(archive) : []).flatMap((day) =>
+    readdirSync(join(archive, day)).map((name) => ({ name, from: join(archive, day, name) })),
+  );
+  // in arrival order: upload names start with their time, a batch's with its last upload's
+  archived.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const { name, from } of archived) {
+    if (!statSync(from).isFile()) continue;
+    files++;
+    if (!isSdkUploadFile(name)) {
       cpSync(from, join(landing, name));
-      files++;
+      continue;
+    }
+    for (const line of readFileSync(from, 'utf8').split('\n')) {
+      if (line.trim() === '') continue;
+      writeFileSync(join(landing, uploadFileName(new Date(firstUpload + uploads))), `${line}\n`);
+      uploads++;
     }
   }
-  ctx.progress(`bench: watch: ${files} archived files into ${landing}; one nightly load`);
+  ctx.progress(
+    `bench: watch: ${files} archived files into ${landing} (SDK files as ${uploads} uploads again); one nightly load`,
+  );
   const run = await runNodeChild(
     'load (nightly, same trips)',
     jobScript(ctx, 'load'),
@@ -461,7 +482,13 @@ async function nightlyLoad(
   ctx.children.push(run);
   const totals = jobJson(run)['totals'] as { tripsLoaded: number; files: number };
   if (run.cpuSeconds === null) throw new Error("the nightly load's CPU was not recorded");
-  return { trips: totals.tripsLoaded, files: totals.files, cpuSeconds: run.cpuSeconds, wallSeconds: run.wallSeconds };
+  return {
+    trips: totals.tripsLoaded,
+    files: totals.files,
+    uploads,
+    cpuSeconds: run.cpuSeconds,
+    wallSeconds: run.wallSeconds,
+  };
 }
 
 /** Reads the manifest every 200 ms: the serving pack's layers at every 100th publish, and at the end. */

@@ -26,6 +26,15 @@ export interface WatchOptions {
   pollMs?: number;
   /** How long a batch waits, once a file has arrived, for more to come with it (ms). */
   gatherMs?: number;
+  /**
+   * After a batch, how many times its duration the watch rests before the next (default 2: busy at
+   * most a third of the time). Each batch pays a fixed cost (a transaction per file, a publish, a serving
+   * pack delta, a snapshot switch in every API process): resting lets a busy stream gather into
+   * fewer, larger batches, while a quiet one still loads an upload as soon as it comes. 0: back to back.
+   */
+  rest?: number;
+  /** The longest rest (ms; default 10 s): what resting may add to the lag. */
+  maxRestMs?: number;
   /** Where the metrics files go (null: none). */
   metricsDir?: string | null;
   /** Stops the watch after the batch in hand (SIGTERM in the job). */
@@ -74,6 +83,10 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
   const paths = pathsFor(options.dataDir);
   const pollMs = options.pollMs ?? 1000;
   const gatherMs = options.gatherMs ?? 100;
+  const rest = options.rest ?? 2;
+  const maxRestMs = options.maxRestMs ?? 10_000;
+  // when the rest after the last batch ends (ms since the epoch)
+  let restUntil = 0;
   mkdirSync(paths.landingDir, { recursive: true });
   yieldCpu(progress);
   const metrics: WatchMetrics = {
@@ -89,7 +102,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
   const watcher = watchFolder(paths.landingDir, () => wake.fire());
   const state = await openState({ dataDir: options.dataDir });
   progress(
-    `load: watching ${paths.landingDir} (and the deletion requests); a batch loads and publishes what has arrived`,
+    `load: watching ${paths.landingDir} (and the deletion requests); a batch loads and publishes what has arrived, then the watch rests ${rest}× the batch's time (at most ${maxRestMs / 1000} s)`,
   );
   let failures = 0;
   let metricsWrittenAt = 0;
@@ -116,6 +129,13 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
         // a moment for the rest of a burst, so that it loads as one batch
         await wake.sleep(gatherMs);
       }
+      // files that come while the watch rests join the next batch; a job waiting for the
+      // warehouse gets it meanwhile
+      while (!options.signal?.aborted && restUntil > Date.now()) {
+        if (held && processesWaitingFor(paths.warehouseFile).length > 0) held = release(held);
+        await wake.sleep(Math.min(REST_SLICE_MS, restUntil - Date.now()));
+      }
+      if (options.signal?.aborted) break;
       if (processesWaitingFor(paths.warehouseFile).length > 0) {
         held = release(held);
         await giveWay(paths.warehouseFile, progress, options.signal);
@@ -184,8 +204,9 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
         await wake.sleep(backoff(options.retryAfterMs ?? 5000, failures));
         due = true;
       } else {
-        // what arrived during the batch is the next batch's
+        // what arrived during the batch is the next batch's, after the rest
         due = backlog.waiting > 0;
+        restUntil = Date.now() + Math.min(maxRestMs, rest * outcome.seconds * 1000);
       }
     }
   } finally {
@@ -220,6 +241,9 @@ function release(wh: Warehouse | null): null {
   wh?.close();
   return null;
 }
+
+/** How often a resting watch looks for a job waiting for the warehouse. */
+const REST_SLICE_MS = 100;
 
 /** How often the watch's metrics file is written while no batch runs. */
 const HEARTBEAT_MS = 15_000;

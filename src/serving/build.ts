@@ -33,13 +33,19 @@ export interface SectionBuildResult {
 /** Trips per build step (env DRIVING_SERVING_PACK_STEP_ROWS; tests make it tiny to cross steps). */
 const rowsPerStep = (): number => setting('DRIVING_SERVING_PACK_STEP_ROWS');
 
+/** The write buffer starts small and doubles up to 8 MiB: most files a small publish writes are a few KiB. */
+const FIRST_BUFFER_BYTES = 64 << 10;
+const MAX_BUFFER_BYTES = 8 << 20;
+
 /**
- * Appends bytes to a file through an 8 MiB buffer; `position` is where the next byte lands. The
- * file is written front to back only, so hashing what is written gives the file's SHA-256 without
- * reading it again.
+ * Appends bytes to a file through a buffer of up to 8 MiB; `position` is where the next byte lands.
+ * The file is written front to back only, so hashing what is written gives the file's SHA-256
+ * without reading it again. The buffer grows with what is written rather than starting at its
+ * largest: a publish every few seconds would otherwise allocate tens of MiB of buffers each time,
+ * and V8 answers that much external memory with a run of full collections.
  */
 class Writer {
-  private readonly buffer = Buffer.allocUnsafe(8 << 20);
+  private buffer = Buffer.allocUnsafe(FIRST_BUFFER_BYTES);
   private used = 0;
   private readonly hash = createHash('sha256');
   position = 0;
@@ -48,21 +54,20 @@ class Writer {
 
   string(text: string): number {
     const bytes = Buffer.byteLength(text);
-    if (bytes > this.buffer.length - this.used) this.flush();
-    if (bytes > this.buffer.length) {
+    if (this.room(bytes)) {
+      this.buffer.write(text, this.used);
+      this.used += bytes;
+    } else {
       const data = Buffer.from(text);
       this.hash.update(data);
       writeAll(this.fd, data);
-    } else {
-      this.buffer.write(text, this.used);
-      this.used += bytes;
     }
     this.position += bytes;
     return bytes;
   }
 
   entry(key: number, aux: number, length: number, extraLength: number, offset: number, extraOffset: number): void {
-    if (this.buffer.length - this.used < ENTRY_BYTES) this.flush();
+    this.room(ENTRY_BYTES);
     const at = this.used;
     this.buffer.writeDoubleLE(key, at);
     this.buffer.writeUInt32LE(aux, at + 8);
@@ -76,15 +81,29 @@ class Writer {
   }
 
   bytes(data: Uint8Array): void {
-    if (data.length > this.buffer.length - this.used) this.flush();
-    if (data.length > this.buffer.length) {
-      this.hash.update(data);
-      writeAll(this.fd, data);
-    } else {
+    if (this.room(data.length)) {
       this.buffer.set(data, this.used);
       this.used += data.length;
+    } else {
+      this.hash.update(data);
+      writeAll(this.fd, data);
     }
     this.position += data.length;
+  }
+
+  /** Makes room for `n` more bytes (grows the buffer, else flushes it); false when `n` exceeds the largest buffer. */
+  private room(n: number): boolean {
+    if (this.buffer.length - this.used >= n) return true;
+    if (this.buffer.length < MAX_BUFFER_BYTES) {
+      let size = this.buffer.length * 2;
+      while (size < this.used + n && size < MAX_BUFFER_BYTES) size *= 2;
+      const grown = Buffer.allocUnsafe(Math.min(size, MAX_BUFFER_BYTES));
+      this.buffer.copy(grown, 0, 0, this.used);
+      this.buffer = grown;
+      if (this.buffer.length - this.used >= n) return true;
+    }
+    this.flush();
+    return n <= this.buffer.length;
   }
 
   flush(): void {
@@ -210,7 +229,7 @@ class SectionWriter {
     this.extras.flush();
     fsyncSync(this.extrasFd);
     // the index follows the payloads
-    const copy = Buffer.allocUnsafe(8 << 20);
+    const copy = Buffer.allocUnsafe(Math.max(1, Math.min(MAX_BUFFER_BYTES, this.index.position)));
     const indexOffset = this.data.position;
     for (let at = 0; at < this.index.position; ) {
       const n = readSync(this.indexFd, copy, 0, Math.min(copy.length, this.index.position - at), at);

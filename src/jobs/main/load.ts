@@ -35,13 +35,29 @@ export async function main(): Promise<void> {
       describe:
         'with --watch: how often the landing area and deletion requests are looked at without a change signalled',
     })
+    .option('rest', {
+      type: 'number',
+      default: 2,
+      describe:
+        'with --watch: after a batch, rest this many times its duration before the next (2: busy at most a third of the time), so that a busy stream loads in fewer, larger batches; 0: back to back',
+    })
+    .option('max-rest-ms', {
+      type: 'number',
+      default: 10_000,
+      describe: 'with --watch: the longest rest after a batch (bounds what --rest adds to the lag)',
+    })
     .option('verbose', {
       type: 'boolean',
       describe: 'with --watch: every line of every batch (default: one line a batch, and what failed)',
     })
     .conflicts('rederive', 'input')
     .conflicts('watch', ['input', 'rederive'])
-    .check(wholeNumbers({ 'poll-ms': { min: 10, max: 60_000 } }))
+    .check(wholeNumbers({ 'poll-ms': { min: 10, max: 60_000 }, 'max-rest-ms': { min: 0, max: 600_000 } }))
+    .check((a) => {
+      if (!Number.isFinite(a.rest) || a.rest < 0 || a.rest > 100)
+        throw new Error(`--rest: a number from 0 to 100 (times the last batch's duration), got ${String(a.rest)}`);
+      return true;
+    })
     .check((a) => {
       if (a.since !== undefined && !a.rederive) throw new Error('--since: only with --rederive');
       return true;
@@ -76,6 +92,8 @@ export async function main(): Promise<void> {
         progress: stderrProgress,
         verbose: argv.verbose,
         pollMs: argv.pollMs,
+        rest: argv.rest,
+        maxRestMs: argv.maxRestMs,
         metricsDir,
         signal: stop.signal,
       });

@@ -1,0 +1,78 @@
+// The continuous load rests after each batch (src/jobs/watch.ts, `rest`): files that arrive while
+// it rests load together in the next batch, so a busy stream pays the per-batch work (a
+// transaction, a publish, a snapshot switch in every API process) once for many files.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renameSync } from 'node:fs';
+import { join } from 'node:path';
+import { workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
+import { tripRecord } from '../helpers/trips.js';
+import { PassportStore } from '../../src/passport/store.js';
+import { runWatch, type BatchOutcome } from '../../src/jobs/watch.js';
+
+let ws: Workspace;
+let ids: Map<string, number>;
+
+beforeAll(async () => {
+  ws = await workspace('UTC');
+  const passport = await PassportStore.open(ws.paths.passportFile);
+  ids = await passport.ensureAccounts(ws.appId, ['u-1']);
+  passport.close();
+});
+afterAll(() => ws.cleanup());
+
+function land(name: string, tripId: string, hour: number): void {
+  const path = join(ws.paths.landingDir, name);
+  writeNdjson(`${path}.tmp`, [
+    tripRecord({
+      appId: ws.appId,
+      tripId,
+      userId: ids.get('u-1') as number,
+      orgUserId: 'u-1',
+      start: `2026-11-20T${String(hour).padStart(2, '0')}:00:00Z`,
+      seconds: 300,
+    }),
+  ]);
+  renameSync(`${path}.tmp`, path);
+}
+
+/** Watches until `stopAfter` batches have loaded files; lands `a` first, then `b` as batch 1 ends and `c` 1.5 s later. */
+async function watchThree(rest: number): Promise<BatchOutcome[]> {
+  const loaded: BatchOutcome[] = [];
+  const stop = new AbortController();
+  const tag = `r${rest}`;
+  land(`${tag}-a.ndjson`, `${tag}-a`, 6);
+  await runWatch({
+    dataDir: ws.dir,
+    pollMs: 50,
+    gatherMs: 0,
+    rest,
+    maxRestMs: 5_000,
+    signal: stop.signal,
+    onBatch: (batch) => {
+      const files = batch.result ? batch.result.totals.files - batch.result.totals.filesSkipped : 0;
+      if (files === 0) return;
+      loaded.push(batch);
+      if (loaded.length === 1) {
+        land(`${tag}-b.ndjson`, `${tag}-b`, 7);
+        setTimeout(() => land(`${tag}-c.ndjson`, `${tag}-c`, 8), 1_500);
+      }
+      const trips = loaded.reduce((n, b) => n + (b.result?.totals.tripsLoaded ?? 0), 0);
+      if (trips === 3) stop.abort();
+    },
+  });
+  return loaded;
+}
+
+describe('load.js --watch rests after a batch', () => {
+  it('loads what arrives while it rests as one batch', async () => {
+    const batches = await watchThree(100);
+    expect(batches.map((b) => b.result?.totals.tripsLoaded)).toEqual([1, 2]);
+    // the rest is counted in the lag: the file that waited longest waited through it
+    expect(Math.max(...(batches[1] as BatchOutcome).lags)).toBeGreaterThan(1.5);
+  });
+
+  it('loads back to back with rest 0: the late file makes a batch of its own', async () => {
+    const batches = await watchThree(0);
+    expect(batches.map((b) => b.result?.totals.tripsLoaded)).toEqual([1, 1, 1]);
+  });
+});
