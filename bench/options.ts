@@ -18,6 +18,7 @@ export const STAGES = [
   'restart',
   'tokens',
   'watch',
+  'watch-rest',
 ] as const;
 export type Stage = (typeof STAGES)[number];
 

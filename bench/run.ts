@@ -26,6 +26,7 @@ import { benchWorkers } from './workers-stage.js';
 import { benchRestart } from './restart-stage.js';
 import { benchTokens } from './tokens-stage.js';
 import { benchWatch } from './watch-stage.js';
+import { benchWatchRest } from './watch-rest-stage.js';
 
 export interface BenchResult {
   measurements: Measurement[];
@@ -55,6 +56,7 @@ const RUNNERS: Readonly<Record<Stage, (ctx: BenchContext) => Promise<unknown>>> 
   restart: benchRestart,
   tokens: benchTokens,
   watch: benchWatch,
+  'watch-rest': benchWatchRest,
 };
 
 /**

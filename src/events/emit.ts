@@ -46,14 +46,16 @@ export async function emitEvents(
     });
     await insertRows(conn, 2, sqlText('ops/events/trip_updated'));
   }
-  // held for the record below: only users whose values changed since their last announcement
-  await run(conn, `create or replace temp table score_events as ${sqlText('ops/events/safety_score_updated')}`, {
-    since,
-    version: publishedVersion,
-  });
-  // score_events holds them in the order its statement sorted them (app, user, date), which a
-  // scan gives back as the file's lines are (DuckDB keeps insertion order): not sorted twice
-  await insertRows(conn, 3, 'select id, type, app_id, data from score_events');
+  if (pending['scores'] === true) {
+    // held for the record below: only users whose values changed since their last announcement
+    await run(conn, `create or replace temp table score_events as ${sqlText('ops/events/safety_score_updated')}`, {
+      since,
+      version: publishedVersion,
+    });
+    // score_events holds them in the order its statement sorted them (app, user, date), which a
+    // scan gives back as the file's lines are (DuckDB keeps insertion order): not sorted twice
+    await insertRows(conn, 3, 'select id, type, app_id, data from score_events');
+  }
   if (pending['users'] === true)
     await insertRows(conn, 4, sqlText('ops/events/user_deleted'), { since: usersSince, version: publishedVersion });
   const counts = new Map(
@@ -74,10 +76,11 @@ export async function emitEvents(
     if (pending['trips'] === true)
       await runScript(conn, 'ops/events/mark_trips_announced', { version: publishedVersion });
     await run(conn, "insert or replace into meta values ('user_events_version', $v::varchar)", { v: publishedVersion });
-    await runScript(conn, 'ops/events/mark_scores_announced', { version: publishedVersion });
+    if (pending['scores'] === true)
+      await runScript(conn, 'ops/events/mark_scores_announced', { version: publishedVersion });
     await markScoresAnnounced(conn, publishedVersion);
   });
-  await run(conn, 'drop table score_events');
+  await run(conn, 'drop table if exists score_events');
   await run(conn, 'drop table if exists trip_fingerprints');
   await run(conn, 'drop table event_rows');
   return { tripCreated: count(1), tripUpdated: count(2), safetyScoreUpdated: count(3), userDeleted: count(4), file };
