@@ -50,7 +50,7 @@ const PEAK_POINTS = 1_500;
 export const PEAK_LIST_RATE = 500;
 /** The small uploads that make the many publishes: a minute of points, no events. */
 const TINY_POINTS = 60;
-const TINY_UPLOADS_PER_S = 4;
+const TINY_UPLOADS_PER_S = 1;
 /** The serving comparison's fixed rate and length. */
 const COMPARE_RATE = 200;
 const COMPARE_SECONDS = 20;

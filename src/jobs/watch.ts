@@ -27,12 +27,15 @@ export interface WatchOptions {
   /** How long a batch waits, once a file has arrived, for more to come with it (ms). */
   gatherMs?: number;
   /**
-   * After a batch, how many times its duration the watch rests before the next (default 2: busy at
-   * most a third of the time). Each batch pays a fixed cost (a transaction per file, a publish, a serving
-   * pack delta, a snapshot switch in every API process): resting lets a busy stream gather into
-   * fewer, larger batches, while a quiet one still loads an upload as soon as it comes. 0: back to back.
+   * After a batch, how many times its duration the watch rests before the next while files arrive
+   * at `busyPace` or faster (default 8); at a slower pace the rest shrinks in proportion. Each
+   * batch pays a fixed cost (a transaction per file, a publish, a serving pack delta, a snapshot
+   * switch in every API process): resting lets a busy stream gather into fewer, larger batches,
+   * while a trickle is still loaded almost at once. 0: back to back.
    */
   rest?: number;
+  /** Files a second (over the last 30 s) at which the whole rest applies (default 5). */
+  busyPace?: number;
   /** The longest rest (ms; default 10 s): what resting may add to the lag. */
   maxRestMs?: number;
   /** Where the metrics files go (null: none). */
@@ -83,8 +86,10 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
   const paths = pathsFor(options.dataDir);
   const pollMs = options.pollMs ?? 1000;
   const gatherMs = options.gatherMs ?? 100;
-  const rest = options.rest ?? 2;
+  const rest = options.rest ?? DEFAULT_REST;
+  const busyPace = options.busyPace ?? DEFAULT_BUSY_PACE;
   const maxRestMs = options.maxRestMs ?? 10_000;
+  const pace = new Pace(PACE_WINDOW_MS);
   // when the rest after the last batch ends (ms since the epoch)
   let restUntil = 0;
   mkdirSync(paths.landingDir, { recursive: true });
@@ -102,7 +107,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
   const watcher = watchFolder(paths.landingDir, () => wake.fire());
   const state = await openState({ dataDir: options.dataDir });
   progress(
-    `load: watching ${paths.landingDir} (and the deletion requests); a batch loads and publishes what has arrived, then the watch rests ${rest}× the batch's time (at most ${maxRestMs / 1000} s)`,
+    `load: watching ${paths.landingDir} (and the deletion requests); a batch loads and publishes what has arrived, then the watch rests up to ${rest}× the batch's time (all of it at ${busyPace} files/s or more, at most ${maxRestMs / 1000} s)`,
   );
   let failures = 0;
   let metricsWrittenAt = 0;
@@ -204,9 +209,12 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
         await wake.sleep(backoff(options.retryAfterMs ?? 5000, failures));
         due = true;
       } else {
-        // what arrived during the batch is the next batch's, after the rest
+        // what arrived during the batch is the next batch's, after the rest: the busier the
+        // stream, the longer (a trickle is loaded at once, a burst in few large batches)
         due = backlog.waiting > 0;
-        restUntil = Date.now() + Math.min(maxRestMs, rest * outcome.seconds * 1000);
+        for (const arrivedAt of arrived.values()) pace.add(arrivedAt);
+        const busy = busyPace > 0 ? Math.min(1, pace.perSecond(Date.now()) / busyPace) : 1;
+        restUntil = Date.now() + Math.min(maxRestMs, rest * busy * outcome.seconds * 1000);
       }
     }
   } finally {
@@ -240,6 +248,29 @@ function yieldCpu(progress: Progress): void {
 function release(wh: Warehouse | null): null {
   wh?.close();
   return null;
+}
+
+/** The rest after a batch, in batch durations, at a busy pace; and that pace, in files a second. */
+export const DEFAULT_REST = 8;
+export const DEFAULT_BUSY_PACE = 5;
+/** How far back the pace of arrivals is counted. */
+const PACE_WINDOW_MS = 30_000;
+
+/** Files a second that arrived over the last `windowMs` (from their arrival times, as batches take them). */
+class Pace {
+  private readonly times: number[] = [];
+
+  constructor(private readonly windowMs: number) {}
+
+  add(arrivedAt: number): void {
+    this.times.push(arrivedAt);
+  }
+
+  perSecond(now: number): number {
+    const from = now - this.windowMs;
+    while (this.times.length > 0 && (this.times[0] as number) < from) this.times.shift();
+    return this.times.filter((t) => t >= from).length / (this.windowMs / 1000);
+  }
 }
 
 /** How often a resting watch looks for a job waiting for the warehouse. */

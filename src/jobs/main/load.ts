@@ -37,9 +37,14 @@ export async function main(): Promise<void> {
     })
     .option('rest', {
       type: 'number',
-      default: 2,
+      default: 8,
       describe:
-        'with --watch: after a batch, rest this many times its duration before the next (2: busy at most a third of the time), so that a busy stream loads in fewer, larger batches; 0: back to back',
+        'with --watch: after a batch, rest this many times its duration before the next while files arrive at --busy-pace or faster, proportionally less at a slower pace: a busy stream loads in fewer, larger batches, a trickle at once; 0: back to back',
+    })
+    .option('busy-pace', {
+      type: 'number',
+      default: 5,
+      describe: 'with --watch: files a second (over the last 30 s) from which the whole --rest applies',
     })
     .option('max-rest-ms', {
       type: 'number',
@@ -56,6 +61,9 @@ export async function main(): Promise<void> {
     .check((a) => {
       if (!Number.isFinite(a.rest) || a.rest < 0 || a.rest > 100)
         throw new Error(`--rest: a number from 0 to 100 (times the last batch's duration), got ${String(a.rest)}`);
+      const busyPace = a['busy-pace'];
+      if (!Number.isFinite(busyPace) || busyPace < 0 || busyPace > 10_000)
+        throw new Error(`--busy-pace: a number of files a second from 0 to 10000, got ${String(busyPace)}`);
       return true;
     })
     .check((a) => {
@@ -93,6 +101,7 @@ export async function main(): Promise<void> {
         verbose: argv.verbose,
         pollMs: argv.pollMs,
         rest: argv.rest,
+        busyPace: argv.busyPace,
         maxRestMs: argv.maxRestMs,
         metricsDir,
         signal: stop.signal,
