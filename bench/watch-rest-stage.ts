@@ -6,7 +6,7 @@ import { childOptions, jobScript, record, type BenchContext } from './context.js
 import { jobJson, startNodeChild } from './child.js';
 import { historyDir } from './fixtures.js';
 import { requestPaths } from './api-requests.js';
-import { generate, parseResult } from './api-stage.js';
+import { parseResult } from './api-stage.js';
 import { startCluster } from './cluster-server.js';
 import { UploadMaker, UploadRun, issueTokens, quantile } from './watch-uploads.js';
 import { cpuSeconds } from './process-cpu.js';
@@ -20,6 +20,7 @@ import {
   PEAK_UPLOADS_PER_S,
   archivedNames,
   nightlyLoad,
+  peakLists,
   tripTemplates,
 } from './watch-stage.js';
 
@@ -71,16 +72,7 @@ export async function benchWatchRest(ctx: BenchContext): Promise<void> {
         childOptions(ctx, false),
       );
       await sleep(3_000);
-      const lists = generate(ctx, {
-        url: server.url,
-        apiKey: base.apiKey,
-        paths: listPaths,
-        rate: PEAK_LIST_RATE,
-        seconds: 0,
-        connections: 50,
-        warmupSeconds: 2,
-      });
-      await sleep(3_000);
+      const lists = await peakLists(ctx, server.url, base.apiKey, listPaths);
       const maker = new UploadMaker(Date.parse(`${ctx.day}T00:00:00Z`), `rest${rest}-${Date.now().toString(36)}`);
       const archivedBefore = archivedNames(pathsFor(dir).landingDir);
       const peak = new UploadRun(server.url, base.apiKey, tokens, true);

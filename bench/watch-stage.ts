@@ -135,16 +135,7 @@ export async function benchWatch(ctx: BenchContext): Promise<void> {
     ctx.progress(
       `bench: watch: ${PEAK_UPLOADS_PER_S} uploads/s of ${PEAK_POINTS} points for ${plan.peakSeconds} s under ${PEAK_LIST_RATE} trip lists/s`,
     );
-    const lists = generate(ctx, {
-      url: server.url,
-      apiKey: base.apiKey,
-      paths: listPaths,
-      rate: PEAK_LIST_RATE,
-      seconds: 0,
-      connections: 50,
-      warmupSeconds: 2,
-    });
-    await sleep(3_000);
+    const lists = await peakLists(ctx, server.url, base.apiKey, listPaths);
     const peak = new UploadRun(server.url, base.apiKey, tokens, true);
     await peak.send(
       () => maker.make(templates.peak, uploadUsers),
@@ -490,6 +481,26 @@ export async function nightlyLoad(
     cpuSeconds: run.cpuSeconds,
     wallSeconds: run.wallSeconds,
   };
+}
+
+/** The load generator asking trip lists at the peak's rate until told to stop, past its warm-up. */
+export async function peakLists(
+  ctx: BenchContext,
+  url: string,
+  apiKey: string,
+  paths: string[],
+): Promise<ReturnType<typeof generate>> {
+  const lists = generate(ctx, {
+    url,
+    apiKey,
+    paths,
+    rate: PEAK_LIST_RATE,
+    seconds: 0,
+    connections: 50,
+    warmupSeconds: 2,
+  });
+  await sleep(3_000);
+  return lists;
 }
 
 /** The names of the files the watch has archived so far (landing/loaded/DAY/NAME). */
