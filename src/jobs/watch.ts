@@ -172,8 +172,11 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
         servedAt ??= Date.now();
         // the purge's erasure wrote the warehouse file anew: the next batch opens that one
         if (result.erasure.warehouse) held = release(held);
-        for (const [file, arrivedAt] of arrived)
-          if (!existsSync(join(paths.landingDir, file))) outcome.lags.push(Math.max(0, (servedAt - arrivedAt) / 1000));
+        for (const [file, arrivedAt] of arrived) {
+          if (existsSync(join(paths.landingDir, file))) continue;
+          outcome.lags.push(Math.max(0, (servedAt - arrivedAt) / 1000));
+          pace.add(arrivedAt);
+        }
         for (const lag of outcome.lags) metrics.lag.observe(lag);
         metrics.batches.ok++;
         failures = 0;
@@ -212,7 +215,6 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
         // what arrived during the batch is the next batch's, after the rest: the busier the
         // stream, the longer (a trickle is loaded at once, a burst in few large batches)
         due = backlog.waiting > 0;
-        for (const arrivedAt of arrived.values()) pace.add(arrivedAt);
         const busy = busyPace > 0 ? Math.min(1, pace.perSecond(Date.now()) / busyPace) : 1;
         restUntil = Date.now() + Math.min(maxRestMs, rest * busy * outcome.seconds * 1000);
       }
@@ -251,8 +253,8 @@ function release(wh: Warehouse | null): null {
 }
 
 /** The rest after a batch, in batch durations, at a busy pace; and that pace, in files a second. */
-export const DEFAULT_REST = 8;
-export const DEFAULT_BUSY_PACE = 5;
+const DEFAULT_REST = 8;
+const DEFAULT_BUSY_PACE = 5;
 /** How far back the pace of arrivals is counted. */
 const PACE_WINDOW_MS = 30_000;
 

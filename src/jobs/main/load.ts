@@ -37,19 +37,16 @@ export async function main(): Promise<void> {
     })
     .option('rest', {
       type: 'number',
-      default: 8,
       describe:
-        'with --watch: after a batch, rest this many times its duration before the next while files arrive at --busy-pace or faster, proportionally less at a slower pace: a busy stream loads in fewer, larger batches, a trickle at once; 0: back to back',
+        'with --watch: after a batch, rest this many times its duration before the next while files arrive at --busy-pace or faster, proportionally less at a slower pace: a busy stream loads in fewer, larger batches, a trickle at once (default 8; 0: back to back)',
     })
     .option('busy-pace', {
       type: 'number',
-      default: 5,
-      describe: 'with --watch: files a second (over the last 30 s) from which the whole --rest applies',
+      describe: 'with --watch: files a second (over the last 30 s) from which the whole --rest applies (default 5)',
     })
     .option('max-rest-ms', {
       type: 'number',
-      default: 10_000,
-      describe: 'with --watch: the longest rest after a batch (bounds what --rest adds to the lag)',
+      describe: 'with --watch: the longest rest after a batch, bounding what --rest adds to the lag (default 10000)',
     })
     .option('verbose', {
       type: 'boolean',
@@ -59,10 +56,10 @@ export async function main(): Promise<void> {
     .conflicts('watch', ['input', 'rederive'])
     .check(wholeNumbers({ 'poll-ms': { min: 10, max: 60_000 }, 'max-rest-ms': { min: 0, max: 600_000 } }))
     .check((a) => {
-      if (!Number.isFinite(a.rest) || a.rest < 0 || a.rest > 100)
+      if (a.rest !== undefined && (!Number.isFinite(a.rest) || a.rest < 0 || a.rest > 100))
         throw new Error(`--rest: a number from 0 to 100 (times the last batch's duration), got ${String(a.rest)}`);
       const busyPace = a['busy-pace'];
-      if (!Number.isFinite(busyPace) || busyPace < 0 || busyPace > 10_000)
+      if (busyPace !== undefined && (!Number.isFinite(busyPace) || busyPace < 0 || busyPace > 10_000))
         throw new Error(`--busy-pace: a number of files a second from 0 to 10000, got ${String(busyPace)}`);
       return true;
     })
