@@ -350,29 +350,34 @@ export async function buildSection(
           purged.push(a, Number(row['u']));
       }
     }
-    const { bytes, users, sha256 } = writer.finish({
-      format: SECTION_FORMAT[section],
-      section,
-      version,
-      zones,
-      apps,
-      purged,
-    });
-    const result = {
-      file,
-      section,
-      bytes,
-      rows: writer.rows,
-      copied: 0,
-      users,
-      seconds: (performance.now() - started) / 1000,
-      sha256,
-    };
+    const result = finishBuild(writer, file, section, { version, zones, apps, purged }, false, started);
     onProgress?.(describe(result, since === undefined ? 'written' : `delta since version ${since} written`));
     return result;
   } finally {
     writer.close();
   }
+}
+
+/** Ends a section file (index, footer, sync, rename) and says what was written; `copied`: its rows came from older layers. */
+function finishBuild(
+  writer: SectionWriter,
+  file: string,
+  section: Section,
+  footer: Pick<Footer, 'version' | 'zones' | 'apps' | 'purged'>,
+  copied: boolean,
+  started: number,
+): SectionBuildResult {
+  const { bytes, users, sha256 } = writer.finish({ format: SECTION_FORMAT[section], section, ...footer });
+  return {
+    file,
+    section,
+    bytes,
+    rows: writer.rows,
+    copied: copied ? writer.rows : 0,
+    users,
+    seconds: (performance.now() - started) / 1000,
+    sha256,
+  };
 }
 
 /**
@@ -420,24 +425,7 @@ export function mergeLayers(
         for (const u of [...marks].sort((x, y) => x - y)) purged.push(a, u);
       }
     }
-    const { bytes, users, sha256 } = writer.finish({
-      format: SECTION_FORMAT[section],
-      section,
-      version,
-      zones,
-      apps,
-      purged,
-    });
-    const result = {
-      file,
-      section,
-      bytes,
-      rows: writer.rows,
-      copied: writer.rows,
-      users,
-      seconds: (performance.now() - started) / 1000,
-      sha256,
-    };
+    const result = finishBuild(writer, file, section, { version, zones, apps, purged }, true, started);
     onProgress?.(describe(result, `${files.length} layers merged${base ? ' into a new base' : ''}`));
     return result;
   } finally {
