@@ -4,7 +4,7 @@ import { openWarehouse, refreshApps, type Warehouse } from '../warehouse/warehou
 import { loadFiles } from '../load/load-file.js';
 import { expandInputs, landingFiles, moveLanded, type RefusedInput } from '../load/landing.js';
 import { splitBatch } from '../load/split-batch.js';
-import { batchUploads, type UploadBatches, type UploadLedger } from '../load/uploads.js';
+import { batchUploads, uploadsInTurn, type UploadBatches, type UploadLedger } from '../load/uploads.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { listValue } from '../db/duckdb.js';
 import { queryFile, runFile } from '../db/sql.js';
@@ -70,7 +70,7 @@ export interface LoadResult {
   /** Entries of the landing area or `--input` that are not regular files: never read, left where they are. */
   refused: RefusedInput[];
   /** SDK upload files put together into batch files before the landing area was listed. */
-  uploadBatches: UploadBatches | null;
+  uploadBatches: Omit<UploadBatches, 'listed'> | null;
   /** Whether an input named with `--input` was refused (bad input: exit 2). */
   refusedNamed: boolean;
   totals: LoadTotals;
@@ -150,8 +150,12 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     if (batched?.error)
       progress(`load: SDK uploads not all batched (${batched.error}): the rest load as files of their own`);
     beat.doing(`load: listing ${fromLanding ? paths.landingDir : 'the --input files'}`);
-    const { files, refused } = fromLanding ? landingFiles(paths.landingDir) : expandInputs(options.inputs ?? []);
+    const listed = fromLanding ? landingFiles(paths.landingDir) : expandInputs(options.inputs ?? []);
+    const { files, later } = uploadsInTurn(listed.files, batched?.listed ?? null);
+    const { refused } = listed;
     progress(`load: ${files.length} file(s) ${fromLanding ? `from ${paths.landingDir}` : 'given'}`);
+    if (later > 0)
+      progress(`load: ${later} SDK upload(s) that came while the others were batched wait for the next load`);
     for (const r of refused)
       progress(`load: ${r.file}: not loaded, not a regular file (${r.kind}): never followed, left where it is`);
     const reports: FileReport[] = [];
@@ -278,7 +282,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     const summed = totals(reports);
     return {
       files: reports,
-      uploadBatches: batched,
+      uploadBatches: batched && withoutListing(batched),
       refused,
       refusedNamed: !fromLanding && refused.length > 0,
       totals: summed,
@@ -294,6 +298,11 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     if (!held) wh.close();
     beat.stop();
   }
+}
+
+/** What the batching did, for the report (the names it listed are not news). */
+function withoutListing({ listed: _, ...batches }: UploadBatches): Omit<UploadBatches, 'listed'> {
+  return batches;
 }
 
 /** The warehouse's record of SDK uploads, for batching them (src/load/uploads.ts). */

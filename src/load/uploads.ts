@@ -16,7 +16,7 @@ import {
 } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import { createHash, randomUUID } from 'node:crypto';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fsyncDir } from '../fsutil.js';
 import { identityOf, sameIdentity, type FileIdentity } from './file-identity.js';
 import { MAX_LINE_BYTES } from './scan-file.js';
@@ -81,6 +81,17 @@ export function removeStaleUploadTemps(
   return removed;
 }
 
+/**
+ * The files this load takes: all but the single SDK uploads that came after the batching listed the
+ * area. Each would be a file of its own, paying a file's whole work (its derivation, a transaction,
+ * a version) for one trip; the next load (in a watch, the next batch) batches them with the rest.
+ */
+export function uploadsInTurn(files: string[], listed: Set<string> | null): { files: string[]; later: number } {
+  if (listed === null) return { files, later: 0 };
+  const taken = files.filter((f) => !UPLOAD.test(basename(f)) || listed.has(basename(f)));
+  return { files: taken, later: files.length - taken.length };
+}
+
 /** Where the uploads of a batch wait while its file is made (a `.` name: never loaded). */
 const PENDING = '.uploads-batched';
 
@@ -96,6 +107,12 @@ export interface UploadBatches {
   staleTemps: number;
   /** Why batching stopped early, if it did (the uploads not batched load as files of their own). */
   error?: string;
+  /**
+   * The upload files the batching listed (batched or not); null when it listed none (batching off,
+   * or its folder refused). An upload that came after the listing waits for the next load: a file
+   * of its own would pay a file's work for one upload (src/jobs/load.ts).
+   */
+  listed: Set<string> | null;
 }
 
 /** What the warehouse knows of uploads (src/jobs/load.ts answers from loaded_files and loaded_uploads). */
@@ -138,7 +155,7 @@ interface Upload {
  * `maxBytes` 0 leaves every upload a file of its own.
  */
 export async function batchUploads(landingDir: string, maxBytes: number, ledger: UploadLedger): Promise<UploadBatches> {
-  const out: UploadBatches = { uploads: 0, duplicates: 0, files: [], bytes: 0, staleTemps: 0 };
+  const out: UploadBatches = { uploads: 0, duplicates: 0, files: [], bytes: 0, staleTemps: 0, listed: null };
   // the landing folder itself may be a link the operator made (to a larger disk); what is in it is never followed
   if (!existsSync(landingDir)) return out;
   // whatever the landing area holds, the load goes on: uploads not batched load as files of their own
@@ -157,9 +174,11 @@ export async function batchUploads(landingDir: string, maxBytes: number, ledger:
       group = [];
       size = 0;
     };
-    for (const name of readdirSync(landingDir)
+    const names = readdirSync(landingDir)
       .filter((n) => UPLOAD.test(n))
-      .sort()) {
+      .sort();
+    out.listed = new Set(names);
+    for (const name of names) {
       const upload = readUpload(landingDir, name, maxBytes);
       // a file that cannot join a batch keeps its place between batches: arrival order holds
       if (!upload) {

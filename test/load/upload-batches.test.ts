@@ -16,7 +16,8 @@ import { AppStore } from '../../src/apps/store.js';
 import { createApi } from '../../src/api/http/server.js';
 import { pathsFor } from '../../src/config.js';
 import { runLoad } from '../../src/jobs/load.js';
-import { batchUploads, recoverBatches, uploadFileName } from '../../src/load/uploads.js';
+import { batchUploads, recoverBatches, uploadFileName, uploadsInTurn } from '../../src/load/uploads.js';
+import { landingFiles } from '../../src/load/landing.js';
 import { workspace, warehouseRows, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
 
@@ -363,5 +364,27 @@ describe('a batch a load left halfway', () => {
     expect(readFileSync(all.files[0] as string, 'utf8')).toBe('{"line":0}\n{"line":1}\n{"line":2}\n');
     expect(visible(dir)).toEqual([all.files[0]?.replace(/.*\//, '')]);
     expect(readdirSync(dir).filter((n) => n.startsWith('.'))).toEqual([]);
+  });
+  it('leaves an upload that comes while the others are batched to the next load, and takes every other file', async () => {
+    const { dir, names } = landing();
+    writeFileSync(join(dir, 'partner-2026-11-20.ndjson'), '{"line":"p"}\n');
+    // lands while the batch is made, before the load lists the area
+    const late = uploadFileName(new Date(Date.UTC(2026, 10, 21, 8, 0, 1, 500)));
+    const arriving = { ...none, record: async () => writeFileSync(join(dir, late), '{"line":"late"}\n') };
+    const made = await batchUploads(dir, 1 << 20, arriving);
+    expect([...(made.listed ?? [])].sort()).toEqual([...names].sort());
+    const listed = landingFiles(dir).files;
+    expect(listed.map((f) => f.replace(/.*\//, ''))).toContain(late);
+    const { files, later } = uploadsInTurn(listed, made.listed);
+    expect(later).toBe(1);
+    expect(files.map((f) => f.replace(/.*\//, '')).sort()).toEqual(
+      [made.files[0]?.replace(/.*\//, ''), 'partner-2026-11-20.ndjson'].sort(),
+    );
+    // the next load batches it (alone, it stays a file of its own) and takes it
+    const next = await batchUploads(dir, 1 << 20, none);
+    expect(uploadsInTurn(landingFiles(dir).files, next.listed).later).toBe(0);
+    // with batching off nothing is listed, and nothing is left for later
+    expect((await batchUploads(dir, 0, none)).listed).toBeNull();
+    expect(uploadsInTurn(listed, null).files).toEqual(listed);
   });
 });
