@@ -26,17 +26,15 @@ export interface WatchOptions {
   pollMs?: number;
   /** How long a batch waits, once a file has arrived, for more to come with it (ms). */
   gatherMs?: number;
-  /**
-   * After a batch, how many times its duration the watch rests before the next while files arrive
-   * at `busyPace` or faster (default 8); at a slower pace the rest shrinks in proportion. Each
-   * batch pays a fixed cost (a transaction per file, a publish, a serving pack delta, a snapshot
-   * switch in every API process): resting lets a busy stream gather into fewer, larger batches,
-   * while a trickle is still loaded almost at once. 0: back to back.
-   */
-  rest?: number;
-  /** Files a second (over the last 30 s) at which the whole rest applies (default 5). */
+  /** Files a second (counted over the last 30 s) from which the watch rests the whole `maxRestMs` after a batch (default 5). */
   busyPace?: number;
-  /** The longest rest (ms; default 10 s): what resting may add to the lag. */
+  /**
+   * The rest after a batch while files arrive at `busyPace` or faster (ms; default 10 s), and so
+   * what resting may add to the lag; at a slower pace the rest shrinks in proportion. Each batch
+   * pays a fixed cost (a transaction, a publish, a serving pack delta, a snapshot switch in every
+   * API process): resting lets a busy stream gather into few, large batches, while a trickle is
+   * still loaded almost at once. 0: back to back.
+   */
   maxRestMs?: number;
   /** Where the metrics files go (null: none). */
   metricsDir?: string | null;
@@ -86,10 +84,9 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
   const paths = pathsFor(options.dataDir);
   const pollMs = options.pollMs ?? 1000;
   const gatherMs = options.gatherMs ?? 100;
-  const rest = options.rest ?? DEFAULT_REST;
   const busyPace = options.busyPace ?? DEFAULT_BUSY_PACE;
-  const maxRestMs = options.maxRestMs ?? 10_000;
-  const pace = new Pace(PACE_WINDOW_MS);
+  const maxRestMs = options.maxRestMs ?? DEFAULT_MAX_REST_MS;
+  const pace = new Pace(PACE_WINDOW_MS, PACE_MIN_SPAN_MS);
   // when the rest after the last batch ends (ms since the epoch)
   let restUntil = 0;
   mkdirSync(paths.landingDir, { recursive: true });
@@ -107,7 +104,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
   const watcher = watchFolder(paths.landingDir, () => wake.fire());
   const state = await openState({ dataDir: options.dataDir });
   progress(
-    `load: watching ${paths.landingDir} (and the deletion requests); a batch loads and publishes what has arrived, then the watch rests up to ${rest}× the batch's time (all of it at ${busyPace} files/s or more, at most ${maxRestMs / 1000} s)`,
+    `load: watching ${paths.landingDir} (and the deletion requests); a batch loads and publishes what has arrived, then the watch rests up to ${maxRestMs / 1000} s (all of it at ${busyPace} files/s or more, less in proportion below)`,
   );
   let failures = 0;
   let metricsWrittenAt = 0;
@@ -213,10 +210,11 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
         due = true;
       } else {
         // what arrived during the batch is the next batch's, after the rest: the busier the
-        // stream, the longer (a trickle is loaded at once, a burst in few large batches)
+        // stream, the longer (a trickle is loaded at once, a burst in batches of the whole rest's
+        // arrivals, the fewest its lag allows)
         due = backlog.waiting > 0;
         const busy = busyPace > 0 ? Math.min(1, pace.perSecond(Date.now()) / busyPace) : 1;
-        restUntil = Date.now() + Math.min(maxRestMs, rest * busy * outcome.seconds * 1000);
+        restUntil = Date.now() + maxRestMs * busy;
       }
     }
   } finally {
@@ -252,17 +250,25 @@ function release(wh: Warehouse | null): null {
   return null;
 }
 
-/** The rest after a batch, in batch durations, at a busy pace; and that pace, in files a second. */
-const DEFAULT_REST = 8;
+/** The rest after a batch at a busy pace, and that pace, in files a second. */
+const DEFAULT_MAX_REST_MS = 10_000;
 const DEFAULT_BUSY_PACE = 5;
-/** How far back the pace of arrivals is counted. */
+/** How far back the pace of arrivals is counted, and the shortest time it is counted over. */
 const PACE_WINDOW_MS = 30_000;
+const PACE_MIN_SPAN_MS = 5_000;
 
-/** Files a second that arrived over the last `windowMs` (from their arrival times, as batches take them). */
+/**
+ * Files a second that arrived over the last `windowMs` (from their arrival times, as batches take
+ * them), counted over the time they span, at least `minSpanMs`: a burst after a quiet spell is
+ * busy from its first seconds, not once it fills the window; a few files that came together are not.
+ */
 class Pace {
   private readonly times: number[] = [];
 
-  constructor(private readonly windowMs: number) {}
+  constructor(
+    private readonly windowMs: number,
+    private readonly minSpanMs: number,
+  ) {}
 
   add(arrivedAt: number): void {
     this.times.push(arrivedAt);
@@ -271,7 +277,10 @@ class Pace {
   perSecond(now: number): number {
     const from = now - this.windowMs;
     while (this.times.length > 0 && (this.times[0] as number) < from) this.times.shift();
-    return this.times.filter((t) => t >= from).length / (this.windowMs / 1000);
+    const inWindow = this.times.filter((t) => t >= from);
+    if (inWindow.length === 0) return 0;
+    const span = Math.max(this.minSpanMs, now - Math.min(...inWindow));
+    return inWindow.length / (span / 1000);
   }
 }
 

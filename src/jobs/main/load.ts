@@ -35,18 +35,15 @@ export async function main(): Promise<void> {
       describe:
         'with --watch: how often the landing area and deletion requests are looked at without a change signalled',
     })
-    .option('rest', {
-      type: 'number',
-      describe:
-        'with --watch: after a batch, rest this many times its duration before the next while files arrive at --busy-pace or faster, proportionally less at a slower pace: a busy stream loads in fewer, larger batches, a trickle at once (default 8; 0: back to back)',
-    })
     .option('busy-pace', {
       type: 'number',
-      describe: 'with --watch: files a second (over the last 30 s) from which the whole --rest applies (default 5)',
+      describe:
+        'with --watch: files a second (counted over the last 30 s) from which the whole --max-rest-ms applies after each batch (default 5)',
     })
     .option('max-rest-ms', {
       type: 'number',
-      describe: 'with --watch: the longest rest after a batch, bounding what --rest adds to the lag (default 10000)',
+      describe:
+        'with --watch: the rest after a batch while files arrive at --busy-pace or faster, less in proportion at a slower pace: a busy stream loads in few, large batches, a trickle at once; what resting may add to the lag (default 10000; 0: back to back)',
     })
     .option('verbose', {
       type: 'boolean',
@@ -56,8 +53,6 @@ export async function main(): Promise<void> {
     .conflicts('watch', ['input', 'rederive'])
     .check(wholeNumbers({ 'poll-ms': { min: 10, max: 60_000 }, 'max-rest-ms': { min: 0, max: 600_000 } }))
     .check((a) => {
-      if (a.rest !== undefined && (!Number.isFinite(a.rest) || a.rest < 0 || a.rest > 100))
-        throw new Error(`--rest: a number from 0 to 100 (times the last batch's duration), got ${String(a.rest)}`);
       const busyPace = a['busy-pace'];
       if (busyPace !== undefined && (!Number.isFinite(busyPace) || busyPace < 0 || busyPace > 10_000))
         throw new Error(`--busy-pace: a number of files a second from 0 to 10000, got ${String(busyPace)}`);
@@ -97,7 +92,6 @@ export async function main(): Promise<void> {
         progress: stderrProgress,
         verbose: argv.verbose,
         pollMs: argv.pollMs,
-        rest: argv.rest,
         busyPace: argv.busyPace,
         maxRestMs: argv.maxRestMs,
         metricsDir,
