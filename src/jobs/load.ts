@@ -61,6 +61,12 @@ export interface LoadOptions {
    * that slot within seconds anyway, and the catch-up would cost every batch a second copy.
    */
   settleRetired?: boolean;
+  /**
+   * Look after the route files of this load's versions and the reported ones only, not every route
+   * file within retention (src/publish/route-step.ts): the continuous load's batches between its
+   * full upkeeps. Default false.
+   */
+  routesIncremental?: boolean;
   /** Called when the publish has switched the API to the new version (the continuous load times its lag from here). */
   onPublished?: (version: number) => void;
 }
@@ -162,7 +168,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     const day = now.toISOString().slice(0, 10);
     let t0 = Date.now();
     // the same route files the load writes per file, and the publish any still missing
-    const routes = routeOptions(paths, settings.pointsRetentionDays, now);
+    const routes = {
+      ...routeOptions(paths, settings.pointsRetentionDays, now),
+      incremental: options.routesIncremental ?? false,
+    };
     // the files being read, validated and derived now (two at a time by default)
     const inFlight = new Map<number, string>();
     const deriving = () => {

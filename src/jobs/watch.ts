@@ -16,6 +16,7 @@ import { openWarehouse, type Warehouse } from '../warehouse/warehouse.js';
 import { loadRecords } from './metrics.js';
 import { loadSummary } from './summaries.js';
 import { oneLine, exitCodeOf } from './cli.js';
+import { Pace } from './pace.js';
 
 export interface WatchOptions {
   dataDir: string;
@@ -86,9 +87,11 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
   const gatherMs = options.gatherMs ?? 100;
   const busyPace = options.busyPace ?? DEFAULT_BUSY_PACE;
   const maxRestMs = options.maxRestMs ?? DEFAULT_MAX_REST_MS;
-  const pace = new Pace(PACE_WINDOW_MS, PACE_MIN_SPAN_MS);
+  const pace = new Pace();
   // when the rest after the last batch ends (ms since the epoch)
   let restUntil = 0;
+  // when a batch last looked at every route file (ms since the epoch)
+  let routesUpkeptAt: number | null = null;
   mkdirSync(paths.landingDir, { recursive: true });
   yieldCpu(progress);
   const metrics: WatchMetrics = {
@@ -155,8 +158,12 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
           lockWaitMs: 24 * 3600_000,
           threads: duckdbThreads() ?? 1,
         });
+        // every route file within retention is looked at by the first batch and once a day; the
+        // batches between look after their own and the reported ones (src/publish/route-step.ts)
+        const fullRoutes = routesUpkeptAt === null || Date.now() - routesUpkeptAt >= FULL_ROUTE_UPKEEP_MS;
         const result = await runLoad({
           warehouse: held,
+          routesIncremental: !fullRoutes,
           dataDir: options.dataDir,
           progress: options.verbose ? progress : (line) => lines.push(line),
           // the API shares the machine: a small batch gains little from a second lane, and the
@@ -166,6 +173,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
           onPublished: () => (servedAt = Date.now()),
         });
         outcome.result = result;
+        if (fullRoutes) routesUpkeptAt = batchStarted;
         servedAt ??= Date.now();
         // the purge's erasure wrote the warehouse file anew: the next batch opens that one
         if (result.erasure.warehouse) held = release(held);
@@ -253,36 +261,9 @@ function release(wh: Warehouse | null): null {
 /** The rest after a batch at a busy pace, and that pace, in files a second. */
 const DEFAULT_MAX_REST_MS = 10_000;
 const DEFAULT_BUSY_PACE = 5;
-/** How far back the pace of arrivals is counted, and the shortest time it is counted over. */
-const PACE_WINDOW_MS = 30_000;
-const PACE_MIN_SPAN_MS = 5_000;
 
-/**
- * Files a second that arrived over the last `windowMs` (from their arrival times, as batches take
- * them), counted over the time they span, at least `minSpanMs`: a burst after a quiet spell is
- * busy from its first seconds, not once it fills the window; a few files that came together are not.
- */
-class Pace {
-  private readonly times: number[] = [];
-
-  constructor(
-    private readonly windowMs: number,
-    private readonly minSpanMs: number,
-  ) {}
-
-  add(arrivedAt: number): void {
-    this.times.push(arrivedAt);
-  }
-
-  perSecond(now: number): number {
-    const from = now - this.windowMs;
-    while (this.times.length > 0 && (this.times[0] as number) < from) this.times.shift();
-    const inWindow = this.times.filter((t) => t >= from);
-    if (inWindow.length === 0) return 0;
-    const span = Math.max(this.minSpanMs, now - Math.min(...inWindow));
-    return inWindow.length / (span / 1000);
-  }
-}
+/** How often a batch looks at every route file within retention, not only its own and the reported ones. */
+const FULL_ROUTE_UPKEEP_MS = 24 * 3600_000;
 
 /** How often a resting watch looks for a job waiting for the warehouse. */
 const REST_SLICE_MS = 100;

@@ -1,10 +1,11 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { existsSync } from 'node:fs';
 import { relative } from 'node:path';
-import { query, run, sqlText } from '../db/sql.js';
+import { query, queryFile, runFile, runScript, sqlText } from '../db/sql.js';
 import type { DamageReport } from '../damage/reports.js';
 import { fileIdentity } from '../serving/checksum.js';
-import { upkeepRoutes } from './route-upkeep.js';
+import { inTransaction, warehouseVersion } from '../warehouse/warehouse.js';
+import { upkeepReportedRoutes, upkeepRoutes } from './route-upkeep.js';
 import { writeRoutes, type RouteOptions } from './routes.js';
 
 export interface RouteStep {
@@ -21,46 +22,74 @@ export interface RouteStep {
  * older format or reported damaged are found (src/publish/route-upkeep.ts), a damaged one removed,
  * then every missing one written (src/publish/routes.ts), and the files found intact recorded in
  * the warehouse, so the next publish reads only those written since.
+ *
+ * With `routes.incremental` (a continuous load's batch between its full upkeeps, a score run) only
+ * the reported files are checked and only the versions written since the last publish get files:
+ * the full upkeep looks at every route file within retention, one for each version and trip date,
+ * which a load publishing every few seconds makes hundreds of thousands of.
  */
 export async function publishRoutes(
   conn: DuckDBConnection,
   options: { publishedDir: string; routes?: RouteOptions; progress?: (message: string) => void },
   reports: DamageReport[],
 ): Promise<RouteStep> {
-  const checked = options.routes ? await routesChecked(conn) : {};
+  const { publishedDir, routes, progress } = options;
+  if (!routes) return { written: 0, read: 0, removed: [] };
+  const full = !routes.incremental;
+  const recorded = full ? await routesChecked(conn) : { checked: {}, saved: {} };
   // the route files this job wrote before it (the load's) count as checked as they are now
-  const known = { ...checked };
-  for (const file of options.routes?.written ?? [])
-    if (existsSync(file)) known[relative(options.publishedDir, file)] = fileIdentity(file);
-  const upkeep = options.routes
-    ? upkeepRoutes(options.publishedDir, options.routes.routesDir, reports, options.progress, known)
-    : null;
+  const fresh: Record<string, string> = {};
+  for (const file of routes.written ?? [])
+    if (existsSync(file)) fresh[relative(publishedDir, file)] = fileIdentity(file);
+  const upkeep = full
+    ? upkeepRoutes(publishedDir, routes.routesDir, reports, progress, { ...recorded.checked, ...fresh })
+    : upkeepReportedRoutes(publishedDir, reports, progress);
   // before the switch, so every trip the new snapshot serves has its route file; also when the
   // version is already published (a version served before routes were written gets them now)
-  const written = options.routes ? await writeRoutes(conn, options.routes) : [];
+  const version = await warehouseVersion(conn);
+  const complete = Number((await queryFile(conn, 'ops/publish/routes_complete'))[0]?.['version'] ?? 0);
+  const since = full || upkeep.removed.length > 0 ? 0 : complete;
+  const written = await writeRoutes(conn, routes, since);
   // a file this publish wrote (fsynced, renamed into place) is intact: the next publish need not
   // read its index (megabytes of JSON for a large day) to find so
-  if (upkeep) for (const file of written) upkeep.checked[relative(options.publishedDir, file)] = fileIdentity(file);
-  // written only when it changed: a write is a commit (and an fsync), and a score run changes no route file
-  if (upkeep && canonical(upkeep.checked) !== canonical(checked))
-    await run(conn, sqlText('ops/publish/route_checks_save'), { checked: canonical(upkeep.checked) });
-  return { written: written.length, read: upkeep?.read ?? 0, removed: upkeep?.removed ?? [] };
+  const now: Record<string, string> = full ? { ...upkeep.checked } : { ...fresh, ...upkeep.checked };
+  for (const file of written) now[relative(publishedDir, file)] = fileIdentity(file);
+  // what changed since the record, only (a write is a commit, and a score run changes no route file)
+  const paths = Object.keys(now).filter((path) => recorded.saved[path] !== now[path]);
+  const gone = full ? Object.keys(recorded.saved).filter((path) => !(path in now)) : upkeep.removed;
+  if (paths.length > 0 || gone.length > 0 || recorded.legacy)
+    await inTransaction(conn, () =>
+      runScript(conn, 'ops/publish/route_checks_save', {
+        gone: JSON.stringify(gone),
+        paths: JSON.stringify(paths),
+        identities: JSON.stringify(paths.map((path) => now[path])),
+      }),
+    );
+  if (version !== complete) await runFile(conn, 'ops/publish/routes_complete_save', { version });
+  return { written: written.length, read: upkeep.read, removed: upkeep.removed };
 }
 
-/** The checked route files' map as saved: by path, so that the same files compare equal whatever order they were found in. */
-const canonical = (checked: Record<string, string>): string =>
-  JSON.stringify(Object.fromEntries(Object.entries(checked).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
-
-/** The route files an earlier publish found intact, with their identity then (src/publish/route-upkeep.ts). */
-async function routesChecked(conn: DuckDBConnection): Promise<Record<string, string>> {
-  const [row] = await query(conn, sqlText('ops/publish/route_checks'));
+/**
+ * The route files an earlier publish found intact, with their identity then
+ * (src/publish/route-upkeep.ts): `checked` to skip reading them again, `saved` as the table holds
+ * them (empty, and `legacy`, while an older warehouse's record in meta is still read).
+ */
+async function routesChecked(
+  conn: DuckDBConnection,
+): Promise<{ checked: Record<string, string>; saved: Record<string, string>; legacy?: boolean }> {
+  const rows = await queryFile(conn, 'ops/publish/route_checks');
+  if (rows.length > 0) {
+    const saved = Object.fromEntries(rows.map((r) => [String(r['path']), String(r['identity'])]));
+    return { checked: saved, saved };
+  }
+  const [row] = await query(conn, sqlText('ops/publish/route_checks_legacy'));
   try {
     const parsed: unknown = JSON.parse(String(row?.['checked'] ?? '{}'));
-    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
-      ? (parsed as Record<string, string>)
-      : {};
+    const checked =
+      parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, string>) : {};
+    return { checked, saved: {}, legacy: Object.keys(checked).length > 0 };
   } catch {
     // unreadable: every route file is checked once more
-    return {};
+    return { checked: {}, saved: {}, legacy: true };
   }
 }

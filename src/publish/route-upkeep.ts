@@ -21,6 +21,8 @@ export interface RouteUpkeep {
 }
 
 const ROUTE_NAME = /^v\d+\.route$/;
+/** A route file's path relative to published/, as a damage report names it. */
+const ROUTE_PATH = /^routes\/trip_date=\d{4}-\d{2}-\d{2}\/v\d+\.route$/;
 
 /**
  * Before the publish writes the route files that are missing (src/publish/routes.ts): every route
@@ -52,31 +54,61 @@ export function upkeepRoutes(
     const dir = join(routesDir, day);
     for (const name of readdirSync(dir)
       .filter((n) => ROUTE_NAME.test(n))
-      .sort()) {
-      const file = join(dir, name);
-      const rel = relative(publishedDir, file);
-      try {
-        const before = fileIdentity(file);
-        if (!reported.has(rel) && checked[rel] === before) {
-          out.checked[rel] = before;
-          continue;
-        }
-        out.read++;
-        if (reported.has(rel)) verifyRouteFile(file);
-        if (!routeFileIsCurrent(file)) {
-          rewriteRouteFileWithout(file, () => false, true);
-          out.upgraded++;
-        }
-        out.checked[rel] = fileIdentity(file);
-      } catch (error) {
-        if (!(error instanceof RouteFileDamagedError)) throw error;
-        rmSync(file, { force: true });
-        out.removed.push(rel);
-        progress?.(
-          `publish: ${rel} is damaged (${error.message.slice(error.message.indexOf(': ') + 2)}): removed, written again from the warehouse`,
-        );
-      }
-    }
+      .sort())
+      upkeepFile(publishedDir, join(dir, name), reported, checked, out, progress);
   }
   return out;
+}
+
+/**
+ * The upkeep of the route files readers reported damaged only (a continuous load's batch, between
+ * the full upkeeps): each is checked in full and removed when damaged, or was removed already;
+ * the other files are left as the last full upkeep found them.
+ */
+export function upkeepReportedRoutes(
+  publishedDir: string,
+  reports: DamageReport[],
+  progress?: (m: string) => void,
+): RouteUpkeep {
+  const out: RouteUpkeep = { removed: [], upgraded: 0, checked: {}, read: 0 };
+  const reported = new Set(reports.map((r) => r.file).filter((f) => ROUTE_PATH.test(f)));
+  for (const rel of [...reported].sort()) {
+    const file = join(publishedDir, rel);
+    if (existsSync(file)) upkeepFile(publishedDir, file, reported, {}, out, progress);
+    else out.removed.push(rel);
+  }
+  return out;
+}
+
+/** One route file: skipped when `checked` with its identity now, else its index (all of it, reported) checked. */
+function upkeepFile(
+  publishedDir: string,
+  file: string,
+  reported: Set<string>,
+  checked: Record<string, string>,
+  out: RouteUpkeep,
+  progress?: (m: string) => void,
+): void {
+  const rel = relative(publishedDir, file);
+  try {
+    const before = fileIdentity(file);
+    if (!reported.has(rel) && checked[rel] === before) {
+      out.checked[rel] = before;
+      return;
+    }
+    out.read++;
+    if (reported.has(rel)) verifyRouteFile(file);
+    if (!routeFileIsCurrent(file)) {
+      rewriteRouteFileWithout(file, () => false, true);
+      out.upgraded++;
+    }
+    out.checked[rel] = fileIdentity(file);
+  } catch (error) {
+    if (!(error instanceof RouteFileDamagedError)) throw error;
+    rmSync(file, { force: true });
+    out.removed.push(rel);
+    progress?.(
+      `publish: ${rel} is damaged (${error.message.slice(error.message.indexOf(': ') + 2)}): removed, written again from the warehouse`,
+    );
+  }
 }

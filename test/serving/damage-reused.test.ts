@@ -174,8 +174,8 @@ describe('the route files a publish checks', () => {
     const db = await openDatabase(ws.paths.warehouseFile, { readOnly: true });
     let saved: Record<string, string>;
     try {
-      const [row] = await query(db.connection, "select value from meta where key = 'route_files_checked'");
-      saved = JSON.parse(String(row?.['value'])) as Record<string, string>;
+      const rows = await query(db.connection, 'select path, identity from route_files_checked order by path');
+      saved = Object.fromEntries(rows.map((r) => [String(r['path']), String(r['identity'])]));
     } finally {
       db.close();
     }

@@ -1,4 +1,3 @@
--- The route files the last publish found intact and current, with each one's size, modification
--- time and inode then (JSON, by path relative to published/): src/publish/route-upkeep.ts reads
--- again only the files written since. Empty before the first publish.
-select coalesce(max(value), '{}') as checked from meta where key = 'route_files_checked'
+-- The route files found intact and current (schema.sql, route_files_checked), with each one's
+-- identity then: src/publish/route-upkeep.ts reads again only the files written or changed since.
+select path, identity from route_files_checked

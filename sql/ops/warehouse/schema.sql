@@ -219,3 +219,12 @@ create table if not exists announced_scores (
     generation integer not null,
     announced_version bigint not null
 );
+
+-- the route files a publish found intact and current (or wrote), with each one's size, modification
+-- time and inode then (src/publish/route-upkeep.ts), by path relative to published/: a full
+-- upkeep reads again only the files not here or changed since; a continuous load's batch adds the
+-- files it writes, a row each, instead of rewriting the whole record
+create table if not exists route_files_checked (
+    path varchar not null,
+    identity varchar not null
+);
