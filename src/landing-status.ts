@@ -43,17 +43,38 @@ export function landingStatus(landingDir: string, now: number = Date.now()): Lan
 
 /** The input files waiting at the top of the landing area, by name, with when each was last written (ms). */
 export function waitingFiles(landingDir: string): Map<string, number> {
-  const found = new Map<string, number>();
-  for (const name of listing(landingDir)) {
-    if (!isInputName(name)) continue;
-    try {
-      const st = statSync(join(landingDir, name));
-      if (st.isFile()) found.set(name, st.mtimeMs);
-    } catch {
-      // taken by the load since the listing
+  return new WaitingFiles(landingDir).read();
+}
+
+/**
+ * `waitingFiles`, read again and again (the watch does while it rests): each name is `stat`ed once,
+ * when it is first seen, so a look costs a folder listing.
+ */
+export class WaitingFiles {
+  private times = new Map<string, number>();
+
+  constructor(private readonly landingDir: string) {}
+
+  /** When each input file waiting now was last written (ms). */
+  read(): Map<string, number> {
+    const found = new Map<string, number>();
+    for (const name of listing(this.landingDir)) {
+      if (!isInputName(name)) continue;
+      const known = this.times.get(name);
+      if (known !== undefined) {
+        found.set(name, known);
+        continue;
+      }
+      try {
+        const st = statSync(join(this.landingDir, name));
+        if (st.isFile()) found.set(name, st.mtimeMs);
+      } catch {
+        // taken by the load since the listing
+      }
     }
+    this.times = found;
+    return found;
   }
-  return found;
 }
 
 function listing(dir: string): string[] {

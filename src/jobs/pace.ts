@@ -21,10 +21,14 @@ export class Pace {
     this.times.push(arrivedAt);
   }
 
-  perSecond(now: number): number {
+  /**
+   * The pace at `now`, counting besides what was added the arrival times in `waiting` (files that
+   * arrived and wait for a batch, not added yet).
+   */
+  perSecond(now: number, waiting: Iterable<number> = []): number {
     const from = now - this.windowMs;
     while (this.times.length > 0 && (this.times[0] as number) < from) this.times.shift();
-    const inWindow = this.times.filter((t) => t >= from);
+    const inWindow = [...this.times, ...waiting].filter((t) => t >= from);
     if (inWindow.length === 0) return 0;
     const span = Math.max(this.minSpanMs, now - Math.min(...inWindow));
     return inWindow.length / (span / 1000);

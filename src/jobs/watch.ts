@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { getPriority, setPriority } from 'node:os';
 import { processesWaitingFor, describeHolder } from '../db/open.js';
 import { duckdbThreads } from '../db/threads.js';
-import { landingStatus, waitingFiles } from '../landing-status.js';
+import { WaitingFiles, landingStatus, waitingFiles } from '../landing-status.js';
 import { Histogram, LAG_BUCKETS, writeWatchMetrics, type WatchMetrics } from '../metrics/watch-textfile.js';
 import { writeJobMetrics } from '../metrics/textfile.js';
 import { silent, type Progress } from '../progress.js';
@@ -88,8 +88,17 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
   const busyPace = options.busyPace ?? DEFAULT_BUSY_PACE;
   const maxRestMs = options.maxRestMs ?? DEFAULT_MAX_REST_MS;
   const pace = new Pace();
-  // when the rest after the last batch ends (ms since the epoch)
-  let restUntil = 0;
+  const waiting = new WaitingFiles(paths.landingDir);
+  // when the last batch ended (ms since the epoch): the rest counts from there
+  let restFrom = 0;
+  // the rest at `now`: the whole `maxRestMs` at the busy pace, in proportion below it; the pace
+  // counts the files waiting, so a rest that began quiet grows with a burst arriving meanwhile,
+  // and the burst loads as one batch, not as a run of growing ones
+  const restUntil = (now: number): number => {
+    if (busyPace <= 0) return restFrom + maxRestMs;
+    const perSecond = pace.perSecond(now, waiting.read().values());
+    return restFrom + maxRestMs * Math.min(1, perSecond / busyPace);
+  };
   // when a batch last looked at every route file (ms since the epoch)
   let routesUpkeptAt: number | null = null;
   mkdirSync(paths.landingDir, { recursive: true });
@@ -136,9 +145,10 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
       }
       // files that come while the watch rests join the next batch; a job waiting for the
       // warehouse gets it meanwhile
-      while (!options.signal?.aborted && restUntil > Date.now()) {
+      for (let until = restUntil(Date.now()); !options.signal?.aborted && until > Date.now(); ) {
         if (held && processesWaitingFor(paths.warehouseFile).length > 0) held = release(held);
-        await wake.sleep(Math.min(REST_SLICE_MS, restUntil - Date.now()));
+        await wake.sleep(Math.min(REST_SLICE_MS, until - Date.now()));
+        until = restUntil(Date.now());
       }
       if (options.signal?.aborted) break;
       if (processesWaitingFor(paths.warehouseFile).length > 0) {
@@ -221,8 +231,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
         // stream, the longer (a trickle is loaded at once, a burst in batches of the whole rest's
         // arrivals, the fewest its lag allows)
         due = backlog.waiting > 0;
-        const busy = busyPace > 0 ? Math.min(1, pace.perSecond(Date.now()) / busyPace) : 1;
-        restUntil = Date.now() + maxRestMs * busy;
+        restFrom = Date.now();
       }
     }
   } finally {
@@ -265,8 +274,11 @@ const DEFAULT_BUSY_PACE = 5;
 /** How often a batch looks at every route file within retention, not only its own and the reported ones. */
 const FULL_ROUTE_UPKEEP_MS = 24 * 3600_000;
 
-/** How often a resting watch looks for a job waiting for the warehouse. */
-const REST_SLICE_MS = 100;
+/**
+ * How often a resting watch looks for a job waiting for the warehouse and at the files waiting (the
+ * rest follows their pace): a look costs two folder listings, and a job waits a batch anyway.
+ */
+const REST_SLICE_MS = 500;
 
 /** How often the watch's metrics file is written while no batch runs. */
 const HEARTBEAT_MS = 15_000;

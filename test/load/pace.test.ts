@@ -41,4 +41,11 @@ describe('the pace of arrivals', () => {
     expect(pace.perSecond(at(40))).toBeCloseTo(1 / 5, 5);
     expect(pace.perSecond(at(80))).toBe(0);
   });
+
+  it('counts the files waiting beside those added, without keeping them', () => {
+    const pace = new Pace();
+    pace.add(at(0));
+    expect(pace.perSecond(at(1), [at(0.5), at(1)])).toBeCloseTo(3 / 5, 5);
+    expect(pace.perSecond(at(1))).toBeCloseTo(1 / 5, 5);
+  });
 });

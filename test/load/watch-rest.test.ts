@@ -36,11 +36,11 @@ function land(name: string, tripId: string, hour: number): void {
   renameSync(`${path}.tmp`, path);
 }
 
-/** Watches until `stopAfter` batches have loaded files; lands `a` first, then `b` as batch 1 ends and `c` 1.5 s later. */
-async function watchThree(maxRestMs: number, busyPace: number): Promise<BatchOutcome[]> {
+/** Watches until three trips are loaded; lands `a` first, then `b` as batch 1 ends and `c` `lateMs` later. */
+async function watchThree(maxRestMs: number, busyPace: number, lateMs = 1_500): Promise<BatchOutcome[]> {
   const loaded: BatchOutcome[] = [];
   const stop = new AbortController();
-  const tag = `r${maxRestMs}-${busyPace}`;
+  const tag = `r${maxRestMs}-${busyPace}-${lateMs}`;
   land(`${tag}-a.ndjson`, `${tag}-a`, 6);
   await runWatch({
     dataDir: ws.dir,
@@ -55,7 +55,7 @@ async function watchThree(maxRestMs: number, busyPace: number): Promise<BatchOut
       loaded.push(batch);
       if (loaded.length === 1) {
         land(`${tag}-b.ndjson`, `${tag}-b`, 7);
-        setTimeout(() => land(`${tag}-c.ndjson`, `${tag}-c`, 8), 1_500);
+        setTimeout(() => land(`${tag}-c.ndjson`, `${tag}-c`, 8), lateMs);
       }
       const trips = loaded.reduce((n, b) => n + (b.result?.totals.tripsLoaded ?? 0), 0);
       if (trips === 3) stop.abort();
@@ -81,5 +81,12 @@ describe('load.js --watch rests after a batch', () => {
   it('rests in proportion to the pace: a trickle far below the busy pace is loaded at once', async () => {
     const batches = await watchThree(5_000, 1_000);
     expect(batches.map((b) => b.result?.totals.tripsLoaded)).toEqual([1, 1, 1]);
+  });
+
+  it('counts the files waiting in the pace: a rest that began quiet grows with what arrives meanwhile', async () => {
+    // after batch 1, one file in 5 s is a fifth of the busy pace: a 2 s rest, had `b`, waiting as
+    // the rest begins, not counted; with it, 4 s, and `c` at 3 s joins `b` (and makes it 6 s)
+    const batches = await watchThree(10_000, 1, 3_000);
+    expect(batches.map((b) => b.result?.totals.tripsLoaded)).toEqual([1, 2]);
   });
 });
