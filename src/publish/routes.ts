@@ -156,20 +156,7 @@ async function copyTrips(
 ): Promise<void> {
   const text = stripComments(sqlText(sqlName));
   const result = await conn.stream(text, paramsFor(text, params));
-  let current = 0;
-  let n = 0;
-  let cols = [new Float64Array(4096), new Float64Array(4096), new Float64Array(4096), new Float64Array(4096)] as const;
-  const flush = () => {
-    const trip = trips[current - 1];
-    if (trip)
-      writer.add(trip[0], trip[1], {
-        t: cols[0].slice(0, n),
-        lat: cols[1].slice(0, n),
-        lng: cols[2].slice(0, n),
-        speed: cols[3].slice(0, n),
-      });
-    n = 0;
-  };
+  const points = new TripPoints(writer, trips);
   for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
     const [k, t, lat, lng, speed] = [0, 1, 2, 3, 4].map((i) => chunk.getColumnVector(i)) as [
       DuckDBVector<number>,
@@ -179,31 +166,74 @@ async function copyTrips(
       DuckDBVector<number>,
     ];
     // rowCount asks the native chunk each time it is read: once per chunk, not once per point
-    const rows = chunk.rowCount;
+    points.addRows(chunk.rowCount, k, t, lat, lng, speed);
+  }
+  points.flush();
+}
+
+/**
+ * The points of the trip being read, handed to the writer when the next trip starts. A class, not
+ * a loop over closures in copyTrips: optimized code of a loop compiled while it runs is tied to
+ * that call's closures and thrown away once they are gone, so each batch of a continuous load
+ * compiled it again.
+ */
+class TripPoints {
+  private current = 0;
+  private n = 0;
+  private cols = [new Float64Array(4096), new Float64Array(4096), new Float64Array(4096), new Float64Array(4096)];
+
+  constructor(
+    private readonly writer: RouteFileWriter,
+    private readonly trips: readonly (readonly [string, string])[],
+  ) {}
+
+  addRows(
+    rows: number,
+    k: DuckDBVector<number>,
+    t: DuckDBVector<number>,
+    lat: DuckDBVector<number>,
+    lng: DuckDBVector<number>,
+    speed: DuckDBVector<number>,
+  ): void {
     for (let i = 0; i < rows; i++) {
       const trip = k.getItem(i) as number;
-      if (trip !== current) {
-        flush();
-        current = trip;
+      if (trip !== this.current) {
+        this.flush();
+        this.current = trip;
       }
       const time = t.getItem(i);
+      const n = this.n;
       // a trip that kept no point comes as one row without a point; a time seen just before is
       // the same point from a second copy of the trip's file
-      if (time === null || (n > 0 && time === cols[0][n - 1])) continue;
-      if (n === cols[0].length)
-        cols = cols.map((c) => {
+      if (time === null || (n > 0 && time === (this.cols[0] as Float64Array)[n - 1])) continue;
+      if (n === (this.cols[0] as Float64Array).length)
+        this.cols = this.cols.map((c) => {
           const grown = new Float64Array(c.length * 2);
           grown.set(c);
           return grown;
-        }) as unknown as typeof cols;
+        });
+      const cols = this.cols as [Float64Array, Float64Array, Float64Array, Float64Array];
       cols[0][n] = time;
       cols[1][n] = lat.getItem(i) as number;
       cols[2][n] = lng.getItem(i) as number;
       cols[3][n] = speed.getItem(i) as number;
-      n++;
+      this.n = n + 1;
     }
   }
-  flush();
+
+  /** Hands the trip read so far to the writer. */
+  flush(): void {
+    const trip = this.trips[this.current - 1];
+    const [t, lat, lng, speed] = this.cols as [Float64Array, Float64Array, Float64Array, Float64Array];
+    if (trip)
+      this.writer.add(trip[0], trip[1], {
+        t: t.slice(0, this.n),
+        lat: lat.slice(0, this.n),
+        lng: lng.slice(0, this.n),
+        speed: speed.slice(0, this.n),
+      });
+    this.n = 0;
+  }
 }
 
 function pointFiles(dir: string, prefixes: string[]): string[] {
