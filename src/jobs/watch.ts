@@ -91,13 +91,13 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
   const waiting = new WaitingFiles(paths.landingDir);
   // when the last batch ended (ms since the epoch): the rest counts from there
   let restFrom = 0;
-  // the rest at `now`: the whole `maxRestMs` at the busy pace, in proportion below it; the pace
-  // counts the files waiting, so a rest that began quiet grows with a burst arriving meanwhile,
-  // and the burst loads as one batch, not as a run of growing ones
-  const restUntil = (now: number): number => {
+  // the rest's end at `now`: the whole `maxRestMs` at the busy pace, in proportion below it; the
+  // pace counts the files waiting (`arrivals`, their arrival times), so a rest that began quiet
+  // grows with a burst arriving meanwhile, and the burst loads as one batch, not as a run of
+  // growing ones; with nothing arriving the pace falls as time passes, and the rest shortens
+  const restUntil = (now: number, arrivals: number[]): number => {
     if (busyPace <= 0) return restFrom + maxRestMs;
-    const perSecond = pace.perSecond(now, waiting.read().values());
-    return restFrom + maxRestMs * Math.min(1, perSecond / busyPace);
+    return restFrom + maxRestMs * Math.min(1, pace.perSecond(now, arrivals) / busyPace);
   };
   // when a batch last looked at every route file (ms since the epoch)
   let routesUpkeptAt: number | null = null;
@@ -145,10 +145,17 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
       }
       // files that come while the watch rests join the next batch; a job waiting for the
       // warehouse gets it meanwhile
-      for (let until = restUntil(Date.now()); !options.signal?.aborted && until > Date.now(); ) {
-        if (held && processesWaitingFor(paths.warehouseFile).length > 0) held = release(held);
-        await wake.sleep(Math.min(REST_SLICE_MS, until - Date.now()));
-        until = restUntil(Date.now());
+      let arrivals: number[] = [];
+      for (let lookedAt = 0; !options.signal?.aborted; ) {
+        const now = Date.now();
+        if (now - lookedAt >= REST_LOOK_MS) {
+          lookedAt = now;
+          if (held && processesWaitingFor(paths.warehouseFile).length > 0) held = release(held);
+          arrivals = [...waiting.read().values()];
+        }
+        const until = restUntil(now, arrivals);
+        if (until <= now) break;
+        await wake.sleep(Math.min(REST_TICK_MS, until - now));
       }
       if (options.signal?.aborted) break;
       if (processesWaitingFor(paths.warehouseFile).length > 0) {
@@ -278,7 +285,10 @@ const FULL_ROUTE_UPKEEP_MS = 24 * 3600_000;
  * How often a resting watch looks for a job waiting for the warehouse and at the files waiting (the
  * rest follows their pace): a look costs two folder listings, and a job waits a batch anyway.
  */
-const REST_SLICE_MS = 500;
+const REST_LOOK_MS = 500;
+
+/** How often a resting watch works its rest's end out again between looks (the pace falls as time passes). */
+const REST_TICK_MS = 100;
 
 /** How often the watch's metrics file is written while no batch runs. */
 const HEARTBEAT_MS = 15_000;
