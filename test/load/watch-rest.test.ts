@@ -36,8 +36,8 @@ function land(name: string, tripId: string, hour: number): void {
   renameSync(`${path}.tmp`, path);
 }
 
-/** Watches until three trips are loaded; lands `a` first, then `b` as batch 1 ends and `c` `lateMs` later. */
-async function watchThree(maxRestMs: number, busyPace: number, lateMs = 1_500): Promise<BatchOutcome[]> {
+/** Watches until every trip is loaded; lands `a` first, then `burst` files `b` as batch 1 ends and `c` `lateMs` later. */
+async function watchThree(maxRestMs: number, busyPace: number, lateMs = 1_500, burst = 1): Promise<BatchOutcome[]> {
   const loaded: BatchOutcome[] = [];
   const stop = new AbortController();
   const tag = `r${maxRestMs}-${busyPace}-${lateMs}`;
@@ -54,11 +54,11 @@ async function watchThree(maxRestMs: number, busyPace: number, lateMs = 1_500): 
       if (files === 0) return;
       loaded.push(batch);
       if (loaded.length === 1) {
-        land(`${tag}-b.ndjson`, `${tag}-b`, 7);
+        for (let i = 0; i < burst; i++) land(`${tag}-b${i}.ndjson`, `${tag}-b${i}`, 7 + i);
         setTimeout(() => land(`${tag}-c.ndjson`, `${tag}-c`, 8), lateMs);
       }
       const trips = loaded.reduce((n, b) => n + (b.result?.totals.tripsLoaded ?? 0), 0);
-      if (trips === 3) stop.abort();
+      if (trips === 2 + burst) stop.abort();
     },
   });
   return loaded;
@@ -84,9 +84,11 @@ describe('load.js --watch rests after a batch', () => {
   });
 
   it('counts the files waiting in the pace: a rest that began quiet grows with what arrives meanwhile', async () => {
-    // after batch 1, one file in 5 s is a fifth of the busy pace: a 2 s rest, had `b`, waiting as
-    // the rest begins, not counted; with it, 4 s, and `c` at 3 s joins `b` (and makes it 6 s)
-    const batches = await watchThree(10_000, 1, 3_000);
-    expect(batches.map((b) => b.result?.totals.tripsLoaded)).toEqual([1, 2]);
+    // after batch 1, one file in at least 5 s is at most a tenth of the busy pace (2 a second): a
+    // rest of 1 s at most, had the four files waiting as it begins not counted, and `c` at 2 s would
+    // load alone; with them, five files in 5 to 8 s (however long batch 1 took), a rest of 3.1 to 5 s,
+    // and `c` joins them
+    const batches = await watchThree(10_000, 2, 2_000, 4);
+    expect(batches.map((b) => b.result?.totals.tripsLoaded)).toEqual([1, 5]);
   });
 });
