@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathsFor } from '../config.js';
 import { fsyncDir } from '../fsutil.js';
@@ -42,6 +42,7 @@ export async function migrateDeletionFiles(
   const dir = pathsFor(dataDir).deletionsDir;
   if (!existsSync(dir) || !statSync(dir).isDirectory() || requestFiles(dir).length === 0) return null;
   const done: string[] = [];
+  const discarding = new Set<string>();
   const unreadable: string[] = [];
   const outcome = await db.transaction(async (tx) => {
     const counts: DeletionFilesMigration = { recorded: 0, discarded: 0, left: 0 };
@@ -60,14 +61,15 @@ export async function migrateDeletionFiles(
           counts.left++;
           continue;
         }
-        counts.discarded++;
+        discarding.add(name);
       } else if (await recordDeletion(tx, request, id)) counts.recorded++;
       done.push(name);
     }
     return counts;
   });
-  // only once the store has committed them
-  for (const name of done) rmSync(join(dir, name), { force: true });
+  // only once the store has committed them; a discard, which the store does not record, counts for
+  // the process that removes its file (of two that read it before either removed it, one)
+  for (const name of done) if (removed(join(dir, name)) && discarding.has(name)) outcome.discarded++;
   if (done.length > 0) fsyncDir(dir);
   if (outcome.recorded > 0 || outcome.discarded > 0) {
     const discarded =
@@ -79,6 +81,17 @@ export async function migrateDeletionFiles(
   for (const name of unreadable)
     log(`state: ${join(dir, name)}: not a deletion request this release can read: left in place, not acted on`);
   return outcome;
+}
+
+/** Removes the file; false when another process had removed it. */
+function removed(file: string): boolean {
+  try {
+    unlinkSync(file);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
 }
 
 /** Request files, confirmed and pending, by name (an earlier release named them by time, so oldest first). */

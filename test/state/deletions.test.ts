@@ -176,15 +176,21 @@ describe.each(STORES)('deletion requests in the %s store', (kind) => {
       openInProcess(where.dataDir, where.databaseUrl),
       openInProcess(where.dataDir, where.databaseUrl),
     ]);
+    // each request recorded once and the dead one discarded once, by whichever process got there:
+    // one line as a rule, two when the second read the files before the first had removed them
     const said = logs
       .join('')
       .split('\n')
-      .filter((l) => l.startsWith('state: migrated'));
-    expect(said).toEqual([
-      expect.stringMatching(
-        /^state: migrated 2 deletion request\(s\) from .*requests\/deletions into .*; 1 pending request\(s\) of accounts never marked deleted discarded$/,
-      ),
-    ]);
+      .filter((l) => l.startsWith('state: migrated'))
+      .map((l) =>
+        /^state: migrated (\d+) deletion request\(s\) from .*requests\/deletions into [^;]*(?:; (\d+) pending request\(s\) of accounts never marked deleted discarded)?$/.exec(
+          l,
+        ),
+      );
+    expect(said.length).toBeGreaterThan(0);
+    expect(said.every((m) => m !== null)).toBe(true);
+    const total = (group: number) => said.reduce((n, m) => n + Number(m?.[group] ?? 0), 0);
+    expect([total(1), total(2)]).toEqual([2, 1]);
     // the unreadable file is named by both, and left
     expect(
       logs
