@@ -23,7 +23,7 @@ export interface RouteStep {
  * then every missing one written (src/publish/routes.ts), and the files found intact recorded in
  * the warehouse, so the next publish reads only those written since.
  *
- * With `routes.incremental` (a continuous load's batch between its full upkeeps, a score run) only
+ * With `routes.incremental` (a continuous load's batch between its full upkeeps) only
  * the reported files are checked and only the versions written since the last publish get files:
  * the full upkeep looks at every route file within retention, one for each version and trip date,
  * which a load publishing every few seconds makes hundreds of thousands of.

@@ -23,7 +23,7 @@ export interface RouteOptions {
   /**
    * Look after the route files of the versions written since the last publish and the reported
    * ones only, not every file within retention (src/publish/route-step.ts): a continuous load's
-   * batches between its full upkeeps, a score run.
+   * batches between its full upkeeps.
    */
   incremental?: boolean;
 }
@@ -47,12 +47,13 @@ export function routeOptions(
 
 /**
  * Writes the route file of every (version, trip date) of the warehouse's trips within retention
- * (of the versions after `since` only, when given) that has none yet (src/route/route-file.ts): the kept points of those trips, trip by trip. A
- * file is never rewritten once it exists (the API may be reading it; only a purge, or an upgrade
- * to the current format, replaces one, by rename), so the publish's cost follows the new versions,
- * and a version published before routes existed gets its file at the next publish; a damaged file
- * removed before this (src/publish/route-upkeep.ts) is written again here. A trip without kept points is listed without
- * points, so the newest file of a date that lists a trip holds its served copy.
+ * (of the versions after `since` only, when given) that has none yet (src/route/route-file.ts):
+ * the kept points of those trips, trip by trip. A file is never rewritten once it exists (the API
+ * may be reading it; only a purge, or an upgrade to the current format, replaces one, by rename),
+ * so the publish's cost follows the new versions, and a version published before routes existed
+ * gets its file at the next publish; a damaged file removed before this
+ * (src/publish/route-upkeep.ts) is written again here. A trip without kept points is listed
+ * without points, so the newest file of a date that lists a trip holds its served copy.
  */
 export async function writeRoutes(conn: DuckDBConnection, options: RouteOptions, since = 0): Promise<string[]> {
   const parts = await queryFile(conn, 'ops/publish/route_parts', { oldest: options.oldestDate, since });
