@@ -90,6 +90,9 @@ export interface LoadResult {
   seconds: number;
 }
 
+/** The cut each open warehouse's loaded uploads were last pruned to (sql/ops/load/prune_loaded_uploads.sql). */
+const prunedUploadsTo = new WeakMap<Warehouse, string>();
+
 /**
  * The load job: every input file (default: what is new in the landing area) is validated, derived
  * and merged in its own transaction; then old raw points are pruned and the result is published.
@@ -251,9 +254,12 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     const archived = pruneLandingArchive(paths.landingDir, settings.pointsRetentionDays, today);
     // the uploads of batch files gone with the archive are forgotten with them: the same cut, the
     // start of the oldest (UTC) day the archive keeps, so neither outlives the other
-    await runFile(wh.conn, 'ops/load/prune_loaded_uploads', {
-      oldest: `${addDays(today, -settings.pointsRetentionDays)}T00:00:00Z`,
-    });
+    const oldest = `${addDays(today, -settings.pointsRetentionDays)}T00:00:00Z`;
+    // the cut moves once a day: a held warehouse (the watch's) prunes at its first batch of a day
+    if (prunedUploadsTo.get(wh) !== oldest) {
+      await runFile(wh.conn, 'ops/load/prune_loaded_uploads', { oldest });
+      prunedUploadsTo.set(wh, oldest);
+    }
     if (archived.length > 0) progress(`load: pruned ${archived.length} landing archive folder(s)`);
     beat.doing('load: purging deleted accounts');
     // the purge step (src/purge/step.ts; node jobs/purge.js runs it alone): deletion requests from the state store

@@ -21,6 +21,13 @@ export async function settleResends(
   how: StagePath,
 ): Promise<void> {
   if (!isSdkUploadFile(basename(path))) return;
+  // most uploads send new trips once: then there is nothing to compare (and the comparison's
+  // statements are a good part of a small batch's cost)
+  const [candidates] = await query(
+    conn,
+    'select exists (select 1 from int_trip_records where owner_id is not null or superseded_in_file) as any',
+  );
+  if (candidates?.['any'] !== true) return;
   await runScript(conn, 'ops/load/resends', { file_key: key, sdk_upload: true });
   if (how !== 'typed' || !lines) return;
   // the typed path read only the lines rejected at staging; a line-by-line stage has them all

@@ -83,9 +83,19 @@ export async function stageFile(
       await run(conn, `create or replace temp view ${quoteIdent(tableOf(model))} as\n${sqlText(model)}`);
     else await materialize(conn, model, params);
     // int_points is exact for records without a repeated time; the few others are judged again
-    if (model === 'models/intermediate/int_points') await runScript(conn, 'models/intermediate/int_points_repeated');
+    if (model === 'models/intermediate/int_points' && (await anyRepeatedTime(conn)))
+      await runScript(conn, 'models/intermediate/int_points_repeated');
   }
   return how;
+}
+
+/** Whether a staged point repeats its record's time (sql/models/intermediate/int_points_repeated.sql judges those again). */
+async function anyRepeatedTime(conn: DuckDBConnection): Promise<boolean> {
+  const [row] = await query(
+    conn,
+    "select exists (select 1 from int_points where drop_reason = 'duplicate_time') as any",
+  );
+  return row?.['any'] === true;
 }
 
 /**

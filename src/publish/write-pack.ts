@@ -101,6 +101,7 @@ async function writeSection(conn: DuckDBConnection, t: SectionTarget, old: strin
         ? current.version
         : undefined;
     if (since !== undefined) await runScript(conn, 'ops/serving/changed_since', { since });
+    const purged = since === undefined ? new Map<string, Set<number>>() : await purgedSince(conn);
     const home = await currentDatabase(conn);
     await run(conn, 'use slot');
     let result: SectionBuildResult;
@@ -113,6 +114,7 @@ async function writeSection(conn: DuckDBConnection, t: SectionTarget, old: strin
         zones,
         progress,
         since,
+        purged,
       );
     } finally {
       await run(conn, `use ${quoteIdent(home)}`);
@@ -126,7 +128,7 @@ async function writeSection(conn: DuckDBConnection, t: SectionTarget, old: strin
       publishedDir,
       old as string[],
       served,
-      await purgedSince(conn),
+      purged,
       section,
       version,
       zones,

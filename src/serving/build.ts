@@ -280,9 +280,9 @@ const describe = (r: SectionBuildResult, how: string): string =>
  * to `file`: streamed from sql/models/serving/pack_<section>.sql app by app (the app's zone bound as a
  * constant) and in steps of users, so memory stays flat whatever the history.
  *
- * With `since` (a delta layer): only the rows written after version `since`, and the users purged
- * after it (the temp table serving_purged (app_id, user_id) that sql/ops/serving/changed_since.sql
- * makes) marked as purged. Without it: every row (a base).
+ * With `since` (a delta layer): only the rows written after version `since`, and `purgedUsers` (by
+ * app: those purged after it, src/serving/scrub.ts purgedSince) marked as purged. Without it: every
+ * row (a base).
  */
 export async function buildSection(
   conn: DuckDBConnection,
@@ -292,6 +292,7 @@ export async function buildSection(
   zones: Record<string, string>,
   onProgress?: (message: string) => void,
   since?: number,
+  purgedUsers: ReadonlyMap<string, ReadonlySet<number>> = new Map(),
 ): Promise<SectionBuildResult> {
   const started = performance.now();
   const writer = new SectionWriter(file, section === 'scores');
@@ -302,9 +303,16 @@ export async function buildSection(
     for (const [a, appId] of apps.entries()) {
       const params = { app_id: appId, zone: zones[appId] as string, since: since ?? -1 };
       // users in buckets of about rowsPerStep() trips: each step sorts and aggregates only its own
-      const [counts] = await query(conn, sqlText('ops/serving/step_rows'), { app_id: appId, since: since ?? -1 });
+      const [counts] = await query(conn, sqlText('ops/serving/step_rows'), {
+        app_id: appId,
+        since: since ?? -1,
+        section,
+      });
       const buckets = Math.max(1, Math.ceil(Number(counts?.['n'] ?? 0) / Math.max(1, rowsPerStep())));
-      for (let bucket = 0; bucket < buckets; bucket++) {
+      // a delta layer of an app with nothing new: the section query (the costliest statement of a
+      // small publish) would return no row
+      const steps = since !== undefined && counts?.['any_rows'] === false ? 0 : buckets;
+      for (let bucket = 0; bucket < steps; bucket++) {
         const result = await conn.stream(sql, paramsFor(sql, { ...params, buckets, bucket }));
         for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
           const count = chunk.rowCount; // a native call per read
@@ -341,14 +349,7 @@ export async function buildSection(
           );
         }
       }
-      if (since !== undefined) {
-        for (const row of await query(
-          conn,
-          'select user_id::double as u from serving_purged where app_id = $app_id order by 1',
-          { app_id: appId },
-        ))
-          purged.push(a, Number(row['u']));
-      }
+      for (const u of [...(purgedUsers.get(appId) ?? [])].sort((x, y) => x - y)) purged.push(a, u);
     }
     const result = finishBuild(writer, file, section, { version, zones, apps, purged }, false, started);
     onProgress?.(describe(result, since === undefined ? 'written' : `delta since version ${since} written`));
