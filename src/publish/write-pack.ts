@@ -124,17 +124,7 @@ async function writeSection(conn: DuckDBConnection, t: SectionTarget, old: strin
     // checked just before they are read: a damaged layer is never copied into a new one
     const check = (names: string[]) => checkLayers(publishedDir, current, section, names, progress);
     // layers holding users purged since are rewritten without them (src/serving/scrub.ts)
-    const layers = scrubLayers(
-      publishedDir,
-      old as string[],
-      served,
-      purged,
-      section,
-      version,
-      zones,
-      progress,
-      check,
-    );
+    const layers = scrubLayers(publishedDir, old as string[], served, purged, section, version, zones, progress, check);
     try {
       built.push(...layers.built);
       const merged = mergeNewest(
