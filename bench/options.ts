@@ -98,6 +98,8 @@ export interface BenchOptions {
   /** The command line as typed, for the record. */
   command: string;
   seed: number;
+  /** The watch-rest stage's `--max-rest-ms` values, in order. */
+  watchRests: number[];
   /** The abuse stage runs the `jobs/serve.js` of this checkout (default: this one), to measure the code before a change. */
   serveFrom?: string;
 }
@@ -113,6 +115,7 @@ export interface BenchFlags {
   apiConnections?: number;
   webhookEvents?: number;
   watchSeconds?: number;
+  watchRests?: string;
   workDir?: string;
   keep?: boolean;
   mergeCost?: boolean;
@@ -161,8 +164,20 @@ export function benchOptions(flags: BenchFlags, repoDir: string): BenchOptions {
     docFile: resolve(flags.docFile ?? join(repoDir, 'docs', 'benchmarks.md')),
     command: flags.command ?? 'npm run bench',
     seed: flags.seed ?? 42,
+    watchRests: watchRests(flags.watchRests),
     ...(flags.serveFrom ? { serveFrom: resolve(flags.serveFrom) } : {}),
   };
+}
+
+/** The rests the watch-rest stage measures: the default rest and the shorter ones it was chosen over. */
+export const WATCH_RESTS = [0, 2_500, 5_000, 10_000] as const;
+
+function watchRests(flag: string | undefined): number[] {
+  if (flag === undefined) return [...WATCH_RESTS];
+  const rests = flag.split(',').map((s) => s.trim());
+  if (rests.length === 0 || rests.some((r) => !/^\d+$/.test(r) || Number(r) > 600_000))
+    throw new InputError(`--watch-rests must be milliseconds from 0 to 600000, comma-separated; got '${flag}'`);
+  return rests.map(Number);
 }
 
 /** The growth steps: day N loaded on N-1 days of history, for N = 1, 30 and the history length. */

@@ -24,8 +24,6 @@ import {
   tripTemplates,
 } from './watch-stage.js';
 
-/** The rests measured (`load.js --watch --max-rest-ms R`); 10,000 is the default. */
-const MAX_RESTS = [0, 2_500, 5_000, 10_000] as const;
 /** The watch counts the pace of arrivals over 30 s: after the peak it waits that long idle, so the demo's pace is its own. */
 const PACE_CLEAR_MS = 35_000;
 const DEMO_UPLOADS = 60;
@@ -51,7 +49,7 @@ export async function benchWatchRest(ctx: BenchContext): Promise<void> {
   const users = base.users.slice(0, Math.min(UPLOAD_USERS, base.users.length)).map((u) => u.orgUserId);
   const demoUsers = users.slice(0, DEMO_USERS);
   const listPaths = (await requestPaths(history.dir, ctx.day, ctx.options.seed)).get('1 trip list') ?? [];
-  for (const rest of MAX_RESTS) {
+  for (const rest of ctx.options.watchRests) {
     const dir = join(ctx.options.workDir, `watch-rest-${rest}`);
     const nightlyDir = `${dir}-nightly`;
     for (const d of [dir, nightlyDir]) {

@@ -12,6 +12,8 @@ describe('bench options', () => {
     expect(mid.sizes).toMatchObject({ users: 20_000, historyDays: 30, apiTrips: 5_000_000 });
     expect(mid.stages).toEqual(['load', 'api']);
     expect(mid.docFile).toBe('/repo/docs/benchmarks.md');
+    expect(mid.watchRests).toEqual([0, 2_500, 5_000, 10_000]);
+    expect(benchOptions({ watchRests: '10000, 12000' }, '/repo').watchRests).toEqual([10_000, 12_000]);
   });
 
   it('refuses unknown stages, sizes and impossible numbers', () => {
@@ -19,6 +21,8 @@ describe('bench options', () => {
     expect(() => benchOptions({ size: 'huge' }, '/repo')).toThrow(/--size/);
     expect(() => benchOptions({ users: 0 }, '/repo')).toThrow(/--users/);
     expect(() => benchOptions({ historyDays: 1.5 }, '/repo')).toThrow(/--history-days/);
+    expect(() => benchOptions({ watchRests: '10000,-1' }, '/repo')).toThrow(/--watch-rests/);
+    expect(() => benchOptions({ watchRests: '' }, '/repo')).toThrow(/--watch-rests/);
   });
 
   it('grows day N for N = 1, 30 and the history length', () => {

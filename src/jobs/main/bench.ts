@@ -37,6 +37,10 @@ export async function main(npm: { lifecycleEvent?: string } = {}): Promise<void>
       describe:
         'override: watch: at most this long for the small uploads before the comparison (it stops at 1,000 publishes)',
     })
+    .option('watch-rests', {
+      type: 'string',
+      describe: 'watch-rest: the --max-rest-ms values measured, comma-separated (default 0,2500,5000,10000)',
+    })
     .option('seed', { type: 'number', default: 42, describe: 'same seed, same generated data' })
     .option('serve-from', {
       type: 'string',
