@@ -22,7 +22,10 @@ export async function judgeOverlaps(conn: DuckDBConnection, version: number): Pr
     await conn.run('create or replace temp table overlap_range as select * from overlap_range_next');
     if (Number(grown?.['grown'] ?? 0) === 0) break;
   }
-  await runScript(conn, 'ops/load/overlap_judge', { version });
+  await runScript(conn, 'ops/load/overlap_judge');
   const [changed] = await queryFile(conn, 'ops/load/overlap_changed');
-  return Number(changed?.['n'] ?? 0);
+  const n = Number(changed?.['n'] ?? 0);
+  // usually no stored trip changes: nothing to write
+  if (n > 0) await runScript(conn, 'ops/load/overlap_apply', { version });
+  return n;
 }

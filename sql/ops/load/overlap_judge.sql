@@ -1,7 +1,7 @@
 -- Judges the overlap rule (docs/decisions.md, Trip records (load), overlapping trips) again for the trips of each account's overlap_range,
--- in arrival order, and writes what changed. Runs inside the file's transaction, after its merge.
--- reads: overlap_range, trips; writes: trips, trip_events, int_trips (the file report), overlap_changed_days
--- params: $version BIGINT
+-- in arrival order: the trips whose status changes, in overlap_judged (ops/load/overlap_apply.sql
+-- writes them). Runs inside the file's transaction, after its merge.
+-- reads: overlap_range, trips; writes: overlap_judged
 -- A trip takes part when no other rule made it abnormal. Walking the account's trips in arrival
 -- order (the batch, then the line, where the load first accepted the trip), a trip is
 -- overlapping_trip when its [startTime, endTime) shares more than 60 seconds with a trip walked
@@ -55,38 +55,3 @@ select
 from candidates as c
 join walk as w on w.app_id = c.app_id and w.user_id = c.user_id and w.step = c.step
 where c.stored_reason <> (case when w.is_overlapping then 'overlapping_trip' else '' end);
-
-update trips as t
-set
-    abnormal_reason = j.abnormal_reason,
-    status = case when j.abnormal_reason = '' then 'normal' else 'abnormal' end,
-    is_normal = j.abnormal_reason = '',
-    version = $version
-from overlap_judged as j
-where t.app_id = j.app_id and t.trip_id = j.trip_id;
-
--- a trip's events carry its version (sql/ops/publish/apply/insert_trips.sql copies a changed trip's
--- events by it): the re-judged trip's events go with it, or the publish would drop them
-update trip_events as e
-set version = $version
-from overlap_judged as j
-where e.app_id = j.app_id and e.trip_id = j.trip_id;
-
-update int_trips as n
-set
-    abnormal_reason = j.abnormal_reason,
-    status = case when j.abnormal_reason = '' then 'normal' else 'abnormal' end,
-    is_normal = j.abnormal_reason = ''
-from overlap_judged as j
-where n.app_id = j.app_id and n.trip_id = j.trip_id;
-
--- the user-days whose statistics the change moves, beyond those the merge already recomputes
-create or replace temp table overlap_changed_days as
-select distinct app_id, user_id, trip_date from overlap_judged
-except
-select app_id, user_id, trip_date from scope_user_days;
-
-delete from stats_daily as s using overlap_changed_days as d
-where s.app_id = d.app_id and s.user_id = d.user_id and s.stat_date = d.trip_date;
-
-insert into scope_user_days select * from overlap_changed_days;
