@@ -57,15 +57,18 @@ export async function publishRoutes(
   // what changed since the record, only (a write is a commit, and a score run changes no route file)
   const paths = Object.keys(now).filter((path) => recorded.saved[path] !== now[path]);
   const gone = full ? Object.keys(recorded.saved).filter((path) => !(path in now)) : upkeep.removed;
-  if (paths.length > 0 || gone.length > 0 || recorded.legacy)
-    await inTransaction(conn, () =>
-      runScript(conn, 'ops/publish/route_checks_save', {
-        gone: JSON.stringify(gone),
-        paths: JSON.stringify(paths),
-        identities: JSON.stringify(paths.map((path) => now[path])),
-      }),
-    );
-  if (version !== complete) await runFile(conn, 'ops/publish/routes_complete_save', { version });
+  const record = paths.length > 0 || gone.length > 0 || recorded.legacy;
+  // one commit for both (a continuous load's every batch has both to write)
+  if (record || version !== complete)
+    await inTransaction(conn, async () => {
+      if (record)
+        await runScript(conn, 'ops/publish/route_checks_save', {
+          gone: JSON.stringify(gone),
+          paths: JSON.stringify(paths),
+          identities: JSON.stringify(paths.map((path) => now[path])),
+        });
+      if (version !== complete) await runFile(conn, 'ops/publish/routes_complete_save', { version });
+    });
   return { written: written.length, read: upkeep.read, removed: upkeep.removed };
 }
 
