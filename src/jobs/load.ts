@@ -20,6 +20,7 @@ import {
 } from '../load/report.js';
 import { routeOptions } from '../publish/routes.js';
 import { publish, type PublishResult } from '../publish/publish.js';
+import type { HeldLayers } from '../publish/held-layers.js';
 import { CheckFailedError } from '../publish/checks.js';
 import type { Erasure } from '../purge/erase.js';
 import type { PurgeResult } from '../purge/purge.js';
@@ -69,6 +70,8 @@ export interface LoadOptions {
   routesIncremental?: boolean;
   /** Called when the publish has switched the API to the new version (the continuous load times its lag from here). */
   onPublished?: (version: number) => void;
+  /** The served pack's layers kept open between publishes (the continuous load: src/publish/held-layers.ts). */
+  heldLayers?: HeldLayers;
 }
 
 export interface LoadResult {
@@ -275,6 +278,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       progress: (m) => progress(`load: ${m}`),
       routes,
       settleRetired: options.settleRetired ?? true,
+      ...(options.heldLayers ? { heldLayers: options.heldLayers } : {}),
       // the events go out as soon as the trips are served, before the retired slot is caught up
       onSwitched: async (version) => {
         options.onPublished?.(version);

@@ -1,3 +1,4 @@
+import { HeldLayers } from '../publish/held-layers.js';
 import { existsSync, mkdirSync, readdirSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { getPriority, setPriority } from 'node:os';
@@ -121,6 +122,8 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
   let failures = 0;
   let metricsWrittenAt = 0;
   let held: Warehouse | null = null;
+  // the served pack's layers, parsed once rather than at every batch's publish
+  const heldLayers = new HeldLayers();
   // the first batch runs whatever is there: it finishes what a killed watch or load left behind
   let due = true;
   try {
@@ -187,6 +190,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
           // retired slot is written by the next batch anyway
           concurrency: 1,
           settleRetired: false,
+          heldLayers,
           onPublished: () => (servedAt = Date.now()),
         });
         outcome.result = result;
@@ -243,6 +247,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
     }
   } finally {
     release(held);
+    heldLayers.releaseAll();
     watcher?.close();
     wake.close();
   }

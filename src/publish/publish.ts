@@ -20,6 +20,7 @@ import {
   slotNoReaderHolds,
 } from './standby-slot.js';
 import { applyToSlot, purgedAfter } from './apply-to-slot.js';
+import type { HeldLayers } from './held-layers.js';
 import { packFiles, removeStalePacks, writePack } from './write-pack.js';
 
 export interface PublishOptions {
@@ -43,6 +44,8 @@ export interface PublishOptions {
    * caught up: the load writes its events here, so a webhook does not wait for the catch-up.
    */
   onSwitched?: (version: number) => Promise<void>;
+  /** Where a process that publishes again within seconds keeps the served layers open (src/publish/held-layers.ts). */
+  heldLayers?: HeldLayers;
 }
 
 export interface PublishResult {
@@ -210,6 +213,7 @@ async function publishInto(
             current?.warehouseId === whId ? current : null,
             a.reported,
             options.progress,
+            options.heldLayers,
           );
     const damagedPack = pack?.damaged ?? [];
     // the rows of users purged since the slot's version were deleted above, but their bytes stay in

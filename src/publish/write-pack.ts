@@ -8,6 +8,7 @@ import { sha256File } from '../serving/checksum.js';
 import { SectionFile } from '../serving/pack.js';
 import { purgedSince, scrubLayers } from '../serving/scrub.js';
 import { query, quoteIdent, run, runScript, sqlText, stripComments } from '../db/sql.js';
+import type { HeldLayers } from './held-layers.js';
 import type { Manifest } from './manifest.js';
 import { checkLayers, DamagedLayerError, reportedSections } from './verify-pack.js';
 import { currentDatabase } from './standby-slot.js';
@@ -30,6 +31,7 @@ export async function writePack(
   current: Manifest | null,
   reported: string[],
   progress?: (m: string) => void,
+  held?: HeldLayers,
 ): Promise<{ manifest: NonNullable<Manifest['pack']>; built: SectionBuildResult[]; damaged: string[] }> {
   const damaged = reportedSections(publishedDir, current, reported, progress);
   const zones = Object.fromEntries(
@@ -44,7 +46,7 @@ export async function writePack(
   const built: SectionBuildResult[] = [];
   for (const section of SECTIONS) {
     const old = damaged.sections.has(section) ? undefined : previous?.files[section];
-    const target = { publishedDir, version, current, changes, section, zones, progress };
+    const target = { publishedDir, version, current, changes, section, zones, progress, held };
     let written: SectionPack;
     try {
       written = await writeSection(conn, target, old);
@@ -72,6 +74,8 @@ interface SectionTarget {
   section: Section;
   zones: Record<string, string>;
   progress?: ((m: string) => void) | undefined;
+  /** Where a process that publishes again soon keeps the served layers open (src/publish/held-layers.ts). */
+  held?: HeldLayers | undefined;
 }
 
 interface SectionPack {
@@ -85,66 +89,82 @@ interface SectionPack {
  * to merge or scrub is damaged.
  */
 async function writeSection(conn: DuckDBConnection, t: SectionTarget, old: string[] | undefined): Promise<SectionPack> {
-  const { publishedDir, version, current, changes, section, zones, progress } = t;
-  const built: SectionBuildResult[] = [];
   // a section whose rows have not changed keeps its served layers (the score run's trips and
   // statistics): checked to be of this format, not opened, as opening reads every user's entry
-  const unchanged = current !== null && old !== undefined && changes !== null && !changes[section];
-  if (unchanged && old.every((name) => SectionFile.readable(join(publishedDir, name), section)))
-    return { layers: old, built };
+  const unchanged = t.current !== null && old !== undefined && t.changes !== null && !t.changes[t.section];
+  if (unchanged && old.every((name) => SectionFile.readable(join(t.publishedDir, name), t.section)))
+    return { layers: old, built: [] };
   // the served layers, opened once: to check they are readable, and to merge from
-  const served = current && old ? openLayers(publishedDir, old, section) : null;
+  const served = t.current && old ? openLayers(t.publishedDir, old, t.section) : null;
   try {
-    if (unchanged && served) return { layers: old as string[], built };
-    const since =
-      current && served && LAYERED.includes(section) && !(section === 'scores' && changes?.scoresRemoved)
-        ? current.version
-        : undefined;
-    if (since !== undefined) await runScript(conn, 'ops/serving/changed_since', { since });
-    const purged = since === undefined ? new Map<string, Set<number>>() : await purgedSince(conn);
-    const home = await currentDatabase(conn);
-    await run(conn, 'use slot');
-    let result: SectionBuildResult;
-    try {
-      result = await buildSection(
-        conn,
-        join(publishedDir, `serving-v${version}-${section}.pack`),
-        section,
-        version,
-        zones,
-        progress,
-        since,
-        purged,
-      );
-    } finally {
-      await run(conn, `use ${quoteIdent(home)}`);
-    }
-    built.push(result);
-    if (since === undefined || !served) return { layers: [basename(result.file)], built };
-    // checked just before they are read: a damaged layer is never copied into a new one
-    const check = (names: string[]) => checkLayers(publishedDir, current, section, names, progress);
-    // layers holding users purged since are rewritten without them (src/serving/scrub.ts)
-    const layers = scrubLayers(publishedDir, old as string[], served, purged, section, version, zones, progress, check);
-    try {
-      built.push(...layers.built);
-      const merged = mergeNewest(
-        publishedDir,
-        layers.names,
-        layers.files,
-        result.file,
-        section,
-        version,
-        zones,
-        progress,
-        check,
-      );
-      if (merged.result) built.push(merged.result);
-      return { layers: merged.layers, built };
-    } finally {
-      for (const f of layers.files) if (!served.includes(f)) f.close();
-    }
+    const written =
+      unchanged && served ? { layers: old as string[], built: [] } : await writeLayers(conn, t, old, served);
+    t.held?.keep(
+      t.section,
+      served ?? [],
+      written.layers.map((name) => join(t.publishedDir, name)),
+    );
+    return written;
   } finally {
-    for (const f of served ?? []) f.close();
+    for (const f of served ?? []) f.release();
+  }
+}
+
+/** writeSection with the served layers `served` opened (null: none, or one unreadable). */
+async function writeLayers(
+  conn: DuckDBConnection,
+  t: SectionTarget,
+  old: string[] | undefined,
+  served: SectionFile[] | null,
+): Promise<SectionPack> {
+  const { publishedDir, version, current, changes, section, zones, progress } = t;
+  const built: SectionBuildResult[] = [];
+  const since =
+    current && served && LAYERED.includes(section) && !(section === 'scores' && changes?.scoresRemoved)
+      ? current.version
+      : undefined;
+  if (since !== undefined) await runScript(conn, 'ops/serving/changed_since', { since });
+  const purged = since === undefined ? new Map<string, Set<number>>() : await purgedSince(conn);
+  const home = await currentDatabase(conn);
+  await run(conn, 'use slot');
+  let result: SectionBuildResult;
+  try {
+    result = await buildSection(
+      conn,
+      join(publishedDir, `serving-v${version}-${section}.pack`),
+      section,
+      version,
+      zones,
+      progress,
+      since,
+      purged,
+    );
+  } finally {
+    await run(conn, `use ${quoteIdent(home)}`);
+  }
+  built.push(result);
+  if (since === undefined || !served) return { layers: [basename(result.file)], built };
+  // checked just before they are read: a damaged layer is never copied into a new one
+  const check = (names: string[]) => checkLayers(publishedDir, current, section, names, progress);
+  // layers holding users purged since are rewritten without them (src/serving/scrub.ts)
+  const layers = scrubLayers(publishedDir, old as string[], served, purged, section, version, zones, progress, check);
+  try {
+    built.push(...layers.built);
+    const merged = mergeNewest(
+      publishedDir,
+      layers.names,
+      layers.files,
+      result.file,
+      section,
+      version,
+      zones,
+      progress,
+      check,
+    );
+    if (merged.result) built.push(merged.result);
+    return { layers: merged.layers, built };
+  } finally {
+    for (const f of layers.files) if (!served.includes(f)) f.close();
   }
 }
 
@@ -210,15 +230,19 @@ function mergeNewest(
   }
 }
 
-/** The served layers opened, oldest first, or null when one cannot be read (missing, or of an older format: written anew). */
+/**
+ * The served layers opened, oldest first (each to be release()d), or null when one cannot be read
+ * (missing, or of an older format: written anew). Acquired, so that a layer held open since the
+ * last publish (src/publish/held-layers.ts) is not parsed again.
+ */
 function openLayers(publishedDir: string, names: string[], section: Section): SectionFile[] | null {
   if (!Array.isArray(names) || names.length === 0) return null;
   const opened: SectionFile[] = [];
   for (const name of names) {
     try {
-      opened.push(SectionFile.open(join(publishedDir, name), section));
+      opened.push(SectionFile.acquire(join(publishedDir, name), section));
     } catch {
-      for (const f of opened) f.close();
+      for (const f of opened) f.release();
       return null;
     }
   }

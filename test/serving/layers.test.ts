@@ -10,6 +10,8 @@ import { AppStore } from '../../src/apps/store.js';
 import { runGenerate } from '../../src/jobs/generate.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { PassportStore } from '../../src/passport/store.js';
+import { HeldLayers } from '../../src/publish/held-layers.js';
+import { packFiles } from '../../src/publish/write-pack.js';
 import { SectionFile } from '../../src/serving/pack.js';
 import { manifestOf, publishedRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
@@ -22,6 +24,8 @@ let key: string;
 const clock = new Date('2026-11-02T12:00:00Z');
 const ids = new Map<string, number>();
 let step = 0;
+// as the continuous load does: the served layers stay open from one publish to the next
+const held = new HeldLayers();
 
 const trip = (
   orgUserId: string,
@@ -51,7 +55,11 @@ async function loadAndCompare(records: Record<string, unknown>[]): Promise<strin
     dataDir: ws.dir,
     inputs: [writeNdjson(join(ws.dir, 'in', `step-${step}.ndjson`), records)],
     now: clock,
+    heldLayers: held,
   });
+  // what stays open is what the new pack names, no more (a layer merged away or scrubbed is let go)
+  const named = packFiles(manifestOf(ws.paths)?.pack).map((name) => join(ws.paths.publishedDir, name));
+  for (const path of held.paths()) expect(named).toContain(path);
   await packApi.ctx.snapshots.refresh();
   await sqlApi.ctx.snapshots.refresh();
   expect((await packApi.ctx.snapshots.use(async (s) => s.pack !== null))?.value).toBe(true);
@@ -136,6 +144,7 @@ beforeAll(async () => {
   sqlApi = await createApi({ dataDir: ws.dir, now: () => clock, pollMs: 60_000, serving: 'sql' });
 }, 120_000);
 afterAll(async () => {
+  held.releaseAll();
   await packApi?.close();
   await sqlApi?.close();
   ws?.cleanup();
@@ -152,6 +161,8 @@ describe('serving pack layers', () => {
       ]),
     );
     expect(layers[0]).toHaveLength(2);
+    // the base the delta was added to stays open for the next publish
+    expect(held.paths()).toContain(join(ws.paths.publishedDir, layers[0]?.[0] as string));
     expect((await both('/v1/org-user/tie-driver/trips?startTime=2026-10-24&endTime=2026-10-24')).body).toMatchObject({
       trips: [{ tripId: 'tie-b' }, { tripId: 'tie-a' }],
     });
