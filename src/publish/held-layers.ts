@@ -34,6 +34,20 @@ export class HeldLayers {
         held.set(file.name, SectionFile.acquire(file.name, section));
   }
 
+  /**
+   * After a publish: every kept layer its new pack (`named`, paths) no longer names is let go, also
+   * of a section it did not write (another job, such as the score or a re-derivation, may have
+   * replaced that section's layers since they were kept).
+   */
+  retain(named: Set<string>): void {
+    for (const held of this.held.values())
+      for (const [path, file] of held)
+        if (!named.has(path)) {
+          file.release();
+          held.delete(path);
+        }
+  }
+
   /** Lets every kept layer go (the watch stops). */
   releaseAll(): void {
     for (const held of this.held.values()) for (const file of held.values()) file.release();

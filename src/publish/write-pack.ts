@@ -58,6 +58,7 @@ export async function writePack(
     files[section] = written.layers;
     built.push(...written.built);
   }
+  held?.retain(new Set(Object.values(files).flatMap((names) => names.map((name) => join(publishedDir, name)))));
   return {
     manifest: { files, zones, sha256: checksums(publishedDir, files, built, current) },
     built,
