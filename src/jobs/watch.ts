@@ -1,7 +1,7 @@
-import { HeldLayers } from '../publish/held-layers.js';
 import { existsSync, mkdirSync, readdirSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { getPriority, setPriority } from 'node:os';
+import { HeldLayers } from '../publish/held-layers.js';
 import { processesWaitingFor, describeHolder } from '../db/open.js';
 import { duckdbThreads } from '../db/threads.js';
 import { WaitingFiles, landingStatus, waitingFiles } from '../landing-status.js';

@@ -12,50 +12,41 @@ import { SectionFile } from '../serving/pack.js';
  * replaced it (its name may be gone already: an open file outlives its name).
  */
 export class HeldLayers {
-  private readonly held = new Map<Section, Map<string, SectionFile>>();
+  /** Each kept layer by path, with a reference of its own (SectionFile.acquire). */
+  private readonly held = new Map<string, SectionFile>();
 
   /**
-   * After a section is written: of `opened` (the served layers this publish read), those its new
-   * layers `names` (paths) still include are kept for the next publish, and every layer of the
-   * section kept before that they no longer include is let go.
+   * After a section is written: those of `opened` (the served layers this publish read) that its
+   * new layers `names` (paths) still include are kept for the next publish.
    */
   keep(section: Section, opened: SectionFile[], names: string[]): void {
     const wanted = new Set(names);
-    const held = this.held.get(section) ?? new Map<string, SectionFile>();
-    this.held.set(section, held);
-    for (const [path, file] of held)
-      if (!wanted.has(path)) {
-        file.release();
-        held.delete(path);
-      }
     for (const file of opened)
-      if (wanted.has(file.name) && !held.has(file.name))
+      if (wanted.has(file.name) && !this.held.has(file.name))
         // a reference of its own, so that the publish's release leaves it open
-        held.set(file.name, SectionFile.acquire(file.name, section));
+        this.held.set(file.name, SectionFile.acquire(file.name, section));
   }
 
   /**
-   * After a publish: every kept layer its new pack (`named`, paths) no longer names is let go, also
-   * of a section it did not write (another job, such as the score or a re-derivation, may have
-   * replaced that section's layers since they were kept).
+   * After a publish: every kept layer its new pack (`named`, paths) no longer names is let go: merged
+   * or scrubbed away by this publish, or replaced since it was kept by another job (the score, a
+   * re-derivation) in a section this publish did not write.
    */
   retain(named: Set<string>): void {
-    for (const held of this.held.values())
-      for (const [path, file] of held)
-        if (!named.has(path)) {
-          file.release();
-          held.delete(path);
-        }
+    for (const [path, file] of this.held)
+      if (!named.has(path)) {
+        file.release();
+        this.held.delete(path);
+      }
   }
 
   /** Lets every kept layer go (the watch stops). */
   releaseAll(): void {
-    for (const held of this.held.values()) for (const file of held.values()) file.release();
-    this.held.clear();
+    this.retain(new Set());
   }
 
   /** The paths of the layers kept open. */
   paths(): string[] {
-    return [...this.held.values()].flatMap((held) => [...held.keys()]);
+    return [...this.held.keys()];
   }
 }
