@@ -43,6 +43,11 @@ export const SETTINGS = {
     shown: '0 (one per core)',
     describe: "threads of each DuckDB database a process opens; 0: DuckDB's own default, one per core",
   }),
+  DUCKDB_JE_MALLOC_CONF: text(null, {
+    shown: 'unset (`load.js --watch`: `dirty_decay_ms:60000,muzzy_decay_ms:60000`)',
+    describe:
+      "options of DuckDB's allocator (jemalloc, Linux x64), read once as DuckDB loads; unset, freed memory goes back to the system after a second, except in the watch, which keeps it a minute for its next batch",
+  }),
 
   // the batch jobs
   DRIVING_MEMORY_LIMIT: bytes('2.5GB', {
@@ -292,6 +297,11 @@ export function flagOrSetting<K extends SettingName>(
 /** Sets a variable for this process and the processes it starts (a flag that its workers must see). */
 export function exportSetting(name: SettingName, value: string): void {
   process.env[name] = value;
+}
+
+/** Sets a variable the operator left unset (or empty) to `value`, for a library that reads it itself. */
+export function settingUnlessSet(name: SettingName, value: string): void {
+  if ((process.env[name] ?? '') === '') process.env[name] = value;
 }
 
 /** Sets a variable to its default when it is unset, for a library that reads it itself (libuv). */
