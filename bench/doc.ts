@@ -69,9 +69,13 @@ export function appendRun(ctx: BenchContext, machine: Machine, seconds: number):
         .split('|')
         .slice(1, -1)
         .map((c) => c.trim());
-    const keep = rows.filter((r) => cells(r)[0] !== key);
+    // a stage measured at several settings (watch-rest's `--max-rest-ms R: ...`) replaces the rows
+    // of the settings it ran: a run of one setting keeps the others' figures
+    const ran = new Set(figures.map((m) => variantOf(m.metric)));
+    const replaced = (r: string): boolean => cells(r)[0] === key && ran.has(variantOf(cells(r)[1] ?? ''));
+    const keep = rows.filter((r) => !replaced(r));
     // a stage's new rows go where its old ones were, else after its other sizes, else at the end
-    const old = rows.findIndex((r) => cells(r)[0] === key);
+    const old = rows.findIndex(replaced);
     const sameStage = keep
       .map((r) => cells(r)[0] ?? '')
       .map((c, i) => (c.startsWith(`${stage},`) ? i : -1))
@@ -96,6 +100,9 @@ function docFigures(measurements: Measurement[]): Measurement[] {
   const targeted = measurements.filter((m) => (m.target !== undefined && m.target !== '') || m.doc === true);
   return targeted.length > 0 ? targeted : measurements;
 }
+
+/** The setting a figure was measured at, when its name starts with one (`--max-rest-ms 5000: ...`); null otherwise. */
+const variantOf = (metric: string): string | null => /^(--[a-z-]+ [^:|]+):/.exec(metric)?.[1] ?? null;
 
 const value = (m: Measurement): string => `${formatValue(m.value)}${m.unit ? ` ${m.unit}` : ''}`;
 

@@ -72,6 +72,28 @@ describe('the benchmarks document', () => {
     expect(table.split('\n').filter((l) => l.startsWith('|'))).toHaveLength(2 + 4);
   });
 
+  it('replaces, of a stage measured at several settings, the rows of the settings it ran', () => {
+    const file = join(dir, 'rests.md');
+    writeFileSync(file, `# Benchmarks\n\n${MARKER}\n`);
+    const rest = (ms: number, ratio: number): Measurement => ({
+      stage: 'watch-rest',
+      metric: `--max-rest-ms ${ms}: peak, CPU a trip, watch / nightly`,
+      value: ratio,
+      unit: '×',
+      target: '<= 1.5',
+      met: ratio <= 1.5,
+    });
+    appendRun(context(['watch-rest'], [rest(0, 8.2), rest(10000, 1.4)], file), machine, 60);
+    appendRun(context(['watch-rest'], [rest(10000, 1.2)], file), machine, 60);
+    const rows = rowsOf(readFileSync(file, 'utf8'), 'watch-rest, 2,000 users');
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toContain('--max-rest-ms 0:');
+    expect(rows[0]).toContain('8.20 ×');
+    expect(rows[1]).toContain('--max-rest-ms 10000:');
+    expect(rows[1]).toContain('1.20 ×');
+    expect(rows.join('\n')).not.toContain('1.40 ×');
+  });
+
   it('starts the document and its table when there is none', () => {
     const file = join(dir, 'new.md');
     appendRun(
