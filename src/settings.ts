@@ -299,14 +299,12 @@ export function exportSetting(name: SettingName, value: string): void {
   process.env[name] = value;
 }
 
-/** Sets a variable the operator left unset (or empty) to `value`, for a library that reads it itself. */
-export function settingUnlessSet(name: SettingName, value: string): void {
+/**
+ * Sets a variable the operator left unset (or empty) to `value` (default: its declared default),
+ * for a library that reads it itself (libuv, DuckDB's allocator).
+ */
+export function defaultSetting(name: SettingName, value = String(SETTINGS[name].fallback)): void {
   if ((process.env[name] ?? '') === '') process.env[name] = value;
-}
-
-/** Sets a variable to its default when it is unset, for a library that reads it itself (libuv). */
-export function defaultSetting(name: SettingName): void {
-  process.env[name] ??= String(SETTINGS[name].fallback);
 }
 
 /** docs/configuration.md's table of every setting, one row each, in the order declared above. */

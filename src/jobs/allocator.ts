@@ -10,7 +10,7 @@
 // setting. The price is memory: between batches the watch's resident size stays near its largest
 // batch's for up to a minute.
 
-import { settingUnlessSet } from '../settings.js';
+import { defaultSetting } from '../settings.js';
 
 /** What the watch gives DuckDB's allocator unless the operator set DUCKDB_JE_MALLOC_CONF (docs/configuration.md). */
 export const WATCH_ALLOCATOR_CONF = 'dirty_decay_ms:60000,muzzy_decay_ms:60000';
@@ -20,4 +20,4 @@ export function runsBatchAfterBatch(args: readonly string[]): boolean {
   return args.includes('--watch');
 }
 
-if (runsBatchAfterBatch(process.argv.slice(2))) settingUnlessSet('DUCKDB_JE_MALLOC_CONF', WATCH_ALLOCATOR_CONF);
+if (runsBatchAfterBatch(process.argv.slice(2))) defaultSetting('DUCKDB_JE_MALLOC_CONF', WATCH_ALLOCATOR_CONF);
