@@ -2,6 +2,7 @@ import { InputError } from '../errors.js';
 import { isInputName } from '../landing-status.js';
 import { existsSync, lstatSync, mkdirSync, readdirSync, renameSync, writeFileSync, type Stats } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
+import { renameBadNames, type RenamedInput } from './safe-names.js';
 
 /** An input that was found but not taken: never followed, left where it is, reported. */
 export interface RefusedInput {
@@ -14,6 +15,8 @@ export interface RefusedInput {
 export interface Inputs {
   files: string[];
   refused: RefusedInput[];
+  /** Landing files whose name was not valid UTF-8, renamed before they were listed (src/load/safe-names.ts). */
+  renamed?: RenamedInput[];
 }
 
 /**
@@ -21,15 +24,17 @@ export interface Inputs {
  * symbolic link is never followed and a hard link (st_nlink > 1) never read (a link to the apps
  * file would put its secrets into the quarantine), and a FIFO would block the load; all are
  * reported and left alone. Names of files still being written
- * (`.name`, `*.tmp`, `*.part`) are ignored.
+ * (`.name`, `*.tmp`, `*.part`) are ignored. A name that is not valid UTF-8 is made valid first.
  */
 export function landingFiles(landingDir: string): Inputs {
   if (!existsSync(landingDir)) return { files: [], refused: [] };
-  return sorted(
+  const renamed = renameBadNames(landingDir);
+  const found = sorted(
     readdirSync(landingDir)
       .filter(isInputName)
       .map((name) => join(landingDir, name)),
   );
+  return renamed.length > 0 ? { ...found, renamed } : found;
 }
 
 /** `--input` values: files, or folders whose input files are taken in name order, by the same rules. */

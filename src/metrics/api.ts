@@ -107,7 +107,7 @@ export class ApiMetrics {
       // every worker counts the same folder: the maximum, not the sum
       new Gauge({
         name: 'driving_landing_files',
-        help: 'Files in the landing area: waiting for the load, or set aside by it (failed: unreadable, or its change failed a check)',
+        help: 'Files in the landing area: waiting for the load, set aside by it (failed: unreadable, or its change failed a check), or refused (links, FIFOs, folders: never taken, not waiting)',
         labelNames: ['state'],
         registers,
         aggregator: 'max',
@@ -115,6 +115,7 @@ export class ApiMetrics {
           const status = landing();
           this.set({ state: 'waiting' }, status.waiting);
           this.set({ state: 'failed' }, status.failed);
+          this.set({ state: 'refused' }, status.refused);
         },
       });
       new Gauge({

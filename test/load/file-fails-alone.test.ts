@@ -100,7 +100,7 @@ describe('a file whose change fails a check', () => {
     const api = await createApi({ dataDir: ws.dir, pollMs: 50 });
     try {
       const ready = (await api.app.inject({ method: 'GET', url: '/readyz' })).json();
-      expect(ready.landing).toEqual({ waiting: 0, oldestWaitingSeconds: null, failed: 1 });
+      expect(ready.landing).toEqual({ waiting: 0, oldestWaitingSeconds: null, failed: 1, refused: 0 });
       // the other driver's trip is served
       const z = await api.app.inject({
         method: 'GET',

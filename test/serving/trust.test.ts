@@ -310,7 +310,7 @@ describe('/readyz', () => {
         'version',
       ]);
       // the landing area in counts only
-      expect(body['landing']).toEqual({ waiting: 0, oldestWaitingSeconds: null, failed: 0 });
+      expect(body['landing']).toEqual({ waiting: 0, oldestWaitingSeconds: null, failed: 0, refused: 0 });
       expect(body).toMatchObject({ status: 'ready', serving: 'pack', snapshot: `${body['slot']}@${body['version']}` });
       expect(['warming', 'warm']).toContain(body['pageCache']);
     } finally {

@@ -216,12 +216,14 @@ function landingSummary(counter: LandingCounter): {
   waiting: number;
   oldestWaitingSeconds: number | null;
   failed: number;
+  refused: number;
 } {
-  const { waiting, oldestWaitingSeconds, failed } = counter.read();
+  const { waiting, oldestWaitingSeconds, failed, refused } = counter.read();
   return {
     waiting,
     oldestWaitingSeconds: oldestWaitingSeconds === null ? null : Math.round(oldestWaitingSeconds),
     failed,
+    refused,
   };
 }
 

@@ -209,7 +209,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     tag: 'Health',
     summary: 'Readiness: the snapshot being served',
     description:
-      'Whether a snapshot is served and how: `status` `ready` or `stale` (the newest snapshot could not be opened; the previous one serves), 503 `not_ready` until the first publish. `serving` is `pack` or `sql`; `pageCache` tells whether the serving pack has been read into memory; `reason` is a stable code when something is wrong; `damaged` lists the published files found damaged (their requests get 503 `data_unavailable` until the next load rebuilds them); `landing` counts the input files waiting for the load (and the age of the oldest, in seconds) and the files it set aside under `landing/failed/` (unreadable, or their change failed a check).',
+      'Whether a snapshot is served and how: `status` `ready` or `stale` (the newest snapshot could not be opened; the previous one serves), 503 `not_ready` until the first publish. `serving` is `pack` or `sql`; `pageCache` tells whether the serving pack has been read into memory; `reason` is a stable code when something is wrong; `damaged` lists the published files found damaged (their requests get 503 `data_unavailable` until the next load rebuilds them); `landing` counts the input files waiting for the load (and the age of the oldest, in seconds) the files it set aside under `landing/failed/` (unreadable, or their change failed a check) and the entries it refuses to take (`refused`: links, FIFOs, folders named like input files, left alone).',
     example: {
       status: 'ready',
       snapshot: 'b@31',
@@ -217,7 +217,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
       version: 31,
       serving: 'pack',
       pageCache: 'warm',
-      landing: { waiting: 0, oldestWaitingSeconds: null, failed: 0 },
+      landing: { waiting: 0, oldestWaitingSeconds: null, failed: 0, refused: 0 },
     },
   },
   'GET /v1/openapi.json': {
