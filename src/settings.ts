@@ -68,6 +68,11 @@ export const SETTINGS = {
     unit: 'bytes',
     describe: 'bytes of SDK upload files a load puts together into one batch file (0: none)',
   }),
+  DRIVING_LANDING_QUIET_MS: integer(3_000, {
+    unit: 'milliseconds',
+    describe:
+      'the continuous load takes a partner file only once it has not been written for this long (SDK uploads at once; 0: at once too)',
+  }),
   DRIVING_PUBLISH_LOCK_WAIT_MS: integer(30_000, {
     unit: 'milliseconds',
     describe: 'how long a publish waits for API processes to let go of the standby slot',

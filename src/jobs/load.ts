@@ -2,7 +2,9 @@ import { pathsFor, jobSettings } from '../config.js';
 import { appsOf } from './data-dir.js';
 import { openWarehouse, refreshApps, type Warehouse } from '../warehouse/warehouse.js';
 import { loadFiles } from '../load/load-file.js';
-import { expandInputs, landingFiles, moveLanded, type RefusedInput } from '../load/landing.js';
+import { expandInputs, kindOf, landingFiles, moveLanded, type RefusedInput } from '../load/landing.js';
+import { holdBackSettling } from '../load/quiet.js';
+import { recordTaken, retakeChanged, type TakenFile } from '../load/retake.js';
 import { splitBatch } from '../load/split-batch.js';
 import { batchUploads, uploadsInTurn, type UploadBatches, type UploadLedger } from '../load/uploads.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -13,6 +15,7 @@ import { pruneLandingArchive, prunePoints } from '../load/retention.js';
 import {
   emptyFileReport,
   reasonCounts,
+  type LandingIntake,
   totals,
   type FileReport,
   type LoadTotals,
@@ -30,6 +33,7 @@ import { silent, type Progress } from '../progress.js';
 import { heartbeat } from '../heartbeat.js';
 import { addDays, todayIn } from '../time.js';
 import { firstLine } from '../errors.js';
+import { basename } from 'node:path';
 import { skipSmallCloseCheckpoint } from '../warehouse/close-checkpoint.js';
 
 export interface LoadOptions {
@@ -72,6 +76,8 @@ export interface LoadOptions {
   onPublished?: (version: number) => void;
   /** The served pack's layers kept open between publishes (the continuous load: src/publish/held-layers.ts). */
   heldLayers?: HeldLayers;
+  /** Partner files in the landing area written within this long are left for a later run (the continuous load: DRIVING_LANDING_QUIET_MS; default 0). */
+  quietMs?: number;
 }
 
 export interface LoadResult {
@@ -80,6 +86,7 @@ export interface LoadResult {
   refused: RefusedInput[];
   /** SDK upload files put together into batch files before the landing area was listed. */
   uploadBatches: Omit<UploadBatches, 'listed'> | null;
+  intake: LandingIntake;
   /** Whether an input named with `--input` was refused (bad input: exit 2). */
   refusedNamed: boolean;
   totals: LoadTotals;
@@ -162,9 +169,29 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     if (batched?.error)
       progress(`load: SDK uploads not all batched (${batched.error}): the rest load as files of their own`);
     beat.doing(`load: listing ${fromLanding ? paths.landingDir : 'the --input files'}`);
+    // before the listing: a file written since it was taken is taken again, whole, in this run
+    const retaken = fromLanding ? retakeChanged(paths.landingDir) : [];
+    for (const r of retaken)
+      progress(
+        `load: ${r.archived} was written after it was loaded (${r.bytesLoaded} -> ${r.bytesNow} bytes): taken again whole as ${r.back}`,
+      );
     const listed = fromLanding ? landingFiles(paths.landingDir) : expandInputs(options.inputs ?? []);
-    const { files, later } = uploadsInTurn(listed.files, batched?.listed ?? null);
+    for (const r of listed.renamed ?? [])
+      progress(`load: a landing file's name is not UTF-8 (${JSON.stringify(r.from)}): renamed ${r.to} to be taken`);
+    const quiet = holdBackSettling(listed.files, fromLanding ? (options.quietMs ?? 0) : 0);
+    if (quiet.settling.length > 0)
+      progress(
+        `load: ${quiet.settling.length} partner file(s) written within the last ${options.quietMs} ms left for a later run (maybe still being written)`,
+      );
+    const { files, later } = uploadsInTurn(quiet.files, batched?.listed ?? null);
     const { refused } = listed;
+    const intake: LandingIntake = {
+      retaken: retaken.length,
+      settling: quiet.settling.length,
+      vanished: 0,
+      renamed: listed.renamed?.length ?? 0,
+    };
+    const taken: TakenFile[] = [];
     progress(`load: ${files.length} file(s) ${fromLanding ? `from ${paths.landingDir}` : 'given'}`);
     if (later > 0)
       progress(`load: ${later} SDK upload(s) that came while the others were batched wait for the next load`);
@@ -204,11 +231,24 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         concurrency: options.concurrency ?? settings.loadConcurrency,
         routes,
       },
-      ({ file, report: loaded, error }, index) => {
+      ({ file, report: loaded, error, identity }, index) => {
         let report: FileReport;
+        // renamed or removed by its writer since the listing: not a failure, and under its new name
+        // it is listed again
+        if (fromLanding && kindOf(file) === null) {
+          intake.vanished++;
+          inFlight.delete(index);
+          progress(
+            `load: [${index + 1}/${files.length}] ${file}: gone since the listing (renamed or removed by its writer)${loaded ? ', after its records were loaded' : ''}`,
+          );
+          return;
+        }
         if (loaded) {
           report = loaded;
-          if (fromLanding) moveLanded(paths.landingDir, file, day, 'loaded');
+          if (fromLanding) {
+            const archived = moveLanded(paths.landingDir, file, day, 'loaded');
+            if (identity) taken.push({ archived, name: basename(file), identity, takenAt: Date.now() });
+          }
         } else if (error instanceof ChangedDuringLoadError) {
           // nothing of it was kept, and it stays where it is: the next run takes it again
           report = {
@@ -247,6 +287,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         t0 = Date.now();
       },
     );
+    if (fromLanding) recordTaken(paths.landingDir, taken);
     beat.doing('load: pruning raw points and landing archives past retention');
     const today = todayIn('UTC', now);
     const removed = prunePoints(paths.pointsDir, settings.pointsRetentionDays, today);
@@ -303,6 +344,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       files: reports,
       uploadBatches: batched && withoutListing(batched),
       refused,
+      intake,
       refusedNamed: !fromLanding && refused.length > 0,
       totals: summed,
       reasons: reasonCounts(summed),

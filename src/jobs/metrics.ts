@@ -53,6 +53,11 @@ export const loadRecords = (r: LoadResult): Records => ({
     loaded: r.totals.files - r.totals.filesSkipped - r.totals.filesFailed,
     skipped: r.totals.filesSkipped,
     failed: r.totals.filesFailed,
+    // the landing area's intake besides loading (src/jobs/load.ts, LandingIntake)
+    retaken: r.intake.retaken,
+    settling: r.intake.settling,
+    vanished: r.intake.vanished,
+    renamed: r.intake.renamed,
   },
   filesFailed: r.totals.filesFailedBy,
 });

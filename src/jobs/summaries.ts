@@ -19,9 +19,21 @@ export function loadSummary(r: LoadResult): string {
     `${sum(t.tripsAbnormal)} abnormal), ${sum(t.rejected)} records rejected, ${sum(t.pointsDropped)} points dropped, ` +
     `${sum(t.eventsQuarantined)} events quarantined; ${publishSummary(r.publish)} in ${r.seconds.toFixed(1)} s` +
     (r.refused.length > 0 ? `; ${r.refused.length} not a regular file (left alone)` : '') +
+    intakeLine(r.intake) +
     failedLine(t.filesFailedBy) +
     reasonLines(r.reasons)
   );
+}
+
+/** What the landing area's intake did besides loading, when it did anything. */
+function intakeLine(i: LoadResult['intake']): string {
+  const parts = [
+    i.retaken > 0 ? `${i.retaken} written after it was loaded, taken again whole` : '',
+    i.settling > 0 ? `${i.settling} still being written, left for later` : '',
+    i.vanished > 0 ? `${i.vanished} gone since the listing` : '',
+    i.renamed > 0 ? `${i.renamed} renamed (a name not UTF-8)` : '',
+  ].filter((p) => p !== '');
+  return parts.length > 0 ? `; landing: ${parts.join(', ')}` : '';
 }
 
 /** The files that failed, by why: each set aside under landing/failed/ with its reason, or left for the next run. */

@@ -5,6 +5,8 @@ import { HeldLayers } from '../publish/held-layers.js';
 import { processesWaitingFor, describeHolder } from '../db/open.js';
 import { duckdbThreads } from '../db/threads.js';
 import { WaitingFiles, landingStatus, waitingFiles } from '../landing-status.js';
+import { landingReady } from '../load/quiet.js';
+import { takenChanged } from '../load/retake.js';
 import { Histogram, LAG_BUCKETS, writeWatchMetrics, type WatchMetrics } from '../metrics/watch-textfile.js';
 import { writeJobMetrics } from '../metrics/textfile.js';
 import { silent, type Progress } from '../progress.js';
@@ -13,6 +15,7 @@ import { pendingDeletions } from '../state/deletions.js';
 import { runLoad, type LoadResult } from './load.js';
 import { appsOf } from './data-dir.js';
 import { jobSettings, pathsFor } from '../config.js';
+import { setting } from '../settings.js';
 import { openWarehouse, type Warehouse } from '../warehouse/warehouse.js';
 import { loadRecords } from './metrics.js';
 import { loadSummary } from './summaries.js';
@@ -46,6 +49,8 @@ export interface WatchOptions {
   onBatch?: (batch: BatchOutcome) => void;
   /** Seconds to wait before trying again after a failed batch, doubled per failure up to 60 s. */
   retryAfterMs?: number;
+  /** A partner file is taken once it has not been written for this long (default DRIVING_LANDING_QUIET_MS). */
+  quietMs?: number;
 }
 
 export interface BatchOutcome {
@@ -88,6 +93,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
   const gatherMs = options.gatherMs ?? 100;
   const busyPace = options.busyPace ?? DEFAULT_BUSY_PACE;
   const maxRestMs = options.maxRestMs ?? DEFAULT_MAX_REST_MS;
+  const quietMs = options.quietMs ?? setting('DRIVING_LANDING_QUIET_MS');
   const pace = new Pace();
   const waiting = new WaitingFiles(paths.landingDir);
   // when the last batch ended (ms since the epoch): the rest counts from there
@@ -138,8 +144,11 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
         }
         // a job waiting for the warehouse gets it while nothing is due
         if (held && processesWaitingFor(paths.warehouseFile).length > 0) held = release(held);
+        // a link, or a partner file still within its quiet period, makes no batch: the next poll
+        // looks again
         due =
-          landingStatus(paths.landingDir).waiting > 0 ||
+          landingReady(paths.landingDir, quietMs) ||
+          takenChanged(paths.landingDir) ||
           hasBatchedLeftovers(paths.landingDir) ||
           (await pendingDeletions(state)).length > 0;
         if (!due) continue;
@@ -192,6 +201,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
           settleRetired: false,
           heldLayers,
           onPublished: () => (servedAt = Date.now()),
+          quietMs,
         });
         outcome.result = result;
         if (fullRoutes) routesUpkeptAt = batchStarted;
@@ -241,7 +251,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
         // what arrived during the batch is the next batch's, after the rest: the busier the
         // stream, the longer (a trickle is loaded at once, a burst in batches of the whole rest's
         // arrivals, the fewest its lag allows)
-        due = backlog.waiting > 0;
+        due = landingReady(paths.landingDir, quietMs) || takenChanged(paths.landingDir);
         restFrom = Date.now();
       }
     }

@@ -34,8 +34,8 @@ export interface LoadFileContext {
 
 /** One file's outcome, in input order; `error` when it could not be loaded at all. */
 export type FileOutcome =
-  | { file: string; report: FileReport; error?: undefined }
-  | { file: string; report?: undefined; error: unknown };
+  | { file: string; report: FileReport; error?: undefined; identity?: FileIdentity }
+  | { file: string; report?: undefined; error: unknown; identity?: undefined };
 
 /**
  * Loads files in order, deriving up to `concurrency` of them at once, each on its own connection
@@ -121,14 +121,14 @@ async function loadOne(
     const identity = identityOf(source);
     const scan = await scanFile(source, formatOf(source) === 'ndjson', identity);
     key = scan.key;
-    if (await alreadyLoaded(conn, key)) return { file, report: emptyFileReport(source, true) };
+    if (await alreadyLoaded(conn, key)) return { file, report: emptyFileReport(source, true), identity };
     // the trips staging saw are those of batches up to this one (merge_file.sql looks after it)
     let stagedAfter = await lastBatchId(conn);
     let how = await stage(conn, source, key, scan.lines, ctx);
     await ctx.afterStage?.(source, conn);
     await previous;
     // checked again in turn: the same bytes may come twice in one run
-    if (await alreadyLoaded(conn, key)) return { file, report: emptyFileReport(source, true) };
+    if (await alreadyLoaded(conn, key)) return { file, report: emptyFileReport(source, true), identity };
     if (
       (await lastBatchId(conn)) > stagedAfter &&
       (await ownersChanged(conn, stagedAfter, isSdkUploadFile(basename(source))))
@@ -148,7 +148,8 @@ async function loadOne(
         (error: unknown) => (report.routesDeferred = firstLine(error)),
       );
     }
-    return { file, report: { ...report, read: how } };
+    // what the merge verified the file to be: a write after this is seen (src/load/retake.ts)
+    return { file, report: { ...report, read: how }, identity };
   } catch (error) {
     // nothing of a failed file is kept: its merge rolled back (a changed file, a failing check);
     // the points it wrote before the transaction go too, unless the same bytes were loaded as

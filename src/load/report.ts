@@ -110,3 +110,15 @@ export function reasonCounts(t: LoadTotals): ReasonCount[] {
       .sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason));
   return [...of('record', t.rejected), ...of('event', t.eventsQuarantined), ...of('point', t.pointsDropped)];
 }
+
+/** What the landing area's intake did besides loading: each counted, none silent. */
+export interface LandingIntake {
+  /** Partner files written since a load took them, moved back into the landing area to load whole. */
+  retaken: number;
+  /** Partner files left for a later run: written within the quiet period. */
+  settling: number;
+  /** Files gone between the listing and their turn (renamed or removed by their writer). */
+  vanished: number;
+  /** Files whose name was not valid UTF-8, renamed before they were taken. */
+  renamed: number;
+}

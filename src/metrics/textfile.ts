@@ -60,7 +60,7 @@ export async function writeJobMetrics(dir: string, job: string, run: JobRun): Pr
   if (run.files) {
     const files = gauge(
       'driving_job_files',
-      "Input files the job's last run took, by outcome (loaded, skipped, failed)",
+      "Input files the job's last run took, by outcome (loaded, skipped, failed; and in the landing area retaken: written after a load took them, settling: left within the quiet period, vanished: gone since the listing, renamed: a name not UTF-8)",
     );
     for (const [outcome, n] of Object.entries(run.files)) files.push([{ job, outcome }, n]);
     const failed = gauge(
