@@ -221,7 +221,8 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
         totals.filesFailed += t.filesFailed;
         totals.tripsLoaded += t.tripsLoaded;
         if (!options.verbose) for (const line of lines) if (/FAILED|failed/.test(line)) progress(line);
-        if (t.files > 0 || result.publish.published || result.purged.users > 0)
+        const { retaken, vanished, renamed } = result.intake;
+        if (t.files > 0 || result.publish.published || result.purged.users > 0 || retaken + vanished + renamed > 0)
           progress(`load: batch ${n}: ${loadSummary(result).split('\n')[0]}`);
       } catch (error) {
         // whatever failed, the next try starts from a fresh open
