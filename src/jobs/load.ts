@@ -234,21 +234,24 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       ({ file, report: loaded, error, identity }, index) => {
         let report: FileReport;
         // renamed or removed by its writer since the listing: not a failure, and under its new name
-        // it is listed again
-        if (fromLanding && kindOf(file) === null) {
+        // it is listed again (already loaded, its bytes are skipped)
+        if (!loaded && fromLanding && kindOf(file) === null) {
           intake.vanished++;
           inFlight.delete(index);
           progress(
-            `load: [${index + 1}/${files.length}] ${file}: gone since the listing (renamed or removed by its writer)${loaded ? ', after its records were loaded' : ''}`,
+            `load: [${index + 1}/${files.length}] ${file}: gone since the listing (renamed or removed by its writer)`,
           );
           return;
         }
         if (loaded) {
           report = loaded;
-          if (fromLanding) {
-            const archived = moveLanded(paths.landingDir, file, day, 'loaded');
-            if (identity) taken.push({ archived, name: basename(file), identity, takenAt: Date.now() });
+          const archived = fromLanding ? moveLanded(paths.landingDir, file, day, 'loaded') : null;
+          if (fromLanding && archived === null) {
+            intake.vanished++;
+            progress(`load: ${file}: loaded, then gone before it was archived (renamed or removed by its writer)`);
           }
+          if (archived !== null && identity)
+            taken.push({ archived, name: basename(file), identity, takenAt: Date.now() });
         } else if (error instanceof ChangedDuringLoadError) {
           // nothing of it was kept, and it stays where it is: the next run takes it again
           report = {

@@ -92,7 +92,8 @@ export function kindOf(path: string): string | null {
 /**
  * Moves a landing file out of the way of the next run: into `loaded/<day>/` once it is safely in
  * the warehouse, or `failed/<day>/` (with a `.reason.txt`) when it could not be read at all.
- * A name already there gets a time prefix instead of replacing the earlier file.
+ * A name already there gets a time prefix instead of replacing the earlier file. Null when the
+ * file was gone.
  */
 export function moveLanded(
   landingDir: string,
@@ -100,12 +101,18 @@ export function moveLanded(
   day: string,
   outcome: 'loaded' | 'failed',
   reason?: string,
-): string {
+): string | null {
   const dir = join(landingDir, outcome, day);
   mkdirSync(dir, { recursive: true });
   let target = join(dir, basename(path));
   if (existsSync(target)) target = join(dir, `${Date.now()}-${basename(path)}`);
-  renameSync(path, target);
+  try {
+    renameSync(path, target);
+  } catch (error) {
+    // renamed or removed by its writer meanwhile: under a new name it is listed again
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
   if (reason) writeFileSync(`${target}.reason.txt`, `${reason}\n`);
   return target;
 }
