@@ -48,6 +48,8 @@ async function watchThree(maxRestMs: number, busyPace: number, lateMs = 1_500, b
     gatherMs: 0,
     busyPace,
     maxRestMs,
+    // partner files written aside and renamed: complete at once, so no quiet period (the rests alone are tested here)
+    quietMs: 0,
     signal: stop.signal,
     onBatch: (batch) => {
       const files = batch.result ? batch.result.totals.files - batch.result.totals.filesSkipped : 0;
