@@ -3,7 +3,7 @@
 // writer has stopped; with a tiny one it is taken mid-write, and what its writer appends to the
 // archived file afterwards is seen and the file taken again whole. Either way no record is lost.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { startJob } from '../helpers/job-process.js';
 import { publishedRows, workspace, type Workspace } from '../helpers/workspace.js';
@@ -48,6 +48,16 @@ const archivedPaths = (): string[] => {
     ? readdirSync(dir).flatMap((day) => readdirSync(join(dir, day)).map((f) => join(dir, day, f)))
     : [];
 };
+
+const eventTypes = (): string[] =>
+  existsSync(ws.paths.eventsDir)
+    ? readdirSync(ws.paths.eventsDir).flatMap((f) =>
+        readFileSync(join(ws.paths.eventsDir, f), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => (JSON.parse(l) as { type: string }).type),
+      )
+    : [];
 
 /** Appends trips `from`..`to` to the open descriptor, one line every 300 ms. */
 async function append(fd: number, from: number, to: number): Promise<void> {
@@ -98,6 +108,9 @@ describe('a partner file written in place beside the continuous load', () => {
     }
     const { stderr } = await watch.done;
     expect(stderr).toMatch(/written after it was loaded, taken again whole/);
+    // the five loaded twice came back equal: replaced, and announced once
+    expect(eventTypes().filter((t) => t === 'trip.created')).toHaveLength(10);
+    expect(eventTypes().filter((t) => t === 'trip.updated')).toEqual([]);
     // archived once, whole: the first archive's inode went back into the landing area
     expect(archivedPaths().map((p) => p.split('/').pop())).toEqual(['partner-day.ndjson']);
   });
