@@ -1,16 +1,20 @@
 // The landing area's smaller holes: a file gone between the listing and its turn, a name that is
-// not UTF-8, a partner file still within its quiet period, a link that made the idle watch run
-// batch after batch, and the lag counted from a file's arrival rather than its modification time.
+// not UTF-8, a partner file still within its quiet period, a file written after it was taken, a
+// link that made the idle watch run batch after batch, and the lag counted from a file's arrival
+// rather than its modification time.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
+  closeSync,
   existsSync,
   mkdirSync,
+  openSync,
   readdirSync,
   renameSync,
   rmSync,
   symlinkSync,
   utimesSync,
   writeFileSync,
+  writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { runLoad } from '../../src/jobs/load.js';
@@ -39,6 +43,12 @@ const trip = (id: string, hour = 8) =>
 const landing = (name: string) => join(ws.paths.landingDir, name);
 const tripIds = async () =>
   (await warehouseRows(ws.paths, 'select trip_id from trips order by trip_id')).map((r) => r['trip_id']);
+const archivedPaths = (): string[] => {
+  const dir = join(ws.paths.landingDir, 'loaded');
+  return existsSync(dir)
+    ? readdirSync(dir).flatMap((day) => readdirSync(join(dir, day)).map((f) => join(dir, day, f)))
+    : [];
+};
 const archived = (): string[] => {
   const dir = join(ws.paths.landingDir, 'loaded');
   return existsSync(dir) ? readdirSync(dir).flatMap((day) => readdirSync(join(dir, day))) : [];
@@ -128,6 +138,36 @@ describe('landing intake: the quiet period', () => {
   });
 });
 
+describe('landing intake: a file written after it was taken', () => {
+  it('is moved back from the archive and loaded again whole by the next run; a file rewritten under another inode is forgotten', async () => {
+    const fd = openSync(landing('partner.ndjson'), 'a');
+    try {
+      writeSync(fd, `${JSON.stringify(trip('w-1'))}\n`);
+      const first = await runLoad({ dataDir: ws.dir, now });
+      expect(first.intake.retaken).toBe(0);
+      expect(archived()).toEqual(['partner.ndjson']);
+      // the writer's descriptor still open: this goes into the archived file
+      writeSync(fd, `${JSON.stringify(trip('w-2', 9))}\n`);
+    } finally {
+      closeSync(fd);
+    }
+    const second = await runLoad({ dataDir: ws.dir, now });
+    expect(second.intake.retaken).toBe(1);
+    expect(second.files.map((f) => f.file)).toEqual([landing('partner.ndjson')]);
+    expect(second.totals.tripsLoaded).toBe(2);
+    expect(await tripIds()).toEqual(['w-1', 'w-2']);
+    expect(archived()).toEqual(['partner.ndjson']);
+    // rewritten under a new inode (as a purge does): not a writer's append, never taken again
+    const [path] = archivedPaths();
+    writeNdjson(`${path}.tmp`, [trip('w-1')]);
+    renameSync(`${path}.tmp`, path as string);
+    const third = await runLoad({ dataDir: ws.dir, now });
+    expect(third.intake.retaken).toBe(0);
+    expect(third.files).toEqual([]);
+    expect(existsSync(join(ws.paths.landingDir, '.taken.json'))).toBe(false);
+  });
+});
+
 describe('landing intake: a link in the idle watch', () => {
   it('runs at most one batch for it, and the landing status counts it refused, not waiting', async () => {
     const target = join(ws.dir, 'outside.ndjson');
@@ -145,6 +185,25 @@ describe('landing intake: a link in the idle watch', () => {
     expect(watch.batches.length).toBe(1);
     expect(watch.batches[0]?.result?.refused.map((r) => r.kind)).toEqual(['symbolic link']);
     expect(landingStatus(ws.paths.landingDir)).toMatchObject({ waiting: 0, refused: 1, oldestWaitingSeconds: null });
+  });
+
+  it('runs no batch for a partner file within its quiet period, and one once it is quiet', async () => {
+    writeNdjson(landing('settling.ndjson'), [trip('s-1')]);
+    const watch = watchInProcess({ quietMs: 600_000 });
+    try {
+      await until(() => watch.batches.length >= 1, 'the first batch');
+      const polls = Date.now() + 30 * 100;
+      await until(() => Date.now() >= polls, 'thirty polls');
+      expect(watch.batches.length).toBe(1);
+      expect(watch.batches[0]?.result?.intake.settling).toBe(1);
+      expect(landingStatus(ws.paths.landingDir).waiting).toBe(1);
+      // quiet now: the next poll makes a batch of it, with no change in the folder to wake it
+      const past = new Date(Date.now() - 700_000);
+      utimesSync(landing('settling.ndjson'), past, past);
+      await until(() => watch.batches.some((b) => (b.result?.totals.tripsLoaded ?? 0) === 1), 'the file loaded');
+    } finally {
+      await watch.stop();
+    }
   });
 });
 
