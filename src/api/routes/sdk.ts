@@ -53,6 +53,11 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
                       description:
                         'The offending field, where the reason alone does not name it (a string with a lone UTF-16 surrogate: `invalid_json`).',
                     },
+                    detail: {
+                      type: 'string',
+                      description:
+                        "`time_out_of_range`: the allowed range of record times, the server's time it follows from, and the time outside it.",
+                    },
                   },
                 },
               },
@@ -83,7 +88,7 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
       if (records.length === 0) throw invalid('body', 'no trip records');
       if (records.length > MAX_RECORDS_PER_UPLOAD)
         throw invalid('body', `at most ${MAX_RECORDS_PER_UPLOAD} records per upload, got ${records.length}`);
-      const rejected: { index: number; tripId?: string; reason: string; field?: string }[] = [];
+      const rejected: { index: number; tripId?: string; reason: string; field?: string; detail?: string }[] = [];
       const lines: string[] = [];
       // record times are judged against the moment of the upload (docs/decisions.md, Trip records (load))
       const uploadedAt = ctx.now();
@@ -100,8 +105,8 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
           });
           return;
         }
-        const reason = uploadRejection(record, uploadedAt);
-        if (reason) rejected.push({ index, ...(typeof tripId === 'string' ? { tripId } : {}), reason });
+        const rejection = uploadRejection(record, uploadedAt);
+        if (rejection) rejected.push({ index, ...(typeof tripId === 'string' ? { tripId } : {}), ...rejection });
         // identity comes from the token, whatever the body says
         else
           lines.push(
@@ -116,7 +121,7 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
       if (lines.length === 0) {
         throw invalid(
           'body',
-          `no valid record: ${rejected.map((r) => `[${r.index}] ${r.reason}${r.field ? ` (${r.field}: a lone UTF-16 surrogate)` : ''}`).join(', ')}`,
+          `no valid record: ${rejected.map((r) => `[${r.index}] ${r.reason}${r.field ? ` (${r.field}: a lone UTF-16 surrogate)` : ''}${r.detail ? ` (${r.detail})` : ''}`).join(', ')}`,
         );
       }
       await landDurably(ctx.landingDir, `${lines.join('\n')}\n`);
