@@ -12,7 +12,7 @@ const EARLIEST_MS = Date.UTC(2000, 0, 1);
 const FUTURE_SLACK_MS = 10 * 60 * 1000;
 
 /** The instant of a record time (epoch ms or ISO 8601 with an offset), or null when it is not one. */
-const instantOf = (v: unknown): number | null => {
+export const instantOf = (v: unknown): number | null => {
   if (typeof v === 'number') return Number.isFinite(v) && v >= 0 && v < 95617584000000 ? v : null;
   if (typeof v !== 'string' || !ISO_WITH_OFFSET.test(v)) return null;
   const ms = Date.parse(v.replace(' ', 'T'));
