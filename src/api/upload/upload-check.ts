@@ -69,15 +69,11 @@ export function uploadRejection(record: unknown, uploadedAt: Date): UploadReject
   const end = instantOf(r['endTime']);
   if (end === null) return { reason: 'invalid_end_time' };
   const latest = uploadedAt.getTime() + FUTURE_SLACK_MS;
-  const outside = [
-    ['startTime', start],
-    ['endTime', end],
-  ].find(([, ms]) => (ms as number) < EARLIEST_MS || (ms as number) > latest);
-  if (outside)
-    return {
-      reason: 'time_out_of_range',
-      detail: timeRangeDetail(uploadedAt, String(outside[0]), new Date(outside[1] as number)),
-    };
+  const inRange = (ms: number) => ms >= EARLIEST_MS && ms <= latest;
+  if (!inRange(start))
+    return { reason: 'time_out_of_range', detail: timeRangeDetail(uploadedAt, 'startTime', new Date(start)) };
+  if (!inRange(end))
+    return { reason: 'time_out_of_range', detail: timeRangeDetail(uploadedAt, 'endTime', new Date(end)) };
   return null;
 }
 
@@ -85,7 +81,7 @@ export function uploadRejection(record: unknown, uploadedAt: Date): UploadReject
  * What a time_out_of_range names: the allowed range, the server's time it follows from, and the
  * time outside it. The load's quarantine says the same of its clock (sql/ops/load/merge_file.sql).
  */
-export function timeRangeDetail(serverTime: Date, field: string, value: Date): string {
+function timeRangeDetail(serverTime: Date, field: string, value: Date): string {
   const latest = new Date(serverTime.getTime() + FUTURE_SLACK_MS).toISOString();
   return (
     `startTime and endTime must lie between ${new Date(EARLIEST_MS).toISOString()} and ${latest} ` +
