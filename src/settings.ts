@@ -54,7 +54,8 @@ export const SETTINGS = {
     describe: "DuckDB's memory limit for jobs (RSS runs up to about 1 GB above it); larger loads spill to disk",
   }),
   DRIVING_POINTS_RETENTION_DAYS: integer(30, {
-    describe: "days raw points (and routes) are kept after their trip's date",
+    describe:
+      "days raw points (and routes) are kept after their trip's date; serve.js warns an SDK upload older than that (route_beyond_retention): give it the jobs' value",
   }),
   DRIVING_LOAD_CONCURRENCY: integer(2, {
     raise: 1,

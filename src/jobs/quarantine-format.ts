@@ -30,6 +30,7 @@ function formatList(r: QuarantineList): string {
 function formatShow(i: QuarantinedItem): string {
   return [
     `${i.id}: ${i.kind === 'record' ? 'record rejected' : 'event set aside (its trip was kept)'}: ${i.reason}`,
+    ...(i.detail ? [`  detail:  ${i.detail}`] : []),
     `  loaded:  ${loaded(i)} UTC`,
     `  source:  ${i.sourceFile}:${i.lineNo}${i.kind === 'event' ? ' (the line of its trip record)' : ''}${i.nowAt ? ` (the file is now ${i.nowAt})` : ''}`,
     `  app:     ${i.appId ?? '-'}`,

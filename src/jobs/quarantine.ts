@@ -26,6 +26,8 @@ export interface QuarantinedItem {
   lineNo: number;
   appId: string | null;
   tripId: string | null;
+  /** What the reason code alone does not say (time_out_of_range: the allowed range and the load's clock), or null (`show` only). */
+  detail?: string | null;
   /** The line as delivered (a record), or the event as JSON; null for a Parquet row. */
   raw?: string | null;
   /** Where the file is now, when the load moved it from the landing area to its archive (`show` only). */
@@ -77,6 +79,7 @@ export async function runQuarantine(
         op: 'show',
         item: {
           ...found,
+          detail: row['detail'] === null || row['detail'] === undefined ? null : String(row['detail']),
           raw: row['raw'] === null ? null : String(row['raw']),
           nowAt: archivedCopy(landingDir, found),
         },

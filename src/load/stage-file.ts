@@ -1,4 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { assertRecordColumns } from './parquet-schema.js';
 import { materialize, quoteIdent, quoteLiteral, run, runScript, sqlText, query } from '../db/sql.js';
 import type { LineIndex } from './scan-file.js';
 import { appendLineIndex, appendRawLines } from './raw-lines.js';
@@ -59,6 +60,8 @@ export async function stageFile(
 ): Promise<StagePath> {
   let how: StagePath;
   if (formatOf(path) === 'parquet') {
+    // the view reads every column of the record: a file without them is refused by name first
+    await assertRecordColumns(conn, path);
     // A view, not a copy: each model reads only the columns it needs (the point lists once, in
     // int_points) straight from the file, in row-group-sized pieces, so memory does not grow with
     // the file. A view takes no parameters: the path enters as a quoted literal.

@@ -116,8 +116,10 @@ export async function purgeDeletedUsers(
     const key = userKey({ appId: String(t['app_id']), platformUserId: Number(t['user_id']) });
     tripsOf.set(key, (tripsOf.get(key) ?? 0) + 1);
   }
-  const done = pending.map((r) => ({ id: r.id, trips: tripsOf.get(userKey(r)) ?? 0 }));
-  await eraseAccounts(state, [...users.values()], (tx) => markPurged(tx, done, now));
+  // the requests read above, each marked with the wall clock as it is marked (`now` is the batch's
+  // start, which a request recorded during the batch may postdate)
+  const done = pending.map((r) => ({ id: r.id, trips: tripsOf.get(userKey(r)) ?? 0, requestedAt: r.requestedAt }));
+  await eraseAccounts(state, [...users.values()], (tx) => markPurged(tx, done, new Date()));
   return {
     requests: pending.length,
     users: users.size,

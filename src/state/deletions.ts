@@ -42,15 +42,28 @@ export async function pendingDeletions(db: StateQueries): Promise<StoredDeletion
 
 /**
  * Marks requests done, with the trips the purge removed of each user, in the caller's transaction.
- * A request recorded while the purge ran is not among them: it stays for the next run.
+ * Only the requests the purge read are marked: one recorded while the purge ran stays for the next
+ * run. `purged_at` is when the purge acted (`at`, the wall clock as the marking is written, not the
+ * batch's start time), and never before the request's own `requestedAt`: a request recorded by an
+ * API machine whose clock runs ahead still reads as purged after it was requested.
  */
-export async function markPurged(tx: StateQueries, done: { id: string; trips: number }[], at: Date): Promise<void> {
+export async function markPurged(
+  tx: StateQueries,
+  done: { id: string; trips: number; requestedAt: string }[],
+  at: Date = new Date(),
+): Promise<void> {
   for (const request of done)
     await tx.run('deletion_request_purged', {
       id: request.id,
-      purged_at: at.toISOString(),
+      purged_at: purgedAtOf(request.requestedAt, at),
       purged_trips: request.trips,
     });
+}
+
+/** `at` as an ISO instant, or `requestedAt` where that is later. */
+function purgedAtOf(requestedAt: string, at: Date): string {
+  const requested = Date.parse(requestedAt);
+  return new Date(Number.isFinite(requested) ? Math.max(requested, at.getTime()) : at.getTime()).toISOString();
 }
 
 function requestOf(row: StateRow): StoredDeletionRequest {

@@ -43,6 +43,7 @@ export async function openWarehouse(
       await runScript(conn, 'ops/warehouse/schema');
       await runScript(conn, 'ops/warehouse/trip_rule_columns');
       await runScript(conn, 'ops/warehouse/event_versions');
+      await runScript(conn, 'ops/warehouse/quarantine_columns');
       await backfillScoreExplanations(conn);
       await run(conn, "insert or replace into meta values ('schema_digest', $digest)", { digest });
       known = (await openingMeta(conn)) ?? new Map();
@@ -78,6 +79,7 @@ const SCHEMA_FILES = [
   'ops/warehouse/schema',
   'ops/warehouse/trip_rule_columns',
   'ops/warehouse/event_versions',
+  'ops/warehouse/quarantine_columns',
   'ops/warehouse/score_explain_columns',
   'ops/warehouse/score_explain_backfill',
 ] as const;

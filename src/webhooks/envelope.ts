@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
  * The envelope's version (docs/decisions.md, Webhooks (delivery)): a date. A new field keeps the version; a change of
  * meaning of an existing one gets a new date.
  */
-export const ENVELOPE_VERSION = '2026-11-25';
+export const ENVELOPE_VERSION = '2026-11-28';
 
 /**
  * The body of a `webhook.test` event: the same envelope as every event, with data that says

@@ -99,7 +99,7 @@ describe('the trip record schema', () => {
     const atLoad = new Map(rows.map((r) => [Number(r['line_no']), String(r['reason'])]));
     const atUpload = records.map((r) => {
       const { appId: _a, platformUserId: _p, orgUserId: _o, ...sdk } = r;
-      return uploadRejection(sdk, clock);
+      return uploadRejection(sdk, clock)?.reason ?? null;
     });
     expect(atUpload).toEqual(records.map((_, i) => atLoad.get(i + 1) ?? null));
     // the corpus reaches every record-level reason an upload can give

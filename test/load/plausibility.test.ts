@@ -10,6 +10,8 @@ import { createApi } from '../../src/api/http/server.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { runScore } from '../../src/jobs/score.js';
 import { runGenerate } from '../../src/jobs/generate.js';
+import { runQuarantine } from '../../src/jobs/quarantine.js';
+import { formatQuarantine } from '../../src/jobs/quarantine-format.js';
 import { haversineMeters } from '../reference/trip.js';
 import { warehouseRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
@@ -180,26 +182,37 @@ describe('record times out of range (time_out_of_range)', () => {
     record('starts-at-edge', edge.getTime(), edge.getTime()),
   ];
 
-  it('rejects them at upload, per record, against the upload time; exactly now + 10 min is accepted', async () => {
+  // the range and the server's time (the clock of the upload, or of the load), then the time outside it
+  const range =
+    'startTime and endTime must lie between 2000-01-01T00:00:00.000Z and 2026-11-21T09:10:00.000Z ' +
+    "(10 minutes after the server's time, 2026-11-21T09:00:00.000Z); ";
+  const details = [
+    `${range}startTime is 9999-12-31T00:00:00.000Z`,
+    `${range}startTime is 1999-12-31T23:00:00.000Z`,
+    `${range}startTime is 1970-01-01T00:00:00.000Z`,
+    `${range}endTime is 2026-11-21T09:10:01.000Z`,
+  ];
+
+  it('rejects them at upload, per record, against the upload time, naming the range and the time; exactly now + 10 min is accepted', async () => {
     const res = await upload(cases());
     expect(res.statusCode).toBe(202);
     expect(res.json()).toEqual({
       code: 0,
       message: 'accepted',
       accepted: 2,
-      rejected: [
-        { index: 0, tripId: 'far-future', reason: 'time_out_of_range' },
-        { index: 1, tripId: 'far-past', reason: 'time_out_of_range' },
-        { index: 2, tripId: 'epoch-zero', reason: 'time_out_of_range' },
-        { index: 3, tripId: 'ends-too-late', reason: 'time_out_of_range' },
-      ],
+      rejected: ['far-future', 'far-past', 'epoch-zero', 'ends-too-late'].map((tripId, index) => ({
+        index,
+        tripId,
+        reason: 'time_out_of_range',
+        detail: details[index],
+      })),
     });
     const loaded = await runLoad({ dataDir: ws.dir, now: clock });
     expect(loaded.totals.tripsLoaded).toBe(2);
     expect(loaded.totals.rejected).toEqual({});
   });
 
-  it('rejects them at load against the load time and quarantines them with their line', async () => {
+  it('rejects them at load against the load time and quarantines them with their line, naming the range and the time', async () => {
     const identity = { appId: ws.appId, platformUserId, orgUserId: 'gamer' };
     const lines = cases().map((r) => ({ ...r, ...identity, tripId: `file-${r.tripId}` }));
     const file = writeNdjson(join(ws.dir, 'in', 'times.ndjson'), lines);
@@ -208,11 +221,23 @@ describe('record times out of range (time_out_of_range)', () => {
     expect(loaded.totals.tripsLoaded).toBe(2);
     const quarantined = await warehouseRows(
       ws.paths,
-      `select line_no::int as line_no, reason, trip_id from quarantine where source_file = '${file}' order by line_no`,
+      `select line_no::int as line_no, reason, trip_id, detail from quarantine where source_file = '${file}' order by line_no`,
     );
     expect(quarantined).toEqual(
-      [1, 2, 3, 4].map((line) => ({ line_no: line, reason: 'time_out_of_range', trip_id: lines[line - 1]!.tripId })),
+      [1, 2, 3, 4].map((line) => ({
+        line_no: line,
+        reason: 'time_out_of_range',
+        trip_id: lines[line - 1]!.tripId,
+        detail: details[line - 1],
+      })),
     );
+    // quarantine.js show says it under the reason
+    const [{ batch_id: batch }] = (await warehouseRows(
+      ws.paths,
+      `select batch_id::int as batch_id from quarantine where source_file = '${file}' limit 1`,
+    )) as [{ batch_id: number }];
+    const shown = formatQuarantine(await runQuarantine(ws.dir, { op: 'show', id: `${batch}-4` }));
+    expect(shown).toContain(`: record rejected: time_out_of_range\n  detail:  ${details[3]}\n`);
     // validated an hour later, the record that ended 1 s too late is in range (the moment is the load's clock)
     const later = await runLoad({
       dataDir: ws.dir,

@@ -12,7 +12,7 @@ import { pathsFor } from '../../src/config.js';
 import { PassportStore } from '../../src/passport/store.js';
 import { closeStates, openState } from '../../src/state/open.js';
 import { PENDING_GRACE_MS } from '../../src/state/migrate-deletions.js';
-import { markPurged, pendingDeletions } from '../../src/state/deletions.js';
+import { markPurged, pendingDeletions, recordDeletion } from '../../src/state/deletions.js';
 import { eraseAccounts } from '../../src/state/erase.js';
 import { sqliteFileOf } from '../../src/state/db.js';
 import { runJobProcess } from '../helpers/job-process.js';
@@ -138,6 +138,39 @@ describe.each(STORES)('deletion requests in the %s store', (kind) => {
     expect(again.stdout).toMatch(/^purge: no deletion request pending; /);
   }, 300_000);
 
+  it('marks a request purged when the purge acted, never before it was requested, whatever the batch began at', async () => {
+    const where = await locations.fresh();
+    const { appId } = await new AppStore(where).add({ name: 'Fleet', timeZone: 'UTC' });
+    const state = await openState(where);
+    const wallBefore = Date.now();
+    // one recorded as the batch runs (the batch's time is a minute earlier), one by an API machine
+    // whose clock runs an hour ahead
+    const during = new Date(wallBefore).toISOString();
+    const ahead = new Date(wallBefore + 3_600_000).toISOString();
+    await state.transaction(async (tx) => {
+      await recordDeletion(tx, { appId, platformUserId: 41, orgUserId: 'during', requestedAt: during });
+      await recordDeletion(tx, { appId, platformUserId: 42, orgUserId: 'ahead', requestedAt: ahead });
+    });
+    const savedUrl = process.env['DATABASE_URL'];
+    process.env['DATABASE_URL'] = where.databaseUrl ?? '';
+    try {
+      await runLoad({ dataDir: where.dataDir, now: new Date(wallBefore - 60_000) });
+    } finally {
+      if (savedUrl === undefined) delete process.env['DATABASE_URL'];
+      else process.env['DATABASE_URL'] = savedUrl;
+    }
+    const rows = await requestRows(where);
+    const purgedAt = (org: number) => String(rows.find((r) => Number(r['platform_user_id']) === org)?.['purged_at']);
+    expect(rows.every((r) => r['purged_at'] !== null)).toBe(true);
+    // the wall clock as the purge marked it: after the request, not the batch's time
+    expect(Date.parse(purgedAt(41))).toBeGreaterThanOrEqual(Date.parse(during));
+    expect(Date.parse(purgedAt(41))).toBeLessThanOrEqual(Date.now());
+    // a request from ahead of this clock reads as purged the instant it was requested
+    expect(purgedAt(42)).toBe(ahead);
+    for (const r of rows)
+      expect(Date.parse(String(r['purged_at']))).toBeGreaterThanOrEqual(Date.parse(String(r['requested_at'])));
+  }, 120_000);
+
   it("takes an earlier release's request files in by itself, once, when two processes start together, and says so", async () => {
     const where = await locations.fresh();
     const { appId } = await new AppStore(where).add({ name: 'Fleet', timeZone: 'UTC' });
@@ -244,7 +277,11 @@ describe('a purged request in the SQLite store', () => {
     expect(anywhere(orgUserId)).toBe(true);
     // what the purge does last (src/purge/purge.ts)
     await eraseAccounts(db, [{ appId: 'app_a', platformUserId }], (tx) =>
-      markPurged(tx, [{ id: pending!.id, trips: 3 }], new Date('2026-11-25T01:00:00Z')),
+      markPurged(
+        tx,
+        [{ id: pending!.id, trips: 3, requestedAt: pending!.requestedAt }],
+        new Date('2026-11-25T01:00:00Z'),
+      ),
     );
     expect(await pendingDeletions(db)).toEqual([]);
     expect(await db.all('deletion_requests_all')).toEqual([

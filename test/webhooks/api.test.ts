@@ -193,7 +193,7 @@ describe('the test event', () => {
     expect(JSON.parse(got.rawBody.toString('utf8'))).toMatchObject({
       id: ok.body.eventId,
       type: 'webhook.test',
-      version: '2026-11-25',
+      version: '2026-11-28',
       appId: ws.appId,
     });
     expect(got.headers['authorization']).toBe(authorizationFor(got, await appSecret(ws)));

@@ -40,7 +40,7 @@ describe('the outbox after a user.deleted', () => {
         {
           id: 'evt_gone_deleted',
           type: 'user.deleted',
-          data: { orgUserId: 'org-gone-x91q', userId: 7, deletedAt: '2026-11-21 04:00:00' },
+          data: { orgUserId: 'org-gone-x91q', userId: 7, deletedAt: '2026-11-21T04:00:00.000Z' },
         },
       ]);
       await d.deliverer.step({ intake: 'always' });

@@ -189,7 +189,7 @@ describe('user.deleted', () => {
     const events = takeEvents();
     expect(types(events).sort()).toEqual(['trip.updated k1', 'user.deleted leaver']);
     const deleted = events.find((e) => e.type === 'user.deleted')!;
-    expect(deleted.data).toEqual({ orgUserId: 'leaver', userId: leaver, deletedAt: '2026-11-21 08:30:00' });
+    expect(deleted.data).toEqual({ orgUserId: 'leaver', userId: leaver, deletedAt: '2026-11-21T13:30:00.000Z' });
     expect(deleted.appId).toBe(ws.appId);
     expect(deleted.id).toMatch(/^evt_[0-9a-f]{32}$/);
 

@@ -60,10 +60,25 @@ select
 from int_events
 where reason is null;
 
--- the record's line as delivered (NDJSON; a Parquet row is located by file and row number alone)
+-- the record's line as delivered (NDJSON; a Parquet row is located by file and row number alone);
+-- time_out_of_range says the range, the load's clock (the file was validated at $loaded_at:
+-- int_trip_records.sql's $validated_at) and the time outside it, in the words of the upload's 202
+-- (src/api/upload/upload-check.ts, timeRangeDetail)
 insert into quarantine by name
 select
     $batch_id as batch_id, $source_file as source_file, r.line_no, 'record' as kind, r.reason,
+    case when r.reason = 'time_out_of_range' then
+        'startTime and endTime must lie between 2000-01-01T00:00:00.000Z and '
+        || strftime(timezone('UTC', $loaded_at::timestamptz + interval 10 minute), '%Y-%m-%dT%H:%M:%S.%gZ')
+        || ' (10 minutes after the server''s time, '
+        || strftime(timezone('UTC', $loaded_at::timestamptz), '%Y-%m-%dT%H:%M:%S.%gZ') || '); '
+        || case
+            when r.started_at < timestamptz '2000-01-01 00:00:00+00'
+                or r.started_at > $loaded_at::timestamptz + interval 10 minute
+            then 'startTime is ' || strftime(timezone('UTC', r.started_at), '%Y-%m-%dT%H:%M:%S.%gZ')
+            else 'endTime is ' || strftime(timezone('UTC', r.ended_at), '%Y-%m-%dT%H:%M:%S.%gZ')
+        end
+    end as detail,
     r.app_id, r.trip_id, rtrim(l.line, chr(13)) as raw, $loaded_at as quarantined_at
 from int_trip_records as r
 left join raw_lines as l on l.line_no = r.line_no

@@ -27,6 +27,8 @@ export interface ApiContext {
   /** Route files of the published trips (src/route/route-file.ts). */
   routesDir: string;
   now: () => Date;
+  /** DRIVING_POINTS_RETENTION_DAYS, as the jobs keep routes: an upload older is warned (src/api/upload/route-retention.ts). */
+  pointsRetentionDays?: number;
   limits: ApiLimits;
   /** The integrator's webhook settings and deliveries (src/webhooks/integrator.ts). */
   webhooks: WebhookService;

@@ -117,6 +117,7 @@ export async function createApi(
     landing,
     routesDir: paths.routesDir,
     now,
+    pointsRetentionDays: setting('DRIVING_POINTS_RETENTION_DAYS'),
     limits: apiLimits(undefined, options.limits),
     webhooks: new WebhookService(options.dataDir, { ...deliverySettings(), ...options.webhookSettings }),
     rateCounting: redis

@@ -27,6 +27,12 @@ export class AppsCache {
     return found;
   }
 
+  /** The app of this id (its zone, for a passport token's upload), or null. */
+  async byId(appId: string): Promise<App | null> {
+    await this.reloadIfChanged();
+    return this.apps.find((app) => app.appId === appId) ?? null;
+  }
+
   private async reloadIfChanged(): Promise<void> {
     // one read of a one-row table a request, so that a write by any process counts from the next request
     const version = await this.store.version();

@@ -5,6 +5,7 @@ import type { ApiContext } from '../http/context.js';
 import { ApiError, invalid } from '../http/errors.js';
 import { ErrorResult, errorResponses } from '../openapi/schemas.js';
 import { uploadRejection } from '../upload/upload-check.js';
+import { uploadWarnings } from '../upload/upload-warnings.js';
 import { uploadBody } from '../http/upload-encoding.js';
 import { loneSurrogatePath } from '../upload/well-formed.js';
 import { uploadFileName } from '../../load/uploads.js';
@@ -40,6 +41,21 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
               code: { type: 'integer' },
               message: { type: 'string' },
               accepted: { type: 'integer' },
+              warnings: {
+                type: 'array',
+                description:
+                  'Present when an accepted record will not be served whole: `route_beyond_retention`, a trip dated before the routes kept (DRIVING_POINTS_RETENTION_DAYS, `retentionDays`), is served without its route.',
+                items: {
+                  type: 'object',
+                  properties: {
+                    index: { type: 'integer' },
+                    tripId: { type: 'string' },
+                    warning: { type: 'string' },
+                    retentionDays: { type: 'integer' },
+                    detail: { type: 'string' },
+                  },
+                },
+              },
               rejected: {
                 type: 'array',
                 items: {
@@ -52,6 +68,11 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
                       type: 'string',
                       description:
                         'The offending field, where the reason alone does not name it (a string with a lone UTF-16 surrogate: `invalid_json`).',
+                    },
+                    detail: {
+                      type: 'string',
+                      description:
+                        "`time_out_of_range`: the allowed range of record times, the server's time it follows from, and the time outside it.",
                     },
                   },
                 },
@@ -83,7 +104,8 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
       if (records.length === 0) throw invalid('body', 'no trip records');
       if (records.length > MAX_RECORDS_PER_UPLOAD)
         throw invalid('body', `at most ${MAX_RECORDS_PER_UPLOAD} records per upload, got ${records.length}`);
-      const rejected: { index: number; tripId?: string; reason: string; field?: string }[] = [];
+      const rejected: { index: number; tripId?: string; reason: string; field?: string; detail?: string }[] = [];
+      const accepted: { index: number; record: Record<string, unknown> }[] = [];
       const lines: string[] = [];
       // record times are judged against the moment of the upload (docs/decisions.md, Trip records (load))
       const uploadedAt = ctx.now();
@@ -100,10 +122,11 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
           });
           return;
         }
-        const reason = uploadRejection(record, uploadedAt);
-        if (reason) rejected.push({ index, ...(typeof tripId === 'string' ? { tripId } : {}), reason });
+        const rejection = uploadRejection(record, uploadedAt);
+        if (rejection) rejected.push({ index, ...(typeof tripId === 'string' ? { tripId } : {}), ...rejection });
         // identity comes from the token, whatever the body says
-        else
+        else {
+          accepted.push({ index, record: record as Record<string, unknown> });
           lines.push(
             JSON.stringify({
               ...(record as object),
@@ -112,15 +135,23 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
               orgUserId: owner.orgUserId,
             }),
           );
+        }
       });
       if (lines.length === 0) {
         throw invalid(
           'body',
-          `no valid record: ${rejected.map((r) => `[${r.index}] ${r.reason}${r.field ? ` (${r.field}: a lone UTF-16 surrogate)` : ''}`).join(', ')}`,
+          `no valid record: ${rejected.map((r) => `[${r.index}] ${r.reason}${r.field ? ` (${r.field}: a lone UTF-16 surrogate)` : ''}${r.detail ? ` (${r.detail})` : ''}`).join(', ')}`,
         );
       }
+      const warnings = await uploadWarnings(ctx, owner.appId, accepted, uploadedAt);
       await landDurably(ctx.landingDir, `${lines.join('\n')}\n`);
-      return reply.status(202).send({ code: 0, message: 'accepted', accepted: lines.length, rejected });
+      return reply.status(202).send({
+        code: 0,
+        message: 'accepted',
+        accepted: lines.length,
+        rejected,
+        ...(warnings.length ? { warnings } : {}),
+      });
     },
   );
 }

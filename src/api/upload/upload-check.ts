@@ -12,7 +12,7 @@ const EARLIEST_MS = Date.UTC(2000, 0, 1);
 const FUTURE_SLACK_MS = 10 * 60 * 1000;
 
 /** The instant of a record time (epoch ms or ISO 8601 with an offset), or null when it is not one. */
-const instantOf = (v: unknown): number | null => {
+export const instantOf = (v: unknown): number | null => {
   if (typeof v === 'number') return Number.isFinite(v) && v >= 0 && v < 95617584000000 ? v : null;
   if (typeof v !== 'string' || !ISO_WITH_OFFSET.test(v)) return null;
   const ms = Date.parse(v.replace(' ', 'T'));
@@ -46,22 +46,45 @@ function schemaRejection(record: Record<string, unknown>): string | null {
   return best?.reason ?? null;
 }
 
+/** Why a record is refused at upload: the loader's reason code, and for some codes the facts behind it. */
+export interface UploadRejection {
+  reason: string;
+  /** time_out_of_range: the allowed range, the server's time, and the time outside it. */
+  detail?: string;
+}
+
 /**
  * The first reason a record is refused at upload, or null: the schema's record-level rules, then
  * the record's times against the upload's clock.
- * @example uploadRejection({ tripId: 't', os: 'ios', startTime: 0, endTime: 1 }, new Date()) // 'time_out_of_range'
+ * @example uploadRejection({ tripId: 't', os: 'ios', startTime: 0, endTime: 1 }, new Date()) // { reason: 'time_out_of_range', detail: '...' }
  */
-export function uploadRejection(record: unknown, uploadedAt: Date): string | null {
-  if (typeof record !== 'object' || record === null || Array.isArray(record)) return 'not_an_object';
+export function uploadRejection(record: unknown, uploadedAt: Date): UploadRejection | null {
+  if (typeof record !== 'object' || record === null || Array.isArray(record)) return { reason: 'not_an_object' };
   const r = record as Record<string, unknown>;
   const invalid = schemaRejection(r);
-  if (invalid) return invalid;
+  if (invalid) return { reason: invalid };
   // the schema checks the shape of a time; a shape that names no day (month 13) is caught here
   const start = instantOf(r['startTime']);
-  if (start === null) return 'invalid_start_time';
+  if (start === null) return { reason: 'invalid_start_time' };
   const end = instantOf(r['endTime']);
-  if (end === null) return 'invalid_end_time';
+  if (end === null) return { reason: 'invalid_end_time' };
   const latest = uploadedAt.getTime() + FUTURE_SLACK_MS;
-  if (Math.min(start, end) < EARLIEST_MS || Math.max(start, end) > latest) return 'time_out_of_range';
+  const inRange = (ms: number) => ms >= EARLIEST_MS && ms <= latest;
+  if (!inRange(start))
+    return { reason: 'time_out_of_range', detail: timeRangeDetail(uploadedAt, 'startTime', new Date(start)) };
+  if (!inRange(end))
+    return { reason: 'time_out_of_range', detail: timeRangeDetail(uploadedAt, 'endTime', new Date(end)) };
   return null;
+}
+
+/**
+ * What a time_out_of_range names: the allowed range, the server's time it follows from, and the
+ * time outside it. The load's quarantine says the same of its clock (sql/ops/load/merge_file.sql).
+ */
+function timeRangeDetail(serverTime: Date, field: string, value: Date): string {
+  const latest = new Date(serverTime.getTime() + FUTURE_SLACK_MS).toISOString();
+  return (
+    `startTime and endTime must lie between ${new Date(EARLIEST_MS).toISOString()} and ${latest} ` +
+    `(10 minutes after the server's time, ${serverTime.toISOString()}); ${field} is ${value.toISOString()}`
+  );
 }
