@@ -10,6 +10,7 @@ import { mergeStaged } from './merge-staged.js';
 import { settleResends } from './resends.js';
 import { emptyFileReport, type FileReport } from './report.js';
 import { POINTS_PARQUET } from './points-parquet.js';
+import { indexFileDrivers } from './file-drivers.js';
 
 export interface RederivedFile {
   file: string;
@@ -151,6 +152,8 @@ async function merge(
       started: loadedAt,
       report: JSON.stringify(report),
     });
+    // its archive was indexed when it was loaded; its points files may hold new trip dates now
+    await indexFileDrivers(conn, key, null);
     await setWarehouseVersion(conn, version);
   });
   return report;

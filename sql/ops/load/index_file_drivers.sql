@@ -1,0 +1,24 @@
+-- The drivers a file's merge brings, for the purge to find their files (table file_drivers,
+-- src/purge/index.ts): one row per driver and trip date of the file's kept trips, and one per
+-- driver of records that made no trip (rejected, quarantined: they are still in the archive).
+-- A platformUserId that is not a plain integer gives a null user_id, and a line that is not JSON
+-- a null app_id: both count for more drivers, never fewer.
+-- reads: int_trip_records, int_trips (the file's staging)
+-- params: $file_key VARCHAR, $archive_day DATE (null: not archived from landing), $archive_name VARCHAR
+insert into file_drivers
+select distinct $file_key, $archive_day::date, $archive_name::varchar, trip_date, app_id, user_id, org_user_id
+from (
+    select trip_date, app_id, user_id, org_user_id
+    from int_trips
+    union all
+    select
+        null::date as trip_date,
+        -- JSON that is not an object with a string appId belongs to no app ('')
+        case when is_json then coalesce(app_id, '') end as app_id,
+        case
+            when regexp_full_match(coalesce(platform_user_id_text, ''), '[1-9][0-9]{0,15}')
+                then try_cast(platform_user_id_text as bigint)
+        end as user_id,
+        org_user_id
+    from int_trip_records
+)
