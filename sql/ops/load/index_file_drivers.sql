@@ -1,6 +1,6 @@
 -- The drivers a file's merge brings, for the purge to find their files (table file_drivers,
--- src/purge/index.ts): one row per driver and trip date of the file's kept trips, and one per
--- driver of records that made no trip (rejected, quarantined: they are still in the archive).
+-- src/purge/index.ts): one row per driver and trip date of the file's trips, and one per driver
+-- of records that made no trip (rejected, quarantined: they are still in the archive).
 -- A platformUserId that is not a plain integer gives a null user_id, and a line that is not JSON
 -- a null app_id: both count for more drivers, never fewer.
 -- reads: int_trip_records, int_trips (the file's staging)
@@ -14,11 +14,13 @@ from (
     select
         null::date as trip_date,
         -- JSON that is not an object with a string appId belongs to no app ('')
-        case when is_json then coalesce(app_id, '') end as app_id,
+        case when r.is_json then coalesce(r.app_id, '') end as app_id,
         case
-            when regexp_full_match(coalesce(platform_user_id_text, ''), '[1-9][0-9]{0,15}')
-                then try_cast(platform_user_id_text as bigint)
+            when regexp_full_match(coalesce(r.platform_user_id_text, ''), '[1-9][0-9]{0,15}')
+                then try_cast(r.platform_user_id_text as bigint)
         end as user_id,
-        org_user_id
-    from int_trip_records
+        r.org_user_id
+    from int_trip_records as r
+    -- a record that made a trip is in the index by its trip's row already
+    anti join int_trips as t on t.source_line = r.line_no
 )

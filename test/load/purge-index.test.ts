@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { runLoad } from '../../src/jobs/load.js';
+import { runPurgeJob, type PurgeJobResult } from '../../src/jobs/purge.js';
+import { warehouseRows, workspace, type Workspace } from '../helpers/workspace.js';
+import { tripRecord } from '../helpers/trips.js';
+import { recordDeletionIn } from '../helpers/deletions.js';
+
+// Three drivers in three loaded files, and two archives from before the index: deleting one
+// driver opens only the loaded file that holds them, their points and route files of that file,
+// and the archives the index does not know; every other file is left unread.
+let ws: Workspace;
+let purge: PurgeJobResult;
+const clock = new Date('2026-11-21T09:00:00Z');
+const A = 101;
+const B = 102;
+const C = 103;
+const bytes: Record<string, Buffer> = {};
+
+const trip = (tripId: string, userId: number, day: number, hour: number) =>
+  JSON.stringify(
+    tripRecord({
+      appId: ws.appId,
+      tripId,
+      userId,
+      orgUserId: `org-${userId}`,
+      start: `2026-11-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00+01:00`,
+      seconds: 300,
+    }),
+  );
+
+function filesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
+}
+
+const archived = (name: string): string =>
+  filesUnder(join(ws.paths.landingDir, 'loaded')).find((f) => f.endsWith(`/${name}`)) as string;
+
+beforeAll(async () => {
+  ws = await workspace('Europe/Berlin');
+  const landing = ws.paths.landingDir;
+  mkdirSync(landing, { recursive: true });
+  writeFileSync(join(landing, 'ab.ndjson'), `${trip('a-1', A, 10, 8)}\n${trip('b-1', B, 10, 9)}\n`);
+  writeFileSync(join(landing, 'b.ndjson'), `${trip('b-2', B, 10, 12)}\n`);
+  writeFileSync(join(landing, 'c.ndjson.gz'), gzipSync(`${trip('c-1', C, 11, 8)}\n`));
+  const loaded = await runLoad({ dataDir: ws.dir, now: clock });
+  expect(loaded.totals.tripsLoaded).toBe(4);
+  // archives from before the index: it does not know them, so they may hold anyone
+  const legacy = join(landing, 'loaded', '2026-11-01');
+  mkdirSync(legacy, { recursive: true });
+  writeFileSync(join(legacy, 'legacy-ac.ndjson'), `${trip('a-0', A, 1, 8)}\n${trip('c-0', C, 1, 9)}\n`);
+  writeFileSync(join(legacy, 'legacy-c.ndjson'), `${trip('c-00', C, 1, 10)}\n`);
+  for (const f of filesUnder(ws.dir).filter((f) => /\.(ndjson|gz|parquet|route)$/.test(f))) bytes[f] = readFileSync(f);
+  await recordDeletionIn(ws.dir, {
+    appId: ws.appId,
+    platformUserId: A,
+    orgUserId: `org-${A}`,
+    requestedAt: '2026-11-21T08:00:00Z',
+  });
+  purge = await runPurgeJob({ dataDir: ws.dir, now: clock });
+});
+afterAll(() => ws.cleanup());
+
+describe('purge: the index of which files hold which drivers', () => {
+  it('opens only the archives that hold the driver or that the index does not know, and reads only those', () => {
+    const opened = [archived('ab.ndjson'), archived('legacy-ac.ndjson'), archived('legacy-c.ndjson')];
+    expect(purge.purged.users).toBe(1);
+    expect(purge.purged.opened.archives).toEqual({
+      files: 3,
+      bytes: opened.reduce((n, f) => n + (bytes[f] as Buffer).length, 0),
+    });
+    expect(purge.purged.archivesRewritten).toBe(2);
+    // the driver's lines are gone, their line numbers kept; everyone else's bytes are as they were
+    expect(readFileSync(archived('ab.ndjson'), 'utf8')).toBe(`\n${trip('b-1', B, 10, 9)}\n`);
+    expect(readFileSync(archived('legacy-ac.ndjson'), 'utf8')).toBe(`\n${trip('c-0', C, 1, 9)}\n`);
+    for (const name of ['b.ndjson', 'c.ndjson.gz', 'legacy-c.ndjson'])
+      expect(readFileSync(archived(name)).equals(bytes[archived(name)] as Buffer), name).toBe(true);
+  });
+
+  it("opens only the points and route files of the driver's loaded file, not the others of the same day", async () => {
+    const [abKey] = (
+      await warehouseRows(ws.paths, "select file_key from loaded_files where path like '%/ab.ndjson'")
+    ).map((r) => String(r['file_key']));
+    const day = join(ws.paths.pointsDir, 'trip_date=2026-11-10');
+    const points = readdirSync(day).filter((n) => n.endsWith('.parquet'));
+    // the day holds the points of both files: only the one of ab.ndjson is opened
+    expect(points.length).toBe(2);
+    const abPoints = join(day, points.find((n) => n.startsWith(`f${String(abKey).slice(0, 16)}_`)) as string);
+    expect(purge.purged.opened.points).toEqual({ files: 1, bytes: (bytes[abPoints] as Buffer).length });
+    expect(purge.purged.pointFilesRewritten).toBe(1);
+    const routes = filesUnder(join(ws.paths.routesDir, 'trip_date=2026-11-10')).filter((f) => f.endsWith('.route'));
+    expect(routes.length).toBe(2);
+    expect(purge.purged.opened.routes.files).toBe(1);
+    expect(purge.purged.routeFilesRewritten).toBe(1);
+    // the other route file of the day is as it was, byte for byte
+    const untouched = routes.filter((f) => readFileSync(f).equals(bytes[f] as Buffer));
+    expect(untouched.length).toBe(1);
+  });
+
+  it('forgets the driver: the index holds none of their rows after the purge', async () => {
+    const rows = await warehouseRows(
+      ws.paths,
+      `select (select count(*) from file_drivers where user_id = ${A} or org_user_id = 'org-${A}')::int as files,
+              (select count(*) from route_file_drivers where user_id = ${A})::int as routes,
+              (select count(*) from file_drivers where user_id = ${B})::int as others`,
+    );
+    expect(rows[0]).toEqual({ files: 0, routes: 0, others: 2 });
+  });
+});
