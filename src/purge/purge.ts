@@ -11,6 +11,7 @@ import { markPurged, pendingDeletions } from '../state/deletions.js';
 import { openState } from '../state/open.js';
 import { eraseAccounts } from '../state/erase.js';
 import { scrubArchives, type PurgedUser } from './archives.js';
+import { pruneIndex } from './index-retention.js';
 import { archivesToOpen, driverDays, pointFilesToOpen, routeFilesToOpen } from './index.js';
 import { POINTS_PARQUET } from '../load/points-parquet.js';
 
@@ -58,6 +59,7 @@ export async function purgeDeletedUsers(
   now: Date,
 ): Promise<PurgeResult> {
   const conn = wh.conn;
+  await pruneIndex(conn, now);
   const state = await openState({ dataDir: paths.dataDir });
   const pending = await pendingDeletions(state);
   if (pending.length === 0) {
