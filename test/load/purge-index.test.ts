@@ -113,3 +113,44 @@ describe('purge: the index of which files hold which drivers', () => {
     expect(rows[0]).toEqual({ files: 0, routes: 0, others: 2 });
   });
 });
+
+describe('purge: an archive moved under a new name', () => {
+  it('is found by the name it was loaded under when moveLanded had to rename it', async () => {
+    const other = await workspace('Europe/Berlin');
+    try {
+      const landing = other.paths.landingDir;
+      mkdirSync(landing, { recursive: true });
+      const line = (tripId: string, userId: number) =>
+        JSON.stringify(
+          tripRecord({
+            appId: other.appId,
+            tripId,
+            userId,
+            orgUserId: `org-${userId}`,
+            start: '2026-11-10T08:00:00+01:00',
+            seconds: 120,
+          }),
+        );
+      // the same name twice on one day: the second is archived as `<ms>-same.ndjson`
+      writeFileSync(join(landing, 'same.ndjson'), `${line('b-1', B)}\n`);
+      await runLoad({ dataDir: other.dir, now: clock });
+      writeFileSync(join(landing, 'same.ndjson'), `${line('a-1', A)}\n${line('b-2', B)}\n`);
+      await runLoad({ dataDir: other.dir, now: clock });
+      const renamed = filesUnder(join(landing, 'loaded')).find((f) => /\/\d+-same\.ndjson$/.test(f)) as string;
+      expect(renamed).toBeDefined();
+      await recordDeletionIn(other.dir, {
+        appId: other.appId,
+        platformUserId: A,
+        orgUserId: `org-${A}`,
+        requestedAt: '2026-11-21T08:00:00Z',
+      });
+      const purged = await runPurgeJob({ dataDir: other.dir, now: clock });
+      // both files were loaded as same.ndjson on that day, so both may be the one: both are opened
+      expect(purged.purged.opened.archives.files).toBe(2);
+      expect(purged.purged.archivesRewritten).toBe(1);
+      expect(readFileSync(renamed, 'utf8')).toBe(`\n${line('b-2', B)}\n`);
+    } finally {
+      other.cleanup();
+    }
+  });
+});
