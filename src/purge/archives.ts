@@ -1,7 +1,7 @@
-import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { fsyncDir } from '../fsutil.js';
+import { fsyncDir, fsyncFile } from '../fsutil.js';
 import { fileKey } from '../load/scan-file.js';
 import { query, quoteLiteral, run, sqlText } from '../db/sql.js';
 import { scrubNdjson, type Ledger, type ScrubOutcome } from './ndjson-scrub.js';
@@ -137,7 +137,7 @@ async function scrubParquet(conn: DuckDBConnection, file: string, ledger: Ledger
       conn,
       `copy (select * from ${source} where not purged_record(appId, platformUserId, orgUserId)) to ${quoteLiteral(tmp)} (format parquet, compression zstd)`,
     );
-    syncFile(tmp);
+    fsyncFile(tmp);
     await ledger(oldKey, await fileKey(tmp), statSync(tmp).size);
     renameSync(tmp, file);
     fsyncDir(dirname(file));
@@ -145,13 +145,4 @@ async function scrubParquet(conn: DuckDBConnection, file: string, ledger: Ledger
     rmSync(tmp, { force: true });
   }
   return { records, removed: false, bytesRead };
-}
-
-function syncFile(file: string): void {
-  const fd = openSync(file, 'r+');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }

@@ -1,10 +1,10 @@
-import { closeSync, createReadStream, createWriteStream, fsyncSync, openSync, renameSync, rmSync } from 'node:fs';
+import { createReadStream, createWriteStream, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { Duplex, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import { createHash, type Hash } from 'node:crypto';
-import { fsyncDir } from '../fsutil.js';
+import { fsyncDir, fsyncFile } from '../fsutil.js';
 
 /** What a scrub did to one archive; `unreadable` when its bytes could not be read to the end (a truncated gzip). */
 export type ScrubOutcome =
@@ -93,7 +93,7 @@ export async function scrubNdjson(
       fsyncDir(dirname(file));
       return { records, removed: true, bytesRead };
     }
-    syncFile(tmp);
+    fsyncFile(tmp);
     await ledger(before.digest(), after.digest(), after.bytes());
     renameSync(tmp, file);
     renamed = true;
@@ -115,13 +115,4 @@ function counting(hash: Hash): { tap: Transform; bytes: () => number; digest: ()
     },
   });
   return { tap, bytes: () => bytes, digest: () => hash.digest('hex') };
-}
-
-function syncFile(file: string): void {
-  const fd = openSync(file, 'r+');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }

@@ -5,7 +5,7 @@ import type { Warehouse } from '../warehouse/warehouse.js';
 import { inTransaction, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
 import { materialize, query, quoteLiteral, run, runScript, type Row } from '../db/sql.js';
 import { RouteFileDamagedError, rewriteRouteFileWithout } from '../route/route-file.js';
-import { fsyncDir } from '../fsutil.js';
+import { fsyncDir, fsyncFile } from '../fsutil.js';
 import type { Paths } from '../config.js';
 import { markPurged, pendingDeletions } from '../state/deletions.js';
 import { openState } from '../state/open.js';
@@ -182,7 +182,9 @@ async function rewritePointsWithout(
       `copy (select * from read_parquet(${quoteLiteral(file)}) where not list_contains($ids, trip_id)) to ${quoteLiteral(tmp)} (${POINTS_PARQUET})`,
       { ids: listValue(tripIds) },
     );
+    fsyncFile(tmp);
     renameSync(tmp, file);
+    fsyncDir(dirname(file));
     rewritten++;
   }
   return { rewritten, bytesRead };
