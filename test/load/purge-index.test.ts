@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { runLoad } from '../../src/jobs/load.js';
 import { runPurgeJob, type PurgeJobResult } from '../../src/jobs/purge.js';
+import { runRederive } from '../../src/jobs/rederive.js';
+import { openDatabase } from '../../src/db/open.js';
+import { query } from '../../src/db/sql.js';
 import { warehouseRows, workspace, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
 import { recordDeletionIn } from '../helpers/deletions.js';
@@ -151,6 +154,56 @@ describe('purge: an archive moved under a new name', () => {
       expect(readFileSync(renamed, 'utf8')).toBe(`\n${line('b-2', B)}\n`);
     } finally {
       other.cleanup();
+    }
+  });
+});
+
+describe('purge: archives loaded before the index', () => {
+  it('are opened by every purge until a re-derive indexes them', async () => {
+    const old = await workspace('Europe/Berlin');
+    try {
+      const landing = old.paths.landingDir;
+      mkdirSync(landing, { recursive: true });
+      const line = (tripId: string, userId: number) =>
+        JSON.stringify(
+          tripRecord({
+            appId: old.appId,
+            tripId,
+            userId,
+            orgUserId: `org-${userId}`,
+            start: '2026-11-10T08:00:00+01:00',
+            seconds: 120,
+          }),
+        );
+      writeFileSync(join(landing, 'bc.ndjson'), `${line('b-1', B)}\n${line('c-1', C)}\n`);
+      await runLoad({ dataDir: old.dir, now: clock });
+      // as a warehouse of a release without the index has it: the file loaded, nothing indexed
+      const db = await openDatabase(old.paths.warehouseFile);
+      try {
+        await query(db.connection, 'delete from file_drivers');
+      } finally {
+        db.close();
+      }
+      const deleteAndPurge = async (userId: number) => {
+        await recordDeletionIn(old.dir, {
+          appId: old.appId,
+          platformUserId: userId,
+          orgUserId: `org-${userId}`,
+          requestedAt: '2026-11-21T08:00:00Z',
+        });
+        return (await runPurgeJob({ dataDir: old.dir, now: clock })).purged;
+      };
+      // A is in no file: the archive the index does not know is opened all the same
+      expect((await deleteAndPurge(A)).opened.archives.files).toBe(1);
+      await runRederive({ dataDir: old.dir, now: clock });
+      // known now, and without the driver: left unread
+      expect((await deleteAndPurge(A + 10)).opened.archives.files).toBe(0);
+      // and found for the drivers it holds
+      const purged = await deleteAndPurge(C);
+      expect(purged.opened.archives.files).toBe(1);
+      expect(purged.archivesRewritten).toBe(1);
+    } finally {
+      old.cleanup();
     }
   });
 });
