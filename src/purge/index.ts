@@ -2,7 +2,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { listValue } from '../db/duckdb.js';
-import { queryFile } from '../db/sql.js';
+import { queryFile, type Row } from '../db/sql.js';
 
 /**
  * Which files a purge opens (docs/decisions.md, Deletion, the purge's index): the files the index
@@ -25,68 +25,62 @@ export async function driverDays(conn: DuckDBConnection): Promise<string[]> {
  * never merged, so never indexed).
  */
 export async function archivesToOpen(conn: DuckDBConnection, landingDir: string): Promise<string[]> {
-  const paths: string[] = [];
-  const days: string[] = [];
-  const names: string[] = [];
   const archived = entries(join(landingDir, 'loaded'), (n) => ARCHIVED.test(n));
-  // a folder the load did not make (not a day) is not in the index: its files are opened
-  const oddDays = archived.filter((e) => !DAY.test(e.day)).map((e) => e.path);
-  for (const { path, day, name } of archived) {
-    if (!DAY.test(day)) continue;
-    // moveLanded names a file `<ms>-<name>` when `<name>` is taken: it may have been loaded as either
-    for (const candidate of new Set([name, name.replace(/^\d+-/, '')])) {
-      paths.push(path);
-      days.push(day);
-      names.push(candidate);
-    }
-  }
-  const loaded = paths.length === 0 ? [] : await selected(conn, 'ops/purge/archives_to_open', { paths, days, names });
   const failed = entries(join(landingDir, 'failed'), (n) => ARCHIVED.test(n)).map((e) => e.path);
-  return [...loaded, ...oddDays, ...failed];
+  const days = archived.map((e) => e.day).filter((d) => DAY.test(d));
+  if (days.length === 0) return [...archived.map((e) => e.path), ...failed];
+  const keyOf = (r: Row) => `${String(r['day'])}/${String(r['name'])}`;
+  // the index's knowledge comes out (a row per archived file), not the listing in: binding a list
+  // of every archived file's name cost more than the query
+  const known = new Set(
+    (await queryFile(conn, 'ops/purge/archives_known', { oldest: days.sort()[0] as string })).map(keyOf),
+  );
+  const holding = new Set((await queryFile(conn, 'ops/purge/archives_holding')).map(keyOf));
+  const open = archived.filter(({ day, name }) => {
+    // a folder the load did not make (not a day) is not in the index
+    if (!DAY.test(day)) return true;
+    // moveLanded names a file `<ms>-<name>` when `<name>` is taken: it may have been loaded as either
+    const candidates = [...new Set([name, name.replace(/^\d+-/, '')])].map((n) => `${day}/${n}`);
+    return candidates.some((c) => holding.has(c)) || !candidates.some((c) => known.has(c));
+  });
+  return [...open.map((e) => e.path), ...failed];
 }
 
 /** The raw-points files of `days` to open: those of the drivers' loaded files, and any the index does not know. */
 export async function pointFilesToOpen(conn: DuckDBConnection, pointsDir: string, days: string[]): Promise<string[]> {
-  const paths: string[] = [];
-  const onDays: string[] = [];
-  const prefixes: (string | null)[] = [];
+  if (days.length === 0) return [];
+  const known = new Set((await queryFile(conn, 'ops/purge/points_known')).map((r) => String(r['prefix'])));
+  const holding = new Set(
+    (await queryFile(conn, 'ops/purge/points_holding')).map((r) => `${String(r['day'])}/${String(r['prefix'])}`),
+  );
+  const open: string[] = [];
   for (const day of days) {
     const dir = join(pointsDir, `trip_date=${day}`);
     for (const name of filesIn(dir).filter((n) => n.endsWith('.parquet'))) {
-      paths.push(join(dir, name));
-      onDays.push(day);
-      prefixes.push(/^f([0-9a-f]{16})_/.exec(name)?.[1] ?? null);
+      // a name not of the load's (`f<16 hex of the file key>_`) was written by something else
+      const prefix = /^f([0-9a-f]{16})_/.exec(name)?.[1];
+      if (prefix === undefined || !known.has(prefix) || holding.has(`${day}/${prefix}`)) open.push(join(dir, name));
     }
   }
-  if (paths.length === 0) return [];
-  return selected(conn, 'ops/purge/points_to_open', { paths, days: onDays, prefixes });
+  return open;
 }
 
 /** The route files of `days` to open: those that list a driver's trips, and any the index does not know. */
 export async function routeFilesToOpen(conn: DuckDBConnection, routesDir: string, days: string[]): Promise<string[]> {
-  const paths: string[] = [];
-  const onDays: string[] = [];
-  const versions: (number | null)[] = [];
+  if (days.length === 0) return [];
+  const keyOf = (r: Row) => `${String(r['day'])}/${String(r['version'])}`;
+  const known = new Set((await queryFile(conn, 'ops/purge/routes_known', { days: listValue(days) })).map(keyOf));
+  const holding = new Set((await queryFile(conn, 'ops/purge/routes_holding')).map(keyOf));
+  const open: string[] = [];
   for (const day of days) {
     const dir = join(routesDir, `trip_date=${day}`);
     for (const name of filesIn(dir).filter((n) => n.endsWith('.route'))) {
-      paths.push(join(dir, name));
-      onDays.push(day);
       const version = /^v(\d{1,15})\.route$/.exec(name)?.[1];
-      versions.push(version === undefined ? null : Number(version));
+      const key = version === undefined ? null : `${day}/${Number(version)}`;
+      if (key === null || !known.has(key) || holding.has(key)) open.push(join(dir, name));
     }
   }
-  if (paths.length === 0) return [];
-  return selected(conn, 'ops/purge/routes_to_open', { paths, days: onDays, versions });
-}
-
-async function selected(
-  conn: DuckDBConnection,
-  sql: string,
-  lists: Record<string, (string | number | null)[]>,
-): Promise<string[]> {
-  const params = Object.fromEntries(Object.entries(lists).map(([k, v]) => [k, listValue(v)]));
-  return (await queryFile(conn, sql, params)).map((r) => String(r['path']));
+  return open;
 }
 
 /** The files of each day folder under `root`, by name, in order. */

@@ -181,6 +181,7 @@ describe('purge: archives loaded before the index', () => {
       const db = await openDatabase(old.paths.warehouseFile);
       try {
         await query(db.connection, 'delete from file_drivers');
+        await query(db.connection, 'delete from indexed_files');
       } finally {
         db.close();
       }

@@ -229,20 +229,26 @@ create table if not exists route_files_checked (
     identity varchar not null
 );
 
--- which drivers each loaded landing file brought (src/purge/index.ts): one row per file, driver and
--- trip date of their kept trips (null for a record that made no trip: rejected, or quarantined),
--- written in the file's merge transaction (sql/ops/load/index_file_drivers.sql), so a committed
--- file is never unindexed. A purge opens only what these rows name for its drivers: the archive
--- `landing/loaded/<archive_day>/<archive_name>` (null: not loaded from the landing area), and the
--- raw-points files `warehouse/points/trip_date=<trip_date>/f<file_key's first 16>_*`. `user_id`
--- is null where a record's platformUserId is not a plain integer: such a row counts for every
--- driver of its app (the purge's rule compares orgUserId there, and a value the index does not
--- read the way the purge does must not hide a record); `app_id` null: a line that is not JSON,
--- counted for every driver. A purge deletes its drivers' rows.
-create table if not exists file_drivers (
+-- the purge's index (src/purge/index.ts), written in each file's merge transaction
+-- (sql/ops/load/index_file_drivers.sql), so a committed file is never unindexed. A purge opens only
+-- what it names for its drivers, and every file it does not know.
+-- indexed_files: one row per loaded file: its key (whose first 16 hex digits name its raw-points
+-- files, `warehouse/points/trip_date=<day>/f<16>_*`) and the archive it is moved to after the merge,
+-- `landing/loaded/<archive_day>/<archive_name>` (null: not loaded from the landing area).
+create table if not exists indexed_files (
     file_key varchar not null,
     archive_day date,
-    archive_name varchar,
+    archive_name varchar
+);
+
+-- file_drivers: one row per file, driver and trip date of their trips in it (null for a record that
+-- made no trip: rejected or quarantined, still in the archive). `user_id` is null where a record's
+-- platformUserId is not a plain integer: such a row counts for every driver of its app (the purge's
+-- rule compares orgUserId there, and a value the index does not read the way the purge does must
+-- not hide a record); `app_id` null: a line that is not JSON, counted for every driver. A purge
+-- deletes its drivers' rows.
+create table if not exists file_drivers (
+    file_key varchar not null,
     trip_date date,
     app_id varchar,
     user_id bigint,
