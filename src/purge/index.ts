@@ -6,8 +6,8 @@ import { queryFile, type Row } from '../db/sql.js';
 
 /**
  * Which files a purge opens (docs/decisions.md, Deletion, the purge's index): the files the index
- * names for the drivers in temp table purge_requests (file_drivers, route_file_drivers, written
- * by the load and the route writer), and every file it does not know, which may hold anyone. Each
+ * names for the drivers in temp table purge_requests (indexed_files, file_drivers,
+ * route_file_drivers, written by the load and the route writer), and every file it does not know, which may hold anyone. Each
  * lists folders only: no file is read to decide.
  */
 
@@ -27,14 +27,15 @@ export async function driverDays(conn: DuckDBConnection): Promise<string[]> {
 export async function archivesToOpen(conn: DuckDBConnection, landingDir: string): Promise<string[]> {
   const archived = entries(join(landingDir, 'loaded'), (n) => ARCHIVED.test(n));
   const failed = entries(join(landingDir, 'failed'), (n) => ARCHIVED.test(n)).map((e) => e.path);
-  const days = archived.map((e) => e.day).filter((d) => DAY.test(d));
-  if (days.length === 0) return [...archived.map((e) => e.path), ...failed];
+  const oldest = archived.reduce<string | null>(
+    (min, { day }) => (DAY.test(day) && (min === null || day < min) ? day : min),
+    null,
+  );
+  if (oldest === null) return [...archived.map((e) => e.path), ...failed];
   const keyOf = (r: Row) => `${String(r['day'])}/${String(r['name'])}`;
   // the index's knowledge comes out (a row per archived file), not the listing in: binding a list
   // of every archived file's name cost more than the query
-  const known = new Set(
-    (await queryFile(conn, 'ops/purge/archives_known', { oldest: days.sort()[0] as string })).map(keyOf),
-  );
+  const known = new Set((await queryFile(conn, 'ops/purge/archives_known', { oldest })).map(keyOf));
   const holding = new Set((await queryFile(conn, 'ops/purge/archives_holding')).map(keyOf));
   const open = archived.filter(({ day, name }) => {
     // a folder the load did not make (not a day) is not in the index

@@ -115,6 +115,19 @@ describe('purge: the index of which files hold which drivers', () => {
     );
     expect(rows[0]).toEqual({ files: 0, routes: 0, others: 2 });
   });
+
+  it('forgets the files retention removed: a purge past the retention leaves no row of them', async () => {
+    const later = new Date(clock.getTime() + 40 * 86_400_000);
+    const before = await warehouseRows(ws.paths, 'select count(*)::int as n from indexed_files');
+    expect(before[0]?.['n']).toBe(3);
+    await runPurgeJob({ dataDir: ws.dir, now: later });
+    const rows = await warehouseRows(
+      ws.paths,
+      `select (select count(*) from indexed_files)::int as files, (select count(*) from file_drivers)::int as drivers,
+              (select count(*) from route_file_drivers)::int as routes`,
+    );
+    expect(rows[0]).toEqual({ files: 0, drivers: 0, routes: 0 });
+  });
 });
 
 describe('purge: an archive moved under a new name', () => {
