@@ -19,6 +19,7 @@ export const STAGES = [
   'tokens',
   'watch',
   'watch-rest',
+  'purge',
 ] as const;
 export type Stage = (typeof STAGES)[number];
 

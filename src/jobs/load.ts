@@ -230,6 +230,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         afterStage: options.afterStage,
         concurrency: options.concurrency ?? settings.loadConcurrency,
         routes,
+        // the purge finds a file's archive by this day and its name (src/purge/index.ts)
+        ...(fromLanding ? { archiveDay: day } : {}),
       },
       ({ file, report: loaded, error, identity }, index) => {
         let report: FileReport;

@@ -23,6 +23,8 @@ export interface PurgeJobResult {
   events: EmitResult | null;
   erasure: Erasure;
   seconds: number;
+  /** The process's peak resident memory so far, in bytes (a purge streams its files: it does not grow with them). */
+  peakRssBytes: number;
 }
 
 /**
@@ -60,7 +62,14 @@ export async function runPurgeJob(options: PurgeOptions): Promise<PurgeJobResult
     }
     // last: the warehouse file is rewritten, so nothing may write to it after this
     const erasure = await finishErasure(wh, paths, purged, progress, 'purge');
-    return { purged, publish: published, events, erasure, seconds: (Date.now() - started) / 1000 };
+    return {
+      purged,
+      publish: published,
+      events,
+      erasure,
+      seconds: (Date.now() - started) / 1000,
+      peakRssBytes: process.resourceUsage().maxRSS * 1024,
+    };
   } finally {
     wh.close();
   }
@@ -72,5 +81,11 @@ export function purgeSummary(r: PurgeJobResult): string {
     return `no deletion request pending; ${r.purged.quarantined} quarantined line(s) of earlier purges removed in ${r.seconds.toFixed(1)} s`;
   const p = r.purged;
   const published = r.publish ? publishSummary(r.publish) : 'nothing published';
-  return `${p.users} deleted account(s) purged (${p.requests} request(s)): ${p.trips} trips, ${p.pointFilesRewritten} points file(s), ${p.routeFilesRewritten} route file(s) and ${p.archivesRewritten + p.archivesRemoved} landing archive(s) rewritten or removed, ${p.quarantined} quarantined line(s); ${published} in ${r.seconds.toFixed(1)} s`;
+  return `${p.users} deleted account(s) purged (${p.requests} request(s)): ${p.trips} trips, ${p.pointFilesRewritten} points file(s), ${p.routeFilesRewritten} route file(s) and ${p.archivesRewritten + p.archivesRemoved} landing archive(s) rewritten or removed, ${p.quarantined} quarantined line(s); ${openedSummary(p.opened)}; ${published} in ${r.seconds.toFixed(1)} s`;
+}
+
+/** What the purge opened to look for the accounts (the files its index names, and any it does not know). */
+function openedSummary(o: PurgeResult['opened']): string {
+  const mb = ((o.archives.bytes + o.points.bytes + o.routes.bytes) / 1e6).toFixed(1);
+  return `${o.archives.files} archive(s), ${o.points.files} points and ${o.routes.files} route file(s) opened, ${mb} MB`;
 }

@@ -77,7 +77,11 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
       const t0 = Date.now();
       let done: RederivedFile;
       try {
-        done = await rederiveFile(wh.conn, file, loaded, { pointsDir: paths.pointsDir, now });
+        done = await rederiveFile(wh.conn, file, loaded, {
+          pointsDir: paths.pointsDir,
+          landingDir: paths.landingDir,
+          now,
+        });
       } catch (error) {
         // one file must not hold up the others; its transaction never committed, so it keeps what it has
         failed.push({ path: file, error: firstLine(error) });

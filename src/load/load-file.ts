@@ -15,6 +15,7 @@ import { emptyFileReport, type FileReport } from './report.js';
 import { writeStagedRoutes, type RouteOptions } from '../publish/routes.js';
 import { firstLine } from '../errors.js';
 import { POINTS_PARQUET } from './points-parquet.js';
+import { indexFileDrivers } from './file-drivers.js';
 
 export interface LoadFileContext {
   pointsDir: string;
@@ -30,6 +31,8 @@ export interface LoadFileContext {
    * from the points still staged (the publish writes any that are missing, from the Parquet).
    */
   routes?: Pick<RouteOptions, 'routesDir' | 'oldestDate' | 'written'>;
+  /** The day folder of the landing archive the caller moves each loaded file to (`landing/loaded/<day>/`), if it does. */
+  archiveDay?: string;
 }
 
 /** One file's outcome, in input order; `error` when it could not be loaded at all. */
@@ -259,6 +262,7 @@ async function merge(
       started: loadedAt,
       report: JSON.stringify(report),
     });
+    await indexFileDrivers(conn, key, ctx.archiveDay ? { day: ctx.archiveDay, name: basename(source) } : null);
     await setWarehouseVersion(conn, version);
     // last, inside the transaction: a file that changed since its load began rolls all of it back
     assertUnchanged(source, identity);

@@ -1,5 +1,5 @@
 import { readdirSync, renameSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { inTransaction, nextBatchId, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { listValue } from '../db/duckdb.js';
@@ -10,6 +10,7 @@ import { mergeStaged } from './merge-staged.js';
 import { settleResends } from './resends.js';
 import { emptyFileReport, type FileReport } from './report.js';
 import { POINTS_PARQUET } from './points-parquet.js';
+import { indexFileDrivers } from './file-drivers.js';
 
 export interface RederivedFile {
   file: string;
@@ -33,7 +34,7 @@ export async function rederiveFile(
   conn: DuckDBConnection,
   file: string,
   loaded: { file_key: string; batch_id: number },
-  ctx: { pointsDir: string; now: Date },
+  ctx: { pointsDir: string; now: Date; landingDir?: string },
 ): Promise<RederivedFile> {
   const key = loaded.file_key;
   try {
@@ -56,7 +57,7 @@ export async function rederiveFile(
       keptAsStored[String(row['reason'])] = Number(row['n']);
     }
     await writePoints(conn, ctx.pointsDir, key);
-    const report = await merge(conn, file, key, loaded.batch_id, ctx.now);
+    const report = await merge(conn, file, key, loaded.batch_id, ctx.now, archivedAs(file, ctx.landingDir));
     return {
       file,
       rederived: Object.values(report.status).reduce((a, b) => a + b, 0),
@@ -110,6 +111,13 @@ async function writePoints(conn: DuckDBConnection, pointsDir: string, key: strin
   for (const path of earlier) rmSync(path, { force: true });
 }
 
+/** The landing archive's day folder and name of `file`, if it is one (`<landing>/loaded/<day>/<name>`). */
+function archivedAs(file: string, landingDir: string | undefined): { day: string; name: string } | null {
+  const day = basename(dirname(file));
+  if (landingDir === undefined || dirname(dirname(file)) !== join(landingDir, 'loaded')) return null;
+  return /^\d{4}-\d{2}-\d{2}$/.test(day) ? { day, name: basename(file) } : null;
+}
+
 function safeList(dir: string): string[] {
   try {
     return readdirSync(dir);
@@ -124,6 +132,7 @@ async function merge(
   key: string,
   previousBatchId: number,
   now: Date,
+  archive: { day: string; name: string } | null,
 ): Promise<FileReport> {
   const version = (await warehouseVersion(conn)) + 1;
   const batchId = await nextBatchId(conn);
@@ -151,6 +160,8 @@ async function merge(
       started: loadedAt,
       report: JSON.stringify(report),
     });
+    // its points files may hold new trip dates now; an archive loaded before the index is known from here on
+    await indexFileDrivers(conn, key, archive);
     await setWarehouseVersion(conn, version);
   });
   return report;

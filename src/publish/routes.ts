@@ -2,7 +2,7 @@ import type { DuckDBConnection, DuckDBVector } from '@duckdb/node-api';
 import { listValue } from '../db/duckdb.js';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { paramsFor, query, queryFile, sqlText, stripComments, type Params } from '../db/sql.js';
+import { paramsFor, query, queryFile, runFile, sqlText, stripComments, type Params } from '../db/sql.js';
 import { RouteFileWriter, routeFile } from '../route/route-file.js';
 import { fsyncDir } from '../fsutil.js';
 import type { Paths } from '../config.js';
@@ -118,6 +118,8 @@ async function writeRouteFile(
 ): Promise<boolean> {
   const target = routeFile(routesDir, tripDate, version);
   if (existsSync(target)) return false;
+  // its drivers are entered before the file exists: a purge must never meet a route file it does not know
+  await runFile(conn, 'ops/publish/index_route_file', { version, trip_date: tripDate });
   const dir = join(routesDir, `trip_date=${tripDate}`);
   mkdirSync(dir, { recursive: true });
   const writer = new RouteFileWriter(`${target}.tmp`);

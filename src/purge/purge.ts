@@ -1,16 +1,18 @@
-import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { listValue } from '../db/duckdb.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { inTransaction, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
 import { materialize, query, quoteLiteral, run, runScript, type Row } from '../db/sql.js';
 import { RouteFileDamagedError, rewriteRouteFileWithout } from '../route/route-file.js';
-import { fsyncDir } from '../fsutil.js';
+import { fsyncDir, fsyncFile } from '../fsutil.js';
 import type { Paths } from '../config.js';
 import { markPurged, pendingDeletions } from '../state/deletions.js';
 import { openState } from '../state/open.js';
 import { eraseAccounts } from '../state/erase.js';
 import { scrubArchives, type PurgedUser } from './archives.js';
+import { pruneIndex } from './index-retention.js';
+import { archivesToOpen, driverDays, pointFilesToOpen, routeFilesToOpen } from './index.js';
 import { POINTS_PARQUET } from '../load/points-parquet.js';
 
 export interface PurgeResult {
@@ -21,6 +23,11 @@ export interface PurgeResult {
   routeFilesRewritten: number;
   /** Quarantined raw lines of purged users removed (late records of earlier purges included). */
   quarantined: number;
+  /**
+   * The files this purge opened to look for the users, and their bytes as stored (each counted
+   * once): the ones the index names for them, and any it does not know (src/purge/index.ts).
+   */
+  opened: Record<'archives' | 'points' | 'routes', { files: number; bytes: number }>;
   /** Archived landing files rewritten without the users' records, and removed (nothing else was in them). */
   archivesRewritten: number;
   archivesRemoved: number;
@@ -52,6 +59,7 @@ export async function purgeDeletedUsers(
   now: Date,
 ): Promise<PurgeResult> {
   const conn = wh.conn;
+  await pruneIndex(conn, now);
   const state = await openState({ dataDir: paths.dataDir });
   const pending = await pendingDeletions(state);
   if (pending.length === 0) {
@@ -62,6 +70,7 @@ export async function purgeDeletedUsers(
       pointFilesRewritten: 0,
       routeFilesRewritten: 0,
       quarantined,
+      opened: nothingOpened(),
       archivesRewritten: 0,
       archivesRemoved: 0,
       archivesUnreadable: [],
@@ -90,18 +99,15 @@ export async function purgeDeletedUsers(
   await runScript(conn, 'macros/purge');
   await materialize(conn, 'ops/purge/purged_trips');
   const trips = await query(conn, 'select app_id, user_id, trip_id, trip_date from purged_trips');
-  // points first: while the warehouse still has the trips, a crash here is simply repeated
-  let rewritten = 0;
-  let routesRewritten = 0;
+  // points first: while the warehouse still has the trips, a crash here is simply repeated. Only
+  // the files the index names for the users (or does not know) are opened (src/purge/index.ts)
+  const days = await driverDays(conn);
+  const tripIds = trips.map((t) => String(t['trip_id']));
+  const pointFiles = await pointFilesToOpen(conn, paths.pointsDir, days);
+  const points = await rewritePointsWithout(conn, pointFiles, tripIds);
+  const routeFiles = await routeFilesToOpen(conn, paths.routesDir, days);
   const damagedRoutes: string[] = [];
-  for (const day of new Set(trips.map((t) => String(t['trip_date'])))) {
-    rewritten += await rewritePointsWithout(
-      conn,
-      join(paths.pointsDir, `trip_date=${day}`),
-      trips.map((t) => String(t['trip_id'])),
-    );
-    routesRewritten += rewriteRoutesWithout(join(paths.routesDir, `trip_date=${day}`), trips, damagedRoutes);
-  }
+  const routes = rewriteRoutesWithout(routeFiles, trips, damagedRoutes);
   const version = (await warehouseVersion(conn)) + 1;
   let quarantined = 0;
   await inTransaction(conn, async () => {
@@ -109,7 +115,9 @@ export async function purgeDeletedUsers(
     quarantined = await scrubQuarantine(conn);
     await setWarehouseVersion(conn, version);
   });
-  const archives = await scrubArchives(conn, paths.landingDir, [...users.values()], now);
+  const archives = await scrubArchives(conn, await archivesToOpen(conn, paths.landingDir), [...users.values()], now);
+  // last: a purge stopped before this finds the files again by the index
+  await runScript(conn, 'ops/purge/forget_indexed');
   // each request with its user's trips removed (a user deleted twice: both requests, the same trips)
   const tripsOf = new Map<string, number>();
   for (const t of trips) {
@@ -124,9 +132,14 @@ export async function purgeDeletedUsers(
     requests: pending.length,
     users: users.size,
     trips: trips.length,
-    pointFilesRewritten: rewritten,
-    routeFilesRewritten: routesRewritten,
+    pointFilesRewritten: points.rewritten,
+    routeFilesRewritten: routes.rewritten,
     quarantined,
+    opened: {
+      archives: { files: archives.filesOpened, bytes: archives.bytesRead },
+      points: { files: pointFiles.length, bytes: points.bytesRead },
+      routes: { files: routeFiles.length, bytes: routes.bytesRead },
+    },
     archivesRewritten: archives.filesRewritten,
     archivesRemoved: archives.filesRemoved,
     archivesUnreadable: archives.unreadable,
@@ -149,11 +162,16 @@ async function scrubQuarantine(conn: Warehouse['conn']): Promise<number> {
   return Number(before?.['n'] ?? 0) - Number(after?.['n'] ?? 0);
 }
 
-async function rewritePointsWithout(conn: Warehouse['conn'], dir: string, tripIds: string[]): Promise<number> {
-  if (!existsSync(dir)) return 0;
+async function rewritePointsWithout(
+  conn: Warehouse['conn'],
+  files: string[],
+  tripIds: string[],
+): Promise<{ rewritten: number; bytesRead: number }> {
   let rewritten = 0;
-  for (const name of readdirSync(dir).filter((n) => n.endsWith('.parquet'))) {
-    const file = join(dir, name);
+  let bytesRead = 0;
+  for (const file of files) {
+    if (!existsSync(file)) continue;
+    bytesRead += statSync(file).size;
     const [hit] = await query(
       conn,
       'select count(*) as n from read_parquet($file) where list_contains($ids, trip_id)',
@@ -166,32 +184,50 @@ async function rewritePointsWithout(conn: Warehouse['conn'], dir: string, tripId
       `copy (select * from read_parquet(${quoteLiteral(file)}) where not list_contains($ids, trip_id)) to ${quoteLiteral(tmp)} (${POINTS_PARQUET})`,
       { ids: listValue(tripIds) },
     );
+    fsyncFile(tmp);
     renameSync(tmp, file);
+    fsyncDir(dirname(file));
     rewritten++;
   }
-  return rewritten;
+  return { rewritten, bytesRead };
 }
 
 /**
  * Route files hold the purged trips of every version that wrote them (a re-sent trip's earlier
- * copy too): each file of the day that holds one is rewritten without them (src/route/route-file.ts).
+ * copy too): each of `files` that holds one is rewritten without them (src/route/route-file.ts).
  */
-function rewriteRoutesWithout(dir: string, trips: Row[], damaged: string[]): number {
-  if (!existsSync(dir)) return 0;
+function rewriteRoutesWithout(
+  files: string[],
+  trips: Row[],
+  damaged: string[],
+): { rewritten: number; bytesRead: number } {
   const purged = new Set(trips.map((t) => `${String(t['app_id'])}\u0000${String(t['trip_id'])}`));
   let rewritten = 0;
-  for (const name of readdirSync(dir).filter((n) => n.endsWith('.route'))) {
+  let bytesRead = 0;
+  const dirs = new Set<string>();
+  for (const file of files) {
+    if (!existsSync(file)) continue;
+    bytesRead += statSync(file).size;
     try {
-      if (rewriteRouteFileWithout(join(dir, name), (app, trip) => purged.has(`${app}\u0000${trip}`))) rewritten++;
+      if (rewriteRouteFileWithout(file, (app, trip) => purged.has(`${app}\u0000${trip}`))) {
+        rewritten++;
+        dirs.add(dirname(file));
+      }
     } catch (error) {
       // a damaged file is never rewritten (that would seal the damage with fresh checksums) nor
       // kept (it may hold the purged trips): removed, the publish writes it again from the
       // warehouse, which no longer has them
       if (!(error instanceof RouteFileDamagedError)) throw error;
-      rmSync(join(dir, name), { force: true });
-      damaged.push(join(dir, name));
+      rmSync(file, { force: true });
+      damaged.push(file);
     }
   }
-  if (rewritten > 0) fsyncDir(dir);
-  return rewritten;
+  for (const dir of dirs) fsyncDir(dir);
+  return { rewritten, bytesRead };
 }
+
+const nothingOpened = (): PurgeResult['opened'] => ({
+  archives: { files: 0, bytes: 0 },
+  points: { files: 0, bytes: 0 },
+  routes: { files: 0, bytes: 0 },
+});

@@ -340,7 +340,8 @@ describe('trip route', () => {
     // publish writes it from the Parquet the same loads wrote
     const fromParquet = join(ws.dir, 'routes-from-parquet');
     const routesFromParquet = async (routesDir: string) => {
-      const db = await openDatabase(ws.paths.warehouseFile, { readOnly: true });
+      // read-write: a route file's drivers are entered in the warehouse's index before it is written
+      const db = await openDatabase(ws.paths.warehouseFile, { readOnly: false });
       try {
         await writeRoutes(db.connection, { ...routeOptions(ws.paths, 30, clock), routesDir });
       } finally {

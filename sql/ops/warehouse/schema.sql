@@ -228,3 +228,39 @@ create table if not exists route_files_checked (
     path varchar not null,
     identity varchar not null
 );
+
+-- the purge's index (src/purge/index.ts), written in each file's merge transaction
+-- (sql/ops/load/index_file_drivers.sql), so a committed file is never unindexed. A purge opens only
+-- what it names for its drivers, and every file it does not know.
+-- indexed_files: one row per loaded file: its key (whose first 16 hex digits name its raw-points
+-- files, `warehouse/points/trip_date=<day>/f<16>_*`) and the archive it is moved to after the merge,
+-- `landing/loaded/<archive_day>/<archive_name>` (null: not loaded from the landing area).
+create table if not exists indexed_files (
+    file_key varchar not null,
+    archive_day date,
+    archive_name varchar
+);
+
+-- file_drivers: one row per file, driver and trip date of their trips in it (null for a record that
+-- made no trip: rejected or quarantined, still in the archive). `user_id` is null where a record's
+-- platformUserId is not a plain integer: such a row counts for every driver of its app (the purge's
+-- rule compares orgUserId there, and a value the index does not read the way the purge does must
+-- not hide a record); `app_id` null: a line that is not JSON, counted for every driver. A purge
+-- deletes its drivers' rows.
+create table if not exists file_drivers (
+    file_key varchar not null,
+    trip_date date,
+    app_id varchar,
+    user_id bigint,
+    org_user_id varchar
+);
+
+-- which drivers' trips each route file holds (`published/routes/trip_date=<trip_date>/v<version>.route`):
+-- the trips of that version and date when it is written (src/publish/routes.ts), entered before
+-- the file is, so a file written is never unindexed. A purge deletes its drivers' rows.
+create table if not exists route_file_drivers (
+    trip_date date not null,
+    version bigint not null,
+    app_id varchar not null,
+    user_id bigint not null
+);
