@@ -69,8 +69,18 @@ describe('a full disk under the API and the continuous load', () => {
     const apps = new AppStore(paths.appsFile);
     const { appId } = await apps.add({ name: 'full disk', timeZone: 'UTC' });
     const key = (await apps.rotateKey(appId)).apiKey;
-    serve = await startServe(['--data-dir', dataDir, '--port', String(await freePort()), '--workers', '2']);
-    // the watch logs to the disk it fills, as the shipped crontab does; its metrics go elsewhere
+    // the API and the watch log to the disk that fills, as the shipped crontab does; the watch's
+    // metrics go elsewhere
+    const apiLog = openSync(join(full.dir, 'api.log'), 'a');
+    serve = await startServe(
+      ['--data-dir', dataDir, '--port', String(await freePort()), '--workers', '2', '--log', 'true'],
+      {},
+      apiLog,
+    );
+    closeSync(apiLog);
+    // a worker that died would be replaced: the same workers at the end say none did
+    await until(() => serve?.workers().length === 2, 'both API workers');
+    const workers = serve.workers().sort();
     const log = openSync(join(full.dir, 'watch.log'), 'a');
     watch = spawn(
       process.execPath,
@@ -133,11 +143,13 @@ describe('a full disk under the API and the continuous load', () => {
 
     // no room at all: the uploads are refused with 503, and the watch cannot write its log
     fillers.push(full.fill(0));
-    // and the log's last page too, which a line could still go into
-    try {
-      appendFileSync(join(full.dir, 'watch.log'), '.'.repeat(8192));
-    } catch (error) {
-      expect((error as NodeJS.ErrnoException).code).toBe('ENOSPC');
+    // and the logs' last pages too, which a line could still go into
+    for (const name of ['watch.log', 'api.log']) {
+      try {
+        appendFileSync(join(full.dir, name), '.'.repeat(8192));
+      } catch (error) {
+        expect((error as NodeJS.ErrnoException).code).toBe('ENOSPC');
+      }
     }
     for (let n = 5; n <= 8; n++) await send(n);
     expect(statuses.slice(5).every((s) => s === 503)).toBe(true);
@@ -163,6 +175,8 @@ describe('a full disk under the API and the continuous load', () => {
     expect(statuses).not.toContain(500);
     expect(filesUnder(join(paths.landingDir, 'failed'))).toEqual([]);
     expect(watch.exitCode).toBeNull();
+    expect(serve.child.exitCode).toBeNull();
+    expect(serve.workers().sort()).toEqual(workers);
     // the lines it could not write were counted, not fatal
     await until(
       () => series(watchMetrics, 'driving_load_log_write_errors_total') > 0,
