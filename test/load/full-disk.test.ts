@@ -155,6 +155,8 @@ describe('a full disk under the API and the continuous load', () => {
     expect(statuses.slice(5).every((s) => s === 503)).toBe(true);
     const readyz = (await (await fetch(`${url}/readyz`)).json()) as { status: string; disk: string };
     expect(readyz).toMatchObject({ status: 'ready', disk: 'full' });
+    // reads go on: the published snapshot is served, the rate limits counted in memory
+    for (let i = 0; i < 5; i++) expect(await served(0)).toBe(true);
     const failedFull = series(watchMetrics, 'driving_load_batches_total{outcome="failed"}');
     await until(
       () => series(watchMetrics, 'driving_load_batches_total{outcome="failed"}') > failedFull,
