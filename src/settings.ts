@@ -207,6 +207,11 @@ export const SETTINGS = {
     unit: 'seconds',
     describe: '`Retry-After` of a 503 `overloaded` or `busy`',
   }),
+  DRIVING_API_STORAGE_RETRY_AFTER_SECONDS: integer(30, {
+    min: 1,
+    unit: 'seconds',
+    describe: '`Retry-After` of a 503 `storage_full`: a write the disk had no room for (nothing was stored)',
+  }),
   DRIVING_API_ROUTE_WORK_BUDGET: integer(20_000_000, {
     min: 1,
     describe: "distance evaluations one route's simplification may spend (503 `busy`)",

@@ -4,6 +4,7 @@ import { reportLockWaits } from '../db/lock-waits.js';
 import { InputError } from '../errors.js';
 import { stderrProgress } from '../progress.js';
 import { setting } from '../settings.js';
+import { keepRunningWhenOutputFails } from './output.js';
 
 // Every file a job or the API creates may hold personal data (warehouse, points, slots, serving
 // files, landing and event files, passport): readable by its owner only, 0600, and folders 0700,
@@ -15,14 +16,8 @@ process.umask(0o077);
 // holder, instead of sitting silent until it gives up.
 reportLockWaits(stderrProgress);
 
-// `node jobs/sql.js ... | head`: the reader closed the pipe, which is the reader's way of saying
-// "enough". End quietly with what was written, not with an EPIPE stack trace.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw error;
-  });
-}
+// a closed pipe ends the job quietly; a log it cannot write (a full disk) does not end it
+keepRunningWhenOutputFails();
 
 /**
  * The one exit-code rule of every job (docs/jobs.md):

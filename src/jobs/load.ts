@@ -34,6 +34,7 @@ import { heartbeat } from '../heartbeat.js';
 import { addDays, todayIn } from '../time.js';
 import { firstLine } from '../errors.js';
 import { basename } from 'node:path';
+import { isMachineError } from '../machine-error.js';
 import { skipSmallCloseCheckpoint } from '../warehouse/close-checkpoint.js';
 
 export interface LoadOptions {
@@ -262,6 +263,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
             failedBy: 'changed_during_load',
             retry: true,
           };
+        } else if (isMachineError(error)) {
+          // the disk is full (or read-only, or failing), not the file wrong: it stays where it is
+          // and the batch fails, so that the continuous load tries again once there is room
+          throw error;
         } else {
           // One file must not hold up the others: one that cannot be read, or whose change fails a
           // check (rolled back whole), is set aside with its reason (the check and an example row).

@@ -21,6 +21,7 @@ import { loadRecords } from './metrics.js';
 import { loadSummary } from './summaries.js';
 import { oneLine, exitCodeOf } from './cli.js';
 import { Pace } from './pace.js';
+import { outputWriteErrors } from './output.js';
 
 export interface WatchOptions {
   dataDir: string;
@@ -286,7 +287,11 @@ function yieldCpu(progress: Progress): void {
 
 /** Closes the warehouse the watch holds, if any (a close checkpoints it); null, to assign. */
 function release(wh: Warehouse | null): null {
-  wh?.close();
+  try {
+    wh?.close();
+  } catch {
+    // a close that cannot checkpoint (a full disk) leaves the log, which the next open replays
+  }
   return null;
 }
 
@@ -311,7 +316,7 @@ const HEARTBEAT_MS = 15_000;
 
 function writeMetricsFile(dir: string, metrics: WatchMetrics, progress: Progress): void {
   try {
-    writeWatchMetrics(dir, metrics);
+    writeWatchMetrics(dir, { ...metrics, logWriteErrors: outputWriteErrors() });
   } catch (error) {
     progress(`load: metrics not written: ${oneLine(error)}`);
   }
@@ -328,7 +333,7 @@ function writeMetrics(
   progress: Progress,
 ): void {
   try {
-    writeWatchMetrics(dir, metrics);
+    writeWatchMetrics(dir, { ...metrics, logWriteErrors: outputWriteErrors() });
     const exitCode = outcome.error !== undefined ? 1 : outcome.result && outcome.result.totals.filesFailed > 0 ? 2 : 0;
     void writeJobMetrics(dir, 'load', {
       startedAt: new Date(startedAt),

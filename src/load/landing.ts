@@ -1,6 +1,6 @@
 import { InputError } from '../errors.js';
 import { isInputName } from '../landing-status.js';
-import { existsSync, lstatSync, mkdirSync, readdirSync, renameSync, writeFileSync, type Stats } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync, type Stats } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { renameBadNames, type RenamedInput } from './safe-names.js';
 
@@ -106,13 +106,27 @@ export function moveLanded(
   mkdirSync(dir, { recursive: true });
   let target = join(dir, basename(path));
   if (existsSync(target)) target = join(dir, `${Date.now()}-${basename(path)}`);
+  // the reason first: a disk with no room for it fails the move with the file still in place,
+  // never set aside without its reason
+  if (reason) writeReason(`${target}.reason.txt`, `${reason}
+`);
   try {
     renameSync(path, target);
   } catch (error) {
+    if (reason) rmSync(`${target}.reason.txt`, { force: true });
     // renamed or removed by its writer meanwhile: under a new name it is listed again
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
   }
-  if (reason) writeFileSync(`${target}.reason.txt`, `${reason}\n`);
   return target;
+}
+
+/** Writes a reason whole or not at all (a full disk leaves no empty `.reason.txt`). */
+function writeReason(file: string, text: string): void {
+  try {
+    writeFileSync(file, text);
+  } catch (error) {
+    rmSync(file, { force: true });
+    throw error;
+  }
 }

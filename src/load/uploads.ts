@@ -21,6 +21,7 @@ import { fsyncDir } from '../fsutil.js';
 import { identityOf, sameIdentity, type FileIdentity } from './file-identity.js';
 import { MAX_LINE_BYTES } from './scan-file.js';
 import { kindOf } from './landing.js';
+import { isMachineError } from '../machine-error.js';
 
 /**
  * The name the API gives the landing file of one SDK upload (src/api/routes/sdk.ts): the upload's
@@ -191,6 +192,9 @@ export async function batchUploads(landingDir: string, maxBytes: number, ledger:
     }
     await flush();
   } catch (error) {
+    // a full disk fails the load (its files stay where they are, the continuous load tries again);
+    // anything else leaves the uploads not batched to load as files of their own
+    if (isMachineError(error)) throw error;
     out.error = error instanceof Error ? error.message : String(error);
   } finally {
     try {

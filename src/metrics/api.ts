@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
 import type { Manifest } from '../publish/manifest.js';
 import type { LandingStatus } from '../landing-status.js';
+import type { DiskSpace } from '../disk-space.js';
 
 /** Latency buckets in seconds: answers from the pack take milliseconds, SQL fallbacks up to seconds. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -32,6 +33,7 @@ export class ApiMetrics {
     now: () => Date = () => new Date(),
     rateLimitsLocal: () => boolean = () => false,
     landing: (() => LandingStatus) | null = null,
+    disk: (() => DiskSpace | null) | null = null,
   ) {
     const registers = [registry];
     this.requests = new Counter({
@@ -125,6 +127,31 @@ export class ApiMetrics {
         aggregator: 'max',
         collect() {
           this.set(landing().oldestWaitingSeconds ?? 0);
+        },
+      });
+    }
+    if (disk) {
+      // the disk the uploads are written to: every worker reads the same one, the maximum, not the sum
+      new Gauge({
+        name: 'driving_disk_free_bytes',
+        help: 'Bytes still free for the service on the disk of the landing area (where uploads are written), by statfs; absent when it cannot be read',
+        registers,
+        aggregator: 'max',
+        collect() {
+          this.reset();
+          const space = disk();
+          if (space) this.set(space.freeBytes);
+        },
+      });
+      new Gauge({
+        name: 'driving_disk_size_bytes',
+        help: 'Size of the disk of the landing area, by statfs; absent when it cannot be read',
+        registers,
+        aggregator: 'max',
+        collect() {
+          this.reset();
+          const space = disk();
+          if (space) this.set(space.sizeBytes);
         },
       });
     }

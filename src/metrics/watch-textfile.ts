@@ -46,6 +46,8 @@ export interface WatchMetrics {
   lastBatchAt: Date | null;
   lastBatchSeconds: number | null;
   backlog: { waiting: number; oldestWaitingSeconds: number | null };
+  /** Writes to its own stdout or stderr that failed (a log on a full disk): it went on without them. */
+  logWriteErrors?: number;
 }
 
 /** `<dir>/driving_load_watch.prom`, beside the jobs' own files (src/metrics/textfile.ts). */
@@ -110,6 +112,12 @@ export function writeWatchMetrics(dir: string, m: WatchMetrics): string {
     'Age of the oldest landing file waiting when the last batch ended (0 when none waits)',
   );
   lines.push(`driving_load_backlog_oldest_seconds ${m.backlog.oldestWaitingSeconds ?? 0}`);
+  family(
+    'driving_load_log_write_errors_total',
+    'counter',
+    'Lines the continuous load could not write to its stdout or stderr (a log on a full disk) and went on without',
+  );
+  lines.push(`driving_load_log_write_errors_total ${m.logWriteErrors ?? 0}`);
   const file = watchMetricsFile(dir);
   writeFileAtomic(file, `${lines.join('\n')}\n`, 0o644);
   return file;

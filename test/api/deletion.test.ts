@@ -68,12 +68,16 @@ describe.each(STORES)('DELETE /v1/org-user/{id} on the %s store: durable before 
     const fault = await refuseRequests(where);
     const failed = await api.app.inject({ method: 'DELETE', url: '/v1/org-user/full-disk', headers: auth });
     expect(failed.statusCode).toBe(503);
+    // PostgreSQL's disk_full is a full disk (retry after Retry-After); the trigger's words in SQLite
+    // are a failure of the store like any other
+    const full = kind === 'postgres';
     expect(failed.json()).toEqual({
-      code: 50302,
-      error: 'storage_unavailable',
-      message: expect.stringContaining('nothing was deleted'),
+      code: full ? 50306 : 50302,
+      error: full ? 'storage_full' : 'storage_unavailable',
+      message: expect.stringMatching(full ? /nothing was stored or changed/ : /nothing was deleted/),
       requestId: failed.headers['x-request-id'],
     });
+    expect(failed.headers['retry-after']).toBe(full ? '30' : undefined);
     expect(failed.body).not.toMatch(/disk is full|could not extend/);
     // the account is unchanged (the mark rolled back with the request): its token still resolves
     expect((await api.app.inject({ method: 'GET', url: `/v1/token/${issued.token}`, headers: auth })).json()).toEqual({

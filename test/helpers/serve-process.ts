@@ -15,11 +15,16 @@ export interface ServeProcess {
 }
 
 /** `node jobs/serve.js ARGS` as a real process; resolves once it says where it listens. */
-export async function startServe(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ServeProcess> {
+export async function startServe(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  /** A file descriptor its stdout (the request log, with `--log true`) goes to; default none. */
+  stdout: number | 'ignore' = 'ignore',
+): Promise<ServeProcess> {
   const child = spawn(process.execPath, ['jobs/serve.js', '--log', 'false', ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', stdout, 'pipe'],
   });
   let err = '';
   child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));

@@ -22,6 +22,8 @@ import { enumMessage } from './enum-message.js';
 import type { ApiMetrics } from '../../metrics/api.js';
 import { observeHttp } from './http-metrics.js';
 import { LandingCounter } from '../../landing-status.js';
+import { storageFull } from './storage-full.js';
+import { diskSpace } from '../../disk-space.js';
 
 /** An unread body up to this size is drained after an error answer rather than the connection closed. */
 const DRAIN_BYTES = 64 * 1024;
@@ -43,7 +45,9 @@ const DOCUMENTED = new Set(['/healthz', '/readyz', '/docs']);
 export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInstance {
   const limits = ctx.limits;
   const app = Fastify({
-    logger: options.logger ? { level: 'info' } : false,
+    // through process.stdout, whose write errors (a log on a full disk) the process ignores
+    // (src/jobs/output.ts): pino's own stream would end the process on the first one
+    logger: options.logger ? { level: 'info', stream: process.stdout } : false,
     // one line per request, written below once the status is known; Fastify's own two lines
     // would log the URL before we could redact a token in it
     logController: new LogController({ disableRequestLogging: true }),
@@ -146,6 +150,12 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
         );
     if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500)
       return reply.status(400).send(body('invalid_parameter', `request: ${error.message}`));
+    // a disk with no room is an outage that heals, never an internal error: nothing was stored
+    const full = storageFull(error, limits.storageRetryAfterSeconds);
+    if (full) {
+      request.log.error({ err: error }, 'storage full');
+      return reply.status(full.status).headers(full.headers).send(body(full.error, full.message));
+    }
     request.log.error({ err: error }, 'internal error');
     return reply.status(500).send(body('internal_error', 'internal error; quote the requestId when reporting it'));
   });
@@ -196,6 +206,9 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
         ...(damaged.length > 0 ? { damaged } : {}),
         // input files waiting for the load, and files it set aside (landing/failed/): counts only
         landing: landingSummary(landingCounter),
+        // the disk uploads are written to: `nearly_full` under 5% free, `full` without room for one
+        // upload (uploads get 503 storage_full); still ready, as reads are served (docs/decisions.md)
+        ...diskState(ctx.landingDir, limits.sdkBodyLimitBytes),
       };
     });
     tripRoutes(routes, ctx);
@@ -210,6 +223,11 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
     docsRoutes(routes);
   });
   return app;
+}
+
+function diskState(landingDir: string, uploadBytes: number): { disk?: 'ok' | 'nearly_full' | 'full' } {
+  const space = diskSpace(landingDir, uploadBytes);
+  return space ? { disk: space.state } : {};
 }
 
 function landingSummary(counter: LandingCounter): {

@@ -21,6 +21,7 @@ export const ERRORS = {
   overloaded: { status: 503, code: 50303 },
   data_unavailable: { status: 503, code: 50304 },
   busy: { status: 503, code: 50305 },
+  storage_full: { status: 503, code: 50306 },
   internal_error: { status: 500, code: 50001 },
 } as const;
 

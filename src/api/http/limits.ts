@@ -43,6 +43,8 @@ export interface ApiLimits {
   maxEventLoopDelayMs: number;
   /** Retry-After of a 503 overloaded or busy, in seconds. */
   overloadRetryAfterSeconds: number;
+  /** Retry-After of a 503 storage_full (the data folder's disk is full: src/api/http/storage-full.ts), in seconds. */
+  storageRetryAfterSeconds: number;
   /** Distance evaluations one route's simplification may spend; beyond it 503 busy (src/api/geometry/route-work.ts). */
   routeWorkBudget: number;
   /** Distance evaluations of a route between two turns of the event loop. */
@@ -71,6 +73,7 @@ const KEYS = [
   'maxInFlightPerApp',
   'maxEventLoopDelayMs',
   'overloadRetryAfterSeconds',
+  'storageRetryAfterSeconds',
   'routeWorkBudget',
   'routeWorkSlice',
   'routeWorkConcurrent',

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { pickParams, stateSql } from '../../state/db.js';
 import { openWalFile } from '../../state/sqlite.js';
 import { splitKey } from './weighted-store.js';
+import { isMachineError } from '../../machine-error.js';
 
 type Incr = (err: Error | null, result: { current: number; ttl: number }) => void;
 
@@ -123,8 +124,8 @@ export function sharedRateStore(file: string, options: SharedRateOptions): Share
     incr(weighted: string, cb: Incr, timeWindow: number, max?: number): void {
       const { bucket: key, cost } = splitKey(weighted);
       const at = now();
+      let bucket = buckets.get(key);
       try {
-        let bucket = buckets.get(key);
         const known = bucket !== undefined && bucket.windowStart + timeWindow > at;
         if (!bucket || !known) {
           // the first request of a window here: what the other processes counted in it is read now
@@ -138,7 +139,12 @@ export function sharedRateStore(file: string, options: SharedRateOptions): Share
         else unflushed.add(key);
         cb(null, { current: bucket.total + bucket.pending, ttl: Math.max(0, bucket.windowStart + timeWindow - at) });
       } catch (error) {
-        cb(error as Error, { current: 0, ttl: 0 });
+        // a disk with no room for the counts: this process counts on alone until it has, and the
+        // request is answered (reads go on while the disk is full); anything else is an error
+        if (bucket && isMachineError(error)) {
+          unflushed.add(key);
+          cb(null, { current: bucket.total + bucket.pending, ttl: Math.max(0, bucket.windowStart + timeWindow - at) });
+        } else cb(error as Error, { current: 0, ttl: 0 });
       }
     }
 

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { pathsFor } from '../../config.js';
 import { setting } from '../../settings.js';
 import { LandingCounter } from '../../landing-status.js';
+import { diskSpace } from '../../disk-space.js';
 import { openState } from '../../state/open.js';
 import { cursorKey } from '../../state/cursor-key.js';
 import { PassportStore } from '../../passport/store.js';
@@ -143,6 +144,7 @@ export async function createApi(
         now,
         () => rateLimitsLocal,
         () => landing.read(),
+        () => diskSpace(paths.landingDir, ctx.limits.sdkBodyLimitBytes),
       ),
   });
   app.addHook('onClose', async () => void redis?.disconnect());

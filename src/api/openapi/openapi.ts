@@ -20,7 +20,7 @@ const ERROR_DESCRIPTIONS: Record<string, string> = {
   415: 'unsupported_media_type: a Content-Encoding other than gzip, or a charset other than UTF-8; the message names it',
   429: 'rate_limited: too many requests; wait as Retry-After says',
   500: 'internal_error: never with internals; quote the requestId',
-  503: 'not_ready (nothing published yet), storage_unavailable (nothing changed; retry), overloaded, busy (a route over its work budget), or data_unavailable (a file the answer needs is damaged; the next load rebuilds it); retry after Retry-After',
+  503: 'not_ready (nothing published yet), storage_unavailable (nothing changed; retry), storage_full (a write the disk had no room for: nothing was stored; retry), overloaded, busy (a route over its work budget), or data_unavailable (a file the answer needs is damaged; the next load rebuilds it); retry after Retry-After',
 };
 
 /** An operation's parameters, each with its description. */

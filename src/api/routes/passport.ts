@@ -3,6 +3,7 @@ import type { ApiContext } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
 import { errorResponses, OrgUserParams } from '../openapi/schemas.js';
 import { StorageUnavailableError } from '../../passport/deletion.js';
+import { isMachineError } from '../../machine-error.js';
 
 export const TOKEN_VALIDITY_MS = 7 * 24 * 3600 * 1000;
 
@@ -62,7 +63,8 @@ export function passportRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const userId = await ctx.deletion
         .delete(request.tenant.appId, request.params.org_user_id, ctx.now())
         .catch((error: unknown) => {
-          if (error instanceof StorageUnavailableError) {
+          // a full disk is answered as every route answers it (storage_full, with Retry-After)
+          if (error instanceof StorageUnavailableError && !isMachineError(error.cause)) {
             request.log.error({ err: error.cause }, 'deletion not recorded');
             throw new ApiError(
               'storage_unavailable',

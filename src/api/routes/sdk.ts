@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { mkdir, open, rename } from 'node:fs/promises';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ApiContext } from '../http/context.js';
 import { ApiError, invalid } from '../http/errors.js';
@@ -32,7 +32,8 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
           'The token is checked before the body is read: without a valid one the answer is 401 at once and a large body is not waited for. ' +
           `At most ${MAX_RECORDS_PER_UPLOAD} records and 8 MiB by default (DRIVING_API_SDK_BODY_LIMIT_BYTES; 413), JSON nested at most 32 deep (400), ` +
           '120 uploads a minute per token by default (429 with Retry-After). ' +
-          'The body may be sent with `Content-Encoding: gzip` (the limits count the inflated bytes, 413 as soon as they are passed); any other encoding, and a charset other than UTF-8, is a 415 naming it. 202 once the valid records are durably landed; each refused record is listed with its reason.',
+          'The body may be sent with `Content-Encoding: gzip` (the limits count the inflated bytes, 413 as soon as they are passed); any other encoding, and a charset other than UTF-8, is a 415 naming it. 202 once the valid records are durably landed; each refused record is listed with its reason. ' +
+          'When the disk has no room for them the answer is 503 `storage_full` with Retry-After: nothing was stored, send the same upload again.',
         response: {
           202: {
             type: 'object',
@@ -158,7 +159,9 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
 /**
  * Write aside, fsync, rename, fsync the folder: once we answer 202 the records survive a crash.
- * Asynchronous, so a slow disk delays this upload only, not every other request.
+ * Asynchronous, so a slow disk delays this upload only, not every other request. A write that
+ * fails (a full disk: 503 storage_full, src/api/http/storage-full.ts) removes its temporary file:
+ * nothing of an upload not answered 202 is left behind.
  */
 async function landDurably(landingDir: string, content: string): Promise<void> {
   await mkdir(landingDir, { recursive: true });
@@ -166,12 +169,17 @@ async function landDurably(landingDir: string, content: string): Promise<void> {
   const tmp = join(landingDir, `.${name}.tmp`);
   const file = await open(tmp, 'w', 0o600);
   try {
-    await file.writeFile(content);
-    await file.sync();
-  } finally {
-    await file.close();
+    try {
+      await file.writeFile(content);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(tmp, join(landingDir, name));
+  } catch (error) {
+    await rm(tmp, { force: true }).catch(() => undefined);
+    throw error;
   }
-  await rename(tmp, join(landingDir, name));
   const dir = await open(landingDir, 'r');
   try {
     await dir.sync();

@@ -5,6 +5,7 @@ import { ApiError, invalid } from '../http/errors.js';
 import { parseQueryTime } from '../http/query-time.js';
 import { errorResponses } from '../openapi/schemas.js';
 import { InputError } from '../../errors.js';
+import { isMachineError } from '../../machine-error.js';
 import type { EventStatus } from '../../webhooks/outbox.js';
 import type { WebhookService } from '../../webhooks/integrator.js';
 import { Delivery, Endpoint, EndpointBody, EndpointSet, examples } from './webhooks-schemas.js';
@@ -314,7 +315,8 @@ async function outboxCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    if (error instanceof ApiError) throw error;
+    // a full disk is answered as every route answers it (storage_full, with Retry-After)
+    if (error instanceof ApiError || isMachineError(error)) throw error;
     if (error instanceof InputError)
       throw new ApiError('invalid_parameter', `eventId: ${error.message.replace(/^event /, 'the event ')}`);
     throw new ApiError(
