@@ -108,8 +108,7 @@ export function moveLanded(
   if (existsSync(target)) target = join(dir, `${Date.now()}-${basename(path)}`);
   // the reason first: a disk with no room for it fails the move with the file still in place,
   // never set aside without its reason
-  if (reason) writeReason(`${target}.reason.txt`, `${reason}
-`);
+  if (reason) writeReason(`${target}.reason.txt`, `${reason}\n`);
   try {
     renameSync(path, target);
   } catch (error) {
