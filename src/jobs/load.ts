@@ -4,6 +4,7 @@ import { openWarehouse, refreshApps, type Warehouse } from '../warehouse/warehou
 import { loadFiles } from '../load/load-file.js';
 import { expandInputs, landingFiles, moveLanded, type RefusedInput } from '../load/landing.js';
 import { splitBatch } from '../load/split-batch.js';
+import { finishPlan, prepareSlice, settleSlice, sliceLabel, takeSlices } from '../load/slices.js';
 import { batchUploads, uploadsInTurn, type UploadBatches, type UploadLedger } from '../load/uploads.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { listValue } from '../db/duckdb.js';
@@ -72,6 +73,10 @@ export interface LoadOptions {
   onPublished?: (version: number) => void;
   /** The served pack's layers kept open between publishes (the continuous load: src/publish/held-layers.ts). */
   heldLayers?: HeldLayers;
+  /** A landing NDJSON file larger than this is loaded in slices (default DRIVING_LOAD_SLICE_BYTES; 0: never). */
+  sliceBytes?: number;
+  /** Slices of large partner files this run takes (default all: the continuous load takes one a batch). */
+  maxSlices?: number;
 }
 
 export interface LoadResult {
@@ -163,8 +168,28 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       progress(`load: SDK uploads not all batched (${batched.error}): the rest load as files of their own`);
     beat.doing(`load: listing ${fromLanding ? paths.landingDir : 'the --input files'}`);
     const listed = fromLanding ? landingFiles(paths.landingDir) : expandInputs(options.inputs ?? []);
-    const { files, later } = uploadsInTurn(listed.files, batched?.listed ?? null);
+    const inTurn = uploadsInTurn(listed.files, batched?.listed ?? null);
+    const { later } = inTurn;
     const { refused } = listed;
+    // a large partner file goes a slice at a time (src/load/slices.ts); the uploads with each
+    const sliced = fromLanding
+      ? await takeSlices(paths.landingDir, inTurn.files, {
+          sliceBytes: options.sliceBytes ?? settings.sliceBytes,
+          maxSlices: options.maxSlices ?? Number.POSITIVE_INFINITY,
+          now,
+          loaded: async (keys) =>
+            new Set(
+              (await queryFile(wh.conn, 'ops/load/files_known', { keys: listValue(keys) })).map((r) =>
+                String(r['key']),
+              ),
+            ),
+        })
+      : null;
+    const files = sliced?.files ?? inTurn.files;
+    for (const note of sliced?.notes ?? []) progress(`load: ${note}`);
+    for (const use of sliced?.complete ?? []) finishPlan(paths.landingDir, use);
+    if (sliced?.waiting) progress(`load: ${sliced.waiting} large file(s) wait for a later batch's slice`);
+    const sliceNotWritten = new Map<string, unknown>();
     progress(`load: ${files.length} file(s) ${fromLanding ? `from ${paths.landingDir}` : 'given'}`);
     if (later > 0)
       progress(`load: ${later} SDK upload(s) that came while the others were batched wait for the next load`);
@@ -188,7 +213,15 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         );
     };
     const onStart = (file: string, index: number) => {
-      inFlight.set(index, file);
+      const slice = sliced?.slices.get(file);
+      if (slice) {
+        try {
+          prepareSlice(file, slice);
+        } catch (error) {
+          sliceNotWritten.set(file, error);
+        }
+      }
+      inFlight.set(index, slice ? sliceLabel(slice) : file);
       deriving();
     };
     await loadFiles(
@@ -203,10 +236,23 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         afterStage: options.afterStage,
         concurrency: options.concurrency ?? settings.loadConcurrency,
         routes,
+        standsFor: (file) => {
+          const use = sliced?.slices.get(file);
+          return use && { source: use.plan.source, key: use.slice.key, now: new Date(use.plan.plannedAt) };
+        },
       },
       ({ file, report: loaded, error }, index) => {
         let report: FileReport;
-        if (loaded) {
+        const slice = sliced?.slices.get(file);
+        if (slice) {
+          const unwritten = sliceNotWritten.get(file);
+          report = settleSlice(
+            paths.landingDir,
+            file,
+            slice,
+            unwritten ? { error: unwritten } : { report: loaded, error },
+          );
+        } else if (loaded) {
           report = loaded;
           if (fromLanding) moveLanded(paths.landingDir, file, day, 'loaded');
         } else if (error instanceof ChangedDuringLoadError) {
@@ -242,7 +288,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
             : `${describe(report)}${report.routesDeferred ? `; route files left to the publish: ${report.routesDeferred}` : ''}`;
         // files are derived two at a time but finish in order: the time is since the previous one finished
         progress(
-          `load: [${index + 1}/${files.length}] ${file}: ${summary} (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
+          `load: [${index + 1}/${files.length}] ${slice ? sliceLabel(slice) : file}: ${summary} (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
         );
         t0 = Date.now();
       },

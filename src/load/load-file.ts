@@ -30,6 +30,12 @@ export interface LoadFileContext {
    * from the points still staged (the publish writes any that are missing, from the Parquet).
    */
   routes?: Pick<RouteOptions, 'routesDir' | 'oldestDate' | 'written'>;
+  /**
+   * What a file read stands for when it is not itself (a slice of a partner's file,
+   * src/load/slices.ts): the file its records name, its ledger key, and the moment its records are
+   * judged against; undefined for a file that is itself.
+   */
+  standsFor?: (file: string) => { source: string; key: string; now: Date } | undefined;
 }
 
 /** One file's outcome, in input order; `error` when it could not be loaded at all. */
@@ -110,34 +116,38 @@ async function stagingConnection(wh: Warehouse): Promise<DuckDBConnection> {
 async function loadOne(
   conn: DuckDBConnection,
   file: string,
-  ctx: LoadFileContext,
+  given: LoadFileContext,
   previous: Promise<void>,
   merged: () => void,
 ): Promise<FileOutcome> {
   const source = resolve(file);
+  const as = given.standsFor?.(file);
+  const ctx = as ? { ...given, now: as.now } : given;
+  // the file the records name (the quarantine's file and line): the partner's for a slice
+  const named = as?.source ?? source;
   let key: string | undefined;
   try {
     // what the file is now; its merge commits only if it is still exactly that (changed_during_load)
     const identity = identityOf(source);
     const scan = await scanFile(source, formatOf(source) === 'ndjson', identity);
-    key = scan.key;
-    if (await alreadyLoaded(conn, key)) return { file, report: emptyFileReport(source, true) };
+    key = as?.key ?? scan.key;
+    if (await alreadyLoaded(conn, key)) return { file, report: emptyFileReport(named, true) };
     // the trips staging saw are those of batches up to this one (merge_file.sql looks after it)
     let stagedAfter = await lastBatchId(conn);
-    let how = await stage(conn, source, key, scan.lines, ctx);
+    let how = await stage(conn, source, named, key, scan.lines, ctx);
     await ctx.afterStage?.(source, conn);
     await previous;
     // checked again in turn: the same bytes may come twice in one run
-    if (await alreadyLoaded(conn, key)) return { file, report: emptyFileReport(source, true) };
+    if (await alreadyLoaded(conn, key)) return { file, report: emptyFileReport(named, true) };
     if (
       (await lastBatchId(conn)) > stagedAfter &&
       (await ownersChanged(conn, stagedAfter, isSdkUploadFile(basename(source))))
     ) {
       await dropStaged(conn);
       stagedAfter = await lastBatchId(conn);
-      how = await stage(conn, source, key, scan.lines, ctx);
+      how = await stage(conn, source, named, key, scan.lines, ctx);
     }
-    const report = await merge(conn, source, key, identity, ctx, stagedAfter).finally(merged);
+    const report = await merge(conn, source, named, key, identity, ctx, stagedAfter).finally(merged);
     // the file is committed whatever happens here: a route file not written now (a full disk, a
     // kill) is written by the publish from the raw-point Parquet, which fails the publish loudly
     if (ctx.routes && report.version !== null) {
@@ -180,13 +190,14 @@ async function ownersChanged(conn: DuckDBConnection, since: number, sdk: boolean
 async function stage(
   conn: DuckDBConnection,
   source: string,
+  named: string,
   key: string,
   lines: LineIndex | undefined,
   ctx: LoadFileContext,
 ): Promise<StagePath> {
   const how = await stageFile(conn, source, lines, ctx.now, ctx.parseBytes, ctx.pointsPerPart);
   await materialize(conn, 'models/intermediate/int_trips', {
-    source_file: source,
+    source_file: named,
     loaded_at: ctx.now.toISOString(),
     file_key: key,
   });
@@ -230,6 +241,7 @@ async function writePoints(conn: DuckDBConnection, pointsDir: string, key: strin
 async function merge(
   conn: DuckDBConnection,
   source: string,
+  named: string,
   key: string,
   identity: FileIdentity,
   ctx: LoadFileContext,
@@ -238,14 +250,14 @@ async function merge(
   const version = (await warehouseVersion(conn)) + 1;
   const batchId = await nextBatchId(conn);
   const loadedAt = ctx.now.toISOString();
-  const params = { version, batch_id: batchId, source_file: source, loaded_at: loadedAt, staged_after: stagedAfter };
-  const report = emptyFileReport(source, false);
+  const params = { version, batch_id: batchId, source_file: named, loaded_at: loadedAt, staged_after: stagedAfter };
+  const report = emptyFileReport(named, false);
   report.version = version;
   await inTransaction(conn, async () => {
     await mergeStaged(conn, params, report);
     await run(conn, 'insert into loaded_files values ($key, $path, $bytes, $batch_id, $loaded_at)', {
       key,
-      path: source,
+      path: named,
       bytes: identity.size,
       batch_id: batchId,
       loaded_at: loadedAt,
@@ -253,7 +265,7 @@ async function merge(
     await run(conn, 'insert into batches values ($batch_id, $kind, $path, $version, $started, now(), $report::json)', {
       batch_id: batchId,
       kind: 'load',
-      path: source,
+      path: named,
       version,
       started: loadedAt,
       report: JSON.stringify(report),

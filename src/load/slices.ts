@@ -1,0 +1,256 @@
+import { existsSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { ChangedDuringLoadError, identityOf, sameIdentity } from './file-identity.js';
+import { scanFile } from './scan-file.js';
+import {
+  cutSlices,
+  planDir,
+  readPlan,
+  slicesDir,
+  writePlan,
+  writeSlice,
+  type Slice,
+  type SlicePlan,
+} from './slice-plan.js';
+import { isSdkUploadFile } from './uploads.js';
+import { moveLanded } from './landing.js';
+import { emptyFileReport, type FileReport } from './report.js';
+import { firstLine } from '../errors.js';
+
+/** What a slice file stands for: the partner's file, its place in it, and the plan's moment. */
+export interface SliceUse {
+  plan: SlicePlan;
+  slice: Slice;
+  dir: string;
+  /** The file's slices not yet in (shared by its uses): once none is left, the file is archived whole. */
+  open: Set<number>;
+}
+
+export interface SliceStep {
+  /** The input files with each large partner file replaced by the slices this run takes (none: it waits). */
+  files: string[];
+  /** Slice files (written when their load starts: `prepare`) and what each stands for. */
+  slices: Map<string, SliceUse>;
+  /** Partner files whose every slice was already in (a run stopped before archiving them): archive them. */
+  complete: SliceUse[];
+  /** Large files left for a later run: this run's slice budget was spent. */
+  waiting: number;
+  notes: string[];
+}
+
+/** Only plain NDJSON is sliced: a gzip stream cannot be read from the middle, nor a Parquet file's rows cut by line. */
+const SLICEABLE = /\.(ndjson|jsonl|json)$/i;
+
+/**
+ * Puts a partner file larger than `sliceBytes` into slices of whole lines, each loaded as a file of
+ * its own (its own transaction, ledger row and version), so that a continuous load publishes SDK
+ * uploads between them: it takes `maxSlices` a run, the plain load all of them. Slices load in
+ * file order, judged against the plan's one moment, and keep the partner's file name and line
+ * numbers, so the warehouse ends as a load of the whole file leaves it (docs/decisions.md, "Large
+ * partner files in slices"). Crash-safe: the plan is written before the first slice loads, a slice
+ * is in the warehouse whole or not at all (its key in the ledger), and the file is archived only
+ * once every slice is in.
+ */
+export async function takeSlices(
+  landingDir: string,
+  files: string[],
+  options: { sliceBytes: number; maxSlices: number; now: Date; loaded: (keys: string[]) => Promise<Set<string>> },
+): Promise<SliceStep> {
+  const step: SliceStep = { files: [], slices: new Map(), complete: [], waiting: 0, notes: [] };
+  const plans = existingPlans(landingDir);
+  let budget = options.maxSlices;
+  for (const file of files) {
+    const found = plans.get(file);
+    plans.delete(file);
+    const large = SLICEABLE.test(file) && !isSdkUploadFile(basename(file)) && sizeOf(file) > options.sliceBytes;
+    if (!found && (!large || options.sliceBytes <= 0)) {
+      step.files.push(file);
+      continue;
+    }
+    let plan = found?.plan ?? null;
+    let dir = found?.dir ?? '';
+    if (plan && !stillPlanned(plan)) {
+      step.notes.push(
+        `${file}: changed since its slices were planned; planned again, its records are taken again from its first line`,
+      );
+      rmSync(dir, { recursive: true, force: true });
+      plan = null;
+    }
+    if (!plan) {
+      if (!large) {
+        step.files.push(file);
+        continue;
+      }
+      if (budget <= 0) {
+        step.waiting++;
+        continue;
+      }
+      const made = await makePlan(landingDir, file, options.sliceBytes, options.now).catch(() => null);
+      // unreadable, or one slice only: loaded whole, and set aside with its reason as ever
+      if (!made) {
+        step.files.push(file);
+        continue;
+      }
+      ({ plan, dir } = made);
+      step.notes.push(
+        `${file}: ${plan.slices.length} slices of up to ${(options.sliceBytes / 2 ** 20).toFixed(0)} MiB (DRIVING_LOAD_SLICE_BYTES), loaded in turn`,
+      );
+    }
+    const loaded = await options.loaded(plan.slices.map((s) => s.key));
+    const setAside = setAsideSlices(dir);
+    const todo = plan.slices.filter((s) => !loaded.has(s.key) && !setAside.has(s.index));
+    if (todo.length === 0) {
+      step.complete.push({ plan, slice: plan.slices[plan.slices.length - 1] as Slice, dir, open: new Set() });
+      continue;
+    }
+    const take = todo.slice(0, Math.max(0, budget));
+    budget -= take.length;
+    if (take.length === 0) step.waiting++;
+    const open = new Set(todo.map((s) => s.index));
+    for (const slice of take) {
+      const path = join(dir, `part-${String(slice.index + 1).padStart(6, '0')}.ndjson`);
+      step.files.push(path);
+      step.slices.set(path, { plan, slice, dir, open });
+    }
+  }
+  // plans whose file is gone from the landing area (archived by a run stopped before it removed
+  // the plan, or removed by an operator) have nothing left to do
+  for (const { plan, dir } of plans.values())
+    if (!existsSync(plan.source)) rmSync(dir, { recursive: true, force: true });
+  return step;
+}
+
+/** Writes the slice file a load is about to read (called as its load starts, so at most a lane's worth are on disk). */
+export function prepareSlice(path: string, use: SliceUse): void {
+  writeSlice(use.plan, use.slice, path);
+}
+
+/** How the slice `use` names itself in the load's lines: the partner's file and its lines. */
+export function sliceLabel(use: SliceUse): string {
+  const { plan, slice } = use;
+  return `${plan.source} lines ${slice.firstLine}-${slice.lastLine} (slice ${slice.index + 1} of ${plan.slices.length})`;
+}
+
+/**
+ * After a slice's load: its file goes; once the last slice is in, the partner's file is archived
+ * whole (under the day its plan was made) and the plan removed. A slice that cannot be loaded (a
+ * check its change fails) is set aside alone, as a file of its own under `failed/` with the
+ * partner's name, its lines and the reason, and the file's other slices load as ever; one that
+ * meets a changed file or a full disk is tried again by the next run.
+ */
+export function settleSlice(
+  landingDir: string,
+  path: string,
+  use: SliceUse,
+  outcome: { report?: FileReport; error?: unknown },
+): FileReport {
+  const { plan, slice } = use;
+  if (outcome.report) {
+    rmSync(path, { force: true });
+    done(landingDir, use);
+    return outcome.report;
+  }
+  const reason = firstLine(outcome.error);
+  if (outcome.error instanceof ChangedDuringLoadError || isDiskFull(outcome.error)) {
+    rmSync(path, { force: true });
+    const failedBy = outcome.error instanceof ChangedDuringLoadError ? 'changed_during_load' : 'disk_full';
+    return { ...emptyFileReport(plan.source, false), failed: reason, failedBy, retry: true };
+  }
+  const lines = `lines ${slice.firstLine}-${slice.lastLine}`;
+  const failed = `${lines} (slice ${slice.index + 1} of ${plan.slices.length}) of ${plan.source}: ${reason}; the file's other lines load as ever`;
+  const setAside = join(use.dir, `${basename(plan.source).replace(SLICEABLE, '')}.${lines.replace(' ', '-')}.ndjson`);
+  if (existsSync(path)) {
+    renameSync(path, setAside);
+    moveLanded(landingDir, setAside, plan.plannedAt.slice(0, 10), 'failed', failed);
+  }
+  // the slice counts as done: set aside with its reason, never taken again
+  writeFileSync(join(use.dir, `${FAILED_MARK}${slice.index}`), `${failed}\n`);
+  done(landingDir, use);
+  return { ...emptyFileReport(plan.source, false), failed, failedBy: 'unreadable' };
+}
+
+function done(landingDir: string, use: SliceUse): void {
+  use.open.delete(use.slice.index);
+  if (use.open.size === 0) finishPlan(landingDir, use);
+}
+
+/** A slice set aside (src/load/slices.ts, settleSlice) leaves this mark, with its index, in its plan's folder. */
+const FAILED_MARK = 'failed-';
+
+function setAsideSlices(dir: string): Set<number> {
+  try {
+    return new Set(
+      readdirSync(dir)
+        .filter((n) => n.startsWith(FAILED_MARK))
+        .map((n) => Number(n.slice(FAILED_MARK.length))),
+    );
+  } catch {
+    return new Set();
+  }
+}
+
+function isDiskFull(error: unknown): boolean {
+  return (
+    (error as NodeJS.ErrnoException | undefined)?.code === 'ENOSPC' || /No space left on device/i.test(String(error))
+  );
+}
+
+/** Archives a partner file whose every slice is in, and removes its plan. */
+export function finishPlan(landingDir: string, use: SliceUse): void {
+  const { plan } = use;
+  if (existsSync(plan.source) && stillPlanned(plan))
+    moveLanded(landingDir, plan.source, plan.plannedAt.slice(0, 10), 'loaded');
+  rmSync(use.dir, { recursive: true, force: true });
+}
+
+async function makePlan(
+  landingDir: string,
+  file: string,
+  sliceBytes: number,
+  now: Date,
+): Promise<{ plan: SlicePlan; dir: string } | null> {
+  const identity = identityOf(file);
+  const scan = await scanFile(file, true, identity);
+  if (!scan.lines) return null;
+  const slices = cutSlices(scan.key, identity.size, scan.lines, sliceBytes);
+  if (slices.length <= 1) return null;
+  const plan: SlicePlan = { source: file, key: scan.key, identity, plannedAt: now.toISOString(), slices };
+  const dir = planDir(landingDir, scan.key);
+  writePlan(dir, plan);
+  return { plan, dir };
+}
+
+/** The plans of the landing area, by their file; a folder without a whole plan is removed. */
+function existingPlans(landingDir: string): Map<string, { plan: SlicePlan; dir: string }> {
+  const out = new Map<string, { plan: SlicePlan; dir: string }>();
+  const root = slicesDir(landingDir);
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    const dir = join(root, name);
+    const plan = readPlan(dir);
+    if (plan) out.set(plan.source, { plan, dir });
+    else rmSync(dir, { recursive: true, force: true });
+  }
+  return out;
+}
+
+function stillPlanned(plan: SlicePlan): boolean {
+  try {
+    return sameIdentity(plan.identity, identityOf(plan.source));
+  } catch {
+    return false;
+  }
+}
+
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}

@@ -1,0 +1,157 @@
+// A large partner file loaded a slice at a time (src/load/slices.ts) ends as a load of the whole
+// file: the same trips, statistics and quarantine (the partner's file name and line numbers); a
+// load killed with SIGKILL between slices resumes and merges each slice once.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import {
+  publishedRows,
+  sameApps,
+  warehouseRows,
+  workspace,
+  writeNdjson,
+  type Workspace,
+} from '../helpers/workspace.js';
+import { tripRecord } from '../helpers/trips.js';
+import { runJobKilledOn, runJobProcess } from '../helpers/job-process.js';
+import { runLoad } from '../../src/jobs/load.js';
+
+/** Small enough that the test file (about 1.4 MB) is cut into several slices. */
+const SLICE_BYTES = 256 * 1024;
+
+let reference: Workspace;
+let partnerFile: string;
+
+/** A partner's day file: 40 trips of 20 drivers, with bad lines (and blank ones) spread through it. */
+function partnerRecords(appId: string): unknown[] {
+  const records: unknown[] = [];
+  for (let i = 0; i < 40; i++) {
+    records.push(
+      tripRecord({
+        appId,
+        tripId: `p-${i}`,
+        userId: 500 + (i % 20),
+        orgUserId: `d-${i % 20}`,
+        start: `2026-11-20T${String(5 + (i % 14)).padStart(2, '0')}:${String(i % 2 === 0 ? 0 : 30).padStart(2, '0')}:00Z`,
+        seconds: 600,
+        speed: (s) => 8 + (s % 7),
+        events: i % 3 === 0 ? [{ type: 'brake', from: 30, to: 33 }] : [],
+      }),
+    );
+    // a line the quarantine keeps, by the line number it has in this file
+    if (i % 9 === 4) records.push('{"broken": ');
+    if (i % 11 === 6) records.push('');
+    // a record rejected by a rule (an unknown app)
+    if (i % 13 === 7)
+      records.push({ ...(records[records.length - 1] as object), appId: 'no-such-app', tripId: `x-${i}` });
+  }
+  return records;
+}
+
+/** What a load leaves, with the partner's file named by its name (the data folders differ). */
+async function outcome(ws: Workspace) {
+  // what names the load's run (its version, batch, file key, the file's folder) differs by design
+  const runless = (rows: Record<string, unknown>[]) =>
+    rows.map((t) => Object.fromEntries(Object.entries(t).filter(([k]) => !/version|batch|file|loaded_at/.test(k))));
+  return {
+    trips: runless(await publishedRows(ws.paths, 'trips', 'app_id, trip_id')),
+    stats: runless(await publishedRows(ws.paths, 'stats_daily', 'app_id, user_id, stat_date')),
+    warehouseTrips: await warehouseRows(
+      ws.paths,
+      'select app_id, trip_id, user_id, status, abnormal_reason, mileage_m, score, source_line, ' +
+        "regexp_extract(source_file, '[^/]+$') as file from trips order by all",
+    ),
+    quarantine: await warehouseRows(
+      ws.paths,
+      "select regexp_extract(source_file, '[^/]+$') as file, line_no, kind, reason from quarantine order by all",
+    ),
+  };
+}
+
+const archived = (ws: Workspace): string[] =>
+  existsSync(join(ws.paths.landingDir, 'loaded'))
+    ? readdirSync(join(ws.paths.landingDir, 'loaded'), { recursive: true })
+        .map(String)
+        .filter((n) => n.endsWith('.ndjson'))
+    : [];
+
+/** The partner's file put into the landing area. */
+function drop(ws: Workspace): void {
+  mkdirSync(ws.paths.landingDir, { recursive: true });
+  copyFileSync(partnerFile, join(ws.paths.landingDir, 'partner-day.ndjson'));
+}
+
+const NOW = new Date('2026-11-21T12:00:00Z');
+
+beforeAll(async () => {
+  reference = await workspace('UTC');
+  partnerFile = writeNdjson(join(reference.dir, 'in', 'partner-day.ndjson'), partnerRecords(reference.appId));
+  drop(reference);
+  // the whole file at once: under the default slice size
+  const whole = await runLoad({ dataDir: reference.dir, now: NOW });
+  expect(whole.files).toHaveLength(1);
+}, 300_000);
+afterAll(() => reference.cleanup());
+
+describe('a partner file loaded in slices', () => {
+  it('one slice a run ends as the whole file loaded at once, and archives the file whole after its last slice', async () => {
+    const ws = sameApps(reference);
+    try {
+      drop(ws);
+      const runs: number[] = [];
+      for (let run = 0; run < 20 && existsSync(join(ws.paths.landingDir, 'partner-day.ndjson')); run++) {
+        const result = await runLoad({ dataDir: ws.dir, now: NOW, sliceBytes: SLICE_BYTES, maxSlices: 1 });
+        runs.push(result.totals.tripsLoaded);
+        // each run takes one slice: the file's name in its reports, and its trips a part of the file's
+        expect(result.files.map((f) => basename(f.file))).toEqual(['partner-day.ndjson']);
+      }
+      expect(runs.length).toBeGreaterThanOrEqual(3);
+      expect(runs.every((n) => n > 0 && n < 40)).toBe(true);
+      expect(runs.reduce((a, b) => a + b, 0)).toBe(40);
+      expect(archived(ws)).toEqual([join(NOW.toISOString().slice(0, 10), 'partner-day.ndjson')]);
+      expect(readdirSync(join(ws.paths.landingDir, '.slices'))).toEqual([]);
+      const expected = await outcome(reference);
+      // bad lines all through the file, named by their line in it
+      expect(expected.quarantine.length).toBeGreaterThanOrEqual(6);
+      expect(Math.max(...expected.quarantine.map((q) => Number(q['line_no'])))).toBeGreaterThan(40);
+      expect(await outcome(ws)).toEqual(expected);
+      // no record loaded twice: one batch a slice, none replaced
+      const batches = await warehouseRows(ws.paths, "select count(*)::int as n from batches where kind = 'load'");
+      expect(batches[0]?.['n']).toBe(runs.length);
+      // the same file sent again is known
+      drop(ws);
+      const again = await runLoad({ dataDir: ws.dir, now: NOW, sliceBytes: SLICE_BYTES });
+      expect(again.totals.tripsLoaded).toBe(0);
+      expect(again.files.every((f) => f.skipped)).toBe(true);
+    } finally {
+      ws.cleanup();
+    }
+  });
+
+  it('a load killed with SIGKILL between slices resumes where it stopped and merges each slice once', async () => {
+    const ws = sameApps(reference);
+    const env = { DRIVING_LOAD_SLICE_BYTES: String(SLICE_BYTES) };
+    try {
+      drop(ws);
+      const killed = await runJobKilledOn('load', ['--data-dir', ws.dir], '[2/', env);
+      expect(killed.signal).toBe('SIGKILL');
+      const before = await warehouseRows(ws.paths, 'select count(*)::int as n from trips');
+      expect(Number(before[0]?.['n'])).toBeGreaterThan(0);
+      expect(Number(before[0]?.['n'])).toBeLessThan(40);
+      const again = await runJobProcess('load', ['--data-dir', ws.dir], env);
+      expect(again.code, again.stderr).toBe(0);
+      expect(existsSync(join(ws.paths.landingDir, 'partner-day.ndjson'))).toBe(false);
+      const batches = await warehouseRows(
+        ws.paths,
+        "select count(*)::int as n, count(distinct report->>'file')::int as files from batches where kind = 'load'",
+      );
+      const slices = await warehouseRows(ws.paths, 'select count(*)::int as n from loaded_files');
+      // every slice merged once: as many batches as ledger rows, and the whole file's outcome
+      expect(batches[0]?.['n']).toBe(slices[0]?.['n']);
+      expect(Number(slices[0]?.['n'])).toBeGreaterThanOrEqual(3);
+      expect(await outcome(ws)).toEqual(await outcome(reference));
+    } finally {
+      ws.cleanup();
+    }
+  });
+});
