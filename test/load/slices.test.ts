@@ -1,10 +1,13 @@
 // A large partner file loaded a slice at a time (src/load/slices.ts) ends as a load of the whole
 // file: the same trips, statistics and quarantine (the partner's file name and line numbers); a
-// load killed with SIGKILL between slices resumes and merges each slice once.
+// load killed with SIGKILL between slices resumes and merges each slice once; through the real
+// continuous load, an SDK upload that arrives meanwhile is served before the file's last slice, and
+// score.js started beside it waits for the batch in hand rather than its own short limit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import {
+  manifestOf,
   publishedRows,
   sameApps,
   warehouseRows,
@@ -13,7 +16,11 @@ import {
   type Workspace,
 } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
-import { runJobKilledOn, runJobProcess } from '../helpers/job-process.js';
+import { runJobKilledOn, runJobProcess, startJob } from '../helpers/job-process.js';
+import { until } from '../helpers/serve-process.js';
+import { openDatabase } from '../../src/db/open.js';
+import { query } from '../../src/db/sql.js';
+import { uploadFileName } from '../../src/load/uploads.js';
 import { runLoad } from '../../src/jobs/load.js';
 
 /** Small enough that the test file (about 1.4 MB) is cut into several slices. */
@@ -48,19 +55,23 @@ function partnerRecords(appId: string): unknown[] {
   return records;
 }
 
-/** What a load leaves, with the partner's file named by its name (the data folders differ). */
+/** What a load leaves, with the partner's file named by its name (the data folders differ); without the SDK driver's rows. */
 async function outcome(ws: Workspace) {
   // what names the load's run (its version, batch, file key, the file's folder) differs by design
   const runless = (rows: Record<string, unknown>[]) =>
     rows.map((t) => Object.fromEntries(Object.entries(t).filter(([k]) => !/version|batch|file|loaded_at/.test(k))));
   return {
-    trips: runless(await publishedRows(ws.paths, 'trips', 'app_id, trip_id')),
-    stats: runless(await publishedRows(ws.paths, 'stats_daily', 'app_id, user_id, stat_date')),
-    warehouseTrips: await warehouseRows(
-      ws.paths,
-      'select app_id, trip_id, user_id, status, abnormal_reason, mileage_m, score, source_line, ' +
-        "regexp_extract(source_file, '[^/]+$') as file from trips order by all",
+    trips: runless(await publishedRows(ws.paths, 'trips', 'app_id, trip_id')).filter((t) => t['user_id'] !== SDK_USER),
+    stats: runless(await publishedRows(ws.paths, 'stats_daily', 'app_id, user_id, stat_date')).filter(
+      (t) => t['user_id'] !== SDK_USER,
     ),
+    warehouseTrips: (
+      await warehouseRows(
+        ws.paths,
+        'select app_id, trip_id, user_id, status, abnormal_reason, mileage_m, score, source_line, ' +
+          "regexp_extract(source_file, '[^/]+$') as file from trips order by all",
+      )
+    ).filter((t) => t['user_id'] !== SDK_USER),
     quarantine: await warehouseRows(
       ws.paths,
       "select regexp_extract(source_file, '[^/]+$') as file, line_no, kind, reason from quarantine order by all",
@@ -80,6 +91,9 @@ function drop(ws: Workspace): void {
   mkdirSync(ws.paths.landingDir, { recursive: true });
   copyFileSync(partnerFile, join(ws.paths.landingDir, 'partner-day.ndjson'));
 }
+
+/** The driver whose SDK upload arrives while the partner's file loads. */
+const SDK_USER = '900';
 
 const NOW = new Date('2026-11-21T12:00:00Z');
 
@@ -151,6 +165,74 @@ describe('a partner file loaded in slices', () => {
       expect(Number(slices[0]?.['n'])).toBeGreaterThanOrEqual(3);
       expect(await outcome(ws)).toEqual(await outcome(reference));
     } finally {
+      ws.cleanup();
+    }
+  });
+
+  it('through the continuous load: an upload that arrives meanwhile is served before the last slice, and score.js waits its turn', async () => {
+    const ws = sameApps(reference);
+    // a limit shorter than any batch: score.js gets the warehouse only by waiting for the batch in hand
+    const env = { DRIVING_LOAD_SLICE_BYTES: String(SLICE_BYTES / 2), DRIVING_WAREHOUSE_LOCK_WAIT_MS: '100' };
+    const watch = startJob('load', ['--data-dir', ws.dir, '--watch', '--poll-ms', '200'], env);
+    try {
+      const served = async (): Promise<string[]> => {
+        const manifest = manifestOf(ws.paths);
+        if (!manifest) return [];
+        const db = await openDatabase(join(ws.paths.publishedDir, manifest.file), {
+          readOnly: true,
+          lockWaitMs: 5_000,
+        });
+        try {
+          return (await query(db.connection, 'select trip_id from trips')).map((r) => String(r['trip_id']));
+        } finally {
+          db.close();
+        }
+      };
+      mkdirSync(ws.paths.landingDir, { recursive: true });
+      copyFileSync(partnerFile, join(ws.dir, 'partner-day.ndjson'));
+      renameSync(join(ws.dir, 'partner-day.ndjson'), join(ws.paths.landingDir, 'partner-day.ndjson'));
+      await until(async () => (await served()).length > 0, 'the first slice served', 120_000);
+      // an SDK upload, as the API writes one, and the score job, while the partner's file loads
+      const upload = join(ws.paths.landingDir, uploadFileName(new Date()));
+      writeNdjson(`${upload}.part`, [
+        tripRecord({
+          appId: ws.appId,
+          tripId: 'sdk-1',
+          userId: Number(SDK_USER),
+          orgUserId: 'sdk-driver',
+          start: '2026-11-20T20:00:00Z',
+          seconds: 300,
+        }),
+      ]);
+      renameSync(`${upload}.part`, upload);
+      const score = runJobProcess('score', ['--data-dir', ws.dir, '--date', '2026-11-20'], env);
+      let partnerServedWithUpload = -1;
+      await until(
+        async () => {
+          const trips = await served();
+          if (!trips.includes('sdk-1')) return false;
+          partnerServedWithUpload = trips.filter((t) => t.startsWith('p-')).length;
+          return true;
+        },
+        'the upload served',
+        120_000,
+      );
+      // published between two slices of the partner's file, not after its last
+      expect(partnerServedWithUpload).toBeGreaterThan(0);
+      expect(partnerServedWithUpload).toBeLessThan(40);
+      const scored = await score;
+      expect(scored.code, scored.stderr).toBe(0);
+      await until(
+        async () => (await served()).filter((t) => t.startsWith('p-')).length === 40,
+        'every trip served',
+        120_000,
+      );
+      await until(() => !existsSync(join(ws.paths.landingDir, 'partner-day.ndjson')), 'the file archived');
+      watch.child.kill('SIGTERM');
+      expect((await watch.done).code).toBe(0);
+      expect(await outcome(ws)).toEqual(await outcome(reference));
+    } finally {
+      watch.child.kill('SIGKILL');
       ws.cleanup();
     }
   });
