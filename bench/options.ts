@@ -19,6 +19,7 @@ export const STAGES = [
   'tokens',
   'watch',
   'watch-rest',
+  'slices',
 ] as const;
 export type Stage = (typeof STAGES)[number];
 
