@@ -68,7 +68,7 @@ export const SETTINGS = {
     unit: 'bytes',
     describe: 'bytes of SDK upload files a load puts together into one batch file (0: none)',
   }),
-  DRIVING_LOAD_SLICE_BYTES: integer(64 * 2 ** 20, {
+  DRIVING_LOAD_SLICE_BYTES: integer(32 * 2 ** 20, {
     unit: 'bytes',
     describe:
       'a landing NDJSON file larger than this is loaded in slices of about this size, the continuous load taking one a batch so that SDK uploads publish between them (0: never sliced)',

@@ -77,6 +77,8 @@ export interface LoadOptions {
   sliceBytes?: number;
   /** Slices of large partner files this run takes (default all: the continuous load takes one a batch). */
   maxSlices?: number;
+  /** Make a large file's plan of slices beside the runs, not in one (the continuous load: src/load/slices.ts). */
+  planSlicesAside?: boolean;
 }
 
 export interface LoadResult {
@@ -176,6 +178,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       ? await takeSlices(paths.landingDir, inTurn.files, {
           sliceBytes: options.sliceBytes ?? settings.sliceBytes,
           maxSlices: options.maxSlices ?? Number.POSITIVE_INFINITY,
+          planAside: options.planSlicesAside ?? false,
           now,
           loaded: async (keys) =>
             new Set(

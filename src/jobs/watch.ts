@@ -196,6 +196,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
           heldLayers,
           // one slice of a large partner file a batch, with every upload waiting (src/load/slices.ts)
           maxSlices: 1,
+          planSlicesAside: true,
           onPublished: () => (servedAt = Date.now()),
         });
         outcome.result = result;

@@ -33,8 +33,10 @@ export interface SliceStep {
   slices: Map<string, SliceUse>;
   /** Partner files whose every slice was already in (a run stopped before archiving them): archive them. */
   complete: SliceUse[];
-  /** Large files left for a later run: this run's slice budget was spent. */
+  /** Large files left for a later run: this run's slice budget was spent, or their plan is being made. */
   waiting: number;
+  /** Plans being made aside (`planAside`): settles when they are (never rejects). */
+  planning: Promise<void> | null;
   notes: string[];
 }
 
@@ -54,14 +56,25 @@ const SLICEABLE = /\.(ndjson|jsonl|json)$/i;
 export async function takeSlices(
   landingDir: string,
   files: string[],
-  options: { sliceBytes: number; maxSlices: number; now: Date; loaded: (keys: string[]) => Promise<Set<string>> },
+  options: {
+    sliceBytes: number;
+    maxSlices: number;
+    now: Date;
+    loaded: (keys: string[]) => Promise<Set<string>>;
+    /**
+     * Make a new plan beside the runs rather than in one (the continuous load): its scan reads the
+     * whole file, a minute for a 100,000-driver day, which no upload should wait for.
+     */
+    planAside?: boolean;
+  },
 ): Promise<SliceStep> {
-  const step: SliceStep = { files: [], slices: new Map(), complete: [], waiting: 0, notes: [] };
+  const step: SliceStep = { files: [], slices: new Map(), complete: [], waiting: 0, planning: null, notes: [] };
   const plans = existingPlans(landingDir);
   let budget = options.maxSlices;
   for (const file of files) {
     const found = plans.get(file);
     plans.delete(file);
+    if (found) planning.delete(file);
     const large = SLICEABLE.test(file) && !isSdkUploadFile(basename(file)) && sizeOf(file) > options.sliceBytes;
     if (!found && (!large || options.sliceBytes <= 0)) {
       step.files.push(file);
@@ -85,7 +98,17 @@ export async function takeSlices(
         step.waiting++;
         continue;
       }
-      const made = await makePlan(landingDir, file, options.sliceBytes, options.now).catch(() => null);
+      let made: Made | null;
+      if (options.planAside) {
+        const aside = planAside(landingDir, file, options.sliceBytes, options.now);
+        if (!aside.settled) {
+          step.waiting++;
+          step.planning = aside.promise;
+          if (aside.started) step.notes.push(`${file}: planning its slices (reading it once) beside the batches`);
+          continue;
+        }
+        made = aside.made;
+      } else made = await makePlan(landingDir, file, options.sliceBytes, options.now).catch(() => null);
       // unreadable, or one slice only: loaded whole, and set aside with its reason as ever
       if (!made) {
         step.files.push(file);
@@ -113,6 +136,9 @@ export async function takeSlices(
       step.slices.set(path, { plan, slice, dir, open });
     }
   }
+  // a run with nothing else to do waits a moment for the plan, rather than follow at once with another
+  if (step.planning && step.files.length === 0)
+    await Promise.race([step.planning, new Promise((resolve) => setTimeout(resolve, PLAN_WAIT_MS).unref())]);
   // plans whose file is gone from the landing area (archived by a run stopped before it removed
   // the plan, or removed by an operator) have nothing left to do
   for (const { plan, dir } of plans.values())
@@ -203,12 +229,55 @@ export function finishPlan(landingDir: string, use: SliceUse): void {
   rmSync(use.dir, { recursive: true, force: true });
 }
 
-async function makePlan(
+/** How long a run with nothing but a plan being made waits for it (what an upload arriving meanwhile may wait more). */
+const PLAN_WAIT_MS = 2_000;
+
+type Made = { plan: SlicePlan; dir: string };
+
+interface Aside {
+  promise: Promise<void>;
+  settled: boolean;
+  made: Made | null;
+  /** Identity of the file when its planning began: a file changed since is planned again. */
+  identity: string;
+}
+
+/** Plans being made beside the runs of this process, by file. */
+const planning = new Map<string, Aside>();
+
+/** The plan being made aside for `file`, started if there is none; a settled one is handed over once. */
+function planAside(
   landingDir: string,
   file: string,
   sliceBytes: number,
   now: Date,
-): Promise<{ plan: SlicePlan; dir: string } | null> {
+): { promise: Promise<void>; settled: boolean; made: Made | null; started: boolean } {
+  let identity = '';
+  try {
+    identity = JSON.stringify(identityOf(file));
+  } catch {
+    // gone or no longer a file: loaded as it is, which reports it
+  }
+  const known = planning.get(file);
+  if (known && known.identity === identity) {
+    if (known.settled) planning.delete(file);
+    return { ...known, started: false };
+  }
+  const aside: Aside = { promise: Promise.resolve(), settled: false, made: null, identity };
+  aside.promise = makePlan(landingDir, file, sliceBytes, now).then(
+    (made) => {
+      aside.made = made;
+      aside.settled = true;
+    },
+    () => {
+      aside.settled = true;
+    },
+  );
+  planning.set(file, aside);
+  return { ...aside, started: true };
+}
+
+async function makePlan(landingDir: string, file: string, sliceBytes: number, now: Date): Promise<Made | null> {
   const identity = identityOf(file);
   const scan = await scanFile(file, true, identity);
   if (!scan.lines) return null;

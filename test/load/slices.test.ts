@@ -4,7 +4,7 @@
 // continuous load, an SDK upload that arrives meanwhile is served before the file's last slice, and
 // score.js started beside it waits for the batch in hand rather than its own short limit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, readdirSync, renameSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import {
   manifestOf,
@@ -137,6 +137,46 @@ describe('a partner file loaded in slices', () => {
       const again = await runLoad({ dataDir: ws.dir, now: NOW, sliceBytes: SLICE_BYTES });
       expect(again.totals.tripsLoaded).toBe(0);
       expect(again.files.every((f) => f.skipped)).toBe(true);
+    } finally {
+      ws.cleanup();
+    }
+  });
+
+  it('a file that changes between slices is planned anew and taken again whole', async () => {
+    const ws = sameApps(reference);
+    try {
+      drop(ws);
+      const first = await runLoad({ dataDir: ws.dir, now: NOW, sliceBytes: SLICE_BYTES, maxSlices: 1 });
+      expect(first.totals.tripsLoaded).toBeGreaterThan(0);
+      // the partner appends to the file in place after its first slice was taken
+      const landed = join(ws.paths.landingDir, 'partner-day.ndjson');
+      const more = [0, 1, 2].map((i) =>
+        tripRecord({
+          appId: ws.appId,
+          tripId: `late-${i}`,
+          userId: 700 + i,
+          orgUserId: `late-${i}`,
+          start: '2026-11-20T21:00:00Z',
+          seconds: 300,
+        }),
+      );
+      appendFileSync(landed, `${more.map((r) => JSON.stringify(r)).join('\n')}\n`);
+      const notes: string[] = [];
+      for (let run = 0; run < 20 && existsSync(landed); run++)
+        await runLoad({
+          dataDir: ws.dir,
+          now: NOW,
+          sliceBytes: SLICE_BYTES,
+          maxSlices: 1,
+          progress: (line) => notes.push(line),
+        });
+      expect(notes.some((n) => n.includes('changed since its slices were planned'))).toBe(true);
+      const trips = await warehouseRows(ws.paths, 'select trip_id from trips order by all');
+      // every record of the file as it ends, the appended ones too, once each
+      expect(trips.map((t) => String(t['trip_id']))).toEqual(
+        [...Array.from({ length: 40 }, (_, i) => `p-${i}`), 'late-0', 'late-1', 'late-2'].sort(),
+      );
+      expect(archived(ws)).toEqual([join(NOW.toISOString().slice(0, 10), 'partner-day.ndjson')]);
     } finally {
       ws.cleanup();
     }
