@@ -1,5 +1,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { sliceProgress } from './slice-progress.js';
 
 /** What waits in the landing area and what the load set aside (docs/operating.md, "Landing"). */
 export interface LandingStatus {
@@ -27,8 +28,10 @@ export function isInputName(name: string): boolean {
  */
 export function landingStatus(landingDir: string, now: number = Date.now()): LandingStatus {
   const waiting = waitingFiles(landingDir);
+  // a large file loading a slice a batch waits since its last slice, not since it arrived
+  const sliced = sliceProgress(landingDir);
   let oldest = Number.POSITIVE_INFINITY;
-  for (const mtime of waiting.values()) oldest = Math.min(oldest, mtime);
+  for (const [name, mtime] of waiting) oldest = Math.min(oldest, Math.max(mtime, sliced.get(name) ?? 0));
   let failed = 0;
   const failedDir = join(landingDir, 'failed');
   for (const day of listing(failedDir)) {

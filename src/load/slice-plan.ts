@@ -13,6 +13,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { fsyncDir } from '../fsutil.js';
+import { PLAN_FILE, SLICES_DIR } from '../slice-progress.js';
 import { ChangedDuringLoadError, sameIdentity, type FileIdentity } from './file-identity.js';
 import type { LineIndex } from './scan-file.js';
 
@@ -44,7 +45,7 @@ export interface SlicePlan {
   slices: Slice[];
 }
 
-const PLAN = 'plan.json';
+const PLAN = PLAN_FILE;
 
 /** The slices of a file whose line index is `lines`: runs of whole lines of about `sliceBytes` each, covering every byte. */
 export function cutSlices(key: string, size: number, lines: LineIndex, sliceBytes: number): Slice[] {
@@ -80,7 +81,7 @@ export function sliceKey(fileKey: string, start: number, end: number): string {
 }
 
 /** The plan's folder under `<landing>/.slices/` (a dot name: never listed as an input). */
-export const slicesDir = (landingDir: string): string => join(landingDir, '.slices');
+export const slicesDir = (landingDir: string): string => join(landingDir, SLICES_DIR);
 export const planDir = (landingDir: string, key: string): string => join(slicesDir(landingDir), key.slice(0, 32));
 
 /** Writes the plan where the next run finds it: under a temporary name, fsynced, then renamed. */

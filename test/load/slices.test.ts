@@ -4,7 +4,7 @@
 // continuous load, an SDK upload that arrives meanwhile is served before the file's last slice, and
 // score.js started beside it waits for the batch in hand rather than its own short limit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, readdirSync, renameSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, utimesSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import {
   manifestOf,
@@ -22,6 +22,7 @@ import { openDatabase } from '../../src/db/open.js';
 import { query } from '../../src/db/sql.js';
 import { uploadFileName } from '../../src/load/uploads.js';
 import { runLoad } from '../../src/jobs/load.js';
+import { landingStatus } from '../../src/landing-status.js';
 
 /** Small enough that the test file (about 1.4 MB) is cut into several slices. */
 const SLICE_BYTES = 256 * 1024;
@@ -112,14 +113,23 @@ describe('a partner file loaded in slices', () => {
     const ws = sameApps(reference);
     try {
       drop(ws);
+      const landed = join(ws.paths.landingDir, 'partner-day.ndjson');
+      const hourAgo = new Date(Date.now() - 3600_000);
+      utimesSync(landed, hourAgo, hourAgo);
       const runs: number[] = [];
-      for (let run = 0; run < 20 && existsSync(join(ws.paths.landingDir, 'partner-day.ndjson')); run++) {
+      const waitedWhileSliced: number[] = [];
+      for (let run = 0; run < 20 && existsSync(landed); run++) {
         const result = await runLoad({ dataDir: ws.dir, now: NOW, sliceBytes: SLICE_BYTES, maxSlices: 1 });
         runs.push(result.totals.tripsLoaded);
+        const status = landingStatus(ws.paths.landingDir);
+        if (status.oldestWaitingSeconds !== null) waitedWhileSliced.push(status.oldestWaitingSeconds);
         // each run takes one slice: the file's name in its reports, and its trips a part of the file's
         expect(result.files.map((f) => basename(f.file))).toEqual(['partner-day.ndjson']);
       }
       expect(runs.length).toBeGreaterThanOrEqual(3);
+      expect(waitedWhileSliced.length).toBeGreaterThanOrEqual(2);
+      // a file loading a slice a run waits since its last slice, not since it arrived an hour ago
+      expect(Math.max(...waitedWhileSliced)).toBeLessThan(600);
       expect(runs.every((n) => n > 0 && n < 40)).toBe(true);
       expect(runs.reduce((a, b) => a + b, 0)).toBe(40);
       expect(archived(ws)).toEqual([join(NOW.toISOString().slice(0, 10), 'partner-day.ndjson')]);
