@@ -42,6 +42,8 @@ export interface SlicePlan {
   identity: FileIdentity;
   /** ISO instant: the validating moment and loaded_at of every slice. */
   plannedAt: string;
+  /** A gzip file's text, decompressed once into the plan's folder (this name there), which the slices are cut from. */
+  text?: string;
   slices: Slice[];
 }
 
@@ -115,7 +117,7 @@ export function readPlan(dir: string): SlicePlan | null {
  * has in the partner's file (blank lines are counted, never read as records). Read from the
  * partner's file only if it is still the file planned.
  */
-export function writeSlice(plan: SlicePlan, slice: Slice, target: string): void {
+export function writeSlice(plan: SlicePlan, dir: string, slice: Slice, target: string): void {
   let src: number;
   try {
     src = openSync(plan.source, constants.O_RDONLY | constants.O_NOFOLLOW);
@@ -128,6 +130,12 @@ export function writeSlice(plan: SlicePlan, slice: Slice, target: string): void 
     const st = fstatSync(src);
     if (!sameIdentity(plan.identity, st) || st.nlink > 1)
       throw new ChangedDuringLoadError(`changed_during_load: ${plan.source} changed since its slices were planned`);
+    if (plan.text) {
+      // the partner's file is still the one planned: its text is the copy in the plan's folder
+      const copy = openSync(join(dir, plan.text), 'r');
+      closeSync(src);
+      src = copy;
+    }
     const out = openSync(target, 'w', 0o600);
     try {
       const padding = slice.index === 0 ? 0 : slice.firstLine - 1;

@@ -1,17 +1,8 @@
 import { existsSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { ChangedDuringLoadError, identityOf, sameIdentity } from './file-identity.js';
-import { scanFile } from './scan-file.js';
-import {
-  cutSlices,
-  planDir,
-  readPlan,
-  slicesDir,
-  writePlan,
-  writeSlice,
-  type Slice,
-  type SlicePlan,
-} from './slice-plan.js';
+import { ChangedDuringLoadError } from './file-identity.js';
+import { writeSlice, type Slice, type SlicePlan } from './slice-plan.js';
+import { existingPlans, forgetPlanning, makePlan, planAside, stillPlanned, type Made } from './slice-planning.js';
 import { isSdkUploadFile } from './uploads.js';
 import { moveLanded } from './landing.js';
 import { emptyFileReport, type FileReport } from './report.js';
@@ -40,8 +31,11 @@ export interface SliceStep {
   notes: string[];
 }
 
-/** Only plain NDJSON is sliced: a gzip stream cannot be read from the middle, nor a Parquet file's rows cut by line. */
-const SLICEABLE = /\.(ndjson|jsonl|json)$/i;
+/**
+ * NDJSON is sliced, gzip or not (a gzip stream cannot be read from the middle: its text is
+ * written out once, as the plan is made); a Parquet file's rows are not lines.
+ */
+const SLICEABLE = /\.(ndjson|jsonl|json)(\.gz)?$/i;
 
 /**
  * Puts a partner file larger than `sliceBytes` into slices of whole lines, each loaded as a file of
@@ -74,7 +68,7 @@ export async function takeSlices(
   for (const file of files) {
     const found = plans.get(file);
     plans.delete(file);
-    if (found) planning.delete(file);
+    if (found) forgetPlanning(file);
     const large = SLICEABLE.test(file) && !isSdkUploadFile(basename(file)) && sizeOf(file) > options.sliceBytes;
     if (!found && (!large || options.sliceBytes <= 0)) {
       step.files.push(file);
@@ -148,7 +142,7 @@ export async function takeSlices(
 
 /** Writes the slice file a load is about to read (called as its load starts, so at most a lane's worth are on disk). */
 export function prepareSlice(path: string, use: SliceUse): void {
-  writeSlice(use.plan, use.slice, path);
+  writeSlice(use.plan, use.dir, use.slice, path);
 }
 
 /** How the slice `use` names itself in the load's lines: the partner's file and its lines. */
@@ -231,90 +225,6 @@ export function finishPlan(landingDir: string, use: SliceUse): void {
 
 /** How long a run with nothing but a plan being made waits for it (what an upload arriving meanwhile may wait more). */
 const PLAN_WAIT_MS = 2_000;
-
-type Made = { plan: SlicePlan; dir: string };
-
-interface Aside {
-  promise: Promise<void>;
-  settled: boolean;
-  made: Made | null;
-  /** Identity of the file when its planning began: a file changed since is planned again. */
-  identity: string;
-}
-
-/** Plans being made beside the runs of this process, by file. */
-const planning = new Map<string, Aside>();
-
-/** The plan being made aside for `file`, started if there is none; a settled one is handed over once. */
-function planAside(
-  landingDir: string,
-  file: string,
-  sliceBytes: number,
-  now: Date,
-): { promise: Promise<void>; settled: boolean; made: Made | null; started: boolean } {
-  let identity = '';
-  try {
-    identity = JSON.stringify(identityOf(file));
-  } catch {
-    // gone or no longer a file: loaded as it is, which reports it
-  }
-  const known = planning.get(file);
-  if (known && known.identity === identity) {
-    if (known.settled) planning.delete(file);
-    return { ...known, started: false };
-  }
-  const aside: Aside = { promise: Promise.resolve(), settled: false, made: null, identity };
-  aside.promise = makePlan(landingDir, file, sliceBytes, now).then(
-    (made) => {
-      aside.made = made;
-      aside.settled = true;
-    },
-    () => {
-      aside.settled = true;
-    },
-  );
-  planning.set(file, aside);
-  return { ...aside, started: true };
-}
-
-async function makePlan(landingDir: string, file: string, sliceBytes: number, now: Date): Promise<Made | null> {
-  const identity = identityOf(file);
-  const scan = await scanFile(file, true, identity);
-  if (!scan.lines) return null;
-  const slices = cutSlices(scan.key, identity.size, scan.lines, sliceBytes);
-  if (slices.length <= 1) return null;
-  const plan: SlicePlan = { source: file, key: scan.key, identity, plannedAt: now.toISOString(), slices };
-  const dir = planDir(landingDir, scan.key);
-  writePlan(dir, plan);
-  return { plan, dir };
-}
-
-/** The plans of the landing area, by their file; a folder without a whole plan is removed. */
-function existingPlans(landingDir: string): Map<string, { plan: SlicePlan; dir: string }> {
-  const out = new Map<string, { plan: SlicePlan; dir: string }>();
-  const root = slicesDir(landingDir);
-  let names: string[];
-  try {
-    names = readdirSync(root);
-  } catch {
-    return out;
-  }
-  for (const name of names) {
-    const dir = join(root, name);
-    const plan = readPlan(dir);
-    if (plan) out.set(plan.source, { plan, dir });
-    else rmSync(dir, { recursive: true, force: true });
-  }
-  return out;
-}
-
-function stillPlanned(plan: SlicePlan): boolean {
-  try {
-    return sameIdentity(plan.identity, identityOf(plan.source));
-  } catch {
-    return false;
-  }
-}
 
 function sizeOf(file: string): number {
   try {

@@ -4,7 +4,18 @@
 // continuous load, an SDK upload that arrives meanwhile is served before the file's last slice, and
 // score.js started beside it waits for the batch in hand rather than its own short limit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, utimesSync } from 'node:fs';
+import {
+  appendFileSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { basename, join } from 'node:path';
 import {
   manifestOf,
@@ -147,6 +158,39 @@ describe('a partner file loaded in slices', () => {
       const again = await runLoad({ dataDir: ws.dir, now: NOW, sliceBytes: SLICE_BYTES });
       expect(again.totals.tripsLoaded).toBe(0);
       expect(again.files.every((f) => f.skipped)).toBe(true);
+    } finally {
+      ws.cleanup();
+    }
+  });
+
+  it('a gzip file is sliced from its text, written out once, and ends as the plain file loaded whole', async () => {
+    const ws = sameApps(reference);
+    try {
+      mkdirSync(ws.paths.landingDir, { recursive: true });
+      const landed = join(ws.paths.landingDir, 'partner-day.ndjson.gz');
+      writeFileSync(landed, gzipSync(readFileSync(partnerFile)));
+      let runs = 0;
+      for (; runs < 20 && existsSync(landed); runs++) {
+        await runLoad({ dataDir: ws.dir, now: NOW, sliceBytes: SLICE_BYTES, maxSlices: 1 });
+        // the text is kept beside the plan while slices remain
+        if (existsSync(landed))
+          expect(readdirSync(join(ws.paths.landingDir, '.slices'), { recursive: true }).map(String)).toContain(
+            join(readdirSync(join(ws.paths.landingDir, '.slices'))[0] as string, 'text.ndjson'),
+          );
+      }
+      expect(runs).toBeGreaterThanOrEqual(3);
+      // archived whole, as it came
+      expect(
+        readdirSync(join(ws.paths.landingDir, 'loaded'), { recursive: true })
+          .map(String)
+          .filter((n) => n.endsWith('.gz')),
+      ).toEqual([join(NOW.toISOString().slice(0, 10), 'partner-day.ndjson.gz')]);
+      expect(readdirSync(join(ws.paths.landingDir, '.slices'))).toEqual([]);
+      const plain = (rows: Record<string, unknown>[]) =>
+        rows.map((r) => ('file' in r ? { ...r, file: String(r['file']).replace(/\.gz$/, '') } : r));
+      const got = await outcome(ws);
+      const want = await outcome(reference);
+      expect({ ...got, warehouseTrips: plain(got.warehouseTrips), quarantine: plain(got.quarantine) }).toEqual(want);
     } finally {
       ws.cleanup();
     }
