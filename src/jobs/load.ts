@@ -4,7 +4,7 @@ import { openWarehouse, refreshApps, type Warehouse } from '../warehouse/warehou
 import { loadFiles } from '../load/load-file.js';
 import { expandInputs, landingFiles, moveLanded, type RefusedInput } from '../load/landing.js';
 import { splitBatch } from '../load/split-batch.js';
-import { finishPlan, prepareSlice, settleSlice, sliceLabel, takeSlices } from '../load/slices.js';
+import { finishPlan, prepareSlice, settleSlice, sliceLabel, standsFor, takeSlices } from '../load/slices.js';
 import { batchUploads, uploadsInTurn, type UploadBatches, type UploadLedger } from '../load/uploads.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { listValue } from '../db/duckdb.js';
@@ -241,7 +241,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         routes,
         standsFor: (file) => {
           const use = sliced?.slices.get(file);
-          return use && { source: use.plan.source, key: use.slice.key, now: new Date(use.plan.plannedAt) };
+          return use && standsFor(use);
         },
       },
       ({ file, report: loaded, error }, index) => {

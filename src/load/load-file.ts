@@ -4,7 +4,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { inTransaction, nextBatchId, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
 import { installMacros } from '../db/macros.js';
-import { materialize, query, queryFile, quoteLiteral, run, sqlText } from '../db/sql.js';
+import { materialize, query, queryFile, quoteLiteral, run, runFile, sqlText } from '../db/sql.js';
 import { dropStaged, formatOf, stageFile, type StagePath } from './stage-file.js';
 import { scanFile, type LineIndex } from './scan-file.js';
 import { assertUnchanged, identityOf, removePointFiles, type FileIdentity } from './file-identity.js';
@@ -35,7 +35,16 @@ export interface LoadFileContext {
    * src/load/slices.ts): the file its records name, its ledger key, and the moment its records are
    * judged against; undefined for a file that is itself.
    */
-  standsFor?: (file: string) => { source: string; key: string; now: Date } | undefined;
+  standsFor?: (file: string) => StandsFor | undefined;
+}
+
+/** What a file read stands for when it is a slice of a partner's file (src/load/slices.ts). */
+export interface StandsFor {
+  source: string;
+  key: string;
+  now: Date;
+  /** Recorded with the slice's merge (loaded_slices), for a re-derivation to cut it again. */
+  slice: { sourceKey: string; start: number; end: number; firstLine: number };
 }
 
 /** One file's outcome, in input order; `error` when it could not be loaded at all. */
@@ -147,7 +156,7 @@ async function loadOne(
       stagedAfter = await lastBatchId(conn);
       how = await stage(conn, source, named, key, scan.lines, ctx);
     }
-    const report = await merge(conn, source, named, key, identity, ctx, stagedAfter).finally(merged);
+    const report = await merge(conn, source, named, key, identity, ctx, stagedAfter, as).finally(merged);
     // the file is committed whatever happens here: a route file not written now (a full disk, a
     // kill) is written by the publish from the raw-point Parquet, which fails the publish loudly
     if (ctx.routes && report.version !== null) {
@@ -246,6 +255,7 @@ async function merge(
   identity: FileIdentity,
   ctx: LoadFileContext,
   stagedAfter: number,
+  as?: StandsFor,
 ): Promise<FileReport> {
   const version = (await warehouseVersion(conn)) + 1;
   const batchId = await nextBatchId(conn);
@@ -270,6 +280,15 @@ async function merge(
       started: loadedAt,
       report: JSON.stringify(report),
     });
+    if (as)
+      await runFile(conn, 'ops/load/record_slice', {
+        file_key: key,
+        source_key: as.slice.sourceKey,
+        source_path: as.source,
+        start_byte: as.slice.start,
+        end_byte: as.slice.end,
+        first_line: as.slice.firstLine,
+      });
     await setWarehouseVersion(conn, version);
     // last, inside the transaction: a file that changed since its load began rolls all of it back
     assertUnchanged(source, identity);

@@ -33,14 +33,16 @@ export async function rederiveFile(
   conn: DuckDBConnection,
   file: string,
   loaded: { file_key: string; batch_id: number },
-  ctx: { pointsDir: string; now: Date },
+  /** `named`: the file its records name, when `file` is a slice cut again from it (src/load/slice-rederive.ts). */
+  ctx: { pointsDir: string; now: Date; named?: string },
 ): Promise<RederivedFile> {
   const key = loaded.file_key;
+  const named = ctx.named ?? file;
   try {
     const { lines } = await scanFile(file, formatOf(file) === 'ndjson');
     const how = await stageFile(conn, file, lines, ctx.now);
     await materialize(conn, 'models/intermediate/int_trips', {
-      source_file: file,
+      source_file: named,
       loaded_at: ctx.now.toISOString(),
       file_key: key,
     });
@@ -56,9 +58,9 @@ export async function rederiveFile(
       keptAsStored[String(row['reason'])] = Number(row['n']);
     }
     await writePoints(conn, ctx.pointsDir, key);
-    const report = await merge(conn, file, key, loaded.batch_id, ctx.now);
+    const report = await merge(conn, named, key, loaded.batch_id, ctx.now);
     return {
-      file,
+      file: named,
       rederived: Object.values(report.status).reduce((a, b) => a + b, 0),
       changed: Number(counts?.['changed'] ?? 0),
       heldElsewhere: Number(elsewhere[0]?.['n'] ?? 0),

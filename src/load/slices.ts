@@ -7,6 +7,7 @@ import { isSdkUploadFile } from './uploads.js';
 import { moveLanded } from './landing.js';
 import { emptyFileReport, type FileReport } from './report.js';
 import { firstLine } from '../errors.js';
+import type { StandsFor } from './load-file.js';
 
 /** What a slice file stands for: the partner's file, its place in it, and the plan's moment. */
 export interface SliceUse {
@@ -143,6 +144,22 @@ export async function takeSlices(
 /** Writes the slice file a load is about to read (called as its load starts, so at most a lane's worth are on disk). */
 export function prepareSlice(path: string, use: SliceUse): void {
   writeSlice(use.plan, use.dir, use.slice, path);
+}
+
+/** What the slice file of `use` stands for in its load (src/load/load-file.ts). */
+export function standsFor(use: SliceUse): StandsFor {
+  const { plan, slice } = use;
+  return {
+    source: plan.source,
+    key: slice.key,
+    now: new Date(plan.plannedAt),
+    slice: {
+      sourceKey: plan.key,
+      start: slice.start,
+      end: slice.end,
+      firstLine: slice.index === 0 ? 1 : slice.firstLine,
+    },
+  };
 }
 
 /** How the slice `use` names itself in the load's lines: the partner's file and its lines. */
