@@ -10,12 +10,12 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { pathsFor, jobSettings } from '../src/config.js';
+import { pathsFor } from '../src/config.js';
 import { readManifest } from '../src/publish/manifest.js';
 import { addDays } from '../src/time.js';
 import { childOptions, jobScript, record, type BenchContext } from './context.js';
 import { jobJson, runNodeChild, startNodeChild, type ChildResult } from './child.js';
-import { dropDataDir, ensureDayFiles, mib, newDataDir } from './fixtures.js';
+import { dropDataDir, ensureDayFiles, mib as mebi, newDataDir } from './fixtures.js';
 import { startCluster } from './cluster-server.js';
 import { tripTemplates } from './watch-stage.js';
 import { UploadMaker, UploadRun, issueTokens, quantile } from './watch-uploads.js';
@@ -32,12 +32,18 @@ const SCORE_AFTER_MS = 5_000;
  * folder; the day of every driver of the run's size (small: 2,000, full: 100,000) dropped into the
  * landing area as one NDJSON file while drivers upload one trip a second through the API, each
  * asked for until it is served. The upload-to-served lag (p50, p99, max) while the file loads a
- * slice a batch (DRIVING_LOAD_SLICE_BYTES), and the file's own time to its last trip served; then
- * the day sent again, and score.js started beside its slices.
+ * slice a batch, and the file's own time to its last trip served; then the day sent again, and
+ * score.js started beside its slices. Once per `--slice-mib` value (DRIVING_LOAD_SLICE_BYTES;
+ * 0: the file loaded whole, as before slices), each figure named by it.
  */
 export async function benchSlices(ctx: BenchContext): Promise<void> {
+  for (const mib of ctx.options.sliceMib) await sliceRun(ctx, mib);
+}
+
+/** One run of the stage with DRIVING_LOAD_SLICE_BYTES at `mib` MiB (0: the file loaded whole); its figures are named by it. */
+async function sliceRun(ctx: BenchContext, mib: number): Promise<void> {
   const day = await ensureDayFiles(ctx, 'ndjson');
-  const dir = await newDataDir(ctx, 'slices');
+  const dir = await newDataDir(ctx, `slices-${mib}`);
   const base = ctx.base as NonNullable<BenchContext['base']>;
   const paths = pathsFor(dir);
   mkdirSync(paths.landingDir, { recursive: true });
@@ -45,11 +51,13 @@ export async function benchSlices(ctx: BenchContext): Promise<void> {
   const uploadUsers = base.users.slice(0, UPLOAD_DRIVERS).map((u) => u.orgUserId);
   // the uploads are trips of day D - 1: the partner's file holds day D of every driver
   const maker = new UploadMaker(Date.parse(`${addDays(ctx.day, -1)}T00:00:00Z`), `slices-${Date.now().toString(36)}`);
+  const env = { DRIVING_LOAD_SLICE_BYTES: String(mib * 2 ** 20) };
+  const variant = `--slice-mib ${mib}`;
   const watcher = startNodeChild(
     'load --watch (slices)',
     jobScript(ctx, 'load'),
     ['--data-dir', dir, '--watch', '--json'],
-    childOptions(ctx, false),
+    { ...childOptions(ctx, false), env },
   );
   let watcherDone: ChildResult | null = null;
   try {
@@ -64,7 +72,7 @@ export async function benchSlices(ctx: BenchContext): Promise<void> {
       const dropped = performance.now();
       renameSync(join(paths.landingDir, '.partner.ndjson.tmp'), partner);
       ctx.progress(
-        `bench: slices: a partner day file of ${mib(bytes)} MiB (${day.trips.toLocaleString('en-US')} trips) dropped; uploads at ${UPLOADS_PER_S}/s until it is loaded`,
+        `bench: slices: ${variant}: a partner day file of ${mebi(bytes)} MiB (${day.trips.toLocaleString('en-US')} trips) dropped; uploads at ${UPLOADS_PER_S}/s until it is loaded`,
       );
       // set as the uploads go
       const seen: { archivedAfter: number | null; slices: number | null } = { archivedAfter: null, slices: null };
@@ -80,7 +88,7 @@ export async function benchSlices(ctx: BenchContext): Promise<void> {
         },
       );
       const lags = (await uploads.finish()).lagsMs.map((ms) => ms / 1000);
-      const label = `${UPLOADS_PER_S} upload/s beside a ${mib(bytes)} MiB partner day file of ${base.users.length.toLocaleString('en-US')} drivers (DRIVING_LOAD_SLICE_BYTES ${mib(jobSettings().sliceBytes)} MiB; ${seen.slices ?? '?'} slices)`;
+      const label = `${variant}: ${UPLOADS_PER_S} upload/s beside a ${mebi(bytes)} MiB partner day file of ${base.users.length.toLocaleString('en-US')} drivers (${seen.slices === null ? 'loaded whole' : `${seen.slices} slices`})`;
       const max = lags.length > 0 ? Math.max(...lags) : null;
       for (const [name, v] of [
         ['p50', quantile(lags, 0.5)],
@@ -108,16 +116,14 @@ export async function benchSlices(ctx: BenchContext): Promise<void> {
       renameSync(join(paths.landingDir, '.partner.ndjson.tmp'), again);
       await new Promise((r) => setTimeout(r, SCORE_AFTER_MS));
       const beside = existsSync(again);
-      const scored = await runNodeChild(
-        'score (beside slices)',
-        jobScript(ctx, 'score'),
-        ['--data-dir', dir],
-        childOptions(ctx, false),
-      );
+      const scored = await runNodeChild('score (beside slices)', jobScript(ctx, 'score'), ['--data-dir', dir], {
+        ...childOptions(ctx, false),
+        env,
+      });
       ctx.children.push(scored);
       record(ctx, {
         stage: 'slices',
-        metric: `score.js started ${SCORE_AFTER_MS / 1000} s after the file was sent again, while its slices load: exit code (seconds)`,
+        metric: `${variant}: score.js started ${SCORE_AFTER_MS / 1000} s after the file was sent again, while its slices load: exit code (seconds)`,
         value: scored.exitCode,
         unit: `(${scored.wallSeconds.toFixed(1)} s${beside ? '' : '; the file was loaded before it started'})`,
         target: '0',
@@ -131,7 +137,7 @@ export async function benchSlices(ctx: BenchContext): Promise<void> {
       const partnerTrips = (watched.tripsLoaded - lags.length) / 2;
       record(ctx, {
         stage: 'slices',
-        metric: `the partner file: dropped to archived after its last slice (trips loaded of generated, each time; batches of the watch)`,
+        metric: `${variant}: the partner file: dropped to archived after its last slice (trips loaded of generated, each time; batches of the watch)`,
         value: seen.archivedAfter === null ? null : Math.round(seen.archivedAfter),
         unit: `s (${partnerTrips.toLocaleString('en-US')} of ${day.trips.toLocaleString('en-US')}; ${watched.batches})`,
         target: 'all loaded',
