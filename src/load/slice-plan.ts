@@ -84,7 +84,9 @@ export function sliceKey(fileKey: string, start: number, end: number): string {
 
 /** The plan's folder under `<landing>/.slices/` (a dot name: never listed as an input). */
 export const slicesDir = (landingDir: string): string => join(landingDir, SLICES_DIR);
-export const planDir = (landingDir: string, key: string): string => join(slicesDir(landingDir), key.slice(0, 32));
+/** Named by the file's content and its name: two byte-identical files waiting each have their own. */
+export const planDir = (landingDir: string, key: string, source: string): string =>
+  join(slicesDir(landingDir), `${key.slice(0, 24)}-${createHash('sha256').update(source).digest('hex').slice(0, 8)}`);
 
 /** Writes the plan where the next run finds it: under a temporary name, fsynced, then renamed. */
 export function writePlan(dir: string, plan: SlicePlan): void {

@@ -77,7 +77,7 @@ export async function makePlan(landingDir: string, file: string, sliceBytes: num
     const slices = cutSlices(scan.key, size, scan.lines, sliceBytes);
     if (slices.length <= 1) return null;
     const plan: SlicePlan = { source: file, key: scan.key, identity, plannedAt: now.toISOString(), slices };
-    const dir = planDir(landingDir, scan.key);
+    const dir = planDir(landingDir, scan.key, file);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     if (gzip) {
       renameSync(text, join(dir, TEXT));
