@@ -4,7 +4,7 @@ import { openWarehouse, refreshApps, type Warehouse } from '../warehouse/warehou
 import { loadFiles } from '../load/load-file.js';
 import { expandInputs, landingFiles, moveLanded, type RefusedInput } from '../load/landing.js';
 import { splitBatch } from '../load/split-batch.js';
-import { finishPlan, prepareSlice, settleSlice, sliceLabel, standsFor, takeSlices } from '../load/slices.js';
+import { SliceRun } from '../load/slices.js';
 import { batchUploads, uploadsInTurn, type UploadBatches, type UploadLedger } from '../load/uploads.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { listValue } from '../db/duckdb.js';
@@ -175,24 +175,20 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     const { refused } = listed;
     // a large partner file goes a slice at a time (src/load/slices.ts); the uploads with each
     const sliced = fromLanding
-      ? await takeSlices(paths.landingDir, inTurn.files, {
-          sliceBytes: options.sliceBytes ?? settings.sliceBytes,
-          maxSlices: options.maxSlices ?? Number.POSITIVE_INFINITY,
-          planAside: options.planSlicesAside ?? false,
-          now,
-          loaded: async (keys) =>
-            new Set(
-              (await queryFile(wh.conn, 'ops/load/files_known', { keys: listValue(keys) })).map((r) =>
-                String(r['key']),
-              ),
-            ),
-        })
+      ? await SliceRun.take(
+          wh.conn,
+          paths.landingDir,
+          inTurn.files,
+          {
+            sliceBytes: options.sliceBytes ?? settings.sliceBytes,
+            maxSlices: options.maxSlices ?? Number.POSITIVE_INFINITY,
+            planAside: options.planSlicesAside ?? false,
+            now,
+          },
+          (m) => progress(`load: ${m}`),
+        )
       : null;
     const files = sliced?.files ?? inTurn.files;
-    for (const note of sliced?.notes ?? []) progress(`load: ${note}`);
-    for (const use of sliced?.complete ?? []) finishPlan(paths.landingDir, use);
-    if (sliced?.waiting) progress(`load: ${sliced.waiting} large file(s) wait for a later batch's slice`);
-    const sliceNotWritten = new Map<string, unknown>();
     progress(`load: ${files.length} file(s) ${fromLanding ? `from ${paths.landingDir}` : 'given'}`);
     if (later > 0)
       progress(`load: ${later} SDK upload(s) that came while the others were batched wait for the next load`);
@@ -216,15 +212,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         );
     };
     const onStart = (file: string, index: number) => {
-      const slice = sliced?.slices.get(file);
-      if (slice) {
-        try {
-          prepareSlice(file, slice);
-        } catch (error) {
-          sliceNotWritten.set(file, error);
-        }
-      }
-      inFlight.set(index, slice ? sliceLabel(slice) : file);
+      inFlight.set(index, sliced?.start(file) ?? file);
       deriving();
     };
     await loadFiles(
@@ -239,23 +227,13 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         afterStage: options.afterStage,
         concurrency: options.concurrency ?? settings.loadConcurrency,
         routes,
-        standsFor: (file) => {
-          const use = sliced?.slices.get(file);
-          return use && standsFor(use);
-        },
+        standsFor: (file) => sliced?.standsFor(file),
       },
       ({ file, report: loaded, error }, index) => {
         let report: FileReport;
-        const slice = sliced?.slices.get(file);
-        if (slice) {
-          const unwritten = sliceNotWritten.get(file);
-          report = settleSlice(
-            paths.landingDir,
-            file,
-            slice,
-            unwritten ? { error: unwritten } : { report: loaded, error },
-          );
-        } else if (loaded) {
+        const slice = sliced?.settle(file, { report: loaded, error });
+        if (slice) report = slice;
+        else if (loaded) {
           report = loaded;
           if (fromLanding) moveLanded(paths.landingDir, file, day, 'loaded');
         } else if (error instanceof ChangedDuringLoadError) {
@@ -291,7 +269,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
             : `${describe(report)}${report.routesDeferred ? `; route files left to the publish: ${report.routesDeferred}` : ''}`;
         // files are derived two at a time but finish in order: the time is since the previous one finished
         progress(
-          `load: [${index + 1}/${files.length}] ${slice ? sliceLabel(slice) : file}: ${summary} (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
+          `load: [${index + 1}/${files.length}] ${sliced?.label(file) ?? file}: ${summary} (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
         );
         t0 = Date.now();
       },

@@ -8,6 +8,9 @@ import { moveLanded } from './landing.js';
 import { emptyFileReport, type FileReport } from './report.js';
 import { firstLine } from '../errors.js';
 import type { StandsFor } from './load-file.js';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { listValue } from '../db/duckdb.js';
+import { queryFile } from '../db/sql.js';
 
 /** What a slice file stands for: the partner's file, its place in it, and the plan's moment. */
 export interface SliceUse {
@@ -139,6 +142,79 @@ export async function takeSlices(
   for (const { plan, dir } of plans.values())
     if (!existsSync(plan.source)) rmSync(dir, { recursive: true, force: true });
   return step;
+}
+
+/**
+ * A load run's slices (src/jobs/load.ts): taken from the landing area's files by `takeSlices`, each
+ * slice file written as its load starts, named as the partner's file and its lines, and settled
+ * as its load ends.
+ */
+export class SliceRun {
+  /** Slices whose file could not be written as their load started (the partner's file changed, a full disk). */
+  private readonly unwritten = new Map<string, unknown>();
+
+  private constructor(
+    private readonly landingDir: string,
+    private readonly step: SliceStep,
+  ) {}
+
+  /** Takes the slices of this run (`takeSlices`), says what it did, and archives the files whose every slice was already in. */
+  static async take(
+    conn: DuckDBConnection,
+    landingDir: string,
+    files: string[],
+    options: Omit<Parameters<typeof takeSlices>[2], 'loaded'>,
+    progress: (message: string) => void,
+  ): Promise<SliceRun> {
+    const step = await takeSlices(landingDir, files, {
+      ...options,
+      loaded: async (keys) =>
+        new Set(
+          (await queryFile(conn, 'ops/load/files_known', { keys: listValue(keys) })).map((r) => String(r['key'])),
+        ),
+    });
+    for (const note of step.notes) progress(note);
+    for (const use of step.complete) finishPlan(landingDir, use);
+    if (step.waiting > 0) progress(`${step.waiting} large file(s) wait for a later batch's slice`);
+    return new SliceRun(landingDir, step);
+  }
+
+  /** The run's input files, each large partner file replaced by the slices this run takes. */
+  get files(): string[] {
+    return this.step.files;
+  }
+
+  /** As a file's load starts: a slice's file is written. Returns how the file is named in the load's lines. */
+  start(file: string): string {
+    const use = this.step.slices.get(file);
+    if (!use) return file;
+    try {
+      prepareSlice(file, use);
+    } catch (error) {
+      this.unwritten.set(file, error);
+    }
+    return sliceLabel(use);
+  }
+
+  /** What a slice file stands for in its load; undefined for a file that is itself. */
+  standsFor(file: string): StandsFor | undefined {
+    const use = this.step.slices.get(file);
+    return use && standsFor(use);
+  }
+
+  /** How the file is named in the load's lines. */
+  label(file: string): string {
+    const use = this.step.slices.get(file);
+    return use ? sliceLabel(use) : file;
+  }
+
+  /** A slice's report once its load ended (`settleSlice`); null for a file that is no slice. */
+  settle(file: string, outcome: { report?: FileReport; error?: unknown }): FileReport | null {
+    const use = this.step.slices.get(file);
+    if (!use) return null;
+    const unwritten = this.unwritten.get(file);
+    return settleSlice(this.landingDir, file, use, unwritten ? { error: unwritten } : outcome);
+  }
 }
 
 /** Writes the slice file a load is about to read (called as its load starts, so at most a lane's worth are on disk). */
