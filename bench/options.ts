@@ -20,6 +20,7 @@ export const STAGES = [
   'watch',
   'watch-rest',
   'purge',
+  'slices',
 ] as const;
 export type Stage = (typeof STAGES)[number];
 
@@ -101,6 +102,8 @@ export interface BenchOptions {
   seed: number;
   /** The watch-rest stage's `--max-rest-ms` values, in order. */
   watchRests: number[];
+  /** The slices stage's DRIVING_LOAD_SLICE_BYTES values, in MiB (0: the file loaded whole). */
+  sliceMib: number[];
   /** The abuse stage runs the `jobs/serve.js` of this checkout (default: this one), to measure the code before a change. */
   serveFrom?: string;
 }
@@ -117,6 +120,7 @@ export interface BenchFlags {
   webhookEvents?: number;
   watchSeconds?: number;
   watchRests?: string;
+  sliceMib?: string;
   workDir?: string;
   keep?: boolean;
   mergeCost?: boolean;
@@ -166,6 +170,7 @@ export function benchOptions(flags: BenchFlags, repoDir: string): BenchOptions {
     command: flags.command ?? 'npm run bench',
     seed: flags.seed ?? 42,
     watchRests: watchRests(flags.watchRests),
+    sliceMib: sliceMib(flags.sliceMib),
     ...(flags.serveFrom ? { serveFrom: resolve(flags.serveFrom) } : {}),
   };
 }
@@ -179,6 +184,17 @@ function watchRests(flag: string | undefined): number[] {
   if (rests.length === 0 || rests.some((r) => !/^\d+$/.test(r) || Number(r) > 600_000))
     throw new InputError(`--watch-rests must be milliseconds from 0 to 600000, comma-separated; got '${flag}'`);
   return rests.map(Number);
+}
+
+/** The slice sizes the slices stage measures by default: the default DRIVING_LOAD_SLICE_BYTES. */
+export const SLICE_MIB = [32] as const;
+
+function sliceMib(flag: string | undefined): number[] {
+  if (flag === undefined) return [...SLICE_MIB];
+  const sizes = flag.split(',').map((s) => s.trim());
+  if (sizes.length === 0 || sizes.some((m) => !/^\d+$/.test(m) || Number(m) > 65_536))
+    throw new InputError(`--slice-mib must be MiB from 0 to 65536, comma-separated; got '${flag}'`);
+  return sizes.map(Number);
 }
 
 /** The growth steps: day N loaded on N-1 days of history, for N = 1, 30 and the history length. */

@@ -60,6 +60,8 @@ export interface JobSettings {
   pointsPerPart: number;
   /** Bytes of SDK upload files a load puts together into one batch file (0: none). */
   uploadBatchBytes: number;
+  /** A landing NDJSON file larger than this is loaded in slices of about this size (0: never sliced). */
+  sliceBytes: number;
 }
 
 export function jobSettings(env?: Env): JobSettings {
@@ -73,5 +75,6 @@ export function jobSettings(env?: Env): JobSettings {
     warehouseLockWaitMs: setting('DRIVING_WAREHOUSE_LOCK_WAIT_MS', env),
     pointsPerPart: setting('DRIVING_LOAD_POINTS_PER_PART', env),
     uploadBatchBytes: setting('DRIVING_LOAD_UPLOAD_BATCH_BYTES', env),
+    sliceBytes: setting('DRIVING_LOAD_SLICE_BYTES', env),
   };
 }

@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { lstatSync, readdirSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
+import { sliceProgress } from './slice-progress.js';
 
 /** What waits in the landing area and what the load set aside (docs/operating.md, "Landing"). */
 export interface LandingStatus {
@@ -32,6 +33,8 @@ export function isInputName(name: string): boolean {
 export function landingStatus(landingDir: string, now: number = Date.now()): LandingStatus {
   let waiting = 0;
   let refused = 0;
+  // a large file loading a slice a batch waits since its last slice, not since it arrived
+  const sliced = sliceProgress(landingDir);
   let oldest = Number.POSITIVE_INFINITY;
   for (const entry of inputEntries(landingDir)) {
     if (entry.stats === null) continue;
@@ -40,7 +43,7 @@ export function landingStatus(landingDir: string, now: number = Date.now()): Lan
       continue;
     }
     waiting++;
-    oldest = Math.min(oldest, arrivalOf(entry.stats));
+    oldest = Math.min(oldest, Math.max(arrivalOf(entry.stats), sliced.get(entry.name) ?? 0));
   }
   let failed = 0;
   const failedDir = join(landingDir, 'failed');

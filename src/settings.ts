@@ -74,6 +74,11 @@ export const SETTINGS = {
     describe:
       'the continuous load takes a partner file only once it has not been written for this long (SDK uploads at once; 0: at once too)',
   }),
+  DRIVING_LOAD_SLICE_BYTES: integer(32 * 2 ** 20, {
+    unit: 'bytes',
+    describe:
+      'a landing NDJSON file larger than this is loaded in slices of about this size, the continuous load taking one a batch so that SDK uploads publish between them (0: never sliced)',
+  }),
   DRIVING_PUBLISH_LOCK_WAIT_MS: integer(30_000, {
     unit: 'milliseconds',
     describe: 'how long a publish waits for API processes to let go of the standby slot',

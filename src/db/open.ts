@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { DuckDBInstance } from './duckdb.js';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { TRACE } from './sql.js';
 import { duckdbThreads } from './threads.js';
@@ -51,16 +51,19 @@ export async function openDatabase(path: string, options: OpenOptions = {}): Pro
         return await openOnce(path, settings);
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
-        if (!LOCK_ERROR.test(message) || Date.now() >= deadline) {
-          if (LOCK_ERROR.test(message)) throw new DatabaseBusyError(path, message);
-          throw error;
-        }
+        if (!LOCK_ERROR.test(message)) throw error;
+        // a holder that lets waiting processes in between its batches (the continuous load) is
+        // waited for as long as its batch in hand lasts: it gives way when that batch ends
+        const givingWay = holderGivesWay(path, message);
+        if (Date.now() >= deadline && !givingWay) throw new DatabaseBusyError(path, message);
         // said where a process that holds the file often (load.js --watch) looks before it takes it again
         queued ??= joinQueue(path);
         if (onWait && Date.now() - reportedAt >= WAIT_REPORT_EVERY_MS) {
           reportedAt = Date.now();
           onWait(
-            `waiting for ${describeHolder(message)} holding ${path} (gives up in ${Math.ceil((deadline - Date.now()) / 1000)} s, then exits 3)`,
+            givingWay
+              ? `waiting for ${describeHolder(message)} holding ${path} to end its batch: it lets a waiting job in between batches`
+              : `waiting for ${describeHolder(message)} holding ${path} (gives up in ${Math.ceil((deadline - Date.now()) / 1000)} s, then exits 3)`,
           );
         }
         await new Promise((resolve) => setTimeout(resolve, Math.min(50 * 2 ** attempt, 500)));
@@ -90,6 +93,38 @@ function joinQueue(path: string): string | null {
     // a read-only folder: the wait goes on without a place in the queue
     return null;
   }
+}
+
+/** Where a process that gives way to waiting processes between its batches says so, by PID. */
+const givingWayOf = (path: string): string => join(dirname(path), `.${basename(path)}.gives-way`);
+
+/**
+ * Says, until the returned function is called (or the process ends), that this process holds
+ * `path` a batch at a time and lets every process waiting for it in between batches
+ * (`processesWaitingFor`): a waiting job then waits past its own limit while a batch lasts.
+ */
+export function announceGivingWay(path: string): () => void {
+  const file = join(givingWayOf(path), String(process.pid));
+  try {
+    mkdirSync(givingWayOf(path), { recursive: true, mode: 0o700 });
+    writeFileSync(file, '');
+  } catch {
+    // a read-only folder: waiting jobs keep their own limit
+    return () => undefined;
+  }
+  return () => rmSync(file, { force: true });
+}
+
+/** Whether the process DuckDB names as holding `path` is a live one that gives way between batches. */
+function holderGivesWay(path: string, lockMessage: string): boolean {
+  const pid = Number(/\(PID (\d+)\)/.exec(lockMessage)?.[1]);
+  if (!Number.isInteger(pid) || pid === process.pid) return false;
+  const file = join(givingWayOf(path), String(pid));
+  if (!existsSync(file)) return false;
+  if (isAlive(pid)) return true;
+  // a process that ended without a word (killed): its mark goes
+  rmSync(file, { force: true });
+  return false;
 }
 
 /**

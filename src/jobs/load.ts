@@ -6,6 +6,7 @@ import { expandInputs, kindOf, landingFiles, moveLanded, type RefusedInput } fro
 import { holdBackSettling } from '../load/quiet.js';
 import { recordTaken, retakeChanged, type TakenFile } from '../load/retake.js';
 import { splitBatch } from '../load/split-batch.js';
+import { SliceRun } from '../load/slices.js';
 import { batchUploads, uploadsInTurn, type UploadBatches, type UploadLedger } from '../load/uploads.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { listValue } from '../db/duckdb.js';
@@ -79,6 +80,12 @@ export interface LoadOptions {
   heldLayers?: HeldLayers;
   /** Partner files in the landing area written within this long are left for a later run (the continuous load: DRIVING_LANDING_QUIET_MS; default 0). */
   quietMs?: number;
+  /** A landing NDJSON file larger than this is loaded in slices (default DRIVING_LOAD_SLICE_BYTES; 0: never). */
+  sliceBytes?: number;
+  /** Slices of large partner files this run takes (default all: the continuous load takes one a batch). */
+  maxSlices?: number;
+  /** Make a large file's plan of slices beside the runs, not in one (the continuous load: src/load/slices.ts). */
+  planSlicesAside?: boolean;
 }
 
 export interface LoadResult {
@@ -184,7 +191,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       progress(
         `load: ${quiet.settling.length} partner file(s) written within the last ${options.quietMs} ms left for a later run (maybe still being written)`,
       );
-    const { files, later } = uploadsInTurn(quiet.files, batched?.listed ?? null);
+    const inTurn = uploadsInTurn(quiet.files, batched?.listed ?? null);
+    const { later } = inTurn;
     const { refused } = listed;
     const intake: LandingIntake = {
       retaken: retaken.length,
@@ -193,6 +201,22 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       renamed: listed.renamed?.length ?? 0,
     };
     const taken: TakenFile[] = [];
+    // a large partner file goes a slice at a time (src/load/slices.ts); the uploads with each
+    const sliced = fromLanding
+      ? await SliceRun.take(
+          wh.conn,
+          paths.landingDir,
+          inTurn.files,
+          {
+            sliceBytes: options.sliceBytes ?? settings.sliceBytes,
+            maxSlices: options.maxSlices ?? Number.POSITIVE_INFINITY,
+            planAside: options.planSlicesAside ?? false,
+            now,
+          },
+          (m) => progress(`load: ${m}`),
+        )
+      : null;
+    const files = sliced?.files ?? inTurn.files;
     progress(`load: ${files.length} file(s) ${fromLanding ? `from ${paths.landingDir}` : 'given'}`);
     if (later > 0)
       progress(`load: ${later} SDK upload(s) that came while the others were batched wait for the next load`);
@@ -216,7 +240,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         );
     };
     const onStart = (file: string, index: number) => {
-      inFlight.set(index, file);
+      inFlight.set(index, sliced?.start(file) ?? file);
       deriving();
     };
     await loadFiles(
@@ -233,12 +257,14 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         routes,
         // the purge finds a file's archive by this day and its name (src/purge/index.ts)
         ...(fromLanding ? { archiveDay: day } : {}),
+        standsFor: (file) => sliced?.standsFor(file),
       },
       ({ file, report: loaded, error, identity }, index) => {
         let report: FileReport;
+        const slice = sliced?.settle(file, { report: loaded, error });
         // renamed or removed by its writer since the listing: not a failure, and under its new name
         // it is listed again (already loaded, its bytes are skipped)
-        if (!loaded && fromLanding && kindOf(file) === null) {
+        if (!slice && !loaded && fromLanding && kindOf(file) === null) {
           intake.vanished++;
           inFlight.delete(index);
           progress(
@@ -246,7 +272,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
           );
           return;
         }
-        if (loaded) {
+        if (slice) report = slice;
+        else if (loaded) {
           report = loaded;
           const archived = fromLanding ? moveLanded(paths.landingDir, file, day, 'loaded') : null;
           if (fromLanding && archived === null) {
@@ -292,7 +319,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
             : `${describe(report)}${report.routesDeferred ? `; route files left to the publish: ${report.routesDeferred}` : ''}`;
         // files are derived two at a time but finish in order: the time is since the previous one finished
         progress(
-          `load: [${index + 1}/${files.length}] ${file}: ${summary} (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
+          `load: [${index + 1}/${files.length}] ${sliced?.label(file) ?? file}: ${summary} (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
         );
         t0 = Date.now();
       },

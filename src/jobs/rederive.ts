@@ -3,6 +3,7 @@ import { appsOf } from './data-dir.js';
 import { openWarehouse } from '../warehouse/warehouse.js';
 import { queryFile } from '../db/sql.js';
 import { findArchived } from '../load/archive.js';
+import { SliceSources } from '../load/slice-rederive.js';
 import { rederiveFile, type RederivedFile } from '../load/rederive-file.js';
 import { firstLine, InputError } from '../errors.js';
 import { routeOptions } from '../publish/routes.js';
@@ -61,6 +62,7 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
     const files: RederivedFile[] = [];
     const missing: RederiveResult['missing'] = [];
     const failed: RederiveResult['failed'] = [];
+    const slices = new SliceSources(paths.landingDir);
     for (const [index, row] of ledger.entries()) {
       const loaded = {
         file_key: String(row['file_key']),
@@ -68,7 +70,10 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
         batch_id: Number(row['batch_id']),
       };
       const at = `[${index + 1}/${ledger.length}]`;
-      const file = await findArchived(paths.landingDir, loaded);
+      const archived = await findArchived(paths.landingDir, loaded);
+      // a slice of a large partner file is cut again from that file's archive
+      const cut = archived === null ? await slices.cut(wh.conn, loaded.file_key) : null;
+      const file = archived ?? cut?.file ?? null;
       if (file === null) {
         missing.push({ path: loaded.path, loadedAt: String(row['loaded_at']) });
         progress(`load: ${at} ${loaded.path}: archive gone, its trips keep their stored derivation`);
@@ -81,20 +86,24 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
           pointsDir: paths.pointsDir,
           landingDir: paths.landingDir,
           now,
+          named: cut?.named,
         });
       } catch (error) {
         // one file must not hold up the others; its transaction never committed, so it keeps what it has
-        failed.push({ path: file, error: firstLine(error) });
-        progress(`load: ${at} ${file}: FAILED: ${firstLine(error)}`);
+        failed.push({ path: cut?.named ?? file, error: firstLine(error) });
+        progress(`load: ${at} ${cut?.named ?? file}: FAILED: ${firstLine(error)}`);
         continue;
+      } finally {
+        cut?.remove();
       }
       files.push(done);
       const kept = Object.values(done.keptAsStored).reduce((a, b) => a + b, 0);
       progress(
-        `load: ${at} ${file}: ${done.rederived} trips re-derived (${done.changed} changed), ${done.heldElsewhere} held by a later file` +
+        `load: ${at} ${done.file}: ${done.rederived} trips re-derived (${done.changed} changed), ${done.heldElsewhere} held by a later file` +
           `${kept > 0 ? `, ${kept} rejected now but kept as stored` : ''} (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
       );
     }
+    slices.close();
     progress('load: publishing');
     const published = await publish(wh, {
       publishedDir: paths.publishedDir,

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, watch, type FSWatcher } from 'node:
 import { join } from 'node:path';
 import { getPriority, setPriority } from 'node:os';
 import { HeldLayers } from '../publish/held-layers.js';
-import { processesWaitingFor, describeHolder } from '../db/open.js';
+import { announceGivingWay, processesWaitingFor, describeHolder } from '../db/open.js';
 import { duckdbThreads } from '../db/threads.js';
 import { WaitingFiles, landingStatus, waitingFiles } from '../landing-status.js';
 import { landingReady } from '../load/quiet.js';
@@ -123,6 +123,9 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
   const wake = new Wakeup(options.signal);
   const watcher = watchFolder(paths.landingDir, () => wake.fire());
   const state = await openState({ dataDir: options.dataDir });
+  // a job waiting for the warehouse waits while a batch lasts, not only its own limit: it gets the
+  // warehouse between batches, and a large partner file goes a slice a batch
+  const stopGivingWay = announceGivingWay(paths.warehouseFile);
   progress(
     `load: watching ${paths.landingDir} (and the deletion requests); a batch loads and publishes what has arrived, then the watch rests up to ${maxRestMs / 1000} s (all of it at ${busyPace} files/s or more, less in proportion below)`,
   );
@@ -201,6 +204,9 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
           concurrency: 1,
           settleRetired: false,
           heldLayers,
+          // one slice of a large partner file a batch, with every upload waiting (src/load/slices.ts)
+          maxSlices: 1,
+          planSlicesAside: true,
           onPublished: () => (servedAt = Date.now()),
           quietMs,
         });
@@ -258,6 +264,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
       }
     }
   } finally {
+    stopGivingWay();
     release(held);
     heldLayers.releaseAll();
     watcher?.close();

@@ -4,7 +4,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { inTransaction, nextBatchId, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
 import { installMacros } from '../db/macros.js';
-import { materialize, query, queryFile, quoteLiteral, run, sqlText } from '../db/sql.js';
+import { materialize, query, queryFile, quoteLiteral, run, runFile, sqlText } from '../db/sql.js';
 import { dropStaged, formatOf, stageFile, type StagePath } from './stage-file.js';
 import { scanFile, type LineIndex } from './scan-file.js';
 import { assertUnchanged, identityOf, removePointFiles, type FileIdentity } from './file-identity.js';
@@ -33,6 +33,21 @@ export interface LoadFileContext {
   routes?: Pick<RouteOptions, 'routesDir' | 'oldestDate' | 'written'>;
   /** The day folder of the landing archive the caller moves each loaded file to (`landing/loaded/<day>/`), if it does. */
   archiveDay?: string;
+  /**
+   * What a file read stands for when it is not itself (a slice of a partner's file,
+   * src/load/slices.ts): the file its records name, its ledger key, and the moment its records are
+   * judged against; undefined for a file that is itself.
+   */
+  standsFor?: (file: string) => StandsFor | undefined;
+}
+
+/** What a file read stands for when it is a slice of a partner's file (src/load/slices.ts). */
+export interface StandsFor {
+  source: string;
+  key: string;
+  now: Date;
+  /** Recorded with the slice's merge (loaded_slices), for a re-derivation to cut it again. */
+  slice: { sourceKey: string; start: number; end: number; firstLine: number };
 }
 
 /** One file's outcome, in input order; `error` when it could not be loaded at all. */
@@ -113,34 +128,38 @@ async function stagingConnection(wh: Warehouse): Promise<DuckDBConnection> {
 async function loadOne(
   conn: DuckDBConnection,
   file: string,
-  ctx: LoadFileContext,
+  given: LoadFileContext,
   previous: Promise<void>,
   merged: () => void,
 ): Promise<FileOutcome> {
   const source = resolve(file);
+  const as = given.standsFor?.(file);
+  const ctx = as ? { ...given, now: as.now } : given;
+  // the file the records name (the quarantine's file and line): the partner's for a slice
+  const named = as?.source ?? source;
   let key: string | undefined;
   try {
     // what the file is now; its merge commits only if it is still exactly that (changed_during_load)
     const identity = identityOf(source);
     const scan = await scanFile(source, formatOf(source) === 'ndjson', identity);
-    key = scan.key;
-    if (await alreadyLoaded(conn, key)) return { file, report: emptyFileReport(source, true), identity };
+    key = as?.key ?? scan.key;
+    if (await alreadyLoaded(conn, key)) return { file, report: emptyFileReport(named, true), identity };
     // the trips staging saw are those of batches up to this one (merge_file.sql looks after it)
     let stagedAfter = await lastBatchId(conn);
-    let how = await stage(conn, source, key, scan.lines, ctx);
+    let how = await stage(conn, source, named, key, scan.lines, ctx);
     await ctx.afterStage?.(source, conn);
     await previous;
     // checked again in turn: the same bytes may come twice in one run
-    if (await alreadyLoaded(conn, key)) return { file, report: emptyFileReport(source, true), identity };
+    if (await alreadyLoaded(conn, key)) return { file, report: emptyFileReport(named, true), identity };
     if (
       (await lastBatchId(conn)) > stagedAfter &&
       (await ownersChanged(conn, stagedAfter, isSdkUploadFile(basename(source))))
     ) {
       await dropStaged(conn);
       stagedAfter = await lastBatchId(conn);
-      how = await stage(conn, source, key, scan.lines, ctx);
+      how = await stage(conn, source, named, key, scan.lines, ctx);
     }
-    const report = await merge(conn, source, key, identity, ctx, stagedAfter).finally(merged);
+    const report = await merge(conn, source, named, key, identity, ctx, stagedAfter, as).finally(merged);
     // the file is committed whatever happens here: a route file not written now (a full disk, a
     // kill) is written by the publish from the raw-point Parquet, which fails the publish loudly
     if (ctx.routes && report.version !== null) {
@@ -184,13 +203,14 @@ async function ownersChanged(conn: DuckDBConnection, since: number, sdk: boolean
 async function stage(
   conn: DuckDBConnection,
   source: string,
+  named: string,
   key: string,
   lines: LineIndex | undefined,
   ctx: LoadFileContext,
 ): Promise<StagePath> {
   const how = await stageFile(conn, source, lines, ctx.now, ctx.parseBytes, ctx.pointsPerPart);
   await materialize(conn, 'models/intermediate/int_trips', {
-    source_file: source,
+    source_file: named,
     loaded_at: ctx.now.toISOString(),
     file_key: key,
   });
@@ -234,22 +254,24 @@ async function writePoints(conn: DuckDBConnection, pointsDir: string, key: strin
 async function merge(
   conn: DuckDBConnection,
   source: string,
+  named: string,
   key: string,
   identity: FileIdentity,
   ctx: LoadFileContext,
   stagedAfter: number,
+  as?: StandsFor,
 ): Promise<FileReport> {
   const version = (await warehouseVersion(conn)) + 1;
   const batchId = await nextBatchId(conn);
   const loadedAt = ctx.now.toISOString();
-  const params = { version, batch_id: batchId, source_file: source, loaded_at: loadedAt, staged_after: stagedAfter };
-  const report = emptyFileReport(source, false);
+  const params = { version, batch_id: batchId, source_file: named, loaded_at: loadedAt, staged_after: stagedAfter };
+  const report = emptyFileReport(named, false);
   report.version = version;
   await inTransaction(conn, async () => {
     await mergeStaged(conn, params, report);
     await run(conn, 'insert into loaded_files values ($key, $path, $bytes, $batch_id, $loaded_at)', {
       key,
-      path: source,
+      path: named,
       bytes: identity.size,
       batch_id: batchId,
       loaded_at: loadedAt,
@@ -257,12 +279,24 @@ async function merge(
     await run(conn, 'insert into batches values ($batch_id, $kind, $path, $version, $started, now(), $report::json)', {
       batch_id: batchId,
       kind: 'load',
-      path: source,
+      path: named,
       version,
       started: loadedAt,
       report: JSON.stringify(report),
     });
-    await indexFileDrivers(conn, key, ctx.archiveDay ? { day: ctx.archiveDay, name: basename(source) } : null);
+    // a slice is archived as the partner's whole file, under its name
+    // a slice's partner file is archived whole under the day its plan was made (src/load/slices.ts)
+    const archiveDay = ctx.archiveDay && as ? as.now.toISOString().slice(0, 10) : ctx.archiveDay;
+    await indexFileDrivers(conn, key, archiveDay ? { day: archiveDay, name: basename(named) } : null);
+    if (as)
+      await runFile(conn, 'ops/load/record_slice', {
+        file_key: key,
+        source_key: as.slice.sourceKey,
+        source_path: as.source,
+        start_byte: as.slice.start,
+        end_byte: as.slice.end,
+        first_line: as.slice.firstLine,
+      });
     await setWarehouseVersion(conn, version);
     // last, inside the transaction: a file that changed since its load began rolls all of it back
     assertUnchanged(source, identity);

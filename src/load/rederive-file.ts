@@ -34,14 +34,16 @@ export async function rederiveFile(
   conn: DuckDBConnection,
   file: string,
   loaded: { file_key: string; batch_id: number },
-  ctx: { pointsDir: string; now: Date; landingDir?: string },
+  /** `named`: the file its records name, when `file` is a slice cut again from it (src/load/slice-rederive.ts). */
+  ctx: { pointsDir: string; now: Date; landingDir?: string; named?: string },
 ): Promise<RederivedFile> {
   const key = loaded.file_key;
+  const named = ctx.named ?? file;
   try {
     const { lines } = await scanFile(file, formatOf(file) === 'ndjson');
     const how = await stageFile(conn, file, lines, ctx.now);
     await materialize(conn, 'models/intermediate/int_trips', {
-      source_file: file,
+      source_file: named,
       loaded_at: ctx.now.toISOString(),
       file_key: key,
     });
@@ -57,9 +59,10 @@ export async function rederiveFile(
       keptAsStored[String(row['reason'])] = Number(row['n']);
     }
     await writePoints(conn, ctx.pointsDir, key);
-    const report = await merge(conn, file, key, loaded.batch_id, ctx.now, archivedAs(file, ctx.landingDir));
+    // a slice cut again is no archive of its own: the index leaves its file unknown, opened by a purge
+    const report = await merge(conn, named, key, loaded.batch_id, ctx.now, archivedAs(file, ctx.landingDir));
     return {
-      file,
+      file: named,
       rederived: Object.values(report.status).reduce((a, b) => a + b, 0),
       changed: Number(counts?.['changed'] ?? 0),
       heldElsewhere: Number(elsewhere[0]?.['n'] ?? 0),

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, constants, createReadStream, fstatSync, openSync } from 'node:fs';
+import { closeSync, constants, createReadStream, fstatSync, openSync, writeSync } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import { createGunzip } from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
@@ -78,7 +78,13 @@ export interface FileScan {
  *
  * @example const { key, lines } = await scanFile('landing/day.ndjson');
  */
-export async function scanFile(path: string, ndjson: boolean, expected?: FileIdentity): Promise<FileScan> {
+export async function scanFile(
+  path: string,
+  ndjson: boolean,
+  expected?: FileIdentity,
+  /** Also write the text read (decompressed, for .gz) to this open file: a large file's slices are cut from it. */
+  textTo?: number,
+): Promise<FileScan> {
   const hash = createHash('sha256');
   // never through a link; and the file opened must be the one the load began with
   let fd: number;
@@ -100,6 +106,7 @@ export async function scanFile(path: string, ndjson: boolean, expected?: FileIde
     write: (chunk: Buffer, _encoding, done) => {
       try {
         scanner?.feed(chunk);
+        if (textTo !== undefined) writeSync(textTo, chunk);
         done();
       } catch (error) {
         done(error as Error);

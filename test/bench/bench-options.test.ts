@@ -14,6 +14,9 @@ describe('bench options', () => {
     expect(mid.docFile).toBe('/repo/docs/benchmarks.md');
     expect(mid.watchRests).toEqual([0, 2_500, 5_000, 10_000]);
     expect(benchOptions({ watchRests: '10000, 12000' }, '/repo').watchRests).toEqual([10_000, 12_000]);
+    expect(mid.sliceMib).toEqual([32]);
+    expect(benchOptions({ sliceMib: '0,32,64' }, '/repo').sliceMib).toEqual([0, 32, 64]);
+    expect(() => benchOptions({ sliceMib: '32,x' }, '/repo')).toThrow(/--slice-mib/);
   });
 
   it('refuses unknown stages, sizes and impossible numbers', () => {

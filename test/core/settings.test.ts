@@ -61,6 +61,7 @@ describe('reading a setting', () => {
       warehouseLockWaitMs: 60_000,
       pointsPerPart: 8_000_000,
       uploadBatchBytes: 128 * 2 ** 20,
+      sliceBytes: 32 * 2 ** 20,
     });
   });
 

@@ -61,8 +61,9 @@ export function runJobKilledOn(
   job: string,
   args: string[],
   killOn?: string,
+  env: Record<string, string> = {},
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
-  const { child } = startJob(job, args);
+  const { child } = startJob(job, args, env);
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();

@@ -19,6 +19,18 @@ create table if not exists loaded_files (
     loaded_at timestamptz not null
 );
 
+-- one row per slice of a large partner file loaded a slice at a time (src/load/slices.ts), by its
+-- ledger key (loaded_files.file_key): the file's SHA-256 and name, the slice's byte range and first
+-- line, so that a re-derivation cuts the slice again from the archived file
+create table if not exists loaded_slices (
+    file_key varchar primary key,
+    source_key varchar not null,
+    source_path varchar not null,
+    start_byte bigint not null,
+    end_byte bigint not null,
+    first_line bigint not null
+);
+
 -- the SDK uploads a batch file holds (src/load/uploads.ts), by SHA-256: recorded when the batch is
 -- made; an upload counts as loaded once its batch file is in loaded_files, so a byte-identical
 -- retry is skipped as a known file would be. Pruned with the landing archive.

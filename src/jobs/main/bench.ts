@@ -41,6 +41,10 @@ export async function main(npm: { lifecycleEvent?: string } = {}): Promise<void>
       type: 'string',
       describe: 'watch-rest: the --max-rest-ms values measured, comma-separated (default 0,2500,5000,10000)',
     })
+    .option('slice-mib', {
+      type: 'string',
+      describe: 'slices: the DRIVING_LOAD_SLICE_BYTES values measured, in MiB, comma-separated (default 32; 0: whole)',
+    })
     .option('seed', { type: 'number', default: 42, describe: 'same seed, same generated data' })
     .option('serve-from', {
       type: 'string',
