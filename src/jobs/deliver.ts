@@ -1,3 +1,5 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { pathsFor } from '../config.js';
 import { silent, type Progress } from '../progress.js';
 import { hostname } from 'node:os';
@@ -103,7 +105,9 @@ export async function runDeliver(options: DeliverOptions): Promise<DeliverResult
       throw error;
     }));
   const deliverer = new Deliverer(outbox, paths, settings, clock, progress);
-  // the operator CLI reaches the outbox through this socket while the deliverer holds it
+  // the operator CLI reaches the outbox through this socket while the deliverer holds it (the
+  // folder is the DuckDB outbox's; with PostgreSQL's nothing else has made it)
+  mkdirSync(dirname(paths.delivererSocket), { recursive: true, mode: 0o700 });
   const control = await listenControl(paths.delivererSocket, (request) =>
     operate(outbox, request, clock(), deliverer.state()),
   );
