@@ -27,8 +27,16 @@ export async function askOutbox(
   databaseUrl?: string | null,
 ): Promise<unknown> {
   const url = outboxUrl(databaseUrl);
-  if (url) return operate(await sharedPostgresOutbox(url), request, now);
   const paths = pathsFor(dataDir);
+  if (url) {
+    // counts also tell the running deliverer's breakers and attempts in flight: this machine's
+    // deliverer says them when it runs here (a socket left by a killed one refuses: read directly)
+    if (request.op === 'counts' && existsSync(paths.delivererSocket)) {
+      const live = await askDeliverer(paths.delivererSocket, request, SOCKET_WAIT_MS).catch(() => null);
+      if (live) return live;
+    }
+    return operate(await sharedPostgresOutbox(url), request, now);
+  }
   if (!existsSync(paths.outboxFile)) {
     if (request.op === 'list') return { events: [] };
     if (request.op === 'recover') return { queued: [] };

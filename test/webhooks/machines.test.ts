@@ -189,6 +189,19 @@ describe('the outbox in PostgreSQL, across two machines', () => {
       for (const api of apis) await api.close();
     }
 
+    // the operator's counts on either machine: the same outbox; the live state where the holder runs
+    const counts = await Promise.all(
+      [apiDir, jobDir].map(async (dataDir) => {
+        const ran = await runJobProcess('webhooks', ['counts', '--json', '--data-dir', dataDir], { DATABASE_URL: url });
+        expect(ran.code, ran.stderr).toBe(0);
+        return JSON.parse(ran.stdout) as { counts: { app_id: string; status: string }[]; deliverer: unknown };
+      }),
+    );
+    expect(counts[0]?.counts).toEqual(counts[1]?.counts);
+    expect(counts[0]?.counts).toContainEqual(expect.objectContaining({ app_id: appId, status: 'delivered' }));
+    expect(counts[0]?.deliverer).toMatchObject({ openEndpoints: [] });
+    expect(counts[1]?.deliverer).toBeNull();
+
     for (const d of [standby, restarted]) d.child.kill('SIGTERM');
     expect(await standby.exited).toBe(0);
     expect(await restarted.exited).toBe(0);
