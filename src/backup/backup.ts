@@ -92,9 +92,10 @@ export async function runBackup(options: BackupOptions): Promise<BackupResult> {
       `backup: ${deletions.length} deletion request(s), ${events.length} event file(s) waiting for the deliverer`,
     );
     mkdirSync(join(tmp, 'webhooks'), { mode: 0o700 });
-    const outbox = await copyOutbox(dataDir, join(tmp, OUTBOX));
+    const outbox = await copyOutbox(dataDir, join(tmp, OUTBOX), options.databaseUrl ?? null);
+    const outboxCopied = outbox !== 'none' && outbox !== 'in the state dump';
     progress(
-      `backup: webhook outbox: ${outbox === 'none' ? 'none yet (the deliverer has not run)' : `copied ${outbox}`}`,
+      `backup: webhook outbox: ${outbox === 'none' ? 'none yet (the deliverer has not run)' : outbox === 'in the state dump' ? "in PostgreSQL: pg_dump's copy of the state store holds it" : `copied ${outbox}`}`,
     );
     // before the landing area: a file loaded after the warehouse's copy is then in the archive's
     const warehouseStarted = performance.now();
@@ -111,7 +112,7 @@ export async function runBackup(options: BackupOptions): Promise<BackupResult> {
       state.dialect === 'sqlite' ? STATE_SQLITE : STATE_PG_DUMP,
       ...deletions,
       ...events,
-      ...(outbox === 'none' ? [] : [OUTBOX]),
+      ...(outboxCopied ? [OUTBOX] : []),
       ...warehouse,
       ...landing,
     ];
@@ -125,7 +126,7 @@ export async function runBackup(options: BackupOptions): Promise<BackupResult> {
       release: currentRelease(),
       dataDir,
       state,
-      outbox: { copied: outbox, duckdb: outbox === 'none' ? null : await duckdbVersion() },
+      outbox: { copied: outbox, duckdb: outboxCopied ? await duckdbVersion() : null },
       files,
     };
     writeFileAtomic(join(tmp, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);

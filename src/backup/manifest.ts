@@ -12,7 +12,7 @@ export interface BackupManifest {
   /** The data folder copied (for the operator; restore never reads it). */
   dataDir: string;
   state: { dialect: 'sqlite' | 'postgres'; where: string; version: string };
-  outbox: { copied: 'by the deliverer' | 'read-only' | 'none'; duckdb: string | null };
+  outbox: { copied: 'by the deliverer' | 'read-only' | 'none' | 'in the state dump'; duckdb: string | null };
   /** Every file of the backup but this one: path relative to the backup folder, bytes, SHA-256. */
   files: BackupFile[];
 }

@@ -1,3 +1,5 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { pathsFor } from '../config.js';
 import { silent, type Progress } from '../progress.js';
 import { hostname } from 'node:os';
@@ -6,7 +8,10 @@ import { Deliverer, emptyCounters, type DeliveryCounters } from '../webhooks/del
 import { Lease } from '../webhooks/lease.js';
 import { openState } from '../state/open.js';
 import { DatabaseBusyError } from '../db/open.js';
-import { Outbox } from '../webhooks/outbox.js';
+import { openOutbox, outboxUrl } from '../webhooks/open-outbox.js';
+import type { OutboxStore } from '../webhooks/outbox-store.js';
+import { intakeEventFiles } from '../webhooks/intake.js';
+import { intakeWhileStandingBy } from '../webhooks/standby-intake.js';
 import { listenControl } from '../webhooks/control.js';
 import { operate } from '../webhooks/operations.js';
 import { deliverySettings, type DeliverySettings } from '../webhooks/settings.js';
@@ -55,10 +60,29 @@ export async function runDeliver(options: DeliverOptions): Promise<DeliverResult
   const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const leaseOptions = { ttlMs: options.leaseMs ?? leaseMs(), log: progress };
   const stopped = options.stop ?? new Promise<void>(() => undefined);
-  const lease = options.once
-    ? await Lease.tryTake(state, DELIVERER_LEASE, holder, leaseOptions)
-    : await Lease.waitFor(state, DELIVERER_LEASE, holder, leaseOptions, stopped);
+  // With a database URL the outbox is PostgreSQL's, shared by every machine: it is opened before the
+  // lease, and while another deliverer holds the lease this one takes its own machine's event files
+  // in (the job machine writes them), so the holder, wherever it runs, has them to deliver.
+  const shared = outboxUrl() ? await openOutbox(options.dataDir) : null;
+  let lease: Lease | null;
+  try {
+    if (options.once) {
+      if (shared) await intakeEventFiles(shared, paths.eventsDir, clock(), new Map(), progress);
+      lease = await Lease.tryTake(state, DELIVERER_LEASE, holder, leaseOptions);
+    } else {
+      const standby = shared ? intakeWhileStandingBy(shared, paths.eventsDir, settings.pollMs, clock, progress) : null;
+      try {
+        lease = await Lease.waitFor(state, DELIVERER_LEASE, holder, leaseOptions, stopped);
+      } finally {
+        await standby?.stop();
+      }
+    }
+  } catch (error) {
+    await shared?.close();
+    throw error;
+  }
   if (!lease) {
+    await shared?.close();
     if (options.once)
       throw new DatabaseBusyError(
         DELIVERER_LEASE,
@@ -72,13 +96,18 @@ export async function runDeliver(options: DeliverOptions): Promise<DeliverResult
   const leaseLost = new Promise<void>((resolve) => (lost = resolve));
   lease.keep(lost);
   const stop = Promise.race([stopped, leaseLost]);
-  // the outbox has one writer; a holder that died a moment ago has let go of it
-  const outbox = await Outbox.open(paths.outboxFile, { lockWaitMs: 10_000 }).catch(async (error: unknown) => {
-    await lease.release();
-    throw error;
-  });
+  const held = lease;
+  // the DuckDB outbox has one writer; a holder that died a moment ago has let go of it
+  const outbox: OutboxStore =
+    shared ??
+    (await openOutbox(options.dataDir, { lockWaitMs: 10_000, databaseUrl: null }).catch(async (error: unknown) => {
+      await held.release();
+      throw error;
+    }));
   const deliverer = new Deliverer(outbox, paths, settings, clock, progress);
-  // the operator CLI reaches the outbox through this socket while the deliverer holds it
+  // the operator CLI reaches the outbox through this socket while the deliverer holds it (the
+  // folder is the DuckDB outbox's; with PostgreSQL's nothing else has made it)
+  mkdirSync(dirname(paths.delivererSocket), { recursive: true, mode: 0o700 });
   const control = await listenControl(paths.delivererSocket, (request) =>
     operate(outbox, request, clock(), deliverer.state()),
   );

@@ -5,6 +5,7 @@ import { InputError } from '../errors.js';
 import { Outbox } from './outbox.js';
 import { askDeliverer } from './control.js';
 import { operate, type OperatorRequest } from './operations.js';
+import { outboxUrl, sharedPostgresOutbox } from './open-outbox.js';
 
 const SOCKET_WAIT_MS = 5_000;
 /**
@@ -16,10 +17,26 @@ const BEING_CREATED = /exists, but it is not a valid DuckDB database file/;
 /**
  * One request to the outbox: through the running deliverer's control socket, or, when none runs,
  * by opening the outbox for this request only. The operator command (jobs/webhooks.js) and the
- * webhook API (integrator.ts) both ask through it.
+ * webhook API (integrator.ts) both ask through it. With a database URL the outbox is PostgreSQL's,
+ * which every process on every machine reads and writes directly: no socket, no file.
  */
-export async function askOutbox(dataDir: string, request: OperatorRequest, now: Date): Promise<unknown> {
+export async function askOutbox(
+  dataDir: string,
+  request: OperatorRequest,
+  now: Date,
+  databaseUrl?: string | null,
+): Promise<unknown> {
+  const url = outboxUrl(databaseUrl);
   const paths = pathsFor(dataDir);
+  if (url) {
+    // counts also tell the running deliverer's breakers and attempts in flight: this machine's
+    // deliverer says them when it runs here (a socket left by a killed one refuses: read directly)
+    if (request.op === 'counts' && existsSync(paths.delivererSocket)) {
+      const live = await askDeliverer(paths.delivererSocket, request, SOCKET_WAIT_MS).catch(() => null);
+      if (live) return live;
+    }
+    return operate(await sharedPostgresOutbox(url), request, now);
+  }
   if (!existsSync(paths.outboxFile)) {
     if (request.op === 'list') return { events: [] };
     if (request.op === 'recover') return { queued: [] };

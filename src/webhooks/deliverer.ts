@@ -4,7 +4,7 @@ import type { Paths } from '../config.js';
 import { silent, type Progress } from '../progress.js';
 import { Breaker } from './breaker.js';
 import { intakeEventFiles, type IntakeResult } from './intake.js';
-import type { Outbox, DueAttempt, FinishedAttempt } from './outbox.js';
+import type { OutboxStore, DueAttempt, FinishedAttempt } from './outbox-store.js';
 import { outcomeOf } from './schedule.js';
 import { Sender, type SendResult } from './send.js';
 import type { DeliverySettings } from './settings.js';
@@ -76,7 +76,7 @@ export class Deliverer {
   private readonly intakeFailures = new Map<string, number>();
 
   constructor(
-    readonly outbox: Outbox,
+    readonly outbox: OutboxStore,
     private readonly paths: Paths,
     private readonly settings: DeliverySettings,
     private readonly clock: () => Date = () => new Date(),

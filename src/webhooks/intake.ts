@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fsyncDir } from '../fsutil.js';
-import type { IncomingEvent, Outbox, RejectedLine } from './outbox.js';
+import type { IncomingEvent, OutboxStore, RejectedLine } from './outbox-store.js';
 import { silent, type Progress } from '../progress.js';
 
 const PRINTABLE = /^[\x21-\x7e]{1,200}$/;
@@ -24,7 +24,7 @@ export interface IntakeResult {
  * file in again, which changes nothing (known ids are left alone).
  */
 export async function intakeEventFiles(
-  outbox: Outbox,
+  outbox: OutboxStore,
   eventsDir: string,
   now: Date,
   failures: Map<string, number> = new Map(),

@@ -58,8 +58,12 @@ export class WebhookService {
     private readonly dataDir: string,
     private readonly settings: DeliverySettings,
     private readonly resolveAll?: ResolveAll,
+    /** The shared store's PostgreSQL URL, where the outbox is too; default DATABASE_URL, else none. */
+    private readonly databaseUrl?: string | null,
   ) {
-    this.store = new AppStore(pathsFor(dataDir).appsFile);
+    this.store = new AppStore(
+      databaseUrl === undefined ? pathsFor(dataDir).appsFile : { dataDir, databaseUrl: databaseUrl },
+    );
     this.sender = new Sender({ ...settings, perEndpoint: 1 });
   }
 
@@ -183,9 +187,12 @@ export class WebhookService {
     this.sender.close();
   }
 
-  /** One outbox request at a time from this process: two would contend for the file when no deliverer runs. */
+  /**
+   * One outbox request at a time from this process: two would contend for the DuckDB file when no
+   * deliverer runs (PostgreSQL's outbox would not mind; one at a time keeps a single behaviour).
+   */
   private outbox(request: OperatorRequest, now: Date): Promise<unknown> {
-    const run = this.outboxTail.then(() => askOutbox(this.dataDir, request, now));
+    const run = this.outboxTail.then(() => askOutbox(this.dataDir, request, now, this.databaseUrl));
     this.outboxTail = run.catch(() => undefined);
     return run;
   }

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { InputError } from '../errors.js';
 import type { Row } from '../db/sql.js';
-import type { EventStatus, Outbox } from './outbox.js';
+import type { EventStatus, OutboxStore } from './outbox-store.js';
 
 /** What the operator CLI asks of the outbox, directly or through the running deliverer. */
 export type OperatorRequest =
@@ -23,7 +23,12 @@ export const STATUSES: EventStatus[] = ['pending', 'failed', 'delivered', 'filte
  * Answers one operator request on an outbox. `live` is the running deliverer's in-memory state
  * (open breakers, attempts in flight), when there is one.
  */
-export async function operate(outbox: Outbox, request: OperatorRequest, now: Date, live?: unknown): Promise<unknown> {
+export async function operate(
+  outbox: OutboxStore,
+  request: OperatorRequest,
+  now: Date,
+  live?: unknown,
+): Promise<unknown> {
   switch (request.op) {
     case 'list': {
       if (request.status && !STATUSES.includes(request.status))
@@ -70,7 +75,7 @@ export async function operate(outbox: Outbox, request: OperatorRequest, now: Dat
 }
 
 async function replay(
-  outbox: Outbox,
+  outbox: OutboxStore,
   request: Extract<OperatorRequest, { op: 'replay' }>,
   now: Date,
 ): Promise<unknown> {

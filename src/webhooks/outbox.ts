@@ -15,62 +15,26 @@ import { inTransaction } from '../warehouse/warehouse.js';
 import { SerialQueue } from '../db/serial.js';
 import { listValue } from '../db/duckdb.js';
 import { compactDatabase } from '../db/compact.js';
+import type {
+  DueAttempt,
+  EventStatus,
+  FinishedAttempt,
+  IncomingEvent,
+  OutboxStore,
+  RejectedLine,
+} from './outbox-store.js';
 
-export interface IncomingEvent {
-  lineNo: number;
-  eventId: string;
-  appId: string;
-  eventType: string;
-  body: string;
-  createdAt: string;
-}
-
-export interface RejectedLine {
-  lineNo: number;
-  reason: string;
-  raw: string;
-}
-
-export interface DueAttempt {
-  seq: number;
-  eventId: string;
-  appId: string;
-  kind: 'scheduled' | 'replay';
-  eventType: string;
-  body: string;
-  attemptCount: number;
-  /** Attempts actually sent so far (the breaker's skipped ones not counted). */
-  sentAttempts: number;
-  scheduledAttempts: number;
-}
-
-export interface FinishedAttempt {
-  seq: number;
-  eventId: string;
-  attempt: number;
-  /** False when the breaker failed the attempt without sending it. */
-  sent: boolean;
-  kind: 'scheduled' | 'replay';
-  startedAt: Date;
-  finishedAt: Date;
-  durationMs: number;
-  statusCode: number | null;
-  error: string | null;
-  url: string;
-  outcome: 'delivered' | 'retry' | 'dead' | 'replay_failed' | 'filtered';
-  nextAt: Date | null;
-}
+export type { DueAttempt, EventStatus, FinishedAttempt, IncomingEvent, OutboxStore, RejectedLine };
 
 const INTAKE_SLICE = 10_000;
 
-export type EventStatus = 'pending' | 'failed' | 'delivered' | 'filtered';
-
 /**
- * The deliverer's outbox (a DuckDB file it alone writes). Every call goes through one queue: a
+ * The deliverer's outbox as a DuckDB file it alone writes (one machine; without DATABASE_URL). Every call goes through one queue: a
  * DuckDB connection runs one statement at a time, and a transaction must not interleave with the
  * operator's requests that arrive over the control socket.
  */
-export class Outbox {
+export class Outbox implements OutboxStore {
+  readonly engine = 'duckdb' as const;
   private readonly queue = new SerialQueue();
 
   /** Users' events dropped by intakes (user.deleted) since the outbox was opened. */
@@ -226,7 +190,7 @@ export class Outbox {
   /** The app's events waiting to be sent, of the given types (none: every type). */
   async backlog(appId: string, eventTypes: string[]): Promise<number> {
     const rows = await this.serial((conn) =>
-      queryFile(conn, 'ops/webhooks/backlog', { app: appId, types: listValue(eventTypes) }),
+      queryFile(conn, 'ops/webhooks/backlog', { app: appId, types: JSON.stringify(eventTypes) }),
     );
     return Number(rows[0]?.['backlog'] ?? 0);
   }

@@ -10,6 +10,7 @@ import { startPostgres, type PgServer } from '../helpers/postgres.js';
 import { AppStore } from '../../src/apps/store.js';
 import { PassportStore } from '../../src/passport/store.js';
 import { closeStates } from '../../src/state/open.js';
+import { openOutbox } from '../../src/webhooks/open-outbox.js';
 
 const T0 = new Date('2026-11-25T10:00:00.000Z');
 const TMP = mkdtempSync(join(tmpdir(), 'dds-backup-pg-'));
@@ -38,6 +39,17 @@ describe('the PostgreSQL state store', () => {
     const { appId } = JSON.parse(added.stdout) as { appId: string };
     const passport = await PassportStore.open({ dataDir: data, databaseUrl: url });
     const { token, platformUserId } = await passport.issueToken(appId, 'driver-7', T0, 86_400_000);
+    // the webhook outbox is in the same database; a DuckDB outbox left in the folder from before is not it
+    const outbox = await openOutbox(data, { databaseUrl: url });
+    const body = JSON.stringify({ id: 'evt_pg', type: 'trip.created', createdAt: T0.toISOString(), appId, data: {} });
+    await outbox.intake(
+      'v1.ndjson',
+      [{ lineNo: 1, eventId: 'evt_pg', appId, eventType: 'trip.created', body, createdAt: T0.toISOString() }],
+      [],
+      T0,
+    );
+    await outbox.close();
+    await (await openOutbox(data, { databaseUrl: null })).close();
 
     const backupDir = join(TMP, 'backup');
     const backup = await runJobProcess('backup', ['--to', backupDir, '--data-dir', data, '--database-url', url]);
@@ -45,8 +57,11 @@ describe('the PostgreSQL state store', () => {
     expect(backup.stdout).toMatch(/postgres state store/);
     const manifest = JSON.parse(readFileSync(join(backupDir, 'manifest.json'), 'utf8')) as {
       state: { dialect: string; where: string; version: string };
+      outbox: { copied: string; duckdb: string | null };
       files: { path: string }[];
     };
+    expect(manifest.outbox).toEqual({ copied: 'in the state dump', duckdb: null });
+    expect(manifest.files.map((f) => f.path)).not.toContain('webhooks/outbox.duckdb');
     expect(manifest.state.dialect).toBe('postgres');
     expect(manifest.state.version).toMatch(/^pg_dump \(PostgreSQL\) \d+/);
     expect(manifest.files.map((f) => f.path)).toContain('state/state.pgdump');
@@ -90,6 +105,10 @@ describe('the PostgreSQL state store', () => {
     const client = new pg.Client(target);
     await client.connect();
     expect((await client.query('select count(*)::int as n from leases')).rows[0].n).toBe(0);
+    // the outbox came back with the dump
+    expect((await client.query('select event_id, status from webhooks.events')).rows).toEqual([
+      { event_id: 'evt_pg', status: 'pending' },
+    ]);
     await client.end();
   });
 });

@@ -149,6 +149,8 @@ describe('the endpoint', () => {
       await kept.close();
     }
     expect(r.received).toHaveLength(0);
+    // every type: all three kept events
+    expect((await call('PUT', '/v1/webhooks/endpoint', { url: r.url })).body).toMatchObject({ backlog: 3 });
     expect(await call('PUT', '/v1/webhooks/endpoint', { url: r.url, eventTypes: ['trip.created'] })).toMatchObject({
       status: 200,
       body: { url: r.url, eventTypes: ['trip.created'], backlog: 2 },

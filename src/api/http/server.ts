@@ -120,7 +120,12 @@ export async function createApi(
     now,
     pointsRetentionDays: setting('DRIVING_POINTS_RETENTION_DAYS'),
     limits: apiLimits(undefined, options.limits),
-    webhooks: new WebhookService(options.dataDir, { ...deliverySettings(), ...options.webhookSettings }),
+    webhooks: new WebhookService(
+      options.dataDir,
+      { ...deliverySettings(), ...options.webhookSettings },
+      undefined,
+      options.databaseUrl,
+    ),
     rateCounting: redis
       ? {
           redis,
