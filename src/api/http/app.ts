@@ -21,6 +21,7 @@ import { strictNumbers } from './strict-query.js';
 import { enumMessage } from './enum-message.js';
 import type { ApiMetrics } from '../../metrics/api.js';
 import { observeHttp } from './http-metrics.js';
+import { followReadiness, notFollowedYet } from './follow-readiness.js';
 import { LandingCounter } from '../../landing-status.js';
 
 /** An unread body up to this size is drained after an error answer rather than the connection closed. */
@@ -171,18 +172,22 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
       const manifest = ctx.snapshots.manifest;
       const failed = ctx.snapshots.lastError !== null;
       const damaged = ctx.snapshots.damaged.list();
+      // an API machine says what it follows and how far behind it is (src/api/http/follow-readiness.ts)
+      const follow = ctx.follow ? followReadiness(ctx.follow, manifest?.version ?? null, ctx.now()) : null;
       if (!manifest)
         return reply.status(503).send({
           status: 'not_ready',
-          reason: failed ? 'snapshot_open_failed' : 'nothing_published',
+          reason: failed ? 'snapshot_open_failed' : ctx.follow ? 'no_snapshot_copied' : 'nothing_published',
+          ...(ctx.follow && !failed ? { detail: notFollowedYet(ctx.follow) } : {}),
           ...(damaged.length > 0 ? { damaged } : {}),
+          ...(follow ? { follow } : {}),
         });
       const serving = ctx.snapshots.serving;
       const reason = failed
         ? 'snapshot_open_failed'
         : ctx.snapshots.manifestMissing
           ? 'manifest_missing'
-          : (serving?.refusal ?? (damaged.length > 0 ? 'file_damaged' : null));
+          : (serving?.refusal ?? (damaged.length > 0 ? 'file_damaged' : follow?.error ? 'follow_failing' : null));
       return {
         status: failed ? 'stale' : 'ready',
         snapshot: `${manifest.slot}@${manifest.version}`,
@@ -196,6 +201,7 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
         ...(damaged.length > 0 ? { damaged } : {}),
         // input files waiting for the load, and files it set aside (landing/failed/): counts only
         landing: landingSummary(landingCounter),
+        ...(follow ? { follow } : {}),
       };
     });
     tripRoutes(routes, ctx);
