@@ -19,6 +19,7 @@ export const STAGES = [
   'tokens',
   'watch',
   'watch-rest',
+  'follow',
 ] as const;
 export type Stage = (typeof STAGES)[number];
 

@@ -27,6 +27,7 @@ import { benchRestart } from './restart-stage.js';
 import { benchTokens } from './tokens-stage.js';
 import { benchWatch } from './watch-stage.js';
 import { benchWatchRest } from './watch-rest-stage.js';
+import { benchFollow } from './follow-stage.js';
 
 export interface BenchResult {
   measurements: Measurement[];
@@ -57,6 +58,7 @@ const RUNNERS: Readonly<Record<Stage, (ctx: BenchContext) => Promise<unknown>>> 
   tokens: benchTokens,
   watch: benchWatch,
   'watch-rest': benchWatchRest,
+  follow: benchFollow,
 };
 
 /**
