@@ -16,11 +16,13 @@ import { readManifest } from '../../src/publish/manifest.js';
 import { recordDeletionIn } from '../helpers/deletions.js';
 import { runJobProcess } from '../helpers/job-process.js';
 import { freePort } from '../helpers/postgres.js';
+import { runTool, tool } from '../helpers/processes.js';
 import { startServe, until, type ServeProcess } from '../helpers/serve-process.js';
 import { tripRecord } from '../helpers/trips.js';
 import { sameApps, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 
 const POLL = { DRIVING_FOLLOW_POLL: '200ms' };
+const PROMTOOL = tool('promtool');
 
 let job: Workspace;
 let key = '';
@@ -236,8 +238,9 @@ describe('serve.js --follow an rsync daemon', () => {
         machine.dir,
         '--port',
         String(await freePort()),
+        // a cluster: one follower in the primary, its status read by both workers and summed by the primary's /metrics
         '--workers',
-        '1',
+        '2',
         '--metrics-port',
         String(metricsPort),
         '--follow',
@@ -263,6 +266,17 @@ describe('serve.js --follow an rsync daemon', () => {
     expect(await metric('driving_follow_failing')).toBe(0);
     expect(await metric('driving_follow_versions_behind')).toBe(0);
     expect(await metric('driving_follow_copies')).toBe(1);
+    // one follower for the machine, not one a worker: a single copy was made and logged
+    expect(follower.stderr().match(/serve: follow: copied /g)).toHaveLength(1);
+    if (PROMTOOL) {
+      const lint = runTool(
+        PROMTOOL,
+        ['check', 'metrics'],
+        await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text(),
+      );
+      expect(lint.output).toBe('');
+      expect(lint.status).toBe(0);
+    }
     daemon.kill('SIGKILL');
     await until(async () => (await metric('driving_follow_failing')) === 1, 'the failure said');
     const ready = await fetch(`${follower.url}/readyz`);
