@@ -103,7 +103,8 @@ export class Follower {
         const manifest = JSON.parse(text) as Manifest;
         this.status.sourceVersion = manifest.version;
         this.status.sourcePublishedAt = manifest.publishedAt;
-        if (text === this.localManifestText()) break;
+        // in step, unless a file it names was lost here (copied again: rsync sends what is missing)
+        if (text === this.localManifestText() && this.holdsEveryFile(manifest)) break;
         const started = performance.now();
         let copied: Awaited<ReturnType<typeof copyNamed>>;
         try {
@@ -152,6 +153,10 @@ export class Follower {
     }
     this.status.checkedAt = this.now().toISOString();
     writeFollowStatus(this.options.dataDir, this.status);
+  }
+
+  private holdsEveryFile(manifest: Manifest): boolean {
+    return namedFiles(manifest).every((name) => existsSync(join(this.publishedDir, name)));
   }
 
   private localManifestText(): string | null {

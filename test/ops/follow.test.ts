@@ -6,7 +6,7 @@
 // first copy; the source gone, the copy stays served and says how far behind it is.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
 import { PassportStore } from '../../src/passport/store.js';
@@ -178,6 +178,15 @@ describe('serve.js --follow a local path', () => {
     );
     // the slot served before the purge (it held the driver) leaves the copy too
     await until(async () => (await rowsInSlots(machine, 'driver-2')) === 0, 'no slot of the copy holding the driver');
+    expect(await tripIds(follower, 'driver-1')).toEqual(['t1', 't3']);
+  });
+
+  it('copies again a file of the served snapshot lost on the API machine', async () => {
+    const manifest = readManifest(machine.paths.manifestFile)!;
+    const lost = [manifest.file, ...(manifest.pack?.files.trips ?? [])].map((f) => join(machine.paths.publishedDir, f));
+    for (const f of lost) rmSync(f);
+    await until(() => lost.every((f) => existsSync(f)), 'the lost files copied again');
+    expect(readManifest(machine.paths.manifestFile)).toEqual(manifest);
     expect(await tripIds(follower, 'driver-1')).toEqual(['t1', 't3']);
   });
 });
