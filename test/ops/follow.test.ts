@@ -5,8 +5,8 @@
 // leaves the copy's answers and files; a new API machine answers 503 with the reason until its
 // first copy; the source gone, the copy stays served and says how far behind it is.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
 import { PassportStore } from '../../src/passport/store.js';
@@ -209,6 +209,36 @@ describe('serve.js --follow a new machine', () => {
     );
     await load(source, [trip('driver-1', 'n1', 7)]);
     await until(async () => (await tripIds(follower, 'driver-1')).join() === 'n1', 'the first copy served');
+  });
+});
+
+describe('serve.js --follow killed during a copy', () => {
+  it('restarts to a verified copy: no manifest before its files, no temporary file left', async () => {
+    const machine = apiMachine();
+    // rsync as installed, behind a script that says when the copy of the named files starts and
+    // holds it a moment, so that the process is killed within it
+    const bin = join(machine.dir, 'bin');
+    const mark = join(machine.dir, 'copy-started');
+    mkdirSync(bin);
+    const real = execFileSync('sh', ['-c', 'command -v rsync']).toString().trim();
+    writeFileSync(
+      join(bin, 'rsync'),
+      `#!/bin/sh\ncase "$*" in *--files-from=*) touch '${mark}'; sleep 2;; esac\nexec '${real}' "$@"\n`,
+      { mode: 0o755 },
+    );
+    const first = await serve(machine, ['--follow', job.dir], { PATH: `${bin}:${process.env['PATH']}` });
+    await until(() => existsSync(mark), 'the copy under way');
+    first.child.kill('SIGKILL');
+    await first.exited;
+    expect(existsSync(machine.paths.manifestFile)).toBe(false);
+    const again = await serve(machine, ['--follow', job.dir]);
+    await until(async () => (await tripIds(again, 'driver-1')).join() === 't1,t3', 'the copy served after the restart');
+    expect(readManifest(machine.paths.manifestFile)).toEqual(readManifest(job.paths.manifestFile));
+    // the killed copy's rsync ends by itself; what it left is removed at a later check
+    await until(
+      () => readdirSync(machine.paths.publishedDir).every((name) => !name.startsWith('.')),
+      'no temporary file left in published/',
+    );
   });
 });
 
