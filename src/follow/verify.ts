@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '../db/duckdb.js';
 import { threadSetting } from '../db/threads.js';
@@ -32,10 +32,20 @@ export async function verifyCopy(publishedDir: string, manifest: Manifest, writt
     const expected = sums[name];
     if (expected === undefined) continue;
     const actual = await sha256Stream(join(publishedDir, name));
-    if (actual !== expected)
+    if (actual !== expected) {
+      // removed, so that the next check copies it whole rather than trust its size and time
+      rmSync(join(publishedDir, name), { force: true });
       throw new CopyMismatch(`${name}: SHA-256 ${actual} where the manifest records ${expected}`);
+    }
   }
-  if (written.includes(manifest.file)) await verifySlot(publishedDir, manifest);
+  if (written.includes(manifest.file)) {
+    try {
+      await verifySlot(publishedDir, manifest);
+    } catch (error) {
+      rmSync(join(publishedDir, manifest.file), { force: true });
+      throw error;
+    }
+  }
 }
 
 async function verifySlot(publishedDir: string, manifest: Manifest): Promise<void> {

@@ -6,13 +6,14 @@
 // first copy; the source gone, the copy stays served and says how far behind it is.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
 import { PassportStore } from '../../src/passport/store.js';
 import { openDatabase } from '../../src/db/open.js';
 import { query } from '../../src/db/sql.js';
 import { readManifest } from '../../src/publish/manifest.js';
+import { verifyCopy } from '../../src/follow/verify.js';
 import { recordDeletionIn } from '../helpers/deletions.js';
 import { runJobProcess } from '../helpers/job-process.js';
 import { freePort } from '../helpers/postgres.js';
@@ -239,6 +240,29 @@ describe('serve.js --follow killed during a copy', () => {
       () => readdirSync(machine.paths.publishedDir).every((name) => !name.startsWith('.')),
       'no temporary file left in published/',
     );
+  });
+});
+
+describe("the follower's check of a copy", () => {
+  it('refuses a serving file or a slot that is not what the manifest names, and removes it to be copied whole', async () => {
+    const copy = apiMachine();
+    cpSync(job.paths.publishedDir, copy.paths.publishedDir, { recursive: true });
+    const manifest = readManifest(copy.paths.manifestFile)!;
+    const layer = (manifest.pack?.files.trips ?? [])[0] as string;
+    const written = [manifest.file, layer];
+    await expect(verifyCopy(copy.paths.publishedDir, manifest, written)).resolves.toBeUndefined();
+    // one byte changed in a layer: its SHA-256 differs from the manifest's
+    const path = join(copy.paths.publishedDir, layer);
+    const bytes = readFileSync(path);
+    bytes[0] = (bytes[0] as number) ^ 0xff;
+    writeFileSync(path, bytes);
+    await expect(verifyCopy(copy.paths.publishedDir, manifest, written)).rejects.toThrow(/SHA-256/);
+    expect(existsSync(path)).toBe(false);
+    // a slot of another version than the manifest names
+    await expect(
+      verifyCopy(copy.paths.publishedDir, { ...manifest, version: manifest.version + 1 }, [manifest.file]),
+    ).rejects.toThrow(/holds version/);
+    expect(existsSync(join(copy.paths.publishedDir, manifest.file))).toBe(false);
   });
 });
 
