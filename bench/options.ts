@@ -21,6 +21,7 @@ export const STAGES = [
   'watch-rest',
   'purge',
   'slices',
+  'follow',
 ] as const;
 export type Stage = (typeof STAGES)[number];
 

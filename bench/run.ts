@@ -29,6 +29,7 @@ import { benchWatch } from './watch-stage.js';
 import { benchWatchRest } from './watch-rest-stage.js';
 import { benchPurge } from './purge-stage.js';
 import { benchSlices } from './slices-stage.js';
+import { benchFollow } from './follow-stage.js';
 
 export interface BenchResult {
   measurements: Measurement[];
@@ -61,6 +62,7 @@ const RUNNERS: Readonly<Record<Stage, (ctx: BenchContext) => Promise<unknown>>> 
   'watch-rest': benchWatchRest,
   purge: benchPurge,
   slices: benchSlices,
+  follow: benchFollow,
 };
 
 /**

@@ -104,6 +104,14 @@ export const SETTINGS = {
     flag: '--workers',
     describe: 'worker processes of serve.js on the one port; 1: no primary, the process serves itself',
   }),
+  DRIVING_FOLLOW: text(null, {
+    flag: '--follow',
+    describe:
+      "an API machine: the job machine's data folder as rsync names it (`host:/srv/driving/data`, `rsync://host:port/module`, a path), whose publishes serve.js copies and serves",
+  }),
+  DRIVING_FOLLOW_POLL: duration('1s', {
+    describe: "with --follow: how often the job machine's manifest is checked for a new publish",
+  }),
   DRIVING_API_SERVING: oneOf(['pack', 'sql'], 'pack', {
     flag: '--serving',
     describe: 'answer trips, statistics and scores from the serving pack, or always by SQL',

@@ -27,7 +27,7 @@ function scratch(): { dir: string; done(): void } {
 describe.skipIf(!PROMTOOL)('alert rules (promtool)', () => {
   it('are accepted by promtool check rules', () => {
     const r = runTool(PROMTOOL as string, ['check', 'rules', join(PROM, 'alerts.yml')]);
-    expect(r.output).toMatch(/SUCCESS: 19 rules found/);
+    expect(r.output).toMatch(/SUCCESS: 20 rules found/);
     expect(r.status).toBe(0);
   });
 
@@ -133,6 +133,27 @@ describe('the units and the crontab', () => {
     expect(cron).toMatch(/^\* \* \* \* \* .*flock -n \S+ \/usr\/bin\/node jobs\/load\.js --watch/m);
     expect(cron).toContain('DRIVING_WAREHOUSE_LOCK_WAIT_MS=10800000');
     expect(setting(unit('driving-score.service'), 'Environment')).toContain('DRIVING_WAREHOUSE_LOCK_WAIT_MS=10800000');
+  });
+});
+
+describe('several machines', () => {
+  const HAPROXY = process.env['DRIVING_HAPROXY'] ?? '/usr/sbin/haproxy';
+
+  it.skipIf(!existsSync(HAPROXY))('the HAProxy over API machines on several hosts is a valid configuration', () => {
+    const r = runTool(HAPROXY, ['-c', '-f', join(ROOT, 'deploy', 'haproxy-machines.cfg')]);
+    expect(r.output).toMatch(/Configuration file is valid/);
+    expect(r.status).toBe(0);
+  });
+
+  it("the API machine's unit follows the job machine, whose rsync module offers published/ alone, read-only", () => {
+    const unit = readFileSync(join(SYSTEMD, 'driving-api-follow.service'), 'utf8');
+    expect(unit).toMatch(/^Environment=DRIVING_FOLLOW=rsync:\/\/\S+\/driving$/m);
+    expect(unit).toMatch(/^ExecStart=\/usr\/bin\/node jobs\/serve\.js /m);
+    const conf = readFileSync(join(ROOT, 'deploy', 'rsyncd.conf'), 'utf8');
+    const module = conf.slice(conf.indexOf('[driving]'));
+    expect(module).toMatch(/^\s*read only = yes$/m);
+    expect(module).toMatch(/^\s*include = \/published\/ \/published\/\*\*\*$/m);
+    expect(module).toMatch(/^\s*exclude = \*$/m);
   });
 });
 

@@ -301,6 +301,7 @@ describe('/readyz', () => {
     try {
       const body = await readyz(api);
       expect(Object.keys(body).sort()).toEqual([
+        'disk',
         'landing',
         'pageCache',
         'serving',
@@ -311,6 +312,8 @@ describe('/readyz', () => {
       ]);
       // the landing area in counts only
       expect(body['landing']).toEqual({ waiting: 0, oldestWaitingSeconds: null, failed: 0, refused: 0 });
+      // the disk as a state, not its bytes
+      expect(['ok', 'nearly_full', 'full']).toContain(body['disk']);
       expect(body).toMatchObject({ status: 'ready', serving: 'pack', snapshot: `${body['slot']}@${body['version']}` });
       expect(['warming', 'warm']).toContain(body['pageCache']);
     } finally {

@@ -21,6 +21,7 @@ import { strictNumbers } from './strict-query.js';
 import { enumMessage } from './enum-message.js';
 import type { ApiMetrics } from '../../metrics/api.js';
 import { observeHttp } from './http-metrics.js';
+import { followReadiness, notFollowedYet } from './follow-readiness.js';
 import { LandingCounter } from '../../landing-status.js';
 import { storageFull } from './storage-full.js';
 import { diskSpace } from '../../disk-space.js';
@@ -181,18 +182,22 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
       const manifest = ctx.snapshots.manifest;
       const failed = ctx.snapshots.lastError !== null;
       const damaged = ctx.snapshots.damaged.list();
+      // an API machine says what it follows and how far behind it is (src/api/http/follow-readiness.ts)
+      const follow = ctx.follow ? followReadiness(ctx.follow, manifest?.version ?? null, ctx.now()) : null;
       if (!manifest)
         return reply.status(503).send({
           status: 'not_ready',
-          reason: failed ? 'snapshot_open_failed' : 'nothing_published',
+          reason: failed ? 'snapshot_open_failed' : ctx.follow ? 'no_snapshot_copied' : 'nothing_published',
+          ...(ctx.follow && !failed ? { detail: notFollowedYet(ctx.follow) } : {}),
           ...(damaged.length > 0 ? { damaged } : {}),
+          ...(follow ? { follow } : {}),
         });
       const serving = ctx.snapshots.serving;
       const reason = failed
         ? 'snapshot_open_failed'
         : ctx.snapshots.manifestMissing
           ? 'manifest_missing'
-          : (serving?.refusal ?? (damaged.length > 0 ? 'file_damaged' : null));
+          : (serving?.refusal ?? (damaged.length > 0 ? 'file_damaged' : follow?.failing ? 'follow_failing' : null));
       return {
         status: failed ? 'stale' : 'ready',
         snapshot: `${manifest.slot}@${manifest.version}`,
@@ -209,6 +214,7 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
         // the disk uploads are written to: `nearly_full` under 5% free, `full` without room for one
         // upload (uploads get 503 storage_full); still ready, as reads are served (docs/decisions.md)
         ...diskState(ctx.landingDir, limits.sdkBodyLimitBytes),
+        ...(follow ? { follow } : {}),
       };
     });
     tripRoutes(routes, ctx);

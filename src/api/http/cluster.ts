@@ -8,6 +8,8 @@ export interface PrimaryOptions {
   log(line: string): void;
   /** How long a drained worker may take before it is killed. */
   drainMs?: number;
+  /** Called once the workers are gone, before the primary exits (its own work: an API machine's follower). */
+  onStop?: () => Promise<void> | undefined;
 }
 
 /**
@@ -78,9 +80,9 @@ export function runPrimary(options: PrimaryOptions): void {
     if (stopping) return;
     stopping = true;
     options.log(`serve: ${signal}: draining ${workers().length} worker(s)`);
-    void Promise.all(Object.values(cluster.workers ?? {}).map((w) => (w ? retire(w) : undefined))).then(() =>
-      process.exit(0),
-    );
+    void Promise.all(Object.values(cluster.workers ?? {}).map((w) => (w ? retire(w) : undefined)))
+      .then(() => options.onStop?.())
+      .then(() => process.exit(0));
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));

@@ -13,6 +13,7 @@ import type { ApiLimits } from './limits.js';
 import type { WebhookService } from '../../webhooks/integrator.js';
 import type { RateCounting } from './guards.js';
 import type { LandingCounter } from '../../landing-status.js';
+import type { FollowView } from './follow-readiness.js';
 
 /** What the routes need; built once by the server (tests build it with their own clock). */
 export interface ApiContext {
@@ -34,6 +35,8 @@ export interface ApiContext {
   webhooks: WebhookService;
   /** Where rate limits count when not in this process alone (src/api/http/guards.ts). */
   rateCounting?: RateCounting;
+  /** An API machine's follower of the job machine's publishes (serve.js --follow); absent on the job machine. */
+  follow?: FollowView | null;
 }
 
 declare module 'fastify' {

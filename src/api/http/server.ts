@@ -21,6 +21,8 @@ import { WebhookService } from '../../webhooks/integrator.js';
 import { deliverySettings, type DeliverySettings } from '../../webhooks/settings.js';
 import type { Registry } from 'prom-client';
 import { ApiMetrics } from '../../metrics/api.js';
+import { followMetrics } from '../../metrics/follow.js';
+import { readFollowStatus } from '../../follow/status.js';
 
 export interface ServerOptions {
   dataDir: string;
@@ -44,6 +46,8 @@ export interface ServerOptions {
   databaseUrl?: string | null;
   /** Count rate limits in Redis at this URL (every process on every machine). */
   redisUrl?: string | null;
+  /** An API machine: the job machine's data folder this machine's follower copies publishes from (serve.js --follow). */
+  follow?: string | null;
   /** Count them in a file this many workers of the machine share (a cluster worker does; 0: in this process); with Redis, while it does not answer. */
   sharedRateLimits?: number;
 }
@@ -138,7 +142,15 @@ export async function createApi(
       : rateStore
         ? { store: rateStore }
         : null,
+    follow: options.follow ? { source: options.follow, status: () => readFollowStatus(options.dataDir) } : null,
   };
+  if (options.metrics && options.follow)
+    followMetrics(
+      options.metrics,
+      () => readFollowStatus(options.dataDir),
+      () => snapshots.manifest?.version ?? null,
+      now,
+    );
   const app = buildApp(ctx, {
     logger: options.logger,
     metrics:

@@ -10,12 +10,24 @@ import { assertPortFree } from '../port-free.js';
 import { METRICS_FLAGS } from '../flags.js';
 import { runPrimary, isPrimary, DRAIN_MS } from '../../api/http/cluster.js';
 import { drainOnSignal } from '../../api/http/drain.js';
+import type { Follower } from '../../follow/follower.js';
+
+/** The machine's follower of the job machine's publishes, started before the API opens (it copies the first snapshot). */
+async function startFollower(source: string, dataDir: string, log: (line: string) => void): Promise<Follower> {
+  const [{ mkdirSync }, { Follower }] = await Promise.all([import('node:fs'), import('../../follow/follower.js')]);
+  // a new API machine starts from an empty folder: its copy is made here
+  mkdirSync(dataDir, { recursive: true });
+  const follower = new Follower({ source, dataDir, pollMs: setting('DRIVING_FOLLOW_POLL'), log });
+  follower.start();
+  log(`serve: following ${source}`);
+  return follower;
+}
 
 /** Parses serve.js's flags and serves (a primary of workers, or one process) until a signal. */
 export async function main(): Promise<void> {
   const argv = jobArgs(
     'serve',
-    '$0 [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--workers N] [--database-url URL] [--redis-url URL] [--serving pack|sql] [--metrics-port 9464] [--no-log]\n\nServes the published snapshot read-only over HTTP (README, "API"); runs until SIGTERM/SIGINT (drains: finishes what it holds within 10 s, exits 0); SIGHUP restarts the workers one at a time.',
+    '$0 [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--workers N] [--database-url URL] [--redis-url URL] [--serving pack|sql] [--follow SOURCE] [--metrics-port 9464] [--no-log]\n\nServes the published snapshot read-only over HTTP (README, "API"); runs until SIGTERM/SIGINT (drains: finishes what it holds within 10 s, exits 0); SIGHUP restarts the workers one at a time.',
     { jsonHelp: 'a failure to start as JSON on stdout (the request log is JSON lines already)', stateStore: true },
   )
     .option('port', { type: 'number', describe: 'port to listen on (env PORT, default 8080)' })
@@ -35,6 +47,11 @@ export async function main(): Promise<void> {
       choices: ['rows', 'all', 'none'] as const,
       describe:
         "read into the page cache when a snapshot opens: the serving pack's indexes and rows, those and the trip events, or nothing (env DRIVING_PACK_WARM, default rows)",
+    })
+    .option('follow', {
+      type: 'string',
+      describe:
+        "an API machine: copy each publish of the job machine's data folder SOURCE (host:/srv/driving/data, rsync://host:port/module, or a path) with rsync and serve it (env DRIVING_FOLLOW)",
     })
     .option('log', { type: 'boolean', default: true, describe: 'one JSON log line per request' })
     .option('workers', {
@@ -70,6 +87,7 @@ export async function main(): Promise<void> {
     const redisUrl = flagOrSetting(argv.redisUrl, 'DRIVING_REDIS_URL');
     if (redisUrl) exportSetting('DRIVING_REDIS_URL', redisUrl);
     const dataDir = resolveDataDir(argv.dataDir);
+    const follow = flagOrSetting(argv.follow, 'DRIVING_FOLLOW');
     // a taken port is said before any work, once (the primary; its workers share its port)
     if (isPrimary()) await assertPortFree(port, host, 'another serve.js or npm start?');
     // The code that does the work is imported only now, and only what this process runs: a refused
@@ -82,12 +100,14 @@ export async function main(): Promise<void> {
     ]);
     // --database-url is in DATABASE_URL already (src/jobs/args.ts), which the workers inherit
     const databaseUrl = resolveDatabaseUrl(argv.databaseUrl as string | undefined);
+    // one follower a machine, in the process that outlives its workers (src/follow/follower.ts)
+    const follower = follow && isPrimary() ? await startFollower(follow, dataDir, log) : null;
     if (isPrimary() && workers > 1) {
       // checked once here, so a mistyped folder is one message and exit 2, not N dying workers
       await appsOf(dataDir);
       // the primary serves /metrics, summing its workers' series (prom-client's AggregatorRegistry)
       if (argv.metrics) await startMetrics('serve', argv, 'cluster');
-      runPrimary({ workers, log });
+      runPrimary({ workers, log, onStop: () => follower?.stop() });
     } else {
       const [{ createApi }, { processMetrics }, { answerClusterScrapes }] = await Promise.all([
         import('../../api/http/server.js'),
@@ -107,6 +127,7 @@ export async function main(): Promise<void> {
         packWarm,
         databaseUrl,
         redisUrl: redisUrl ?? null,
+        follow: follow ?? null,
         sharedRateLimits: isPrimary() ? 0 : workers,
         metrics: argv.metrics ? register : undefined,
       });
@@ -114,7 +135,7 @@ export async function main(): Promise<void> {
       drainOnSignal(
         api.app,
         async () => {
-          await Promise.all([api.close(), metrics?.close()]);
+          await Promise.all([api.close(), metrics?.close(), follower?.stop()]);
         },
         { drainMs: DRAIN_MS, log },
       );
