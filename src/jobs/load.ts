@@ -35,6 +35,7 @@ import { addDays, todayIn } from '../time.js';
 import { firstLine } from '../errors.js';
 import { basename } from 'node:path';
 import { skipSmallCloseCheckpoint } from '../warehouse/close-checkpoint.js';
+import { compactQuietly } from '../compact/step.js';
 
 export interface LoadOptions {
   dataDir: string;
@@ -78,6 +79,8 @@ export interface LoadOptions {
   heldLayers?: HeldLayers;
   /** Partner files in the landing area written within this long are left for a later run (the continuous load: DRIVING_LANDING_QUIET_MS; default 0). */
   quietMs?: number;
+  /** Route merges before the publish at most (src/compact/step.ts; default all: the continuous load's batch does one). */
+  compactMerges?: number;
 }
 
 export interface LoadResult {
@@ -310,6 +313,13 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       prunedUploadsTo.set(wh, oldest);
     }
     if (archived.length > 0) progress(`load: pruned ${archived.length} landing archive folder(s)`);
+    // route files merged by date and serving files no manifest names removed, before this publish
+    await compactQuietly(wh.conn, paths, {
+      now,
+      retentionDays: settings.pointsRetentionDays,
+      progress,
+      maxMerges: options.compactMerges ?? Infinity,
+    });
     beat.doing('load: purging deleted accounts');
     // the purge step (src/purge/step.ts; node jobs/purge.js runs it alone): deletion requests from the state store
     const purged = await runPurge(wh, paths, now, progress, 'load');
