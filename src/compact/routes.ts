@@ -1,10 +1,11 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { listValue } from '../db/duckdb.js';
 import { queryFile, runScript } from '../db/sql.js';
 import { fsyncDir } from '../fsutil.js';
 import { mergeRouteFiles, RouteFileDamagedError, RouteFileWriter, routeFile } from '../route/route-file.js';
+import { fileIdentity } from '../serving/checksum.js';
 import { inTransaction } from '../warehouse/warehouse.js';
 import { routeFilesToMerge, type RouteFileSize } from './route-groups.js';
 
@@ -133,7 +134,16 @@ async function mergeRun(
   const removed = versions.slice(0, -1);
   for (const v of removed) rmSync(routeFile(routesDir, day, v), { force: true });
   fsyncDir(dir);
-  await runScript(conn, 'ops/compact/routes_forget', { trip_date: day, versions: listValue(removed) });
+  const rel = (v: number) => relative(dirname(routesDir), routeFile(routesDir, day, v));
+  await inTransaction(conn, () =>
+    runScript(conn, 'ops/compact/routes_forget', {
+      trip_date: day,
+      versions: listValue(removed),
+      paths: listValue(versions.map(rel)),
+      path: rel(newest),
+      identity: fileIdentity(target),
+    }),
+  );
   return statSync(target).size;
 }
 
