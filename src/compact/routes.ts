@@ -117,12 +117,13 @@ async function mergeRun(
         return null;
       }
     }
+    // a source that is a merged file stands for the versions of its span too
+    const spans = await queryFile(conn, 'ops/compact/routes_spans', { oldest: day });
+    const first = spans
+      .filter((s) => String(s['trip_date']) === day && versions.includes(Number(s['version'])))
+      .reduce((min, s) => Math.min(min, Number(s['first_version'])), versions[0] as number);
     await inTransaction(conn, () =>
-      runScript(conn, 'ops/compact/routes_index_merged', {
-        ...params,
-        version: newest,
-        first_version: versions[0] as number,
-      }),
+      runScript(conn, 'ops/compact/routes_index_merged', { ...params, version: newest, first_version: first }),
     );
     writer.finish(target);
   } catch (error) {

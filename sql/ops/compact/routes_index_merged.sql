@@ -5,7 +5,9 @@
 -- reads: route_file_drivers, trips
 -- writes: route_file_drivers, route_file_spans
 -- params: $trip_date DATE, $version BIGINT (the merged file's, the newest source's),
---         $first_version BIGINT (the oldest source's span), $versions BIGINT[] (the sources'),
+--         $first_version BIGINT (the oldest version its sources stand for: a source that is a merged
+--         file, left by a merge killed before it removed every source, brings its span),
+--         $versions BIGINT[] (the sources'),
 --         $app_ids VARCHAR[], $trip_ids VARCHAR[] (the trips it holds, side by side)
 insert into route_file_drivers
 select distinct $trip_date::date, $version::bigint, d.app_id, d.user_id
