@@ -20,6 +20,7 @@ export const STAGES = [
   'watch',
   'watch-rest',
   'purge',
+  'compact-files',
 ] as const;
 export type Stage = (typeof STAGES)[number];
 

@@ -16,6 +16,7 @@ import { manifestOf, warehouseRows, workspace, writeNdjson, type Workspace } fro
 import { tripRecord } from '../helpers/trips.js';
 import { recordDeletionIn } from '../helpers/deletions.js';
 import { until } from '../helpers/serve-process.js';
+import { routeFilesToMerge } from '../../src/compact/route-groups.js';
 
 let ws: Workspace;
 let key: string;
@@ -183,5 +184,23 @@ describe('published files merged by date', () => {
     expect(readRoute(routeFile(ws.paths.routesDir, SETTLED, Number(target.slice(1, -6))), ws.appId, 's-1')).toBeNull();
     expect(readRoute(file, ws.appId, 's-4')).toBeNull();
     expect(readRoute(file, ws.appId, 's-2')).not.toBeNull();
+  });
+});
+
+describe('which route files of a date are merged', () => {
+  const MiB = 1024 * 1024;
+  const files = (...sizes: number[]) => sizes.map((bytes, i) => ({ version: i + 1, bytes }));
+
+  it('merges a settled date whole, and nothing of a single file', () => {
+    expect(routeFilesToMerge(files(100 * MiB, 1, 2), true)).toEqual([1, 2, 3]);
+    expect(routeFilesToMerge(files(5), true)).toEqual([]);
+  });
+
+  it('merges a date still written size-tiered: small files of uneven sizes once there are four, a large one once the newer ones outweigh half of it', () => {
+    expect(routeFilesToMerge(files(10, 3_000, 70, 1), false)).toEqual([1, 2, 3, 4]);
+    expect(routeFilesToMerge(files(3_000, 70, 1), false)).toEqual([]);
+    // a merged file of 64 MiB stays out while four of 1 MiB come after it
+    expect(routeFilesToMerge(files(64 * MiB, MiB, MiB, MiB, MiB), false)).toEqual([2, 3, 4, 5]);
+    expect(routeFilesToMerge(files(64 * MiB, 16 * MiB, 8 * MiB, 4 * MiB, 4 * MiB), false)).toEqual([1, 2, 3, 4, 5]);
   });
 });
