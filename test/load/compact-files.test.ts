@@ -93,6 +93,8 @@ beforeAll(async () => {
   for (let i = 0; i < 6; i++) await loadSmall([trip(`d-${(i % 3) + 1}`, `s-${i}`, SETTLED, 6 + i)]);
   for (let i = 0; i < 5; i++) await loadSmall([trip(`d-${(i % 3) + 1}`, `r-${i}`, RECENT, 6 + i)]);
   await loadSmall([trip('d-1', 's-0', SETTLED, 6, 15)]);
+  // the evening before in New York: found through the slot's key once the app's zone is that
+  await loadSmall([trip('d-2', 'early', SETTLED, 3)]);
   api = await createApi({ dataDir: ws.dir, now: () => now, pollMs: 50 });
 });
 
@@ -105,7 +107,7 @@ describe('published files merged by date', () => {
   let before: Awaited<ReturnType<typeof routes>>;
 
   it('merges each date into few route files, and every route is served as before', async () => {
-    expect(routeNames(SETTLED).length).toBe(7);
+    expect(routeNames(SETTLED).length).toBe(8);
     expect(routeNames(RECENT).length).toBe(5);
     before = await routes();
     expect(Object.values(before).every((r) => r.status === 200)).toBe(true);
@@ -119,6 +121,20 @@ describe('published files merged by date', () => {
     expect(routeNames(RECENT).length).toBe(1);
     await served();
     expect(await routes()).toEqual(before);
+  });
+
+  it('finds a trip whose version was merged away through the slot, when a zone change moved its day', async () => {
+    const store = new AppStore(ws.paths.appsFile);
+    const geometry = (body: string | undefined) => JSON.parse(body ?? '{}').route?.geometry;
+    await store.setTimeZone(ws.appId, 'America/New_York');
+    try {
+      const moved = await routes();
+      expect(moved['early']?.status).toBe(200);
+      expect(JSON.parse(moved['early']?.body ?? '{}').route.properties.startTime).toMatch(/^2026-11-09 /);
+      expect(geometry(moved['early']?.body)).toEqual(geometry(before['early']?.body));
+    } finally {
+      await store.setTimeZone(ws.appId, 'UTC');
+    }
   });
 
   it('keeps the merged file indexed for every driver it holds, and a publish writes no file again for a merged version', async () => {
