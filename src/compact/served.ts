@@ -19,7 +19,8 @@ export async function servesManifestAlone(
   const retired = slotFile(publishedDir, manifest.slot === 'a' ? 'b' : 'a');
   if (!existsSync(retired)) return true;
   try {
-    if (!(await attachWhenReleased(conn, retired, waitMs, 'compact_retired'))) return false;
+    // no wait: one try (a batch must not pause for an API still draining)
+    if (!(await attachWhenReleased(conn, retired, waitMs > 0 ? waitMs : -1, 'compact_retired'))) return false;
   } catch {
     // not a DuckDB file the slot's publish can use as it is: that publish deals with it
     return false;
