@@ -37,6 +37,7 @@ import { firstLine } from '../errors.js';
 import { basename } from 'node:path';
 import { isMachineError } from '../machine-error.js';
 import { skipSmallCloseCheckpoint } from '../warehouse/close-checkpoint.js';
+import { compactQuietly } from '../compact/step.js';
 
 export interface LoadOptions {
   dataDir: string;
@@ -86,6 +87,8 @@ export interface LoadOptions {
   maxSlices?: number;
   /** Make a large file's plan of slices beside the runs, not in one (the continuous load: src/load/slices.ts). */
   planSlicesAside?: boolean;
+  /** Route merges before the publish at most (src/compact/step.ts; default all: the continuous load's batch does one). */
+  compactMerges?: number;
 }
 
 export interface LoadResult {
@@ -342,6 +345,13 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       prunedUploadsTo.set(wh, oldest);
     }
     if (archived.length > 0) progress(`load: pruned ${archived.length} landing archive folder(s)`);
+    // route files merged by date and serving files no manifest names removed, before this publish
+    await compactQuietly(wh.conn, paths, {
+      now,
+      retentionDays: settings.pointsRetentionDays,
+      progress,
+      maxMerges: options.compactMerges ?? Infinity,
+    });
     beat.doing('load: purging deleted accounts');
     // the purge step (src/purge/step.ts; node jobs/purge.js runs it alone): deletion requests from the state store
     const purged = await runPurge(wh, paths, now, progress, 'load');

@@ -12,6 +12,7 @@ import { emitEvents, type EmitResult } from '../events/emit.js';
 import { silent, type Progress } from '../progress.js';
 import { isDate } from '../time.js';
 import { publishSummary } from './summaries.js';
+import { compactQuietly } from '../compact/step.js';
 
 export interface RederiveOptions {
   dataDir: string;
@@ -114,6 +115,9 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
       routes: routeOptions(paths, settings.pointsRetentionDays, now),
     });
     const events = await emitEvents(wh, paths.eventsDir, published.version, now);
+    // the superseded versions' route files folded into the new ones, once the API has switched
+    const compact = { now, retentionDays: settings.pointsRetentionDays, progress, maxMerges: Infinity };
+    await compactQuietly(wh.conn, paths, { ...compact, waitMs: settings.publishLockWaitMs });
     const sum = (pick: (f: RederivedFile) => number) => files.reduce((a, f) => a + pick(f), 0);
     return {
       files,

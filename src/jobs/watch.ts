@@ -22,6 +22,7 @@ import { loadSummary } from './summaries.js';
 import { oneLine, exitCodeOf } from './cli.js';
 import { Pace } from './pace.js';
 import { outputWriteErrors } from './output.js';
+import { compactIdle } from '../compact/step.js';
 
 export interface WatchOptions {
   dataDir: string;
@@ -136,6 +137,8 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
   const heldLayers = new HeldLayers();
   // the first batch runs whatever is there: it finishes what a killed watch or load left behind
   let due = true;
+  // whether the published files may have upkeep left (after a batch, until a step finds none)
+  let compactPending = false;
   try {
     for (let n = 1; !options.signal?.aborted; ) {
       if (!due) {
@@ -148,6 +151,8 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
         }
         // a job waiting for the warehouse gets it while nothing is due
         if (held && processesWaitingFor(paths.warehouseFile).length > 0) held = release(held);
+        // idle: the published files' upkeep, a merge a poll, until nothing is left (src/compact/step.ts)
+        if (held && compactPending) compactPending = await compactIdle(held.conn, paths, progress);
         // a link, or a partner file still within its quiet period, makes no batch: the next poll
         // looks again
         due =
@@ -208,6 +213,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
           maxSlices: 1,
           planSlicesAside: true,
           onPublished: () => (servedAt = Date.now()),
+          compactMerges: 1,
           quietMs,
         });
         outcome.result = result;
@@ -222,6 +228,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
         }
         for (const lag of outcome.lags) metrics.lag.observe(lag);
         metrics.batches.ok++;
+        compactPending = true;
         failures = 0;
         const t = result.totals;
         totals.filesLoaded += t.files - t.filesSkipped - t.filesFailed;

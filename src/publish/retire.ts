@@ -50,7 +50,7 @@ export async function scrubRetired(
   } finally {
     await run(conn, 'detach database if exists retired');
   }
-  return { users, slot: true, packFilesRemoved: removeUnnamed(publishedDir, next) };
+  return { users, slot: true, packFilesRemoved: removeUnnamedPackFiles(publishedDir, next) };
 }
 
 /** Attaches the slot for writing (as `alias`) once no reader holds it; false when that did not happen in time. */
@@ -75,8 +75,8 @@ export async function attachWhenReleased(
   }
 }
 
-/** Serving files the manifest does not name (nothing reads them any more). */
-function removeUnnamed(publishedDir: string, manifest: Manifest): number {
+/** Removes the serving files the manifest does not name (once no reader serves an earlier one); how many. */
+export function removeUnnamedPackFiles(publishedDir: string, manifest: Manifest): number {
   const names = Object.values(manifest.pack?.files ?? {}).flat();
   const kept = new Set(names.flatMap((n) => [n, `${n}${EXTRAS_SUFFIX}`]));
   let removed = 0;

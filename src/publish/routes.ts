@@ -57,11 +57,12 @@ export function routeOptions(
  */
 export async function writeRoutes(conn: DuckDBConnection, options: RouteOptions, since = 0): Promise<string[]> {
   const parts = await queryFile(conn, 'ops/publish/route_parts', { oldest: options.oldestDate, since });
+  const merged = await mergedFiles(conn, options, parts.length);
   const written: string[] = [];
   for (const part of parts) {
     const tripDate = String(part['trip_date']);
     const version = Number(part['version']);
-    if (existsSync(routeFile(options.routesDir, tripDate, version))) continue;
+    if (existsSync(routeFile(options.routesDir, tripDate, version)) || merged(tripDate, version)) continue;
     const prefixes = (part['file_keys'] as string[]).map((key) => `f${key.slice(0, 16)}_`);
     const files = pointFiles(join(options.pointsDir, `trip_date=${tripDate}`), prefixes);
     const points =
@@ -72,6 +73,28 @@ export async function writeRoutes(conn: DuckDBConnection, options: RouteOptions,
       written.push(routeFile(options.routesDir, tripDate, version));
   }
   return written;
+}
+
+/**
+ * Whether a merged route file on disk stands for a version's file of a date (src/compact/routes.ts:
+ * its trips' newest copies are in it), so that file is not written again.
+ */
+async function mergedFiles(
+  conn: DuckDBConnection,
+  options: RouteOptions,
+  parts: number,
+): Promise<(tripDate: string, version: number) => boolean> {
+  if (parts === 0) return () => false;
+  const spans = new Map<string, [first: number, version: number][]>();
+  for (const row of await queryFile(conn, 'ops/compact/routes_spans', { oldest: options.oldestDate })) {
+    const day = String(row['trip_date']);
+    spans.set(day, [...(spans.get(day) ?? []), [Number(row['first_version']), Number(row['version'])]]);
+  }
+  return (tripDate, version) =>
+    (spans.get(tripDate) ?? []).some(
+      ([first, last]) =>
+        first <= version && version <= last && existsSync(routeFile(options.routesDir, tripDate, last)),
+    );
 }
 
 /**
@@ -120,6 +143,8 @@ async function writeRouteFile(
   if (existsSync(target)) return false;
   // its drivers are entered before the file exists: a purge must never meet a route file it does not know
   await runFile(conn, 'ops/publish/index_route_file', { version, trip_date: tripDate });
+  // under this name a merged file stood for older versions too: this one stands for its own only
+  await runFile(conn, 'ops/compact/routes_span_reset', { version, trip_date: tripDate });
   const dir = join(routesDir, `trip_date=${tripDate}`);
   mkdirSync(dir, { recursive: true });
   const writer = new RouteFileWriter(`${target}.tmp`);

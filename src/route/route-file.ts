@@ -307,6 +307,34 @@ export function readRoute(path: string, appId: string, tripId: string): RoutePoi
 }
 
 /**
+ * Writes into `writer` every trip the `sources` list, each with its copy from the first source
+ * that lists it (sources newest first: the API serves a trip from the newest file that lists it),
+ * every block checked (its CRC-32) before it is written again: RouteFileDamagedError, and nothing
+ * is sealed. Returns the trips written, as [appId, tripId].
+ */
+export function mergeRouteFiles(sources: string[], writer: RouteFileWriter): [string, string][] {
+  const seen = new Set<string>();
+  const trips: [string, string][] = [];
+  for (const path of sources) {
+    const fd = openSync(path, 'r');
+    try {
+      for (const [app, trip, block] of readEntries(fd, path, fstatSync(fd).size)) {
+        const key = keyOf(app, trip);
+        if (seen.has(key)) continue;
+        seen.add(key);
+        const points = blockFor(block.count);
+        readBlock(fd, path, block, points);
+        writer.add(app, trip, pointsOf(points, block.count));
+        trips.push([app, trip]);
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+  return trips;
+}
+
+/**
  * Rewrites a route file without the trips `drop` names (a purge), under a temp name renamed over
  * it: a reader that has it open keeps the old bytes, the next open gets the new. Every block kept
  * is checked (its CRC-32) before it is written again, so a damaged file is never sealed with fresh

@@ -28,7 +28,8 @@ async function loadTrip(routesIncremental: boolean) {
       seconds: 120,
     }),
   ]);
-  const result = await runLoad({ dataDir: ws.dir, inputs: [file], now, routesIncremental });
+  // each batch's own file is what this looks at: none merged into another (src/compact/)
+  const result = await runLoad({ dataDir: ws.dir, inputs: [file], now, routesIncremental, compactMerges: 0 });
   const version = result.files[0]?.version as number;
   return { result, version, route: routeFile(ws.paths.routesDir, '2026-11-20', version) };
 }

@@ -14,3 +14,5 @@ where (i.archive_day is null or i.archive_day < $oldest::date)
     and not exists (select 1 from file_drivers as f where f.file_key = i.file_key and f.trip_date >= $oldest::date);
 
 delete from route_file_drivers where trip_date < $oldest::date;
+
+delete from route_file_spans where trip_date < $oldest::date;

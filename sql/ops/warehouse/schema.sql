@@ -276,3 +276,14 @@ create table if not exists route_file_drivers (
     app_id varchar not null,
     user_id bigint not null
 );
+
+-- route_file_spans: a route file that merges several versions' files of its trip date
+-- (src/compact/routes.ts): `published/routes/trip_date=<trip_date>/v<version>.route` holds, for
+-- every trip the files of versions first_version..version listed, its newest copy. The publish
+-- writes no file of its own for a version such a file covers (src/publish/routes.ts); a file
+-- written anew under that name (a damaged one rebuilt) loses its row first.
+create table if not exists route_file_spans (
+    trip_date date not null,
+    first_version bigint not null,
+    version bigint not null
+);

@@ -23,9 +23,9 @@ const NO_POINTS: RoutePoints = {
 const listings = new Map<string, Promise<number[]>>();
 const MAX_LISTINGS = 512;
 
-function versionsFor(routesDir: string, tripDate: string, servedVersion: number): Promise<number[]> {
+function versionsFor(routesDir: string, tripDate: string, servedVersion: number, fresh = false): Promise<number[]> {
   const key = `${routesDir}\u0000${tripDate}\u0000${servedVersion}`;
-  let listing = listings.get(key);
+  let listing = fresh ? undefined : listings.get(key);
   if (!listing) {
     listing = readdir(join(routesDir, `trip_date=${tripDate}`)).then(
       (names) =>
@@ -76,7 +76,16 @@ export async function tripRoute<T>(
     trip_id: tripId,
   });
   if (!key) return null;
-  const points = readRoute(routeFile(routesDir, String(key['trip_date']), String(key['version'])), scope.appId, tripId);
+  const keyDate = String(key['trip_date']);
+  const keyVersion = Number(key['version']);
+  let points = readRoute(routeFile(routesDir, keyDate, keyVersion), scope.appId, tripId);
+  // merged into a newer file of its date (src/compact/routes.ts): the oldest such file holds this copy
+  if (points === undefined)
+    for (const version of [...(await versionsFor(routesDir, keyDate, s.manifest.version, true))].reverse()) {
+      if (version < keyVersion) continue;
+      points = readRoute(routeFile(routesDir, keyDate, version), scope.appId, tripId);
+      if (points !== undefined) break;
+    }
   if (points === undefined) return 'expired';
   return render({ ...found, points: points ?? NO_POINTS });
 }
