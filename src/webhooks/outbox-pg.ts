@@ -10,6 +10,7 @@ import type {
   OutboxStore,
   RejectedLine,
 } from './outbox-store.js';
+import { attemptRows } from './outbox-store.js';
 
 /** Lock id (pg_advisory_xact_lock) that orders the outbox's schema creation between processes. */
 const OUTBOX_SCHEMA_LOCK_ID = 72_657_002;
@@ -128,23 +129,8 @@ export class PostgresOutbox implements OutboxStore {
 
   async record(finished: FinishedAttempt[]): Promise<void> {
     if (finished.length === 0) return;
-    const rows = finished.map((f) => ({
-      seq: f.seq,
-      event_id: f.eventId,
-      attempt: f.attempt,
-      sent: f.sent,
-      kind: f.kind,
-      started_at: f.startedAt.toISOString(),
-      finished_at: f.finishedAt.toISOString(),
-      duration_ms: f.durationMs,
-      status_code: f.statusCode,
-      error: f.error,
-      url: f.url,
-      outcome: f.outcome,
-      next_at: f.nextAt?.toISOString() ?? null,
-    }));
     // one statement: its changes to attempts, events and queue commit together
-    await exec(this.pool, 'record', { rows: JSON.stringify(rows) });
+    await exec(this.pool, 'record', { rows: attemptRows(finished) });
   }
 
   list(filter: {

@@ -45,6 +45,27 @@ export interface FinishedAttempt {
   nextAt: Date | null;
 }
 
+/** Finished attempts as the `record` statements of both outboxes read them: one JSON text of rows. */
+export function attemptRows(finished: FinishedAttempt[]): string {
+  return JSON.stringify(
+    finished.map((f) => ({
+      seq: f.seq,
+      event_id: f.eventId,
+      attempt: f.attempt,
+      sent: f.sent,
+      kind: f.kind,
+      started_at: f.startedAt.toISOString(),
+      finished_at: f.finishedAt.toISOString(),
+      duration_ms: f.durationMs,
+      status_code: f.statusCode,
+      error: f.error,
+      url: f.url,
+      outcome: f.outcome,
+      next_at: f.nextAt?.toISOString() ?? null,
+    })),
+  );
+}
+
 export type EventStatus = 'pending' | 'failed' | 'delivered' | 'filtered';
 
 /**

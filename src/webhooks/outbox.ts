@@ -23,6 +23,7 @@ import type {
   OutboxStore,
   RejectedLine,
 } from './outbox-store.js';
+import { attemptRows } from './outbox-store.js';
 
 export type { DueAttempt, EventStatus, FinishedAttempt, IncomingEvent, OutboxStore, RejectedLine };
 
@@ -138,23 +139,8 @@ export class Outbox implements OutboxStore {
   /** Records finished attempts with the event states and queue items they change, in one transaction. */
   record(finished: FinishedAttempt[]): Promise<void> {
     if (finished.length === 0) return Promise.resolve();
-    const rows = finished.map((f) => ({
-      seq: f.seq,
-      event_id: f.eventId,
-      attempt: f.attempt,
-      sent: f.sent,
-      kind: f.kind,
-      started_at: f.startedAt.toISOString(),
-      finished_at: f.finishedAt.toISOString(),
-      duration_ms: f.durationMs,
-      status_code: f.statusCode,
-      error: f.error,
-      url: f.url,
-      outcome: f.outcome,
-      next_at: f.nextAt?.toISOString() ?? null,
-    }));
     return this.serial((conn) =>
-      inTransaction(conn, () => runScript(conn, 'ops/webhooks/record', { rows: JSON.stringify(rows) })),
+      inTransaction(conn, () => runScript(conn, 'ops/webhooks/record', { rows: attemptRows(finished) })),
     );
   }
 
