@@ -74,6 +74,11 @@ export const SETTINGS = {
     describe:
       'the continuous load takes a partner file only once it has not been written for this long (SDK uploads at once; 0: at once too)',
   }),
+  DRIVING_ARCHIVE_MERGE_FILES: integer(16, {
+    min: 2,
+    describe:
+      "archived landing files of a day (or merged files under 256 MiB) that make the continuous load merge them into one gzip file while it is idle; load.js merges each day's whole",
+  }),
   DRIVING_PUBLISH_LOCK_WAIT_MS: integer(30_000, {
     unit: 'milliseconds',
     describe: 'how long a publish waits for API processes to let go of the standby slot',

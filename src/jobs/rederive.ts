@@ -3,6 +3,7 @@ import { appsOf } from './data-dir.js';
 import { openWarehouse } from '../warehouse/warehouse.js';
 import { queryFile } from '../db/sql.js';
 import { findArchived } from '../load/archive.js';
+import { memberAsFile } from '../load/archive-members.js';
 import { rederiveFile, type RederivedFile } from '../load/rederive-file.js';
 import { firstLine, InputError } from '../errors.js';
 import { routeOptions } from '../publish/routes.js';
@@ -68,7 +69,9 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
         batch_id: Number(row['batch_id']),
       };
       const at = `[${index + 1}/${ledger.length}]`;
-      const file = await findArchived(paths.landingDir, loaded);
+      // a file merged into a day's archive is read from its member alone, into a scratch copy
+      const member = await memberAsFile(wh.conn, paths.landingDir, loaded.file_key);
+      const file = member?.file ?? (await findArchived(paths.landingDir, loaded));
       if (file === null) {
         missing.push({ path: loaded.path, loadedAt: String(row['loaded_at']) });
         progress(`load: ${at} ${loaded.path}: archive gone, its trips keep their stored derivation`);
@@ -81,12 +84,15 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
           pointsDir: paths.pointsDir,
           landingDir: paths.landingDir,
           now,
+          ...(member ? { archive: member.archive } : {}),
         });
       } catch (error) {
         // one file must not hold up the others; its transaction never committed, so it keeps what it has
         failed.push({ path: file, error: firstLine(error) });
         progress(`load: ${at} ${file}: FAILED: ${firstLine(error)}`);
         continue;
+      } finally {
+        member?.done();
       }
       files.push(done);
       const kept = Object.values(done.keptAsStored).reduce((a, b) => a + b, 0);

@@ -34,7 +34,7 @@ export async function rederiveFile(
   conn: DuckDBConnection,
   file: string,
   loaded: { file_key: string; batch_id: number },
-  ctx: { pointsDir: string; now: Date; landingDir?: string },
+  ctx: { pointsDir: string; now: Date; landingDir?: string; archive?: { day: string; name: string } },
 ): Promise<RederivedFile> {
   const key = loaded.file_key;
   try {
@@ -57,7 +57,14 @@ export async function rederiveFile(
       keptAsStored[String(row['reason'])] = Number(row['n']);
     }
     await writePoints(conn, ctx.pointsDir, key);
-    const report = await merge(conn, file, key, loaded.batch_id, ctx.now, archivedAs(file, ctx.landingDir));
+    const report = await merge(
+      conn,
+      file,
+      key,
+      loaded.batch_id,
+      ctx.now,
+      ctx.archive ?? archivedAs(file, ctx.landingDir),
+    );
     return {
       file,
       rederived: Object.values(report.status).reduce((a, b) => a + b, 0),

@@ -14,3 +14,8 @@ where (i.archive_day is null or i.archive_day < $oldest::date)
     and not exists (select 1 from file_drivers as f where f.file_key = i.file_key and f.trip_date >= $oldest::date);
 
 delete from route_file_drivers where trip_date < $oldest::date;
+
+-- the merged archive files' members and leftovers of days the load's pruning removed
+delete from archive_members where day < $oldest::date;
+
+delete from archive_garbage where day < $oldest::date;

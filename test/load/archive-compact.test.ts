@@ -1,0 +1,227 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { runLoad } from '../../src/jobs/load.js';
+import { runPurgeJob } from '../../src/jobs/purge.js';
+import { runRederive } from '../../src/jobs/rederive.js';
+import { appsOf } from '../../src/jobs/data-dir.js';
+import { openWarehouse } from '../../src/warehouse/warehouse.js';
+import { compactArchive, type CompactOptions } from '../../src/load/archive-compact.js';
+import { warehouseRows, workspace, type Workspace } from '../helpers/workspace.js';
+import { tripRecord } from '../helpers/trips.js';
+import { recordDeletionIn } from '../helpers/deletions.js';
+import { uploadFileName } from '../../src/load/uploads.js';
+import { startJob } from '../helpers/job-process.js';
+
+// A day of small batches in the landing archive merged into gzip files of one member per file:
+// fewer files, fewer bytes, the same trips on a re-derive, a purge that takes exactly a driver's
+// lines, and a merge killed midway that the next run puts right.
+const DRIVERS = [201, 202, 203];
+const FILES = 24;
+const day = (d: Date) => d.toISOString().slice(0, 10);
+
+const trip = (appId: string, tripId: string, userId: number, start: Date, seconds = 120) =>
+  JSON.stringify(
+    tripRecord({ appId, tripId, userId, orgUserId: `org-${userId}`, start: start.toISOString(), seconds }),
+  );
+
+/** FILES SDK upload files, each a trip of each driver, loaded one by one: FILES archived files of one day. */
+async function dayOfBatches(ws: Workspace, now: Date, seconds = 120): Promise<Record<string, string>> {
+  const texts: Record<string, string> = {};
+  mkdirSync(ws.paths.landingDir, { recursive: true });
+  for (let f = 0; f < FILES; f++) {
+    // SDK upload files (a partner's file stays loose while it is watched for writes, src/load/retake.ts)
+    const name = uploadFileName(new Date(now.getTime() - 3_600_000 + f * 1000));
+    const lines = DRIVERS.map((u, i) =>
+      trip(ws.appId, `t-${f}-${u}`, u, new Date(now.getTime() - 86_400_000 + (f * 3 + i) * 600_000), seconds),
+    );
+    texts[name] = `${lines.join('\n')}\n`;
+    writeFileSync(join(ws.paths.landingDir, name), texts[name] as string);
+  }
+  const loaded = await runLoad({ dataDir: ws.dir, now, uploadBatchBytes: 0 });
+  expect(loaded.totals.tripsLoaded).toBe(FILES * DRIVERS.length);
+  return texts;
+}
+
+async function compact(ws: Workspace, now: Date, options: CompactOptions) {
+  const wh = await openWarehouse(ws.paths.warehouseFile, await appsOf(ws.dir));
+  try {
+    return await compactArchive(wh.conn, ws.paths.landingDir, now, options);
+  } finally {
+    wh.close();
+  }
+}
+
+const tripsOf = async (ws: Workspace) =>
+  warehouseRows(
+    ws.paths,
+    `select trip_id, user_id, trip_date::varchar as trip_date, status, abnormal_reason, mileage_m, duration_s, max_speed_kmh, count_points, score
+     from trips order by trip_id`,
+  );
+
+const members = async (ws: Workspace) =>
+  warehouseRows(
+    ws.paths,
+    'select name, merged_name, member_offset::bigint as o, member_length::bigint as l, lines::int as lines from archive_members order by merged_name, member_offset',
+  );
+
+const filesIn = (dir: string) => (existsSync(dir) ? readdirSync(dir).sort() : []);
+const bytesIn = (dir: string) => filesIn(dir).reduce((n, f) => n + statSync(join(dir, f)).size, 0);
+
+/** Each member's text, read alone by its offset and length, by its original name. */
+function memberTexts(dir: string, rows: Record<string, unknown>[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const r of rows) {
+    const bytes = readFileSync(join(dir, String(r['merged_name'])));
+    const o = Number(r['o']);
+    out[String(r['name'])] = gunzipSync(bytes.subarray(o, o + Number(r['l']))).toString('utf8');
+  }
+  return out;
+}
+
+describe('the landing archive merged by day', () => {
+  let ws: Workspace;
+  let texts: Record<string, string>;
+  let dir: string;
+  const now = new Date('2026-11-21T12:00:00Z');
+  let before: Record<string, unknown>[];
+  let bytesBefore: number;
+
+  beforeAll(async () => {
+    ws = await workspace('UTC');
+    texts = await dayOfBatches(ws, now);
+    dir = join(ws.paths.landingDir, 'loaded', day(now));
+    before = await tripsOf(ws);
+    bytesBefore = bytesIn(dir);
+  });
+  afterAll(() => ws.cleanup());
+
+  it('merges loose files while idle a bounded merge a turn, then the merged files, then load.js the day whole', async () => {
+    expect(filesIn(dir)).toEqual(Object.keys(texts).sort());
+    // too few loose files: nothing to do
+    expect((await compact(ws, now, { minFiles: FILES + 1 })).merges).toBe(0);
+    // a turn takes loose files up to its budget (two at least): one merge, the rest for later turns
+    const first = await compact(ws, now, { minFiles: 4, budgetBytes: 1 });
+    expect(first).toMatchObject({ merges: 1, filesReplaced: 2 });
+    for (let turn = 0; turn < 100 && (await compact(ws, now, { minFiles: 4, budgetBytes: 4096 })).merges > 0; turn++);
+    const merged = filesIn(dir).filter((f) => f.endsWith('.ndjson.gz'));
+    // fewer than minFiles loose files left and fewer than minFiles merged files
+    expect(filesIn(dir).filter((f) => f.endsWith('.ndjson')).length).toBeLessThan(4);
+    expect(merged.length).toBeLessThan(4);
+    expect(merged.length).toBeGreaterThan(0);
+    // the load of the next day merges the day whole: one file and its sidecar
+    await runLoad({ dataDir: ws.dir, now: new Date(now.getTime() + 86_400_000) });
+    expect(filesIn(dir).map((f) => f.replace(/\d+/, 'N'))).toEqual(['archive-N.members.idx', 'archive-N.ndjson.gz']);
+    expect(bytesIn(dir)).toBeLessThan(bytesBefore / 4);
+    // each member read alone is its file, byte for byte, and the whole file is every file in turn
+    const rows = await members(ws);
+    expect(rows.length).toBe(FILES);
+    expect(memberTexts(dir, rows)).toEqual(texts);
+    for (const r of rows) expect(r['lines']).toBe(DRIVERS.length);
+    const whole = gunzipSync(readFileSync(join(dir, String(rows[0]?.['merged_name'])))).toString('utf8');
+    expect(whole).toBe(rows.map((r) => texts[String(r['name'])]).join(''));
+    // the purge's index names the merged file for every loaded file
+    const indexed = await warehouseRows(ws.paths, 'select distinct archive_name from indexed_files');
+    expect(indexed).toEqual([{ archive_name: rows[0]?.['merged_name'] }]);
+  });
+
+  it('re-derives every loaded file from its member: the same trips as before', async () => {
+    const result = await runRederive({ dataDir: ws.dir, now: new Date(now.getTime() + 86_400_000) });
+    expect(result.totals).toMatchObject({ files: FILES, missing: 0, failed: 0 });
+    expect(await tripsOf(ws)).toEqual(before);
+    // no scratch copy is left behind
+    expect(filesIn(join(ws.paths.landingDir, '.members'))).toEqual([]);
+  });
+
+  it("takes exactly a driver's lines out of the merged file, line numbers kept, the others readable", async () => {
+    const gone = DRIVERS[1] as number;
+    await recordDeletionIn(ws.dir, {
+      appId: ws.appId,
+      platformUserId: gone,
+      orgUserId: `org-${gone}`,
+      requestedAt: '2026-11-22T12:00:00Z',
+    });
+    const purge = await runPurgeJob({ dataDir: ws.dir, now: new Date(now.getTime() + 2 * 86_400_000) });
+    expect(purge.purged.users).toBe(1);
+    const rows = await members(ws);
+    expect(rows.length).toBe(FILES);
+    const blanked = Object.fromEntries(
+      Object.entries(texts).map(([name, text]) => [
+        name,
+        text
+          .split('\n')
+          .map((line) => (line.includes(`"platformUserId":${gone}`) ? '' : line))
+          .join('\n'),
+      ]),
+    );
+    expect(memberTexts(dir, rows)).toEqual(blanked);
+    expect(filesIn(dir).filter((f) => f.endsWith('.ndjson.gz')).length).toBe(1);
+    // the rewritten members are in the ledger under their new keys: a re-derive still finds them all
+    const again = await runRederive({ dataDir: ws.dir, now: new Date(now.getTime() + 2 * 86_400_000) });
+    expect(again.totals.failed).toBe(0);
+    expect(again.totals.files).toBe(FILES);
+    const left = await tripsOf(ws);
+    expect(left).toEqual(before.filter((t) => Number(t['user_id']) !== gone));
+  });
+});
+
+describe('a merge killed midway', () => {
+  let ws: Workspace;
+  let texts: Record<string, string>;
+  let dir: string;
+  // load.js merges the days before the machine's today: the archive day is two days back
+  const now = new Date(Date.now() - 2 * 86_400_000);
+
+  beforeAll(async () => {
+    ws = await workspace('UTC');
+    texts = await dayOfBatches(ws, now, 900);
+    dir = join(ws.paths.landingDir, 'loaded', day(now));
+  });
+  afterAll(() => ws.cleanup());
+
+  it('is put right by the next run: every file once, in a member or as it was, nothing twice', async () => {
+    await runKilled(ws, () => filesIn(dir).some((f) => /^\.archive-\d+\.ndjson\.gz\.tmp$/.test(f)));
+    await runKilled(ws, () => filesIn(dir).some((f) => /^archive-\d+\.ndjson\.gz$/.test(f)));
+    // whatever point the kills met, each archived file is held once: by a member or as itself
+    const check = async () => {
+      const rows = await members(ws);
+      const loose = filesIn(dir).filter((f) => f.endsWith('.ndjson'));
+      const held = [...rows.map((r) => String(r['name'])), ...loose].sort();
+      expect(held).toEqual(Object.keys(texts).sort());
+      const fromMembers = memberTexts(dir, rows);
+      for (const name of loose) fromMembers[name] = readFileSync(join(dir, name), 'utf8');
+      expect(fromMembers).toEqual(texts);
+      // no merged file without rows, no temp file
+      const named = new Set(rows.map((r) => String(r['merged_name'])));
+      for (const f of filesIn(dir)) {
+        expect(f.startsWith('.')).toBe(false);
+        if (f.endsWith('.ndjson.gz')) expect(named.has(f), f).toBe(true);
+      }
+    };
+    const wh = await openWarehouse(ws.paths.warehouseFile, await appsOf(ws.dir));
+    try {
+      const { recoverDay } = await import('../../src/load/archive-merge.js');
+      await recoverDay(wh.conn, dir, day(now), new Date());
+    } finally {
+      wh.close();
+    }
+    await check();
+    // and a full run merges the day whole
+    const done = startJob('load', ['--data-dir', ws.dir]);
+    expect((await done.done).code).toBe(0);
+    await check();
+    expect(filesIn(dir).filter((f) => f.endsWith('.ndjson')).length).toBe(0);
+    expect(filesIn(dir).filter((f) => f.endsWith('.ndjson.gz')).length).toBe(1);
+  });
+});
+
+/** Runs load.js (which merges the days before today) and kills it with SIGKILL once `when` holds. */
+async function runKilled(ws: Workspace, when: () => boolean): Promise<void> {
+  const job = startJob('load', ['--data-dir', ws.dir]);
+  let finished = false;
+  void job.done.then(() => (finished = true));
+  while (!finished && !when()) await new Promise((r) => setImmediate(r));
+  job.child.kill('SIGKILL');
+  await job.done;
+}
