@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { runLoad } from '../../src/jobs/load.js';
@@ -12,6 +12,8 @@ import { warehouseRows, workspace, type Workspace } from '../helpers/workspace.j
 import { tripRecord } from '../helpers/trips.js';
 import { recordDeletionIn } from '../helpers/deletions.js';
 import { uploadFileName } from '../../src/load/uploads.js';
+import { runBackup } from '../../src/backup/backup.js';
+import { runRestore } from '../../src/backup/restore.js';
 import { startJob } from '../helpers/job-process.js';
 
 // A day of small batches in the landing archive merged into gzip files of one member per file:
@@ -132,6 +134,23 @@ describe('the landing archive merged by day', () => {
     expect(await tripsOf(ws)).toEqual(before);
     // no scratch copy is left behind
     expect(filesIn(join(ws.paths.landingDir, '.members'))).toEqual([]);
+  });
+
+  it('is copied by a backup, and a restore loads it as the files it holds', async () => {
+    const to = join(ws.dir, '..', `${ws.dir.split('/').pop()}-backup`);
+    const restored = join(ws.dir, '..', `${ws.dir.split('/').pop()}-restored`);
+    try {
+      await runBackup({ dataDir: ws.dir, to, databaseUrl: null });
+      const copied = join(to, 'landing', 'loaded', day(now));
+      expect(filesIn(copied)).toEqual(filesIn(dir));
+      const result = await runRestore({ from: to, dataDir: restored, databaseUrl: null, load: true });
+      // every member is a file the warehouse holds already: none derived again, none refused
+      expect(result.load).toMatchObject({ files: FILES, filesSkipped: FILES, filesFailed: 0 });
+      expect(filesIn(join(restored, 'landing', '.members'))).toEqual([]);
+    } finally {
+      rmSync(to, { recursive: true, force: true });
+      rmSync(restored, { recursive: true, force: true });
+    }
   });
 
   it("takes exactly a driver's lines out of the merged file, line numbers kept, the others readable", async () => {
