@@ -20,6 +20,7 @@ export const STAGES = [
   'watch',
   'watch-rest',
   'purge',
+  'archive-compact',
 ] as const;
 export type Stage = (typeof STAGES)[number];
 

@@ -28,6 +28,7 @@ import { benchTokens } from './tokens-stage.js';
 import { benchWatch } from './watch-stage.js';
 import { benchWatchRest } from './watch-rest-stage.js';
 import { benchPurge } from './purge-stage.js';
+import { benchArchiveCompact } from './archive-compact-stage.js';
 
 export interface BenchResult {
   measurements: Measurement[];
@@ -59,6 +60,7 @@ const RUNNERS: Readonly<Record<Stage, (ctx: BenchContext) => Promise<unknown>>> 
   watch: benchWatch,
   'watch-rest': benchWatchRest,
   purge: benchPurge,
+  'archive-compact': benchArchiveCompact,
 };
 
 /**
