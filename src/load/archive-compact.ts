@@ -134,3 +134,29 @@ async function pick(
   }
   return { inputs, replaces };
 }
+
+/**
+ * compactArchive as a step beside the load's real work (the continuous load's idle turn, load.js
+ * after its publish): a merge that fails (a full disk) leaves what it had (src/load/archive-merge.ts)
+ * and is said, never fails the load; the next turn tries again.
+ */
+export async function compactArchiveStep(
+  conn: DuckDBConnection,
+  landingDir: string,
+  now: Date,
+  options: CompactOptions & { progress: (line: string) => void },
+): Promise<CompactResult | null> {
+  try {
+    const result = await compactArchive(conn, landingDir, now, options);
+    if (result.merges > 0)
+      options.progress(
+        `load: landing archive: ${result.filesReplaced} file(s) merged into ${result.merges} (${(result.bytesIn / 2 ** 20).toFixed(1)} -> ${(result.bytesOut / 2 ** 20).toFixed(1)} MiB)`,
+      );
+    return result;
+  } catch (error) {
+    options.progress(
+      `load: landing archive: a merge failed (${String((error as Error)?.message ?? error).split('\n')[0]}); the next run tries again`,
+    );
+    return null;
+  }
+}

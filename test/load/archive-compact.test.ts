@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { runLoad } from '../../src/jobs/load.js';
@@ -15,6 +15,8 @@ import { uploadFileName } from '../../src/load/uploads.js';
 import { runBackup } from '../../src/backup/backup.js';
 import { runRestore } from '../../src/backup/restore.js';
 import { startJob } from '../helpers/job-process.js';
+import { until } from '../helpers/serve-process.js';
+import { runWatch } from '../../src/jobs/watch.js';
 
 // A day of small batches in the landing archive merged into gzip files of one member per file:
 // fewer files, fewer bytes, the same trips on a re-derive, a purge that takes exactly a driver's
@@ -232,6 +234,67 @@ describe('a merge killed midway', () => {
     await check();
     expect(filesIn(dir).filter((f) => f.endsWith('.ndjson')).length).toBe(0);
     expect(filesIn(dir).filter((f) => f.endsWith('.ndjson.gz')).length).toBe(1);
+  });
+});
+
+describe('the continuous load', () => {
+  let ws: Workspace;
+  beforeAll(async () => {
+    ws = await workspace('UTC');
+  });
+  afterAll(() => ws.cleanup());
+
+  it('merges the day files while idle, between its batches, and goes on loading', async () => {
+    const previous = process.env['DRIVING_ARCHIVE_MERGE_FILES'];
+    process.env['DRIVING_ARCHIVE_MERGE_FILES'] = '3';
+    try {
+      const started = Date.now();
+      const dir = join(ws.paths.landingDir, 'loaded', day(new Date(started)));
+      mkdirSync(ws.paths.landingDir, { recursive: true });
+      // an SDK upload a batch: each batch archives a file of its own
+      const land = (i: number) => {
+        const path = join(ws.paths.landingDir, uploadFileName(new Date(started + i)));
+        writeFileSync(`${path}.tmp`, `${trip(ws.appId, `w-${i}`, 301, new Date(started - (6 - i) * 3_600_000))}\n`);
+        renameSync(`${path}.tmp`, path);
+      };
+      const stop = new AbortController();
+      let batches = 0;
+      land(0);
+      const watching = runWatch({
+        dataDir: ws.dir,
+        pollMs: 50,
+        gatherMs: 0,
+        maxRestMs: 0,
+        quietMs: 0,
+        signal: stop.signal,
+        onBatch: (batch) => {
+          if ((batch.result?.totals.tripsLoaded ?? 0) === 0) return;
+          batches++;
+          if (batches < 4) land(batches);
+        },
+      });
+      try {
+        await until(
+          () => batches === 4 && filesIn(dir).some((f) => /^archive-\d+\.ndjson\.gz$/.test(f)),
+          'an idle merge',
+        );
+      } finally {
+        stop.abort();
+        await watching;
+      }
+      // every batch file is held once: by a member of a merged file, or as itself
+      const rows = await members(ws);
+      const loose = filesIn(dir).filter((f) => f.endsWith('.ndjson'));
+      expect(rows.length).toBeGreaterThanOrEqual(3);
+      expect(rows.length + loose.length).toBe(4);
+      const texts = Object.values(memberTexts(dir, rows)).join('');
+      expect(texts.split('\n').filter((l) => l !== '').length).toBe(rows.length);
+      const loaded = await warehouseRows(ws.paths, "select count(*)::int as n from trips where trip_id like 'w-%'");
+      expect(loaded).toEqual([{ n: 4 }]);
+    } finally {
+      if (previous === undefined) delete process.env['DRIVING_ARCHIVE_MERGE_FILES'];
+      else process.env['DRIVING_ARCHIVE_MERGE_FILES'] = previous;
+    }
   });
 });
 
