@@ -18,15 +18,15 @@ export interface CompactResult {
 export interface CompactOptions {
   /** Merge a day only when it has this many loose files (or small merged files); default DRIVING_ARCHIVE_MERGE_FILES. */
   minFiles?: number;
-  /** Every day whole, in as many merges as it takes (load.js); else one bounded merge at most (the continuous load's idle turn). */
+  /** Every day merged as far as it goes, in as many merges as it takes (load.js); else one bounded merge at most (the continuous load's idle turn). */
   everything?: boolean;
   /** Only the day folders before this day (YYYY-MM-DD). */
   before?: string;
-  /** Bytes read by one bounded merge, at least one file (default 64 MiB). */
+  /** Bytes read by one merge, at least two files (default 64 MiB a turn; MERGED_TARGET_BYTES with `everything`). */
   budgetBytes?: number;
 }
 
-/** A merged file this large is no longer merged again (the nightly merge may write larger ones). */
+/** A merged file this large is no longer merged again (a merge may end a little above it). */
 export const MERGED_TARGET_BYTES = 256 * 2 ** 20;
 const TURN_BUDGET_BYTES = 64 * 2 ** 20;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
@@ -42,7 +42,7 @@ const quietDays = new WeakMap<DuckDBConnection, Map<string, number>>();
  * when it has `minFiles` loose archived files the purge's index knows (none still watched for
  * writes: src/load/retake.ts), or as many merged files under MERGED_TARGET_BYTES: so a day's files
  * are at most about `minFiles` loose ones and a few merged ones. The continuous load runs one
- * bounded merge a turn while idle; load.js merges every day whole.
+ * bounded merge a turn while idle; load.js merges every day before today as far as it goes.
  */
 export async function compactArchive(
   conn: DuckDBConnection,
@@ -54,7 +54,9 @@ export async function compactArchive(
   const root = join(landingDir, 'loaded');
   if (!existsSync(root)) return result;
   const minFiles = options.minFiles ?? setting('DRIVING_ARCHIVE_MERGE_FILES');
-  const budget = options.everything ? Number.POSITIVE_INFINITY : (options.budgetBytes ?? TURN_BUDGET_BYTES);
+  // a merged file stays about MERGED_TARGET_BYTES at most: a purge rewrites a merged file that
+  // holds a driver whole, so its size bounds what one driver's purge copies of a day
+  const budget = options.budgetBytes ?? (options.everything ? MERGED_TARGET_BYTES : TURN_BUDGET_BYTES);
   const quiet = quietDays.get(conn) ?? new Map<string, number>();
   quietDays.set(conn, quiet);
   const taken = takenLately(landingDir, now.getTime());
