@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { queryFile, type Row } from '../db/sql.js';
+import { isMissingTable, queryFile, type Row } from '../db/sql.js';
 
 /**
  * The landing archive's merged day files (docs/architecture.md, "The landing archive's merged
@@ -137,4 +137,28 @@ export function readSidecar(path: string): SidecarLine[] {
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => JSON.parse(line) as SidecarLine);
+}
+
+/**
+ * Where the archived file `name` of day `day` is when a merged file holds it: that file and the
+ * member's bytes (`<merged> (member <name>, bytes <offset>+<length>)`); null when none does.
+ */
+export async function mergedPlace(
+  conn: DuckDBConnection,
+  landingDir: string,
+  day: string,
+  name: string,
+): Promise<string | null> {
+  let row: Row | undefined;
+  try {
+    [row] = await queryFile(conn, 'ops/compact/member_named', { day, name });
+  } catch (error) {
+    // a warehouse no release with merged archives has opened for writing has no such table
+    if (isMissingTable(error, 'archive_members')) return null;
+    throw error;
+  }
+  if (row === undefined) return null;
+  const merged = join(landingDir, 'loaded', day, String(row['merged_name']));
+  if (!existsSync(merged)) return null;
+  return `${merged} (member ${name}, bytes ${Number(row['member_offset'])}+${Number(row['member_length'])})`;
 }

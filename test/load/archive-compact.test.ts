@@ -5,6 +5,7 @@ import { gunzipSync } from 'node:zlib';
 import { runLoad } from '../../src/jobs/load.js';
 import { runPurgeJob } from '../../src/jobs/purge.js';
 import { runRederive } from '../../src/jobs/rederive.js';
+import { runQuarantine } from '../../src/jobs/quarantine.js';
 import { appsOf } from '../../src/jobs/data-dir.js';
 import { openWarehouse } from '../../src/warehouse/warehouse.js';
 import { compactArchive, type CompactOptions } from '../../src/load/archive-compact.js';
@@ -40,7 +41,8 @@ async function dayOfBatches(ws: Workspace, now: Date, seconds = 120): Promise<Re
     const lines = DRIVERS.map((u, i) =>
       trip(ws.appId, `t-${f}-${u}`, u, new Date(now.getTime() - 86_400_000 + (f * 3 + i) * 600_000), seconds),
     );
-    texts[name] = `${lines.join('\n')}\n`;
+    // the first file holds a line that is not JSON: quarantined, with its file and line
+    texts[name] = `${lines.join('\n')}\n${f === 0 ? 'not json\n' : ''}`;
     writeFileSync(join(ws.paths.landingDir, name), texts[name] as string);
   }
   const loaded = await runLoad({ dataDir: ws.dir, now, uploadBatchBytes: 0 });
@@ -122,12 +124,28 @@ describe('the landing archive merged by day', () => {
     const rows = await members(ws);
     expect(rows.length).toBe(FILES);
     expect(memberTexts(dir, rows)).toEqual(texts);
-    for (const r of rows) expect(r['lines']).toBe(DRIVERS.length);
+    for (const r of rows) expect(r['lines']).toBe(texts[String(r['name'])]?.split('\n').length - 1);
     const whole = gunzipSync(readFileSync(join(dir, String(rows[0]?.['merged_name'])))).toString('utf8');
     expect(whole).toBe(rows.map((r) => texts[String(r['name'])]).join(''));
     // the purge's index names the merged file for every loaded file
     const indexed = await warehouseRows(ws.paths, 'select distinct archive_name from indexed_files');
     expect(indexed).toEqual([{ archive_name: rows[0]?.['merged_name'] }]);
+    // a quarantined line's file is found in the merged file, its line number the file's own
+    const list = await runQuarantine(ws.dir, {
+      op: 'list',
+      date: null,
+      reason: null,
+      kind: null,
+      appId: null,
+      limit: 10,
+    });
+    const bad = list.op === 'list' ? list.items[0] : undefined;
+    expect(bad?.lineNo).toBe(DRIVERS.length + 1);
+    const shown = await runQuarantine(ws.dir, { op: 'show', id: String(bad?.id) });
+    const firstName = Object.keys(texts).sort()[0] as string;
+    expect(shown.op === 'show' ? shown.item.nowAt : null).toMatch(
+      new RegExp(`/${rows[0]?.['merged_name']} \\(member ${firstName}, bytes \\d+\\+\\d+\\)$`),
+    );
   });
 
   it('re-derives every loaded file from its member: the same trips as before', async () => {
