@@ -28,7 +28,11 @@ export function diskNeeded(
   stages: readonly Stage[] = ['load', 'growth', 'score', 'api'],
   keep = false,
 ): number {
-  const ndjsonPhase = stages.includes('load') ? sizes.users * (NDJSON_PER_USER_DAY + PARQUET_PER_USER_DAY) : 0;
+  // the archive-compact stage takes its batches from the generated NDJSON day
+  const ndjsonPhase =
+    stages.includes('load') || stages.includes('archive-compact')
+      ? sizes.users * (NDJSON_PER_USER_DAY + PARQUET_PER_USER_DAY)
+      : 0;
   const parquetDay = stages.includes('load') || stages.includes('growth') ? sizes.users * 3 * PARQUET_PER_USER_DAY : 0;
   // the cluster stages serve the api stage's snapshot
   const servesApi = stages.some((s) => ['api', 'workers', 'restart', 'tokens'].includes(s));
