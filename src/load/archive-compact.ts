@@ -93,7 +93,12 @@ async function pick(
   budget: number,
   everything: boolean,
 ): Promise<{ inputs: MergeInput[]; replaces: string[] } | null> {
-  const indexed = new Set((await queryFile(conn, 'ops/compact/indexed_names', { day })).map((r) => String(r['name'])));
+  const indexed = new Map(
+    (await queryFile(conn, 'ops/compact/indexed_names', { day })).map((r) => [
+      String(r['name']),
+      String(r['file_key']),
+    ]),
+  );
   const loose: { name: string; path: string; size: number }[] = [];
   for (const name of readdirSync(dayDir).sort()) {
     if (name.startsWith('.') || !LOOSE.test(name) || !indexed.has(name)) continue;
@@ -129,7 +134,7 @@ async function pick(
   if (takeLoose) {
     for (const f of loose) {
       if (!room()) break;
-      inputs.push({ kind: 'file', name: f.name, path: f.path });
+      inputs.push({ kind: 'file', name: f.name, path: f.path, indexedKey: indexed.get(f.name) ?? null });
       replaces.push(f.name);
       bytes += f.size;
     }

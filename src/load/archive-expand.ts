@@ -1,6 +1,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { extractMember, MERGED, readSidecar, sidecarOf } from './archive-members.js';
+import { startsMember } from './archive-merge.js';
 
 /**
  * The archived files of `paths` as files of their own, for a load of the archive (restore.js): each
@@ -28,21 +29,11 @@ export async function membersAsFiles(
       const members: string[] = [];
       for (const line of sidecar) {
         if (line.kind !== 'member') continue;
+        // a member a purge moved out whose sidecar line a crash left: its bytes are zeros, it is elsewhere
+        if (!startsMember(path, line.member_offset)) continue;
         const target = join(scratchDir, String(n++), line.name);
         mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
-        await extractMember(
-          path,
-          {
-            fileKey: line.file_key,
-            name: line.name,
-            mergedName: name,
-            offset: line.member_offset,
-            length: line.member_length,
-            lines: line.lines,
-            bytes: line.bytes,
-          },
-          target,
-        );
+        await extractMember(path, { offset: line.member_offset, length: line.member_length }, target);
         members.push(target);
       }
       // a day's merged files hold its older files: before its loose ones

@@ -35,9 +35,11 @@ export interface Member {
   length: number;
   lines: number;
   bytes: number;
+  /** The key the purge's index knows its file by (null: none). */
+  indexedKey: string | null;
 }
 
-/** A sidecar line: a member (with the key of the text a purge rewrote, if it did) or a name replaced. */
+/** A sidecar line: a member (with the key of the text a purge rewrote, if it did), a name replaced, or a member moved here. */
 export interface MemberLine {
   kind: 'member';
   file_key: string;
@@ -47,8 +49,16 @@ export interface MemberLine {
   member_length: number;
   lines: number;
   bytes: number;
+  indexed_key: string | null;
 }
-export type SidecarLine = MemberLine | { kind: 'replaces'; name: string };
+/** A member moved out of the merged file `name` by a purge: its offset and length there. */
+export interface MovedLine {
+  kind: 'moved';
+  name: string;
+  member_offset: number;
+  member_length: number;
+}
+export type SidecarLine = MemberLine | MovedLine | { kind: 'replaces'; name: string };
 
 export function memberOfRow(row: Row): Member {
   return {
@@ -59,6 +69,7 @@ export function memberOfRow(row: Row): Member {
     length: Number(row['member_length']),
     lines: Number(row['lines']),
     bytes: Number(row['bytes']),
+    indexedKey: row['indexed_key'] === null || row['indexed_key'] === undefined ? null : String(row['indexed_key']),
   };
 }
 
@@ -93,7 +104,11 @@ export function memberStream(mergedPath: string, member: { offset: number; lengt
  * Writes a member's text (its original file's bytes) to `target`, reading the member alone: the
  * re-derive reads each member once, so a merged file is read once whatever number of files it holds.
  */
-export async function extractMember(mergedPath: string, member: Member, target: string): Promise<void> {
+export async function extractMember(
+  mergedPath: string,
+  member: { offset: number; length: number },
+  target: string,
+): Promise<void> {
   await pipeline(memberStream(mergedPath, member), createGunzip(), createWriteStream(target, { mode: 0o600 }));
 }
 

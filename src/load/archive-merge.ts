@@ -1,4 +1,4 @@
-import { createReadStream, existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, openSync, readdirSync, readSync, renameSync, rmSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { Duplex, type Transform } from 'node:stream';
@@ -16,6 +16,7 @@ import {
   sidecarOf,
   type Member,
   type MemberLine,
+  type MovedLine,
   type SidecarLine,
 } from './archive-members.js';
 
@@ -25,7 +26,7 @@ import {
  * gets a new key.
  */
 export type MergeInput =
-  | { kind: 'file'; name: string; path: string }
+  | { kind: 'file'; name: string; path: string; indexedKey: string | null }
   | { kind: 'copy'; member: Member; mergedPath: string }
   | { kind: 'filter'; member: Member; mergedPath: string; filter: () => MemberFilter };
 
@@ -51,7 +52,12 @@ const LEVEL = 6;
  * `replaces`) and the file renamed into place, the folder fsynced. Nothing counts it yet: the switch
  * (switchMerged) does, in one warehouse transaction.
  */
-export async function writeMerged(dayDir: string, inputs: MergeInput[], replaces: string[]): Promise<Merged> {
+export async function writeMerged(
+  dayDir: string,
+  inputs: MergeInput[],
+  replaces: string[],
+  moved: { name: string; offset: number; length: number }[] = [],
+): Promise<Merged> {
   const n = nextNumber(dayDir);
   const name = `archive-${n}.ndjson.gz`;
   const tmp = join(dayDir, `.${name}.tmp`);
@@ -75,6 +81,8 @@ export async function writeMerged(dayDir: string, inputs: MergeInput[], replaces
   }
   await fh.close();
   for (const replaced of replaces) sidecar.push({ kind: 'replaces', name: replaced });
+  for (const m of moved)
+    sidecar.push({ kind: 'moved', name: m.name, member_offset: m.offset, member_length: m.length });
   writeFileAtomic(join(dayDir, sidecarOf(name)), sidecar.map((line) => JSON.stringify(line)).join('\n') + '\n');
   renameSync(tmp, join(dayDir, name));
   fsyncDir(dayDir);
@@ -97,14 +105,14 @@ async function writeMember(
   if (input.kind === 'copy') {
     await pipeline(memberStream(input.mergedPath, input.member), sink);
     const m = input.member;
-    return { line: memberLine(m.fileKey, null, m.name, offset, length, m.lines, m.bytes), read: length };
+    return { line: memberLine(m.fileKey, null, m.indexedKey, m.name, offset, length, m.lines, m.bytes), read: length };
   }
   const text = textTap();
   if (input.kind === 'file') {
     const raw = createReadStream(input.path);
     await pipeline(raw, text.tap, createGzip({ level: LEVEL }), sink);
     return {
-      line: memberLine(text.key(), null, input.name, offset, length, text.lines(), text.bytes()),
+      line: memberLine(text.key(), null, input.indexedKey, input.name, offset, length, text.lines(), text.bytes()),
       read: raw.bytesRead,
     };
   }
@@ -120,7 +128,7 @@ async function writeMember(
   const m = input.member;
   if (!filter.kept()) return { line: null, read: m.length };
   return {
-    line: memberLine(text.key(), m.fileKey, m.name, offset, length, text.lines(), text.bytes()),
+    line: memberLine(text.key(), m.fileKey, m.indexedKey, m.name, offset, length, text.lines(), text.bytes()),
     read: m.length,
   };
 }
@@ -128,6 +136,7 @@ async function writeMember(
 function memberLine(
   fileKey: string,
   wasKey: string | null,
+  indexedKey: string | null,
   name: string,
   offset: number,
   length: number,
@@ -138,6 +147,7 @@ function memberLine(
     kind: 'member',
     file_key: fileKey,
     was_key: wasKey,
+    indexed_key: indexedKey,
     name,
     member_offset: offset,
     member_length: length,
@@ -193,10 +203,11 @@ export async function switchMerged(
       runScript(conn, 'ops/compact/switch', { day, merged, dir: dayDir, now: now.toISOString() }),
     );
   } finally {
-    for (const table of ['merge_sidecar', 'merge_members', 'merge_replaced'])
+    for (const table of ['merge_sidecar', 'merge_members', 'merge_replaced', 'merge_moved'])
       await run(conn, `drop table if exists temp.main.${table}`);
   }
   await removeReplaced(conn, dayDir, day);
+  await fillHoles(conn, dayDir, day);
   // a merge whose every member a purge emptied holds nothing: it goes too
   if (!readSidecar(join(dayDir, sidecarOf(merged))).some((line) => line.kind === 'member')) removeFile(dayDir, merged);
 }
@@ -207,6 +218,49 @@ export async function removeReplaced(conn: DuckDBConnection, dayDir: string, day
   if (names.length === 0) return;
   for (const name of names) removeFile(dayDir, name);
   await runFile(conn, 'ops/compact/garbage_done', { day });
+}
+
+/**
+ * Overwrites with zeros the bytes of the members a committed purge moved out of a merged file of
+ * the day (sql/ops/compact/holes.sql), so the driver's lines are gone from the disk, and takes them
+ * out of that file's sidecar; a merged file left with no member goes. Run again, it does the same.
+ */
+export async function fillHoles(conn: DuckDBConnection, dayDir: string, day: string): Promise<void> {
+  const holes = await queryFile(conn, 'ops/compact/holes', { day });
+  if (holes.length === 0) return;
+  const byFile = new Map<string, { offset: number; length: number }[]>();
+  for (const h of holes) {
+    const list = byFile.get(String(h['name'])) ?? [];
+    list.push({ offset: Number(h['member_offset']), length: Number(h['member_length']) });
+    byFile.set(String(h['name']), list);
+  }
+  const named = new Set(
+    (await queryFile(conn, 'ops/compact/day_members', { day })).map((r) => String(r['merged_name'])),
+  );
+  for (const [name, ranges] of byFile) {
+    const path = join(dayDir, name);
+    if (!existsSync(path)) continue;
+    if (!named.has(name)) {
+      removeFile(dayDir, name);
+      continue;
+    }
+    const fh = await open(path, 'r+');
+    try {
+      const zeros = Buffer.alloc(2 ** 20);
+      for (const { offset, length } of ranges)
+        for (let at = 0; at < length; at += zeros.length)
+          await fh.write(zeros, 0, Math.min(zeros.length, length - at), offset + at);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    const gone = new Set(ranges.map((r) => r.offset));
+    const kept = readSidecar(join(dayDir, sidecarOf(name))).filter(
+      (line) => !(line.kind === 'member' && gone.has(line.member_offset)),
+    );
+    writeFileAtomic(join(dayDir, sidecarOf(name)), kept.map((line) => JSON.stringify(line)).join('\n') + '\n');
+  }
+  await runFile(conn, 'ops/compact/holes_done', { day });
 }
 
 /** An archived file, and a merged file's sidecar with it. */
@@ -225,6 +279,7 @@ function removeFile(dayDir: string, name: string): void {
  */
 export async function recoverDay(conn: DuckDBConnection, dayDir: string, day: string, now: Date): Promise<void> {
   await removeReplaced(conn, dayDir, day);
+  await fillHoles(conn, dayDir, day);
   const names = readdirSync(dayDir);
   for (const name of names) if (/^\.archive-\d+\..*\.tmp$/.test(name)) rmSync(join(dayDir, name), { force: true });
   const sidecars = names.filter((n) => /^archive-\d+\.members\.idx$/.test(n));
@@ -241,10 +296,33 @@ export async function recoverDay(conn: DuckDBConnection, dayDir: string, day: st
     if (named.has(merged)) continue;
     const lines = readSidecar(join(dayDir, sidecar));
     const replaced = lines.filter((l) => l.kind === 'replaces').map((l) => l.name);
-    if (replaced.length > 0 && replaced.every((r) => existsSync(join(dayDir, r)))) removeFile(dayDir, merged);
+    const moved = lines.filter((l): l is MovedLine => l.kind === 'moved');
+    // never committed: what it replaces is all there, and every member it took from a merged file
+    // is still there too (its bytes not yet overwritten: a gzip member's first bytes)
+    const uncommitted =
+      replaced.length + moved.length > 0 &&
+      replaced.every((r) => existsSync(join(dayDir, r))) &&
+      moved.every((m) => startsMember(join(dayDir, m.name), m.member_offset));
+    if (uncommitted) removeFile(dayDir, merged);
     else await switchMerged(conn, dayDir, day, merged, now);
   }
   fsyncDir(dayDir);
+}
+
+/** Whether a gzip member starts at `offset` of the file (its magic bytes), not a hole. */
+export function startsMember(path: string, offset: number): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return false;
+  }
+  try {
+    const head = Buffer.alloc(2);
+    return readSync(fd, head, 0, 2, offset) === 2 && head[0] === 0x1f && head[1] === 0x8b;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The day of a day folder (`landing/loaded/<day>`). */

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -10,14 +10,16 @@ import { splitLines, type ScrubOutcome } from './ndjson-scrub.js';
 
 /**
  * Takes the lines `belongs` claims out of a merged archive file (src/load/archive-members.ts),
- * member by member: each member is read alone, and only those that hold a claimed line are
- * rewritten (a removed line leaves an empty one, so the member's line numbers stay its original
- * file's); the others are copied byte for byte. Only the members whose file the purge's index
- * names for the drivers are read to look (sql/ops/compact/members_holding.sql). The result is a new merged file switched in like a
- * merge (src/load/archive-merge.ts): one transaction enters the rewritten members' new keys in the
- * ledger, the members and the purge's index, then the old file goes. A member left with no line
- * goes; a file left with no member goes. A member that cannot be read to its end (it may hold
- * the driver) is left out of the new file, as a damaged archive is removed; the others stay.
+ * member by member. Only the members whose file the purge's index names for the drivers are read
+ * (sql/ops/compact/members_holding.sql), each alone; those that hold a claimed line are rewritten
+ * (a removed line leaves an empty one, so the member's line numbers stay its original file's) into
+ * a new merged file of their own, switched in like a merge: one transaction enters their new keys
+ * in the ledger, the members and the purge's index, and their bytes in this file to overwrite; then
+ * those bytes are overwritten with zeros and this file's sidecar forgets them
+ * (src/load/archive-merge.ts, fillHoles). The other members stay untouched, so a purge costs the
+ * driver's members, not the merged file. A member left with no line goes; a file left with no
+ * member goes. A member that cannot be read to its end (it may hold the driver) goes, as a damaged
+ * archive is removed; the others stay.
  */
 export async function scrubMerged(
   conn: DuckDBConnection,
@@ -57,21 +59,19 @@ export async function scrubMerged(
   }
   const records = [...holding.values()].reduce((a, b) => a + b, 0);
   if (records === 0 && unreadable.size === 0) return { records, removed: false, bytesRead };
-  const inputs: MergeInput[] = members
-    .filter((member) => !unreadable.has(member))
-    .map((member) =>
-      holding.has(member)
-        ? { kind: 'filter', member, mergedPath: file, filter: () => lineFilter(belongs) }
-        : { kind: 'copy', member, mergedPath: file },
-    );
-  // the file is written anew: the members copied are read too
-  const merged = await writeMerged(dayDir, inputs, [name]);
+  // only the members that held a claimed line (or could not be read) move out, rewritten, into a
+  // merged file of their own; the others stay where they are, untouched
+  const moving = members.filter((m) => holding.has(m) || unreadable.has(m));
+  const inputs: MergeInput[] = [...holding.keys()].map((member) => ({
+    kind: 'filter',
+    member,
+    mergedPath: file,
+    filter: () => lineFilter(belongs),
+  }));
+  const moved = moving.map((m) => ({ name, offset: m.offset, length: m.length }));
+  const merged = await writeMerged(dayDir, inputs, [], moved);
   await switchMerged(conn, dayDir, day, merged.name, now);
-  return {
-    records,
-    removed: merged.members === 0 || !existsSync(join(dayDir, merged.name)),
-    bytesRead: bytesRead + merged.bytesIn,
-  };
+  return { records, removed: !existsSync(file), bytesRead: bytesRead + merged.bytesIn };
 }
 
 /** The purge's filter of one member: a claimed line leaves an empty line; whether any line is left. */

@@ -23,6 +23,8 @@ import { runWatch } from '../../src/jobs/watch.js';
 // fewer files, fewer bytes, the same trips on a re-derive, a purge that takes exactly a driver's
 // lines, and a merge killed midway that the next run puts right.
 const DRIVERS = [201, 202, 203];
+/** A driver of one file only. */
+const ALONE = 209;
 const FILES = 24;
 const day = (d: Date) => d.toISOString().slice(0, 10);
 
@@ -41,12 +43,14 @@ async function dayOfBatches(ws: Workspace, now: Date, seconds = 120): Promise<Re
     const lines = DRIVERS.map((u, i) =>
       trip(ws.appId, `t-${f}-${u}`, u, new Date(now.getTime() - 86_400_000 + (f * 3 + i) * 600_000), seconds),
     );
-    // the first file holds a line that is not JSON: quarantined, with its file and line
+    // the first file holds a line that is not JSON: quarantined, with its file and line; the fourth
+    // a trip of a driver of that file alone
+    if (f === 3) lines.push(trip(ws.appId, 't-alone', ALONE, new Date(now.getTime() - 3 * 3_600_000), seconds));
     texts[name] = `${lines.join('\n')}\n${f === 0 ? 'not json\n' : ''}`;
     writeFileSync(join(ws.paths.landingDir, name), texts[name] as string);
   }
   const loaded = await runLoad({ dataDir: ws.dir, now, uploadBatchBytes: 0 });
-  expect(loaded.totals.tripsLoaded).toBe(FILES * DRIVERS.length);
+  expect(loaded.totals.tripsLoaded).toBe(FILES * DRIVERS.length + 1);
   return texts;
 }
 
@@ -202,6 +206,48 @@ describe('the landing archive merged by day', () => {
     expect(again.totals.files).toBe(FILES);
     const left = await tripsOf(ws);
     expect(left).toEqual(before.filter((t) => Number(t['user_id']) !== gone));
+  });
+
+  it("purges a driver of one member by that member alone: the others' bytes stay where they are", async () => {
+    const merged = filesIn(dir).filter((f) => f.endsWith('.ndjson.gz'));
+    expect(merged.length).toBe(1);
+    const bytesBefore = readFileSync(join(dir, merged[0] as string));
+    const rowsBefore = await members(ws);
+    await recordDeletionIn(ws.dir, {
+      appId: ws.appId,
+      platformUserId: ALONE,
+      orgUserId: `org-${ALONE}`,
+      requestedAt: '2026-11-23T12:00:00Z',
+    });
+    const purge = await runPurgeJob({ dataDir: ws.dir, now: new Date(now.getTime() + 3 * 86_400_000) });
+    expect(purge.purged.users).toBe(1);
+    // one member read (to look, then to rewrite): a small part of the merged file
+    expect(purge.purged.opened.archives.files).toBe(1);
+    expect(purge.purged.opened.archives.bytes).toBeLessThan(bytesBefore.length / 4);
+    const rows = await members(ws);
+    expect(rows.length).toBe(FILES);
+    const moved = rows.filter((r) => r['merged_name'] !== merged[0]);
+    expect(moved.length).toBe(1);
+    // the member's old bytes are zeros now; every other byte of the file is as it was
+    const old = rowsBefore.find((r) => r['name'] === moved[0]?.['name']) as Record<string, unknown>;
+    const after = readFileSync(join(dir, merged[0] as string));
+    const [o, l] = [Number(old['o']), Number(old['l'])];
+    expect(after.subarray(o, o + l).every((b) => b === 0)).toBe(true);
+    expect(
+      Buffer.concat([after.subarray(0, o), after.subarray(o + l)]).equals(
+        Buffer.concat([bytesBefore.subarray(0, o), bytesBefore.subarray(o + l)]),
+      ),
+    ).toBe(true);
+    // every member still reads as its file, without the driver's line
+    const texts = memberTexts(dir, rows);
+    const alone = texts[String(moved[0]?.['name'])] as string;
+    expect(alone).not.toContain(`"platformUserId":${ALONE}`);
+    // its line numbers are its file's: the driver's line left an empty one
+    expect(moved[0]?.['lines']).toBe(old['lines']);
+    expect(Object.values(texts).join('')).not.toContain(`"platformUserId":${ALONE}`);
+    // a sidecar names no member of the file twice, nor the moved member in the old file
+    const sidecar = readFileSync(join(dir, (merged[0] as string).replace('.ndjson.gz', '.members.idx')), 'utf8');
+    expect(sidecar).not.toContain(String(moved[0]?.['name']));
   });
 });
 

@@ -1,7 +1,7 @@
 -- grain: one row per member of the merged archive file $merged of day $day that may hold a driver
 -- in purge_requests: its file's rows in the purge's index name one (as archives_holding.sql reads
--- them: wider than the purge's rule), or the index does not know its key (a member a purge
--- rewrote has a new one), which may hold anyone
+-- them: wider than the purge's rule; a member is known by the key its file was indexed under),
+-- or the index does not know it, which may hold anyone
 -- reads: archive_members, file_drivers, indexed_files, purge_requests
 -- params: $day DATE, $merged VARCHAR
 with holding_keys as (
@@ -16,6 +16,6 @@ from archive_members as m
 where m.day = $day::date
     and m.merged_name = $merged
     and (
-        m.file_key in (select file_key from holding_keys)
-        or m.file_key not in (select file_key from indexed_files)
+        coalesce(m.indexed_key, m.file_key) in (select file_key from holding_keys)
+        or coalesce(m.indexed_key, m.file_key) not in (select file_key from indexed_files)
     )

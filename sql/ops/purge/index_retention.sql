@@ -19,3 +19,5 @@ delete from route_file_drivers where trip_date < $oldest::date;
 delete from archive_members where day < $oldest::date;
 
 delete from archive_garbage where day < $oldest::date;
+
+delete from archive_holes where day < $oldest::date;

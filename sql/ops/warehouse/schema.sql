@@ -280,7 +280,18 @@ create table if not exists archive_members (
     member_offset bigint not null,
     member_length bigint not null,
     lines bigint not null,
-    bytes bigint not null
+    bytes bigint not null,
+    -- the key the purge's index (indexed_files, file_drivers) knows the member's file by (null: none)
+    indexed_key varchar
+);
+
+-- members a purge moved out of a merged file (rewritten into a merged file of their own), whose
+-- bytes in it are still to be overwritten with zeros (a crash before leaves them here)
+create table if not exists archive_holes (
+    day date not null,
+    name varchar not null,
+    member_offset bigint not null,
+    member_length bigint not null
 );
 
 -- archived files a committed merge replaced, to be removed (a crash before their removal leaves
