@@ -9,6 +9,8 @@ import { childOptions, jobScript, record, type BenchContext } from './context.js
 import { jobJson, runNodeChild } from './child.js';
 import { dropDataDir, ensureDayFiles, folderBytes, mib, newDataDir } from './fixtures.js';
 import { readTemplates, UploadMaker } from './watch-uploads.js';
+import { closeStates, openState } from '../src/state/open.js';
+import { recordDeletion } from '../src/state/deletions.js';
 
 /** Batches of the simulated day, and SDK uploads a batch holds (the continuous load's batch files). */
 const BATCHES = 200;
@@ -19,8 +21,9 @@ const TRIPS_PER_BATCH = 10;
  * uploads each, loaded by the real `load.js` one file at a time (as the continuous load archives a
  * batch file a publish), then the day merged whole (src/load/archive-compact.ts, as load.js merges
  * the days before today), and `load.js --rederive` of it. Recorded: the archive's files and bytes
- * before and after, the merge's time, and the re-derive's wall time. The target: the day becomes one
- * merged file (and its sidecar), smaller than the files it holds.
+ * before and after, the merge's time, the re-derive's wall time, and one driver's purge of the merged
+ * day (what it reads of the archive). The targets: the day becomes one merged file (and its
+ * sidecar), smaller than the files it holds; the purge reads under a quarter of it.
  */
 export async function benchArchiveCompact(ctx: BenchContext): Promise<void> {
   const day = await ensureDayFiles(ctx, 'ndjson');
@@ -83,6 +86,42 @@ export async function benchArchiveCompact(ctx: BenchContext): Promise<void> {
       unit: '',
       target: 'every file re-derived',
       met: result.totals.files === BATCHES && result.totals.failed === 0 && result.totals.missing === 0,
+      doc: true,
+    });
+    // one driver of the day deleted: the purge reads and rewrites the driver's members only
+    const driver = templates[0] as (typeof templates)[number];
+    const state = await openState({ dataDir: dir });
+    await state.transaction((tx) =>
+      recordDeletion(tx, {
+        appId: String(driver['appId']),
+        orgUserId: String(driver['orgUserId']),
+        platformUserId: Number(driver['platformUserId']),
+        requestedAt: new Date().toISOString(),
+      }),
+    );
+    await closeStates();
+    const archiveBytes = folderBytes(archive);
+    const purge = await runNodeChild(
+      'purge (archive-compact)',
+      jobScript(ctx, 'purge'),
+      ['--data-dir', dir, '--json'],
+      {
+        ...childOptions(ctx, false),
+      },
+    );
+    ctx.children.push(purge);
+    const purged = jobJson(purge) as {
+      purged: { users: number; opened: { archives: { files: number; bytes: number } } };
+    };
+    const read = purged.purged.opened.archives;
+    const share = (100 * read.bytes) / archiveBytes;
+    record(ctx, {
+      stage: 'archive-compact',
+      metric: `one driver's purge of the merged day (archive ${mib(archiveBytes)} MiB): purge.js wall; archive read (files, share)`,
+      value: `${purge.wallSeconds.toFixed(1)} s; ${mib(read.bytes)} MiB (${read.files}, ${share.toFixed(1)} %)`,
+      unit: '',
+      target: 'archive read < 25 % of it',
+      met: purged.purged.users === 1 && share < 25,
       doc: true,
     });
   } finally {
