@@ -28,9 +28,12 @@ export function diskNeeded(
   stages: readonly Stage[] = ['load', 'growth', 'score', 'api'],
   keep = false,
 ): number {
-  // the slices stage: the NDJSON day, its copy as one partner file (archived when loaded), and its raw points
+  // the slices stage: the NDJSON day, its copy as one partner file (archived when loaded), and its
+  // raw points; the archive-compact stage takes its batches from the generated NDJSON day
   const ndjsonPhase = Math.max(
-    stages.includes('load') ? sizes.users * (NDJSON_PER_USER_DAY + PARQUET_PER_USER_DAY) : 0,
+    stages.includes('load') || stages.includes('archive-compact')
+      ? sizes.users * (NDJSON_PER_USER_DAY + PARQUET_PER_USER_DAY)
+      : 0,
     stages.includes('slices') ? sizes.users * (2 * NDJSON_PER_USER_DAY + PARQUET_PER_USER_DAY) : 0,
   );
   const parquetDay = stages.includes('load') || stages.includes('growth') ? sizes.users * 3 * PARQUET_PER_USER_DAY : 0;

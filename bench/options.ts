@@ -23,6 +23,7 @@ export const STAGES = [
   'slices',
   'follow',
   'compact-files',
+  'archive-compact',
 ] as const;
 export type Stage = (typeof STAGES)[number];
 

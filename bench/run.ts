@@ -31,6 +31,7 @@ import { benchPurge } from './purge-stage.js';
 import { benchSlices } from './slices-stage.js';
 import { benchFollow } from './follow-stage.js';
 import { benchCompact } from './compact-stage.js';
+import { benchArchiveCompact } from './archive-compact-stage.js';
 
 export interface BenchResult {
   measurements: Measurement[];
@@ -65,6 +66,7 @@ const RUNNERS: Readonly<Record<Stage, (ctx: BenchContext) => Promise<unknown>>> 
   slices: benchSlices,
   follow: benchFollow,
   'compact-files': benchCompact,
+  'archive-compact': benchArchiveCompact,
 };
 
 /**

@@ -79,6 +79,11 @@ export const SETTINGS = {
     describe:
       'a landing NDJSON file larger than this is loaded in slices of about this size, the continuous load taking one a batch so that SDK uploads publish between them (0: never sliced)',
   }),
+  DRIVING_ARCHIVE_MERGE_FILES: integer(16, {
+    min: 2,
+    describe:
+      "archived landing files of a day (or merged files under 256 MiB) that make the continuous load merge them into one gzip file while it is idle; load.js merges each day's whole",
+  }),
   DRIVING_PUBLISH_LOCK_WAIT_MS: integer(30_000, {
     unit: 'milliseconds',
     describe: 'how long a publish waits for API processes to let go of the standby slot',

@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { InputError } from '../errors.js';
 import { silent, type Progress } from '../progress.js';
 import { sqliteFileOf } from '../state/db.js';
+import { membersAsFiles } from '../load/archive-expand.js';
 import { runLoad, type LoadResult } from '../jobs/load.js';
 import { copyOne } from './files.js';
 import { FOLDERS, STATE_PG_DUMP, STATE_SQLITE, verifiedManifest, type BackupManifest } from './manifest.js';
@@ -80,7 +81,13 @@ export async function runRestore(options: RestoreOptions): Promise<RestoreResult
     progress(
       `restore: loading the ${archived.length} archived file(s)${warehouse ? ' the warehouse does not hold yet' : ' again'}, in their first load's order, then publishing`,
     );
-    load = await runLoad({ dataDir, inputs: archived, progress });
+    // a merged day file of the archive is loaded as the files it holds (src/load/archive-expand.ts)
+    const inputs = await membersAsFiles(archived, join(dataDir, 'landing', '.members', 'restore'));
+    try {
+      load = await runLoad({ dataDir, inputs: inputs.files, progress });
+    } finally {
+      inputs.done();
+    }
   }
   return {
     dataDir,

@@ -13,6 +13,7 @@ import { listValue } from '../db/duckdb.js';
 import { queryFile, runFile } from '../db/sql.js';
 import { ChangedDuringLoadError } from '../load/file-identity.js';
 import { pruneLandingArchive, prunePoints } from '../load/retention.js';
+import { compactArchiveStep } from '../load/archive-compact.js';
 import {
   emptyFileReport,
   reasonCounts,
@@ -380,6 +381,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       progress(
         `load: ${events.tripCreated} trip.created, ${events.tripUpdated} trip.updated, ${events.safetyScoreUpdated} safety_score.updated and ${events.userDeleted} user.deleted event(s) in ${events.file}`,
       );
+    // load.js (not the continuous load, which merges while idle) merges each archive day before today whole
+    if (!held) await compactArchiveStep(wh.conn, paths.landingDir, now, { everything: true, before: today, progress });
     // last: the warehouse file is rewritten, so nothing may write to it after this
     const erasure = await finishErasure(wh, paths, purged, progress, 'load');
     // a small load's log is replayed by the next open rather than checkpointed now: for a tiny

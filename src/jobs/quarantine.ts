@@ -5,6 +5,8 @@ import { DatabaseBusyError, openDatabase } from '../db/open.js';
 import { queryFile, runFile, type Row } from '../db/sql.js';
 import { InputError } from '../errors.js';
 import { isDate } from '../time.js';
+import { mergedPlace } from '../load/archive-members.js';
+import type { DuckDBConnection } from '@duckdb/node-api';
 
 export type QuarantineRequest =
   | {
@@ -81,7 +83,7 @@ export async function runQuarantine(
           ...found,
           detail: row['detail'] === null || row['detail'] === undefined ? null : String(row['detail']),
           raw: row['raw'] === null ? null : String(row['raw']),
-          nowAt: archivedCopy(landingDir, found),
+          nowAt: archivedCopy(landingDir, found) ?? (await mergedCopy(db.connection, landingDir, found)),
         },
       };
     }
@@ -126,6 +128,12 @@ function archivedCopy(landingDir: string, i: QuarantinedItem): string | null {
   if (existsSync(i.sourceFile) || dirname(i.sourceFile) !== landingDir) return null;
   const archived = join(landingDir, 'loaded', i.quarantinedAt.slice(0, 10), basename(i.sourceFile));
   return existsSync(archived) ? archived : null;
+}
+
+/** The same file when a merge of the day's archive took it: the merged file and its member (src/load/archive-members.ts). */
+async function mergedCopy(conn: DuckDBConnection, landingDir: string, i: QuarantinedItem): Promise<string | null> {
+  if (existsSync(i.sourceFile) || dirname(i.sourceFile) !== landingDir) return null;
+  return mergedPlace(conn, landingDir, i.quarantinedAt.slice(0, 10), basename(i.sourceFile));
 }
 
 function checkList(request: Extract<QuarantineRequest, { op: 'list' }>): void {

@@ -4,6 +4,7 @@ import { openWarehouse } from '../warehouse/warehouse.js';
 import { queryFile } from '../db/sql.js';
 import { findArchived } from '../load/archive.js';
 import { SliceSources } from '../load/slice-rederive.js';
+import { memberAsFile } from '../load/archive-members.js';
 import { rederiveFile, type RederivedFile } from '../load/rederive-file.js';
 import { firstLine, InputError } from '../errors.js';
 import { routeOptions } from '../publish/routes.js';
@@ -71,7 +72,9 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
         batch_id: Number(row['batch_id']),
       };
       const at = `[${index + 1}/${ledger.length}]`;
-      const archived = await findArchived(paths.landingDir, loaded);
+      // a file merged into a day's archive is read from its member alone, into a scratch copy
+      const member = await memberAsFile(wh.conn, paths.landingDir, loaded.file_key);
+      const archived = member?.file ?? (await findArchived(paths.landingDir, loaded));
       // a slice of a large partner file is cut again from that file's archive
       const cut = archived === null ? await slices.cut(wh.conn, loaded.file_key) : null;
       const file = archived ?? cut?.file ?? null;
@@ -88,6 +91,7 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
           landingDir: paths.landingDir,
           now,
           named: cut?.named,
+          ...(member ? { archive: member.archive } : {}),
         });
       } catch (error) {
         // one file must not hold up the others; its transaction never committed, so it keeps what it has
@@ -96,6 +100,7 @@ export async function runRederive(options: RederiveOptions): Promise<RederiveRes
         continue;
       } finally {
         cut?.remove();
+        member?.done();
       }
       files.push(done);
       const kept = Object.values(done.keptAsStored).reduce((a, b) => a + b, 0);

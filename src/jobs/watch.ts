@@ -7,6 +7,7 @@ import { duckdbThreads } from '../db/threads.js';
 import { WaitingFiles, landingStatus, waitingFiles } from '../landing-status.js';
 import { landingReady } from '../load/quiet.js';
 import { takenChanged } from '../load/retake.js';
+import { compactArchiveStep } from '../load/archive-compact.js';
 import { Histogram, LAG_BUCKETS, writeWatchMetrics, type WatchMetrics } from '../metrics/watch-textfile.js';
 import { writeJobMetrics } from '../metrics/textfile.js';
 import { silent, type Progress } from '../progress.js';
@@ -160,6 +161,8 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
           takenChanged(paths.landingDir) ||
           hasBatchedLeftovers(paths.landingDir) ||
           (await pendingDeletions(state)).length > 0;
+        // idle: one bounded merge of the landing archive's day files (src/load/archive-compact.ts)
+        if (!due && held) await compactArchiveStep(held.conn, paths.landingDir, new Date(), { progress });
         if (!due) continue;
         // a moment for the rest of a burst, so that it loads as one batch
         await wake.sleep(gatherMs);

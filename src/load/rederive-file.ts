@@ -35,7 +35,7 @@ export async function rederiveFile(
   file: string,
   loaded: { file_key: string; batch_id: number },
   /** `named`: the file its records name, when `file` is a slice cut again from it (src/load/slice-rederive.ts). */
-  ctx: { pointsDir: string; now: Date; landingDir?: string; named?: string },
+  ctx: { pointsDir: string; now: Date; landingDir?: string; named?: string; archive?: { day: string; name: string } },
 ): Promise<RederivedFile> {
   const key = loaded.file_key;
   const named = ctx.named ?? file;
@@ -60,7 +60,14 @@ export async function rederiveFile(
     }
     await writePoints(conn, ctx.pointsDir, key);
     // a slice cut again is no archive of its own: the index leaves its file unknown, opened by a purge
-    const report = await merge(conn, named, key, loaded.batch_id, ctx.now, archivedAs(file, ctx.landingDir));
+    const report = await merge(
+      conn,
+      named,
+      key,
+      loaded.batch_id,
+      ctx.now,
+      ctx.archive ?? archivedAs(file, ctx.landingDir),
+    );
     return {
       file: named,
       rederived: Object.values(report.status).reduce((a, b) => a + b, 0),

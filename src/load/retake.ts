@@ -112,3 +112,12 @@ export function retakeChanged(landingDir: string, now: number = Date.now()): Ret
   if (retaken.length > 0 || kept.length !== taken.length) writeTaken(landingDir, kept);
   return retaken;
 }
+
+/** The archived paths of the partner files still watched for writes: a merge of the archive leaves them be. */
+export function takenLately(landingDir: string, now: number = Date.now()): Set<string> {
+  return new Set(
+    readTaken(landingDir)
+      .filter((e) => now - e.takenAt < RETAKE_WINDOW_MS)
+      .map((e) => e.archived),
+  );
+}

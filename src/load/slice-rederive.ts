@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { queryFile } from '../db/sql.js';
 import { findArchived } from './archive.js';
+import { memberAsFile } from './archive-members.js';
 import { identityOf } from './file-identity.js';
 import { scanFile } from './scan-file.js';
 import { slicesDir, writeSlice, type SlicePlan } from './slice-plan.js';
@@ -23,6 +24,7 @@ export interface CutSlice {
 export class SliceSources {
   private readonly sources = new Map<string, { plan: SlicePlan; dir: string } | null>();
   private readonly written: string[] = [];
+  private readonly done: (() => void)[] = [];
 
   constructor(private readonly landingDir: string) {}
 
@@ -32,7 +34,7 @@ export class SliceSources {
     if (!row) return null;
     const sourceKey = String(row['source_key']);
     const named = String(row['source_path']);
-    const source = await this.source(sourceKey, named);
+    const source = await this.source(conn, sourceKey, named);
     if (!source) return null;
     const start = Number(row['start_byte']);
     const firstLine = Number(row['first_line']);
@@ -49,11 +51,19 @@ export class SliceSources {
 
   close(): void {
     for (const path of this.written) rmSync(path, { force: true });
+    for (const done of this.done) done();
   }
 
-  private async source(key: string, path: string): Promise<{ plan: SlicePlan; dir: string } | null> {
+  private async source(
+    conn: DuckDBConnection,
+    key: string,
+    path: string,
+  ): Promise<{ plan: SlicePlan; dir: string } | null> {
     if (this.sources.has(key)) return this.sources.get(key) ?? null;
-    const archived = await findArchived(this.landingDir, { file_key: key, path });
+    // a file the archive's day merge took is read from its member (src/load/archive-members.ts)
+    const member = await memberAsFile(conn, this.landingDir, key);
+    if (member) this.done.push(member.done);
+    const archived = member?.file ?? (await findArchived(this.landingDir, { file_key: key, path }));
     let found: { plan: SlicePlan; dir: string } | null = null;
     if (archived) {
       const dir = slicesDir(this.landingDir);

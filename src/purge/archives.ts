@@ -5,6 +5,8 @@ import { fsyncDir, fsyncFile } from '../fsutil.js';
 import { fileKey } from '../load/scan-file.js';
 import { query, quoteLiteral, run, sqlText } from '../db/sql.js';
 import { scrubNdjson, type Ledger, type ScrubOutcome } from './ndjson-scrub.js';
+import { scrubMerged } from './merged-scrub.js';
+import { MERGED } from '../load/archive-members.js';
 
 /** Whose records to take out: the purge's requests (app, platform user id, org user id). */
 export interface PurgedUser {
@@ -65,9 +67,12 @@ export async function scrubArchives(
         now: now.toISOString(),
       });
     result.filesOpened++;
-    const outcome = NDJSON.test(file)
-      ? await scrubNdjson(file, belongs, ledger)
-      : await scrubParquet(conn, file, ledger);
+    // a merged day file (src/load/archive-members.ts) is rewritten a member at a time
+    const outcome = MERGED.test(basename(file))
+      ? await scrubMerged(conn, file, belongs, now)
+      : NDJSON.test(file)
+        ? await scrubNdjson(file, belongs, ledger)
+        : await scrubParquet(conn, file, ledger);
     result.bytesRead += outcome.bytesRead;
     if ('unreadable' in outcome) {
       // it cannot be filtered, so it may hold the user's records: removed (docs/decisions.md, Deletion), and named

@@ -49,35 +49,13 @@ export async function scrubNdjson(
     if (line.length > 0) parts.push(line);
     if (!kept && line.length > 0 && line.toString('utf8').trim() !== '') kept = true;
   };
-  async function* filter(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
-    let rest: Buffer[] = [];
-    for await (const chunk of chunks) {
-      const parts: Buffer[] = [];
-      let at = 0;
-      for (let end = chunk.indexOf(LF, at); end >= 0; end = chunk.indexOf(LF, at)) {
-        const piece = chunk.subarray(at, end);
-        take(rest.length > 0 ? Buffer.concat([...rest, piece]) : piece, parts);
-        rest = [];
-        parts.push(NEWLINE);
-        at = end + 1;
-      }
-      // the start of a line that goes on in the next chunk: copied, not a view that holds the chunk
-      if (at < chunk.length) rest.push(Buffer.from(chunk.subarray(at)));
-      if (parts.length > 0) yield Buffer.concat(parts);
-    }
-    // the last line, without a newline after it
-    const parts: Buffer[] = [];
-    take(Buffer.concat(rest), parts);
-    if (parts.length > 0) yield Buffer.concat(parts);
-  }
-
   let renamed = false;
   try {
     try {
       const stages: NodeJS.ReadWriteStream[] = [
         before.tap,
         ...unzip,
-        Duplex.from(filter),
+        Duplex.from((chunks: AsyncIterable<Buffer>) => splitLines(chunks, take)),
         ...(gz ? [createGzip()] : []),
         after.tap,
       ];
@@ -104,8 +82,38 @@ export async function scrubNdjson(
   }
 }
 
+/**
+ * The text of `chunks` line by line through `take`, which pushes what is to be written of each line
+ * (nothing, or the line); the newline after each line is always written, so line numbers stay.
+ * Memory holds a chunk and the longest line.
+ */
+export async function* splitLines(
+  chunks: AsyncIterable<Buffer>,
+  take: (line: Buffer, parts: Buffer[]) => void,
+): AsyncGenerator<Buffer> {
+  let rest: Buffer[] = [];
+  for await (const chunk of chunks) {
+    const parts: Buffer[] = [];
+    let at = 0;
+    for (let end = chunk.indexOf(LF, at); end >= 0; end = chunk.indexOf(LF, at)) {
+      const piece = chunk.subarray(at, end);
+      take(rest.length > 0 ? Buffer.concat([...rest, piece]) : piece, parts);
+      rest = [];
+      parts.push(NEWLINE);
+      at = end + 1;
+    }
+    // the start of a line that goes on in the next chunk: copied, not a view that holds the chunk
+    if (at < chunk.length) rest.push(Buffer.from(chunk.subarray(at)));
+    if (parts.length > 0) yield Buffer.concat(parts);
+  }
+  // the last line, without a newline after it
+  const parts: Buffer[] = [];
+  take(Buffer.concat(rest), parts);
+  if (parts.length > 0) yield Buffer.concat(parts);
+}
+
 /** A pass-through stage that hashes and counts the bytes going by. */
-function counting(hash: Hash): { tap: Transform; bytes: () => number; digest: () => string } {
+export function counting(hash: Hash): { tap: Transform; bytes: () => number; digest: () => string } {
   let bytes = 0;
   const tap = new Transform({
     transform(chunk: Buffer, _encoding, done) {

@@ -16,3 +16,10 @@ where (i.archive_day is null or i.archive_day < $oldest::date)
 delete from route_file_drivers where trip_date < $oldest::date;
 
 delete from route_file_spans where trip_date < $oldest::date;
+
+-- the merged archive files' members and leftovers of days the load's pruning removed
+delete from archive_members where day < $oldest::date;
+
+delete from archive_garbage where day < $oldest::date;
+
+delete from archive_holes where day < $oldest::date;

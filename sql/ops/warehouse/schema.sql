@@ -287,3 +287,39 @@ create table if not exists route_file_spans (
     first_version bigint not null,
     version bigint not null
 );
+
+-- the landing archive's merged day files (src/load/archive-merge.ts, docs/architecture.md, "The
+-- landing archive's merged files"): `landing/loaded/<day>/<merged_name>` is a gzip file of one
+-- member per archived file, and each row says where one archived file (by its SHA-256 as now held,
+-- `file_key`, and its name in the day folder before the merge) is: the member's byte offset and
+-- length in the merged file, its lines and its bytes uncompressed. Switched in one transaction with
+-- the purge's index (indexed_files) and the ledger, from the merged file's sidecar
+-- (`<merged>.members.tsv`).
+create table if not exists archive_members (
+    file_key varchar not null,
+    day date not null,
+    name varchar not null,
+    merged_name varchar not null,
+    member_offset bigint not null,
+    member_length bigint not null,
+    lines bigint not null,
+    bytes bigint not null,
+    -- the key the purge's index (indexed_files, file_drivers) knows the member's file by (null: none)
+    indexed_key varchar
+);
+
+-- members a purge moved out of a merged file (rewritten into a merged file of their own), whose
+-- bytes in it are still to be overwritten with zeros (a crash before leaves them here)
+create table if not exists archive_holes (
+    day date not null,
+    name varchar not null,
+    member_offset bigint not null,
+    member_length bigint not null
+);
+
+-- archived files a committed merge replaced, to be removed (a crash before their removal leaves
+-- them here, and the next merge of the day removes them first)
+create table if not exists archive_garbage (
+    day date not null,
+    name varchar not null
+);
