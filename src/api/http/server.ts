@@ -5,7 +5,8 @@ import { pathsFor } from '../../config.js';
 import { setting } from '../../settings.js';
 import { LandingCounter } from '../../landing-status.js';
 import { diskSpace } from '../../disk-space.js';
-import { openState } from '../../state/open.js';
+import { openState, resolveDatabaseUrl } from '../../state/open.js';
+import { queueSink } from '../../intake/sink.js';
 import { cursorKey } from '../../state/cursor-key.js';
 import { PassportStore } from '../../passport/store.js';
 import { AccountDeletion } from '../../passport/deletion.js';
@@ -110,6 +111,7 @@ export async function createApi(
   });
   await snapshots.start();
   const landing = new LandingCounter(paths.landingDir);
+  const uploadsUrl = options.databaseUrl !== undefined ? options.databaseUrl : resolveDatabaseUrl();
   const ctx: ApiContext = {
     apps: new AppsCache(new AppStore(location)),
     passport,
@@ -142,6 +144,7 @@ export async function createApi(
       : rateStore
         ? { store: rateStore }
         : null,
+    uploads: uploadsUrl ? queueSink(uploadsUrl) : null,
     follow: options.follow ? { source: options.follow, status: () => readFollowStatus(options.dataDir) } : null,
   };
   if (options.metrics && options.follow)
