@@ -14,3 +14,9 @@ export const queueSink = (url: string): UploadSink => ({
     await (await sharedUploadQueue(url)).put(name, appId, acceptedAt, content);
   },
 });
+
+/** What waits in the queue at `url` (the API's /metrics). */
+export const queueBacklog = async (url: string): Promise<{ waiting: number; oldestSeconds: number | null }> => {
+  const { sharedUploadQueue } = await import('./upload-queue.js');
+  return (await sharedUploadQueue(url)).backlog();
+};

@@ -2,12 +2,14 @@
 // an accepted upload there and writes nothing to its own landing area; load.js (a real process)
 // takes it into its landing area, loads it and releases it; a take-in cut short between its landing
 // write and its release (the release refused, as a process killed there leaves it) loads each upload
-// once, whether the next take-in finds the file still waiting or already loaded; PostgreSQL down:
+// once, whether the next take-in finds the file still waiting or already loaded; /metrics says how
+// many uploads wait and the oldest one's age; PostgreSQL down:
 // the upload is answered 503 with Retry-After, never 500, and nothing is stored.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Registry } from 'prom-client';
 import { AppStore } from '../../src/apps/store.js';
 import { createApi } from '../../src/api/http/server.js';
 import { pathsFor } from '../../src/config.js';
@@ -72,6 +74,17 @@ async function upload(apiDir: string, token: string, records: unknown[]) {
   }
 }
 
+/** What an API process's /metrics would answer (its registry, as the metrics port serves it). */
+async function scraped(apiDir: string): Promise<string> {
+  const registry = new Registry();
+  const api = await createApi({ dataDir: apiDir, databaseUrl: url, metrics: registry });
+  try {
+    return await registry.metrics();
+  } finally {
+    await api.close();
+  }
+}
+
 const load = async (jobDir: string) => {
   const ran = await runJobProcess('load', ['--data-dir', jobDir], { DATABASE_URL: url });
   expect(ran.code, ran.stderr).toBe(0);
@@ -104,10 +117,14 @@ describe('uploads in PostgreSQL', () => {
     const queue = await UploadQueue.open(url);
     try {
       expect((await queue.backlog()).waiting).toBe(1);
+      // every API machine's /metrics says what waits for the job machine
+      expect(await scraped(apiDir)).toMatch(/^driving_uploads_waiting 1$/m);
+      expect(await scraped(apiDir)).toMatch(/^driving_uploads_oldest_waiting_seconds \d/m);
       const ran = await load(jobDir);
       expect(ran.stderr + ran.stdout).toMatch(/1 SDK upload\(s\) taken in from PostgreSQL/);
       expect(await tripsLoaded(jobDir)).toEqual(['u1', 'u2']);
       expect(await queue.backlog()).toEqual({ waiting: 0, oldestSeconds: null });
+      expect(await scraped(apiDir)).toMatch(/^driving_uploads_waiting 0$/m);
       expect(sdkFiles(pathsFor(jobDir).landingDir)).toEqual([]);
     } finally {
       await queue.close();

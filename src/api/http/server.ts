@@ -6,7 +6,8 @@ import { setting } from '../../settings.js';
 import { LandingCounter } from '../../landing-status.js';
 import { diskSpace } from '../../disk-space.js';
 import { openState, resolveDatabaseUrl } from '../../state/open.js';
-import { queueSink } from '../../intake/sink.js';
+import { queueBacklog, queueSink } from '../../intake/sink.js';
+import { uploadsWaitingMetrics } from '../../metrics/uploads-waiting.js';
 import { cursorKey } from '../../state/cursor-key.js';
 import { PassportStore } from '../../passport/store.js';
 import { AccountDeletion } from '../../passport/deletion.js';
@@ -154,6 +155,8 @@ export async function createApi(
       () => snapshots.manifest?.version ?? null,
       now,
     );
+  // the uploads waiting for the job machine, on every machine's /metrics (src/metrics/uploads-waiting.ts)
+  if (options.metrics && uploadsUrl) uploadsWaitingMetrics(options.metrics, () => queueBacklog(uploadsUrl));
   const app = buildApp(ctx, {
     logger: options.logger,
     metrics:
