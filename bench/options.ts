@@ -22,6 +22,7 @@ export const STAGES = [
   'purge',
   'slices',
   'follow',
+  'machines',
 ] as const;
 export type Stage = (typeof STAGES)[number];
 

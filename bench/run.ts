@@ -30,6 +30,7 @@ import { benchWatchRest } from './watch-rest-stage.js';
 import { benchPurge } from './purge-stage.js';
 import { benchSlices } from './slices-stage.js';
 import { benchFollow } from './follow-stage.js';
+import { benchMachines } from './machines-stage.js';
 
 export interface BenchResult {
   measurements: Measurement[];
@@ -63,6 +64,7 @@ const RUNNERS: Readonly<Record<Stage, (ctx: BenchContext) => Promise<unknown>>> 
   purge: benchPurge,
   slices: benchSlices,
   follow: benchFollow,
+  machines: benchMachines,
 };
 
 /**
