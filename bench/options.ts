@@ -24,6 +24,7 @@ export const STAGES = [
   'follow',
   'compact-files',
   'archive-compact',
+  'machines',
 ] as const;
 export type Stage = (typeof STAGES)[number];
 

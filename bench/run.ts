@@ -32,6 +32,7 @@ import { benchSlices } from './slices-stage.js';
 import { benchFollow } from './follow-stage.js';
 import { benchCompact } from './compact-stage.js';
 import { benchArchiveCompact } from './archive-compact-stage.js';
+import { benchMachines } from './machines-stage.js';
 
 export interface BenchResult {
   measurements: Measurement[];
@@ -67,6 +68,7 @@ const RUNNERS: Readonly<Record<Stage, (ctx: BenchContext) => Promise<unknown>>> 
   follow: benchFollow,
   'compact-files': benchCompact,
   'archive-compact': benchArchiveCompact,
+  machines: benchMachines,
 };
 
 /**

@@ -39,6 +39,7 @@ import { basename } from 'node:path';
 import { isMachineError } from '../machine-error.js';
 import { skipSmallCloseCheckpoint } from '../warehouse/close-checkpoint.js';
 import { compactQuietly } from '../compact/step.js';
+import { takeInForLoad } from '../intake/from-store.js';
 
 export interface LoadOptions {
   dataDir: string;
@@ -156,6 +157,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     throw error;
   }
   try {
+    // the uploads any API machine committed in PostgreSQL, into the landing area first (src/intake/)
+    if (fromLanding) await takeInForLoad(paths.landingDir, beat, progress);
     if (fromLanding) beat.doing(`load: putting SDK uploads in ${paths.landingDir} together into batch files`);
     // with the warehouse held, so that no other load batches the same uploads
     const batched = fromLanding

@@ -22,6 +22,7 @@ import { loadRecords } from './metrics.js';
 import { loadSummary } from './summaries.js';
 import { oneLine, exitCodeOf } from './cli.js';
 import { Pace } from './pace.js';
+import { AcceptedUploads } from '../intake/watch-hook.js';
 import { outputWriteErrors } from './output.js';
 import { compactIdle } from '../compact/step.js';
 
@@ -125,6 +126,8 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
   const wake = new Wakeup(options.signal);
   const watcher = watchFolder(paths.landingDir, () => wake.fire());
   const state = await openState({ dataDir: options.dataDir });
+  // uploads any API machine committed in PostgreSQL wake the watch as well (src/intake/)
+  const accepted = await AcceptedUploads.start(() => wake.fire(), progress);
   // a job waiting for the warehouse waits while a batch lasts, not only its own limit: it gets the
   // warehouse between batches, and a large partner file goes a slice a batch
   const stopGivingWay = announceGivingWay(paths.warehouseFile);
@@ -160,6 +163,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
           landingReady(paths.landingDir, quietMs) ||
           takenChanged(paths.landingDir) ||
           hasBatchedLeftovers(paths.landingDir) ||
+          (await accepted?.any()) === true ||
           (await pendingDeletions(state)).length > 0;
         // idle: one bounded merge of the landing archive's day files (src/load/archive-compact.ts)
         if (!due && held) await compactArchiveStep(held.conn, paths.landingDir, new Date(), { progress });
@@ -186,6 +190,8 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
         held = release(held);
         await giveWay(paths.warehouseFile, progress, options.signal);
       }
+      // taken in before the listing, so that their lag and pace count as the landing files' do
+      if (accepted) await accepted.takeIn(paths.landingDir);
       const arrived = waitingFiles(paths.landingDir);
       const batchStarted = Date.now();
       const outcome: BatchOutcome = { n, seconds: 0, lags: [] };
@@ -279,6 +285,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
     heldLayers.releaseAll();
     watcher?.close();
     wake.close();
+    await accepted?.close();
   }
   return {
     batches: metrics.batches.ok + metrics.batches.failed,

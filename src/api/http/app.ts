@@ -24,6 +24,7 @@ import { observeHttp } from './http-metrics.js';
 import { followReadiness, notFollowedYet } from './follow-readiness.js';
 import { LandingCounter } from '../../landing-status.js';
 import { storageFull } from './storage-full.js';
+import { storeUnavailable } from './store-down.js';
 import { diskSpace } from '../../disk-space.js';
 
 /** An unread body up to this size is drained after an error answer rather than the connection closed. */
@@ -156,6 +157,12 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
     if (full) {
       request.log.error({ err: error }, 'storage full');
       return reply.status(full.status).headers(full.headers).send(body(full.error, full.message));
+    }
+    // the shared store (PostgreSQL) not answering is an outage that heals too (store-down.ts)
+    const down = storeUnavailable(error, limits.storageRetryAfterSeconds);
+    if (down) {
+      request.log.error({ err: error }, 'shared store unavailable');
+      return reply.status(down.status).headers(down.headers).send(body(down.error, down.message));
     }
     request.log.error({ err: error }, 'internal error');
     return reply.status(500).send(body('internal_error', 'internal error; quote the requestId when reporting it'));

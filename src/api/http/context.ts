@@ -14,6 +14,7 @@ import type { WebhookService } from '../../webhooks/integrator.js';
 import type { RateCounting } from './guards.js';
 import type { LandingCounter } from '../../landing-status.js';
 import type { FollowView } from './follow-readiness.js';
+import type { UploadSink } from '../../intake/sink.js';
 
 /** What the routes need; built once by the server (tests build it with their own clock). */
 export interface ApiContext {
@@ -35,6 +36,8 @@ export interface ApiContext {
   webhooks: WebhookService;
   /** Where rate limits count when not in this process alone (src/api/http/guards.ts). */
   rateCounting?: RateCounting;
+  /** Where accepted uploads are committed (PostgreSQL, with DATABASE_URL: src/intake/); absent: the landing area. */
+  uploads?: UploadSink | null;
   /** An API machine's follower of the job machine's publishes (serve.js --follow); absent on the job machine. */
   follow?: FollowView | null;
 }

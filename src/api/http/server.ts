@@ -5,7 +5,9 @@ import { pathsFor } from '../../config.js';
 import { setting } from '../../settings.js';
 import { LandingCounter } from '../../landing-status.js';
 import { diskSpace } from '../../disk-space.js';
-import { openState } from '../../state/open.js';
+import { openState, resolveDatabaseUrl } from '../../state/open.js';
+import { queueBacklog, queueSink } from '../../intake/sink.js';
+import { uploadsWaitingMetrics } from '../../metrics/uploads-waiting.js';
 import { cursorKey } from '../../state/cursor-key.js';
 import { PassportStore } from '../../passport/store.js';
 import { AccountDeletion } from '../../passport/deletion.js';
@@ -110,6 +112,7 @@ export async function createApi(
   });
   await snapshots.start();
   const landing = new LandingCounter(paths.landingDir);
+  const uploadsUrl = options.databaseUrl !== undefined ? options.databaseUrl : resolveDatabaseUrl();
   const ctx: ApiContext = {
     apps: new AppsCache(new AppStore(location)),
     passport,
@@ -142,6 +145,7 @@ export async function createApi(
       : rateStore
         ? { store: rateStore }
         : null,
+    uploads: uploadsUrl ? queueSink(uploadsUrl) : null,
     follow: options.follow ? { source: options.follow, status: () => readFollowStatus(options.dataDir) } : null,
   };
   if (options.metrics && options.follow)
@@ -151,6 +155,8 @@ export async function createApi(
       () => snapshots.manifest?.version ?? null,
       now,
     );
+  // the uploads waiting for the job machine, on every machine's /metrics (src/metrics/uploads-waiting.ts)
+  if (options.metrics && uploadsUrl) uploadsWaitingMetrics(options.metrics, () => queueBacklog(uploadsUrl));
   const app = buildApp(ctx, {
     logger: options.logger,
     metrics:

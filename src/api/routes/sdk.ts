@@ -12,7 +12,10 @@ import { uploadFileName } from '../../load/uploads.js';
 
 export const MAX_RECORDS_PER_UPLOAD = 500;
 
-/** docs/decisions.md, API: the SDK uploads trips with its passport token; 202 once they are durably landed. */
+/**
+ * docs/decisions.md, API: the SDK uploads trips with its passport token; 202 once they are durably
+ * landed, or committed in PostgreSQL with DATABASE_URL (docs/decisions.md, "Uploads across machines").
+ */
 export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post<{ Body: unknown }>(
     '/v1/sdk/trips',
@@ -33,7 +36,7 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
           `At most ${MAX_RECORDS_PER_UPLOAD} records and 8 MiB by default (DRIVING_API_SDK_BODY_LIMIT_BYTES; 413), JSON nested at most 32 deep (400), ` +
           '120 uploads a minute per token by default (429 with Retry-After). ' +
           'The body may be sent with `Content-Encoding: gzip` (the limits count the inflated bytes, 413 as soon as they are passed); any other encoding, and a charset other than UTF-8, is a 415 naming it. 202 once the valid records are durably landed; each refused record is listed with its reason. ' +
-          'When the disk has no room for them the answer is 503 `storage_full` with Retry-After: nothing was stored, send the same upload again.',
+          'When the disk has no room for them the answer is 503 `storage_full` with Retry-After, and when the shared store (PostgreSQL, with several machines) does not answer it is 503 `storage_unavailable` with Retry-After: nothing was stored, send the same upload again.',
         response: {
           202: {
             type: 'object',
@@ -145,7 +148,11 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
         );
       }
       const warnings = await uploadWarnings(ctx, owner.appId, accepted, uploadedAt);
-      await landDurably(ctx.landingDir, `${lines.join('\n')}\n`);
+      const content = `${lines.join('\n')}\n`;
+      // with DATABASE_URL the upload is committed in PostgreSQL, whichever machine took it, and the
+      // job machine's load takes it in (src/intake/); else it lands in this machine's landing area
+      if (ctx.uploads) await ctx.uploads.put(uploadFileName(new Date()), owner.appId, uploadedAt, Buffer.from(content));
+      else await landDurably(ctx.landingDir, content);
       return reply.status(202).send({
         code: 0,
         message: 'accepted',
