@@ -5,7 +5,6 @@
 // points and leaves its superseded rows unread; a purge rewrites the merged file without the
 // driver and keeps the others' rows; a file no ledger row names is left alone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
@@ -14,12 +13,12 @@ import { appsOf } from '../../src/jobs/data-dir.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { runRederive } from '../../src/jobs/rederive.js';
 import { PassportStore } from '../../src/passport/store.js';
-import { pointsOfVersion } from '../../src/publish/routes.js';
-import { query, queryFile } from '../../src/db/sql.js';
+import { query } from '../../src/db/sql.js';
 import { openWarehouse } from '../../src/warehouse/warehouse.js';
 import { warehouseRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
 import { recordDeletionIn } from '../helpers/deletions.js';
+import { readerView } from '../helpers/points-view.js';
 
 let ws: Workspace;
 let key: string;
@@ -54,33 +53,6 @@ function trip(org: string, tripId: string, day: string, hour: number, speed = 12
     seconds: 90 + hour,
     speed: () => speed,
   });
-}
-
-/**
- * Every trip's points as the route writer reads them (its query's rows, every copy: a superseded
- * row still read would show twice), by trip id.
- */
-async function readerView(): Promise<Record<string, string>> {
-  const wh = await openWarehouse(ws.paths.warehouseFile, await appsOf(ws.dir));
-  try {
-    const out: Record<string, string> = {};
-    for (const part of await queryFile(wh.conn, 'ops/publish/route_parts', { oldest: '2026-10-01', since: 0 })) {
-      const day = String(part['trip_date']);
-      const version = Number(part['version']);
-      const listed = await queryFile(wh.conn, 'ops/publish/route_trips', { version, trip_date: day });
-      const points = await pointsOfVersion(wh.conn, ws.paths.pointsDir, day, version, part['file_keys'] as string[]);
-      const rows = points ? await queryFile(wh.conn, points.sql, points.params) : [];
-      listed.forEach((t, i) => {
-        const mine = rows
-          .filter((r) => Number(r['k']) === i + 1)
-          .map((r) => [r['t_ms'], r['lat'], r['lng'], r['speed']]);
-        out[String(t['trip_id'])] = `${mine.length} ${createHash('sha256').update(JSON.stringify(mine)).digest('hex')}`;
-      });
-    }
-    return out;
-  } finally {
-    wh.close();
-  }
 }
 
 async function routes(): Promise<Record<string, string>> {
@@ -136,7 +108,7 @@ describe('raw-points files merged by date', () => {
       join(ws.paths.pointsDir, `trip_date=${SETTLED}`, pointsNames(SETTLED)[0] as string),
       join(ws.paths.pointsDir, `trip_date=${SETTLED}`, STRAY),
     );
-    view = await readerView();
+    view = await readerView(ws);
     served = await routes();
     expect(Object.keys(view).length).toBe(trips.length);
     expect(Object.values(served).every((r) => r.startsWith('200 '))).toBe(true);
@@ -144,7 +116,7 @@ describe('raw-points files merged by date', () => {
     expect(pointsNames(SETTLED)).toEqual([STRAY, 'm1.parquet']);
     expect(pointsNames(RECENT)).toEqual(['m1.parquet']);
     rmSync(join(ws.paths.pointsDir, `trip_date=${SETTLED}`, STRAY));
-    expect(await readerView()).toEqual(view);
+    expect(await readerView(ws)).toEqual(view);
     // every row carries the loaded file it came from, and the index knows each for the merged file
     const keys = await warehouseRows(
       ws.paths,
@@ -167,12 +139,12 @@ describe('raw-points files merged by date', () => {
   it('re-derives after the merge to the same points, the superseded rows unread', async () => {
     const rederived = await runRederive({ dataDir: ws.dir, now });
     expect(rederived.totals.rederived).toBeGreaterThan(0);
-    expect(await readerView()).toEqual(view);
+    expect(await readerView(ws)).toEqual(view);
     expect(await routes()).toEqual(served);
     // the re-derive's own step merged its new files: the superseded rows were dropped, one copy of
     // each point is left, and none of them is read twice
     expect(pointsNames(SETTLED)).toEqual(['m2.parquet']);
-    expect(await readerView()).toEqual(view);
+    expect(await readerView(ws)).toEqual(view);
     const settled = await pointRows(SETTLED);
     const shown = Object.fromEntries(Object.entries(view).map(([t, rows]) => [t, Number(rows.split(' ')[0])]));
     for (const { tripId, n: rows } of settled) expect(rows).toBe(shown[tripId]);
@@ -193,7 +165,7 @@ describe('raw-points files merged by date', () => {
     expect(result.purged.pointFilesRewritten).toBeGreaterThan(0);
     expect(await pointRows(SETTLED)).toEqual(before.filter((r) => !gone.includes(r.tripId)));
     // the merged file keeps its loaded files' keys: a reader still finds the others' points
-    const after = await readerView();
+    const after = await readerView(ws);
     for (const [tripId, rows] of Object.entries(view)) if (!gone.includes(tripId)) expect(after[tripId]).toBe(rows);
   });
 });
