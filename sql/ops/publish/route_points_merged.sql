@@ -20,7 +20,12 @@ select v.k, p.t_ms, p.lat, p.lng, p.speed
 from version_trips as v
 left join (
     select r.app_id, r.trip_id, r.t, epoch_ms(r.t)::double as t_ms, r.lat, r.lng, r.speed
-    from read_parquet($files, union_by_name = true, filename = true, hive_partitioning = false) as r
+    from (
+        -- a constant list: the scan skips the merged files' row groups of other loaded files
+        select *
+        from read_parquet($files, union_by_name = true, filename = true, hive_partitioning = false)
+        where source_key is null or list_contains($keys, source_key)
+    ) as r
     where r.source_key is null
         or exists (select 1 from live as l where l.name = parse_filename(r.filename) and l.source_key = r.source_key)
 ) as p on p.app_id = v.app_id and p.trip_id = v.trip_id
