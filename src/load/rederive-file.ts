@@ -2,8 +2,7 @@ import { readdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { inTransaction, nextBatchId, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { listValue } from '../db/duckdb.js';
-import { materialize, query, queryFile, quoteLiteral, run, runFile, runScript, sqlText } from '../db/sql.js';
+import { materialize, query, queryFile, quoteLiteral, run, runScript, sqlText } from '../db/sql.js';
 import { dropStaged, formatOf, stageFile } from './stage-file.js';
 import { scanFile } from './scan-file.js';
 import { mergeStaged } from './merge-staged.js';
@@ -11,6 +10,7 @@ import { settleResends } from './resends.js';
 import { emptyFileReport, type FileReport } from './report.js';
 import { POINTS_PARQUET } from './points-parquet.js';
 import { indexFileDrivers } from './file-drivers.js';
+import { keptPointsOf, mergedPointsOfKey, supersedeMergedPoints } from '../warehouse/merged-points.js';
 
 export interface RederivedFile {
   file: string;
@@ -100,12 +100,15 @@ async function writePoints(conn: DuckDBConnection, pointsDir: string, key: strin
   );
   let stamp = Date.now();
   while (earlier.some((path) => path.includes(`${prefix}r${stamp}_`))) stamp += 1;
+  // merged files hold the file's rows beside others': those are superseded, not removed
+  const earlierMerged = (await mergedPointsOfKey(conn, pointsDir, key)).map((m) => m.path);
   const [kept] = await query(conn, 'select count(*)::int as n from rederive_kept_as_stored');
   for (const partition of safeList(pointsDir)) {
     const dir = join(pointsDir, partition);
     const old = earlier.filter((path) => path.startsWith(`${dir}/`));
-    if (Number(kept?.['n'] ?? 0) === 0 || old.length === 0) continue;
-    await runFile(conn, 'ops/load/rederive_kept_points', { files: listValue(old) });
+    const oldMerged = earlierMerged.filter((path) => path.startsWith(`${dir}/`));
+    if (Number(kept?.['n'] ?? 0) === 0 || old.length + oldMerged.length === 0) continue;
+    await keptPointsOf(conn, old, oldMerged, key);
     const [rows] = await query(conn, 'select count(*)::int as n from rederive_kept_point_rows');
     if (Number(rows?.['n'] ?? 0) === 0) continue;
     const tmp = join(dir, `.${prefix}kept.tmp`);
@@ -119,6 +122,7 @@ async function writePoints(conn: DuckDBConnection, pointsDir: string, key: strin
       `filename_pattern ${quoteLiteral(`${prefix}r${stamp}_{i}`)})`,
   );
   for (const path of earlier) rmSync(path, { force: true });
+  await supersedeMergedPoints(conn, key);
 }
 
 /** The landing archive's day folder and name of `file`, if it is one (`<landing>/loaded/<day>/<name>`). */

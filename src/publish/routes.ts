@@ -7,6 +7,7 @@ import { RouteFileWriter, routeFile } from '../route/route-file.js';
 import { fsyncDir } from '../fsutil.js';
 import type { Paths } from '../config.js';
 import { addDays, todayIn } from '../time.js';
+import { mergedPointsOfKeys } from '../warehouse/merged-points.js';
 
 export interface RouteOptions {
   /** The warehouse's raw points (`warehouse/points/trip_date=…/`). */
@@ -63,16 +64,42 @@ export async function writeRoutes(conn: DuckDBConnection, options: RouteOptions,
     const tripDate = String(part['trip_date']);
     const version = Number(part['version']);
     if (existsSync(routeFile(options.routesDir, tripDate, version)) || merged(tripDate, version)) continue;
-    const prefixes = (part['file_keys'] as string[]).map((key) => `f${key.slice(0, 16)}_`);
-    const files = pointFiles(join(options.pointsDir, `trip_date=${tripDate}`), prefixes);
-    const points =
-      files.length > 0
-        ? { sql: 'ops/publish/route_points', params: { files: listValue(files), version, trip_date: tripDate } }
-        : null;
+    const points = await pointsOfVersion(conn, options.pointsDir, tripDate, version, part['file_keys'] as string[]);
     if (await writeRouteFile(conn, options.routesDir, tripDate, version, points))
       written.push(routeFile(options.routesDir, tripDate, version));
   }
   return written;
+}
+
+/**
+ * The query of a version's raw points of a trip date (sql/ops/publish/route_points.sql), or null
+ * when none are kept: the points files of the loaded files `keys` its trips came from, by name,
+ * and the merged files holding their rows (src/compact/points.ts), whose rows of other files, or
+ * superseded by a re-derive, are left out.
+ */
+export async function pointsOfVersion(
+  conn: DuckDBConnection,
+  pointsDir: string,
+  tripDate: string,
+  version: number,
+  keys: string[],
+): Promise<{ sql: string; params: Params } | null> {
+  const dir = join(pointsDir, `trip_date=${tripDate}`);
+  const merged = await mergedPointsOfKeys(conn, dir, tripDate, keys);
+  const files = [
+    ...pointFiles(
+      dir,
+      keys.map((key) => `f${key.slice(0, 16)}_`),
+    ),
+    ...merged,
+  ];
+  if (files.length === 0) return null;
+  if (merged.length === 0)
+    return { sql: 'ops/publish/route_points', params: { files: listValue(files), version, trip_date: tripDate } };
+  return {
+    sql: 'ops/publish/route_points_merged',
+    params: { files: listValue(files), keys: listValue(keys), version, trip_date: tripDate },
+  };
 }
 
 /**

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { listValue } from '../db/duckdb.js';
 import { queryFile, type Row } from '../db/sql.js';
+import { MERGED_POINTS, UNMERGED_POINTS } from '../warehouse/merged-points.js';
 
 /**
  * Which files a purge opens (docs/decisions.md, Deletion, the purge's index): the files the index
@@ -54,17 +55,27 @@ export async function pointFilesToOpen(conn: DuckDBConnection, pointsDir: string
   const holding = new Set(
     (await queryFile(conn, 'ops/purge/points_holding')).map((r) => `${String(r['day'])}/${String(r['prefix'])}`),
   );
+  // a merged file (src/compact/points.ts) is known by the loaded files whose rows it holds
+  const mergedKnown = new Set((await queryFile(conn, 'ops/compact/points_known')).map(dayName));
+  const mergedHolding = new Set((await queryFile(conn, 'ops/compact/points_holding')).map(dayName));
   const open: string[] = [];
   for (const day of days) {
     const dir = join(pointsDir, `trip_date=${day}`);
     for (const name of filesIn(dir).filter((n) => n.endsWith('.parquet'))) {
+      if (MERGED_POINTS.test(name)) {
+        const at = `${day}/${name}`;
+        if (!mergedKnown.has(at) || mergedHolding.has(at)) open.push(join(dir, name));
+        continue;
+      }
       // a name not of the load's (`f<16 hex of the file key>_`) was written by something else
-      const prefix = /^f([0-9a-f]{16})_/.exec(name)?.[1];
+      const prefix = UNMERGED_POINTS.exec(name)?.[1];
       if (prefix === undefined || !known.has(prefix) || holding.has(`${day}/${prefix}`)) open.push(join(dir, name));
     }
   }
   return open;
 }
+
+const dayName = (r: Row) => `${String(r['day'])}/${String(r['name'])}`;
 
 /** The route files of `days` to open: those that list a driver's trips, and any the index does not know. */
 export async function routeFilesToOpen(conn: DuckDBConnection, routesDir: string, days: string[]): Promise<string[]> {

@@ -323,3 +323,24 @@ create table if not exists archive_garbage (
     day date not null,
     name varchar not null
 );
+
+-- points_merged: the merged raw-points files of a trip date (src/compact/points.ts,
+-- `warehouse/points/trip_date=<trip_date>/m<n>.parquet`) and the loaded files (`source_key`, the
+-- ledger's file_key) whose rows each holds in its `source_key` column. `live` false: a re-derive
+-- replaced that file's points since (they are in newer files), so readers skip its rows here; the
+-- rows stay until the next merge of the date drops them, and the purge still opens the file for
+-- that file's drivers. Entered before the merged file is renamed into place.
+create table if not exists points_merged (
+    trip_date date not null,
+    name varchar not null,
+    source_key varchar not null,
+    live boolean not null
+);
+
+-- points files a committed merge replaced (`source` under the date's folder), to be removed once the
+-- merged file `name` is in place; a merge killed before that finishes or undoes it on the next run
+create table if not exists points_merge_garbage (
+    trip_date date not null,
+    name varchar not null,
+    source varchar not null
+);
