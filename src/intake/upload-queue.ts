@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { sqlText } from '../db/sql.js';
 import { namedParameters } from '../state/db.js';
+import { poolWithSchema } from '../state/pg-schema.js';
 
 /** Lock id (pg_advisory_xact_lock) that orders the upload queue's schema creation between processes. */
 const UPLOADS_SCHEMA_LOCK_ID = 72_657_003;
@@ -36,33 +37,18 @@ export class UploadQueue {
 
   static async open(url: string): Promise<UploadQueue> {
     // idle connections do not keep a finished job alive
-    const pool = new pg.Pool({
-      connectionString: url,
-      max: 4,
-      idleTimeoutMillis: 5_000,
-      allowExitOnIdle: true,
-      // a server that does not answer is an outage the caller reports (503), not a request held for ever
-      connectionTimeoutMillis: 5_000,
-    });
-    // an idle connection the server drops (a restart, a failover) is replaced at the next query;
-    // without a listener its error would end the process
-    pool.on('error', () => undefined);
-    const client = await pool.connect().catch(async (error: unknown) => {
-      await pool.end();
-      throw error;
-    });
-    try {
-      await client.query('begin');
-      await client.query('select pg_advisory_xact_lock($1)', [UPLOADS_SCHEMA_LOCK_ID]);
-      await client.query(sqlText('ops/uploads-pg/schema'));
-      await client.query('commit');
-    } catch (error) {
-      await client.query('rollback').catch(() => undefined);
-      client.release();
-      await pool.end();
-      throw error;
-    }
-    client.release();
+    const pool = await poolWithSchema(
+      {
+        connectionString: url,
+        max: 4,
+        idleTimeoutMillis: 5_000,
+        allowExitOnIdle: true,
+        // a server that does not answer is an outage the caller reports (503), not a request held for ever
+        connectionTimeoutMillis: 5_000,
+      },
+      UPLOADS_SCHEMA_LOCK_ID,
+      sqlText('ops/uploads-pg/schema'),
+    );
     return new UploadQueue(pool);
   }
 

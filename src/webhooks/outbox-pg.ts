@@ -2,6 +2,7 @@ import pg from 'pg';
 import { sqlText, type Params, type Row } from '../db/sql.js';
 import { InputError } from '../errors.js';
 import { namedParameters, pickParams, type StateParams } from '../state/db.js';
+import { poolWithSchema } from '../state/pg-schema.js';
 import type {
   DueAttempt,
   EventStatus,
@@ -35,26 +36,11 @@ export class PostgresOutbox implements OutboxStore {
 
   static async open(url: string): Promise<PostgresOutbox> {
     // idle connections do not keep a finished job alive
-    const pool = new pg.Pool({ connectionString: url, max: 4, idleTimeoutMillis: 5_000, allowExitOnIdle: true });
-    // an idle connection the server drops (a restart, a failover) is replaced at the next query;
-    // without a listener its error would end the process
-    pool.on('error', () => undefined);
-    const client = await pool.connect().catch(async (error: unknown) => {
-      await pool.end();
-      throw error;
-    });
-    try {
-      await client.query('begin');
-      await client.query('select pg_advisory_xact_lock($1)', [OUTBOX_SCHEMA_LOCK_ID]);
-      await client.query(sqlText('ops/webhooks-pg/schema'));
-      await client.query('commit');
-    } catch (error) {
-      await client.query('rollback').catch(() => undefined);
-      client.release();
-      await pool.end();
-      throw error;
-    }
-    client.release();
+    const pool = await poolWithSchema(
+      { connectionString: url, max: 4, idleTimeoutMillis: 5_000, allowExitOnIdle: true },
+      OUTBOX_SCHEMA_LOCK_ID,
+      sqlText('ops/webhooks-pg/schema'),
+    );
     return new PostgresOutbox(pool);
   }
 

@@ -1,0 +1,29 @@
+import pg from 'pg';
+
+/**
+ * A PostgreSQL pool handed out once its schema is made: the schema's statements run in one
+ * transaction under an advisory lock, so that processes on several machines starting together do
+ * not race to create the same tables. An idle connection the server drops (a restart, a failover)
+ * is replaced at the next query; without the error listener it would end the process.
+ */
+export async function poolWithSchema(config: pg.PoolConfig, lockId: number, schemaSql: string): Promise<pg.Pool> {
+  const pool = new pg.Pool(config);
+  pool.on('error', () => undefined);
+  const client = await pool.connect().catch(async (error: unknown) => {
+    await pool.end();
+    throw error;
+  });
+  try {
+    await client.query('begin');
+    await client.query('select pg_advisory_xact_lock($1)', [lockId]);
+    await client.query(schemaSql);
+    await client.query('commit');
+  } catch (error) {
+    await client.query('rollback').catch(() => undefined);
+    client.release();
+    await pool.end();
+    throw error;
+  }
+  client.release();
+  return pool;
+}
