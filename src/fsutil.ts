@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
 
 /**
@@ -50,47 +50,5 @@ export function fsyncDir(dir: string): void {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
-  }
-}
-
-/**
- * Runs `fn` holding an exclusive lock file (O_EXCL). A lock left by a dead process is taken over.
- * Used for the small JSON stores that the operator's CLI edits.
- */
-export async function withFileLock<T>(lockPath: string, fn: () => Promise<T> | T, waitMs = 10_000): Promise<T> {
-  mkdirSync(dirname(lockPath), { recursive: true });
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    try {
-      const fd = openSync(lockPath, 'wx');
-      writeFileSync(fd, String(process.pid));
-      closeSync(fd);
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      if (lockHolderIsDead(lockPath)) {
-        rmSync(lockPath, { force: true });
-        continue;
-      }
-      if (Date.now() > deadline) throw new Error(`${lockPath} is held by another process`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    rmSync(lockPath, { force: true });
-  }
-}
-
-function lockHolderIsDead(lockPath: string): boolean {
-  try {
-    const pid = Number(readFileSync(lockPath, 'utf8').trim());
-    if (!Number.isInteger(pid) || pid <= 0) return true;
-    process.kill(pid, 0);
-    return false;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code === 'ESRCH' || code === 'ENOENT';
   }
 }
