@@ -31,7 +31,7 @@ export const EXIT = { ok: 0, internal: 1, input: 2, busy: 3, check: 4, nothing: 
 
 export function exitCodeOf(error: unknown): number {
   if (error instanceof InputError) return EXIT.input;
-  // by name: DatabaseBusyError (db/open.ts) and CheckFailedError (publish/checks.ts) live beside
+  // by name: DatabaseBusyError (db/open.ts) and CheckFailedError (warehouse/checks.ts) live beside
   // DuckDB, which this module must not load
   const name = (error as Error | null)?.name;
   if (name === 'DatabaseBusyError') return EXIT.busy;
