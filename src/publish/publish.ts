@@ -9,7 +9,8 @@ import { scrubRetired } from './retire.js';
 import type { RouteOptions } from '../warehouse/route-files.js';
 import { publishRoutes } from './route-step.js';
 import { compactDatabase } from '../db/compact.js';
-import { catchUp, firstLine, settledDetail, type Settled } from './settle.js';
+import { catchUp, settledDetail, type Settled } from './settle.js';
+import { firstLine } from '../errors.js';
 import { readDamageReports, removeDamageReport } from '../damage/reports.js';
 import {
   attachWithRetry,
