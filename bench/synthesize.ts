@@ -11,7 +11,7 @@ import {
 } from '../src/warehouse/warehouse.js';
 import { query, run, runFile, runScript, sqlText } from '../src/db/sql.js';
 import { publish } from '../src/publish/publish.js';
-import { routeOptions } from '../src/publish/routes.js';
+import { routeOptions } from '../src/warehouse/route-files.js';
 import { scoreDate } from '../src/score/score-date.js';
 import { markScoresAnnounced } from '../src/events/emit.js';
 import { cityCentre } from '../src/generate/city.js';

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Export throughput against a data folder's published snapshot (src/jobs/main/bench-export.ts).
-import { main } from '../dist/src/jobs/main/bench-export.js';
+// Export throughput against a data folder's published snapshot (bench/export-main.ts).
+import { main } from '../dist/bench/export-main.js';
 
 await main();

@@ -9,7 +9,7 @@ export interface Paths {
   warehouseFile: string;
   pointsDir: string;
   publishedDir: string;
-  /** Route files of the published trips (src/publish/routes.ts), read by the API. */
+  /** Route files of the published trips (src/warehouse/route-files.ts), read by the API. */
   routesDir: string;
   manifestFile: string;
   passportFile: string;

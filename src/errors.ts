@@ -3,8 +3,12 @@ export class InputError extends Error {
   override name = 'InputError';
 }
 
-/** An error's first line, at most 300 characters: DuckDB's says what went wrong; the rest (reader settings, SQL) is for developers. */
-export function firstLine(error: unknown): string {
+/**
+ * An error's first line, trimmed, at most `max` characters: DuckDB's says what went wrong, and
+ * DuckDB and Node append reader settings, SQL or stacks after it, which are for developers. A job's
+ * own failure line passes `Number.POSITIVE_INFINITY`: it is what the operator acts on, kept whole.
+ */
+export function firstLine(error: unknown, max = 300): string {
   const message = error instanceof Error ? error.message : String(error);
-  return (message.split('\n')[0] ?? message).slice(0, 300);
+  return (message.split('\n')[0] ?? message).trim().slice(0, max);
 }

@@ -4,7 +4,7 @@ import { InputError } from '../errors.js';
 import { silent, type Progress } from '../progress.js';
 import { sqliteFileOf } from '../state/db.js';
 import { membersAsFiles } from '../load/archive-expand.js';
-import { runLoad, type LoadResult } from '../jobs/load.js';
+import type { LoadTotals } from '../load/report.js';
 import { copyOne } from './files.js';
 import { FOLDERS, STATE_PG_DUMP, STATE_SQLITE, verifiedManifest, type BackupManifest } from './manifest.js';
 import { forgetLeasesSqlite, pgBinOf, restorePostgres } from './state-store.js';
@@ -18,10 +18,16 @@ export interface RestoreOptions {
   /** PostgreSQL to restore a PostgreSQL backup into (an empty database); null for SQLite backups. */
   databaseUrl: string | null;
   pgBin?: string | null;
-  /** Rebuild the warehouse and the published snapshot from the landing archive afterwards. */
-  load: boolean;
+  /**
+   * Rebuilds the warehouse and the published snapshot from the landing archive afterwards; null: lay
+   * the files down only. The job passes its load in, so that the restore depends on no job.
+   */
+  load: LoadArchived | null;
   progress?: Progress;
 }
+
+/** Loads these files (in this order) into the data folder's warehouse and publishes. */
+export type LoadArchived = (dataDir: string, files: string[], progress: Progress) => Promise<LoadTotals>;
 
 export interface RestoreResult {
   dataDir: string;
@@ -33,7 +39,7 @@ export interface RestoreResult {
   archived: number;
   /** The warehouse came with the backup (the load then takes only the archived files it lacks). */
   warehouse: boolean;
-  load: LoadResult['totals'] | null;
+  load: LoadTotals | null;
   seconds: number;
 }
 
@@ -74,7 +80,7 @@ export async function runRestore(options: RestoreOptions): Promise<RestoreResult
   progress(
     `restore: ${rest.length} file(s) laid down (${warehouse ? 'the warehouse, ' : ''}${archived.length} archived landing file(s))`,
   );
-  let load: LoadResult | null = null;
+  let load: LoadTotals | null = null;
   // with the warehouse, the load leaves out each archived file it already holds (by content) and
   // publishes; trips older than the archive's retention are in the warehouse alone
   if (options.load && (archived.length > 0 || warehouse)) {
@@ -84,7 +90,7 @@ export async function runRestore(options: RestoreOptions): Promise<RestoreResult
     // a merged day file of the archive is loaded as the files it holds (src/load/archive-expand.ts)
     const inputs = await membersAsFiles(archived, join(dataDir, 'landing', '.members', 'restore'));
     try {
-      load = await runLoad({ dataDir, inputs: inputs.files, progress });
+      load = await options.load(dataDir, inputs.files, progress);
     } finally {
       inputs.done();
     }
@@ -97,7 +103,7 @@ export async function runRestore(options: RestoreOptions): Promise<RestoreResult
     state: state.dialect === 'sqlite' ? sqliteFileOf(dataDir) : redacted(state.url),
     archived: archived.length,
     warehouse,
-    load: load?.totals ?? null,
+    load,
     seconds: (performance.now() - started) / 1000,
   };
 }

@@ -1,7 +1,7 @@
 // Nothing here loads DuckDB: every job imports this module first, also to print its usage or
 // refuse a flag, and loading DuckDB's library costs more CPU than the rest of such a process.
 import { reportLockWaits } from '../db/lock-waits.js';
-import { InputError } from '../errors.js';
+import { firstLine, InputError } from '../errors.js';
 import { stderrProgress } from '../progress.js';
 import { setting } from '../settings.js';
 import { keepRunningWhenOutputFails } from './output.js';
@@ -31,7 +31,7 @@ export const EXIT = { ok: 0, internal: 1, input: 2, busy: 3, check: 4, nothing: 
 
 export function exitCodeOf(error: unknown): number {
   if (error instanceof InputError) return EXIT.input;
-  // by name: DatabaseBusyError (db/open.ts) and CheckFailedError (publish/checks.ts) live beside
+  // by name: DatabaseBusyError (db/open.ts) and CheckFailedError (warehouse/checks.ts) live beside
   // DuckDB, which this module must not load
   const name = (error as Error | null)?.name;
   if (name === 'DatabaseBusyError') return EXIT.busy;
@@ -45,16 +45,10 @@ export function exitCodeOf(error: unknown): number {
 
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
 
-/** The failure's first line: DuckDB and Node append reader settings, SQL or stacks after it. */
-export function oneLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return (message.split('\n')[0] ?? message).trim();
-}
-
 /** Says a failure in one line on stderr (the stack only with DRIVING_DEBUG) and sets the exit code. */
 export function reportFailure(name: string, error: unknown, json = false): number {
   const code = exitCodeOf(error);
-  const message = oneLine(error);
+  const message = firstLine(error, Number.POSITIVE_INFINITY);
   if (json)
     process.stdout.write(`${JSON.stringify({ ok: false, job: name, exitCode: code, error: message }, null, 2)}\n`);
   process.stderr.write(`${name}: failed: ${message}\n`);
@@ -106,7 +100,7 @@ export async function runJob<T>(
       result,
     });
   } catch (error) {
-    process.stderr.write(`${name}: after the run: ${oneLine(error)}\n`);
+    process.stderr.write(`${name}: after the run: ${firstLine(error, Number.POSITIVE_INFINITY)}\n`);
   }
 }
 

@@ -23,10 +23,10 @@ import {
   type LoadTotals,
   type ReasonCount,
 } from '../load/report.js';
-import { routeOptions } from '../publish/routes.js';
+import { routeOptions } from '../warehouse/route-files.js';
 import { publish, type PublishResult } from '../publish/publish.js';
 import type { HeldLayers } from '../publish/held-layers.js';
-import { CheckFailedError } from '../publish/checks.js';
+import { CheckFailedError } from '../warehouse/checks.js';
 import type { Erasure } from '../purge/erase.js';
 import type { PurgeResult } from '../purge/purge.js';
 import { finishErasure, runPurge } from '../purge/step.js';

@@ -1,7 +1,7 @@
 import { pathsFor, jobSettings } from '../config.js';
 import { appsOf } from './data-dir.js';
 import { openWarehouse } from '../warehouse/warehouse.js';
-import { routeOptions } from '../publish/routes.js';
+import { routeOptions } from '../warehouse/route-files.js';
 import { publish, type PublishResult } from '../publish/publish.js';
 import type { Erasure } from '../purge/erase.js';
 import type { PurgeResult } from '../purge/purge.js';

@@ -7,7 +7,7 @@ import { SliceSources } from '../load/slice-rederive.js';
 import { memberAsFile } from '../load/archive-members.js';
 import { rederiveFile, type RederivedFile } from '../load/rederive-file.js';
 import { firstLine, InputError } from '../errors.js';
-import { routeOptions } from '../publish/routes.js';
+import { routeOptions } from '../warehouse/route-files.js';
 import { publish, type PublishResult } from '../publish/publish.js';
 import { emitEvents, type EmitResult } from '../events/emit.js';
 import { silent, type Progress } from '../progress.js';

@@ -53,7 +53,7 @@ function laterSteps() {
   const loading = Promise.all([
     import('../purge/step.js'),
     import('../publish/publish.js'),
-    import('../publish/routes.js'),
+    import('../warehouse/route-files.js'),
     import('../events/emit.js'),
   ]);
   // awaited after the scoring; a failure to load is said there, not as an unhandled rejection before

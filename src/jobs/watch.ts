@@ -20,7 +20,8 @@ import { setting } from '../settings.js';
 import { openWarehouse, type Warehouse } from '../warehouse/warehouse.js';
 import { loadRecords } from './metrics.js';
 import { loadSummary } from './summaries.js';
-import { oneLine, exitCodeOf } from './cli.js';
+import { exitCodeOf } from './cli.js';
+import { firstLine } from '../errors.js';
 import { Pace } from './pace.js';
 import { AcceptedUploads } from '../intake/watch-hook.js';
 import { outputWriteErrors } from './output.js';
@@ -250,7 +251,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
       } catch (error) {
         // whatever failed, the next try starts from a fresh open
         held = release(held);
-        outcome.error = oneLine(error);
+        outcome.error = firstLine(error, Number.POSITIVE_INFINITY);
         metrics.batches.failed++;
         failures++;
         progress(
@@ -305,7 +306,7 @@ function yieldCpu(progress: Progress): void {
   try {
     setPriority(Math.min(19, getPriority() + 5));
   } catch (error) {
-    progress(`load: priority left as it is (${oneLine(error)})`);
+    progress(`load: priority left as it is (${firstLine(error)})`);
   }
 }
 
@@ -342,7 +343,7 @@ function writeMetricsFile(dir: string, metrics: WatchMetrics, progress: Progress
   try {
     writeWatchMetrics(dir, { ...metrics, logWriteErrors: outputWriteErrors() });
   } catch (error) {
-    progress(`load: metrics not written: ${oneLine(error)}`);
+    progress(`load: metrics not written: ${firstLine(error)}`);
   }
 }
 
@@ -366,7 +367,7 @@ function writeMetrics(
       ...(outcome.result ? loadRecords(outcome.result) : {}),
     }).catch(() => undefined);
   } catch (error) {
-    progress(`load: metrics not written: ${oneLine(error)}`);
+    progress(`load: metrics not written: ${firstLine(error)}`);
   }
 }
 

@@ -12,7 +12,7 @@ import { mergeStaged } from './merge-staged.js';
 import { settleResends } from './resends.js';
 import { isSdkUploadFile } from './uploads.js';
 import { emptyFileReport, type FileReport } from './report.js';
-import { writeStagedRoutes, type RouteOptions } from '../publish/routes.js';
+import { writeStagedRoutes, type RouteOptions } from '../warehouse/route-files.js';
 import { firstLine } from '../errors.js';
 import { POINTS_PARQUET } from './points-parquet.js';
 import { indexFileDrivers } from './file-drivers.js';

@@ -2,7 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { query, run, runScript, sqlText, type Params } from '../db/sql.js';
 import type { FileReport } from './report.js';
 import { judgeOverlaps } from './overlaps.js';
-import { CheckFailedError, runChecks } from '../publish/checks.js';
+import { CheckFailedError, runChecks } from '../warehouse/checks.js';
 
 /** The warehouse tables a file's merge writes, whose checks (sql/checks) judge the file's change. */
 const MERGED_TABLES = new Set(['trips', 'trip_events', 'stats_daily']);

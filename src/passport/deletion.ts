@@ -1,17 +1,13 @@
+import { firstLine } from '../errors.js';
 import type { PassportStore } from './store.js';
 
 /** The deletion could not be recorded (disk full, I/O error, the store unreachable): nothing changed. */
 export class StorageUnavailableError extends Error {
   constructor(override readonly cause: unknown) {
-    super(
-      `the deletion request could not be recorded (${(cause as NodeJS.ErrnoException)?.code ?? firstLineOf(cause)})`,
-    );
+    super(`the deletion request could not be recorded (${(cause as NodeJS.ErrnoException)?.code ?? firstLine(cause)})`);
     this.name = 'StorageUnavailableError';
   }
 }
-
-const firstLineOf = (cause: unknown): string =>
-  (cause instanceof Error ? cause.message : String(cause)).split('\n')[0] ?? '';
 
 /**
  * Deleting an account durably (docs/decisions.md, Deletion): the account's mark, its tokens' removal

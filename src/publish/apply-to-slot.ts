@@ -1,7 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { inTransaction } from '../warehouse/warehouse.js';
 import { query, queryScript, quoteIdent, run, runScript } from '../db/sql.js';
-import { CheckFailedError, runChecks } from './checks.js';
+import { CheckFailedError, runChecks } from '../warehouse/checks.js';
 import { currentDatabase } from './standby-slot.js';
 
 /**

@@ -6,10 +6,11 @@ import { warehouseId, warehouseVersion } from '../warehouse/warehouse.js';
 import { run } from '../db/sql.js';
 import { readManifest, slotFile, writeManifest, type Manifest, type Slot } from './manifest.js';
 import { scrubRetired } from './retire.js';
-import type { RouteOptions } from './routes.js';
+import type { RouteOptions } from '../warehouse/route-files.js';
 import { publishRoutes } from './route-step.js';
 import { compactDatabase } from '../db/compact.js';
-import { catchUp, firstLine, settledDetail, type Settled } from './settle.js';
+import { catchUp, settledDetail, type Settled } from './settle.js';
+import { firstLine } from '../errors.js';
 import { readDamageReports, removeDamageReport } from '../damage/reports.js';
 import {
   attachWithRetry,
@@ -32,7 +33,7 @@ export interface PublishOptions {
   servingPack?: boolean;
   /** Where the pack build reports its steps. */
   progress?: (message: string) => void;
-  /** Write the route files the API reads trip routes from (src/publish/routes.ts); none without. */
+  /** Write the route files the API reads trip routes from (src/warehouse/route-files.ts); none without. */
   routes?: RouteOptions;
   /**
    * After the switch, bring the slot just retired up to the new version too, once the API lets go

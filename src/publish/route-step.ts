@@ -6,7 +6,7 @@ import type { DamageReport } from '../damage/reports.js';
 import { fileIdentity } from '../serving/checksum.js';
 import { inTransaction, warehouseVersion } from '../warehouse/warehouse.js';
 import { upkeepReportedRoutes, upkeepRoutes } from './route-upkeep.js';
-import { writeRoutes, type RouteOptions } from './routes.js';
+import { writeRoutes, type RouteOptions } from '../warehouse/route-files.js';
 
 export interface RouteStep {
   /** Route files written (one per version and trip date that had none). */
@@ -20,7 +20,7 @@ export interface RouteStep {
 /**
  * The publish's route files (none without `routes`), before its switch: the files cut short, of an
  * older format or reported damaged are found (src/publish/route-upkeep.ts), a damaged one removed,
- * then every missing one written (src/publish/routes.ts), and the files found intact recorded in
+ * then every missing one written (src/warehouse/route-files.ts), and the files found intact recorded in
  * the warehouse, so the next publish reads only those written since.
  *
  * With `routes.incremental` (a continuous load's batch between its full upkeeps) only

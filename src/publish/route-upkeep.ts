@@ -25,7 +25,7 @@ const ROUTE_NAME = /^v\d+\.route$/;
 const ROUTE_PATH = /^routes\/trip_date=\d{4}-\d{2}-\d{2}\/v\d+\.route$/;
 
 /**
- * Before the publish writes the route files that are missing (src/publish/routes.ts): every route
+ * Before the publish writes the route files that are missing (src/warehouse/route-files.ts): every route
  * file's index is read from its tail and checked (its CRC-32; a file cut short has no magic at its
  * end), every block of a file a reader reported damaged (src/damage/reports.ts) is checked too, and
  * a damaged file is removed, so that writeRoutes writes it again from the warehouse's trips and raw

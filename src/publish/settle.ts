@@ -2,6 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import { query, run } from '../db/sql.js';
+import { firstLine } from '../errors.js';
 import { compactDatabase } from '../db/compact.js';
 import { attachWhenReleased } from './retire.js';
 import { slotFile, type Slot } from './manifest.js';
@@ -103,10 +104,6 @@ export async function settleSlot(
     await run(conn, 'detach database if exists slot').catch(() => undefined);
   }
 }
-
-/** An error's first line (DuckDB appends details after it). */
-export const firstLine = (error: unknown): string =>
-  (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
 
 /** Brings slot `slot` (not served) up to `version` once the API lets go of it; never fails the publish. */
 export async function catchUp(

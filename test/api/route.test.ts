@@ -8,7 +8,7 @@ import { runLoad } from '../../src/jobs/load.js';
 import { PassportStore } from '../../src/passport/store.js';
 import { readRoute } from '../../src/route/route-file.js';
 import { openDatabase } from '../../src/db/open.js';
-import { routeOptions, writeRoutes } from '../../src/publish/routes.js';
+import { routeOptions, writeRoutes } from '../../src/warehouse/route-files.js';
 import { workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 
 // The route of a trip against the real server on a loopback port. The expected points are worked

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/db/open.js';
 import { installMacros } from '../../src/db/macros.js';
-import { runChecks } from '../../src/publish/checks.js';
+import { runChecks } from '../../src/warehouse/checks.js';
 import { runScore } from '../../src/jobs/score.js';
 import { synthesizeHistory, type SynthResult } from '../../bench/synthesize.js';
 import { manifestOf, warehouseRows, workspace, type Workspace } from '../helpers/workspace.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { queryFile } from '../../src/db/sql.js';
 import { appsOf } from '../../src/jobs/data-dir.js';
-import { pointsOfVersion } from '../../src/publish/routes.js';
+import { pointsOfVersion } from '../../src/warehouse/route-files.js';
 import { openWarehouse } from '../../src/warehouse/warehouse.js';
 import type { Workspace } from './workspace.js';
 

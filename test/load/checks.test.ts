@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/db/open.js';
 import { installMacros } from '../../src/db/macros.js';
-import { runChecks } from '../../src/publish/checks.js';
+import { runChecks } from '../../src/warehouse/checks.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';

@@ -5,7 +5,7 @@ import { runLoad } from '../../src/jobs/load.js';
 import { runScore } from '../../src/jobs/score.js';
 import { openDatabase } from '../../src/db/open.js';
 import { run, sqlText } from '../../src/db/sql.js';
-import { checkedTables, checkNames } from '../../src/publish/checks.js';
+import { checkedTables, checkNames } from '../../src/warehouse/checks.js';
 import { manifestOf, publishedRows, workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
 import { tripRecord } from '../helpers/trips.js';
 import { builtFolder, removeBuiltFolders } from '../helpers/built-folder.js';

@@ -1,4 +1,4 @@
--- A route file about to be written anew (src/publish/routes.ts: none under its name, a damaged
+-- A route file about to be written anew (src/warehouse/route-files.ts: none under its name, a damaged
 -- merged file removed) stands for its own version only: its span goes before it is written.
 -- writes: route_file_spans
 -- params: $trip_date DATE, $version BIGINT

@@ -8,7 +8,7 @@
 -- where a text key on every point cost more than everything else the publish does with them.
 -- A re-derivation killed between writing its new files and deleting the earlier ones leaves a
 -- trip's points twice: the same rows, side by side in this order, and the writer keeps one of each
--- time (src/publish/routes.ts). A DISTINCT here would hash every point of the date at once, which
+-- time (src/warehouse/route-files.ts). A DISTINCT here would hash every point of the date at once, which
 -- a large day does not fit in the memory limit.
 with version_trips as (
     select app_id, trip_id, (row_number() over (order by app_id, trip_id))::integer as k

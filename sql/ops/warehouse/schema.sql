@@ -268,7 +268,7 @@ create table if not exists file_drivers (
 );
 
 -- which drivers' trips each route file holds (`published/routes/trip_date=<trip_date>/v<version>.route`):
--- the trips of that version and date when it is written (src/publish/routes.ts), entered before
+-- the trips of that version and date when it is written (src/warehouse/route-files.ts), entered before
 -- the file is, so a file written is never unindexed. A purge deletes its drivers' rows.
 create table if not exists route_file_drivers (
     trip_date date not null,
@@ -280,7 +280,7 @@ create table if not exists route_file_drivers (
 -- route_file_spans: a route file that merges several versions' files of its trip date
 -- (src/compact/routes.ts): `published/routes/trip_date=<trip_date>/v<version>.route` holds, for
 -- every trip the files of versions first_version..version listed, its newest copy. The publish
--- writes no file of its own for a version such a file covers (src/publish/routes.ts); a file
+-- writes no file of its own for a version such a file covers (src/warehouse/route-files.ts); a file
 -- written anew under that name (a damaged one rebuilt) loses its row first.
 create table if not exists route_file_spans (
     trip_date date not null,

@@ -46,7 +46,7 @@ function versionsFor(routesDir: string, tripDate: string, servedVersion: number,
 
 /**
  * The served trip rendered with its kept points, read from the route file its version wrote for
- * its date (src/publish/routes.ts): null when the user has no such trip, 'expired' when the file
+ * its date (src/warehouse/route-files.ts): null when the user has no such trip, 'expired' when the file
  * is gone (raw points kept only DRIVING_POINTS_RETENTION_DAYS days) or was never written. A file
  * that does not list the trip means the trip kept no point.
  * The trip and its events come from the serving pack; its file is found without SQL: the trip's

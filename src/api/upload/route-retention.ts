@@ -13,7 +13,7 @@ export interface RouteRetentionWarning {
  * older than the raw points and routes are kept (DRIVING_POINTS_RETENTION_DAYS after the trip's
  * date, counted from the server's UTC day as the load prunes them, src/load/retention.ts): the
  * load takes the trip and the API serves it, but the publish writes no route for a date past
- * retention (src/publish/routes.ts), so its route answers `route_not_available` from the start.
+ * retention (src/warehouse/route-files.ts), so its route answers `route_not_available` from the start.
  * Judged at the upload's clock: a trip on the edge may pass it before the next load.
  * @example (await routeRetentionWarning({ startTime: '2026-01-01T08:00:00Z' }, async () => 'UTC', 30, new Date('2026-11-28T12:00:00Z')))?.warning // 'route_beyond_retention'
  */

@@ -33,9 +33,10 @@ export async function main(): Promise<void> {
 
   // The code that does the work (and DuckDB) is imported once the arguments are parsed: --help and a
   // refused flag cost a Node start only.
-  const [{ resolveDatabaseUrl }, { runRestore }] = await Promise.all([
+  const [{ resolveDatabaseUrl }, { runRestore }, { runLoad }] = await Promise.all([
     import('../../state/open.js'),
     import('../../backup/restore.js'),
+    import('../load.js'),
   ]);
 
   const databaseUrl = resolveDatabaseUrl(argv.databaseUrl);
@@ -48,7 +49,9 @@ export async function main(): Promise<void> {
       dataDir: resolveDataDir(argv.dataDir),
       databaseUrl,
       pgBin: argv.pgBin,
-      load: argv.load,
+      load: argv.load
+        ? async (dataDir, inputs, progress) => (await runLoad({ dataDir, inputs, progress })).totals
+        : null,
       progress: stderrProgress,
     });
     const loaded =

@@ -3,8 +3,8 @@
 // --data-dir DIR).
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { runJob, usageFailure } from '../cli.js';
-import { resolveDataDir } from '../../config.js';
+import { runJob, usageFailure } from '../src/jobs/cli.js';
+import { resolveDataDir } from '../src/config.js';
 
 const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 
@@ -55,7 +55,7 @@ export async function main(): Promise<void> {
 
   // The code that does the work (and DuckDB) is imported once the arguments are parsed: --help and a
   // refused flag cost a Node start only.
-  const { benchExport } = await import('../../../bench/export-throughput.js');
+  const { benchExport } = await import('./export-throughput.js');
 
   const formats = argv.format as ('arrow' | 'ndjson')[] | undefined;
   await runJob('bench-export', argv.json, async () => {

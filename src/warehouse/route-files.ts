@@ -7,7 +7,7 @@ import { RouteFileWriter, routeFile } from '../route/route-file.js';
 import { fsyncDir } from '../fsutil.js';
 import type { Paths } from '../config.js';
 import { addDays, todayIn } from '../time.js';
-import { mergedPointsOfKeys } from '../warehouse/merged-points.js';
+import { mergedPointsOfKeys } from './merged-points.js';
 
 export interface RouteOptions {
   /** The warehouse's raw points (`warehouse/points/trip_date=…/`). */

@@ -2,10 +2,10 @@
 // prints a table and adds the run to docs/benchmarks.md.
 import { fileURLToPath } from 'node:url';
 import { hideBin } from 'yargs/helpers';
-import { runJob } from '../cli.js';
-import { jobArgs } from '../args.js';
-import { benchOptions, judgesTargets, sizeLabel, STAGES } from '../../../bench/options.js';
-import { stderrProgress } from '../../progress.js';
+import { runJob } from '../src/jobs/cli.js';
+import { jobArgs } from '../src/jobs/args.js';
+import { benchOptions, judgesTargets, sizeLabel, STAGES } from './options.js';
+import { stderrProgress } from '../src/progress.js';
 
 /** Parses bench.js's flags, runs the bench and sets the exit code. */
 export async function main(npm: { lifecycleEvent?: string } = {}): Promise<void> {
@@ -62,7 +62,7 @@ export async function main(npm: { lifecycleEvent?: string } = {}): Promise<void>
 
   // The code that does the work (and DuckDB) is imported once the arguments are parsed: --help and a
   // refused flag cost a Node start only.
-  const { runBench } = await import('../../../bench/run.js');
+  const { runBench } = await import('./run.js');
 
   // the command as typed, for the record in docs/benchmarks.md
   const command =
@@ -71,8 +71,8 @@ export async function main(npm: { lifecycleEvent?: string } = {}): Promise<void>
       : `node jobs/bench.js${args.length > 0 ? ` ${args.join(' ')}` : ''}`;
 
   await runJob('bench', argv.json, async () => {
-    // dist/src/jobs/main/bench.js: the repository is four folders up
-    const repoDir = fileURLToPath(new URL('../../../..', import.meta.url));
+    // dist/bench/main.js: the repository is two folders up
+    const repoDir = fileURLToPath(new URL('../..', import.meta.url));
     const options = benchOptions({ ...argv, workDir: argv.dataDir ?? argv.workDir, command }, repoDir);
     const result = await runBench(options, repoDir, stderrProgress);
     if (!argv.json) process.stdout.write(`\n${result.table}\n\n`);
