@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { poolWithSchema } from './pg-schema.js';
 import {
   namedParameters,
   pickParams,
@@ -31,24 +32,14 @@ export class PostgresState implements StateDb {
 
   static async open(url: string): Promise<PostgresState> {
     // idle connections do not keep a finished job alive
-    const pool = new pg.Pool({ connectionString: url, max: 8, idleTimeoutMillis: 5_000, allowExitOnIdle: true });
+    const pool = await poolWithSchema(
+      { connectionString: url, max: 8, idleTimeoutMillis: 5_000, allowExitOnIdle: true },
+      STATE_LOCK_ID,
+      stateSql('postgres', 'schema'),
+    );
     const shown = new URL(url);
     if (shown.password) shown.password = '***';
-    const state = new PostgresState(pool, shown.toString());
-    const client = await pool.connect();
-    try {
-      await client.query('begin');
-      await client.query('select pg_advisory_xact_lock($1)', [STATE_LOCK_ID]);
-      await client.query(stateSql('postgres', 'schema'));
-      await client.query('commit');
-    } catch (error) {
-      await client.query('rollback').catch(() => undefined);
-      client.release();
-      await pool.end();
-      throw error;
-    }
-    client.release();
-    return state;
+    return new PostgresState(pool, shown.toString());
   }
 
   private static async exec(

@@ -11,7 +11,7 @@ import type {
   OutboxStore,
   RejectedLine,
 } from './outbox-store.js';
-import { attemptRows } from './outbox-store.js';
+import { attemptRows, dueAttempt } from './outbox-store.js';
 
 /** Lock id (pg_advisory_xact_lock) that orders the outbox's schema creation between processes. */
 const OUTBOX_SCHEMA_LOCK_ID = 72_657_002;
@@ -100,17 +100,7 @@ export class PostgresOutbox implements OutboxStore {
       apps: JSON.stringify(appIds),
       per_app: perApp,
     });
-    return rows.map((r) => ({
-      seq: Number(r['seq']),
-      eventId: String(r['event_id']),
-      appId: String(r['app_id']),
-      kind: r['kind'] as DueAttempt['kind'],
-      eventType: String(r['event_type']),
-      body: String(r['body']),
-      attemptCount: Number(r['attempt_count']),
-      sentAttempts: Number(r['sent_attempts']),
-      scheduledAttempts: Number(r['scheduled_attempts']),
-    }));
+    return rows.map(dueAttempt);
   }
 
   async record(finished: FinishedAttempt[]): Promise<void> {

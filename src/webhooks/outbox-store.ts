@@ -45,6 +45,21 @@ export interface FinishedAttempt {
   nextAt: Date | null;
 }
 
+/** A row of either outbox's `due` statement as the deliverer takes it. */
+export function dueAttempt(r: Record<string, unknown>): DueAttempt {
+  return {
+    seq: Number(r['seq']),
+    eventId: String(r['event_id']),
+    appId: String(r['app_id']),
+    kind: r['kind'] as DueAttempt['kind'],
+    eventType: String(r['event_type']),
+    body: String(r['body']),
+    attemptCount: Number(r['attempt_count']),
+    sentAttempts: Number(r['sent_attempts']),
+    scheduledAttempts: Number(r['scheduled_attempts']),
+  };
+}
+
 /** Finished attempts as the `record` statements of both outboxes read them: one JSON text of rows. */
 export function attemptRows(finished: FinishedAttempt[]): string {
   return JSON.stringify(

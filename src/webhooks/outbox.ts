@@ -23,7 +23,7 @@ import type {
   OutboxStore,
   RejectedLine,
 } from './outbox-store.js';
-import { attemptRows } from './outbox-store.js';
+import { attemptRows, dueAttempt } from './outbox-store.js';
 
 export type { DueAttempt, EventStatus, FinishedAttempt, IncomingEvent, OutboxStore, RejectedLine };
 
@@ -123,17 +123,7 @@ export class Outbox implements OutboxStore {
     const rows = await this.serial((conn) =>
       queryFile(conn, 'ops/webhooks/due', { now: now.toISOString(), apps: listValue(appIds), per_app: perApp }),
     );
-    return rows.map((r) => ({
-      seq: Number(r['seq']),
-      eventId: String(r['event_id']),
-      appId: String(r['app_id']),
-      kind: r['kind'] as DueAttempt['kind'],
-      eventType: String(r['event_type']),
-      body: String(r['body']),
-      attemptCount: Number(r['attempt_count']),
-      sentAttempts: Number(r['sent_attempts']),
-      scheduledAttempts: Number(r['scheduled_attempts']),
-    }));
+    return rows.map(dueAttempt);
   }
 
   /** Records finished attempts with the event states and queue items they change, in one transaction. */

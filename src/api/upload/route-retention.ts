@@ -15,7 +15,8 @@ export interface RouteRetentionWarning {
  * load takes the trip and the API serves it, but the publish writes no route for a date past
  * retention (src/warehouse/route-files.ts), so its route answers `route_not_available` from the start.
  * Judged at the upload's clock: a trip on the edge may pass it before the next load.
- * @example (await routeRetentionWarning({ startTime: '2026-01-01T08:00:00Z' }, async () => 'UTC', 30, new Date('2026-11-28T12:00:00Z')))?.warning // 'route_beyond_retention'
+ * @example a trip that started 60 days before its upload, with 30 days kept: `warning` is
+ * 'route_beyond_retention'; one that started yesterday: null.
  */
 export async function routeRetentionWarning(
   record: Record<string, unknown>,
