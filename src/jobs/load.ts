@@ -2,36 +2,23 @@ import { pathsFor, jobSettings } from '../config.js';
 import { appsOf } from './data-dir.js';
 import { openWarehouse, refreshApps, type Warehouse } from '../warehouse/warehouse.js';
 import { loadFiles } from '../load/load-file.js';
-import { expandInputs, kindOf, landingFiles, moveLanded, type RefusedInput } from '../load/landing.js';
+import { expandInputs, kindOf, landingFiles, moveLanded } from '../load/landing.js';
 import { holdBackSettling } from '../load/quiet.js';
 import { recordTaken, retakeChanged, type TakenFile } from '../load/retake.js';
 import { splitBatch } from '../load/split-batch.js';
 import { SliceRun } from '../load/slices.js';
-import { batchUploads, uploadsInTurn, type UploadBatches, type UploadLedger } from '../load/uploads.js';
-import type { DuckDBConnection } from '@duckdb/node-api';
-import { listValue } from '../db/duckdb.js';
-import { queryFile, runFile } from '../db/sql.js';
+import { batchUploads, uploadsInTurn } from '../load/uploads.js';
+import { runFile } from '../db/sql.js';
 import { ChangedDuringLoadError } from '../load/file-identity.js';
 import { pruneLandingArchive, prunePoints } from '../load/retention.js';
 import { compactArchiveStep } from '../load/archive-compact.js';
-import {
-  emptyFileReport,
-  reasonCounts,
-  type LandingIntake,
-  totals,
-  type FileReport,
-  type LoadTotals,
-  type ReasonCount,
-} from '../load/report.js';
+import { emptyFileReport, reasonCounts, type LandingIntake, totals, type FileReport } from '../load/report.js';
 import { routeOptions } from '../warehouse/route-files.js';
-import { publish, type PublishResult } from '../publish/publish.js';
-import type { HeldLayers } from '../publish/held-layers.js';
+import { publish } from '../publish/publish.js';
 import { CheckFailedError } from '../warehouse/checks.js';
-import type { Erasure } from '../purge/erase.js';
-import type { PurgeResult } from '../purge/purge.js';
 import { finishErasure, runPurge } from '../purge/step.js';
 import { emitEvents, type EmitResult } from '../events/emit.js';
-import { silent, type Progress } from '../progress.js';
+import { silent } from '../progress.js';
 import { heartbeat } from '../heartbeat.js';
 import { addDays, todayIn } from '../time.js';
 import { firstLine } from '../errors.js';
@@ -40,78 +27,10 @@ import { isMachineError } from '../machine-error.js';
 import { skipSmallCloseCheckpoint } from '../warehouse/close-checkpoint.js';
 import { compactQuietly } from '../compact/step.js';
 import { takeInForLoad } from '../intake/from-store.js';
+import type { LoadOptions, LoadResult } from './load-types.js';
+import { uploadLedger, withoutListing } from './load-uploads.js';
 
-export interface LoadOptions {
-  dataDir: string;
-  inputs?: string[];
-  now?: Date;
-  progress?: Progress;
-  /** Files derived at once (default DRIVING_LOAD_CONCURRENCY, 2). */
-  concurrency?: number;
-  /** NDJSON text parsed at once when a file is read line by line (tests make it small). */
-  parseBytes?: number;
-  /** Points derived at once (default DRIVING_LOAD_POINTS_PER_PART, 8,000,000; tests make it small). */
-  pointsPerPart?: number;
-  /** Bytes of SDK upload files put together into one batch file (default DRIVING_LOAD_UPLOAD_BATCH_BYTES, 128 MiB; 0: none). */
-  uploadBatchBytes?: number;
-  /** Called between a file's staging and its merge, with the connection holding its staged rows (tests change the file, or a staged row, there). */
-  afterStage?: (file: string, conn: DuckDBConnection) => void | Promise<void>;
-  /** How long to wait for another job holding the warehouse (default DRIVING_WAREHOUSE_LOCK_WAIT_MS). */
-  lockWaitMs?: number;
-  /**
-   * A warehouse the caller holds open across runs (the continuous load) and closes itself; after a
-   * run whose erasure rewrote the warehouse file (`erasure.warehouse`) it must be opened anew.
-   */
-  warehouse?: Warehouse;
-  /** DuckDB threads (default DRIVING_DUCKDB_THREADS, else one a core). */
-  threads?: number;
-  /**
-   * After the switch, bring the slot just retired up to date too (default true), so that the score
-   * run's publish copies only scores. The continuous load does not: its next batch publishes into
-   * that slot within seconds anyway, and the catch-up would cost every batch a second copy.
-   */
-  settleRetired?: boolean;
-  /**
-   * Look after the route files of this load's versions and the reported ones only, not every route
-   * file within retention (src/publish/route-step.ts): the continuous load's batches between its
-   * full upkeeps. Default false.
-   */
-  routesIncremental?: boolean;
-  /** Called when the publish has switched the API to the new version (the continuous load times its lag from here). */
-  onPublished?: (version: number) => void;
-  /** The served pack's layers kept open between publishes (the continuous load: src/publish/held-layers.ts). */
-  heldLayers?: HeldLayers;
-  /** Partner files in the landing area written within this long are left for a later run (the continuous load: DRIVING_LANDING_QUIET_MS; default 0). */
-  quietMs?: number;
-  /** A landing NDJSON file larger than this is loaded in slices (default DRIVING_LOAD_SLICE_BYTES; 0: never). */
-  sliceBytes?: number;
-  /** Slices of large partner files this run takes (default all: the continuous load takes one a batch). */
-  maxSlices?: number;
-  /** Make a large file's plan of slices beside the runs, not in one (the continuous load: src/load/slices.ts). */
-  planSlicesAside?: boolean;
-  /** Route merges before the publish at most (src/compact/step.ts; default all: the continuous load's batch does one). */
-  compactMerges?: number;
-}
-
-export interface LoadResult {
-  files: FileReport[];
-  /** Entries of the landing area or `--input` that are not regular files: never read, left where they are. */
-  refused: RefusedInput[];
-  /** SDK upload files put together into batch files before the landing area was listed. */
-  uploadBatches: Omit<UploadBatches, 'listed'> | null;
-  intake: LandingIntake;
-  /** Whether an input named with `--input` was refused (bad input: exit 2). */
-  refusedNamed: boolean;
-  totals: LoadTotals;
-  /** What was set aside, by reason (records rejected, events quarantined, points dropped); the summary ends with it. */
-  reasons: ReasonCount[];
-  publish: PublishResult;
-  pointsPartitionsRemoved: string[];
-  purged: PurgeResult;
-  events: EmitResult;
-  erasure: Erasure;
-  seconds: number;
-}
+export type { LoadOptions, LoadResult } from './load-types.js';
 
 /** The cut each open warehouse's loaded uploads were last pruned to (sql/ops/load/prune_loaded_uploads.sql). */
 const prunedUploadsTo = new WeakMap<Warehouse, string>();
@@ -412,29 +331,6 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     if (!held) wh.close();
     beat.stop();
   }
-}
-
-/** What the batching did, for the report (the names it listed are not news). */
-function withoutListing({ listed: _, ...batches }: UploadBatches): Omit<UploadBatches, 'listed'> {
-  return batches;
-}
-
-/** The warehouse's record of SDK uploads, for batching them (src/load/uploads.ts). */
-function uploadLedger(conn: DuckDBConnection, now: Date): UploadLedger {
-  return {
-    known: async (keys) =>
-      new Set(
-        (await queryFile(conn, 'ops/load/uploads_known', { keys: listValue(keys) })).map((r) => String(r['key'])),
-      ),
-    record: async (batchKey, uploadKeys) => {
-      await runFile(conn, 'ops/load/record_uploads', {
-        keys: listValue(uploadKeys),
-        batch_key: batchKey,
-        at: now.toISOString(),
-      });
-    },
-    batchLoaded: async (name) => (await queryFile(conn, 'ops/load/batch_loaded', { name })).length > 0,
-  };
 }
 
 function describe(report: FileReport): string {

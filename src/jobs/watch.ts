@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { getPriority, setPriority } from 'node:os';
 import { HeldLayers } from '../publish/held-layers.js';
@@ -8,8 +8,7 @@ import { WaitingFiles, landingStatus, waitingFiles } from '../landing-status.js'
 import { landingReady } from '../load/quiet.js';
 import { takenChanged } from '../load/retake.js';
 import { compactArchiveStep } from '../load/archive-compact.js';
-import { Histogram, LAG_BUCKETS, writeWatchMetrics, type WatchMetrics } from '../metrics/watch-textfile.js';
-import { writeJobMetrics } from '../metrics/textfile.js';
+import { Histogram, LAG_BUCKETS, type WatchMetrics } from '../metrics/watch-textfile.js';
 import { silent, type Progress } from '../progress.js';
 import { openState } from '../state/open.js';
 import { pendingDeletions } from '../state/deletions.js';
@@ -18,14 +17,14 @@ import { appsOf } from './data-dir.js';
 import { jobSettings, pathsFor } from '../config.js';
 import { setting } from '../settings.js';
 import { openWarehouse, type Warehouse } from '../warehouse/warehouse.js';
-import { loadRecords } from './metrics.js';
 import { loadSummary } from './summaries.js';
 import { exitCodeOf } from './cli.js';
 import { firstLine } from '../errors.js';
 import { Pace } from './pace.js';
 import { AcceptedUploads } from '../intake/watch-hook.js';
-import { outputWriteErrors } from './output.js';
 import { compactIdle } from '../compact/step.js';
+import { Wakeup, watchFolder } from './wakeup.js';
+import { writeMetrics, writeMetricsFile } from './watch-metrics.js';
 
 export interface WatchOptions {
   dataDir: string;
@@ -339,37 +338,7 @@ const REST_TICK_MS = 100;
 /** How often the watch's metrics file is written while no batch runs. */
 const HEARTBEAT_MS = 15_000;
 
-function writeMetricsFile(dir: string, metrics: WatchMetrics, progress: Progress): void {
-  try {
-    writeWatchMetrics(dir, { ...metrics, logWriteErrors: outputWriteErrors() });
-  } catch (error) {
-    progress(`load: metrics not written: ${firstLine(error)}`);
-  }
-}
-
 const backoff = (first: number, failures: number): number => Math.min(60_000, first * 2 ** Math.max(0, failures - 1));
-
-/** The batch's own metrics file (as a plain load's: the "late" alerts count from it) and the watch's. */
-function writeMetrics(
-  dir: string,
-  metrics: WatchMetrics,
-  outcome: BatchOutcome,
-  startedAt: number,
-  progress: Progress,
-): void {
-  try {
-    writeWatchMetrics(dir, { ...metrics, logWriteErrors: outputWriteErrors() });
-    const exitCode = outcome.error !== undefined ? 1 : outcome.result && outcome.result.totals.filesFailed > 0 ? 2 : 0;
-    void writeJobMetrics(dir, 'load', {
-      startedAt: new Date(startedAt),
-      seconds: outcome.seconds,
-      exitCode,
-      ...(outcome.result ? loadRecords(outcome.result) : {}),
-    }).catch(() => undefined);
-  } catch (error) {
-    progress(`load: metrics not written: ${firstLine(error)}`);
-  }
-}
 
 /** Uploads a killed load left half-batched (src/load/uploads.ts): the next batch puts them back. */
 function hasBatchedLeftovers(landingDir: string): boolean {
@@ -396,66 +365,6 @@ async function giveWay(warehouseFile: string, progress: Progress, signal?: Abort
       said = true;
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** An inotify watch of the landing area; null where the platform cannot (the poll still runs). */
-function watchFolder(dir: string, onChange: () => void): FSWatcher | null {
-  try {
-    const watcher = watch(dir, { persistent: false }, onChange);
-    watcher.on('error', () => undefined);
-    return watcher;
-  } catch {
-    return null;
-  }
-}
-
-/** A wait that a change in the landing area, or the stop signal, ends early. */
-class Wakeup {
-  private pending = false;
-  private resolve: (() => void) | null = null;
-  private readonly onAbort = () => this.fire();
-
-  constructor(private readonly signal?: AbortSignal) {
-    signal?.addEventListener('abort', this.onAbort);
-  }
-
-  fire(): void {
-    this.pending = true;
-    this.resolve?.();
-  }
-
-  /** Until a change (one signalled since the last wait counts) or `ms`. */
-  async wait(ms: number): Promise<void> {
-    if (this.pending || this.signal?.aborted) {
-      this.pending = false;
-      return;
-    }
-    await this.until(ms, true);
-    this.pending = false;
-  }
-
-  /** `ms`, or until the stop signal; changes do not end it. */
-  async sleep(ms: number): Promise<void> {
-    await this.until(ms, false);
-  }
-
-  private until(ms: number, onChange: boolean): Promise<void> {
-    return new Promise((done) => {
-      const finish = () => {
-        clearTimeout(timer);
-        this.resolve = null;
-        this.signal?.removeEventListener('abort', finish);
-        done();
-      };
-      const timer = setTimeout(finish, ms);
-      if (onChange) this.resolve = finish;
-      this.signal?.addEventListener('abort', finish);
-    });
-  }
-
-  close(): void {
-    this.signal?.removeEventListener('abort', this.onAbort);
   }
 }
 

@@ -1,0 +1,38 @@
+import { writeWatchMetrics, type WatchMetrics } from '../metrics/watch-textfile.js';
+import { writeJobMetrics } from '../metrics/textfile.js';
+import { firstLine } from '../errors.js';
+import type { Progress } from '../progress.js';
+import { loadRecords } from './metrics.js';
+import { outputWriteErrors } from './output.js';
+import type { BatchOutcome } from './watch.js';
+
+/** The watch's metrics file alone, between batches. */
+export function writeMetricsFile(dir: string, metrics: WatchMetrics, progress: Progress): void {
+  try {
+    writeWatchMetrics(dir, { ...metrics, logWriteErrors: outputWriteErrors() });
+  } catch (error) {
+    progress(`load: metrics not written: ${firstLine(error)}`);
+  }
+}
+
+/** The batch's own metrics file (as a plain load's: the "late" alerts count from it) and the watch's. */
+export function writeMetrics(
+  dir: string,
+  metrics: WatchMetrics,
+  outcome: BatchOutcome,
+  startedAt: number,
+  progress: Progress,
+): void {
+  try {
+    writeWatchMetrics(dir, { ...metrics, logWriteErrors: outputWriteErrors() });
+    const exitCode = outcome.error !== undefined ? 1 : outcome.result && outcome.result.totals.filesFailed > 0 ? 2 : 0;
+    void writeJobMetrics(dir, 'load', {
+      startedAt: new Date(startedAt),
+      seconds: outcome.seconds,
+      exitCode,
+      ...(outcome.result ? loadRecords(outcome.result) : {}),
+    }).catch(() => undefined);
+  } catch (error) {
+    progress(`load: metrics not written: ${firstLine(error)}`);
+  }
+}
