@@ -22,37 +22,10 @@ import { identityOf, sameIdentity, type FileIdentity } from './file-identity.js'
 import { MAX_LINE_BYTES } from './scan-file.js';
 import { kindOf } from './landing.js';
 import { isMachineError } from '../machine-error.js';
+import { BATCH, UPLOAD, UPLOAD_TEMP, timePrefix } from './upload-names.js';
 
-/**
- * The name the API gives the landing file of one SDK upload (src/api/routes/sdk.ts): the upload's
- * time, so that files sort in arrival order, and a random id.
- */
-export function uploadFileName(at: Date): string {
-  return `sdk-${stamp(at)}-${randomUUID()}.ndjson`;
-}
-
-const TIME = '\\d{4}-\\d{2}-\\d{2}T\\d{2}-\\d{2}-\\d{2}-\\d{3}Z';
-const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
-/** Exactly the API's upload names: a partner's file is never taken for one. */
-const UPLOAD = new RegExp(`^sdk-${TIME}-${UUID}\\.ndjson$`);
-/** A batch file: named after its last upload's time, so it sorts where that upload did. */
-const BATCH = new RegExp(`^sdk-${TIME}-batch-\\d+-${UUID}\\.ndjson$`);
-
-/**
- * Whether a landing file holds SDK uploads (one upload, or a batch of them): the names only the API
- * and the batching give. Its records cannot rewrite a trip (docs/decisions.md, Trip records (load), SDK re-sends, ops/load/resends.sql).
- */
-export function isSdkUploadFile(name: string): boolean {
-  return UPLOAD.test(name) || BATCH.test(name);
-}
-
-/** A file the batching made of several uploads (no batching takes it again). */
-export function isBatchFile(name: string): boolean {
-  return BATCH.test(name);
-}
-
-/** The API's file of an upload while it is written (src/api/routes/sdk.ts), before its rename. */
-const UPLOAD_TEMP = new RegExp(`^\\.sdk-${TIME}-${UUID}\\.ndjson\\.tmp$`);
+// Importers across the service take the name functions from here.
+export { isBatchFile, isSdkUploadFile, timePrefix, uploadFileName } from './upload-names.js';
 
 /**
  * How old an upload's `.tmp` file must be to be taken as left by an API killed while writing it:
@@ -389,14 +362,4 @@ function longestLine(bytes: Buffer): number {
 
 function rmEmpty(dir: string): void {
   if (kindOf(dir) === 'folder' && readdirSync(dir).length === 0) rmdirSync(dir);
-}
-
-/** `sdk-<time>` of an upload's name: where it sorts. */
-export function timePrefix(name: string): string {
-  return name.slice(0, 'sdk-'.length + 24);
-}
-
-/** An ISO instant with `-` for its `:` and `.` (`…T10-00-00-000Z`): no `:` in file names. */
-function stamp(at: Date): string {
-  return at.toISOString().replace(/[:.]/g, '-');
 }

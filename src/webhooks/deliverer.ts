@@ -3,52 +3,18 @@ import { AppStore, type App } from '../apps/store.js';
 import type { Paths } from '../config.js';
 import { silent, type Progress } from '../progress.js';
 import { Breaker } from './breaker.js';
-import { intakeEventFiles, type IntakeResult } from './intake.js';
+import { intakeEventFiles } from './intake.js';
 import type { OutboxStore, DueAttempt, FinishedAttempt } from './outbox-store.js';
 import { outcomeOf } from './schedule.js';
 import { Sender, type SendResult } from './send.js';
 import type { DeliverySettings } from './settings.js';
 import { deliveryHeaders, signingSecrets } from './signature.js';
 import { EndpointHealth } from './endpoint-health.js';
+import { DEPTH_OVERALL, DEPTH_PER_APP, FLUSH_AT, asciiOnly, redactUrl, wants } from './delivery-policy.js';
+import { addIntake, emptyCounters, failureReason, type DeliveryCounters } from './delivery-counters.js';
 
-export interface DeliveryCounters {
-  intake: IntakeResult;
-  attempts: number;
-  delivered: number;
-  retried: number;
-  dead: number;
-  replayed: number;
-  replayFailed: number;
-  /** Attempts failed at once because the endpoint's breaker was open. */
-  shortCircuited: number;
-  /** Events not sent because the endpoint does not take their type. */
-  filtered: number;
-  /** Failed attempts (retried, dead-lettered or replays failed) by reason, so a summary says why. */
-  failures: Record<string, number>;
-}
-
-/**
- * A failed attempt's reason without what varies between attempts (a URL's path, a port, a
- * receiver's text): `HTTP 503`, `timeout`, `ECONNREFUSED`, `circuit_open`, or a refusal whole
- * (`blocked: ...` names the rule and is the same for every event of an endpoint).
- */
-export function failureReason(error: string | null, statusCode: number | null): string {
-  if (error === null) return statusCode === null ? 'no answer' : `HTTP ${statusCode}`;
-  if (error.startsWith('blocked:')) return error.slice(0, 160);
-  if (/^HTTP \d+/.test(error)) return (/^HTTP \d+/.exec(error) as RegExpExecArray)[0];
-  const head = /^[A-Za-z_]+/.exec(error);
-  return head ? head[0] : error.slice(0, 60);
-}
-
-/**
- * Attempts taken from the outbox and waiting in memory, per app and overall. Deep enough that a
- * fast receiver never waits for the next turn of the loop (each turn is a transaction and a query),
- * small enough to bound memory (bodies are a few hundred bytes).
- */
-const DEPTH_PER_APP = 500;
-const DEPTH_OVERALL = 5_000;
-/** Finished attempts that make the loop record them at once instead of at its next turn. */
-const FLUSH_AT = 256;
+// Importers across the service take the counters from here.
+export { emptyCounters, failureReason, type DeliveryCounters } from './delivery-counters.js';
 
 /**
  * Delivers the outbox: takes event files in, sends due attempts with bounded concurrency (overall
@@ -428,42 +394,4 @@ export class Deliverer {
   private wake(): void {
     this.wakeUp?.();
   }
-}
-
-/** Whether the app's endpoint takes events of this type (none listed: every type). */
-function wants(app: App, eventType: string): boolean {
-  return !app.webhookEventTypes || app.webhookEventTypes.length === 0 || app.webhookEventTypes.includes(eventType);
-}
-
-function asciiOnly(text: string): string {
-  return text.replace(/[^\x20-\x7e]/g, '?');
-}
-
-/** Attempts are shown to operators: a URL's query string may carry a receiver's token. */
-function redactUrl(url: string): string {
-  const u = new URL(url);
-  return u.search ? `${u.origin}${u.pathname}?…` : `${u.origin}${u.pathname}`;
-}
-
-export function emptyCounters(): DeliveryCounters {
-  return {
-    intake: { files: 0, events: 0, known: 0, rejected: 0, failedFiles: 0 },
-    attempts: 0,
-    delivered: 0,
-    retried: 0,
-    dead: 0,
-    replayed: 0,
-    replayFailed: 0,
-    shortCircuited: 0,
-    filtered: 0,
-    failures: {},
-  };
-}
-
-function addIntake(total: IntakeResult, more: IntakeResult): void {
-  total.files += more.files;
-  total.events += more.events;
-  total.known += more.known;
-  total.rejected += more.rejected;
-  total.failedFiles += more.failedFiles;
 }
