@@ -4,7 +4,17 @@ import { firstLine } from '../errors.js';
 import type { Progress } from '../progress.js';
 import { loadRecords } from './metrics.js';
 import { outputWriteErrors } from './output.js';
-import type { BatchOutcome } from './watch.js';
+import type { LoadResult } from './load-types.js';
+
+/** One batch of the continuous load, as its metrics and its `onBatch` listeners see it. */
+export interface BatchOutcome {
+  n: number;
+  seconds: number;
+  result?: LoadResult;
+  error?: string;
+  /** Lags observed by this batch: seconds from each landing file's arrival to its publish. */
+  lags: number[];
+}
 
 /** The watch's metrics file alone, between batches. */
 export function writeMetricsFile(dir: string, metrics: WatchMetrics, progress: Progress): void {

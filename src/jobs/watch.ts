@@ -12,7 +12,7 @@ import { Histogram, LAG_BUCKETS, type WatchMetrics } from '../metrics/watch-text
 import { silent, type Progress } from '../progress.js';
 import { openState } from '../state/open.js';
 import { pendingDeletions } from '../state/deletions.js';
-import { runLoad, type LoadResult } from './load.js';
+import { runLoad } from './load.js';
 import { appsOf } from './data-dir.js';
 import { jobSettings, pathsFor } from '../config.js';
 import { setting } from '../settings.js';
@@ -24,7 +24,9 @@ import { Pace } from './pace.js';
 import { AcceptedUploads } from '../intake/watch-hook.js';
 import { compactIdle } from '../compact/step.js';
 import { Wakeup, watchFolder } from './wakeup.js';
-import { writeMetrics, writeMetricsFile } from './watch-metrics.js';
+import { writeMetrics, writeMetricsFile, type BatchOutcome } from './watch-metrics.js';
+
+export type { BatchOutcome } from './watch-metrics.js';
 
 export interface WatchOptions {
   dataDir: string;
@@ -55,15 +57,6 @@ export interface WatchOptions {
   retryAfterMs?: number;
   /** A partner file is taken once it has not been written for this long (default DRIVING_LANDING_QUIET_MS). */
   quietMs?: number;
-}
-
-export interface BatchOutcome {
-  n: number;
-  seconds: number;
-  result?: LoadResult;
-  error?: string;
-  /** Lags observed by this batch: seconds from each landing file's arrival to its publish. */
-  lags: number[];
 }
 
 export interface WatchResult {
