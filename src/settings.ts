@@ -24,6 +24,11 @@ export const SETTINGS = {
     describe:
       'PostgreSQL for the shared state store (several machines); unset: `state/state.sqlite` in the data folder',
   }),
+  DRIVING_CELL: text(null, {
+    flag: '--cell',
+    describe:
+      'the cell this machine is (docs/operating.md, Cells): its jobs load, score and purge only the drivers given to it; needs DATABASE_URL; unset: one cell holds every driver',
+  }),
   DRIVING_METRICS_DIR: text(null, {
     kind: 'path',
     shown: '`<data-dir>/metrics`',

@@ -1,4 +1,5 @@
 import { firstLine } from '../errors.js';
+import { currentCell } from '../cells/cell.js';
 import { isMachineError } from '../machine-error.js';
 import type { Progress } from '../progress.js';
 import { resolveDatabaseUrl } from '../state/open.js';
@@ -17,7 +18,7 @@ export async function takeInAcceptedUploads(landingDir: string): Promise<TakenIn
   const url = resolveDatabaseUrl();
   if (!url) return null;
   const { takeInUploads } = await import('./take-in.js');
-  return takeInUploads(await queueAt(url), landingDir);
+  return takeInUploads(await queueAt(url), landingDir, currentCell());
 }
 
 /**
@@ -46,5 +47,5 @@ export async function takeInForLoad(
 export async function acceptedUploadsWaiting(): Promise<UploadBacklog | null> {
   const url = resolveDatabaseUrl();
   if (!url) return null;
-  return (await queueAt(url)).backlog();
+  return (await queueAt(url)).backlog(currentCell());
 }

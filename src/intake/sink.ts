@@ -1,6 +1,7 @@
 /** Where an API process commits the uploads it accepts (src/api/routes/sdk.ts). */
 export interface UploadSink {
-  put(name: string, appId: string, acceptedAt: Date, content: Buffer): Promise<void>;
+  /** `cell`: the driver's cell, whose load takes it in (null: no cells). */
+  put(name: string, appId: string, acceptedAt: Date, content: Buffer, cell?: string | null): Promise<void>;
 }
 
 /**
@@ -9,9 +10,9 @@ export interface UploadSink {
  * process without DATABASE_URL never pays for it.
  */
 export const queueSink = (url: string): UploadSink => ({
-  put: async (name, appId, acceptedAt, content) => {
+  put: async (name, appId, acceptedAt, content, cell = null) => {
     const { sharedUploadQueue } = await import('./upload-queue.js');
-    await (await sharedUploadQueue(url)).put(name, appId, acceptedAt, content);
+    await (await sharedUploadQueue(url)).put(name, appId, acceptedAt, content, cell);
   },
 });
 

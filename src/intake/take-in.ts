@@ -22,13 +22,14 @@ export interface TakenIn {
  * take-in cut short before the release finds the file still there (same name: kept as it is) or,
  * once loaded and archived, writes it again, and the load's upload ledger leaves those bytes out as
  * already loaded (src/load/uploads.ts). The caller holds the warehouse, so no other load lists the
- * area meanwhile.
+ * area meanwhile. A cell's load takes its drivers' uploads, and those of no cell (split if need be:
+ * src/cells/split.ts).
  */
-export async function takeInUploads(queue: UploadQueue, landingDir: string): Promise<TakenIn> {
+export async function takeInUploads(queue: UploadQueue, landingDir: string, cell: string | null = null): Promise<TakenIn> {
   const out: TakenIn = { uploads: 0, bytes: 0 };
   mkdirSync(landingDir, { recursive: true });
   for (let page = 0; page < MAX_PAGES; page++) {
-    const waiting = await queue.waiting(PAGE);
+    const waiting = await queue.waiting(PAGE, cell);
     if (waiting.length === 0) break;
     for (const upload of waiting) {
       writeUpload(landingDir, upload.name, upload.content);

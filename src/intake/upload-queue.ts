@@ -52,14 +52,17 @@ export class UploadQueue {
     return new UploadQueue(pool);
   }
 
-  /** Commits one accepted upload (its landing file's name and bytes) and wakes the load; resolves once committed. */
-  async put(name: string, appId: string, acceptedAt: Date, content: Buffer): Promise<void> {
-    await exec(this.pool, 'put', { name, app: appId, accepted_at: acceptedAt.toISOString(), content });
+  /**
+   * Commits one accepted upload (its landing file's name and bytes) for the load of `cell` (null:
+   * any load) and wakes the loads; resolves once committed. A name already waiting is left as it is.
+   */
+  async put(name: string, appId: string, acceptedAt: Date, content: Buffer, cell: string | null = null): Promise<void> {
+    await exec(this.pool, 'put', { name, app: appId, accepted_at: acceptedAt.toISOString(), content, cell });
   }
 
-  /** The oldest `limit` uploads waiting, in acceptance order. */
-  async waiting(limit: number): Promise<WaitingUpload[]> {
-    return (await exec(this.pool, 'waiting', { limit })).map((r) => ({
+  /** The oldest `limit` uploads waiting for the load of `cell` (null: every one), in acceptance order. */
+  async waiting(limit: number, cell: string | null = null): Promise<WaitingUpload[]> {
+    return (await exec(this.pool, 'waiting', { limit, cell })).map((r) => ({
       seq: Number(r['seq']),
       name: String(r['name']),
       content: r['content'] as Buffer,
@@ -71,8 +74,9 @@ export class UploadQueue {
     if (seqs.length > 0) await exec(this.pool, 'release', { seqs: JSON.stringify(seqs) });
   }
 
-  async backlog(): Promise<UploadBacklog> {
-    const [row] = await exec(this.pool, 'backlog', {});
+  /** What waits for the load of `cell` (null: for any load). */
+  async backlog(cell: string | null = null): Promise<UploadBacklog> {
+    const [row] = await exec(this.pool, 'backlog', { cell });
     const oldest = row?.['oldest_seconds'];
     return {
       waiting: Number(row?.['waiting'] ?? 0),

@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { usageFailure } from './cli.js';
 import { vendored } from '../vendor.js';
 import { exportSetting } from '../settings.js';
+import { currentCell } from '../cells/cell.js';
 
 // yargs, from the build's one-file bundle of it when there is one (src/vendor.ts): one file with
 // its code cache loads far faster than yargs' many modules, at every job's start
@@ -39,6 +40,9 @@ export interface JobArgsOptions {
   /** The job reads or writes the shared state store: it takes `--database-url` (env DATABASE_URL). */
   stateStore?: boolean;
 }
+
+const CELL_HELP =
+  'the cell this machine is (env DRIVING_CELL): registered at its first start; its jobs take only the drivers given to it (needs DATABASE_URL)';
 
 const DATABASE_URL_HELP =
   "PostgreSQL URL of the shared state store (env DATABASE_URL; default the data folder's SQLite file)";
@@ -76,6 +80,12 @@ export function jobArgs(
     y = y.option('database-url', { type: 'string', global: true, describe: DATABASE_URL_HELP }).middleware((argv) => {
       const url = argv['database-url'];
       if (typeof url === 'string' && url !== '') exportSetting('DATABASE_URL', url);
+    }) as typeof y;
+    y = y.option('cell', { type: 'string', global: true, describe: CELL_HELP }).middleware((argv) => {
+      const cell = argv['cell'];
+      if (typeof cell === 'string' && cell !== '') exportSetting('DRIVING_CELL', cell);
+      // said as a usage error (exit 2) before any work: a bad name, or a cell without PostgreSQL
+      currentCell();
     }) as typeof y;
   }
   for (const c of commands) {

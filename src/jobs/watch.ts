@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { currentCell } from '../cells/cell.js';
 import { join } from 'node:path';
 import { getPriority, setPriority } from 'node:os';
 import { HeldLayers } from '../publish/held-layers.js';
@@ -157,7 +158,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
           takenChanged(paths.landingDir) ||
           hasBatchedLeftovers(paths.landingDir) ||
           (await accepted?.any()) === true ||
-          (await pendingDeletions(state)).length > 0;
+          (await pendingDeletions(state, currentCell())).length > 0;
         // idle: one bounded merge of the landing archive's day files (src/load/archive-compact.ts)
         if (!due && held) await compactArchiveStep(held.conn, paths.landingDir, new Date(), { progress });
         if (!due) continue;

@@ -4,6 +4,7 @@ import { hashSecret, newSecret } from '../secrets.js';
 import type { StateDb, StateLocation, StateQueries } from '../state/db.js';
 import { openState } from '../state/open.js';
 import { recordDeletion } from '../state/deletions.js';
+import { assignIn, CellDirectory } from '../cells/directory.js';
 
 /** Platform user ids: random (not sequential, so they reveal nothing), positive, below 2^53. */
 export function newPlatformUserId(): number {
@@ -18,7 +19,12 @@ export function newPlatformUserId(): number {
  * other. A token check is one lookup by primary key.
  */
 export class PassportStore {
-  private constructor(private readonly db: StateDb) {}
+  /** Which cell each driver's data lives in (docs/decisions.md, Cells). */
+  readonly cells: CellDirectory;
+
+  private constructor(private readonly db: StateDb) {
+    this.cells = new CellDirectory(db);
+  }
 
   /** The store of a data folder, given its passport file of earlier releases or where the state is. */
   static async open(where: string | StateLocation): Promise<PassportStore> {
@@ -47,8 +53,15 @@ export class PassportStore {
 
   /** The active account's platform user id, or null (never registered, or deleted). */
   async activeAccount(appId: string, orgUserId: string): Promise<number | null> {
-    const rows = await this.db.all('account_active', { app_id: appId, org_user_id: orgUserId });
-    return rows.length > 0 ? Number(rows[0]?.['platform_user_id']) : null;
+    return (await this.activeAccountCell(appId, orgUserId))?.userId ?? null;
+  }
+
+  /** The active account and the cell its data lives in (null: no cells), in one lookup; null without one. */
+  async activeAccountCell(appId: string, orgUserId: string): Promise<{ userId: number; cell: string | null } | null> {
+    const [row] = await this.db.all('account_active', { app_id: appId, org_user_id: orgUserId });
+    if (!row) return null;
+    const cell = row['cell'];
+    return { userId: Number(row['platform_user_id']), cell: cell === null || cell === undefined ? null : String(cell) };
   }
 
   /** How many accounts are active (the store is read at each request; nothing to load first). */
@@ -188,6 +201,8 @@ async function ensureIn(
       created_at: now.toISOString(),
       deleted_at: null,
     });
+    // the account's cell, given with it (docs/decisions.md, Cells); nothing without cells
+    await assignIn(tx, appId, [id], now);
     result.set(orgUserId, id);
   }
   return result;

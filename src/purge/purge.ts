@@ -1,4 +1,5 @@
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import { currentCell } from '../cells/cell.js';
 import { dirname } from 'node:path';
 import { listValue } from '../db/duckdb.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
@@ -61,7 +62,7 @@ export async function purgeDeletedUsers(
   const conn = wh.conn;
   await pruneIndex(conn, now);
   const state = await openState({ dataDir: paths.dataDir });
-  const pending = await pendingDeletions(state);
+  const pending = await pendingDeletions(state, currentCell());
   if (pending.length === 0) {
     const quarantined = await scrubQuarantine(conn);
     return {

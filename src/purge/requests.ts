@@ -1,4 +1,5 @@
 import type { StateDb, StateLocation } from '../state/db.js';
+import { currentCell } from '../cells/cell.js';
 import { openState } from '../state/open.js';
 import { pendingDeletions, type DeletionRequest } from '../state/deletions.js';
 
@@ -10,7 +11,7 @@ export type { DeletionRequest } from '../state/deletions.js';
  */
 export async function deletedAccounts(location: StateLocation | StateDb): Promise<DeletionRequest[]> {
   const db = 'all' in location ? location : await openState(location);
-  return (await pendingDeletions(db)).map(({ appId, platformUserId, orgUserId, requestedAt }) => ({
+  return (await pendingDeletions(db, currentCell())).map(({ appId, platformUserId, orgUserId, requestedAt }) => ({
     appId,
     platformUserId,
     orgUserId,

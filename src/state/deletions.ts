@@ -35,9 +35,15 @@ export async function recordDeletion(
   return added > 0;
 }
 
-/** The requests no purge has acted on yet, oldest first, of every app: what the purge acts on. */
-export async function pendingDeletions(db: StateQueries): Promise<StoredDeletionRequest[]> {
-  return (await db.all('deletion_requests_pending')).map(requestOf);
+/**
+ * The requests no purge has acted on yet, oldest first, of every app: what the purge acts on. With
+ * a cell, only those of its drivers (docs/decisions.md, Cells): each cell purges its own.
+ */
+export async function pendingDeletions(db: StateQueries, cell: string | null = null): Promise<StoredDeletionRequest[]> {
+  const rows = cell
+    ? await db.all('deletion_requests_pending_in_cell', { cell })
+    : await db.all('deletion_requests_pending');
+  return rows.map(requestOf);
 }
 
 /**

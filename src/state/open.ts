@@ -4,6 +4,8 @@ import { SqliteState } from './sqlite.js';
 import { migrateDataDir } from './migrate.js';
 import { migrateDeletionFiles } from './migrate-deletions.js';
 import { flagOrSetting } from '../settings.js';
+import { currentCell } from '../cells/cell.js';
+import { CellDirectory } from '../cells/directory.js';
 
 /** `--database-url`, else DATABASE_URL, else none (the data folder's SQLite file). */
 export function resolveDatabaseUrl(flag?: string | null): string | null {
@@ -37,6 +39,9 @@ export function openState(location: StateLocation): Promise<StateDb> {
         await migrateDataDir(db, location.dataDir);
         // after the accounts: a pending request is kept only when its account is marked deleted
         await migrateDeletionFiles(db, location.dataDir);
+        // a cell's first job registers it: no command is needed to begin (docs/operating.md, Cells)
+        const cell = currentCell();
+        if (cell) await new CellDirectory(db).register(cell);
       } catch (error) {
         await db.close();
         throw error;

@@ -64,3 +64,50 @@ create table if not exists deletion_requests (
     purged_trips bigint
 );
 create index if not exists deletion_requests_pending on deletion_requests (requested_at, id) where purged_at is null;
+
+-- Cells (docs/decisions.md, Cells): a job machine with its own warehouse, registered by its first
+-- job started with --cell. accepting: new drivers may be given to it; drivers: how many it was given
+-- (what the least-loaded rule compares, without counting driver_cells).
+create table if not exists cells (
+    name text primary key,
+    registered_at text not null,
+    accepting integer not null default 1,
+    drivers bigint not null default 0
+);
+
+-- The cell each driver's data lives in, given once (when the account is made, or when a record of
+-- a driver without one is first seen) and changed only by a move (jobs/cells.js move). Never
+-- derived from the id: a new cell takes new drivers without any old one changing cell.
+create table if not exists driver_cells (
+    app_id text not null,
+    platform_user_id bigint not null,
+    cell text not null,
+    assigned_at text not null,
+    primary key (app_id, platform_user_id)
+);
+
+-- Each cell's count of drivers with a trip per stored safety score, per app, date and window: what
+-- every cell ranks its own drivers against, so that the percentile ranks the app's drivers of
+-- every cell (sql/ops/score/rank_across_cells.sql). seq: the post's number (cell_counts_seq), so a
+-- cell sees which posts came after its last ranking.
+create table if not exists cell_score_counts (
+    cell text not null,
+    app_id text not null,
+    evaluation_date text not null,
+    interval_days integer not null,
+    safety_score double precision not null,
+    drivers bigint not null,
+    seq bigint not null
+);
+create index if not exists cell_score_counts_key on cell_score_counts (app_id, evaluation_date, cell);
+
+-- The last post of each cell's counts for one app and date (a post may leave no count at all).
+create table if not exists cell_count_posts (
+    cell text not null,
+    app_id text not null,
+    evaluation_date text not null,
+    seq bigint not null,
+    primary key (cell, app_id, evaluation_date)
+);
+create index if not exists cell_count_posts_seq on cell_count_posts (seq);
+insert into state_versions (name, version) values ('cell_counts', 0) on conflict do nothing;

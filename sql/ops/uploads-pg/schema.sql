@@ -13,3 +13,8 @@ create table if not exists uploads.waiting (
     -- the landing file's bytes, exactly
     content bytea not null
 );
+
+-- the cell of the upload's driver (docs/decisions.md, Cells), whose load takes it in; null: any
+-- load takes it (no cells, or an upload accepted before its driver had one), and splits it if need be
+alter table uploads.waiting add column if not exists cell text;
+create index if not exists waiting_cell on uploads.waiting (cell, seq);

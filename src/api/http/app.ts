@@ -186,6 +186,15 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
     // coarse states, with a stable reason code; paths, sizes and error texts go to the log only
     const landingCounter = ctx.landing ?? new LandingCounter(ctx.landingDir);
     routes.get('/readyz', { config: probe }, async (_request, reply) => {
+      // with cells, every cell served must have a snapshot before the machine takes requests
+      const cells = ctx.cells ? [...ctx.cells.byName.entries()].sort(([a], [b]) => (a < b ? -1 : 1)) : [];
+      const cellsWithout = cells.filter(([, c]) => !c.snapshots.manifest).map(([name]) => name);
+      if (cells.length > 0 && cellsWithout.length > 0 && cellsWithout.length < cells.length)
+        return reply.status(503).send({
+          status: 'not_ready',
+          reason: ctx.follow || cells.length > 1 ? 'no_snapshot_copied' : 'nothing_published',
+          detail: `no snapshot yet of cell(s) ${cellsWithout.join(', ')}`,
+        });
       const manifest = ctx.snapshots.manifest;
       const failed = ctx.snapshots.lastError !== null;
       const damaged = ctx.snapshots.damaged.list();
@@ -222,6 +231,14 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
         // upload (uploads get 503 storage_full); still ready, as reads are served (docs/decisions.md)
         ...diskState(ctx.landingDir, limits.sdkBodyLimitBytes),
         ...(follow ? { follow } : {}),
+        // each cell served, and the publish of it served
+        ...(cells.length > 0
+          ? {
+              cells: Object.fromEntries(
+                cells.map(([name, c]) => [name, `${c.snapshots.manifest?.slot}@${c.snapshots.manifest?.version}`]),
+              ),
+            }
+          : {}),
       };
     });
     tripRoutes(routes, ctx);

@@ -15,6 +15,7 @@ import type { RateCounting } from './guards.js';
 import type { LandingCounter } from '../../landing-status.js';
 import type { FollowView } from './follow-readiness.js';
 import type { UploadSink } from '../../intake/sink.js';
+import type { CellServing, CellsServed } from '../read/cells.js';
 
 /** What the routes need; built once by the server (tests build it with their own clock). */
 export interface ApiContext {
@@ -40,6 +41,8 @@ export interface ApiContext {
   uploads?: UploadSink | null;
   /** An API machine's follower of the job machine's publishes (serve.js --follow); absent on the job machine. */
   follow?: FollowView | null;
+  /** With cells: the cells this process serves, each driver answered from its own (src/api/read/cells.ts); absent: one cell. */
+  cells?: CellsServed | null;
 }
 
 declare module 'fastify' {
@@ -70,14 +73,38 @@ export async function scopeFor(
   tenant: App,
   orgUserId: string,
 ): Promise<Scope & { orgUserId: string }> {
-  const userId = await ctx.passport.activeAccount(tenant.appId, orgUserId);
-  if (userId === null) throw new ApiError('user_not_found', `org_user_id: no user '${orgUserId}'`);
-  return { appId: tenant.appId, userId, zone: tenant.timeZone, orgUserId };
+  const account = await ctx.passport.activeAccountCell(tenant.appId, orgUserId);
+  if (account === null) throw new ApiError('user_not_found', `org_user_id: no user '${orgUserId}'`);
+  return { appId: tenant.appId, userId: account.userId, zone: tenant.timeZone, orgUserId, cell: account.cell };
 }
 
-/** Runs a read on the current snapshot; 503 before the first publish, and for a damaged file it needs (damage.ts). */
-export async function onSnapshot<T>(ctx: ApiContext, fn: (s: Snapshot) => Promise<T>): Promise<T> {
-  const result = await ctx.snapshots.use(async (s) => {
+/**
+ * Where a driver's data is served from: its cell's snapshots. A cell this process does not serve
+ * is a 503 `cell_not_served` (the balancer sends a driver's requests to a machine holding its
+ * cell: deploy/haproxy-cells.cfg); without cells, the one snapshot.
+ */
+export function servingOf(ctx: ApiContext, scope?: { cell?: string | null }): CellServing {
+  const cells = ctx.cells;
+  if (!cells) return { snapshots: ctx.snapshots, routesDir: ctx.routesDir };
+  const cell = scope?.cell ?? null;
+  if (cell === null) return cells.fallback;
+  const serving = cells.byName.get(cell);
+  if (!serving)
+    throw new ApiError(
+      'cell_not_served',
+      `this machine does not serve cell '${cell}', which holds the user's data: ask one that does`,
+    );
+  return serving;
+}
+
+/** Runs a read on the current snapshot (of the scope's cell); 503 before the first publish, and for a damaged file it needs (damage.ts). */
+export async function onSnapshot<T>(
+  ctx: ApiContext,
+  fn: (s: Snapshot) => Promise<T>,
+  scope?: { cell?: string | null },
+): Promise<T> {
+  const { snapshots } = servingOf(ctx, scope);
+  const result = await snapshots.use(async (s) => {
     try {
       return await fn(s);
     } catch (error) {
@@ -85,7 +112,7 @@ export async function onSnapshot<T>(ctx: ApiContext, fn: (s: Snapshot) => Promis
     }
   });
   if (result === null)
-    throw ctx.snapshots.damaged.list().length > 0
+    throw snapshots.damaged.list().length > 0
       ? unavailable()
       : new ApiError('not_ready', 'no data has been published yet');
   return result.value;

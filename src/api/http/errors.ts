@@ -22,6 +22,7 @@ export const ERRORS = {
   data_unavailable: { status: 503, code: 50304 },
   busy: { status: 503, code: 50305 },
   storage_full: { status: 503, code: 50306 },
+  cell_not_served: { status: 503, code: 50307 },
   internal_error: { status: 500, code: 50001 },
 } as const;
 

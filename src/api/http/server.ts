@@ -10,6 +10,8 @@ import { queueBacklog, queueSink } from '../../intake/sink.js';
 import { uploadsWaitingMetrics } from '../../metrics/uploads-waiting.js';
 import { cursorKey } from '../../state/cursor-key.js';
 import { PassportStore } from '../../passport/store.js';
+import type { CellServing, CellsServed } from '../read/cells.js';
+import { cellFolder } from '../../cells/cell.js';
 import { AccountDeletion } from '../../passport/deletion.js';
 import { AppsCache } from '../read/apps-cache.js';
 import { AppStore } from '../../apps/store.js';
@@ -50,6 +52,11 @@ export interface ServerOptions {
   redisUrl?: string | null;
   /** An API machine: the job machine's data folder this machine's follower copies publishes from (serve.js --follow). */
   follow?: string | null;
+  /**
+   * The cells this machine follows (serve.js --follow NAME=SOURCE, repeated), each copied into
+   * `<data-dir>/cells/NAME/`; or, on a cell's job machine (serve.js --cell NAME), its own cell.
+   */
+  cells?: { followed: string[] } | { own: string } | null;
   /** Count them in a file this many workers of the machine share (a cluster worker does; 0: in this process); with Redis, while it does not answer. */
   sharedRateLimits?: number;
 }
@@ -93,7 +100,8 @@ export async function createApi(
   let rateLimitsLocal = false;
   const sweep = setInterval(() => void passport.sweepTokens(now()).catch(() => undefined), TOKEN_SWEEP_MS);
   sweep.unref();
-  const snapshots = new SnapshotFollower(paths.publishedDir, paths.manifestFile, {
+  const follower = (dir: { publishedDir: string; manifestFile: string }) =>
+    new SnapshotFollower(dir.publishedDir, dir.manifestFile, {
     connections: options.connections ?? 4,
     pollMs: options.pollMs ?? 250,
     usePack: (options.serving ?? 'pack') === 'pack',
@@ -109,8 +117,10 @@ export async function createApi(
       process.stderr.write(
         `serve: cannot open the published snapshot: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}\n`,
       ),
-  });
-  await snapshots.start();
+    });
+  const cells = await cellsServed(options, follower);
+  const snapshots = cells ? (cells.fallback.snapshots) : follower(paths);
+  if (!cells) await snapshots.start();
   const landing = new LandingCounter(paths.landingDir);
   const uploadsUrl = options.databaseUrl !== undefined ? options.databaseUrl : resolveDatabaseUrl();
   const ctx: ApiContext = {
@@ -146,6 +156,7 @@ export async function createApi(
         ? { store: rateStore }
         : null,
     uploads: uploadsUrl ? queueSink(uploadsUrl) : null,
+    cells,
     follow: options.follow ? { source: options.follow, status: () => readFollowStatus(options.dataDir) } : null,
   };
   if (options.metrics && options.follow)
@@ -178,7 +189,8 @@ export async function createApi(
     async close() {
       clearInterval(sweep);
       await app.close();
-      snapshots.stop();
+      if (cells) for (const c of cells.byName.values()) c.snapshots.stop();
+      else snapshots.stop();
       passport.close();
       ctx.webhooks.close();
       rateStore?.close();
@@ -199,4 +211,28 @@ function readyWithin(redis: Redis, ms: number): Promise<boolean> {
     const timer = setTimeout(() => done(false), ms);
     redis.once('ready', onReady);
   });
+}
+
+/**
+ * The cells this process serves and their snapshots (src/api/read/cells.ts): each followed cell
+ * from its copy in `<data-dir>/cells/NAME/`, or the job machine's own cell from its data folder;
+ * null without cells.
+ */
+async function cellsServed(
+  options: ServerOptions,
+  follower: (dir: { publishedDir: string; manifestFile: string }) => SnapshotFollower,
+): Promise<CellsServed | null> {
+  const cells = options.cells;
+  if (!cells) return null;
+  const folders =
+    'followed' in cells
+      ? cells.followed.map((name) => [name, pathsFor(cellFolder(options.dataDir, name))] as const)
+      : [[cells.own, pathsFor(options.dataDir)] as const];
+  const byName = new Map<string, CellServing>();
+  for (const [name, paths] of folders) {
+    const snapshots = follower(paths);
+    await snapshots.start();
+    byName.set(name, { snapshots, routesDir: paths.routesDir });
+  }
+  return { byName, fallback: byName.get(folders[0]?.[0] ?? '') as CellServing };
 }

@@ -12,6 +12,8 @@ export interface Scope {
   appId: string;
   userId: number;
   zone: string;
+  /** The cell the user's data lives in (null or absent: no cells). */
+  cell?: string | null;
 }
 
 export interface TripPageQuery {

@@ -5,6 +5,7 @@ import { ApiError, invalid } from '../http/errors.js';
 import { parseQueryTime } from '../http/query-time.js';
 import { errorResponses } from '../openapi/schemas.js';
 import { holdSnapshot } from '../export/hold-snapshot.js';
+import type { Snapshot } from '../read/snapshot.js';
 import { tripBatches, type ExportBatch } from '../export/trip-batches.js';
 import { ndjsonLines } from '../export/ndjson.js';
 import { setting } from '../../settings.js';
@@ -116,28 +117,46 @@ export function exportRoutes(app: FastifyInstance, ctx: ApiContext): void {
       // apache-arrow is loaded at the first Arrow export, not at every API start (loading it costs
       // CPU that most processes, never asked for Arrow, would spend for nothing)
       const arrow = format === ARROW ? await import('../export/arrow.js') : null;
-      const held = await holdSnapshot(ctx.snapshots);
-      if (!held) throw new ApiError('not_ready', 'no data has been published yet');
+      // with cells, every cell's snapshot, each held until the answer ends: the app's trips of every
+      // cell, a cell at a time (docs/decisions.md, Cells)
+      const sources = ctx.cells ? [...ctx.cells.byName.entries()].sort(([a], [b]) => (a < b ? -1 : 1)) : [];
+      const followers = ctx.cells ? sources.map(([, c]) => c.snapshots) : [ctx.snapshots];
+      const held: Array<{ snapshot: Snapshot; release: () => void }> = [];
+      const releaseAll = () => {
+        for (const h of held.splice(0)) h.release();
+      };
+      for (const follower of followers) {
+        const one = await holdSnapshot(follower).catch((error: unknown) => {
+          releaseAll();
+          throw error;
+        });
+        if (!one) {
+          releaseAll();
+          throw new ApiError('not_ready', 'no data has been published yet');
+        }
+        held.push(one);
+      }
       exportStats.holding++;
-      const reader = held.snapshot.exportReader;
-      const trips = tripBatches(reader, {
-        appId: request.tenant.appId,
-        zone,
-        from,
-        to,
-        excludedUsers,
-        batchSize: batchTrips(),
-      });
-      const batches = memoryLogOn()
-        ? withMemoryLog(trips, { snapshot: held.snapshot, export: reader }, request.id)
-        : trips;
-      const body = Readable.from(arrow ? arrow.arrowStream(batches) : ndjson(batches), { objectMode: false });
+      const query = { appId: request.tenant.appId, zone, from, to, excludedUsers, batchSize: batchTrips() };
+      const trips = eachInTurn(
+        held.map((h) => {
+          const reader = h.snapshot.exportReader;
+          const batches = tripBatches(reader, query);
+          return memoryLogOn() ? withMemoryLog(batches, { snapshot: h.snapshot, export: reader }, request.id) : batches;
+        }),
+      );
+      const body = Readable.from(arrow ? arrow.arrowStream(trips) : ndjson(trips), { objectMode: false });
       // released when the answer ends, fails, or the client goes away
       body.once('close', () => {
         exportStats.holding--;
-        held.release();
+        releaseAll();
       });
       return reply.type(format).header('Cache-Control', 'no-store').send(body);
     },
   );
+}
+
+/** The batches of each source in turn. */
+async function* eachInTurn<T>(sources: AsyncGenerator<T>[]): AsyncGenerator<T> {
+  for (const source of sources) yield* source;
 }

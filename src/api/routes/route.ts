@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Readable } from 'node:stream';
-import { type ApiContext, onSnapshot, scopeFor } from '../http/context.js';
+import { type ApiContext, onSnapshot, servingOf, scopeFor } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
 import { RouteWork } from '../geometry/route-work.js';
 import { ROUTE_COST } from '../http/cost.js';
@@ -195,10 +195,14 @@ export function routeRoutes(app: FastifyInstance, ctx: ApiContext, work = new Ro
       // than the schema's serialiser, and the body is built to the schema above; the work is
       // bounded however long the trip (route-work.ts)
       const head = { appId: scope.appId, userId: scope.userId, orgUserId: scope.orgUserId, tripId };
-      const body = await onSnapshot(ctx, (s) =>
-        tripRoute(s, scope, tripId, ctx.routesDir, (found) =>
-          work.render({ head, trip: found.trip, events: found.events }, found.points, tolerance),
-        ),
+      const { routesDir } = servingOf(ctx, scope);
+      const body = await onSnapshot(
+        ctx,
+        (s) =>
+          tripRoute(s, scope, tripId, routesDir, (found) =>
+            work.render({ head, trip: found.trip, events: found.events }, found.points, tolerance),
+          ),
+        scope,
       );
       if (!body) throw new ApiError('trip_not_found', `trip_id: no trip '${tripId}' for this user`);
       if (body === 'expired') {

@@ -51,7 +51,7 @@ export function safetyScoreRoutes(app: FastifyInstance, ctx: ApiContext): void {
     async (request) => {
       const scope = await scopeFor(ctx, request.tenant, request.params.org_user_id);
       const today = todayIn(scope.zone, ctx.now());
-      const row = await onSnapshot(ctx, (s) => latestScore(s, scope, request.query.interval, today));
+      const row = await onSnapshot(ctx, (s) => latestScore(s, scope, request.query.interval, today), scope);
       if (!row)
         throw new ApiError(
           'score_not_available',
@@ -128,8 +128,10 @@ export function safetyScoreRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const days = epochDay(endDate) - epochDay(startDate) + 1;
       if (days > MAX_DAYS) throw invalid(culprit, `the range is ${days} days; at most ${MAX_DAYS}`);
       const scope = await scopeFor(ctx, request.tenant, request.params.org_user_id);
-      const rows = await onSnapshot(ctx, (s) =>
-        scoreHistory(s, scope, { interval: q.interval, startDate, endDate, today }),
+      const rows = await onSnapshot(
+        ctx,
+        (s) => scoreHistory(s, scope, { interval: q.interval, startDate, endDate, today }),
+        scope,
       );
       return {
         appId: scope.appId,

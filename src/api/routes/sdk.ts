@@ -151,7 +151,15 @@ export function sdkRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const content = `${lines.join('\n')}\n`;
       // with DATABASE_URL the upload is committed in PostgreSQL, whichever machine took it, and the
       // job machine's load takes it in (src/intake/); else it lands in this machine's landing area
-      if (ctx.uploads) await ctx.uploads.put(uploadFileName(new Date()), owner.appId, uploadedAt, Buffer.from(content));
+      // with cells, it waits for the load of its driver's cell (given one now if it has none)
+      if (ctx.uploads)
+        await ctx.uploads.put(
+          uploadFileName(new Date()),
+          owner.appId,
+          uploadedAt,
+          Buffer.from(content),
+          await ctx.passport.cells.cellOf(owner.appId, owner.platformUserId),
+        );
       else await landDurably(ctx.landingDir, content);
       return reply.status(202).send({
         code: 0,

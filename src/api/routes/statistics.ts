@@ -79,7 +79,7 @@ export function statisticsRoutes(app: FastifyInstance, ctx: ApiContext): void {
       if (days > MAX_DAYS[type])
         throw invalid('endTime', `the range is ${days} days; at most ${MAX_DAYS[type]} for type=${type}`);
       const scope = await scopeFor(ctx, request.tenant, request.params.org_user_id);
-      const rows = await onSnapshot(ctx, (s) => statistics(s, scope, type, start, end));
+      const rows = await onSnapshot(ctx, (s) => statistics(s, scope, type, start, end), scope);
       return {
         appId: scope.appId,
         userId: scope.userId,

@@ -125,8 +125,10 @@ export function tripRoutes(app: FastifyInstance, ctx: ApiContext): void {
         ? ctx.cursors.decode(q.nextCursor, filters)
         : { startedUs: FIRST_PAGE.afterUs, tripId: FIRST_PAGE.afterTrip };
       const limit = q.limit ?? 20;
-      const rows = await onSnapshot(ctx, (s) =>
-        tripPage(s, scope, { from, to, afterUs: after.startedUs, afterTrip: after.tripId, limit: limit + 1 }),
+      const rows = await onSnapshot(
+        ctx,
+        (s) => tripPage(s, scope, { from, to, afterUs: after.startedUs, afterTrip: after.tripId, limit: limit + 1 }),
+        scope,
       );
       const page = rows.slice(0, limit);
       const last = page[page.length - 1];
@@ -166,7 +168,7 @@ export function tripRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
     async (request) => {
       const scope = await scopeFor(ctx, request.tenant, request.params.org_user_id);
-      const found = await onSnapshot(ctx, (s) => tripDetail(s, scope, request.params.trip_id));
+      const found = await onSnapshot(ctx, (s) => tripDetail(s, scope, request.params.trip_id), scope);
       if (!found) throw new ApiError('trip_not_found', `trip_id: no trip '${request.params.trip_id}' for this user`);
       const t = found.trip;
       return {

@@ -11,6 +11,27 @@ import { METRICS_FLAGS } from '../flags.js';
 import { runPrimary, isPrimary, DRAIN_MS } from '../../api/http/cluster.js';
 import { drainOnSignal } from '../../api/http/drain.js';
 import type { Follower } from '../../follow/follower.js';
+import { cellFolder, cellNameProblem, currentCell } from '../../cells/cell.js';
+import { InputError } from '../../errors.js';
+
+/**
+ * `--follow` as given: one SOURCE (the job machine of a deployment without cells), or NAME=SOURCE
+ * once per cell served (docs/operating.md, Cells).
+ */
+function followsOf(values: string[]): { single: string | null; cells: Array<{ name: string; source: string }> } {
+  const named = values.map((v) => /^([^=/:]+)=(.+)$/.exec(v));
+  if (values.length === 1 && !named[0]) return { single: values[0] as string, cells: [] };
+  const cells: Array<{ name: string; source: string }> = [];
+  for (const [i, m] of named.entries()) {
+    if (!m) throw new InputError(`--follow ${values[i]}: with several, each is NAME=SOURCE (a cell's name and its job machine's folder)`);
+    const [, name = '', source = ''] = m;
+    const problem = cellNameProblem(name);
+    if (problem) throw new InputError(`--follow ${values[i]}: ${problem}`);
+    if (cells.some((c) => c.name === name)) throw new InputError(`--follow: cell ${name} is named twice`);
+    cells.push({ name, source });
+  }
+  return { single: null, cells };
+}
 
 /** The machine's follower of the job machine's publishes, started before the API opens (it copies the first snapshot). */
 async function startFollower(source: string, dataDir: string, log: (line: string) => void): Promise<Follower> {
@@ -50,8 +71,9 @@ export async function main(): Promise<void> {
     })
     .option('follow', {
       type: 'string',
+      array: true,
       describe:
-        "an API machine: copy each publish of the job machine's data folder SOURCE (host:/srv/driving/data, rsync://host:port/module, or a path) with rsync and serve it (env DRIVING_FOLLOW)",
+        "an API machine: copy each publish of the job machine's data folder SOURCE (host:/srv/driving/data, rsync://host:port/module, or a path) with rsync and serve it; with cells, NAME=SOURCE, once per cell served (env DRIVING_FOLLOW, several separated by spaces)",
     })
     .option('log', { type: 'boolean', default: true, describe: 'one JSON log line per request' })
     .option('workers', {
@@ -87,7 +109,9 @@ export async function main(): Promise<void> {
     const redisUrl = flagOrSetting(argv.redisUrl, 'DRIVING_REDIS_URL');
     if (redisUrl) exportSetting('DRIVING_REDIS_URL', redisUrl);
     const dataDir = resolveDataDir(argv.dataDir);
-    const follow = flagOrSetting(argv.follow, 'DRIVING_FOLLOW');
+    const follows = followsOf(argv.follow ?? (setting('DRIVING_FOLLOW') ?? '').split(/\s+/).filter(Boolean));
+    const follow = follows.single;
+    const cell = currentCell();
     // a taken port is said before any work, once (the primary; its workers share its port)
     if (isPrimary()) await assertPortFree(port, host, 'another serve.js or npm start?');
     // The code that does the work is imported only now, and only what this process runs: a refused
@@ -101,13 +125,19 @@ export async function main(): Promise<void> {
     // --database-url is in DATABASE_URL already (src/jobs/args.ts), which the workers inherit
     const databaseUrl = resolveDatabaseUrl(argv.databaseUrl as string | undefined);
     // one follower a machine, in the process that outlives its workers (src/follow/follower.ts)
-    const follower = follow && isPrimary() ? await startFollower(follow, dataDir, log) : null;
+    const followers = isPrimary()
+      ? await Promise.all([
+          ...(follow ? [startFollower(follow, dataDir, log)] : []),
+          ...follows.cells.map((c) => startFollower(c.source, cellFolder(dataDir, c.name), log)),
+        ])
+      : [];
+    const stopFollowers = () => Promise.all(followers.map((f) => f.stop()));
     if (isPrimary() && workers > 1) {
       // checked once here, so a mistyped folder is one message and exit 2, not N dying workers
       await appsOf(dataDir);
       // the primary serves /metrics, summing its workers' series (prom-client's AggregatorRegistry)
       if (argv.metrics) await startMetrics('serve', argv, 'cluster');
-      runPrimary({ workers, log, onStop: () => follower?.stop() });
+      runPrimary({ workers, log, onStop: () => void stopFollowers() });
     } else {
       const [{ createApi }, { processMetrics }, { answerClusterScrapes }] = await Promise.all([
         import('../../api/http/server.js'),
@@ -128,6 +158,8 @@ export async function main(): Promise<void> {
         databaseUrl,
         redisUrl: redisUrl ?? null,
         follow: follow ?? null,
+        cells:
+          follows.cells.length > 0 ? { followed: follows.cells.map((c) => c.name) } : cell ? { own: cell } : null,
         sharedRateLimits: isPrimary() ? 0 : workers,
         metrics: argv.metrics ? register : undefined,
       });
@@ -135,7 +167,7 @@ export async function main(): Promise<void> {
       drainOnSignal(
         api.app,
         async () => {
-          await Promise.all([api.close(), metrics?.close(), follower?.stop()]);
+          await Promise.all([api.close(), metrics?.close(), stopFollowers()]);
         },
         { drainMs: DRAIN_MS, log },
       );

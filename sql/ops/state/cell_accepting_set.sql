@@ -1,0 +1,2 @@
+-- whether a cell is given new drivers (jobs/cells.js close / open)
+update cells set accepting = $accepting where name = $name
