@@ -27,6 +27,8 @@ import { isMachineError } from '../machine-error.js';
 import { skipSmallCloseCheckpoint } from '../warehouse/close-checkpoint.js';
 import { compactQuietly } from '../compact/step.js';
 import { takeInForLoad } from '../intake/from-store.js';
+import { rankAcrossCells } from '../cells/rank-step.js';
+import { splitForCells } from '../cells/split-step.js';
 import type { LoadOptions, LoadResult } from './load-types.js';
 import { uploadLedger, withoutListing } from './load-uploads.js';
 
@@ -78,6 +80,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   try {
     // the uploads any API machine committed in PostgreSQL, into the landing area first (src/intake/)
     if (fromLanding) await takeInForLoad(paths.landingDir, beat, progress);
+    // with cells, other cells' drivers' records leave for their cells before anything is listed
+    if (fromLanding)
+      await splitForCells(paths.landingDir, options.dataDir, { quietMs: options.quietMs ?? 0, now }, progress);
     if (fromLanding) beat.doing(`load: putting SDK uploads in ${paths.landingDir} together into batch files`);
     // with the warehouse held, so that no other load batches the same uploads
     const batched = fromLanding
@@ -278,6 +283,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     beat.doing('load: purging deleted accounts');
     // the purge step (src/purge/step.ts; node jobs/purge.js runs it alone): deletion requests from the state store
     const purged = await runPurge(wh, paths, now, progress, 'load');
+    // with cells: the percentiles ranked again against what other cells posted since (src/cells/)
+    await rankAcrossCells(wh, options.dataDir, [], progress, 'load');
     progress('load: publishing');
     beat.doing('load: publishing');
     let events: EmitResult | undefined;

@@ -3,6 +3,7 @@ import { appsOf } from './data-dir.js';
 import { openWarehouse, type Warehouse } from '../warehouse/warehouse.js';
 import { queryFile, run } from '../db/sql.js';
 import { scoreDate, type ScoreDateResult } from '../score/score-date.js';
+import { rankAcrossCells } from '../cells/rank-step.js';
 import type { PublishResult } from '../publish/publish.js';
 import type { Erasure } from '../purge/erase.js';
 import type { PurgeResult } from '../purge/purge.js';
@@ -104,6 +105,8 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
         )
       : null;
     if (nothingToScore) progress(`score: nothing to score: ${nothingToScore}`);
+    // with cells: this cell's counts posted, its percentiles ranked among every cell's drivers
+    await rankAcrossCells(wh, options.dataDir, plan, progress, 'score');
     const [{ finishErasure, runPurge }, { publish }, { routeOptions }, { emitEvents }] = await later;
     // the purge step (src/purge/step.ts; node jobs/purge.js runs it alone): deletion requests from the state store
     const purged = await runPurge(wh, paths, now, progress, 'score');

@@ -1,5 +1,7 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { currentCell } from '../cells/cell.js';
+import { rankPending } from '../cells/rank.js';
+import type { StateDb } from '../state/db.js';
 import { join } from 'node:path';
 import { getPriority, setPriority } from 'node:os';
 import { HeldLayers } from '../publish/held-layers.js';
@@ -158,7 +160,9 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
           takenChanged(paths.landingDir) ||
           hasBatchedLeftovers(paths.landingDir) ||
           (await accepted?.any()) === true ||
-          (await pendingDeletions(state, currentCell())).length > 0;
+          (await pendingDeletions(state, currentCell())).length > 0 ||
+          // another cell posted score counts: this cell's percentiles are ranked again (src/cells/rank.ts)
+          (await peersPosted(held, state));
         // idle: one bounded merge of the landing archive's day files (src/load/archive-compact.ts)
         if (!due && held) await compactArchiveStep(held.conn, paths.landingDir, new Date(), { progress });
         if (!due) continue;
@@ -369,4 +373,11 @@ export function watchSummary(r: WatchResult): string {
       ? 'no file arrived'
       : `lag p50 ${r.lagP50Seconds.toFixed(1)} s, p99 ${(r.lagP99Seconds ?? 0).toFixed(1)} s`;
   return `watched ${(r.seconds / 60).toFixed(1)} min: ${r.batches} batch(es) (${r.failedBatches} failed), ${r.filesLoaded} file(s) loaded, ${r.filesFailed} failed, ${r.tripsLoaded} trips; ${lag}`;
+}
+
+/** Whether another cell posted score counts this cell's held warehouse has not ranked against (false without cells, or when the store does not answer). */
+async function peersPosted(held: Warehouse | null, state: StateDb): Promise<boolean> {
+  const cell = currentCell();
+  if (!cell || !held) return false;
+  return rankPending(held, state, cell).catch(() => false);
 }

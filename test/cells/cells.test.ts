@@ -1,0 +1,258 @@
+// Cells on one host (docs/operating.md, Cells): two job machines, each its own data folder and
+// warehouse (load.js, score.js with --cell), sharing one real PostgreSQL, and an API machine that
+// follows both (serve.js --follow a=... --follow b=...). One partner file holding every driver is
+// dropped on cell a only: each record is loaded once, in its driver's cell, and the API answers,
+// route for route and percentile included, exactly what one warehouse holding every record answers
+// (a reference data folder without cells, with the same apps and accounts in a database of its own).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { AppStore } from '../../src/apps/store.js';
+import { pathsFor } from '../../src/config.js';
+import { closeUploadQueues } from '../../src/intake/upload-queue.js';
+import { closeStates, openState } from '../../src/state/open.js';
+import { runJobProcess } from '../helpers/job-process.js';
+import { oneFile } from '../helpers/one-file.js';
+import { startPostgres, type PgServer } from '../helpers/postgres.js';
+import { startServe, type ServeProcess } from '../helpers/serve-process.js';
+import { publishedRows } from '../helpers/workspace.js';
+
+const SCORE_DATE = '2026-11-21';
+const UNSHARED = new Set(['requestId', 'nextCursor', 'evaluationTime']);
+const RANGE = 'startTime=2026-11-01&endTime=2026-11-30';
+
+let server: PgServer;
+let url: string;
+let refUrl: string;
+let appId: string;
+let apiKey: string;
+const dirs: string[] = [];
+const serves: ServeProcess[] = [];
+let cellA: string;
+let cellB: string;
+let ref: string;
+let api: ServeProcess;
+let one: ServeProcess;
+let drivers: string[] = [];
+
+const folder = (name: string): string => {
+  const dir = mkdtempSync(join(tmpdir(), `dds-cells-${name}-`));
+  dirs.push(dir);
+  return dir;
+};
+
+async function job(name: string, dataDir: string, db: string, ...args: string[]): Promise<string> {
+  const ran = await runJobProcess(name, ['--data-dir', dataDir, ...args], {
+    DATABASE_URL: db,
+    DRIVING_LOAD_CONCURRENCY: '1',
+  });
+  if (ran.code !== 0) throw new Error(`${name} ${args.join(' ')} exited ${ran.code}: ${ran.stderr.slice(-3000)}`);
+  return ran.stderr;
+}
+
+async function get(base: string, path: string): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${apiKey}` } });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {}
+  // the request's own id, a cursor (sealed with each machine's own key) and when each score run ran
+  // differ between machines
+  return { status: res.status, body: JSON.parse(JSON.stringify(body, (k, v) => (UNSHARED.has(k) ? undefined : v))) };
+}
+
+/** Every page of a driver's trips: their ids, newest first. */
+async function allTrips(base: string, driver: string): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor = '';
+  for (;;) {
+    const res = await fetch(
+      `${base}/v1/org-user/${driver}/trips?${RANGE}&limit=50${cursor ? `&nextCursor=${encodeURIComponent(cursor)}` : ''}`,
+      { headers: { authorization: `Bearer ${apiKey}` } },
+    );
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { trips: { tripId: string }[]; nextCursor?: string | null };
+    ids.push(...body.trips.map((t) => t.tripId));
+    if (!body.nextCursor) return ids;
+    cursor = body.nextCursor;
+  }
+}
+
+/** Copies the apps and accounts of the cells' store into the reference's, so both know the same drivers. */
+async function copyState(from: string, to: string): Promise<void> {
+  const a = new pg.Client({ connectionString: from });
+  const b = new pg.Client({ connectionString: to });
+  await a.connect();
+  await b.connect();
+  try {
+    for (const table of ['apps', 'accounts']) {
+      const { rows } = await a.query(`select * from ${table}`);
+      for (const row of rows) {
+        const cols = Object.keys(row);
+        await b.query(
+          `insert into ${table} (${cols.join(', ')}) values (${cols.map((_, i) => `$${i + 1}`).join(', ')}) on conflict do nothing`,
+          cols.map((c) => row[c]),
+        );
+      }
+    }
+    await b.query("update state_versions set version = version + 1 where name = 'apps'");
+  } finally {
+    await a.end();
+    await b.end();
+  }
+}
+
+beforeAll(async () => {
+  server = await startPostgres();
+  url = await server.database();
+  refUrl = await server.database();
+  cellA = folder('a');
+  cellB = folder('b');
+  ref = folder('ref');
+  const added = await new AppStore({ dataDir: cellA, databaseUrl: url }).add({
+    name: 'Fleet',
+    timeZone: 'America/New_York',
+  });
+  appId = added.appId;
+  apiKey = added.apiKey;
+  // each cell's first job registers it
+  await job('load', cellA, url, '--cell', 'a');
+  await job('load', cellB, url, '--cell', 'b');
+  // the drivers' accounts, each given a cell as it is made; their trips as one partner file
+  const gen = folder('gen');
+  await job(
+    'generate',
+    cellA,
+    url,
+    '--cell',
+    'a',
+    '--users',
+    '12',
+    '--days',
+    '6',
+    '--end-date',
+    '2026-11-20',
+    '--seed',
+    '11',
+    '--out',
+    gen,
+  );
+  const file = oneFile(gen);
+  // the reference: one warehouse, the same apps and accounts, every record
+  await openState({ dataDir: ref, databaseUrl: refUrl });
+  await copyState(url, refUrl);
+  mkdirSync(pathsFor(ref).landingDir, { recursive: true });
+  copyFileSync(file, join(pathsFor(ref).landingDir, 'partner.ndjson'));
+  await job('load', ref, refUrl);
+  await job('score', ref, refUrl, '--date', SCORE_DATE);
+  // the cells: the partner file dropped on cell a only
+  mkdirSync(pathsFor(cellA).landingDir, { recursive: true });
+  copyFileSync(file, join(pathsFor(cellA).landingDir, 'partner.ndjson'));
+  await job('load', cellA, url, '--cell', 'a');
+  await job('load', cellB, url, '--cell', 'b');
+  await job('score', cellA, url, '--cell', 'a', '--date', SCORE_DATE);
+  await job('score', cellB, url, '--cell', 'b', '--date', SCORE_DATE);
+  // cell a ranks again against cell b's counts, posted after its own score
+  await job('load', cellA, url, '--cell', 'a');
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  drivers = (await c.query('select org_user_id from accounts where app_id = $1 order by 1', [appId])).rows.map(
+    (r) => r.org_user_id as string,
+  );
+  await c.end();
+  api = await startServe(
+    [
+      '--data-dir',
+      folder('api'),
+      '--port',
+      '0',
+      '--workers',
+      '1',
+      '--no-metrics',
+      '--follow',
+      `a=${cellA}`,
+      '--follow',
+      `b=${cellB}`,
+    ],
+    { DATABASE_URL: url, DRIVING_FOLLOW_POLL: '200ms' },
+  );
+  serves.push(api);
+  one = await startServe(['--data-dir', ref, '--port', '0', '--workers', '1', '--no-metrics'], {
+    DATABASE_URL: refUrl,
+  });
+  serves.push(one);
+  for (let i = 0; i < 300 && (await fetch(`${api.url}/readyz`)).status !== 200; i++)
+    await new Promise((r) => setTimeout(r, 100));
+}, 600_000);
+
+afterAll(async () => {
+  for (const s of serves) if (s.child.exitCode === null) s.child.kill('SIGKILL');
+  await Promise.all(serves.map((s) => s.exited));
+  await closeUploadQueues();
+  await closeStates();
+  await server?.stop();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('two cells beside one warehouse', () => {
+  it('loads each record of a partner file dropped on one cell once, in its driver cell', async () => {
+    const users = async (dir: string) =>
+      new Set((await publishedRows(pathsFor(dir), 'trips', 'user_id', [])).map((r) => Number(r['user_id'])));
+    const [a, b, all] = await Promise.all([users(cellA), users(cellB), users(ref)]);
+    expect(a.size + b.size).toBe(all.size);
+    expect([...a].filter((u) => b.has(u))).toEqual([]);
+    expect(a.size).toBeGreaterThanOrEqual(all.size / 5);
+    expect(b.size).toBeGreaterThanOrEqual(all.size / 5);
+    const trips = async (dir: string) => (await publishedRows(pathsFor(dir), 'trips', 'trip_id', [])).length;
+    expect((await trips(cellA)) + (await trips(cellB))).toBe(await trips(ref));
+    expect(readdirSync(pathsFor(cellA).landingDir).filter((n) => n.endsWith('.ndjson'))).toEqual([]);
+  });
+
+  it('answers every route for every driver as the one warehouse does, percentile included', async () => {
+    expect(drivers.length).toBe(12);
+    let compared = 0;
+    for (const driver of drivers) {
+      const ids = await allTrips(one.url, driver);
+      expect(await allTrips(api.url, driver)).toEqual(ids);
+      const paths = [
+        `/v1/org-user/${driver}/trips?${RANGE}&limit=50`,
+        `/v1/org-user/${driver}/statistics?type=day&${RANGE}`,
+        `/v1/org-user/${driver}/statistics?type=week&${RANGE}`,
+        `/v1/org-user/${driver}/statistics?type=month&${RANGE}`,
+        `/v1/org-user/${driver}/safety-score?interval=30`,
+        `/v1/org-user/${driver}/safety-score?interval=90`,
+        `/v1/org-user/${driver}/safety-score/history?interval=30&startTime=2026-11-01&endTime=2026-11-30`,
+        ...ids
+          .slice(0, 3)
+          .flatMap((t) => [`/v1/org-user/${driver}/trip/${t}`, `/v1/org-user/${driver}/trip/${t}/route`]),
+      ];
+      for (const path of paths) {
+        const [want, got] = await Promise.all([get(one.url, path), get(api.url, path)]);
+        expect({ path, ...got }).toEqual({ path, ...want });
+        compared++;
+      }
+    }
+    expect(compared).toBeGreaterThan(100);
+  });
+
+  it('ranks the percentile among the drivers of both cells', async () => {
+    const cols = ['version', 'evaluated_at'];
+    const order = 'app_id, user_id, evaluation_date, interval_days';
+    const both = [
+      ...(await publishedRows(pathsFor(cellA), 'safety_scores', order, cols)),
+      ...(await publishedRows(pathsFor(cellB), 'safety_scores', order, cols)),
+    ].sort(
+      (x, y) => Number(x['user_id']) - Number(y['user_id']) || Number(x['interval_days']) - Number(y['interval_days']),
+    );
+    const whole = (await publishedRows(pathsFor(ref), 'safety_scores', order, cols)).sort(
+      (x, y) => Number(x['user_id']) - Number(y['user_id']) || Number(x['interval_days']) - Number(y['interval_days']),
+    );
+    expect(both.map((r) => [r['user_id'], r['interval_days'], r['percentile']])).toEqual(
+      whole.map((r) => [r['user_id'], r['interval_days'], r['percentile']]),
+    );
+    expect(whole.some((r) => r['percentile'] !== null && r['percentile'] !== 100)).toBe(true);
+  });
+});
