@@ -1,6 +1,6 @@
 import { mkdirSync, statfsSync } from 'node:fs';
 import { InputError } from '../src/errors.js';
-import type { BenchSizes, Stage } from './options.js';
+import { cellsHistoryDays, type BenchSizes, type Stage } from './options.js';
 
 // Bytes per user, measured on the generator's output and the synthesizer's (README "Disk"):
 // a user's day is about 2,600 points; NDJSON costs ~97 bytes a point, Parquet ~14.
@@ -45,7 +45,21 @@ export function diskNeeded(
     ? Math.max(sizes.users * sizes.historyDays * TRIPS_PER_USER_DAY, servesApi ? sizes.apiTrips : 0)
     : 0;
   const historyPhase = parquetDay + historyTrips * (STORE_PER_TRIP + PACK_PER_TRIP) * 1.1;
-  return (keep ? ndjsonPhase + historyPhase : Math.max(ndjsonPhase, historyPhase)) + 2 ** 30;
+  const cellsPhase = stages.includes('cells') ? cellsNeeded(sizes) : 0;
+  return (keep ? ndjsonPhase + historyPhase + cellsPhase : Math.max(ndjsonPhase, historyPhase, cellsPhase)) + 2 ** 30;
+}
+
+/**
+ * The cells stage: the NDJSON day of both cells' drivers twice (dropped on cell a, and on the one
+ * warehouse) with the half forwarded through PostgreSQL, its raw points twice, and the history
+ * twice (the cells and the one warehouse) with an API machine's copy of both cells.
+ */
+function cellsNeeded(sizes: BenchSizes): number {
+  const drivers = 2 * sizes.cellsDrivers;
+  const trips = drivers * cellsHistoryDays(sizes) * TRIPS_PER_USER_DAY;
+  return (
+    drivers * (2.5 * NDJSON_PER_USER_DAY + 2 * PARQUET_PER_USER_DAY) + 3 * trips * (STORE_PER_TRIP + PACK_PER_TRIP)
+  );
 }
 
 /** Refuses a run the work folder's file system cannot hold, before anything is written. */

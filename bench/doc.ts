@@ -28,6 +28,8 @@ export function machineLabel(machine: Machine): string {
 /** The first cell of a stage's rows, which is also how a later run finds them, e.g. `score, 2,000 users × 14 days`. */
 export function rowKey(ctx: BenchContext, stage: string): string {
   const s = ctx.options.sizes;
+  // the cells stage makes drivers of its own, per cell, whatever --users says
+  if (stage === 'cells') return `cells, 2 cells × ${s.cellsDrivers.toLocaleString('en-US')} drivers`;
   const users = `${stage}, ${s.users.toLocaleString('en-US')} users`;
   return HISTORY_STAGES.has(stage) ? `${users} × ${s.historyDays} days` : users;
 }

@@ -37,6 +37,10 @@ export async function main(npm: { lifecycleEvent?: string } = {}): Promise<void>
       describe:
         'override: watch: at most this long for the small uploads before the comparison (it stops at 1,000 publishes)',
     })
+    .option('cells-drivers', {
+      type: 'number',
+      describe: 'override: cells: drivers per cell (two cells of N beside one warehouse of 2N)',
+    })
     .option('watch-rests', {
       type: 'string',
       describe: 'watch-rest: the --max-rest-ms values measured, comma-separated (default 0,2500,5000,10000)',

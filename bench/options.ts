@@ -25,6 +25,7 @@ export const STAGES = [
   'compact-files',
   'archive-compact',
   'machines',
+  'cells',
 ] as const;
 export type Stage = (typeof STAGES)[number];
 
@@ -56,6 +57,8 @@ export interface BenchSizes {
   abuseIdle: number;
   /** The watch stage's small uploads go on until 1,000 publishes or this many seconds (a publish takes seconds on a busy machine). */
   watchSeconds: number;
+  /** The cells stage's drivers per cell: two cells of this many beside one warehouse of twice as many. */
+  cellsDrivers: number;
 }
 
 export const SIZES: Readonly<Record<SizeName, BenchSizes>> = {
@@ -72,6 +75,7 @@ export const SIZES: Readonly<Record<SizeName, BenchSizes>> = {
     abuseFlood: 10_000,
     abuseIdle: 16_000,
     watchSeconds: 480,
+    cellsDrivers: 1_000,
   },
   full: {
     users: 100_000,
@@ -86,6 +90,7 @@ export const SIZES: Readonly<Record<SizeName, BenchSizes>> = {
     abuseFlood: 10_000,
     abuseIdle: 16_000,
     watchSeconds: 1_800,
+    cellsDrivers: 50_000,
   },
 };
 
@@ -123,6 +128,7 @@ export interface BenchFlags {
   apiConnections?: number;
   webhookEvents?: number;
   watchSeconds?: number;
+  cellsDrivers?: number;
   watchRests?: string;
   sliceMib?: string;
   workDir?: string;
@@ -154,6 +160,7 @@ export function benchOptions(flags: BenchFlags, repoDir: string): BenchOptions {
   override('apiConnections', flags.apiConnections, 1, 1000, '--api-connections');
   override('webhookEvents', flags.webhookEvents, 1, 10_000_000, '--webhook-events');
   override('watchSeconds', flags.watchSeconds, 10, 86_400, '--watch-seconds');
+  override('cellsDrivers', flags.cellsDrivers, 10, 1_000_000, '--cells-drivers');
   const only = (flags.only ?? [])
     .flatMap((s) => s.split(','))
     .map((s) => s.trim())
@@ -199,6 +206,14 @@ function sliceMib(flag: string | undefined): number[] {
   if (sizes.length === 0 || sizes.some((m) => !/^\d+$/.test(m) || Number(m) > 65_536))
     throw new InputError(`--slice-mib must be MiB from 0 to 65536, comma-separated; got '${flag}'`);
   return sizes.map(Number);
+}
+
+/**
+ * Days of history behind the cells stage's nightly score: the size's, at most the 30 days of
+ * derived data a deployment keeps (docs/scaling.md), so the stage's setup stays minutes.
+ */
+export function cellsHistoryDays(sizes: BenchSizes): number {
+  return Math.min(sizes.historyDays, 30);
 }
 
 /** The growth steps: day N loaded on N-1 days of history, for N = 1, 30 and the history length. */

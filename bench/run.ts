@@ -33,6 +33,7 @@ import { benchFollow } from './follow-stage.js';
 import { benchCompact } from './compact-stage.js';
 import { benchArchiveCompact } from './archive-compact-stage.js';
 import { benchMachines } from './machines-stage.js';
+import { benchCells } from './cells-stage.js';
 
 export interface BenchResult {
   measurements: Measurement[];
@@ -69,6 +70,7 @@ const RUNNERS: Readonly<Record<Stage, (ctx: BenchContext) => Promise<unknown>>> 
   'compact-files': benchCompact,
   'archive-compact': benchArchiveCompact,
   machines: benchMachines,
+  cells: benchCells,
 };
 
 /**
