@@ -5,7 +5,7 @@ import { DuckDBInstance, listValue } from '../db/duckdb.js';
 import { query, queryFile, quoteLiteral, run, runFile } from '../db/sql.js';
 import { fsyncFile, moveIntoPlace, temporaryBeside } from '../fsutil.js';
 import type { CellDirectory } from './directory.js';
-import type { Forwarder, SplitResult } from './split.js';
+import type { Forwarder, SplitResult } from './split-types.js';
 
 /**
  * The split by cell of a partner Parquet file (src/cells/split.ts does NDJSON): the same rule,
