@@ -122,6 +122,10 @@ export const SETTINGS = {
   DRIVING_FOLLOW_POLL: duration('1s', {
     describe: "with --follow: how often the job machine's manifest is checked for a new publish",
   }),
+  DRIVING_CELL_ROUTER: url(['http', 'https'], {
+    describe:
+      "an API machine serving some cells: where a request for a driver of another cell is sent, with `X-Driving-Cell: NAME` (the balancer's internal front door, deploy/haproxy-cells.cfg); unset: such a request is answered 503 `cell_not_served`",
+  }),
   DRIVING_API_SERVING: oneOf(['pack', 'sql'], 'pack', {
     flag: '--serving',
     describe: 'answer trips, statistics and scores from the serving pack, or always by SQL',

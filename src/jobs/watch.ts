@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
-import { currentCell } from '../cells/cell.js';
+import { currentCell } from '../cell.js';
 import { rankPending } from '../cells/rank.js';
 import type { StateDb } from '../state/db.js';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
-import { currentCell } from '../cells/cell.js';
+import { currentCell } from '../cell.js';
 import { dirname } from 'node:path';
 import { listValue } from '../db/duckdb.js';
 import type { Warehouse } from '../warehouse/warehouse.js';

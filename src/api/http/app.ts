@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { randomUUID } from 'node:crypto';
-import type { ApiContext } from './context.js';
+import { CellNotServed, type ApiContext } from './context.js';
+import { forwardToCell, mayForward } from './cell-forward.js';
 import { ApiError, ERRORS } from './errors.js';
 import { tripRoutes } from '../routes/trips.js';
 import { statisticsRoutes } from '../routes/statistics.js';
@@ -138,6 +139,12 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
     // connection closes after the answer; a small rest is read and dropped, keeping the connection
     if (!request.raw.complete && !(Number(request.headers['content-length']) <= DRAIN_BYTES))
       reply.header('Connection', 'close');
+    // a driver of a cell another machine serves: sent on through the balancer (cell-forward.ts)
+    if (error instanceof CellNotServed && ctx.cellRouter && mayForward(request))
+      return forwardToCell(request, reply, ctx.cellRouter, error.cell).catch((failed: unknown) => {
+        request.log.error({ err: failed }, 'cell router');
+        return reply.status(error.status).send(body(error.error, error.message));
+      });
     if (error instanceof ApiError)
       return reply.status(error.status).headers(error.headers).send(body(error.error, error.message));
     if (error.validation) return reply.status(400).send(body('invalid_parameter', validationMessage(error)));

@@ -43,6 +43,8 @@ export interface ApiContext {
   follow?: FollowView | null;
   /** With cells: the cells this process serves, each driver answered from its own (src/api/read/cells.ts); absent: one cell. */
   cells?: CellsServed | null;
+  /** Where a request for a driver of a cell not served here is sent on (DRIVING_CELL_ROUTER); null: 503 cell_not_served. */
+  cellRouter?: string | null;
 }
 
 declare module 'fastify' {
@@ -78,6 +80,16 @@ export async function scopeFor(
   return { appId: tenant.appId, userId: account.userId, zone: tenant.timeZone, orgUserId, cell: account.cell };
 }
 
+/** A driver of a cell this process does not serve: sent on to one that does, or 503 (src/api/http/cell-forward.ts). */
+export class CellNotServed extends ApiError {
+  constructor(readonly cell: string) {
+    super(
+      'cell_not_served',
+      `this machine does not serve cell '${cell}', which holds the user's data: ask one that does`,
+    );
+  }
+}
+
 /**
  * Where a driver's data is served from: its cell's snapshots. A cell this process does not serve
  * is a 503 `cell_not_served` (the balancer sends a driver's requests to a machine holding its
@@ -89,11 +101,7 @@ export function servingOf(ctx: ApiContext, scope?: { cell?: string | null }): Ce
   const cell = scope?.cell ?? null;
   if (cell === null) return cells.fallback;
   const serving = cells.byName.get(cell);
-  if (!serving)
-    throw new ApiError(
-      'cell_not_served',
-      `this machine does not serve cell '${cell}', which holds the user's data: ask one that does`,
-    );
+  if (!serving) throw new CellNotServed(cell);
   return serving;
 }
 

@@ -11,7 +11,7 @@ import { uploadsWaitingMetrics } from '../../metrics/uploads-waiting.js';
 import { cursorKey } from '../../state/cursor-key.js';
 import { PassportStore } from '../../passport/store.js';
 import type { CellServing, CellsServed } from '../read/cells.js';
-import { cellFolder } from '../../cells/cell.js';
+import { cellFolder } from '../../cell.js';
 import { AccountDeletion } from '../../passport/deletion.js';
 import { AppsCache } from '../read/apps-cache.js';
 import { AppStore } from '../../apps/store.js';
@@ -157,6 +157,7 @@ export async function createApi(
         : null,
     uploads: uploadsUrl ? queueSink(uploadsUrl) : null,
     cells,
+    cellRouter: setting('DRIVING_CELL_ROUTER'),
     follow: options.follow ? { source: options.follow, status: () => readFollowStatus(options.dataDir) } : null,
   };
   if (options.metrics && options.follow)

@@ -11,7 +11,7 @@ import { METRICS_FLAGS } from '../flags.js';
 import { runPrimary, isPrimary, DRAIN_MS } from '../../api/http/cluster.js';
 import { drainOnSignal } from '../../api/http/drain.js';
 import type { Follower } from '../../follow/follower.js';
-import { cellFolder, cellNameProblem, currentCell } from '../../cells/cell.js';
+import { cellFolder, cellNameProblem, currentCell } from '../../cell.js';
 import { InputError } from '../../errors.js';
 
 /**
