@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { record, type BenchContext } from './context.js';
 import { readMix, requestPaths } from './api-requests.js';
 import { smokeCheck, warmupSeconds } from './api-stage.js';
-import { startApiServer, waitPageCache } from './api-server.js';
+import { startApiServer, waitPageCache, type ApiServer } from './api-server.js';
 import { runGenerator } from './generate-run.js';
 import { UNLIMITED_ENV } from './cluster-server.js';
 import type { CellsFleet } from './cells-setup.js';
@@ -12,7 +12,7 @@ import type { CellsFleet } from './cells-setup.js';
  * API machine following both cells (`serve.js --follow a=... --follow b=...`: each request looks
  * its driver's cell up with its account and reads that cell's snapshot) and one serving the one
  * warehouse, one after the other on the same requests (operations 1-4 mixed, over sampled drivers
- * of both cells), each warmed up first.
+ * of both cells), each warmed up first, the two in turn at each rate.
  */
 export async function cellsApi(ctx: BenchContext, fleet: CellsFleet, root: string): Promise<void> {
   const paths = await requestPaths(fleet.dirs.one, ctx.day, ctx.options.seed);
@@ -30,12 +30,19 @@ export async function cellsApi(ctx: BenchContext, fleet: CellsFleet, root: strin
     { label: 'API machine serving the one warehouse', dir: fleet.dirs.one, args: ['--no-metrics'] },
   ];
   const results = new Map<string, string[]>();
-  for (const machine of machines) {
-    const server = await startApiServer(ctx, machine.dir, { workers: 1, env, args: machine.args });
-    try {
+  const servers: ApiServer[] = [];
+  try {
+    // both up at once and measured in turn at each rate, so that what else the shared machine does
+    // meanwhile falls on both alike
+    for (const machine of machines) {
+      const server = await startApiServer(ctx, machine.dir, { workers: 1, env, args: machine.args });
+      servers.push(server);
       await waitPageCache(server.url, ctx.progress);
       await smokeCheck(server.url, fleet.apiKey, paths);
-      for (const rate of rates) {
+    }
+    for (const rate of rates) {
+      for (const [i, machine] of machines.entries()) {
+        const server = servers[i] as ApiServer;
         ctx.progress(`bench: cells: ${machine.label}: mixed reads at ${rate}/s`);
         const r = await runGenerator(
           ctx,
@@ -63,9 +70,9 @@ export async function cellsApi(ctx: BenchContext, fleet: CellsFleet, root: strin
           unit: '',
         });
       }
-    } finally {
-      ctx.children.push(await server.stop());
     }
+  } finally {
+    for (const server of servers) ctx.children.push(await server.stop());
   }
   for (const rate of rates) {
     const [cells, one] = results.get(String(rate)) ?? [];
