@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { appendRun, MARKER } from '../../bench/doc.js';
+import { appendRun, MARKER, rowKey } from '../../bench/doc.js';
 import type { BenchContext, Measurement } from '../../bench/context.js';
 import { benchOptions } from '../../bench/options.js';
 
@@ -28,6 +28,14 @@ function context(stages: string[], measurements: Measurement[], docFile: string,
 const rowsOf = (text: string, key: string): string[] => text.split('\n').filter((l) => l.startsWith(`| ${key} |`));
 
 describe('the benchmarks document', () => {
+  it('keys the cells stage by its drivers per cell, whatever --users says', () => {
+    const ctx = context(['cells'], [], join(dir, 'unused.md'), 20_000);
+    expect(rowKey(ctx, 'cells')).toBe('cells, 2 cells × 1,000 drivers');
+    expect(rowKey(ctx, 'load')).toBe('load, 20,000 users');
+    const bigger = { ...ctx, options: { ...ctx.options, sizes: { ...ctx.options.sizes, cellsDrivers: 5_000 } } };
+    expect(rowKey(bigger, 'cells')).toBe('cells, 2 cells × 5,000 drivers');
+  });
+
   it('replaces the rows of a stage and size it ran and keeps the others', () => {
     const file = join(dir, 'benchmarks.md');
     const handWritten = '| export, demo | trips/s | 2,881 | | `node jobs/bench-export.js` | `0000000` |';

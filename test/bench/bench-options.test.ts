@@ -1,7 +1,7 @@
 // The bench's sizes and flags: a size's defaults, overrides for a mid size, stages by name, the
 // disk a run asks for.
 import { describe, expect, it } from 'vitest';
-import { SIZES, benchOptions, growthDays } from '../../bench/options.js';
+import { SIZES, benchOptions, cellsHistoryDays, growthDays } from '../../bench/options.js';
 import { diskNeeded } from '../../bench/disk.js';
 import { resultTable } from '../../bench/table.js';
 
@@ -26,6 +26,25 @@ describe('bench options', () => {
     expect(() => benchOptions({ historyDays: 1.5 }, '/repo')).toThrow(/--history-days/);
     expect(() => benchOptions({ watchRests: '10000,-1' }, '/repo')).toThrow(/--watch-rests/);
     expect(() => benchOptions({ watchRests: '' }, '/repo')).toThrow(/--watch-rests/);
+  });
+
+  it('runs the cells stage at its own drivers per cell, over at most 30 days of history', () => {
+    expect(benchOptions({}, '/repo').sizes.cellsDrivers).toBe(1_000);
+    expect(benchOptions({ size: 'full' }, '/repo').sizes.cellsDrivers).toBe(50_000);
+    const run = benchOptions({ only: ['cells'], cellsDrivers: 5_000 }, '/repo');
+    expect(run.stages).toEqual(['cells']);
+    expect(run.sizes.cellsDrivers).toBe(5_000);
+    expect(() => benchOptions({ cellsDrivers: 5 }, '/repo')).toThrow(/--cells-drivers/);
+    expect(() => benchOptions({ cellsDrivers: 10.5 }, '/repo')).toThrow(/--cells-drivers/);
+    expect(cellsHistoryDays(SIZES.small)).toBe(30);
+    expect(cellsHistoryDays({ ...SIZES.small, historyDays: 7 })).toBe(7);
+    // two cells' day twice, their history twice and an API machine's copy: more drivers, more disk
+    const gib = (n: number): number => n / 2 ** 30;
+    const at = (cellsDrivers: number): number => diskNeeded({ ...SIZES.small, cellsDrivers }, ['cells']);
+    expect(gib(at(5_000))).toBeGreaterThan(8);
+    expect(gib(at(5_000))).toBeLessThan(20);
+    expect(at(50_000)).toBeGreaterThan(9 * (at(5_000) - 2 ** 30));
+    expect(diskNeeded(SIZES.small, ['score'])).toBeLessThan(diskNeeded(SIZES.small, ['score', 'cells']));
   });
 
   it('grows day N for N = 1, 30 and the history length', () => {
