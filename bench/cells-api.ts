@@ -65,7 +65,7 @@ export async function cellsApi(ctx: BenchContext, fleet: CellsFleet, root: strin
         results.set(String(rate), [...(results.get(String(rate)) ?? []), line]);
         record(ctx, {
           stage: 'cells',
-          metric: `${machine.label}, operations 1-4 mixed @ ${rate}/s: p50 / p99`,
+          metric: `${machine.label}, trip list, trip, statistics and score mixed @ ${rate}/s: p50 / p99`,
           value: line,
           unit: '',
         });
@@ -78,7 +78,7 @@ export async function cellsApi(ctx: BenchContext, fleet: CellsFleet, root: strin
     const [cells, one] = results.get(String(rate)) ?? [];
     record(ctx, {
       stage: 'cells',
-      metric: `API, operations 1-4 mixed @ ${rate}/s, p50 / p99: one API machine following both cells | one serving the one warehouse`,
+      metric: `API, trip list, trip, statistics and score mixed @ ${rate}/s, p50 / p99: one API machine following both cells | one serving the one warehouse`,
       value: `${cells ?? '-'} | ${one ?? '-'}`,
       unit: '',
       doc: true,
