@@ -35,7 +35,7 @@ type Identity = { ino: number; size: number; mtimeMs: number };
 /**
  * Intake by driver (docs/decisions.md, Cells): every record of a partner file dropped into this
  * cell's landing area is loaded in its driver's cell, once. Before a load lists the area, each
- * NDJSON file (gzipped or not) that has been quiet for `quietMs` is read for its drivers; a driver
+ * NDJSON file (gzipped or not; Parquet: src/cells/split-parquet.ts) that has been quiet for `quietMs` is read for its drivers; a driver
  * without a cell is given one (src/cells/directory.ts). The records of other cells' drivers are
  * committed to the shared intake for those cells' loads (as SDK uploads are), in pieces named
  * after the file; only then is the file replaced by its own records (or removed when none are
@@ -57,7 +57,8 @@ export async function splitLanding(
   const before = readLedger(ledgerFile);
   const ledger: Record<string, Identity> = {};
   for (const name of readdirSync(landingDir).filter(isInputName).sort()) {
-    if (!/\.(ndjson|jsonl)(\.gz)?$/.test(name)) continue;
+    const parquet = name.endsWith('.parquet');
+    if (!parquet && !/\.(ndjson|jsonl)(\.gz)?$/.test(name)) continue;
     const path = join(landingDir, name);
     const st = lstatSync(path, { throwIfNoEntry: false });
     if (!st?.isFile() || st.nlink > 1) continue;
@@ -70,7 +71,9 @@ export async function splitLanding(
     // a partner file still being written is split once it is complete, as it is loaded
     if (options.now.getTime() - st.mtimeMs < options.quietMs) continue;
     out.checked++;
-    const mine = await splitFile(path, id, cell, cells, forward, options.now, out);
+    const mine = parquet
+      ? await (await import('./split-parquet.js')).splitParquet(path, id, cell, cells, forward, options.now, out)
+      : await splitFile(path, id, cell, cells, forward, options.now, out);
     if (mine) {
       const after = lstatSync(path, { throwIfNoEntry: false });
       if (after) ledger[name] = { ino: after.ino, size: after.size, mtimeMs: after.mtimeMs };

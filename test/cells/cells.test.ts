@@ -78,18 +78,46 @@ beforeAll(async () => {
     gen,
   );
   const file = oneFile(gen);
+  // and days of Parquet files, dropped on cell b
+  const gen2 = folder('gen2');
+  await job(
+    'generate',
+    cellA,
+    url,
+    '--cell',
+    'a',
+    '--users',
+    '12',
+    '--days',
+    '2',
+    '--end-date',
+    '2026-11-13',
+    '--seed',
+    '12',
+    '--format',
+    'parquet',
+    '--out',
+    gen2,
+  );
+  const parquet = readdirSync(gen2).filter((n) => n.endsWith('.parquet'));
+  expect(parquet.length).toBe(2);
   // the reference: one warehouse, the same apps and accounts, every record
   await openState({ dataDir: ref, databaseUrl: refUrl });
   await copyState(url, refUrl);
   mkdirSync(pathsFor(ref).landingDir, { recursive: true });
   copyFileSync(file, join(pathsFor(ref).landingDir, 'partner.ndjson'));
+  for (const n of parquet) copyFileSync(join(gen2, n), join(pathsFor(ref).landingDir, n));
   await job('load', ref, refUrl);
   await job('score', ref, refUrl, '--date', SCORE_DATE);
   // the cells: the partner file dropped on cell a only
   mkdirSync(pathsFor(cellA).landingDir, { recursive: true });
   copyFileSync(file, join(pathsFor(cellA).landingDir, 'partner.ndjson'));
+  mkdirSync(pathsFor(cellB).landingDir, { recursive: true });
+  for (const n of parquet) copyFileSync(join(gen2, n), join(pathsFor(cellB).landingDir, n));
   await job('load', cellA, url, '--cell', 'a');
   await job('load', cellB, url, '--cell', 'b');
+  // cell b's Parquet files sent cell a's drivers' records to cell a
+  await job('load', cellA, url, '--cell', 'a');
   await job('score', cellA, url, '--cell', 'a', '--date', SCORE_DATE);
   await job('score', cellB, url, '--cell', 'b', '--date', SCORE_DATE);
   // cell a ranks again against cell b's counts, posted after its own score
@@ -140,7 +168,8 @@ describe('two cells beside one warehouse', () => {
     expect(b.size).toBeGreaterThanOrEqual(all.size / 5);
     const trips = async (dir: string) => (await publishedRows(pathsFor(dir), 'trips', 'trip_id', [])).length;
     expect((await trips(cellA)) + (await trips(cellB))).toBe(await trips(ref));
-    expect(readdirSync(pathsFor(cellA).landingDir).filter((n) => n.endsWith('.ndjson'))).toEqual([]);
+    for (const dir of [cellA, cellB])
+      expect(readdirSync(pathsFor(dir).landingDir).filter((n) => /\.(ndjson|parquet)$/.test(n))).toEqual([]);
   });
 
   it('answers every route for every driver as the one warehouse does, percentile included', async () => {

@@ -59,6 +59,8 @@ function docSection(job: string): string {
 const GLOBAL = ['--data-dir', '--json', '--help'];
 /** Taken by every job that reads or writes the shared state store, documented once for them all. */
 const STATE_STORE = '--database-url';
+/** Taken with the state store, documented once for every job (docs/jobs.md). */
+const CELL = '--cell';
 const STATE_JOBS = [
   'apps',
   'deliver',
@@ -107,13 +109,14 @@ describe('--help of every job', () => {
         expect(section, `docs/jobs.md, ${job}.js: command ${c}`).toContain(`\`${c}`);
       }
       expect(flags.includes(STATE_STORE), `${job}: ${STATE_STORE}`).toBe(STATE_JOBS.includes(job));
+      expect(flags.includes(CELL), `${job}: ${CELL}`).toBe(STATE_JOBS.includes(job));
       for (const flag of own) {
-        if (GLOBAL.includes(flag) || flag === STATE_STORE) continue;
+        if (GLOBAL.includes(flag) || flag === STATE_STORE || flag === CELL) continue;
         expect(section, `docs/jobs.md, ${job}.js: ${flag}`).toMatch(new RegExp(`${flag}(?![a-z-])`));
       }
     }
     // the global flags are documented once, for every job
-    for (const flag of [...GLOBAL, STATE_STORE])
+    for (const flag of [...GLOBAL, STATE_STORE, CELL])
       expect(DOC.slice(0, DOC.indexOf('## Exit codes'))).toContain(`\`${flag}`);
     // 25 node processes: minutes on a busy 2-core machine, hence the long timeout
   }, 300_000);
