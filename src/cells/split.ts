@@ -98,8 +98,8 @@ async function splitFile(
   for await (const line of lines(path)) {
     const who = driverOf(line);
     if (!who) continue;
-    let users = drivers.get(who.appId);
-    if (!users) drivers.set(who.appId, (users = new Set()));
+    const users = drivers.get(who.appId) ?? new Set<number>();
+    drivers.set(who.appId, users);
     users.add(who.userId);
   }
   const cellOf = new Map<string, Map<number, string>>();
