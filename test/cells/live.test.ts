@@ -88,7 +88,7 @@ function startWatch(cell: string): Watch {
   let log = '';
   let armed: { pattern: RegExp; from: number } | null = null;
   const check = () => {
-    if (armed && armed.pattern.test(log.slice(armed.from)) && child.exitCode === null && child.signalCode === null) {
+    if (armed?.pattern.test(log.slice(armed.from)) && child.exitCode === null && child.signalCode === null) {
       armed = null;
       child.kill('SIGKILL');
     }
