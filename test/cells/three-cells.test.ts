@@ -174,6 +174,23 @@ describe('three cells beside one warehouse', () => {
     expect(compared).toBeGreaterThan(DRIVERS * 7);
   });
 
+  it("exports every cell's trips in the bulk export, each as the one warehouse exports it", async () => {
+    const exported = async (base: string): Promise<string[]> => {
+      const res = await fetch(`${base}/v1/exports/trips`, {
+        headers: { authorization: `Bearer ${apiKey}`, accept: 'application/x-ndjson' },
+      });
+      expect(res.status).toBe(200);
+      // a cell at a time: the same lines, in another order
+      return (await res.text())
+        .split('\n')
+        .filter((l) => l !== '')
+        .sort();
+    };
+    const want = await exported(one.url);
+    expect(want.length).toBe((await tripIds(ref)).length);
+    expect(await exported(api.url)).toEqual(want);
+  });
+
   it('ranks the percentile among the drivers of all three cells', async () => {
     const whole = await percentiles([ref]);
     expect(await percentiles(CELLS.map((name) => cell[name] as string))).toEqual(whole);
