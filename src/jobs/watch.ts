@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { currentCell } from '../cells/cell.js';
-import { rankPending } from '../cells/rank.js';
+import { rankPending, type RankedSeen } from '../cells/rank.js';
 import type { StateDb } from '../state/db.js';
 import { join } from 'node:path';
 import { getPriority, setPriority } from 'node:os';
@@ -133,6 +133,8 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
   let failures = 0;
   let metricsWrittenAt = 0;
   let held: Warehouse | null = null;
+  // what the warehouse had ranked against of other cells' score counts when last held (src/cells/rank.ts)
+  const rankedSeen: RankedSeen = { seq: 0 };
   // the served pack's layers, parsed once rather than at every batch's publish
   const heldLayers = new HeldLayers();
   // the first batch runs whatever is there: it finishes what a killed watch or load left behind
@@ -162,7 +164,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
           (await accepted?.any()) === true ||
           (await pendingDeletions(state, currentCell())).length > 0 ||
           // another cell posted score counts: this cell's percentiles are ranked again (src/cells/rank.ts)
-          (await peersPosted(held, state));
+          (await peersPosted(held, state, rankedSeen));
         // idle: one bounded merge of the landing archive's day files (src/load/archive-compact.ts)
         if (!due && held) await compactArchiveStep(held.conn, paths.landingDir, new Date(), { progress });
         if (!due) continue;
@@ -375,9 +377,9 @@ export function watchSummary(r: WatchResult): string {
   return `watched ${(r.seconds / 60).toFixed(1)} min: ${r.batches} batch(es) (${r.failedBatches} failed), ${r.filesLoaded} file(s) loaded, ${r.filesFailed} failed, ${r.tripsLoaded} trips; ${lag}`;
 }
 
-/** Whether another cell posted score counts this cell's held warehouse has not ranked against (false without cells, or when the store does not answer). */
-async function peersPosted(held: Warehouse | null, state: StateDb): Promise<boolean> {
+/** Whether another cell posted score counts this cell's warehouse has not ranked against (false without cells, or when the store does not answer); `seen`: what it had ranked when last held. */
+async function peersPosted(held: Warehouse | null, state: StateDb, seen: RankedSeen): Promise<boolean> {
   const cell = currentCell();
-  if (!cell || !held) return false;
-  return rankPending(held, state, cell).catch(() => false);
+  if (!cell) return false;
+  return rankPending(held, state, cell, seen).catch(() => false);
 }
