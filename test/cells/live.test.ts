@@ -8,7 +8,7 @@
 // warehouse, its publish and the API machine's copy, and the other cell purges nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -19,9 +19,9 @@ import { openDatabase } from '../../src/db/open.js';
 import { query } from '../../src/db/sql.js';
 import { closeUploadQueues } from '../../src/intake/upload-queue.js';
 import { PassportStore } from '../../src/passport/store.js';
-import { closeStates } from '../../src/state/open.js';
+import { closeStates, openState } from '../../src/state/open.js';
 import { closeSharedOutboxes } from '../../src/webhooks/open-outbox.js';
-import { cellsOfDrivers } from '../helpers/cells.js';
+import { answer, cellJob, cellsOfDrivers, copyState, percentiles } from '../helpers/cells.js';
 import { ROOT, startJob } from '../helpers/job-process.js';
 import { freePort, startPostgres, type PgServer } from '../helpers/postgres.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
@@ -161,23 +161,32 @@ const said = (): string =>
   ].join('\n');
 
 const day = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
-let minute = 0;
+let trips = 0;
+/** Every record uploaded, for the reference warehouse. */
+const sent: Record<string, unknown>[] = [];
 
-/** Uploads trips of a driver through a machine: each its own minute of the day, so none overlap. */
+/**
+ * Uploads trips of a driver through a machine: each in an hour of the day of its own, so none
+ * overlap, and the drivers differ in their share of low speed, as their scores do.
+ */
 async function upload(base: string, driver: string, tripIds: string[]): Promise<void> {
   const who = drivers.get(driver);
   if (!who) throw new Error(`no driver ${driver}`);
+  // driver-N drives its first N minutes of each trip at low speed (at most 20 km/h)
+  const slowFor = 60 * Number(driver.slice(-1));
   const records = tripIds.map((tripId) => {
-    const at = minute++;
+    const at = trips++;
     return tripRecord({
       appId,
       tripId,
       userId: who.userId,
       orgUserId: driver,
-      start: `${day}T${String(Math.floor(at / 20)).padStart(2, '0')}:${String((at % 20) * 3).padStart(2, '0')}:00Z`,
-      seconds: 90,
+      start: `${day}T${String(at % 24).padStart(2, '0')}:${String(Math.floor(at / 24) * 6).padStart(2, '0')}:00Z`,
+      seconds: 300,
+      speed: (i) => (i < slowFor ? 4 : 15),
     });
   });
+  sent.push(...records);
   const res = await fetch(`${base}/v1/sdk/trips`, {
     method: 'POST',
     headers: { authorization: `Bearer ${who.token}`, 'content-type': 'application/json' },
@@ -438,6 +447,53 @@ describe('two cells live, an API machine following both', () => {
       expect((await c.query('select count(*)::int as n from uploads.waiting')).rows[0]?.n).toBe(0);
     } finally {
       await c.end();
+    }
+  });
+
+  it("ranks the day's percentiles over both running cells as one warehouse does, the first cell scored ranked again by its watch", async () => {
+    const date = new Date(Date.parse(day) + 86_400_000).toISOString().slice(0, 10);
+    // the reference: one warehouse of its own database, the same apps and accounts, every record sent
+    const refUrl = await server.database();
+    const ref = folder('ref');
+    await openState({ dataDir: ref, databaseUrl: refUrl });
+    await copyState(url, refUrl);
+    mkdirSync(pathsFor(ref).landingDir, { recursive: true });
+    writeFileSync(join(pathsFor(ref).landingDir, 'sent.ndjson'), sent.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    await cellJob('load', ref, refUrl);
+    await cellJob('score', ref, refUrl, '--date', date);
+    const whole = await percentiles([ref]);
+    expect(whole.length).toBe(8);
+    expect(new Set(whole.map((r) => r[2])).size).toBeGreaterThan(1);
+    // the cells scored while their watches run: b first, ranked against its own drivers only until
+    // a posts its counts; then b's watch ranks again and publishes, with no upload to wake it
+    await cellJob('score', cellDir['b'] as string, url, '--cell', 'b', '--date', date);
+    await cellJob('score', cellDir['a'] as string, url, '--cell', 'a', '--date', date);
+    let cells: unknown[][] = [];
+    await until(
+      async () => {
+        cells = await percentiles([cellDir['a'] as string, cellDir['b'] as string]);
+        return JSON.stringify(cells) === JSON.stringify(whole);
+      },
+      "both cells' published percentiles ranked over both",
+      SERVED_WITHIN_MS,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}: ${JSON.stringify(cells)} against ${JSON.stringify(whole)}\n${said()}`);
+    });
+    // and the API machine answers each driver's score as the one warehouse does
+    const one = await serve(ref, []);
+    for (const driver of drivers.keys()) {
+      const path = `/v1/org-user/${driver}/safety-score?interval=30`;
+      const want = await answer(one.url, apiKey, path);
+      expect(want.status).toBe(200);
+      await until(
+        async () => JSON.stringify(await answer(api.url, apiKey, path)) === JSON.stringify(want),
+        `${driver}'s score served by the API machine as by the one warehouse`,
+        SERVED_WITHIN_MS,
+      ).catch(async (error: Error) => {
+        throw new Error(
+          `${error.message}: ${JSON.stringify(await answer(api.url, apiKey, path))} against ${JSON.stringify(want)}`,
+        );
+      });
     }
   });
 
