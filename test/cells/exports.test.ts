@@ -1,10 +1,10 @@
 // The analysts' Parquet exports of cells read as one dataset (docs/decisions.md, Cells): two cells
-// (load.js, score.js with --cell on one real PostgreSQL) and a reference data folder without cells
-// holding every record, loaded from the same partner file dropped on cell a. Each cell's export.js
-// --cell, copied into one folder (a subfolder each, or merged into one tree) or given as --parquet
-// repeated, gives through sql.js the reference export's rows: every table, percentile included,
-// the analyses of sql/analyses/ and the marts' models. A cell's purge writes its export again in
-// its cell's layout.
+// (load.js, score.js with --cell on one real PostgreSQL), a third begun once every driver had a
+// cell (its export holds no trip), and a reference data folder without cells holding every record,
+// loaded from the same partner file dropped on cell a. Each cell's export.js --cell, copied into one
+// folder (a subfolder each, or merged into one tree) or given as --parquet repeated, gives through
+// sql.js the reference export's rows: every table, percentile included, the analyses of
+// sql/analyses/ and the marts' models. A cell's purge writes its export again in its cell's layout.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -52,6 +52,8 @@ let appId: string;
 const dirs: string[] = [];
 let cellA: string;
 let cellB: string;
+/** A cell begun after the drivers were given theirs: its export holds no trip. */
+let cellC: string;
 let ref: string;
 /** The folders the exports are copied into: a subfolder each, and one merged tree. */
 let gathered: string;
@@ -134,6 +136,7 @@ beforeAll(async () => {
   refUrl = await server.database();
   cellA = folder('a');
   cellB = folder('b');
+  cellC = folder('c');
   ref = folder('ref');
   queries = folder('queries');
   appId = (
@@ -162,17 +165,20 @@ beforeAll(async () => {
   await job('score', cellB, url, '--cell', 'b', '--date', SCORE_DATE);
   // cell a ranks again against cell b's counts, posted after its own score
   await job('load', cellA, url, '--cell', 'a');
+  await job('load', cellC, url, '--cell', 'c');
   // each export where export.js writes by default, in its data folder
   await Promise.all([
     job('export', cellA, url, '--cell', 'a'),
     job('export', cellB, url, '--cell', 'b'),
     job('export', ref, refUrl),
   ]);
+  await job('export', cellC, url, '--cell', 'c');
   gathered = folder('gathered');
   merged = folder('merged');
   for (const [cell, dir] of [
     ['a', cellA],
     ['b', cellB],
+    ['c', cellC],
   ] as const) {
     cpSync(pathsFor(dir).exportsDir, join(gathered, cell), { recursive: true });
     cpSync(pathsFor(dir).exportsDir, merged, { recursive: true });
@@ -193,6 +199,7 @@ describe("cells' Parquet exports read as one", () => {
     for (const [cell, dir] of [
       ['a', cellA],
       ['b', cellB],
+      ['c', cellC],
     ] as const) {
       const root = exportOf(dir);
       expect(readdirSync(join(root, 'apps'))).toEqual([`cell=${cell}`]);
@@ -201,7 +208,8 @@ describe("cells' Parquet exports read as one", () => {
     }
     const users = async (dir: string) =>
       new Set((await rowsOf(exportOf(dir), SQL('analyses/users'))).map((r) => JSON.parse(r).user_id as number));
-    const [a, b, all] = await Promise.all([users(cellA), users(cellB), users(ref)]);
+    const [a, b, c, all] = await Promise.all([users(cellA), users(cellB), users(cellC), users(ref)]);
+    expect(c.size).toBe(0);
     expect(a.size + b.size).toBe(all.size);
     expect([...a].filter((u) => b.has(u))).toEqual([]);
     expect(Math.min(a.size, b.size)).toBeGreaterThanOrEqual(all.size / 5);
@@ -211,7 +219,8 @@ describe("cells' Parquet exports read as one", () => {
     const layouts: Record<string, string | string[]> = {
       'a folder holding each export': gathered,
       'one merged tree': merged,
-      '--parquet repeated': [exportOf(cellA), exportOf(cellB)],
+      '--parquet repeated': [exportOf(cellA), exportOf(cellB), exportOf(cellC)],
+      'two cells of three, the third without trips': [exportOf(cellA), exportOf(cellB)],
     };
     for (const table of Object.keys(BOOKKEEPING)) {
       const file = tableQuery(table);
@@ -260,7 +269,7 @@ describe("cells' Parquet exports read as one", () => {
     const [want, folderOf, repeated] = await Promise.all([
       sql('--parquet', exportOf(ref)),
       sql('--parquet', gathered),
-      sql('--parquet', exportOf(cellA), '--parquet', exportOf(cellB)),
+      sql('--parquet', exportOf(cellA), '--parquet', exportOf(cellB), '--parquet', exportOf(cellC)),
     ]);
     for (const ran of [want, folderOf, repeated]) expect(ran.code, ran.stderr).toBe(0);
     const sorted = (stdout: string) =>
@@ -292,9 +301,9 @@ describe("cells' Parquet exports read as one", () => {
     });
     expect(over.code).toBe(2);
     expect(over.stderr).toMatch(
-      /^export: failed: --out .* holds the export of cell a, and the export replaces its folder whole/m,
+      /^export: failed: --out .* holds the export of cell a, c, and the export replaces its folder whole/m,
     );
-    expect(readdirSync(join(merged, 'trips')).sort()).toEqual(['cell=a', 'cell=b']);
+    expect(readdirSync(join(merged, 'trips')).sort()).toEqual(['cell=a', 'cell=b', 'cell=c']);
   });
 
   it("a cell's purge writes its export again without the driver, in its cell's layout", async () => {
