@@ -3,6 +3,7 @@ import { InputError } from '../errors.js';
 import { dirname, join, basename } from 'node:path';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { quoteIdent, quoteLiteral, query, run } from '../db/sql.js';
+import { appsFile, tableFolder } from './export-layout.js';
 
 /** Each exported table, and the column it is partitioned by besides app_id. */
 export const EXPORTS = [
@@ -27,17 +28,21 @@ export interface DeletedUser {
 
 export interface ExportResult {
   out: string;
+  /** The cell whose export this is (its files under `<table>/cell=NAME/`), or null: a whole warehouse's. */
+  cell: string | null;
   tables: Record<string, number>;
 }
 
 /**
- * Writes Hive-partitioned Parquet (app_id=…/<month>=…/) of the warehouse's served tables into a
- * fresh folder beside `out`, then swaps it in, so a reader never sees half an export.
+ * Writes Hive-partitioned Parquet (app_id=…/<month>=…/, a cell's one level down under cell=NAME/,
+ * src/analyst/export-layout.ts) of the warehouse's served tables into a fresh folder beside `out`,
+ * then swaps it in, so a reader never sees half an export.
  */
 export async function exportParquet(
   wh: Warehouse,
   out: string,
   deleted: readonly DeletedUser[] = [],
+  cell: string | null = null,
 ): Promise<ExportResult> {
   if (existsSync(out) && readdirSync(out).length > 0 && !existsSync(join(out, MARKER))) {
     throw new InputError(`--out ${out}: exists and is not an earlier export; refusing to replace it`);
@@ -58,13 +63,13 @@ export async function exportParquet(
     const rows = await query(wh.conn, `select count(*) as n from ${source}`);
     tables[table] = Number(rows[0]?.['n'] ?? 0);
     if (partition === null || by === null) {
-      await run(
-        wh.conn,
-        `copy ${quoteIdent(table)} to ${quoteLiteral(join(staging, `${table}.parquet`))} (format parquet)`,
-      );
+      const file = appsFile(staging, cell);
+      mkdirSync(dirname(file), { recursive: true });
+      await run(wh.conn, `copy ${quoteIdent(table)} to ${quoteLiteral(file)} (format parquet)`);
       continue;
     }
-    const target = join(staging, table);
+    const target = tableFolder(staging, table, cell);
+    mkdirSync(target, { recursive: true });
     // Ordered by user and time, so a reader filtering on a user prunes row groups by their min/max.
     await run(
       wh.conn,
@@ -81,10 +86,11 @@ export async function exportParquet(
       );
     }
   }
-  writeFileSync(join(staging, MARKER), `written by jobs/export.js at ${new Date().toISOString()}\n`);
+  const whose = cell === null ? '' : ` (cell ${cell})`;
+  writeFileSync(join(staging, MARKER), `written by jobs/export.js${whose} at ${new Date().toISOString()}\n`);
   const previous = `${staging}.old`;
   if (existsSync(out)) renameSync(out, previous);
   renameSync(staging, out);
   rmSync(previous, { recursive: true, force: true });
-  return { out, tables };
+  return { out, cell, tables };
 }

@@ -6,6 +6,7 @@ import { writeFileAtomic } from '../fsutil.js';
 import { exportParquet, isExport } from '../analyst/parquet-export.js';
 import { compactDatabase } from '../db/compact.js';
 import { deletedAccounts } from './requests.js';
+import { currentCell } from '../cells/cell.js';
 import { query } from '../db/sql.js';
 import type { PurgedUser } from './archives.js';
 
@@ -35,7 +36,9 @@ export async function eraseToTheBytes(
   if (users.length === 0) return { eventsDropped: 0, exportRewritten: false, warehouse: null };
   const eventsDropped = dropPendingEvents(paths.eventsDir, users);
   const exportRewritten = isExport(paths.exportsDir);
-  if (exportRewritten) await exportParquet(wh, paths.exportsDir, await deletedAccounts({ dataDir: paths.dataDir }));
+  // a cell's machine writes its cell's export (src/analyst/export-layout.ts), as export.js --cell does
+  if (exportRewritten)
+    await exportParquet(wh, paths.exportsDir, await deletedAccounts({ dataDir: paths.dataDir }), currentCell());
   const [db] = await query(wh.conn, 'select current_database() as db');
   const compacted = await compactDatabase(wh.conn, String(db?.['db']), paths.warehouseFile);
   return { eventsDropped, exportRewritten, warehouse: compacted };
