@@ -6,7 +6,7 @@ import { appsOf } from './data-dir.js';
 import { openWarehouse } from '../warehouse/warehouse.js';
 import { exportParquet, type ExportResult } from '../analyst/parquet-export.js';
 import { cellsIn } from '../analyst/export-layout.js';
-import { currentCell } from '../cells/cell.js';
+import { currentCell } from '../cell.js';
 import { deletedAccounts } from '../purge/requests.js';
 import { silent, type Progress } from '../progress.js';
 

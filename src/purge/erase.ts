@@ -6,7 +6,7 @@ import { writeFileAtomic } from '../fsutil.js';
 import { exportParquet, isExport } from '../analyst/parquet-export.js';
 import { compactDatabase } from '../db/compact.js';
 import { deletedAccounts } from './requests.js';
-import { currentCell } from '../cells/cell.js';
+import { currentCell } from '../cell.js';
 import { query } from '../db/sql.js';
 import type { PurgedUser } from './archives.js';
 
