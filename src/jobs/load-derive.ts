@@ -64,7 +64,9 @@ export async function deriveInputs(run: LoadRun, listing: Listing, routes: RunRo
       if (!slice && !loaded && fromLanding && kindOf(file) === null) {
         listing.intake.vanished++;
         inFlight.delete(index);
-        progress(`load: [${index + 1}/${files.length}] ${file}: gone since the listing (renamed or removed by its writer)`);
+        progress(
+          `load: [${index + 1}/${files.length}] ${file}: gone since the listing (renamed or removed by its writer)`,
+        );
         return;
       }
       const report = slice ?? settleFile(run, listing, file, { loaded, error, identity }, taken);

@@ -100,7 +100,12 @@ export async function listInputs(run: LoadRun, batched: UploadBatches | null): P
     files,
     sliced,
     refused: listed.refused,
-    intake: { retaken: retaken.length, settling: quiet.settling.length, vanished: 0, renamed: listed.renamed?.length ?? 0 },
+    intake: {
+      retaken: retaken.length,
+      settling: quiet.settling.length,
+      vanished: 0,
+      renamed: listed.renamed?.length ?? 0,
+    },
     batched,
   };
 }
