@@ -1,6 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { inTransaction } from '../warehouse/warehouse.js';
-import { query, queryScript, quoteIdent, run, runScript } from '../db/sql.js';
+import { queryFile, queryScript, quoteIdent, run, runScript } from '../db/sql.js';
+import { checkpoint } from '../db/statements.js';
+import { setMeta } from '../warehouse/meta.js';
 import { CheckFailedError, runChecks } from '../warehouse/checks.js';
 import { currentDatabase } from './standby-slot.js';
 
@@ -25,9 +27,9 @@ export async function applyToSlot(conn: DuckDBConnection, since: number, version
       if (changed[part]) await runScript(conn, `ops/publish/apply/remove_${part}`);
     for (const part of ['trips', 'days', 'scores'] as const)
       if (changed[part]) await runScript(conn, `ops/publish/apply/insert_${part}`, { since });
-    await run(conn, "insert or replace into slot.meta values ('version', $version::varchar)", { version });
     await run(conn, 'use slot');
     try {
+      await setMeta(conn, 'version', version);
       // a check looks at rows written since `since` of the tables it names: none, nothing to find
       const tables = new Set([
         ...(changed.trips ? ['trips', 'trip_events'] : []),
@@ -41,14 +43,12 @@ export async function applyToSlot(conn: DuckDBConnection, since: number, version
     }
     return Number(scope['trips'] ?? 0) + Number(scope['days'] ?? 0) + Number(scope['scores'] ?? 0);
   });
-  await run(conn, 'checkpoint slot');
+  await checkpoint(conn, 'slot');
   return rows;
 }
 
 /** Whether users were purged after warehouse version `since`. */
 export async function purgedAfter(conn: DuckDBConnection, since: number): Promise<boolean> {
-  const [row] = await query(conn, 'select exists (select 1 from purged_users where version > $since) as any', {
-    since,
-  });
+  const [row] = await queryFile(conn, 'ops/publish/purged_after', { since });
   return row?.['any'] === true;
 }

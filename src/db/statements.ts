@@ -1,0 +1,66 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { quoteIdent, quoteLiteral, run, type Params } from './sql.js';
+
+export { createTempTable } from './sql.js';
+
+// The statements whose text names something DuckDB takes no parameter for: a file path (ATTACH,
+// COPY ... TO), a database alias, a temp table or view chosen by the caller. Each is written once
+// here, the name quoted by quoteIdent/quoteLiteral; the queries they wrap come from sql/.
+
+/** Where a COPY reads: a query's text (from sqlText) or a table of the connection. */
+export type CopySource = { query: string } | { table: string };
+
+/** `COPY (query) TO 'target' (options)`: `options` is the format clause, the code's own constant. */
+export async function copyTo(
+  conn: DuckDBConnection,
+  source: CopySource,
+  target: string,
+  options: string,
+  params?: Params,
+): Promise<void> {
+  const from = 'table' in source ? quoteIdent(source.table) : `(${source.query})`;
+  // the target is a path: COPY takes no parameter for it
+  await run(conn, `copy ${from} to ${quoteLiteral(target)} (${options})`, params);
+}
+
+/** Attaches a database file under `alias` (`options`: the code's own, e.g. `READ_WRITE`). */
+export async function attach(conn: DuckDBConnection, file: string, alias: string, options?: string): Promise<void> {
+  // ATTACH takes no parameter for its path
+  await run(conn, `attach ${quoteLiteral(file)} as ${quoteIdent(alias)}${options ? ` (${options})` : ''}`);
+}
+
+/** Detaches `alias` if it is attached. */
+export async function detach(conn: DuckDBConnection, alias: string): Promise<void> {
+  await run(conn, `detach database if exists ${quoteIdent(alias)}`);
+}
+
+/** Checkpoints the database `alias` names (the connection's own without one). */
+export async function checkpoint(conn: DuckDBConnection, alias?: string): Promise<void> {
+  await run(conn, alias === undefined ? 'checkpoint' : `checkpoint ${quoteIdent(alias)}`);
+}
+
+/** Copies every table of the database `from` into the (attached, empty) database `to`. */
+export async function copyDatabase(conn: DuckDBConnection, from: string, to: string): Promise<void> {
+  await run(conn, `copy from database ${quoteIdent(from)} to ${quoteIdent(to)}`);
+}
+
+/** Drops a temp table or view of the connection, if it is there. */
+export async function dropTemp(conn: DuckDBConnection, name: string, kind: 'table' | 'view' = 'table'): Promise<void> {
+  await run(conn, `drop ${kind} if exists temp.main.${quoteIdent(name)}`);
+}
+
+/** A temp view `view` over a query (a view takes no parameters: `select` binds none). */
+export async function createTempView(conn: DuckDBConnection, view: string, select: string): Promise<void> {
+  await run(conn, `create or replace temp view ${quoteIdent(view)} as\n${select}`);
+}
+
+/** Appends a query's rows to `table`, by column name or (without `byName`) by position. */
+export async function insertInto(
+  conn: DuckDBConnection,
+  table: string,
+  select: string,
+  params?: Params,
+  options: { byName?: boolean } = {},
+): Promise<void> {
+  await run(conn, `insert into ${quoteIdent(table)}${options.byName ? ' by name' : ''}\n${select}`, params);
+}
