@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { quoteIdent, quoteLiteral, run, type Params } from './sql.js';
+import { queryFile, quoteIdent, quoteLiteral, run, type Params } from './sql.js';
 
 export { createTempTable } from './sql.js';
 
@@ -44,9 +44,27 @@ export async function copyDatabase(conn: DuckDBConnection, from: string, to: str
   await run(conn, `copy from database ${quoteIdent(from)} to ${quoteIdent(to)}`);
 }
 
+/** A temp table or view of a connection, by name. */
+export interface TempObject {
+  name: string;
+  kind: 'table' | 'view';
+}
+
 /** Drops a temp table or view of the connection, if it is there. */
-export async function dropTemp(conn: DuckDBConnection, name: string, kind: 'table' | 'view' = 'table'): Promise<void> {
-  await run(conn, `drop ${kind} if exists temp.main.${quoteIdent(name)}`);
+export async function dropTemp(
+  conn: DuckDBConnection,
+  name: string,
+  kind: TempObject['kind'] = 'table',
+): Promise<void> {
+  await dropTemps(conn, [{ name, kind }]);
+}
+
+/** Drops temp tables and views in one call (DROP TABLE refuses a view: each says which it is). */
+export async function dropTemps(conn: DuckDBConnection, objects: readonly TempObject[]): Promise<void> {
+  const drops = objects.map(
+    (o) => `drop ${o.kind === 'view' ? 'view' : 'table'} if exists temp.main.${quoteIdent(o.name)}`,
+  );
+  if (drops.length > 0) await run(conn, drops.join(';\n'));
 }
 
 /** A temp view `view` over a query (a view takes no parameters: `select` binds none). */
@@ -63,4 +81,10 @@ export async function insertInto(
   options: { byName?: boolean } = {},
 ): Promise<void> {
   await run(conn, `insert into ${quoteIdent(table)}${options.byName ? ' by name' : ''}\n${select}`, params);
+}
+
+/** The database `use` names now. */
+export async function currentDatabase(conn: DuckDBConnection): Promise<string> {
+  const [row] = await queryFile(conn, 'ops/db/current_database');
+  return String(row?.['db']);
 }
