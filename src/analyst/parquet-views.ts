@@ -1,7 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { quoteIdent, quoteLiteral, run } from '../db/sql.js';
+import { quoteIdent, quoteLiteral, run, runFile, sqlWith } from '../db/sql.js';
 import { installMacros } from '../db/macros.js';
 import { EXPORTS } from './parquet-export.js';
 import { InputError } from '../errors.js';
@@ -16,12 +16,17 @@ export async function attachParquetExport(conn: DuckDBConnection, dir: string): 
     throw new InputError(`--parquet ${dir}: not an export folder (no apps.parquet)`);
   await installMacros(conn);
   for (const { table, partition } of EXPORTS) {
-    const source =
+    const view = quoteIdent(table);
+    await run(
+      conn,
       partition === null
-        ? `read_parquet(${quoteLiteral(join(dir, `${table}.parquet`))})`
-        : `read_parquet(${quoteLiteral(join(dir, table, '**', '*.parquet'))}, hive_partitioning = true, union_by_name = true)`;
-    const exclude = partition === null ? '' : ` exclude (${quoteIdent(partition)})`;
-    await run(conn, `create or replace view ${quoteIdent(table)} as select *${exclude} from ${source}`);
+        ? sqlWith('ops/analyst/view_file', { view, file: quoteLiteral(join(dir, `${table}.parquet`)) })
+        : sqlWith('ops/analyst/view_partitioned', {
+            view,
+            files: quoteLiteral(join(dir, table, '**', '*.parquet')),
+            partition: quoteIdent(partition),
+          }),
+    );
   }
-  await run(conn, 'create or replace view scope_user_days as select distinct app_id, user_id, trip_date from trips');
+  await runFile(conn, 'ops/analyst/view_scope_user_days');
 }

@@ -2,8 +2,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { basename } from 'node:path';
-import { isMissingTable, queryFile, quoteIdent, run, runScript, sqlText } from '../db/sql.js';
-import { attach, detach } from '../db/statements.js';
+import { isMissingTable, quoteIdent, run, runScript, sqlText } from '../db/sql.js';
+import { attach, currentDatabase, detach } from '../db/statements.js';
 import { metaValue, readMeta, setMeta } from '../warehouse/meta.js';
 import { describeHolder, WAIT_REPORT_EVERY_MS } from '../db/open.js';
 import { slotFile, type Slot } from './manifest.js';
@@ -110,8 +110,5 @@ async function ensureSlotSchema(conn: DuckDBConnection): Promise<void> {
   await setMeta(conn, 'schema_digest', digest);
 }
 
-/** The database `use` names now: the steps that work in the slot switch back to it after. */
-export async function currentDatabase(conn: DuckDBConnection): Promise<string> {
-  const rows = await queryFile(conn, 'ops/publish/current_database');
-  return String(rows[0]?.['db']);
-}
+// the steps that work in the slot switch back to the database `use` named before
+export { currentDatabase } from '../db/statements.js';

@@ -6,8 +6,8 @@ import { writeFileAtomic } from '../fsutil.js';
 import { exportParquet, isExport } from '../analyst/parquet-export.js';
 import { compactDatabase } from '../db/compact.js';
 import { deletedAccounts } from './requests.js';
-import { query } from '../db/sql.js';
 import type { PurgedUser } from './archives.js';
+import { currentDatabase } from '../db/statements.js';
 
 export interface Erasure {
   /** Undelivered events of the purged users (other than user.deleted) dropped from events/pending/. */
@@ -36,8 +36,7 @@ export async function eraseToTheBytes(
   const eventsDropped = dropPendingEvents(paths.eventsDir, users);
   const exportRewritten = isExport(paths.exportsDir);
   if (exportRewritten) await exportParquet(wh, paths.exportsDir, await deletedAccounts({ dataDir: paths.dataDir }));
-  const [db] = await query(wh.conn, 'select current_database() as db');
-  const compacted = await compactDatabase(wh.conn, String(db?.['db']), paths.warehouseFile);
+  const compacted = await compactDatabase(wh.conn, await currentDatabase(wh.conn), paths.warehouseFile);
   return { eventsDropped, exportRewritten, warehouse: compacted };
 }
 
