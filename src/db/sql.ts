@@ -136,8 +136,23 @@ export async function createTempTable(
   select: string,
   params?: Params,
 ): Promise<void> {
-  // the table's name is the caller's: DuckDB binds no parameter for it
-  await run(conn, `create or replace temp table ${quoteIdent(table)} as\n${select}`, params);
+  await createTemp(conn, 'table', table, select, params);
+}
+
+/** A temp table or view `name` over a query, replaced if it was there (a view binds no parameter). */
+export async function createTemp(
+  conn: DuckDBConnection,
+  kind: 'table' | 'view',
+  name: string,
+  select: string,
+  params?: Params,
+): Promise<void> {
+  // the name is the caller's: DuckDB binds no parameter for it
+  await run(
+    conn,
+    `create or replace temp ${kind === 'view' ? 'view' : 'table'} ${quoteIdent(name)} as\n${select}`,
+    params,
+  );
 }
 
 /** Runs a file of several statements separated by semicolons, binding what each one names. */

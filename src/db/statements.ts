@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { queryFile, quoteIdent, quoteLiteral, run, type Params } from './sql.js';
+import { createTemp, queryFile, quoteIdent, quoteLiteral, run, type Params } from './sql.js';
 
 export { createTempTable } from './sql.js';
 
@@ -69,7 +69,7 @@ export async function dropTemps(conn: DuckDBConnection, objects: readonly TempOb
 
 /** A temp view `view` over a query (a view takes no parameters: `select` binds none). */
 export async function createTempView(conn: DuckDBConnection, view: string, select: string): Promise<void> {
-  await run(conn, `create or replace temp view ${quoteIdent(view)} as\n${select}`);
+  await createTemp(conn, 'view', view, select);
 }
 
 /** Appends a query's rows to `table`, by column name or (without `byName`) by position. */
@@ -87,4 +87,19 @@ export async function insertInto(
 export async function currentDatabase(conn: DuckDBConnection): Promise<string> {
   const [row] = await queryFile(conn, 'ops/db/current_database');
   return String(row?.['db']);
+}
+
+/** Runs `fn` with `alias` the database in use (unqualified names resolve there), then switches back. */
+export async function inDatabase<T>(conn: DuckDBConnection, alias: string, fn: () => Promise<T>): Promise<T> {
+  const home = await currentDatabase(conn);
+  await use(conn, alias);
+  try {
+    return await fn();
+  } finally {
+    await use(conn, home);
+  }
+}
+
+async function use(conn: DuckDBConnection, database: string): Promise<void> {
+  await run(conn, `use ${quoteIdent(database)}`);
 }

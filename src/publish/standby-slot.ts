@@ -2,8 +2,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { basename } from 'node:path';
-import { isMissingTable, quoteIdent, run, runScript, sqlText } from '../db/sql.js';
-import { attach, currentDatabase, detach } from '../db/statements.js';
+import { isMissingTable, runScript, sqlText } from '../db/sql.js';
+import { attach, detach, inDatabase } from '../db/statements.js';
 import { metaValue, readMeta, setMeta } from '../warehouse/meta.js';
 import { describeHolder, WAIT_REPORT_EVERY_MS } from '../db/open.js';
 import { slotFile, type Slot } from './manifest.js';
@@ -74,9 +74,7 @@ export function removeCorrupt(file: string): void {
 
 /** A slot that belongs to another warehouse, or claims a future version, is rebuilt from zero. */
 export async function prepareSlot(conn: DuckDBConnection, whId: string, version: number): Promise<number> {
-  const home = await currentDatabase(conn);
-  await run(conn, 'use slot');
-  try {
+  return inDatabase(conn, 'slot', async () => {
     await ensureSlotSchema(conn);
     const meta = await readMeta(conn);
     const slotVersion = Number(meta.get('version') ?? 0);
@@ -85,9 +83,7 @@ export async function prepareSlot(conn: DuckDBConnection, whId: string, version:
     await setMeta(conn, 'version', '0');
     await setMeta(conn, 'warehouse_id', whId);
     return 0;
-  } finally {
-    await run(conn, `use ${quoteIdent(home)}`);
-  }
+  });
 }
 
 /**
@@ -109,6 +105,3 @@ async function ensureSlotSchema(conn: DuckDBConnection): Promise<void> {
   await runScript(conn, 'ops/publish/slot_schema');
   await setMeta(conn, 'schema_digest', digest);
 }
-
-// the steps that work in the slot switch back to the database `use` named before
-export { currentDatabase } from '../db/statements.js';

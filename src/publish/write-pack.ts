@@ -7,11 +7,11 @@ import { layersToMerge } from '../serving/layers.js';
 import { sha256File } from '../serving/checksum.js';
 import { SectionFile } from '../serving/pack.js';
 import { purgedSince, scrubLayers } from '../serving/scrub.js';
-import { query, queryFile, quoteIdent, run, runScript, sqlText, sqlWith, stripComments } from '../db/sql.js';
+import { query, queryFile, runScript, sqlText, sqlWith, stripComments } from '../db/sql.js';
 import type { HeldLayers } from './held-layers.js';
 import type { Manifest } from './manifest.js';
 import { checkLayers, DamagedLayerError, reportedSections } from './verify-pack.js';
-import { currentDatabase } from './standby-slot.js';
+import { inDatabase } from '../db/statements.js';
 
 /**
  * The serving pack of the slot just written, with local times in each app's zone (src/serving). A
@@ -123,11 +123,8 @@ async function writeLayers(
       : undefined;
   if (since !== undefined) await runScript(conn, 'ops/serving/changed_since', { since });
   const purged = since === undefined ? new Map<string, Set<number>>() : await purgedSince(conn);
-  const home = await currentDatabase(conn);
-  await run(conn, 'use slot');
-  let result: SectionBuildResult;
-  try {
-    result = await buildSection(
+  const result = await inDatabase(conn, 'slot', () =>
+    buildSection(
       conn,
       join(publishedDir, `serving-v${version}-${section}.pack`),
       section,
@@ -136,10 +133,8 @@ async function writeLayers(
       progress,
       since,
       purged,
-    );
-  } finally {
-    await run(conn, `use ${quoteIdent(home)}`);
-  }
+    ),
+  );
   built.push(result);
   if (since === undefined || !served) return { layers: [basename(result.file)], built };
   // checked just before they are read: a damaged layer is never copied into a new one
