@@ -15,7 +15,7 @@ export interface Compaction {
  * Rewrites a DuckDB database into a fresh file and renames it into place (docs/decisions.md, Deletion, erasure
  * reaches the bytes). DuckDB deletes a row by marking it: its bytes stay in the file's blocks
  * (and a freed block is reused, not wiped) until the table is written anew, so after a purge the
- * deleted user's tripIds and deviceIds could still be read from the file. `COPY FROM DATABASE`
+ * deleted user's tripIds and deviceIds could still be read from the file. COPY FROM DATABASE
  * writes only the live rows into a new file; it is fsynced and renamed over the old one, so the
  * name holds either the old database or the whole new one.
  *

@@ -10,7 +10,7 @@ export { createTempTable } from './sql.js';
 /** Where a COPY reads: a query's text (from sqlText) or a table of the connection. */
 export type CopySource = { query: string } | { table: string };
 
-/** `COPY (query) TO 'target' (options)`: `options` is the format clause, the code's own constant. */
+/** Writes a query's rows (or a table's) to the file `target`; `options` is the code's own format clause. */
 export async function copyTo(
   conn: DuckDBConnection,
   source: CopySource,
@@ -34,9 +34,9 @@ export async function detach(conn: DuckDBConnection, alias: string): Promise<voi
   await run(conn, `detach database if exists ${quoteIdent(alias)}`);
 }
 
-/** Checkpoints the database `alias` names (the connection's own without one). */
-export async function checkpoint(conn: DuckDBConnection, alias?: string): Promise<void> {
-  await run(conn, alias === undefined ? 'checkpoint' : `checkpoint ${quoteIdent(alias)}`);
+/** Checkpoints the attached database `alias` (its rows in its file before it is read or copied). */
+export async function checkpoint(conn: DuckDBConnection, alias: string): Promise<void> {
+  await run(conn, `checkpoint ${quoteIdent(alias)}`);
 }
 
 /** Copies every table of the database `from` into the (attached, empty) database `to`. */
@@ -67,7 +67,7 @@ export async function dropTemps(conn: DuckDBConnection, objects: readonly TempOb
   if (drops.length > 0) await run(conn, drops.join(';\n'));
 }
 
-/** A temp view `view` over a query (a view takes no parameters: `select` binds none). */
+/** A temp view `view` over a query (a view takes no parameters: the query binds none). */
 export async function createTempView(conn: DuckDBConnection, view: string, select: string): Promise<void> {
   await createTemp(conn, 'view', view, select);
 }

@@ -197,8 +197,8 @@ export class Outbox implements OutboxStore {
   }
 
   /**
-   * Writes the outbox as it is now into a new DuckDB file `target` (a backup's copy): one
-   * `COPY FROM DATABASE` in the serial queue, so no intake or record lands halfway through it, and
+   * Writes the outbox as it is now into a new DuckDB file `target` (a backup's copy):
+   * one COPY FROM DATABASE in the serial queue, so no intake or record lands halfway through it, and
    * without stopping the deliverer that holds the file (no other process may open it meanwhile).
    */
   copyTo(target: string): Promise<void> {
