@@ -14,16 +14,16 @@ describe('inline SQL under src/', () => {
   it('is told from prose: statements at the start of a string or template count, words in text do not', () => {
     const text = [
       "await run(conn, 'select count(*) as n from trips');",
-      'await run(conn, `insert into ${quoteIdent(table)} by name\\n${select}`);',
+      'await run(conn, `insert into #{quoteIdent(table)} by name\\n#{select}`);',
       'await query(conn, `',
       '  with recent as (select 1) select * from recent`);',
       "await run(conn, 'begin transaction');",
       "await run(conn, 'checkpoint slot');",
-      'await run(conn, `copy (${select}) to ${quoteLiteral(file)} (format parquet)`);',
-      'await run(conn, `attach ${quoteLiteral(file)} as slot`);',
+      'await run(conn, `copy (#{select}) to #{quoteLiteral(file)} (format parquet)`);',
+      'await run(conn, `attach #{quoteLiteral(file)} as slot`);',
       "await run(conn, 'use slot');",
       "await run(conn, 'pragma disable_checkpoint_on_shutdown');",
-      'await run(conn, `drop ${kind} if exists temp.main.x`);',
+      'await run(conn, `drop #{kind} if exists temp.main.x`);',
       // prose and other strings
       "describe: 'with --follow: how often the manifest is checked',",
       "summary: 'Delete a user and all their data',",
@@ -33,7 +33,10 @@ describe('inline SQL under src/', () => {
       "describe: 'create an app; prints its appId',",
       "command: 'show <id>',",
       "// run(conn, 'select 1') in a comment",
-    ].join('\n');
+    ]
+      .join('\n')
+      // written with #{ so that they stay plain strings here
+      .replaceAll('#{', '${');
     expect(inlineStatements(text).map((s) => s.line)).toEqual([1, 2, 3, 5, 6, 7, 8, 9, 10, 11]);
   });
 
