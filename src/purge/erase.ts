@@ -7,8 +7,8 @@ import { exportParquet, isExport } from '../analyst/parquet-export.js';
 import { compactDatabase } from '../db/compact.js';
 import { deletedAccounts } from './requests.js';
 import { currentCell } from '../cell.js';
-import { query } from '../db/sql.js';
 import type { PurgedUser } from './archives.js';
+import { currentDatabase } from '../db/statements.js';
 
 export interface Erasure {
   /** Undelivered events of the purged users (other than user.deleted) dropped from events/pending/. */
@@ -39,8 +39,7 @@ export async function eraseToTheBytes(
   // a cell's machine writes its cell's export (src/analyst/export-layout.ts), as export.js --cell does
   if (exportRewritten)
     await exportParquet(wh, paths.exportsDir, await deletedAccounts({ dataDir: paths.dataDir }), currentCell());
-  const [db] = await query(wh.conn, 'select current_database() as db');
-  const compacted = await compactDatabase(wh.conn, String(db?.['db']), paths.warehouseFile);
+  const compacted = await compactDatabase(wh.conn, await currentDatabase(wh.conn), paths.warehouseFile);
   return { eventsDropped, exportRewritten, warehouse: compacted };
 }
 

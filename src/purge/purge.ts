@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import { listValue } from '../db/duckdb.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { inTransaction, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
-import { materialize, query, quoteLiteral, run, runScript, type Row } from '../db/sql.js';
+import { materialize, queryFile, quoteLiteral, type Row, runFile, runScript, sqlWith } from '../db/sql.js';
 import { RouteFileDamagedError, rewriteRouteFileWithout } from '../route/route-file.js';
 import { fsyncDir, fsyncFile } from '../fsutil.js';
 import type { Paths } from '../config.js';
@@ -15,6 +15,7 @@ import { scrubArchives, type PurgedUser } from './archives.js';
 import { pruneIndex } from './index-retention.js';
 import { archivesToOpen, driverDays, pointFilesToOpen, routeFilesToOpen } from './index.js';
 import { POINTS_PARQUET } from '../load/points-parquet.js';
+import { copyTo } from '../db/statements.js';
 
 export interface PurgeResult {
   users: number;
@@ -80,17 +81,14 @@ export async function purgeDeletedUsers(
       requests: 0,
     };
   }
-  await run(
-    conn,
-    'create or replace temp table purge_requests (app_id varchar, user_id bigint, org_user_id varchar, requested_at timestamptz)',
-  );
+  await runFile(conn, 'ops/purge/purge_requests');
   // a user deleted twice (a retried DELETE whose first answer was lost) is purged once
   const users = new Map<string, PurgedUser & { requestedAt: string }>();
   const userKey = (u: { appId: string; platformUserId: number }) => `${u.appId}\u0000${u.platformUserId}`;
   for (const { appId, platformUserId, orgUserId, requestedAt } of pending)
     users.set(userKey({ appId, platformUserId }), { appId, platformUserId, orgUserId, requestedAt });
   for (const request of users.values()) {
-    await run(conn, 'insert into purge_requests values ($app, $user, $org, $at)', {
+    await runFile(conn, 'ops/purge/purge_request_add', {
       app: request.appId,
       user: request.platformUserId,
       org: request.orgUserId,
@@ -99,7 +97,7 @@ export async function purgeDeletedUsers(
   }
   await runScript(conn, 'macros/purge');
   await materialize(conn, 'ops/purge/purged_trips');
-  const trips = await query(conn, 'select app_id, user_id, trip_id, trip_date from purged_trips');
+  const trips = await queryFile(conn, 'ops/purge/purged_trip_list');
   // points first: while the warehouse still has the trips, a crash here is simply repeated. Only
   // the files the index names for the users (or does not know) are opened (src/purge/index.ts)
   const days = await driverDays(conn);
@@ -155,11 +153,11 @@ export async function purgeDeletedUsers(
 
 /** Deletes quarantined record lines of every purged user (sql/ops/purge/scrub_quarantine.sql); returns how many. */
 async function scrubQuarantine(conn: Warehouse['conn']): Promise<number> {
-  const [any] = await query(conn, 'select exists (select 1 from purged_users) as any');
+  const [any] = await queryFile(conn, 'ops/purge/purged_users_any');
   if (any?.['any'] !== true) return 0;
-  const [before] = await query(conn, 'select count(*)::bigint as n from quarantine');
+  const [before] = await queryFile(conn, 'ops/purge/quarantine_count');
   await runScript(conn, 'ops/purge/scrub_quarantine');
-  const [after] = await query(conn, 'select count(*)::bigint as n from quarantine');
+  const [after] = await queryFile(conn, 'ops/purge/quarantine_count');
   return Number(before?.['n'] ?? 0) - Number(after?.['n'] ?? 0);
 }
 
@@ -173,18 +171,11 @@ async function rewritePointsWithout(
   for (const file of files) {
     if (!existsSync(file)) continue;
     bytesRead += statSync(file).size;
-    const [hit] = await query(
-      conn,
-      'select count(*) as n from read_parquet($file) where list_contains($ids, trip_id)',
-      { file, ids: listValue(tripIds) },
-    );
+    const [hit] = await queryFile(conn, 'ops/purge/points_hit', { file, ids: listValue(tripIds) });
     if (Number(hit?.['n'] ?? 0) === 0) continue;
     const tmp = `${file}.purge.tmp`;
-    await run(
-      conn,
-      `copy (select * from read_parquet(${quoteLiteral(file)}) where not list_contains($ids, trip_id)) to ${quoteLiteral(tmp)} (${POINTS_PARQUET})`,
-      { ids: listValue(tripIds) },
-    );
+    const kept = sqlWith('ops/purge/points_kept', { file: quoteLiteral(file) });
+    await copyTo(conn, { query: kept }, tmp, POINTS_PARQUET, { ids: listValue(tripIds) });
     fsyncFile(tmp);
     renameSync(tmp, file);
     fsyncDir(dirname(file));
