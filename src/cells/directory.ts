@@ -114,7 +114,9 @@ export async function assignIn(
   const given = new Map<string, number>();
   for (const userId of new Set(userIds)) {
     if (found.has(userId)) continue;
-    const pick = candidates.reduce((a, b) => (b.drivers < a.drivers || (b.drivers === a.drivers && b.name < a.name) ? b : a));
+    const pick = candidates.reduce((a, b) =>
+      b.drivers < a.drivers || (b.drivers === a.drivers && b.name < a.name) ? b : a,
+    );
     await tx.run('driver_cell_insert', {
       app_id: appId,
       platform_user_id: userId,

@@ -25,7 +25,11 @@ export interface TakenIn {
  * area meanwhile. A cell's load takes its drivers' uploads, and those of no cell (split if need be:
  * src/cells/split.ts).
  */
-export async function takeInUploads(queue: UploadQueue, landingDir: string, cell: string | null = null): Promise<TakenIn> {
+export async function takeInUploads(
+  queue: UploadQueue,
+  landingDir: string,
+  cell: string | null = null,
+): Promise<TakenIn> {
   const out: TakenIn = { uploads: 0, bytes: 0 };
   mkdirSync(landingDir, { recursive: true });
   for (let page = 0; page < MAX_PAGES; page++) {

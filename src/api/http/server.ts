@@ -102,24 +102,24 @@ export async function createApi(
   sweep.unref();
   const follower = (dir: { publishedDir: string; manifestFile: string }) =>
     new SnapshotFollower(dir.publishedDir, dir.manifestFile, {
-    connections: options.connections ?? 4,
-    pollMs: options.pollMs ?? 250,
-    usePack: (options.serving ?? 'pack') === 'pack',
-    pack: { extrasReads: options.extrasReads ?? 'sync', warm: options.packWarm ?? 'rows', log },
-    log,
-    onWarm: (m, w) => {
-      const mb = `${(w.readBytes / 1e6).toFixed(1)} MB`;
-      const what =
-        w.state === 'warm' ? `${mb} in ${w.seconds} s` : `${w.state} after ${mb}${w.error ? `: ${w.error}` : ''}`;
-      process.stderr.write(`serve: page cache for ${m.slot}@${m.version}: ${what}\n`);
-    },
-    onError: (error) =>
-      process.stderr.write(
-        `serve: cannot open the published snapshot: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}\n`,
-      ),
+      connections: options.connections ?? 4,
+      pollMs: options.pollMs ?? 250,
+      usePack: (options.serving ?? 'pack') === 'pack',
+      pack: { extrasReads: options.extrasReads ?? 'sync', warm: options.packWarm ?? 'rows', log },
+      log,
+      onWarm: (m, w) => {
+        const mb = `${(w.readBytes / 1e6).toFixed(1)} MB`;
+        const what =
+          w.state === 'warm' ? `${mb} in ${w.seconds} s` : `${w.state} after ${mb}${w.error ? `: ${w.error}` : ''}`;
+        process.stderr.write(`serve: page cache for ${m.slot}@${m.version}: ${what}\n`);
+      },
+      onError: (error) =>
+        process.stderr.write(
+          `serve: cannot open the published snapshot: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}\n`,
+        ),
     });
   const cells = await cellsServed(options, follower);
-  const snapshots = cells ? (cells.fallback.snapshots) : follower(paths);
+  const snapshots = cells ? cells.fallback.snapshots : follower(paths);
   if (!cells) await snapshots.start();
   const landing = new LandingCounter(paths.landingDir);
   const uploadsUrl = options.databaseUrl !== undefined ? options.databaseUrl : resolveDatabaseUrl();

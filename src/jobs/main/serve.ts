@@ -23,7 +23,10 @@ function followsOf(values: string[]): { single: string | null; cells: Array<{ na
   if (values.length === 1 && !named[0]) return { single: values[0] as string, cells: [] };
   const cells: Array<{ name: string; source: string }> = [];
   for (const [i, m] of named.entries()) {
-    if (!m) throw new InputError(`--follow ${values[i]}: with several, each is NAME=SOURCE (a cell's name and its job machine's folder)`);
+    if (!m)
+      throw new InputError(
+        `--follow ${values[i]}: with several, each is NAME=SOURCE (a cell's name and its job machine's folder)`,
+      );
     const [, name = '', source = ''] = m;
     const problem = cellNameProblem(name);
     if (problem) throw new InputError(`--follow ${values[i]}: ${problem}`);
@@ -158,8 +161,7 @@ export async function main(): Promise<void> {
         databaseUrl,
         redisUrl: redisUrl ?? null,
         follow: follow ?? null,
-        cells:
-          follows.cells.length > 0 ? { followed: follows.cells.map((c) => c.name) } : cell ? { own: cell } : null,
+        cells: follows.cells.length > 0 ? { followed: follows.cells.map((c) => c.name) } : cell ? { own: cell } : null,
         sharedRateLimits: isPrimary() ? 0 : workers,
         metrics: argv.metrics ? register : undefined,
       });
