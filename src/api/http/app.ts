@@ -26,11 +26,13 @@ import { LandingCounter } from '../../landing-status.js';
 import { storageFull } from './storage-full.js';
 import { storeUnavailable } from './store-down.js';
 import { diskSpace } from '../../disk-space.js';
+import { loggerOptions } from './log.js';
 
 /** An unread body up to this size is drained after an error answer rather than the connection closed. */
 const DRAIN_BYTES = 64 * 1024;
 
 export interface AppOptions {
+  /** The request log (one JSON line a request on stdout). */
   logger?: boolean;
   /** Count requests, latency and refusals (src/api/http/http-metrics.ts). */
   metrics?: ApiMetrics;
@@ -47,9 +49,8 @@ const DOCUMENTED = new Set(['/healthz', '/readyz', '/docs']);
 export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInstance {
   const limits = ctx.limits;
   const app = Fastify({
-    // through process.stdout, whose write errors (a log on a full disk) the process ignores
-    // (src/jobs/output.ts): pino's own stream would end the process on the first one
-    logger: options.logger ? { level: 'info', stream: process.stdout } : false,
+    // the request log on stdout when asked for, the API's own lines on stderr (./log.ts)
+    logger: loggerOptions(options.logger ?? false),
     // one line per request, written below once the status is known; Fastify's own two lines
     // would log the URL before we could redact a token in it
     logController: new LogController({ disableRequestLogging: true }),
