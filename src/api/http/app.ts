@@ -1,4 +1,10 @@
-import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifySchema,
+} from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { ApiContext } from './context.js';
 import { ApiError, ERRORS } from './errors.js';
@@ -11,7 +17,8 @@ import { routeRoutes } from '../routes/route.js';
 import { docsRoutes } from '../routes/docs.js';
 import { webhookRoutes } from '../routes/webhooks.js';
 import { exportRoutes } from '../routes/exports.js';
-import { openApiDocument, type RouteDoc } from '../openapi/openapi.js';
+import swagger from '@fastify/swagger';
+import { documentBase, operationSchema, finished } from '../openapi/openapi.js';
 import { parseJsonBody } from './json-body.js';
 import { answerClientError } from './client-error.js';
 import { boundConnections } from './connections.js';
@@ -37,9 +44,6 @@ export interface AppOptions {
   /** Count requests, latency and refusals (src/api/http/http-metrics.ts). */
   metrics?: ApiMetrics;
 }
-
-/** Routes outside /v1 that the OpenAPI document lists too. */
-const DOCUMENTED = new Set(['/healthz', '/readyz', '/docs']);
 
 /**
  * The HTTP layer: thin routes over the published snapshot and the passport store. Every /v1
@@ -93,16 +97,22 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
       done(error as Error, undefined);
     }
   });
-  const docs: RouteDoc[] = [];
-  app.addHook('onRoute', (route) => {
-    if (route.url.startsWith('/v1/') || DOCUMENTED.has(route.url)) {
-      docs.push({
+  // the OpenAPI document from the routes' schemas as registered, with what they cannot say added
+  // by the transform (src/api/openapi/openapi.ts)
+  app.register(swagger, {
+    openapi: documentBase(),
+    // OpenAPI 3.1 takes JSON Schema's const as it is
+    convertConstToEnum: false,
+    transform: ({ schema, url, route }) => ({
+      url,
+      schema: operationSchema({
         method: String(route.method),
-        url: route.url,
-        schema: (route.schema ?? {}) as Record<string, unknown>,
+        url,
+        schema: (schema ?? {}) as Record<string, unknown>,
         auth: route.config?.auth ?? 'apiKey',
-      });
-    }
+      }) as FastifySchema,
+    }),
+    transformObject: (built) => ('openapiObject' in built ? finished(built.openapiObject) : built.swaggerObject),
   });
   // in this order: shed, resolve the credential, count it (the rate limit's own per-route hook),
   // then refuse an unauthenticated request before its body is read (preParsing)
@@ -249,7 +259,7 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
     sdkRoutes(routes, ctx);
     webhookRoutes(routes, ctx);
     exportRoutes(routes, ctx);
-    routes.get('/v1/openapi.json', { config: { auth: 'none' } }, async () => openApiDocument(docs));
+    routes.get('/v1/openapi.json', { config: { auth: 'none' } }, async () => app.swagger());
     docsRoutes(routes);
   });
   return app;
