@@ -11,7 +11,7 @@ import { WaitingFiles, landingStatus, waitingFiles } from '../landing-status.js'
 import { landingReady } from '../load/quiet.js';
 import { takenChanged } from '../load/retake.js';
 import { compactArchiveStep } from '../load/archive-compact.js';
-import { Histogram, LAG_BUCKETS, type WatchMetrics } from '../metrics/watch-textfile.js';
+import { WatchMetrics } from '../metrics/watch-textfile.js';
 import { silent, type Progress } from '../progress.js';
 import { openState } from '../state/open.js';
 import { pendingDeletions } from '../state/deletions.js';
@@ -28,6 +28,7 @@ import { AcceptedUploads } from '../intake/watch-hook.js';
 import { compactIdle } from '../compact/step.js';
 import { Wakeup, watchFolder } from './wakeup.js';
 import { writeMetrics, writeMetricsFile, type BatchOutcome } from './watch-metrics.js';
+import { outputWriteErrors } from './output.js';
 
 export type { BatchOutcome } from './watch-metrics.js';
 
@@ -110,14 +111,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
   let routesUpkeptAt: number | null = null;
   mkdirSync(paths.landingDir, { recursive: true });
   yieldCpu(progress);
-  const metrics: WatchMetrics = {
-    startedAt: new Date(started),
-    lag: new Histogram(LAG_BUCKETS),
-    batches: { ok: 0, failed: 0 },
-    lastBatchAt: null,
-    lastBatchSeconds: null,
-    backlog: { waiting: 0, oldestWaitingSeconds: null },
-  };
+  const metrics = new WatchMetrics(new Date(started), outputWriteErrors);
   const totals = { filesLoaded: 0, filesFailed: 0, tripsLoaded: 0 };
   const wake = new Wakeup(options.signal);
   const watcher = watchFolder(paths.landingDir, () => wake.fire());
@@ -147,7 +141,7 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
         // the heartbeat an alert watches, also while nothing arrives
         if (options.metricsDir && Date.now() - metricsWrittenAt >= HEARTBEAT_MS) {
           metricsWrittenAt = Date.now();
-          writeMetricsFile(options.metricsDir, metrics, progress);
+          await writeMetricsFile(options.metricsDir, metrics, progress);
         }
         // a job waiting for the warehouse gets it while nothing is due
         if (held && processesWaitingFor(paths.warehouseFile).length > 0) held = release(held);
@@ -233,8 +227,6 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
           outcome.lags.push(Math.max(0, (servedAt - arrivedAt) / 1000));
           pace.add(arrivedAt);
         }
-        for (const lag of outcome.lags) metrics.lag.observe(lag);
-        metrics.batches.ok++;
         compactPending = true;
         failures = 0;
         const t = result.totals;
@@ -249,20 +241,16 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
         // whatever failed, the next try starts from a fresh open
         held = release(held);
         outcome.error = firstLine(error, Number.POSITIVE_INFINITY);
-        metrics.batches.failed++;
         failures++;
         progress(
           `load: batch ${n} failed (exit ${exitCodeOf(error)}): ${outcome.error}; trying again in ${Math.round(backoff(options.retryAfterMs ?? 5000, failures) / 1000)} s`,
         );
       }
       outcome.seconds = (Date.now() - batchStarted) / 1000;
-      metrics.lastBatchAt = new Date();
-      metrics.lastBatchSeconds = outcome.seconds;
-      const backlog = landingStatus(paths.landingDir);
-      metrics.backlog = { waiting: backlog.waiting, oldestWaitingSeconds: backlog.oldestWaitingSeconds };
+      metrics.batchEnded(outcome.error === undefined, outcome.lags, outcome.seconds, landingStatus(paths.landingDir));
       if (options.metricsDir) {
         metricsWrittenAt = Date.now();
-        writeMetrics(options.metricsDir, metrics, outcome, batchStarted, progress);
+        await writeMetrics(options.metricsDir, metrics, outcome, batchStarted, progress);
       }
       options.onBatch?.(outcome);
       n++;
@@ -285,12 +273,13 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
     wake.close();
     await accepted?.close();
   }
+  const batches = metrics.batchCounts;
   return {
-    batches: metrics.batches.ok + metrics.batches.failed,
-    failedBatches: metrics.batches.failed,
+    batches: batches.ok + batches.failed,
+    failedBatches: batches.failed,
     ...totals,
-    lagP50Seconds: metrics.lag.quantile(0.5),
-    lagP99Seconds: metrics.lag.quantile(0.99),
+    lagP50Seconds: await metrics.lagQuantile(0.5),
+    lagP99Seconds: await metrics.lagQuantile(0.99),
     seconds: (Date.now() - started) / 1000,
   };
 }

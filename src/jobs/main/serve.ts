@@ -171,7 +171,8 @@ export async function main(): Promise<void> {
         async () => {
           await Promise.all([api.close(), metrics?.close(), stopFollowers()]);
         },
-        { drainMs: DRAIN_MS, log },
+        // the process's lines while it drains through the API's logger, as its other lines (src/api/http/log.ts)
+        { drainMs: DRAIN_MS, log: (line) => api.app.log.info(line) },
       );
       const address = await api.app.listen({ port, host });
       if (isPrimary()) log(`serve: listening on ${address}`);
