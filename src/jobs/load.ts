@@ -29,6 +29,7 @@ import { compactQuietly } from '../compact/step.js';
 import { takeInForLoad } from '../intake/from-store.js';
 import { rankAcrossCells } from '../cells/rank-step.js';
 import { splitForCells } from '../cells/split-step.js';
+import { recordArrivals, takeInMoves } from '../cells/move-step.js';
 import type { LoadOptions, LoadResult } from './load-types.js';
 import { uploadLedger, withoutListing } from './load-uploads.js';
 
@@ -83,6 +84,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     // with cells, other cells' drivers' records leave for their cells before anything is listed
     if (fromLanding)
       await splitForCells(paths.landingDir, options.dataDir, { quietMs: options.quietMs ?? 0, now }, progress);
+    // with cells, the packages of drivers moved into this cell are imported (src/cells/move-import.ts)
+    const moved = fromLanding ? await takeInMoves(wh, paths, now, progress) : [];
     if (fromLanding) beat.doing(`load: putting SDK uploads in ${paths.landingDir} together into batch files`);
     // with the warehouse held, so that no other load batches the same uploads
     const batched = fromLanding
@@ -306,6 +309,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     });
     progress(`load: publish ${published.detail}`);
     events ??= await emitEvents(wh, paths.eventsDir, published.version, now);
+    await recordArrivals(wh, options.dataDir, moved, published.version, progress);
     if (events.file)
       progress(
         `load: ${events.tripCreated} trip.created, ${events.tripUpdated} trip.updated, ${events.safetyScoreUpdated} safety_score.updated and ${events.userDeleted} user.deleted event(s) in ${events.file}`,

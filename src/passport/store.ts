@@ -56,12 +56,32 @@ export class PassportStore {
     return (await this.activeAccountCell(appId, orgUserId))?.userId ?? null;
   }
 
-  /** The active account and the cell its data lives in (null: no cells), in one lookup; null without one. */
-  async activeAccountCell(appId: string, orgUserId: string): Promise<{ userId: number; cell: string | null } | null> {
+  /**
+   * The active account and the cell its data lives in (null: no cells), in one lookup; null without
+   * one. While the driver moves: the cell it comes from, and the version of its new cell that
+   * serves it (null: not yet).
+   */
+  async activeAccountCell(
+    appId: string,
+    orgUserId: string,
+  ): Promise<{ userId: number; cell: string | null; moving?: { from: string; arrivedVersion: number | null } } | null> {
     const [row] = await this.db.all('account_active', { app_id: appId, org_user_id: orgUserId });
     if (!row) return null;
     const cell = row['cell'];
-    return { userId: Number(row['platform_user_id']), cell: cell === null || cell === undefined ? null : String(cell) };
+    const from = row['previous_cell'];
+    const arrived = row['arrived_version'];
+    return {
+      userId: Number(row['platform_user_id']),
+      cell: cell === null || cell === undefined ? null : String(cell),
+      ...(from === null || from === undefined
+        ? {}
+        : {
+            moving: {
+              from: String(from),
+              arrivedVersion: arrived === null || arrived === undefined ? null : Number(arrived),
+            },
+          }),
+    };
   }
 
   /** How many accounts are active (the store is read at each request; nothing to load first). */

@@ -33,7 +33,11 @@ export async function eraseToTheBytes(
   users: PurgedUser[],
 ): Promise<Erasure> {
   if (users.length === 0) return { eventsDropped: 0, exportRewritten: false, warehouse: null };
-  const eventsDropped = dropPendingEvents(paths.eventsDir, users);
+  // a moved driver's events still go out: it was not deleted
+  const eventsDropped = dropPendingEvents(
+    paths.eventsDir,
+    users.filter((u) => !u.moved),
+  );
   const exportRewritten = isExport(paths.exportsDir);
   if (exportRewritten) await exportParquet(wh, paths.exportsDir, await deletedAccounts({ dataDir: paths.dataDir }));
   const [db] = await query(wh.conn, 'select current_database() as db');
