@@ -15,6 +15,7 @@ import { ROOT, runJobProcess, type Ran } from '../helpers/job-process.js';
 const JOBS = [
   'apps',
   'bench',
+  'cells',
   'deliver',
   'demo',
   'export',
@@ -59,8 +60,11 @@ function docSection(job: string): string {
 const GLOBAL = ['--data-dir', '--json', '--help'];
 /** Taken by every job that reads or writes the shared state store, documented once for them all. */
 const STATE_STORE = '--database-url';
+/** Taken by the same jobs (the cell the machine is), documented once with it. */
+const CELL = '--cell';
 const STATE_JOBS = [
   'apps',
+  'cells',
   'deliver',
   'demo',
   'export',
@@ -87,6 +91,10 @@ describe('--help of every job', () => {
       'apps revoke-key',
       'apps rotate-secret',
       'apps set-webhook',
+      'cells list',
+      'cells close',
+      'cells open',
+      'cells move',
       'quarantine list',
       'quarantine show',
       'webhooks counts',
@@ -108,12 +116,12 @@ describe('--help of every job', () => {
       }
       expect(flags.includes(STATE_STORE), `${job}: ${STATE_STORE}`).toBe(STATE_JOBS.includes(job));
       for (const flag of own) {
-        if (GLOBAL.includes(flag) || flag === STATE_STORE) continue;
+        if (GLOBAL.includes(flag) || flag === STATE_STORE || flag === CELL) continue;
         expect(section, `docs/jobs.md, ${job}.js: ${flag}`).toMatch(new RegExp(`${flag}(?![a-z-])`));
       }
     }
     // the global flags are documented once, for every job
-    for (const flag of [...GLOBAL, STATE_STORE])
+    for (const flag of [...GLOBAL, STATE_STORE, CELL])
       expect(DOC.slice(0, DOC.indexOf('## Exit codes'))).toContain(`\`${flag}`);
     // 25 node processes: minutes on a busy 2-core machine, hence the long timeout
   }, 300_000);
