@@ -99,3 +99,12 @@ export async function leftBehind(wh: Warehouse, state: StateDb, erased: LeavingD
     for (const date of m.scoreDates) dates.set(`${m.appId}\u0000${date}`, { appId: m.appId, date });
   await postAndRank(wh, state, cell, [...dates.values()]);
 }
+
+/** Whether drivers moved away from this cell wait to be erased (the continuous load's poll; false without cells, or when the store does not answer). */
+export async function leavingDue(state: StateDb, now = new Date()): Promise<boolean> {
+  const cell = currentCell();
+  if (!cell) return false;
+  return leavingDrivers(state, cell, now, setting('DRIVING_CELL_MOVE_GRACE'))
+    .then((found) => found.length > 0)
+    .catch(() => false);
+}

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { currentCell } from '../cells/cell.js';
 import { rankPending } from '../cells/rank.js';
+import { leavingDue } from '../cells/move-leave.js';
 import type { StateDb } from '../state/db.js';
 import { join } from 'node:path';
 import { getPriority, setPriority } from 'node:os';
@@ -161,6 +162,8 @@ export async function runWatch(options: WatchOptions): Promise<WatchResult> {
           hasBatchedLeftovers(paths.landingDir) ||
           (await accepted?.any()) === true ||
           (await pendingDeletions(state, currentCell())).length > 0 ||
+          // drivers moved to another cell, served there long enough to be erased here (src/cells/move-leave.ts)
+          (await leavingDue(state)) ||
           // another cell posted score counts: this cell's percentiles are ranked again (src/cells/rank.ts)
           (await peersPosted(held, state));
         // idle: one bounded merge of the landing archive's day files (src/load/archive-compact.ts)

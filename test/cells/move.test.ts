@@ -183,6 +183,26 @@ async function pointsHeld(dir: string, tripIds: string[]): Promise<number> {
   }
 }
 
+/** Drivers per window and stored score, from rows that are one driver each or carry `drivers`. */
+function counted(rows: Record<string, unknown>[]): string[] {
+  const n = new Map<string, number>();
+  for (const r of rows) {
+    const key = `${Number(r['interval_days'])}|${Number(r['safety_score'])}`;
+    n.set(key, (n.get(key) ?? 0) + Number(r['drivers'] ?? 1));
+  }
+  return [...n].map(([k, v]) => `${k}|${v}`).sort();
+}
+
+/** Two `counted` lists added together. */
+function merged(a: string[], b: string[]): string[] {
+  return counted(
+    [...a, ...b].map((line) => {
+      const [interval_days, safety_score, drivers] = line.split('|');
+      return { interval_days, safety_score, drivers };
+    }),
+  );
+}
+
 beforeAll(async () => {
   server = await startPostgres();
   url = await server.database();
@@ -379,6 +399,26 @@ describe('a driver moved from one cell to another', () => {
     expect(events.filter((l) => l.includes('trip.created') && trips.some((t) => l.includes(t)))).toEqual([]);
     const eventsA = filesUnder(pathsFor(cellA).eventsDir).flatMap((f) => readFileSync(f, 'utf8').split('\n'));
     expect(eventsA.filter((l) => l.includes('user.deleted'))).toEqual([]);
+    // the percentile's counts: each cell's posted counts are those of the scores it holds, the
+    // moved driver's in b's, and together they are the one warehouse's
+    const held = async (dir: string) =>
+      counted(
+        (await publishedRows(pathsFor(dir), 'safety_scores', 'interval_days, safety_score', [])).filter(
+          (r) => String(r['evaluation_date']).startsWith(SCORE_DATE) && Number(r['count_trips']) >= 1,
+        ),
+      );
+    const posted = async (cell: string) =>
+      counted(
+        (
+          await db.query(
+            'select interval_days, safety_score, drivers from cell_score_counts where cell = $1 and app_id = $2 and evaluation_date = $3 and drivers > 0',
+            [cell, appId, SCORE_DATE],
+          )
+        ).rows,
+      );
+    expect(await posted('a')).toEqual(await held(cellA));
+    expect(await posted('b')).toEqual(await held(cellB));
+    expect(merged(await posted('a'), await posted('b'))).toEqual(await held(ref));
     // the account lives on: the cells' counts say where the driver is
     const listed = JSON.parse((await job('cells', cellA, url, ['list', '--json'])).stdout) as {
       cells: { name: string; drivers: number }[];
