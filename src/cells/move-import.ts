@@ -41,22 +41,33 @@ export async function importMoves(
   pointsDir: string,
   isDeleted: (appId: string, userId: number) => Promise<boolean>,
   now: Date,
+  refused: (name: string, reason: string) => void,
 ): Promise<ImportedMove[]> {
   if (!existsSync(landingDir)) return [];
   const out: ImportedMove[] = [];
   const names = new Set(readdirSync(landingDir));
   for (const name of [...names].filter((n) => MANIFEST.test(n)).sort()) {
-    const manifest = JSON.parse(readFileSync(join(landingDir, name), 'utf8')) as PackageManifest;
+    let manifest: PackageManifest;
+    try {
+      manifest = JSON.parse(readFileSync(join(landingDir, name), 'utf8')) as PackageManifest;
+    } catch (error) {
+      removePackage([join(landingDir, name)]);
+      refused(name, `not a package's manifest (${error instanceof Error ? error.message : String(error)})`);
+      continue;
+    }
     const files = PACKAGE_TABLES.map((t) => manifest.files[t].name);
     // a part still to come (the manifest is sent last, but taken in pages): a later run imports it
     if (!files.every((f) => names.has(f))) continue;
     const paths = [...files.map((f) => join(landingDir, f)), join(landingDir, name)];
-    for (const table of PACKAGE_TABLES) {
-      const bytes = readFileSync(join(landingDir, manifest.files[table].name));
-      if (sha256(bytes) !== manifest.files[table].sha256)
-        throw new Error(
-          `move package ${manifest.moveId}: ${manifest.files[table].name} is not the file its manifest names`,
-        );
+    const broken = PACKAGE_TABLES.find(
+      (t) => sha256(readFileSync(join(landingDir, manifest.files[t].name))) !== manifest.files[t].sha256,
+    );
+    // never a stuck load: the package goes, and the driver stays served from its source until
+    // cells.js move, run again there, sends it again
+    if (broken) {
+      removePackage(paths);
+      refused(name, `${manifest.files[broken].name} is not the file its manifest names`);
+      continue;
     }
     const [done] = await queryFile(wh.conn, 'ops/cells/move_in_done', { move_id: manifest.moveId });
     if (done) {

@@ -25,7 +25,11 @@ export async function takeInMoves(
   const state = await openState({ dataDir: paths.dataDir });
   const isDeleted = async (appId: string, userId: number) =>
     (await state.all('account_is_deleted', { app_id: appId, platform_user_id: userId })).length > 0;
-  const imported = await importMoves(wh, paths.landingDir, paths.pointsDir, isDeleted, now);
+  const imported = await importMoves(wh, paths.landingDir, paths.pointsDir, isDeleted, now, (name, reason) =>
+    progress(
+      `load: cell ${cell}: moved driver's package ${name} removed, not imported: ${reason}; run cells.js move again on the source cell`,
+    ),
+  );
   for (const m of imported)
     progress(
       `load: cell ${cell}: moved driver ${m.manifest.userId} of app ${m.manifest.appId} from cell ${m.manifest.from}: ${m.trips} trip(s) imported as version ${m.version}`,

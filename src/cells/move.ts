@@ -62,6 +62,12 @@ export async function moveDriver(options: MoveOptions): Promise<MoveResult> {
   try {
     const pending = await moveOfDriver(state, appId, userId);
     const resumed = pending !== null && pending.from === cell && pending.to === options.to;
+    // a driver still on its way from another move: the cell it left must erase it first, or the
+    // record of that move (what tells that cell to erase it) would be replaced
+    if (pending !== null && !resumed)
+      throw new MoveRefusedError(
+        `the driver's move from ${pending.from} to ${pending.to} is not finished: run this once ${pending.from} has erased it (cells.js move, docs/operating.md)`,
+      );
     let move: DriverMove;
     if (resumed) {
       move = { ...pending, moveId: moveIdOf(appId, userId, now.toISOString()) };
