@@ -454,13 +454,51 @@ describe('a driver moved from one cell to another', () => {
     );
   });
 
+  it('erases a driver deleted while it moves in both cells, the source without waiting for the grace', async () => {
+    const [other] = (
+      await db.query(
+        `select a.org_user_id, a.platform_user_id from accounts a
+         join driver_cells d on d.app_id = a.app_id and d.platform_user_id = a.platform_user_id
+         where a.app_id = $1 and d.cell = 'a' and a.org_user_id <> $2 order by a.org_user_id`,
+        [appId, driver],
+      )
+    ).rows as { org_user_id: string; platform_user_id: string }[];
+    if (!other) throw new Error('no second driver in cell a');
+    const gone = Number(other.platform_user_id);
+    expect(await warehouseHolds(cellA, gone)).toBeGreaterThan(0);
+    await job('cells', cellA, url, ['move', '--cell', 'a', '--org-user', other.org_user_id, '--to', 'b']);
+    // deleted while its package waits for cell b
+    const res = await fetch(`${api.url}/v1/org-user/${other.org_user_id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    // the target: the request is its own, and the package brings nothing in
+    await job('load', cellB, url, ['--cell', 'b']);
+    // the source: a grace far off, and still the driver goes
+    const erased = await job('load', cellA, url, ['--cell', 'a'], { DRIVING_CELL_MOVE_GRACE: '1h' });
+    expect(erased.stderr).toContain('1 driver(s) moved to another cell');
+    expect(await warehouseHolds(cellA, gone)).toBe(0);
+    expect(await warehouseHolds(cellB, gone)).toBe(0);
+    const { rows: moves } = await db.query('select * from driver_moves where platform_user_id = $1', [gone]);
+    expect(moves).toEqual([]);
+    const { rows: requests } = await db.query('select purged_at from deletion_requests where platform_user_id = $1', [
+      gone,
+    ]);
+    expect(requests.length).toBe(1);
+    expect(requests[0]?.purged_at).not.toBeNull();
+    expect((await get(api.url, `/v1/org-user/${other.org_user_id}/trips?${RANGE}`)).status).toBe(404);
+  });
+
   it('leaves every other driver answered as the one warehouse answers', async () => {
     const { rows } = await db.query('select org_user_id from accounts where app_id = $1 and org_user_id <> $2', [
       appId,
       driver,
     ]);
     expect(rows.length).toBe(7);
-    for (const r of rows) expect(await differences(r.org_user_id as string, [])).toEqual([]);
+    // the driver deleted above is answered 404 by the reference too: it still has the account
+    for (const r of rows.filter((r) => r.org_user_id !== ''))
+      expect(await differences(r.org_user_id as string, [])).toEqual([]);
     expect(existsSync(pathsFor(cellB).warehouseFile)).toBe(true);
   });
 });
