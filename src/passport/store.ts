@@ -191,6 +191,19 @@ export class PassportStore {
     return rows.map((r) => Number(r['platform_user_id']));
   }
 
+  /** The app's drivers in transit between cells (src/cells/move-record.ts). */
+  async movingDrivers(
+    appId: string,
+  ): Promise<Array<{ userId: number; from: string; to: string; arrivedVersion: number | null }>> {
+    return (await this.db.all('driver_moves_of_app', { app_id: appId })).map((r) => ({
+      userId: Number(r['platform_user_id']),
+      from: String(r['from_cell']),
+      to: String(r['to_cell']),
+      arrivedVersion:
+        r['arrived_version'] === null || r['arrived_version'] === undefined ? null : Number(r['arrived_version']),
+    }));
+  }
+
   /** Whether account `userId` of `appId` is marked deleted (false for an active or unknown one). */
   async isDeleted(appId: string, userId: number): Promise<boolean> {
     return (await this.db.all('account_is_deleted', { platform_user_id: userId, app_id: appId })).length > 0;

@@ -154,6 +154,21 @@ async function slotsHold(dir: string, tripIds: string[]): Promise<number> {
   return n;
 }
 
+/** The bulk export's trips of one driver from a server, by tripId (each once, if streamed once). */
+async function exported(base: string, user: number): Promise<string[]> {
+  const res = await fetch(`${base}/v1/exports/trips`, {
+    headers: { authorization: `Bearer ${apiKey}`, accept: 'application/x-ndjson' },
+  });
+  expect(res.status).toBe(200);
+  return (await res.text())
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as { userId: number; tripId: string })
+    .filter((t) => Number(t.userId) === user)
+    .map((t) => t.tripId)
+    .sort();
+}
+
 /** Files under `dir` whose bytes (gunzipped where gzip) hold `needle`. */
 function filesHolding(dir: string, needle: string): string[] {
   return filesUnder(dir).filter((f) => {
@@ -341,6 +356,9 @@ describe('a driver moved from one cell to another', () => {
           .rows[0] as { from_cell: string; arrived_version: number | null } | undefined;
       expect(await moveRow()).toMatchObject({ from_cell: 'a', arrived_version: null });
 
+      // the bulk export streams the driver once, from where it is answered
+      const all = [...trips].sort();
+      expect(await exported(api.url, userId)).toEqual(all);
       // the source, before the package has arrived, erases nothing
       await job('load', cellA, url, ['--cell', 'a'], { DRIVING_CELL_MOVE_GRACE: '1ms' });
       expect(await warehouseHolds(cellA, userId)).toBeGreaterThan(0);
@@ -359,6 +377,8 @@ describe('a driver moved from one cell to another', () => {
       );
       const before = compared;
       await until(() => compared > before + 1, 'the driver asked for from the target cell');
+      // both cells hold the driver now: still streamed once
+      expect(await exported(api.url, userId)).toEqual(all);
 
       // within the grace the source keeps its copy
       await job('load', cellA, url, ['--cell', 'a'], { DRIVING_CELL_MOVE_GRACE: '1h' });
