@@ -44,11 +44,15 @@ export async function leavingForPurge(
         continue;
       }
     }
-    const dates = await query(
-      wh.conn,
-      'select distinct evaluation_date::varchar as d from safety_scores where app_id = $app_id and user_id = $user_id order by 1',
-      who,
-    );
+    // a deleted driver's counts stay posted until the date is scored again, as a deletion's do
+    // without a move: percentiles change at the next score run, never at a purge
+    const dates = move.deleted
+      ? []
+      : await query(
+          wh.conn,
+          'select distinct evaluation_date::varchar as d from safety_scores where app_id = $app_id and user_id = $user_id order by 1',
+          who,
+        );
     out.push({ ...move, from: cell, scoreDates: dates.map((d) => String(d['d'])) });
   }
   return out;
