@@ -139,7 +139,7 @@ export async function leavingDrivers(
     arrived_before: new Date(now.getTime() - graceMs).toISOString(),
   });
   return rows.map((r) => ({
-    ...moveOf({ ...r, from_cell: cell, moved_at: '', arrived_at: null }),
+    ...moveOf(r),
     orgUserId: String(r['org_user_id'] ?? ''),
     deleted: Number(r['deleted']) === 1,
   }));
