@@ -53,9 +53,29 @@ export async function leavingForPurge(
           'select distinct evaluation_date::varchar as d from safety_scores where app_id = $app_id and user_id = $user_id order by 1',
           who,
         );
-    out.push({ ...move, from: cell, scoreDates: dates.map((d) => String(d['d'])) });
+    out.push({
+      ...move,
+      from: cell,
+      orgUserId: move.orgUserId || (await orgUserIdHeld(wh, who)),
+      scoreDates: dates.map((d) => String(d['d'])),
+    });
   }
   return out;
+}
+
+/**
+ * The orgUserId a deleted driver's rows here carry: the purge matches a record without a valid
+ * platformUserId by it, and the account no longer holds it once the target purged the deletion. A
+ * value no record carries when there is none (an empty one would match every such record).
+ */
+async function orgUserIdHeld(wh: Warehouse, who: { app_id: string; user_id: number }): Promise<string> {
+  const [row] = await query(
+    wh.conn,
+    'select any_value(org_user_id) as org from trips where app_id = $app_id and user_id = $user_id',
+    who,
+  );
+  const org = row?.['org'];
+  return typeof org === 'string' && org !== '' ? org : '\u0000no orgUserId';
 }
 
 /** Sends a further package of a moving driver: what the source holds of it now. */
