@@ -1,4 +1,5 @@
 import { splitForCells } from '../cells/split-step.js';
+import { takeInMoves } from '../cells/move-step.js';
 import { takeInForLoad } from '../intake/from-store.js';
 import { expandInputs, landingFiles, type RefusedInput } from '../load/landing.js';
 import { holdBackSettling } from '../load/quiet.js';
@@ -22,14 +23,18 @@ export interface Listing {
 /**
  * The run's intake, before anything is listed: the uploads any API machine committed in
  * PostgreSQL (src/intake/), with cells the records of other cells' drivers sent to their cells
- * (src/cells/), and the SDK uploads put together into batch files (with the warehouse held, so
+ * and the packages of drivers moved into this cell imported (src/cells/), and the SDK uploads put together into batch files (with the warehouse held, so
  * that no other load batches the same uploads).
  */
-export async function takeInLanding(run: LoadRun): Promise<UploadBatches | null> {
+export async function takeInLanding(
+  run: LoadRun,
+): Promise<{ batched: UploadBatches | null; moved: Awaited<ReturnType<typeof takeInMoves>> }> {
   const { paths, beat, progress, options, now, settings } = run;
-  if (!run.fromLanding) return null;
+  if (!run.fromLanding) return { batched: null, moved: [] };
   await takeInForLoad(paths.landingDir, beat, progress);
   await splitForCells(paths.landingDir, options.dataDir, { quietMs: options.quietMs ?? 0, now }, progress);
+  // with cells, the packages of drivers moved into this cell are imported (src/cells/move-import.ts)
+  const moved = await takeInMoves(run.wh, paths, now, progress);
   beat.doing(`load: putting SDK uploads in ${paths.landingDir} together into batch files`);
   const batched = await batchUploads(
     paths.landingDir,
@@ -51,7 +56,7 @@ export async function takeInLanding(run: LoadRun): Promise<UploadBatches | null>
     );
   if (batched.error)
     progress(`load: SDK uploads not all batched (${batched.error}): the rest load as files of their own`);
-  return batched;
+  return { batched, moved };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { rankAcrossCells } from '../cells/rank-step.js';
+import { recordArrivals } from '../cells/move-step.js';
 import { reasonCounts, totals } from '../load/report.js';
 import { runPurge } from '../purge/step.js';
 import { deriveInputs, routesOf } from './load-derive.js';
@@ -22,7 +23,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const { wh, progress } = run;
   try {
     // uploads from PostgreSQL, other cells' records sent on, SDK uploads put into batch files
-    const batched = await takeInLanding(run);
+    const { batched, moved } = await takeInLanding(run);
     // what this run takes, what waits, what is refused
     const listing = await listInputs(run, batched);
     const routes = routesOf(run);
@@ -36,6 +37,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     // with cells: the percentiles ranked again against what other cells posted since (src/cells/)
     await rankAcrossCells(wh, options.dataDir, [], progress, 'load');
     const { published, events } = await publishAndAnnounce(run, routes);
+    // drivers moved into this cell are served here from this version on (src/cells/move-step.ts)
+    await recordArrivals(wh, options.dataDir, moved, published.version, progress);
     const erasure = await finishLoad(run, purged);
     const summed = totals(reports);
     return {

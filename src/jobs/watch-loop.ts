@@ -3,6 +3,7 @@ import { getPriority, setPriority } from 'node:os';
 import { join } from 'node:path';
 import { currentCell } from '../cell.js';
 import { rankPending } from '../cells/rank.js';
+import { leavingDue } from '../cells/move-leave.js';
 import { compactIdle } from '../compact/step.js';
 import { jobSettings, pathsFor, type Paths } from '../config.js';
 import { announceGivingWay, describeHolder, processesWaitingFor } from '../db/open.js';
@@ -127,6 +128,8 @@ export class ContinuousLoad {
       hasBatchedLeftovers(paths.landingDir) ||
       (await this.accepted?.any()) === true ||
       (await pendingDeletions(this.state as StateDb, currentCell())).length > 0 ||
+      // drivers moved to another cell, served there long enough to be erased here (src/cells/move-leave.ts)
+      (await leavingDue(this.state as StateDb)) ||
       // another cell posted score counts: this cell's percentiles are ranked again (src/cells/rank.ts)
       (await peersPosted(this.held, this.state as StateDb));
     // idle: one bounded merge of the landing archive's day files (src/load/archive-compact.ts)

@@ -14,6 +14,8 @@ export interface PurgedUser {
   appId: string;
   platformUserId: number;
   orgUserId: string;
+  /** Erased because the driver moved to another cell (src/cells/move-leave.ts), not deleted. */
+  moved?: boolean;
 }
 
 export interface ArchiveScrubResult {

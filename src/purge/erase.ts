@@ -34,7 +34,11 @@ export async function eraseToTheBytes(
   users: PurgedUser[],
 ): Promise<Erasure> {
   if (users.length === 0) return { eventsDropped: 0, exportRewritten: false, warehouse: null };
-  const eventsDropped = dropPendingEvents(paths.eventsDir, users);
+  // a moved driver's events still go out: it was not deleted
+  const eventsDropped = dropPendingEvents(
+    paths.eventsDir,
+    users.filter((u) => !u.moved),
+  );
   const exportRewritten = isExport(paths.exportsDir);
   // a cell's machine writes its cell's export (src/analyst/export-layout.ts), as export.js --cell does
   if (exportRewritten)

@@ -16,6 +16,7 @@ import { pruneIndex } from './index-retention.js';
 import { archivesToOpen, driverDays, pointFilesToOpen, routeFilesToOpen } from './index.js';
 import { POINTS_PARQUET } from '../load/points-parquet.js';
 import { copyTo } from '../db/statements.js';
+import { leavingForPurge, leftBehind } from '../cells/move-leave.js';
 
 export interface PurgeResult {
   users: number;
@@ -41,6 +42,8 @@ export interface PurgeResult {
   purgedUsers: PurgedUser[];
   /** The deletion requests this run acted on (marked purged in the state store). */
   requests: number;
+  /** Drivers erased because they moved to another cell (src/cells/move-leave.ts), among `users`. */
+  movedAway: number;
 }
 
 /**
@@ -64,7 +67,9 @@ export async function purgeDeletedUsers(
   await pruneIndex(conn, now);
   const state = await openState({ dataDir: paths.dataDir });
   const pending = await pendingDeletions(state, currentCell());
-  if (pending.length === 0) {
+  // with cells: drivers moved away are erased as deleted ones are, their accounts kept
+  const leaving = await leavingForPurge(wh, state, paths.dataDir, now);
+  if (pending.length === 0 && leaving.length === 0) {
     const quarantined = await scrubQuarantine(conn);
     return {
       users: 0,
@@ -79,20 +84,31 @@ export async function purgeDeletedUsers(
       routeFilesDamaged: [],
       purgedUsers: [],
       requests: 0,
+      movedAway: 0,
     };
   }
   await runFile(conn, 'ops/purge/purge_requests');
   // a user deleted twice (a retried DELETE whose first answer was lost) is purged once
-  const users = new Map<string, PurgedUser & { requestedAt: string }>();
+  const users = new Map<string, PurgedUser & { requestedAt: string | null }>();
   const userKey = (u: { appId: string; platformUserId: number }) => `${u.appId}\u0000${u.platformUserId}`;
   for (const { appId, platformUserId, orgUserId, requestedAt } of pending)
     users.set(userKey({ appId, platformUserId }), { appId, platformUserId, orgUserId, requestedAt });
+  for (const { appId, platformUserId, orgUserId } of leaving)
+    if (!users.has(userKey({ appId, platformUserId })))
+      users.set(userKey({ appId, platformUserId }), {
+        appId,
+        platformUserId,
+        orgUserId,
+        requestedAt: null,
+        moved: true,
+      });
   for (const request of users.values()) {
     await runFile(conn, 'ops/purge/purge_request_add', {
       app: request.appId,
       user: request.platformUserId,
       org: request.orgUserId,
       at: request.requestedAt,
+      moved: request.moved === true,
     });
   }
   await runScript(conn, 'macros/purge');
@@ -126,7 +142,13 @@ export async function purgeDeletedUsers(
   // the requests read above, each marked with the wall clock as it is marked (`now` is the batch's
   // start, which a request recorded during the batch may postdate)
   const done = pending.map((r) => ({ id: r.id, trips: tripsOf.get(userKey(r)) ?? 0, requestedAt: r.requestedAt }));
-  await eraseAccounts(state, [...users.values()], (tx) => markPurged(tx, done, new Date()));
+  // a driver that moved keeps its account (its data lives on in its new cell)
+  await eraseAccounts(
+    state,
+    [...users.values()].filter((u) => !u.moved),
+    (tx) => markPurged(tx, done, new Date()),
+  );
+  await leftBehind(wh, state, leaving);
   return {
     requests: pending.length,
     users: users.size,
@@ -143,11 +165,13 @@ export async function purgeDeletedUsers(
     archivesRemoved: archives.filesRemoved,
     archivesUnreadable: archives.unreadable,
     routeFilesDamaged: damagedRoutes,
-    purgedUsers: [...users.values()].map(({ appId, platformUserId, orgUserId }) => ({
+    purgedUsers: [...users.values()].map(({ appId, platformUserId, orgUserId, moved }) => ({
       appId,
       platformUserId,
       orgUserId,
+      ...(moved ? { moved } : {}),
     })),
+    movedAway: leaving.length,
   };
 }
 

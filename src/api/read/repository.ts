@@ -27,6 +27,8 @@ export interface Scope {
   zone: string;
   /** The cell the user's data lives in (null or absent: no cells). */
   cell?: string | null;
+  /** A driver moving into `cell`: the cell it comes from, and `cell`'s version that serves it (null: not yet). */
+  moving?: { from: string; arrivedVersion: number | null };
 }
 
 export interface TripPageQuery {

@@ -12,6 +12,7 @@ import { ndjsonLines } from '../export/ndjson.js';
 import { setting } from '../../settings.js';
 import { memoryLogOn, withMemoryLog } from '../export/memory-log.js';
 import { exportStats } from '../export/export-stats.js';
+import { leftOutPerCell } from '../read/moving.js';
 
 declare module 'fastify' {
   interface FastifySchema {
@@ -141,10 +142,21 @@ export function exportRoutes(app: FastifyInstance, ctx: ApiContext): void {
       }
       exportStats.holding++;
       const query = { appId: request.tenant.appId, zone, from, to, excludedUsers, batchSize: batchTrips() };
+      // a driver moving between two cells held here is streamed from one of them (src/api/read/moving.ts)
+      const leftOut = ctx.cells
+        ? leftOutPerCell(
+            await ctx.passport.movingDrivers(request.tenant.appId),
+            new Map(sources.map(([name], i) => [name, held[i]?.snapshot.manifest.version ?? 0])),
+          )
+        : new Map<string, number[]>();
       const trips = eachInTurn(
-        held.map((h) => {
+        held.map((h, i) => {
           const reader = h.snapshot.exportReader;
-          const batches = tripBatches(reader, query);
+          const moving = leftOut.get(sources[i]?.[0] ?? '') ?? [];
+          const batches = tripBatches(
+            reader,
+            moving.length > 0 ? { ...query, excludedUsers: [...excludedUsers, ...moving] } : query,
+          );
           return memoryLogOn() ? withMemoryLog(batches, { snapshot: h.snapshot, export: reader }, request.id) : batches;
         }),
       );
