@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fsyncDir, fsyncFile } from '../fsutil.js';
-import { query, queryFile, quoteLiteral, run, runFile, runScript, sqlText } from '../db/sql.js';
+import { queryFile, quoteIdent, run, runFile, runScript, sqlText, sqlWith } from '../db/sql.js';
+import { copyTo, dropTemps } from '../db/statements.js';
 import {
   inTransaction,
   nextBatchId,
@@ -92,7 +93,7 @@ async function importOne(
   for (const table of PACKAGE_TABLES) {
     const file = join(landingDir, m.files[table].name);
     await runFile(conn, 'ops/cells/move_in_table', { file });
-    await run(conn, `alter table move_in_file rename to move_in_${table}`);
+    await run(conn, sqlWith('ops/cells/move_in_rename', { name: quoteIdent(`move_in_${table}`) }));
   }
   try {
     if (!deleted) await writePoints(conn, pointsDir, m.moveId);
@@ -107,8 +108,10 @@ async function importOne(
           app_id: m.appId,
           user_id: m.userId,
         });
-        await run(conn, `insert into stats_daily by name\n${sqlText('models/marts/stats_daily')}`, { version });
-        const [n] = await query(conn, 'select count(*)::bigint as n from move_new_trips');
+        await run(conn, sqlWith('ops/cells/stats_daily_insert', { stats: sqlText('models/marts/stats_daily') }), {
+          version,
+        });
+        const [n] = await queryFile(conn, 'ops/cells/move_new_trips_count');
         trips = Number(n?.['n'] ?? 0);
       }
       await runScript(conn, 'ops/cells/move_in_record', {
@@ -125,7 +128,10 @@ async function importOne(
     });
     return { manifest: m, version, trips };
   } finally {
-    for (const table of PACKAGE_TABLES) await run(conn, `drop table if exists move_in_${table}`);
+    await dropTemps(
+      conn,
+      PACKAGE_TABLES.map((table) => ({ name: `move_in_${table}`, kind: 'table' as const })),
+    );
   }
 }
 
@@ -136,10 +142,7 @@ async function importOne(
  * trips are not held, which readers join away and the next import writes again.
  */
 async function writePoints(conn: Warehouse['conn'], pointsDir: string, moveId: string): Promise<void> {
-  const parts = await query(
-    conn,
-    'select distinct trip_date::varchar as trip_date, file_key from move_in_points order by 1, 2',
-  );
+  const parts = await queryFile(conn, 'ops/cells/move_in_point_parts');
   for (const part of parts) {
     const tripDate = String(part['trip_date']);
     const fileKey = String(part['file_key']);
@@ -147,8 +150,7 @@ async function writePoints(conn: Warehouse['conn'], pointsDir: string, moveId: s
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `f${fileKey.slice(0, 16)}_mv${moveId}.parquet`);
     await runFile(conn, 'ops/cells/move_in_points', { trip_date: tripDate, file_key: fileKey });
-    // a path cannot be bound in COPY: it is the points folder's own file name
-    await run(conn, `copy move_in_points_part to ${quoteLiteral(`${file}.tmp`)} (${POINTS_PARQUET})`);
+    await copyTo(conn, { table: 'move_in_points_part' }, `${file}.tmp`, POINTS_PARQUET);
     fsyncFile(`${file}.tmp`);
     renameSync(`${file}.tmp`, file);
     fsyncDir(dir);

@@ -1,5 +1,5 @@
 import { jobSettings, pathsFor } from '../config.js';
-import { query, queryFile } from '../db/sql.js';
+import { queryFile } from '../db/sql.js';
 import { setting } from '../settings.js';
 import type { StateDb } from '../state/db.js';
 import { resolveDatabaseUrl } from '../state/open.js';
@@ -46,13 +46,7 @@ export async function leavingForPurge(
     }
     // a deleted driver's counts stay posted until the date is scored again, as a deletion's do
     // without a move: percentiles change at the next score run, never at a purge
-    const dates = move.deleted
-      ? []
-      : await query(
-          wh.conn,
-          'select distinct evaluation_date::varchar as d from safety_scores where app_id = $app_id and user_id = $user_id order by 1',
-          who,
-        );
+    const dates = move.deleted ? [] : await queryFile(wh.conn, 'ops/cells/move_score_dates', who);
     out.push({
       ...move,
       from: cell,
@@ -69,11 +63,7 @@ export async function leavingForPurge(
  * value no record carries when there is none (an empty one would match every such record).
  */
 async function orgUserIdHeld(wh: Warehouse, who: { app_id: string; user_id: number }): Promise<string> {
-  const [row] = await query(
-    wh.conn,
-    'select any_value(org_user_id) as org from trips where app_id = $app_id and user_id = $user_id',
-    who,
-  );
+  const [row] = await queryFile(wh.conn, 'ops/cells/move_org_user_held', who);
   const org = row?.['org'];
   return typeof org === 'string' && org !== '' ? org : '\u0000no orgUserId';
 }

@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { listValue } from '../db/duckdb.js';
-import { queryFile, quoteLiteral, run, runFile, runScript } from '../db/sql.js';
+import { queryFile, runFile, runScript } from '../db/sql.js';
+import { copyTo, dropTemps } from '../db/statements.js';
 import { UNMERGED_POINTS, mergedPointsOfKeys } from '../warehouse/merged-points.js';
 import { warehouseVersion, type Warehouse } from '../warehouse/warehouse.js';
 import type { Forwarder } from './split.js';
@@ -90,8 +91,7 @@ export async function sendPackage(
     const contents: Array<[string, Buffer]> = [];
     for (const table of PACKAGE_TABLES) {
       const file = join(dir, `${table}.parquet`);
-      // a path cannot be bound in COPY: it is the package's own temporary file
-      await run(conn, `copy move_${table} to ${quoteLiteral(file)} (format parquet, compression zstd)`);
+      await copyTo(conn, { table: `move_${table}` }, file, 'format parquet, compression zstd');
       const [count] = await queryFile(conn, 'ops/cells/move_rows', { file });
       const bytes = readFileSync(file);
       const name = packageFile(move.moveId, table);
@@ -121,7 +121,10 @@ export async function sendPackage(
     return { manifest, bytes };
   } finally {
     rmSync(dir, { recursive: true, force: true });
-    for (const table of PACKAGE_TABLES) await run(conn, `drop table if exists move_${table}`);
+    await dropTemps(
+      conn,
+      PACKAGE_TABLES.map((table) => ({ name: `move_${table}`, kind: 'table' as const })),
+    );
   }
 }
 
