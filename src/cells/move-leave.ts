@@ -1,4 +1,5 @@
-import { jobSettings, pathsFor } from '../config.js';
+import { pathsFor } from '../data-folder.js';
+import { jobSettings } from '../job-settings.js';
 import { queryFile } from '../db/sql.js';
 import { setting } from '../settings.js';
 import type { StateDb } from '../state/db.js';

@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import type { Paths } from '../config.js';
+import type { Paths } from '../data-folder.js';
 import { queryFile } from '../db/sql.js';
 import type { Progress } from '../progress.js';
 import { openState, resolveDatabaseUrl } from '../state/open.js';

@@ -1,4 +1,5 @@
-import { jobSettings, pathsFor } from '../config.js';
+import { pathsFor } from '../data-folder.js';
+import { jobSettings } from '../job-settings.js';
 import type { App } from '../apps/store.js';
 import type { Progress } from '../progress.js';
 import { openState, resolveDatabaseUrl } from '../state/open.js';

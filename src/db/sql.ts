@@ -1,7 +1,7 @@
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoPath } from '../paths.js';
+import { repoPath } from '../repo-root.js';
 import { setting } from '../settings.js';
 
 export type Params = Record<string, DuckDBValue>;

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathsFor } from '../config.js';
+import { pathsFor } from '../data-folder.js';
 import { AppStore } from '../apps/store.js';
 import { writeFileAtomic } from '../fsutil.js';
 import { runGenerate } from './generate.js';

@@ -1,4 +1,5 @@
-import { jobSettings, pathsFor, type JobSettings, type Paths } from '../config.js';
+import { pathsFor, type Paths } from '../data-folder.js';
+import { jobSettings, type JobSettings } from '../job-settings.js';
 import { heartbeat, type Heartbeat } from '../heartbeat.js';
 import { silent, type Progress } from '../progress.js';
 import { openWarehouse, refreshApps, type Warehouse } from '../warehouse/warehouse.js';

@@ -2,7 +2,7 @@ import { openDatabase } from '../db/open.js';
 import { parameterNames, query, sqlText, type Params } from '../db/sql.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { existsSync, readFileSync } from 'node:fs';
-import { pathsFor, resolveDataDir } from '../config.js';
+import { pathsFor, resolveDataDir } from '../data-folder.js';
 import { attachParquetExport } from '../analyst/parquet-views.js';
 import { InputError } from '../errors.js';
 import { conversionHint } from '../analyst/param-conversion.js';

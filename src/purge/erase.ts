@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Paths } from '../config.js';
+import type { Paths } from '../data-folder.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { writeFileAtomic } from '../fsutil.js';
 import { exportParquet, isExport } from '../analyst/parquet-export.js';

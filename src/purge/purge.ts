@@ -7,7 +7,7 @@ import { inTransaction, setWarehouseVersion, warehouseVersion } from '../warehou
 import { materialize, queryFile, quoteLiteral, type Row, runFile, runScript, sqlWith } from '../db/sql.js';
 import { RouteFileDamagedError, rewriteRouteFileWithout } from '../route/route-file.js';
 import { fsyncDir, fsyncFile } from '../fsutil.js';
-import type { Paths } from '../config.js';
+import type { Paths } from '../data-folder.js';
 import { markPurged, pendingDeletions } from '../state/deletions.js';
 import { openState } from '../state/open.js';
 import { eraseAccounts } from '../state/erase.js';

@@ -1,4 +1,4 @@
-import type { Paths } from '../config.js';
+import type { Paths } from '../data-folder.js';
 import type { Progress } from '../progress.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { eraseToTheBytes, type Erasure } from './erase.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { type Params, paramsFor, queryFile, runFile, sqlText, stripComments } from '../db/sql.js';
 import { RouteFileWriter, routeFile } from '../route/route-file.js';
 import { fsyncDir } from '../fsutil.js';
-import type { Paths } from '../config.js';
+import type { Paths } from '../data-folder.js';
 import { addDays, todayIn } from '../time.js';
 import { mergedPointsOfKeys } from './merged-points.js';
 

@@ -6,7 +6,7 @@ import { inTransaction } from '../db/transaction.js';
 import { addMeta, metaValue, readMeta, setMeta } from './meta.js';
 import type { App } from '../apps/store.js';
 import { createHash, randomUUID } from 'node:crypto';
-import { jobSettings } from '../config.js';
+import { jobSettings } from '../job-settings.js';
 import { backfillScoreExplanations } from './score-explain.js';
 
 // the version and transaction helpers live beside the models that use them (score-explain.ts

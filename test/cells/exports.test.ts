@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { AppStore } from '../../src/apps/store.js';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { runSqlOnExport } from '../../src/jobs/sql.js';
 import { closeUploadQueues } from '../../src/intake/upload-queue.js';
 import { recordDeletion } from '../../src/state/deletions.js';

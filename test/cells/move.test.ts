@@ -22,7 +22,7 @@ import { gunzipSync } from 'node:zlib';
 import pg from 'pg';
 import { AppStore } from '../../src/apps/store.js';
 import { cellFolder } from '../../src/cell.js';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { openDatabase } from '../../src/db/open.js';
 import { listValue } from '../../src/db/duckdb.js';
 import { query } from '../../src/db/sql.js';

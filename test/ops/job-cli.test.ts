@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { withNpmPort } from '../../src/jobs/main/demo.js';
 import { ROOT, runJobProcess, type Ran } from '../helpers/job-process.js';
 

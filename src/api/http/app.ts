@@ -14,7 +14,7 @@ import { statisticsRoutes } from '../routes/statistics.js';
 import { safetyScoreRoutes } from '../routes/safety-score.js';
 import { passportRoutes } from '../routes/passport.js';
 import { sdkRoutes } from '../routes/sdk.js';
-import { routeRoutes } from '../routes/route.js';
+import { tripRouteEndpoint } from '../routes/trip-route.js';
 import { docsRoutes } from '../routes/docs.js';
 import { webhookRoutes } from '../routes/webhooks.js';
 import { exportRoutes } from '../routes/exports.js';
@@ -260,7 +260,7 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
       };
     });
     tripRoutes(routes, ctx);
-    routeRoutes(routes, ctx);
+    tripRouteEndpoint(routes, ctx);
     statisticsRoutes(routes, ctx);
     safetyScoreRoutes(routes, ctx);
     passportRoutes(routes, ctx);

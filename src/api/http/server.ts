@@ -1,7 +1,7 @@
 import { dirname, join } from 'node:path';
 import type { Redis } from 'ioredis';
 import type { FastifyInstance } from 'fastify';
-import { pathsFor } from '../../config.js';
+import { pathsFor } from '../../data-folder.js';
 import { setting } from '../../settings.js';
 import { LandingCounter } from '../../landing-status.js';
 import { diskSpace } from '../../disk-space.js';
@@ -23,7 +23,7 @@ import { CursorCodec } from '../read/cursor.js';
 import { SnapshotFollower } from '../read/snapshot.js';
 import { apiLimits, type ApiLimits } from './limits.js';
 import { WebhookService } from '../../webhooks/integrator.js';
-import { deliverySettings, type DeliverySettings } from '../../webhooks/settings.js';
+import { deliverySettings, type DeliverySettings } from '../../webhooks/delivery-settings.js';
 import type { Registry } from 'prom-client';
 import { ApiMetrics } from '../../metrics/api.js';
 import { followMetrics } from '../../metrics/follow.js';

@@ -3,7 +3,7 @@
 import type { Arguments } from 'yargs';
 import { runJob } from '../cli.js';
 import { jobArgs, type JobCommand } from '../args.js';
-import { resolveDataDir } from '../../config.js';
+import { resolveDataDir } from '../../data-folder.js';
 import { stderrProgress } from '../../progress.js';
 import { InputError } from '../../errors.js';
 

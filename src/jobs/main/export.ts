@@ -2,7 +2,7 @@
 import { runJob } from '../cli.js';
 import { jobArgs } from '../args.js';
 import { METRICS_DIR_FLAG } from '../flags.js';
-import { resolveDataDir } from '../../config.js';
+import { resolveDataDir } from '../../data-folder.js';
 import { stderrProgress } from '../../progress.js';
 
 /** Parses export.js's flags, exports and sets the exit code. */

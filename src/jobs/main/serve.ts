@@ -2,7 +2,7 @@
 // tokens live in the shared state store. With --workers N, a primary runs N worker processes on one
 // port. jobs/serve.js imports threadpool.js before this module.
 import { availableParallelism } from 'node:os';
-import { resolveDataDir } from '../../config.js';
+import { resolveDataDir } from '../../data-folder.js';
 import { exportSetting, flagOrSetting, setting } from '../../settings.js';
 import { reportFailure, wholeNumbers } from '../cli.js';
 import { jobArgs } from '../args.js';

@@ -2,7 +2,7 @@
 // warehouse's numbers.
 import { runJob } from '../cli.js';
 import { jobArgs } from '../args.js';
-import { resolveDataDir } from '../../config.js';
+import { resolveDataDir } from '../../data-folder.js';
 
 /** Parses sql.js's flags, runs the file and writes its rows as CSV (or JSON). */
 export async function main(): Promise<void> {

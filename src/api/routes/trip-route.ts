@@ -101,7 +101,7 @@ const RouteQuery = {
 } as const;
 
 /** The trip drawn on a map: its kept points as a simplified GeoJSON LineString, and its events. */
-export function routeRoutes(app: FastifyInstance, ctx: ApiContext, work = new RouteWork(ctx.limits)): void {
+export function tripRouteEndpoint(app: FastifyInstance, ctx: ApiContext, work = new RouteWork(ctx.limits)): void {
   app.get<{ Params: FromSchema<typeof RouteParams>; Querystring: FromSchema<typeof RouteQuery> }>(
     '/v1/org-user/:org_user_id/trip/:trip_id/route',
     {
