@@ -29,6 +29,10 @@ export const SETTINGS = {
     describe:
       'the cell this machine is (docs/operating.md, Cells): its jobs load, score and purge only the drivers given to it; needs DATABASE_URL; unset: one cell holds every driver',
   }),
+  DRIVING_CELL_MOVE_GRACE: duration('1m', {
+    describe:
+      "a driver moved to another cell (cells.js move) is erased from its old cell this long after the new one's publish serves it, so API machines have caught up with that publish",
+  }),
   DRIVING_METRICS_DIR: text(null, {
     kind: 'path',
     shown: '`<data-dir>/metrics`',
@@ -121,6 +125,10 @@ export const SETTINGS = {
   }),
   DRIVING_FOLLOW_POLL: duration('1s', {
     describe: "with --follow: how often the job machine's manifest is checked for a new publish",
+  }),
+  DRIVING_CELL_ROUTER: url(['http', 'https'], {
+    describe:
+      "an API machine serving some cells: where a request for a driver of another cell is sent, with `X-Driving-Cell: NAME` (the balancer's internal front door, deploy/haproxy-cells.cfg); unset: such a request is answered 503 `cell_not_served`",
   }),
   DRIVING_API_SERVING: oneOf(['pack', 'sql'], 'pack', {
     flag: '--serving',

@@ -3,7 +3,7 @@ import { isMachineError } from '../machine-error.js';
 import type { Progress } from '../progress.js';
 import { openState } from '../state/open.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
-import { currentCell } from './cell.js';
+import { currentCell } from '../cell.js';
 import { NOTHING_RANKED, postAndRank, type RankResult } from './rank.js';
 
 /**

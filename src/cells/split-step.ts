@@ -1,6 +1,6 @@
 import type { Progress } from '../progress.js';
 import { openState, resolveDatabaseUrl } from '../state/open.js';
-import { currentCell } from './cell.js';
+import { currentCell } from '../cell.js';
 import { CellDirectory } from './directory.js';
 
 /**

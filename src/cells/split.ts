@@ -8,22 +8,11 @@ import { pipeline } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 import { fsyncDir, fsyncFile, moveIntoPlace, temporaryBeside, writeFileAtomic } from '../fsutil.js';
 import { isInputName } from '../landing-status.js';
+import { splitParquet } from './split-parquet.js';
 import type { CellDirectory } from './directory.js';
+import type { Forwarder, SplitResult } from './split-types.js';
 
-/** Where forwarded records go: the shared intake's queue (src/intake/upload-queue.ts). */
-export interface Forwarder {
-  put(name: string, appId: string, acceptedAt: Date, content: Buffer, cell: string | null): Promise<void>;
-}
-
-export interface SplitResult {
-  /** Landing files read to find their drivers' cells. */
-  checked: number;
-  /** Files that held records of other cells. */
-  split: number;
-  /** Records sent to their drivers' cells, and the pieces they went in. */
-  forwarded: number;
-  pieces: number;
-}
+export type { Forwarder, SplitResult } from './split-types.js';
 
 /** The most bytes of records forwarded in one piece (one row of the shared intake). */
 const PIECE_BYTES = 16 * 2 ** 20;
@@ -72,7 +61,7 @@ export async function splitLanding(
     if (options.now.getTime() - st.mtimeMs < options.quietMs) continue;
     out.checked++;
     const mine = parquet
-      ? await (await import('./split-parquet.js')).splitParquet(path, id, cell, cells, forward, options.now, out)
+      ? await splitParquet(path, id, cell, cells, forward, options.now, out)
       : await splitFile(path, id, cell, cells, forward, options.now, out);
     if (mine) {
       const after = lstatSync(path, { throwIfNoEntry: false });

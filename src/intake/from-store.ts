@@ -1,5 +1,5 @@
 import { firstLine } from '../errors.js';
-import { currentCell } from '../cells/cell.js';
+import { currentCell } from '../cell.js';
 import { isMachineError } from '../machine-error.js';
 import type { Progress } from '../progress.js';
 import { resolveDatabaseUrl } from '../state/open.js';

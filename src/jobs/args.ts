@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { usageFailure } from './cli.js';
 import { vendored } from '../vendor.js';
 import { exportSetting } from '../settings.js';
-import { currentCell } from '../cells/cell.js';
+import { currentCell } from '../cell.js';
 
 // yargs, from the build's one-file bundle of it when there is one (src/vendor.ts): one file with
 // its code cache loads far faster than yargs' many modules, at every job's start

@@ -1,5 +1,5 @@
 import type { StateDb, StateLocation } from '../state/db.js';
-import { currentCell } from '../cells/cell.js';
+import { currentCell } from '../cell.js';
 import { openState } from '../state/open.js';
 import { pendingDeletions, type DeletionRequest } from '../state/deletions.js';
 

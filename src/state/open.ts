@@ -4,8 +4,7 @@ import { SqliteState } from './sqlite.js';
 import { migrateDataDir } from './migrate.js';
 import { migrateDeletionFiles } from './migrate-deletions.js';
 import { flagOrSetting } from '../settings.js';
-import { currentCell } from '../cells/cell.js';
-import { CellDirectory } from '../cells/directory.js';
+import { currentCell } from '../cell.js';
 
 /** `--database-url`, else DATABASE_URL, else none (the data folder's SQLite file). */
 export function resolveDatabaseUrl(flag?: string | null): string | null {
@@ -41,7 +40,7 @@ export function openState(location: StateLocation): Promise<StateDb> {
         await migrateDeletionFiles(db, location.dataDir);
         // a cell's first job registers it: no command is needed to begin (docs/operating.md, Cells)
         const cell = currentCell();
-        if (cell) await new CellDirectory(db).register(cell);
+        if (cell) await db.run('cell_register', { name: cell, now: new Date().toISOString() });
       } catch (error) {
         await db.close();
         throw error;

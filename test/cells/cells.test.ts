@@ -5,17 +5,28 @@
 // route for route and percentile included, exactly what one warehouse holding every record answers
 // (a reference data folder without cells, with the same apps and accounts in a database of its own).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { closeUploadQueues } from '../../src/intake/upload-queue.js';
 import { closeStates, openState } from '../../src/state/open.js';
 import { accountsOf, cellJob, compareEveryRoute, copyState, percentiles } from '../helpers/cells.js';
 import { oneFile } from '../helpers/one-file.js';
-import { startPostgres, type PgServer } from '../helpers/postgres.js';
-import { startServe, type ServeProcess } from '../helpers/serve-process.js';
+import { freePort, startPostgres, type PgServer } from '../helpers/postgres.js';
+import { startServe, until, type ServeProcess } from '../helpers/serve-process.js';
+import { ROOT } from '../helpers/job-process.js';
 import { publishedRows } from '../helpers/workspace.js';
 
 const SCORE_DATE = '2026-11-21';
@@ -33,6 +44,8 @@ let ref: string;
 let api: ServeProcess;
 let one: ServeProcess;
 let drivers: string[] = [];
+let haproxy: ChildProcess | null = null;
+const HAPROXY = process.env['DRIVING_HAPROXY'] ?? '/usr/sbin/haproxy';
 
 const folder = (name: string): string => {
   const dir = mkdtempSync(join(tmpdir(), `dds-cells-${name}-`));
@@ -149,6 +162,7 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
+  haproxy?.kill('SIGKILL');
   for (const s of serves) if (s.child.exitCode === null) s.child.kill('SIGKILL');
   await Promise.all(serves.map((s) => s.exited));
   await closeUploadQueues();
@@ -182,5 +196,79 @@ describe('two cells beside one warehouse', () => {
     const whole = await percentiles([ref]);
     expect(await percentiles([cellA, cellB])).toEqual(whole);
     expect(whole.some((r) => r[2] !== null && r[2] !== 100)).toBe(true);
+  });
+
+  it('sends a request to a machine holding its driver cell when each API machine holds one (HAProxy, deploy/haproxy-cells.cfg)', async () => {
+    if (!existsSync(HAPROXY)) throw new Error(`HAProxy is not installed (${HAPROXY}): apt-get install haproxy`);
+    const [frontPort, cellsPort] = [await freePort(), await freePort()];
+    const env = {
+      DATABASE_URL: url,
+      DRIVING_FOLLOW_POLL: '200ms',
+      DRIVING_CELL_ROUTER: `http://127.0.0.1:${cellsPort}`,
+    };
+    const machine = async (cell: string, dir: string) => {
+      const s = await startServe(
+        [
+          '--data-dir',
+          folder(`api-${cell}`),
+          '--port',
+          '0',
+          '--workers',
+          '1',
+          '--no-metrics',
+          '--follow',
+          `${cell}=${dir}`,
+        ],
+        env,
+      );
+      serves.push(s);
+      return s;
+    };
+    const [onlyA, onlyB] = [await machine('a', cellA), await machine('b', cellB)];
+    const hostA = new URL(onlyA.url).host;
+    const hostB = new URL(onlyB.url).host;
+    const text = readFileSync(join(ROOT, 'deploy', 'haproxy-cells.cfg'), 'utf8');
+    expect(text).toContain('bind :8080');
+    const cfg = join(folder('haproxy'), 'haproxy.cfg');
+    writeFileSync(
+      cfg,
+      text
+        .replace('bind :8080', `bind 127.0.0.1:${frontPort}`)
+        .replace('bind 10.0.1.10:8081', `bind 127.0.0.1:${cellsPort}`)
+        .replace(/10\.0\.1\.2[12]:8080/g, hostA)
+        .replace(/10\.0\.1\.2[34]:8080/g, hostB),
+    );
+    haproxy = spawn(HAPROXY, ['-db', '-f', cfg], { stdio: ['ignore', 'ignore', 'ignore'] });
+    const front = `http://127.0.0.1:${frontPort}`;
+    await until(
+      async () =>
+        (await fetch(`${onlyA.url}/readyz`)).status === 200 &&
+        (await fetch(`${onlyB.url}/readyz`)).status === 200 &&
+        (await fetch(`${front}/readyz`).catch(() => null))?.status === 200,
+      'both API machines and HAProxy ready',
+    );
+    // every driver through the front door, twice (round robin: each request once on each machine)
+    for (const driver of drivers) {
+      for (const path of [
+        `/v1/org-user/${driver}/trips?${RANGE}&limit=50`,
+        `/v1/org-user/${driver}/safety-score?interval=30`,
+      ]) {
+        const want = await get(api.url, path);
+        expect({ path, ...(await get(front, path)) }).toEqual({ path, ...want });
+        expect({ path, ...(await get(front, path)) }).toEqual({ path, ...want });
+      }
+    }
+    // a machine asked directly for a driver of the other cell, by the cell door's header: it does
+    // not send it on again
+    const other = async (m: ServeProcess, cell: string) => {
+      for (const driver of drivers) {
+        const res = await fetch(`${m.url}/v1/org-user/${driver}/safety-score?interval=30`, {
+          headers: { authorization: `Bearer ${apiKey}`, 'x-driving-cell': cell },
+        });
+        if (res.status === 503) return (await res.json()) as { error: string; code: number };
+      }
+      return null;
+    };
+    expect(await other(onlyA, 'b')).toMatchObject({ error: 'cell_not_served', code: 50307 });
   });
 });

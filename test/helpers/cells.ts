@@ -2,7 +2,7 @@
 // copied into a one-warehouse reference, and the comparison of the API's answers route for route.
 import { expect } from 'vitest';
 import pg from 'pg';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { runJobProcess } from './job-process.js';
 import { publishedRows } from './workspace.js';
 

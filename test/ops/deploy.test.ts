@@ -139,11 +139,16 @@ describe('the units and the crontab', () => {
 describe('several machines', () => {
   const HAPROXY = process.env['DRIVING_HAPROXY'] ?? '/usr/sbin/haproxy';
 
-  it.skipIf(!existsSync(HAPROXY))('the HAProxy over API machines on several hosts is a valid configuration', () => {
-    const r = runTool(HAPROXY, ['-c', '-f', join(ROOT, 'deploy', 'haproxy-machines.cfg')]);
-    expect(r.output).toMatch(/Configuration file is valid/);
-    expect(r.status).toBe(0);
-  });
+  it.skipIf(!existsSync(HAPROXY))(
+    'the HAProxy configurations over API machines on several hosts, and over cells, are valid',
+    () => {
+      for (const name of ['haproxy-machines.cfg', 'haproxy-cells.cfg']) {
+        const r = runTool(HAPROXY, ['-c', '-f', join(ROOT, 'deploy', name)]);
+        expect(r.output, name).toMatch(/Configuration file is valid/);
+        expect(r.status, name).toBe(0);
+      }
+    },
+  );
 
   it("the API machine's unit follows the job machine, whose rsync module offers published/ alone, read-only", () => {
     const unit = readFileSync(join(SYSTEMD, 'driving-api-follow.service'), 'utf8');

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
-import { setting } from '../settings.js';
-import { InputError } from '../errors.js';
+import { setting } from './settings.js';
+import { InputError } from './errors.js';
 
 /** A cell's name: lower-case letters, digits and dashes, as it appears in folder names and metrics. */
 export const CELL_NAME = /^[a-z0-9][a-z0-9-]{0,31}$/;
