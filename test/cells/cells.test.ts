@@ -22,7 +22,7 @@ import { AppStore } from '../../src/apps/store.js';
 import { pathsFor } from '../../src/data-folder.js';
 import { closeUploadQueues } from '../../src/intake/upload-queue.js';
 import { closeStates, openState } from '../../src/state/open.js';
-import { accountsOf, cellJob, compareEveryRoute, copyState, percentiles } from '../helpers/cells.js';
+import { accountsOf, answer, cellJob, compareEveryRoute, copyState, percentiles, RANGE } from '../helpers/cells.js';
 import { oneFile } from '../helpers/one-file.js';
 import { freePort, startPostgres, type PgServer } from '../helpers/postgres.js';
 import { startServe, until, type ServeProcess } from '../helpers/serve-process.js';
@@ -253,9 +253,9 @@ describe('two cells beside one warehouse', () => {
         `/v1/org-user/${driver}/trips?${RANGE}&limit=50`,
         `/v1/org-user/${driver}/safety-score?interval=30`,
       ]) {
-        const want = await get(api.url, path);
-        expect({ path, ...(await get(front, path)) }).toEqual({ path, ...want });
-        expect({ path, ...(await get(front, path)) }).toEqual({ path, ...want });
+        const want = await answer(api.url, apiKey, path);
+        expect({ path, ...(await answer(front, apiKey, path)) }).toEqual({ path, ...want });
+        expect({ path, ...(await answer(front, apiKey, path)) }).toEqual({ path, ...want });
       }
     }
     // a machine asked directly for a driver of the other cell, by the cell door's header: it does
