@@ -195,6 +195,7 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
   );
 
   // registered once the guard plugins have loaded, so that their hooks reach every route
+  // biome-ignore lint/nursery/noMisusedPromises: Fastify awaits a plugin that returns a promise
   app.register(async (routes) => {
     // health probes cost nothing and must not flap under load: never shed, never rate limited
     const probe = { auth: 'none', shed: false, rateLimit: false } as const;
