@@ -19,6 +19,7 @@ import { closeStates, openState } from '../../src/state/open.js';
 import { ROOT, runJobProcess } from '../helpers/job-process.js';
 import { oneFile } from '../helpers/one-file.js';
 import { startPostgres, type PgServer } from '../helpers/postgres.js';
+import { copyState } from '../helpers/cells.js';
 
 const SCORE_DATE = '2026-11-21';
 const SQL = (name: string) => join(ROOT, 'sql', `${name}.sql`);
@@ -73,30 +74,6 @@ async function job(name: string, dataDir: string, db: string, ...args: string[])
   });
   if (ran.code !== 0) throw new Error(`${name} ${args.join(' ')} exited ${ran.code}: ${ran.stderr.slice(-3000)}`);
   return ran.stdout;
-}
-
-/** Copies the apps and accounts of the cells' store into the reference's, so both know the same drivers. */
-async function copyState(from: string, to: string): Promise<void> {
-  const a = new pg.Client({ connectionString: from });
-  const b = new pg.Client({ connectionString: to });
-  await a.connect();
-  await b.connect();
-  try {
-    for (const table of ['apps', 'accounts']) {
-      const { rows } = await a.query(`select * from ${table}`);
-      for (const row of rows) {
-        const cols = Object.keys(row);
-        await b.query(
-          `insert into ${table} (${cols.join(', ')}) values (${cols.map((_, i) => `$${i + 1}`).join(', ')}) on conflict do nothing`,
-          cols.map((c) => row[c]),
-        );
-      }
-    }
-    await b.query("update state_versions set version = version + 1 where name = 'apps'");
-  } finally {
-    await a.end();
-    await b.end();
-  }
 }
 
 /**

@@ -36,6 +36,7 @@ import { startPostgres, type PgServer } from '../helpers/postgres.js';
 import { startServe, until, type ServeProcess } from '../helpers/serve-process.js';
 import { tripRecord } from '../helpers/trips.js';
 import { manifestOf, publishedRows, warehouseRows } from '../helpers/workspace.js';
+import { copyState } from '../helpers/cells.js';
 
 const SCORE_DATE = '2026-11-21';
 const UNSHARED = new Set(['requestId', 'nextCursor', 'evaluationTime']);
@@ -106,30 +107,6 @@ async function differences(who: string, tripIds: string[]): Promise<string[]> {
       out.push(`${path}: ${JSON.stringify(got).slice(0, 300)} != ${JSON.stringify(want).slice(0, 300)}`);
   }
   return out;
-}
-
-/** Copies the apps and accounts of the cells' store into the reference's, so both know the same drivers. */
-async function copyState(from: string, to: string): Promise<void> {
-  const a = new pg.Client({ connectionString: from });
-  const b = new pg.Client({ connectionString: to });
-  await a.connect();
-  await b.connect();
-  try {
-    for (const table of ['apps', 'accounts']) {
-      const { rows } = await a.query(`select * from ${table}`);
-      for (const row of rows) {
-        const cols = Object.keys(row);
-        await b.query(
-          `insert into ${table} (${cols.join(', ')}) values (${cols.map((_, i) => `$${i + 1}`).join(', ')}) on conflict do nothing`,
-          cols.map((c) => row[c]),
-        );
-      }
-    }
-    await b.query("update state_versions set version = version + 1 where name = 'apps'");
-  } finally {
-    await a.end();
-    await b.end();
-  }
 }
 
 /** The rows of the driver in a warehouse's tables that hold drivers' rows. */
