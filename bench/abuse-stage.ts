@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AppStore } from '../src/apps/store.js';
-import { pathsFor } from '../src/config.js';
+import { pathsFor } from '../src/data-folder.js';
 import { childOptions, jobScript, record, type BenchContext } from './context.js';
 import { jobJson, runNodeChild, startNodeChild } from './child.js';
 import { startApiServer } from './api-server.js';

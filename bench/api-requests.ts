@@ -1,4 +1,4 @@
-import { pathsFor } from '../src/config.js';
+import { pathsFor } from '../src/data-folder.js';
 import { openDatabase } from '../src/db/open.js';
 import { queryFile } from '../src/db/sql.js';
 import { addDays } from '../src/time.js';

@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathsFor } from '../src/config.js';
+import { pathsFor } from '../src/data-folder.js';
 import { appsOf } from '../src/jobs/data-dir.js';
 import { openWarehouse } from '../src/warehouse/warehouse.js';
 import { compactArchive } from '../src/load/archive-compact.js';

@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase } from '../src/db/open.js';
 import { materialize, queryFile, quoteLiteral, run } from '../src/db/sql.js';
-import { jobSettings } from '../src/config.js';
+import { jobSettings } from '../src/job-settings.js';
 
 export interface BareRead {
   seconds: number;

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { jobSettings, pathsFor } from '../src/config.js';
+import { pathsFor } from '../src/data-folder.js';
+import { jobSettings } from '../src/job-settings.js';
 import { appsOf } from '../src/jobs/data-dir.js';
 import { runLoad } from '../src/jobs/load.js';
 import { compactStep } from '../src/compact/step.js';

@@ -4,7 +4,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { runJob, usageFailure } from '../src/jobs/cli.js';
-import { resolveDataDir } from '../src/config.js';
+import { resolveDataDir } from '../src/data-folder.js';
 
 const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 

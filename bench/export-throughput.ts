@@ -3,8 +3,8 @@ import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs
 import { loadavg } from 'node:os';
 import { RecordBatchReader } from 'apache-arrow';
 import { AppStore } from '../src/apps/store.js';
-import { pathsFor } from '../src/config.js';
-import { repoPath } from '../src/paths.js';
+import { pathsFor } from '../src/data-folder.js';
+import { repoPath } from '../src/repo-root.js';
 import { waitReady } from './api-server.js';
 
 export interface ExportFigures {

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathsFor } from '../src/config.js';
+import { pathsFor } from '../src/data-folder.js';
 import { AppStore } from '../src/apps/store.js';
 import { PassportStore } from '../src/passport/store.js';
 import { DEFAULT_LIMITS } from '../src/api/http/limits.js';

@@ -1,6 +1,6 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathsFor } from '../src/config.js';
+import { pathsFor } from '../src/data-folder.js';
 import { AppStore } from '../src/apps/store.js';
 import { PassportStore } from '../src/passport/store.js';
 import { generateTrips } from '../src/generate/generate.js';

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathsFor } from '../src/config.js';
+import { pathsFor } from '../src/data-folder.js';
 import { readFollowStatus, type FollowStatus } from '../src/follow/status.js';
 import { readManifest } from '../src/publish/manifest.js';
 import { addDays } from '../src/time.js';

@@ -5,7 +5,7 @@ import { jobJson, runNodeChild } from './child.js';
 import { diskUse, dropDataDir, ensureDayFiles, historyDir } from './fixtures.js';
 import { growthDays } from './options.js';
 import { addDays } from '../src/time.js';
-import { pathsFor } from '../src/config.js';
+import { pathsFor } from '../src/data-folder.js';
 import { readManifest } from '../src/publish/manifest.js';
 import { mergeLayers } from '../src/serving/build.js';
 import { EXTRAS_SUFFIX, LAYERED } from '../src/serving/format.js';

@@ -1,6 +1,6 @@
 import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { pathsFor } from '../src/config.js';
+import { pathsFor } from '../src/data-folder.js';
 import { openState, closeStates } from '../src/state/open.js';
 import { recordDeletion } from '../src/state/deletions.js';
 import { childOptions, jobScript, record, type BenchContext } from './context.js';

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathsFor } from '../src/config.js';
+import { pathsFor } from '../src/data-folder.js';
 import { childOptions, jobScript, record, type BenchContext } from './context.js';
 import { jobJson, runNodeChild } from './child.js';
 import { runGenerator } from './generate-run.js';

@@ -10,7 +10,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { pathsFor } from '../src/config.js';
+import { pathsFor } from '../src/data-folder.js';
 import { readManifest } from '../src/publish/manifest.js';
 import { addDays } from '../src/time.js';
 import { childOptions, jobScript, record, type BenchContext } from './context.js';

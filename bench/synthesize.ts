@@ -1,5 +1,6 @@
 import { listValue } from '../src/db/duckdb.js';
-import { pathsFor, jobSettings } from '../src/config.js';
+import { pathsFor } from '../src/data-folder.js';
+import { jobSettings } from '../src/job-settings.js';
 import { AppStore, type App } from '../src/apps/store.js';
 import {
   inTransaction,

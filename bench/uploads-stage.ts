@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathsFor } from '../src/config.js';
+import { pathsFor } from '../src/data-folder.js';
 import { uploadFileName } from '../src/load/uploads.js';
 import { childOptions, jobScript, record, type BenchContext } from './context.js';
 import { runNodeChild, jobJson } from './child.js';

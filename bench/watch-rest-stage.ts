@@ -1,6 +1,6 @@
 import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathsFor } from '../src/config.js';
+import { pathsFor } from '../src/data-folder.js';
 import { addDays } from '../src/time.js';
 import { childOptions, jobScript, record, type BenchContext } from './context.js';
 import { jobJson, startNodeChild } from './child.js';

@@ -1,7 +1,7 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { isSdkUploadFile, uploadFileName } from '../src/load/uploads.js';
 import { join } from 'node:path';
-import { pathsFor } from '../src/config.js';
+import { pathsFor } from '../src/data-folder.js';
 import { generateTrips } from '../src/generate/generate.js';
 import type { TripRecord } from '../src/generate/types.js';
 import { readManifest } from '../src/publish/manifest.js';

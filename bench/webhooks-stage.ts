@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { AppStore } from '../src/apps/store.js';
-import { pathsFor } from '../src/config.js';
+import { pathsFor } from '../src/data-folder.js';
 import { Outbox } from '../src/webhooks/outbox.js';
 import { startNodeChild } from './child.js';
 import { childOptions, jobScript, record, type BenchContext } from './context.js';

@@ -29,6 +29,10 @@ export const SETTINGS = {
     describe:
       'the cell this machine is (docs/operating.md, Cells): its jobs load, score and purge only the drivers given to it; needs DATABASE_URL; unset: one cell holds every driver',
   }),
+  DRIVING_CELL_MOVE_GRACE: duration('1m', {
+    describe:
+      "a driver moved to another cell (cells.js move) is erased from its old cell this long after the new one's publish serves it, so API machines have caught up with that publish",
+  }),
   DRIVING_METRICS_DIR: text(null, {
     kind: 'path',
     shown: '`<data-dir>/metrics`',

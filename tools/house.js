@@ -5,11 +5,13 @@
 // whose app mounts the routes that read its context), the files directly in src/ (room `src`), or
 // bench/. The jobs' entry modules (src/jobs/main/, what jobs/*.js run) are a room of their own on
 // the top floor: they wire every other room, the bench's too, and nothing imports them. Type-only imports count: a circle over types still makes two files
-// that cannot be read one before the other. `--check` exits 1 when there is any circle.
+// that cannot be read one before the other. It also counts the SQL statements written inline under
+// src/ (tools/inline-sql.js). `--check` exits 1 when there is any circle, or more inline SQL than allowed.
 // Plain JavaScript so that it runs before the build (npm run lint).
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inlineSqlReport } from './inline-sql.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const TOPS = ['src', 'bench'];
@@ -123,7 +125,16 @@ for (const c of roomCircles) {
       if (roomOf(t) !== roomOf(file) && c.includes(roomOf(file)) && c.includes(roomOf(t)))
         console.log(`    ${file} -> ${relative(root, join(root, t))}`);
 }
-if (process.argv.includes('--check') && fileCircles.length + roomCircles.length > 0) {
+// the SQL lives in sql/: what stays inline under src/ is counted (tools/inline-sql.js)
+const check = process.argv.includes('--check');
+const inline = inlineSqlReport(root);
+console.log(`  inline SQL: ${inline.found.length} statement line(s) under src/, at most ${inline.limit}`);
+if (!check || inline.failed) for (const s of inline.found) console.log(`    ${s.file}:${s.line}: ${s.text}`);
+if (check && fileCircles.length + roomCircles.length > 0) {
   console.error('house: import circles (above) must be broken');
+  process.exit(1);
+}
+if (check && inline.failed) {
+  console.error(`house: more than ${inline.limit} lines of inline SQL under src/ (above): move them to sql/`);
   process.exit(1);
 }

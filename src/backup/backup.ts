@@ -19,6 +19,7 @@ import { copyOutbox } from './outbox.js';
 import { currentRelease } from './release.js';
 import { copyWarehouse } from './warehouse.js';
 import { backupPostgres, backupSqlite, pgBinOf } from './state-store.js';
+import { queryFile } from '../db/sql.js';
 
 export interface BackupOptions {
   dataDir: string;
@@ -168,8 +169,8 @@ async function duckdbVersion(): Promise<string> {
   const { openDatabase } = await import('../db/open.js');
   const db = await openDatabase(':memory:');
   try {
-    const reader = await db.connection.runAndReadAll('select version() as v');
-    return `DuckDB ${String(reader.getRowObjectsJson()[0]?.['v'])}`;
+    const [row] = await queryFile(db.connection, 'ops/backup/duckdb_version');
+    return `DuckDB ${String(row?.['v'])}`;
   } finally {
     db.close();
   }

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { pathsFor } from '../config.js';
+import { pathsFor } from '../data-folder.js';
 import { askOutbox } from '../webhooks/ask-outbox.js';
 
 /** How a backup took the outbox: copied (by the running deliverer, or read-only), none yet, or within pg_dump's. */

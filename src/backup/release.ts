@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { repoPath } from '../paths.js';
+import { repoPath } from '../repo-root.js';
 
 /** The release that runs: package.json's name and version, and the commit when a checkout has one. */
 export function currentRelease(): { name: string; version: string; commit: string | null } {

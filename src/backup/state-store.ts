@@ -20,7 +20,7 @@ export async function backupSqlite(file: string, target: string): Promise<string
   try {
     db.pragma('busy_timeout = 10000');
     await db.backup(target);
-    return `SQLite ${(db.prepare('select sqlite_version() as v').get() as { v: string }).v}`;
+    return `SQLite ${(db.prepare(sqlText('ops/backup/sqlite_version')).get() as { v: string }).v}`;
   } finally {
     db.close();
   }

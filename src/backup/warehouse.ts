@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { jobSettings, pathsFor } from '../config.js';
+import { pathsFor } from '../data-folder.js';
+import { jobSettings } from '../job-settings.js';
 import { DatabaseBusyError, openDatabase } from '../db/open.js';
 import type { Progress } from '../progress.js';
 import { copyOne, copyTree } from './files.js';

@@ -64,10 +64,29 @@ export async function postAndRank(
   return { posted: scored.length, ranked: targets.size, changed };
 }
 
-/** Whether another cell posted counts this warehouse has not ranked against (the watch's poll). */
-export async function rankPending(wh: Warehouse, state: StateDb, cell: string): Promise<boolean> {
-  const [ranked] = await queryFile(wh.conn, 'ops/cells/ranked_seq_get');
-  return (await state.all('cell_posts_since', { cell, seq: Number(ranked?.['seq'] ?? 0) })).length > 0;
+/** The last count a watch read of what its warehouse ranked against (see rankPending). */
+export interface RankedSeen {
+  seq: number;
+}
+
+/**
+ * Whether another cell posted counts this cell's warehouse has not ranked against (the watch's
+ * poll). A watch lets its warehouse go while another job (a score run) has its turn, and holds it
+ * again only at its next batch: without the warehouse, what it last read of it stands in, so that
+ * counts another cell posts meanwhile still bring a batch that ranks them. When the job that had
+ * the warehouse ranked them already, that batch changes nothing and publishes nothing new.
+ */
+export async function rankPending(
+  wh: Warehouse | null,
+  state: StateDb,
+  cell: string,
+  seen: RankedSeen = { seq: 0 },
+): Promise<boolean> {
+  if (wh) {
+    const [ranked] = await queryFile(wh.conn, 'ops/cells/ranked_seq_get');
+    seen.seq = Number(ranked?.['seq'] ?? 0);
+  }
+  return (await state.all('cell_posts_since', { cell, seq: seen.seq })).length > 0;
 }
 
 /** Ranks one app's drivers as of one date against every cell's counts; the rows changed. */
@@ -78,7 +97,9 @@ async function rankOne(wh: Warehouse, state: StateDb, cell: string, appId: strin
   if (peers.length > 0)
     await runFile(conn, 'ops/cells/peer_counts_insert', {
       interval_days: listValue(peers.map((p) => Number(p['interval_days']))),
-      safety_score: listValue(peers.map((p) => Number(p['safety_score']))),
+      // as JSON text: a list value takes its type from its first number, and a whole score (100)
+      // followed by a fraction would not bind
+      safety_score: JSON.stringify(peers.map((p) => Number(p['safety_score']))),
       drivers: listValue(peers.map((p) => Number(p['drivers']))),
     });
   const version = (await warehouseVersion(conn)) + 1;

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import { basename } from 'node:path';
 import { DuckDBInstance, listValue } from '../db/duckdb.js';
-import { query, queryFile, quoteLiteral, run, runFile } from '../db/sql.js';
+import { queryFile, runFile } from '../db/sql.js';
+import { copyTo } from '../db/statements.js';
 import { fsyncFile, moveIntoPlace, temporaryBeside } from '../fsutil.js';
 import type { CellDirectory } from './directory.js';
 import type { Forwarder, SplitResult } from './split-types.js';
@@ -88,9 +89,8 @@ async function rowsTo(
   keepUnknown: boolean,
 ): Promise<{ file: string; rows: number }> {
   await runFile(conn, 'ops/cells/split_parquet_rows', { source: path, cell, keep_unknown: keepUnknown });
-  const [count] = await query(conn, 'select count(*)::integer as n from split_rows');
+  const [count] = await queryFile(conn, 'ops/cells/split_rows_count');
   const file = temporaryBeside(path);
-  // COPY takes no bound target: the path is the service's own temp name, quoted
-  await run(conn, `copy split_rows to ${quoteLiteral(file)} (format parquet, compression zstd)`);
+  await copyTo(conn, { table: 'split_rows' }, file, 'format parquet, compression zstd');
   return { file, rows: Number(count?.['n'] ?? 0) };
 }

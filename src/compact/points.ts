@@ -2,12 +2,13 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { listValue } from '../db/duckdb.js';
-import { queryFile, quoteLiteral, run, runScript, sqlText } from '../db/sql.js';
+import { queryFile, runScript, sqlText } from '../db/sql.js';
 import { fsyncDir, fsyncFile } from '../fsutil.js';
 import { POINTS_PARQUET } from '../load/points-parquet.js';
 import { inTransaction } from '../warehouse/warehouse.js';
 import { MERGED_POINTS, UNMERGED_POINTS } from '../warehouse/merged-points.js';
 import { routeFilesToMerge } from './route-groups.js';
+import { copyTo } from '../db/statements.js';
 
 export interface PointsCompaction {
   /** Merges done (one a trip date's run of files). */
@@ -102,7 +103,7 @@ async function mergeRun(
   const params = { files: listValue(sources), keys: listValue(sources_.map((f) => f.key ?? '')), trip_date: day };
   // files the load wrote have no source_key column: read as their names say until a merged one is among them
   const select = sources_.some((f) => f.key === null) ? 'ops/compact/points_merge' : 'ops/compact/points_merge_new';
-  await run(conn, `copy (${sqlText(select)}) to ${quoteLiteral(tmp)} (${POINTS_PARQUET})`, params);
+  await copyTo(conn, { query: sqlText(select) }, tmp, POINTS_PARQUET, params);
   fsyncFile(tmp);
   await inTransaction(conn, () =>
     runScript(conn, 'ops/compact/points_index_merged', {

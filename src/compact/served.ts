@@ -1,8 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { existsSync } from 'node:fs';
-import { run } from '../db/sql.js';
 import { slotFile, type Manifest } from '../publish/manifest.js';
 import { attachWhenReleased } from '../publish/retire.js';
+import { detach } from '../db/statements.js';
 
 /**
  * Whether the API serves the manifest's snapshot alone: no process holds the other slot (the one
@@ -25,6 +25,6 @@ export async function servesManifestAlone(
     // not a DuckDB file the slot's publish can use as it is: that publish deals with it
     return false;
   }
-  await run(conn, 'detach database if exists compact_retired');
+  await detach(conn, 'compact_retired');
   return true;
 }

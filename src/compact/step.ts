@@ -1,5 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { jobSettings, type Paths } from '../config.js';
+import type { Paths } from '../data-folder.js';
+import { jobSettings } from '../job-settings.js';
 import { readManifest } from '../publish/manifest.js';
 import { removeUnnamedPackFiles } from '../publish/retire.js';
 import { addDays, todayIn } from '../time.js';

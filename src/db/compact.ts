@@ -1,8 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { quoteIdent, quoteLiteral, run } from './sql.js';
 import { fsyncDir } from '../fsutil.js';
+import { attach, checkpoint, copyDatabase, detach } from './statements.js';
 
 export interface Compaction {
   file: string;
@@ -15,7 +15,7 @@ export interface Compaction {
  * Rewrites a DuckDB database into a fresh file and renames it into place (docs/decisions.md, Deletion, erasure
  * reaches the bytes). DuckDB deletes a row by marking it: its bytes stay in the file's blocks
  * (and a freed block is reused, not wiped) until the table is written anew, so after a purge the
- * deleted user's tripIds and deviceIds could still be read from the file. `COPY FROM DATABASE`
+ * deleted user's tripIds and deviceIds could still be read from the file. COPY FROM DATABASE
  * writes only the live rows into a new file; it is fsynced and renamed over the old one, so the
  * name holds either the old database or the whole new one.
  *
@@ -32,12 +32,12 @@ export async function compactDatabase(conn: DuckDBConnection, source: string, fi
   rmSync(tmp, { force: true });
   rmSync(`${tmp}.wal`, { force: true });
   try {
-    await run(conn, `checkpoint ${quoteIdent(source)}`);
-    await run(conn, `attach ${quoteLiteral(tmp)} as ${alias}`);
+    await checkpoint(conn, source);
+    await attach(conn, tmp, alias);
     try {
-      await run(conn, `copy from database ${quoteIdent(source)} to ${alias}`);
+      await copyDatabase(conn, source, alias);
     } finally {
-      await run(conn, `detach database if exists ${alias}`);
+      await detach(conn, alias);
     }
     // fsyncDir fsyncs any path through a read-only descriptor: the new file's bytes, then the rename
     fsyncDir(tmp);

@@ -2,7 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { DuckDBInstance } from './duckdb.js';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { TRACE } from './sql.js';
+import { sqlText, TRACE } from './sql.js';
 import { duckdbThreads } from './threads.js';
 import { lockWaitReporter } from './lock-waits.js';
 
@@ -163,7 +163,7 @@ async function openOnce(path: string, settings: Record<string, string>): Promise
   const instance = await DuckDBInstance.create(path, settings);
   const connection = await instance.connect();
   // ICU is built in but loads on first use; the zone is set once it is there.
-  await connection.run("set TimeZone = 'UTC'");
+  await connection.run(sqlText('ops/db/time_zone_utc'));
   return {
     instance,
     connection,

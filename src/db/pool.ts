@@ -1,5 +1,5 @@
 import type { DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement, DuckDBResult } from '@duckdb/node-api';
-import { paramsFor, stripComments, type Params, type Row } from './sql.js';
+import { paramsFor, sqlText, stripComments, type Params, type Row } from './sql.js';
 import { installMacros } from './macros.js';
 import { DuckDBResultReader } from './duckdb.js';
 
@@ -22,7 +22,7 @@ export class ConnectionPool {
     const connections: DuckDBConnection[] = [];
     for (let i = 0; i < size; i++) {
       const conn = await instance.connect();
-      await conn.run("set TimeZone = 'UTC'");
+      await conn.run(sqlText('ops/db/time_zone_utc'));
       await installMacros(conn);
       connections.push(conn);
     }

@@ -1,7 +1,7 @@
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoPath } from '../paths.js';
+import { repoPath } from '../repo-root.js';
 import { setting } from '../settings.js';
 
 export type Params = Record<string, DuckDBValue>;
@@ -20,6 +20,20 @@ export function sqlText(name: string): string {
     cache.set(name, text);
   }
   return text;
+}
+
+/**
+ * `sql/<name>.sql` with each `{{key}}` in it replaced by SQL text the code made: another file's
+ * query (`sqlText`), or a name quoted by `quoteIdent`/`quoteLiteral` where DuckDB binds no
+ * parameter (a COPY target, a view's file). Values still go in as bound `$name` parameters; a
+ * user's text never goes in here.
+ */
+export function sqlWith(name: string, parts: Record<string, string>): string {
+  return sqlText(name).replace(/\{\{\s*(\w+)\s*\}\}/g, (_, key: string) => {
+    const part = parts[key];
+    if (part === undefined) throw new Error(`sql/${name}.sql: nothing given for {{${key}}}`);
+    return part;
+  });
 }
 
 /** The `$name` parameters a statement names, in order of first use (comments and quotes ignored). */
@@ -112,7 +126,33 @@ export async function materialize(
   params?: Params,
   table = name.split('/').pop() as string,
 ): Promise<void> {
-  await run(conn, `create or replace temp table ${quoteIdent(table)} as\n${sqlText(name)}`, params);
+  await createTempTable(conn, table, sqlText(name), params);
+}
+
+/** Holds a query's rows in a temp table `table` (replaced if it was there). */
+export async function createTempTable(
+  conn: DuckDBConnection,
+  table: string,
+  select: string,
+  params?: Params,
+): Promise<void> {
+  await createTemp(conn, 'table', table, select, params);
+}
+
+/** A temp table or view `name` over a query, replaced if it was there (a view binds no parameter). */
+export async function createTemp(
+  conn: DuckDBConnection,
+  kind: 'table' | 'view',
+  name: string,
+  select: string,
+  params?: Params,
+): Promise<void> {
+  // the name is the caller's: DuckDB binds no parameter for it
+  await run(
+    conn,
+    `create or replace temp ${kind === 'view' ? 'view' : 'table'} ${quoteIdent(name)} as\n${select}`,
+    params,
+  );
 }
 
 /** Runs a file of several statements separated by semicolons, binding what each one names. */

@@ -3,7 +3,9 @@ import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { inTransaction } from '../warehouse/warehouse.js';
-import { query, quoteLiteral, run, runFile, runScript, sqlText, type Params } from '../db/sql.js';
+import { materialize, query, queryFile, run, runFile, runScript, sqlText, sqlWith, type Params } from '../db/sql.js';
+import { copyTo, dropTemp } from '../db/statements.js';
+import { setMeta } from '../warehouse/meta.js';
 import { fsyncFile, moveIntoPlace, temporaryBeside } from '../fsutil.js';
 import { ENVELOPE_VERSION } from '../webhooks/envelope.js';
 
@@ -40,29 +42,20 @@ export async function emitEvents(
   if (pending['trips'] === true) {
     await insertRows(conn, 1, sqlText('ops/events/trip_created'), { since: tripsSince, version: publishedVersion });
     // held for the record below: every trip written since, with what it serves as a fingerprint
-    await run(conn, `create or replace temp table trip_fingerprints as ${sqlText('ops/events/trip_fingerprints')}`, {
-      since: tripsSince,
-      version: publishedVersion,
-    });
+    await materialize(conn, 'ops/events/trip_fingerprints', { since: tripsSince, version: publishedVersion });
     await insertRows(conn, 2, sqlText('ops/events/trip_updated'));
   }
   if (pending['scores'] === true) {
     // held for the record below: only users whose values changed since their last announcement
-    await run(conn, `create or replace temp table score_events as ${sqlText('ops/events/safety_score_updated')}`, {
-      since,
-      version: publishedVersion,
-    });
+    await materialize(conn, 'ops/events/safety_score_updated', { since, version: publishedVersion }, 'score_events');
     // score_events holds them in the order its statement sorted them (app, user, date), which a
     // scan gives back as the file's lines are (DuckDB keeps insertion order): not sorted twice
-    await insertRows(conn, 3, 'select id, type, app_id, data from score_events');
+    await insertRows(conn, 3, sqlText('ops/events/score_events'));
   }
   if (pending['users'] === true)
     await insertRows(conn, 4, sqlText('ops/events/user_deleted'), { since: usersSince, version: publishedVersion });
   const counts = new Map(
-    (await query(conn, 'select part, count(*)::integer as n from event_rows group by part')).map((r) => [
-      Number(r['part']),
-      Number(r['n']),
-    ]),
+    (await queryFile(conn, 'ops/events/event_counts')).map((r) => [Number(r['part']), Number(r['n'])]),
   );
   const count = (part: number): number => counts.get(part) ?? 0;
   let file: string | null = null;
@@ -75,20 +68,20 @@ export async function emitEvents(
   await inTransaction(conn, async () => {
     if (pending['trips'] === true)
       await runScript(conn, 'ops/events/mark_trips_announced', { version: publishedVersion });
-    await run(conn, "insert or replace into meta values ('user_events_version', $v::varchar)", { v: publishedVersion });
+    await setMeta(conn, 'user_events_version', publishedVersion);
     if (pending['scores'] === true)
       await runScript(conn, 'ops/events/mark_scores_announced', { version: publishedVersion });
     await markScoresAnnounced(conn, publishedVersion);
   });
-  await run(conn, 'drop table if exists score_events');
-  await run(conn, 'drop table if exists trip_fingerprints');
-  await run(conn, 'drop table event_rows');
+  await dropTemp(conn, 'score_events');
+  await dropTemp(conn, 'trip_fingerprints');
+  await dropTemp(conn, 'event_rows');
   return { tripCreated: count(1), tripUpdated: count(2), safetyScoreUpdated: count(3), userDeleted: count(4), file };
 }
 
 /** Appends one kind of event to event_rows, in the order its statement gives them. */
 async function insertRows(conn: DuckDBConnection, part: number, source: string, params?: Params): Promise<void> {
-  await run(conn, `insert into event_rows select ${part}, id, type, app_id, data from (${source})`, params);
+  await run(conn, sqlWith('ops/events/event_rows_insert', { events: source }), { ...params, part });
 }
 
 /**
@@ -100,9 +93,11 @@ async function writeLines(conn: DuckDBConnection, file: string, params: Params):
   const tmp = temporaryBeside(file);
   mkdirSync(dirname(file), { recursive: true });
   try {
-    await run(
+    await copyTo(
       conn,
-      `copy (${sqlText('ops/events/pending_lines')}) to ${quoteLiteral(tmp)} (format csv, header false, quote '', escape '', delimiter '\x01')`,
+      { query: sqlText('ops/events/pending_lines') },
+      tmp,
+      "format csv, header false, quote '', escape '', delimiter '\x01'",
       params,
     );
     // as writeFileAtomic's open: 0644 through the process umask (a job's 077 leaves 0600)
@@ -117,5 +112,5 @@ async function writeLines(conn: DuckDBConnection, file: string, params: Params):
 
 /** Scores written up to `version` count as announced: later runs announce only newer ones. */
 export async function markScoresAnnounced(conn: DuckDBConnection, version: number): Promise<void> {
-  await run(conn, "insert or replace into meta values ('score_events_version', $v::varchar)", { v: version });
+  await setMeta(conn, 'score_events_version', version);
 }

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathsFor } from '../config.js';
+import { pathsFor } from '../data-folder.js';
 import { writeFileAtomic } from '../fsutil.js';
 import type { Manifest } from '../publish/manifest.js';
 import { copyNamed, fetchManifest, namedFiles, SourceMovedOn } from './copy.js';

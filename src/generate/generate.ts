@@ -2,7 +2,7 @@ import { listValue } from '../db/duckdb.js';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { openDatabase } from '../db/open.js';
-import { type Params, queryFile, quoteLiteral, run, runFile, runScript } from '../db/sql.js';
+import { type Params, queryFile, quoteLiteral, run, runFile, runScript, sqlWith } from '../db/sql.js';
 import { setting } from '../settings.js';
 import { addDays, datesBetween } from '../time.js';
 import { writeBadRecords } from './bad-records.js';
@@ -63,7 +63,7 @@ export async function generateTrips(options: GenerateOptions): Promise<GenerateS
   const scratch = join(outDir, `.generate-tmp-${process.pid}`);
   try {
     const conn = db.connection;
-    await run(conn, `set temp_directory = ${quoteLiteral(scratch)}`);
+    await run(conn, sqlWith('tools/generate/temp_directory', { dir: quoteLiteral(scratch) }));
     await runScript(conn, 'macros/generate');
     await runFile(conn, 'tools/generate/users', params);
     progress('built users');

@@ -1,8 +1,9 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { closeSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Params, queryFile, quoteLiteral, run, runFile, sqlText } from '../db/sql.js';
+import { type Params, queryFile, quoteLiteral, runFile, sqlText, sqlWith } from '../db/sql.js';
 import { buildRecords, type TripRange } from './records.js';
+import { copyTo } from '../db/statements.js';
 
 export interface DayFilesOptions {
   outDir: string;
@@ -120,7 +121,7 @@ export async function writeDayFiles(conn: DuckDBConnection, options: DayFilesOpt
       await buildRecords(conn, ranges.bad, options);
     }
   }
-  await run(conn, 'drop table if exists gen_day_trips');
+  await runFile(conn, 'tools/generate/day_trips_drop');
   return out;
 }
 
@@ -149,7 +150,7 @@ async function buildPart(
 async function copyRecords(conn: DuckDBConnection, path: string, options: DayFilesOptions): Promise<void> {
   const select = sqlText(`tools/generate/day_${options.format}`);
   const copyFormat = options.format === 'ndjson' ? 'format json' : 'format parquet, compression zstd';
-  await run(conn, `copy (\n${select}\n) to ${quoteLiteral(path)} (${copyFormat})`, { time_zone: options.timeZone });
+  await copyTo(conn, { query: `\n${select}\n` }, path, copyFormat, { time_zone: options.timeZone });
 }
 
 /**
@@ -157,10 +158,12 @@ async function copyRecords(conn: DuckDBConnection, path: string, options: DayFil
  * back (DuckDB keeps the insertion order) and written as one file.
  */
 async function joinParquet(conn: DuckDBConnection, pieces: string[], path: string): Promise<void> {
-  const list = `[${pieces.map(quoteLiteral).join(', ')}]`;
-  await run(
+  const files = `[${pieces.map(quoteLiteral).join(', ')}]`;
+  await copyTo(
     conn,
-    `copy (select * from read_parquet(${list})) to ${quoteLiteral(path)} (format parquet, compression zstd)`,
+    { query: sqlWith('tools/generate/join_pieces', { files }) },
+    path,
+    'format parquet, compression zstd',
   );
 }
 

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { pathsFor } from '../config.js';
+import { pathsFor } from '../data-folder.js';
 import { AppStore, type App } from '../apps/store.js';
 import { InputError } from '../errors.js';
 import { sqliteFileOf } from '../state/db.js';

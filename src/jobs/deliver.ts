@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { pathsFor } from '../config.js';
+import { pathsFor } from '../data-folder.js';
 import { silent, type Progress } from '../progress.js';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
@@ -14,7 +14,7 @@ import { intakeEventFiles } from '../webhooks/intake.js';
 import { intakeWhileStandingBy } from '../webhooks/standby-intake.js';
 import { listenControl } from '../webhooks/control.js';
 import { operate } from '../webhooks/operations.js';
-import { deliverySettings, type DeliverySettings } from '../webhooks/settings.js';
+import { deliverySettings, type DeliverySettings } from '../webhooks/delivery-settings.js';
 import type { Registry } from 'prom-client';
 import { delivererMetrics } from '../metrics/deliverer.js';
 import { setting, type Env } from '../settings.js';

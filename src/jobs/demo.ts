@@ -1,13 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathsFor } from '../config.js';
+import { pathsFor } from '../data-folder.js';
 import { AppStore } from '../apps/store.js';
 import { writeFileAtomic } from '../fsutil.js';
 import { runGenerate } from './generate.js';
 import { runLoad, type LoadResult } from './load.js';
 import { runScore, type ScoreResult } from './score.js';
 import { openDatabase } from '../db/open.js';
-import { query } from '../db/sql.js';
+import { queryFile } from '../db/sql.js';
 import { readManifest } from '../publish/manifest.js';
 import { silent, type Progress } from '../progress.js';
 import { addDays, todayIn } from '../time.js';
@@ -119,13 +119,7 @@ export async function datesToScore(
   if (!manifest) return { from: today, to: today };
   const db = await openDatabase(join(publishedDir, manifest.file), { readOnly: true });
   try {
-    const [row = {}] = await query(
-      db.connection,
-      `select
-         (select min(trip_date)::varchar from trips where app_id = $app) as first_day,
-         (select max(evaluation_date)::varchar from safety_scores where app_id = $app) as last_scored`,
-      { app: appId },
-    );
+    const [row = {}] = await queryFile(db.connection, 'ops/demo/dates_to_score', { app: appId });
     const firstDay = row['first_day'] as string | null;
     const lastScored = row['last_scored'] as string | null;
     const from = lastScored !== null ? addDays(lastScored, 1) : firstDay !== null ? addDays(firstDay, 1) : today;
@@ -145,23 +139,8 @@ export async function summarizePublished(
   if (!manifest) throw new Error('nothing published');
   const db = await openDatabase(join(publishedDir, manifest.file), { readOnly: true });
   try {
-    const [row = {}] = await query(
-      db.connection,
-      `select
-         (select count(*) from trips where app_id = $app) as trips,
-         (select count(*) from trips where app_id = $app and is_normal) as normal_trips,
-         (select count(distinct user_id) from trips where app_id = $app) as users,
-         (select min(trip_date)::varchar from trips where app_id = $app) as first_day,
-         (select max(trip_date)::varchar from trips where app_id = $app) as last_day,
-         (select count(*) from safety_scores where app_id = $app) as scores,
-         (select round(avg(safety_score), 2) from safety_scores where app_id = $app and interval_days = 30) as mean30`,
-      { app: appId },
-    );
-    const sample = await query(
-      db.connection,
-      'select distinct org_user_id from trips where app_id = $app order by 1 limit 3',
-      { app: appId },
-    );
+    const [row = {}] = await queryFile(db.connection, 'ops/demo/published_summary', { app: appId });
+    const sample = await queryFile(db.connection, 'ops/demo/sample_users', { app: appId });
     return {
       slot: manifest.slot,
       version: manifest.version,

@@ -1,10 +1,13 @@
 import { existsSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { InputError } from '../errors.js';
-import { pathsFor, jobSettings } from '../config.js';
+import { pathsFor } from '../data-folder.js';
+import { jobSettings } from '../job-settings.js';
 import { appsOf } from './data-dir.js';
 import { openWarehouse } from '../warehouse/warehouse.js';
 import { exportParquet, type ExportResult } from '../analyst/parquet-export.js';
+import { cellsIn } from '../analyst/export-layout.js';
+import { currentCell } from '../cell.js';
 import { deletedAccounts } from '../purge/requests.js';
 import { silent, type Progress } from '../progress.js';
 
@@ -29,13 +32,15 @@ export async function runExport(options: ExportOptions): Promise<ExportRun> {
   const out = resolve(options.out ?? paths.exportsDir);
   const progress = options.progress ?? silent;
   const apps = await appsOf(options.dataDir);
+  const cell = currentCell();
   checkOut(out);
   checkPlace(out, paths.dataDir, paths.exportsDir);
+  checkOthers(out, cell);
   const wh = await openWarehouse(paths.warehouseFile, apps, { memoryLimit: jobSettings().memoryLimit });
   try {
-    progress(`export: writing Parquet to ${out}`);
+    progress(`export: writing Parquet${cell === null ? '' : ` of cell ${cell}`} to ${out}`);
     // a DELETE answered before the purge ran: the user is left out already (docs/decisions.md, Deletion)
-    const result = await exportParquet(wh, out, await deletedAccounts({ dataDir: paths.dataDir }));
+    const result = await exportParquet(wh, out, await deletedAccounts({ dataDir: paths.dataDir }), cell);
     return { ...result, seconds: (Date.now() - started) / 1000, ...reach(out, paths.dataDir, paths.exportsDir) };
   } finally {
     wh.close();
@@ -93,6 +98,19 @@ function real(path: string): string {
   if (existsSync(absolute)) return realpathSync(absolute);
   const parent = dirname(absolute);
   return parent === absolute ? absolute : join(real(parent), basename(absolute));
+}
+
+/**
+ * The export replaces its target folder whole: a folder where cells' exports were gathered would
+ * lose the other cells' files. Each cell writes a folder of its own; they are copied together
+ * afterwards (docs/jobs.md, sql.js).
+ */
+function checkOthers(out: string, cell: string | null): void {
+  const others = cellsIn(out).filter((c) => c !== cell);
+  if (others.length === 0) return;
+  throw new InputError(
+    `--out ${out} holds the export of cell ${others.join(', ')}, and the export replaces its folder whole: give each cell's export a folder of its own, then copy them together`,
+  );
 }
 
 /**

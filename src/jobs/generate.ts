@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { pathsFor } from '../config.js';
+import { pathsFor } from '../data-folder.js';
 import type { App } from '../apps/store.js';
 import { appsOf } from './data-dir.js';
 import { PassportStore } from '../passport/store.js';

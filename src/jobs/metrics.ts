@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathsFor } from '../config.js';
+import { pathsFor } from '../data-folder.js';
 import type { JobEnd } from './cli.js';
 import type { LoadResult } from './load.js';
 import type { ScoreResult } from './score.js';

@@ -1,4 +1,5 @@
-import { pathsFor, jobSettings } from '../config.js';
+import { pathsFor } from '../data-folder.js';
+import { jobSettings } from '../job-settings.js';
 import { appsOf } from './data-dir.js';
 import { openWarehouse } from '../warehouse/warehouse.js';
 import { routeOptions } from '../warehouse/route-files.js';

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { jobSettings, pathsFor } from '../config.js';
+import { pathsFor } from '../data-folder.js';
+import { jobSettings } from '../job-settings.js';
 import { DatabaseBusyError, openDatabase } from '../db/open.js';
 import { queryFile, runFile, type Row } from '../db/sql.js';
 import { InputError } from '../errors.js';

@@ -1,7 +1,9 @@
-import { pathsFor, jobSettings } from '../config.js';
+import { pathsFor } from '../data-folder.js';
+import { jobSettings } from '../job-settings.js';
 import { appsOf } from './data-dir.js';
 import { openWarehouse, type Warehouse } from '../warehouse/warehouse.js';
-import { queryFile, run } from '../db/sql.js';
+import { queryFile } from '../db/sql.js';
+import { leaveCloseCheckpoint } from '../warehouse/close-checkpoint.js';
 import { scoreDate, type ScoreDateResult } from '../score/score-date.js';
 import { rankAcrossCells } from '../cells/rank-step.js';
 import type { PublishResult } from '../publish/publish.js';
@@ -131,7 +133,7 @@ export async function runScore(options: ScoreOptions): Promise<ScoreResult> {
     // which the next open replays (DuckDB checkpoints by itself once the log passes 16 MB): a
     // checkpoint here would write them into the file at once, and cost more than that replay
     // (docs/benchmarks.md). After an erasure the file was just written anew.
-    if (!erasure.warehouse) await run(wh.conn, 'pragma disable_checkpoint_on_shutdown');
+    if (!erasure.warehouse) await leaveCloseCheckpoint(wh.conn);
     return {
       runs,
       nothingToScore,

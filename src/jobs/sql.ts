@@ -2,14 +2,17 @@ import { openDatabase } from '../db/open.js';
 import { parameterNames, query, sqlText, type Params } from '../db/sql.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { existsSync, readFileSync } from 'node:fs';
-import { pathsFor, resolveDataDir } from '../config.js';
+import { pathsFor, resolveDataDir } from '../data-folder.js';
 import { attachParquetExport } from '../analyst/parquet-views.js';
 import { InputError } from '../errors.js';
 import { conversionHint } from '../analyst/param-conversion.js';
 
 export interface SqlOptions {
-  /** The export folder; default: the data folder's own, where export.js writes by default. */
-  parquet?: string;
+  /**
+   * The export folder, or several: cells' exports (export.js --cell) read as one dataset; default:
+   * the data folder's own, where export.js writes by default.
+   */
+  parquet?: string | readonly string[];
   dataDir?: string;
   file: string;
   params: string[];
@@ -48,10 +51,11 @@ export async function runSqlOnExport(options: SqlOptions): Promise<SqlResult> {
     throw new InputError(
       `${options.file} has no parameter ${unused.map((u) => `$${u}`).join(', ')} (it takes: ${needed.map((n) => `$${n}`).join(', ') || 'none'})`,
     );
-  const parquet = options.parquet ?? pathsFor(options.dataDir ?? resolveDataDir()).exportsDir;
-  if (options.parquet === undefined && !existsSync(parquet)) {
+  const given = typeof options.parquet === 'string' ? [options.parquet] : (options.parquet ?? []);
+  const parquet = given.length > 0 ? given : [pathsFor(options.dataDir ?? resolveDataDir()).exportsDir];
+  if (given.length === 0 && !existsSync(parquet[0] as string)) {
     throw new InputError(
-      `no export at ${parquet}: write one with node jobs/export.js (a purge of a deleted account removes it), or give --parquet DIR`,
+      `no export at ${parquet[0]}: write one with node jobs/export.js (a purge of a deleted account removes it), or give --parquet DIR`,
     );
   }
   const db = await openDatabase(':memory:');

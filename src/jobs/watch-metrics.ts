@@ -1,9 +1,8 @@
-import { writeWatchMetrics, type WatchMetrics } from '../metrics/watch-textfile.js';
+import type { WatchMetrics } from '../metrics/watch-textfile.js';
 import { writeJobMetrics } from '../metrics/textfile.js';
 import { firstLine } from '../errors.js';
 import type { Progress } from '../progress.js';
 import { loadRecords } from './metrics.js';
-import { outputWriteErrors } from './output.js';
 import type { LoadResult } from './load-types.js';
 
 /** One batch of the continuous load, as its metrics and its `onBatch` listeners see it. */
@@ -17,24 +16,24 @@ export interface BatchOutcome {
 }
 
 /** The watch's metrics file alone, between batches. */
-export function writeMetricsFile(dir: string, metrics: WatchMetrics, progress: Progress): void {
+export async function writeMetricsFile(dir: string, metrics: WatchMetrics, progress: Progress): Promise<void> {
   try {
-    writeWatchMetrics(dir, { ...metrics, logWriteErrors: outputWriteErrors() });
+    await metrics.write(dir);
   } catch (error) {
     progress(`load: metrics not written: ${firstLine(error)}`);
   }
 }
 
 /** The batch's own metrics file (as a plain load's: the "late" alerts count from it) and the watch's. */
-export function writeMetrics(
+export async function writeMetrics(
   dir: string,
   metrics: WatchMetrics,
   outcome: BatchOutcome,
   startedAt: number,
   progress: Progress,
-): void {
+): Promise<void> {
+  await writeMetricsFile(dir, metrics, progress);
   try {
-    writeWatchMetrics(dir, { ...metrics, logWriteErrors: outputWriteErrors() });
     const exitCode = outcome.error !== undefined ? 1 : outcome.result && outcome.result.totals.filesFailed > 0 ? 2 : 0;
     void writeJobMetrics(dir, 'load', {
       startedAt: new Date(startedAt),

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppStore } from '../apps/store.js';
-import { pathsFor } from '../config.js';
+import { pathsFor } from '../data-folder.js';
 import { askOutbox } from '../webhooks/ask-outbox.js';
 import type { OperatorRequest } from '../webhooks/operations.js';
 

@@ -7,7 +7,7 @@ import { createGunzip, createGzip } from 'node:zlib';
 import { createHash } from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { fsyncDir, writeFileAtomic } from '../fsutil.js';
-import { queryFile, run, runFile, runScript } from '../db/sql.js';
+import { queryFile, runFile, runScript } from '../db/sql.js';
 import { inTransaction } from '../warehouse/warehouse.js';
 import {
   MERGED,
@@ -19,6 +19,7 @@ import {
   type MovedLine,
   type SidecarLine,
 } from './archive-members.js';
+import { dropTemp } from '../db/statements.js';
 
 /**
  * What goes into a merged file: an archived file whole (gzipped as it is read), a member of a
@@ -204,7 +205,7 @@ export async function switchMerged(
     );
   } finally {
     for (const table of ['merge_sidecar', 'merge_members', 'merge_replaced', 'merge_moved'])
-      await run(conn, `drop table if exists temp.main.${table}`);
+      await dropTemp(conn, table);
   }
   await removeReplaced(conn, dayDir, day);
   await fillHoles(conn, dayDir, day);

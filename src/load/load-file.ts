@@ -4,7 +4,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { inTransaction, nextBatchId, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
 import { installMacros } from '../db/macros.js';
-import { materialize, query, queryFile, quoteLiteral, run, runFile, sqlText } from '../db/sql.js';
+import { materialize, queryFile, quoteLiteral, runFile, sqlText, sqlWith } from '../db/sql.js';
 import { dropStaged, formatOf, stageFile, type StagePath } from './stage-file.js';
 import { scanFile, type LineIndex } from './scan-file.js';
 import { assertUnchanged, identityOf, removePointFiles, type FileIdentity } from './file-identity.js';
@@ -16,6 +16,7 @@ import { writeStagedRoutes, type RouteOptions } from '../warehouse/route-files.j
 import { firstLine } from '../errors.js';
 import { POINTS_PARQUET } from './points-parquet.js';
 import { indexFileDrivers } from './file-drivers.js';
+import { copyTo } from '../db/statements.js';
 
 export interface LoadFileContext {
   pointsDir: string;
@@ -119,7 +120,7 @@ export async function loadFiles(
 async function stagingConnection(wh: Warehouse): Promise<DuckDBConnection> {
   const conn = await wh.db.instance.connect();
   // the session settings and temp macros of openDatabase/openWarehouse are per connection
-  await conn.run("set TimeZone = 'UTC'");
+  await runFile(conn, 'ops/db/time_zone_utc');
   await installMacros(conn);
   return conn;
 }
@@ -182,11 +183,11 @@ async function loadOne(
 }
 
 async function alreadyLoaded(conn: DuckDBConnection, key: string): Promise<boolean> {
-  return (await query(conn, 'select batch_id from loaded_files where file_key = $key', { key })).length > 0;
+  return (await queryFile(conn, 'ops/load/file_loaded', { key })).length > 0;
 }
 
 async function lastBatchId(conn: DuckDBConnection): Promise<number> {
-  const [row] = await query(conn, 'select coalesce(max(batch_id), 0) as b from batches');
+  const [row] = await queryFile(conn, 'ops/load/batch_last');
   return Number(row?.['b'] ?? 0);
 }
 
@@ -227,22 +228,21 @@ async function stage(
  */
 async function writePoints(conn: DuckDBConnection, pointsDir: string, key: string): Promise<void> {
   const name = `f${key.slice(0, 16)}_`;
-  const days = await query(conn, 'select distinct trip_date::varchar as d from int_trips');
+  const days = await queryFile(conn, 'ops/load/staged_days');
   if (days.length === 1) {
     const dir = join(pointsDir, `trip_date=${String(days[0]?.['d'])}`);
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `${name}0.parquet`);
-    await run(
-      conn,
-      `copy (select * exclude (trip_date) from (${sqlText('ops/load/write_points')})) to ${quoteLiteral(file)} (${POINTS_PARQUET})`,
-    );
+    const points = sqlWith('ops/load/write_points_one_day', { points: sqlText('ops/load/write_points') });
+    await copyTo(conn, { query: points }, file, POINTS_PARQUET);
     return;
   }
-  await run(
+  await copyTo(
     conn,
-    `copy (${sqlText('ops/load/write_points')}) to ${quoteLiteral(pointsDir)} ` +
-      `(${POINTS_PARQUET}, partition_by (trip_date), overwrite_or_ignore true, ` +
-      `filename_pattern ${quoteLiteral(`${name}{i}`)})`,
+    { query: sqlText('ops/load/write_points') },
+    pointsDir,
+    `${POINTS_PARQUET}, partition_by (trip_date), overwrite_or_ignore true, ` +
+      `filename_pattern ${quoteLiteral(`${name}{i}`)}`,
   );
 }
 
@@ -269,14 +269,14 @@ async function merge(
   report.version = version;
   await inTransaction(conn, async () => {
     await mergeStaged(conn, params, report);
-    await run(conn, 'insert into loaded_files values ($key, $path, $bytes, $batch_id, $loaded_at)', {
+    await runFile(conn, 'ops/load/loaded_file_record', {
       key,
       path: named,
       bytes: identity.size,
       batch_id: batchId,
       loaded_at: loadedAt,
     });
-    await run(conn, 'insert into batches values ($batch_id, $kind, $path, $version, $started, now(), $report::json)', {
+    await runFile(conn, 'ops/load/batch_record', {
       batch_id: batchId,
       kind: 'load',
       path: named,

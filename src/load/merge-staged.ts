@@ -1,8 +1,9 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { query, run, runScript, sqlText, type Params } from '../db/sql.js';
+import { type Params, query, runScript, sqlText } from '../db/sql.js';
 import type { FileReport } from './report.js';
 import { judgeOverlaps } from './overlaps.js';
 import { CheckFailedError, runChecks } from '../warehouse/checks.js';
+import { insertInto } from '../db/statements.js';
 
 /** The warehouse tables a file's merge writes, whose checks (sql/checks) judge the file's change. */
 const MERGED_TABLES = new Set(['trips', 'trip_events', 'stats_daily']);
@@ -25,9 +26,13 @@ export async function mergeStaged(
   await runScript(conn, 'ops/load/merge_file', params);
   // before the statistics: a trip the rule changes moves its user-day's sums too
   await judgeOverlaps(conn, params.version);
-  await run(conn, `insert into stats_daily by name\n${sqlText('models/marts/stats_daily')}`, {
-    version: params.version,
-  });
+  await insertInto(
+    conn,
+    'stats_daily',
+    sqlText('models/marts/stats_daily'),
+    { version: params.version },
+    { byName: true },
+  );
   for (const row of await query(conn, sqlText('ops/load/file_report'))) {
     const section = row['section'] as 'records' | 'points' | 'events' | 'status' | 'replaced';
     const n = Number(row['n']);

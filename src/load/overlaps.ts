@@ -19,7 +19,7 @@ export async function judgeOverlaps(conn: DuckDBConnection, version: number): Pr
       to: String(bounds['range_to']),
     });
     const [grown] = await queryFile(conn, 'ops/load/overlap_grown');
-    await conn.run('create or replace temp table overlap_range as select * from overlap_range_next');
+    await runFile(conn, 'ops/load/overlap_advance');
     if (Number(grown?.['grown'] ?? 0) === 0) break;
   }
   await runScript(conn, 'ops/load/overlap_judge');

@@ -3,10 +3,11 @@ import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
 import type { LineIndex } from './scan-file.js';
+import { runFile } from '../db/sql.js';
 
 /** `line_index(ordinal, line_no)`: the n-th non-blank line's number, for stg_line_numbers.sql. */
 export async function appendLineIndex(conn: DuckDBConnection, lines: LineIndex): Promise<void> {
-  await conn.run('create or replace temp table line_index (ordinal bigint, line_no bigint)');
+  await runFile(conn, 'ops/load/line_index');
   const appender = await conn.createAppender('line_index', 'main', 'temp');
   for (let i = 0; i < lines.count; i++) {
     appender.appendBigInt(BigInt(i));

@@ -2,7 +2,7 @@ import { readdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { inTransaction, nextBatchId, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { materialize, query, queryFile, quoteLiteral, run, runScript, sqlText } from '../db/sql.js';
+import { materialize, queryFile, quoteLiteral, runFile, runScript, sqlText } from '../db/sql.js';
 import { dropStaged, formatOf, stageFile } from './stage-file.js';
 import { scanFile } from './scan-file.js';
 import { mergeStaged } from './merge-staged.js';
@@ -11,6 +11,7 @@ import { emptyFileReport, type FileReport } from './report.js';
 import { POINTS_PARQUET } from './points-parquet.js';
 import { indexFileDrivers } from './file-drivers.js';
 import { keptPointsOf, mergedPointsOfKey, supersedeMergedPoints } from '../warehouse/merged-points.js';
+import { copyTo, dropTemp } from '../db/statements.js';
 
 export interface RederivedFile {
   file: string;
@@ -50,12 +51,9 @@ export async function rederiveFile(
     await settleResends(conn, file, key, lines, how);
     await runScript(conn, 'ops/load/rederive_restrict', { file_key: key });
     const [counts] = await queryFile(conn, 'ops/load/rederive_changes');
-    const elsewhere = await query(conn, 'select count(*)::int as n from rederive_elsewhere');
+    const elsewhere = await queryFile(conn, 'ops/load/rederive_elsewhere_count');
     const keptAsStored: Record<string, number> = {};
-    for (const row of await query(
-      conn,
-      'select reason, count(*)::int as n from rederive_kept_as_stored group by reason',
-    )) {
+    for (const row of await queryFile(conn, 'ops/load/rederive_kept_reasons')) {
       keptAsStored[String(row['reason'])] = Number(row['n']);
     }
     await writePoints(conn, ctx.pointsDir, key);
@@ -78,9 +76,9 @@ export async function rederiveFile(
     };
   } finally {
     await dropStaged(conn).catch(() => undefined);
-    await run(conn, 'drop table if exists temp.main.rederive_elsewhere');
-    await run(conn, 'drop table if exists temp.main.rederive_kept_as_stored');
-    await run(conn, 'drop table if exists temp.main.rederive_kept_point_rows');
+    await dropTemp(conn, 'rederive_elsewhere');
+    await dropTemp(conn, 'rederive_kept_as_stored');
+    await dropTemp(conn, 'rederive_kept_point_rows');
   }
 }
 
@@ -102,24 +100,25 @@ async function writePoints(conn: DuckDBConnection, pointsDir: string, key: strin
   while (earlier.some((path) => path.includes(`${prefix}r${stamp}_`))) stamp += 1;
   // merged files hold the file's rows beside others': those are superseded, not removed
   const earlierMerged = (await mergedPointsOfKey(conn, pointsDir, key)).map((m) => m.path);
-  const [kept] = await query(conn, 'select count(*)::int as n from rederive_kept_as_stored');
+  const [kept] = await queryFile(conn, 'ops/load/rederive_kept_count');
   for (const partition of safeList(pointsDir)) {
     const dir = join(pointsDir, partition);
     const old = earlier.filter((path) => path.startsWith(`${dir}/`));
     const oldMerged = earlierMerged.filter((path) => path.startsWith(`${dir}/`));
     if (Number(kept?.['n'] ?? 0) === 0 || old.length + oldMerged.length === 0) continue;
     await keptPointsOf(conn, old, oldMerged, key);
-    const [rows] = await query(conn, 'select count(*)::int as n from rederive_kept_point_rows');
+    const [rows] = await queryFile(conn, 'ops/load/rederive_kept_point_count');
     if (Number(rows?.['n'] ?? 0) === 0) continue;
     const tmp = join(dir, `.${prefix}kept.tmp`);
-    await run(conn, `copy rederive_kept_point_rows to ${quoteLiteral(tmp)} (${POINTS_PARQUET})`);
+    await copyTo(conn, { table: 'rederive_kept_point_rows' }, tmp, POINTS_PARQUET);
     renameSync(tmp, join(dir, `${prefix}r${stamp}_kept.parquet`));
   }
-  await run(
+  await copyTo(
     conn,
-    `copy (${sqlText('ops/load/write_points')}) to ${quoteLiteral(pointsDir)} ` +
-      `(${POINTS_PARQUET}, partition_by (trip_date), overwrite_or_ignore true, ` +
-      `filename_pattern ${quoteLiteral(`${prefix}r${stamp}_{i}`)})`,
+    { query: sqlText('ops/load/write_points') },
+    pointsDir,
+    `${POINTS_PARQUET}, partition_by (trip_date), overwrite_or_ignore true, ` +
+      `filename_pattern ${quoteLiteral(`${prefix}r${stamp}_{i}`)}`,
   );
   for (const path of earlier) rmSync(path, { force: true });
   await supersedeMergedPoints(conn, key);
@@ -165,8 +164,8 @@ async function merge(
     await runScript(conn, 'ops/load/rederive_forget', params);
     await mergeStaged(conn, params, report);
     // the file's rows (quarantine, point drops) now belong to this batch: the next re-derivation replaces them
-    await run(conn, 'update loaded_files set batch_id = $batch_id where file_key = $key', { batch_id: batchId, key });
-    await run(conn, 'insert into batches values ($batch_id, $kind, $path, $version, $started, now(), $report::json)', {
+    await runFile(conn, 'ops/load/rederive_ledger', { batch_id: batchId, key });
+    await runFile(conn, 'ops/load/batch_record', {
       batch_id: batchId,
       kind: 'rederive',
       path: file,

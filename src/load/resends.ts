@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { query, runScript } from '../db/sql.js';
+import { queryFile, runScript } from '../db/sql.js';
 import { appendRawLines } from './raw-lines.js';
 import type { LineIndex } from './scan-file.js';
 import type { StagePath } from './stage-file.js';
@@ -23,18 +23,12 @@ export async function settleResends(
   if (!isSdkUploadFile(basename(path))) return;
   // most uploads send new trips once: then there is nothing to compare (and the comparison's
   // statements are a good part of a small batch's cost)
-  const [candidates] = await query(
-    conn,
-    'select exists (select 1 from int_trip_records where owner_id is not null or superseded_in_file) as any',
-  );
+  const [candidates] = await queryFile(conn, 'ops/load/resend_candidates');
   if (candidates?.['any'] !== true) return;
   await runScript(conn, 'ops/load/resends', { file_key: key, sdk_upload: true });
   if (how !== 'typed' || !lines) return;
   // the typed path read only the lines rejected at staging; a line-by-line stage has them all
-  const rows = await query(
-    conn,
-    "select line_no from int_trip_records where reason = 'trip_immutable' order by line_no",
-  );
+  const rows = await queryFile(conn, 'ops/load/immutable_lines');
   await appendRawLines(
     conn,
     path,

@@ -1,11 +1,12 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { assertRecordColumns } from './parquet-schema.js';
-import { materialize, quoteIdent, quoteLiteral, run, runScript, sqlText, query } from '../db/sql.js';
+import { materialize, query, queryFile, quoteLiteral, runScript, sqlText } from '../db/sql.js';
 import type { LineIndex } from './scan-file.js';
 import { appendLineIndex, appendRawLines } from './raw-lines.js';
 import { isSdkUploadFile } from './uploads.js';
 import { basename } from 'node:path';
 import { listValue } from '../db/duckdb.js';
+import { createTempView, dropTemp, dropTemps, insertInto } from '../db/statements.js';
 
 /** The models that turn one input file into loadable rows, in dependency order. */
 const DERIVE = [
@@ -65,9 +66,10 @@ export async function stageFile(
     // A view, not a copy: each model reads only the columns it needs (the point lists once, in
     // int_points) straight from the file, in row-group-sized pieces, so memory does not grow with
     // the file. A view takes no parameters: the path enters as a quoted literal.
-    await run(
+    await createTempView(
       conn,
-      `create or replace temp view stg_trip_records as\n${sqlText('models/staging/stg_trip_records_parquet').replaceAll('$path', quoteLiteral(path))}`,
+      'stg_trip_records',
+      sqlText('models/staging/stg_trip_records_parquet').replaceAll('$path', quoteLiteral(path)),
     );
     how = 'parquet';
   } else {
@@ -82,8 +84,7 @@ export async function stageFile(
   if (how === 'typed') await appendRawLines(conn, path, lines as LineIndex, await rejectedLines(conn));
   for (const model of DERIVE.slice(1)) {
     if (model === 'models/intermediate/int_points') await derivePoints(conn, path, how, pointsPerPart);
-    else if (STREAMED.has(model))
-      await run(conn, `create or replace temp view ${quoteIdent(tableOf(model))} as\n${sqlText(model)}`);
+    else if (STREAMED.has(model)) await createTempView(conn, tableOf(model), sqlText(model));
     else await materialize(conn, model, params);
     // int_points is exact for records without a repeated time; the few others are judged again
     if (model === 'models/intermediate/int_points' && (await anyRepeatedTime(conn)))
@@ -94,10 +95,7 @@ export async function stageFile(
 
 /** Whether a staged point repeats its record's time (sql/models/intermediate/int_points_repeated.sql judges those again). */
 async function anyRepeatedTime(conn: DuckDBConnection): Promise<boolean> {
-  const [row] = await query(
-    conn,
-    "select exists (select 1 from int_points where drop_reason = 'duplicate_time') as any",
-  );
+  const [row] = await queryFile(conn, 'ops/load/repeated_time_any');
   return row?.['any'] === true;
 }
 
@@ -116,12 +114,9 @@ async function derivePoints(
   const [counted] =
     how === 'parquet'
       ? await query(conn, sqlText('ops/load/point_count_parquet'), { path })
-      : await query(conn, 'select coalesce(sum(len(points)), 0)::bigint as points from stg_trip_records');
+      : await queryFile(conn, 'ops/load/point_count_staged');
   if (Number(counted?.['points'] ?? 0) <= pointsPerPart) {
-    await run(
-      conn,
-      `create or replace temp view int_point_values as\n${sqlText('models/intermediate/int_point_values')}`,
-    );
+    await createTempView(conn, 'int_point_values', sqlText('models/intermediate/int_point_values'));
     await materialize(conn, 'models/intermediate/int_points', { first_line: 0, last_line: Number.MAX_SAFE_INTEGER });
     return;
   }
@@ -130,10 +125,10 @@ async function derivePoints(
   for (const [i, part] of parts.entries()) {
     const range = { first_line: Number(part['first_line']), last_line: Number(part['last_line']) };
     if (i === 0) await materialize(conn, 'models/intermediate/int_points', range);
-    else await run(conn, `insert into int_points\n${sqlText('models/intermediate/int_points')}`, range);
+    else await insertInto(conn, 'int_points', sqlText('models/intermediate/int_points'), range);
   }
   if (parts.length === 0) await materialize(conn, 'models/intermediate/int_points', { first_line: 0, last_line: -1 });
-  await conn.run('drop table temp.main.int_point_values');
+  await dropTemp(conn, 'int_point_values');
 }
 
 /**
@@ -146,17 +141,17 @@ async function stageTyped(conn: DuckDBConnection, path: string, lines: LineIndex
   try {
     await materialize(conn, 'models/staging/stg_trip_records_ndjson', { path }, 'stg_trip_records');
   } catch {
-    await conn.run('drop table if exists temp.main.stg_trip_records');
+    await dropTemp(conn, 'stg_trip_records');
     return false;
   }
-  const [row] = await query(conn, 'select count(*)::double as n from stg_trip_records');
+  const [row] = await queryFile(conn, 'ops/load/record_count_staged');
   if (Number(row?.['n']) !== lines.count) {
-    await conn.run('drop table temp.main.stg_trip_records');
+    await dropTemp(conn, 'stg_trip_records');
     return false;
   }
   await appendLineIndex(conn, lines);
   await runScript(conn, 'models/staging/stg_line_numbers');
-  await conn.run('drop table temp.main.line_index');
+  await dropTemp(conn, 'line_index');
   return true;
 }
 
@@ -168,12 +163,12 @@ async function stageLines(conn: DuckDBConnection, path: string, lines: LineIndex
   for (const [i, [first, last]] of ranges.entries()) {
     const params = { first_line: first, last_line: last };
     if (i === 0) await materialize(conn, 'models/staging/stg_trip_records', params);
-    else await run(conn, `insert into stg_trip_records\n${sqlText('models/staging/stg_trip_records')}`, params);
+    else await insertInto(conn, 'stg_trip_records', sqlText('models/staging/stg_trip_records'), params);
   }
 }
 
 async function rejectedLines(conn: DuckDBConnection): Promise<number[]> {
-  const rows = await query(conn, 'select line_no from int_trip_records where reason is not null order by line_no');
+  const rows = await queryFile(conn, 'ops/load/rejected_lines');
   return rows.map((r) => Number(r['line_no']));
 }
 
@@ -205,8 +200,8 @@ const STAGED = [
  */
 export async function dropStaged(conn: DuckDBConnection): Promise<void> {
   const held = await query(conn, sqlText('ops/load/staged_objects'), { names: listValue(STAGED) });
-  const drops = held.map(
-    (r) => `drop ${r['kind'] === 'view' ? 'view' : 'table'} if exists temp.main.${quoteIdent(String(r['name']))}`,
+  await dropTemps(
+    conn,
+    held.map((r) => ({ name: String(r['name']), kind: r['kind'] === 'view' ? 'view' : 'table' })),
   );
-  if (drops.length > 0) await run(conn, drops.join(';\n'));
 }

@@ -56,12 +56,32 @@ export class PassportStore {
     return (await this.activeAccountCell(appId, orgUserId))?.userId ?? null;
   }
 
-  /** The active account and the cell its data lives in (null: no cells), in one lookup; null without one. */
-  async activeAccountCell(appId: string, orgUserId: string): Promise<{ userId: number; cell: string | null } | null> {
+  /**
+   * The active account and the cell its data lives in (null: no cells), in one lookup; null without
+   * one. While the driver moves: the cell it comes from, and the version of its new cell that
+   * serves it (null: not yet).
+   */
+  async activeAccountCell(
+    appId: string,
+    orgUserId: string,
+  ): Promise<{ userId: number; cell: string | null; moving?: { from: string; arrivedVersion: number | null } } | null> {
     const [row] = await this.db.all('account_active', { app_id: appId, org_user_id: orgUserId });
     if (!row) return null;
     const cell = row['cell'];
-    return { userId: Number(row['platform_user_id']), cell: cell === null || cell === undefined ? null : String(cell) };
+    const from = row['previous_cell'];
+    const arrived = row['arrived_version'];
+    return {
+      userId: Number(row['platform_user_id']),
+      cell: cell === null || cell === undefined ? null : String(cell),
+      ...(from === null || from === undefined
+        ? {}
+        : {
+            moving: {
+              from: String(from),
+              arrivedVersion: arrived === null || arrived === undefined ? null : Number(arrived),
+            },
+          }),
+    };
   }
 
   /** How many accounts are active (the store is read at each request; nothing to load first). */
@@ -169,6 +189,19 @@ export class PassportStore {
   async deletedUserIds(appId: string): Promise<number[]> {
     const rows = await this.db.all('accounts_deleted_of_app', { app_id: appId });
     return rows.map((r) => Number(r['platform_user_id']));
+  }
+
+  /** The app's drivers in transit between cells (src/cells/move-record.ts). */
+  async movingDrivers(
+    appId: string,
+  ): Promise<Array<{ userId: number; from: string; to: string; arrivedVersion: number | null }>> {
+    return (await this.db.all('driver_moves_of_app', { app_id: appId })).map((r) => ({
+      userId: Number(r['platform_user_id']),
+      from: String(r['from_cell']),
+      to: String(r['to_cell']),
+      arrivedVersion:
+        r['arrived_version'] === null || r['arrived_version'] === undefined ? null : Number(r['arrived_version']),
+    }));
   }
 
   /** Whether account `userId` of `appId` is marked deleted (false for an active or unknown one). */

@@ -1,8 +1,9 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { inTransaction } from '../warehouse/warehouse.js';
-import { query, queryScript, quoteIdent, run, runScript } from '../db/sql.js';
+import { queryFile, queryScript, runScript } from '../db/sql.js';
+import { checkpoint, inDatabase } from '../db/statements.js';
+import { setMeta } from '../warehouse/meta.js';
 import { CheckFailedError, runChecks } from '../warehouse/checks.js';
-import { currentDatabase } from './standby-slot.js';
 
 /**
  * Brings the slot attached as `slot` from version `since` to `version` in one transaction, with
@@ -12,7 +13,6 @@ import { currentDatabase } from './standby-slot.js';
  * insertions. Returns the rows copied or removed.
  */
 export async function applyToSlot(conn: DuckDBConnection, since: number, version: number): Promise<number> {
-  const home = await currentDatabase(conn);
   const rows = await inTransaction(conn, async () => {
     const [scope = {}] = await queryScript(conn, 'ops/publish/apply/scope', { since });
     const changed = {
@@ -25,9 +25,8 @@ export async function applyToSlot(conn: DuckDBConnection, since: number, version
       if (changed[part]) await runScript(conn, `ops/publish/apply/remove_${part}`);
     for (const part of ['trips', 'days', 'scores'] as const)
       if (changed[part]) await runScript(conn, `ops/publish/apply/insert_${part}`, { since });
-    await run(conn, "insert or replace into slot.meta values ('version', $version::varchar)", { version });
-    await run(conn, 'use slot');
-    try {
+    await inDatabase(conn, 'slot', async () => {
+      await setMeta(conn, 'version', version);
       // a check looks at rows written since `since` of the tables it names: none, nothing to find
       const tables = new Set([
         ...(changed.trips ? ['trips', 'trip_events'] : []),
@@ -36,19 +35,15 @@ export async function applyToSlot(conn: DuckDBConnection, since: number, version
       ]);
       const failures = await runChecks(conn, since, tables);
       if (failures.length > 0) throw new CheckFailedError(failures);
-    } finally {
-      await run(conn, `use ${quoteIdent(home)}`);
-    }
+    });
     return Number(scope['trips'] ?? 0) + Number(scope['days'] ?? 0) + Number(scope['scores'] ?? 0);
   });
-  await run(conn, 'checkpoint slot');
+  await checkpoint(conn, 'slot');
   return rows;
 }
 
 /** Whether users were purged after warehouse version `since`. */
 export async function purgedAfter(conn: DuckDBConnection, since: number): Promise<boolean> {
-  const [row] = await query(conn, 'select exists (select 1 from purged_users where version > $since) as any', {
-    since,
-  });
+  const [row] = await queryFile(conn, 'ops/publish/purged_after', { since });
   return row?.['any'] === true;
 }

@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import type { SectionBuildResult } from '../serving/build.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { warehouseId, warehouseVersion } from '../warehouse/warehouse.js';
-import { run } from '../db/sql.js';
+import { detach } from '../db/statements.js';
 import { readManifest, slotFile, writeManifest, type Manifest, type Slot } from './manifest.js';
 import { scrubRetired } from './retire.js';
 import type { RouteOptions } from '../warehouse/route-files.js';
@@ -225,7 +225,7 @@ async function publishInto(
         `publish: ${basename(file)} rewritten without the purged users' deleted rows (${(compacted.bytesBefore / 1e6).toFixed(1)} -> ${(compacted.bytesAfter / 1e6).toFixed(1)} MB in ${compacted.seconds.toFixed(2)} s)`,
       );
     }
-    await run(conn, 'detach slot');
+    await detach(conn, 'slot');
     const manifest: Manifest = {
       slot: target,
       file: basename(file),
@@ -262,7 +262,7 @@ async function publishInto(
       detail: `slot ${target} now at version ${version} (${rowsApplied} rows in ${seconds.toFixed(2)} s${packDetail}${a.rebuilt ? '; rebuilt in full: the file was corrupt' : ''}${retiredDetail})`,
     };
   } catch (error) {
-    await run(conn, 'detach database if exists slot').catch(() => undefined);
+    await detach(conn, 'slot').catch(() => undefined);
     throw error;
   }
 }

@@ -1,7 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { query, quoteIdent, quoteLiteral, run, runScript } from '../db/sql.js';
+import { queryFile, runScript } from '../db/sql.js';
+import { attach, checkpoint, detach } from '../db/statements.js';
 import { inTransaction } from '../warehouse/warehouse.js';
 import { EXTRAS_SUFFIX } from '../serving/format.js';
 import { slotFile, type Manifest } from './manifest.js';
@@ -33,22 +34,18 @@ export async function scrubRetired(
 ): Promise<RetiredScrub> {
   if (!retired || retired.warehouseId !== next.warehouseId || retired.slot === next.slot)
     return { users: 0, slot: false, packFilesRemoved: 0 };
-  const [row] = await query(
-    conn,
-    'select count(*)::bigint as n from (select distinct app_id, user_id from purged_users where version > $since)',
-    { since: retired.version },
-  );
+  const [row] = await queryFile(conn, 'ops/purge/purged_since_count', { since: retired.version });
   const users = Number(row?.['n'] ?? 0);
   if (users === 0) return { users, slot: false, packFilesRemoved: 0 };
   if (!(await attachWhenReleased(conn, slotFile(publishedDir, retired.slot), lockWaitMs)))
     return { users, slot: false, packFilesRemoved: 0 };
   try {
     await inTransaction(conn, () => runScript(conn, 'ops/purge/scrub_retired_slot', { since: retired.version }));
-    await run(conn, 'checkpoint retired');
+    await checkpoint(conn, 'retired');
     // deleted rows keep their bytes until the file is written anew (src/db/compact.ts)
     await compactDatabase(conn, 'retired', slotFile(publishedDir, retired.slot));
   } finally {
-    await run(conn, 'detach database if exists retired');
+    await detach(conn, 'retired');
   }
   return { users, slot: true, packFilesRemoved: removeUnnamedPackFiles(publishedDir, next) };
 }
@@ -63,7 +60,7 @@ export async function attachWhenReleased(
   const deadline = Date.now() + waitMs;
   for (;;) {
     try {
-      await run(conn, `attach ${quoteLiteral(file)} as ${quoteIdent(alias)}`);
+      await attach(conn, file, alias);
       return true;
     } catch (error) {
       // DuckDB's words for a lock held by another process (a bare /lock/ would match a damaged "block")

@@ -1,7 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
-import { query, run } from '../db/sql.js';
+import { detach, inDatabase } from '../db/statements.js';
+import { readMeta } from '../warehouse/meta.js';
 import { firstLine } from '../errors.js';
 import { compactDatabase } from '../db/compact.js';
 import { attachWhenReleased } from './retire.js';
@@ -70,12 +71,9 @@ export async function settleSlot(
     return left(`${basename(file)}: ${firstLine(error)}`);
   }
   try {
-    const meta = await query(conn, "select key, value from slot.meta where key in ('version', 'warehouse_id')");
-    const since = Number(meta.find((r) => r['key'] === 'version')?.['value'] ?? Number.NaN);
-    if (
-      meta.find((r) => r['key'] === 'warehouse_id')?.['value'] !== steps.whId ||
-      !(since >= 0 && since <= steps.version)
-    ) {
+    const meta = await inDatabase(conn, 'slot', () => readMeta(conn));
+    const since = Number(meta.get('version') ?? Number.NaN);
+    if (meta.get('warehouse_id') !== steps.whId || !(since >= 0 && since <= steps.version)) {
       return left('of another warehouse or version: rebuilt by the next publish that writes it');
     }
     if (since === steps.version)
@@ -101,7 +99,7 @@ export async function settleSlot(
     // corrupt blocks, a full disk: this slot is not served; the next publish into it deals with it
     return left(`${basename(file)}: ${firstLine(error)}`);
   } finally {
-    await run(conn, 'detach database if exists slot').catch(() => undefined);
+    await detach(conn, 'slot').catch(() => undefined);
   }
 }
 

@@ -2,7 +2,9 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { basename } from 'node:path';
-import { isMissingTable, query, quoteIdent, quoteLiteral, run, runScript, sqlText } from '../db/sql.js';
+import { isMissingTable, runScript, sqlText } from '../db/sql.js';
+import { attach, detach, inDatabase } from '../db/statements.js';
+import { metaValue, readMeta, setMeta } from '../warehouse/meta.js';
 import { describeHolder, WAIT_REPORT_EVERY_MS } from '../db/open.js';
 import { slotFile, type Slot } from './manifest.js';
 
@@ -16,8 +18,8 @@ export const other = (slot: Slot): Slot => (slot === 'a' ? 'b' : 'a');
 export async function slotNoReaderHolds(conn: DuckDBConnection, publishedDir: string): Promise<Slot> {
   for (const slot of ['a', 'b'] as const) {
     try {
-      await run(conn, `attach ${quoteLiteral(slotFile(publishedDir, slot))} as slot`);
-      await run(conn, 'detach slot');
+      await attach(conn, slotFile(publishedDir, slot), 'slot');
+      await detach(conn, 'slot');
       return slot;
     } catch (error) {
       if (!/Could not set lock|Conflicting lock/i.test(error instanceof Error ? error.message : String(error)))
@@ -38,7 +40,7 @@ export async function attachWithRetry(
   let reportedAt = -Infinity;
   for (;;) {
     try {
-      await run(conn, `attach ${quoteLiteral(file)} as slot`);
+      await attach(conn, file, 'slot');
       return;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
@@ -72,22 +74,16 @@ export function removeCorrupt(file: string): void {
 
 /** A slot that belongs to another warehouse, or claims a future version, is rebuilt from zero. */
 export async function prepareSlot(conn: DuckDBConnection, whId: string, version: number): Promise<number> {
-  const home = await currentDatabase(conn);
-  await run(conn, 'use slot');
-  try {
+  return inDatabase(conn, 'slot', async () => {
     await ensureSlotSchema(conn);
-    const meta = await query(conn, "select key, value from meta where key in ('version', 'warehouse_id')");
-    const slotVersion = Number(meta.find((r) => r['key'] === 'version')?.['value'] ?? 0);
-    const slotWarehouse = meta.find((r) => r['key'] === 'warehouse_id')?.['value'];
-    if (slotWarehouse === whId && slotVersion <= version) return slotVersion;
-    for (const table of ['trips', 'trip_events', 'stats_daily', 'safety_scores'])
-      await run(conn, `delete from ${quoteIdent(table)}`);
-    await run(conn, "insert or replace into meta values ('version', '0')");
-    await run(conn, "insert or replace into meta values ('warehouse_id', $id)", { id: whId });
+    const meta = await readMeta(conn);
+    const slotVersion = Number(meta.get('version') ?? 0);
+    if (meta.get('warehouse_id') === whId && slotVersion <= version) return slotVersion;
+    await runScript(conn, 'ops/publish/slot_clear');
+    await setMeta(conn, 'version', '0');
+    await setMeta(conn, 'warehouse_id', whId);
     return 0;
-  } finally {
-    await run(conn, `use ${quoteIdent(home)}`);
-  }
+  });
 }
 
 /**
@@ -101,17 +97,11 @@ async function ensureSlotSchema(conn: DuckDBConnection): Promise<void> {
   const digest = createHash('sha256').update(sqlText('ops/publish/slot_schema')).digest('hex');
   // a new slot has no meta table yet: the query fails (outside any transaction) and the script
   // runs; any other failure is the slot's, said as it is
-  const recorded = await query(conn, "select value from meta where key = 'schema_digest'").catch((error: unknown) => {
-    if (isMissingTable(error, 'meta')) return [];
+  const recorded = await metaValue(conn, 'schema_digest').catch((error: unknown) => {
+    if (isMissingTable(error, 'meta')) return undefined;
     throw error;
   });
-  if (recorded[0]?.['value'] === digest) return;
+  if (recorded === digest) return;
   await runScript(conn, 'ops/publish/slot_schema');
-  await run(conn, "insert or replace into meta values ('schema_digest', $digest)", { digest });
-}
-
-/** The database `use` names now: the steps that work in the slot switch back to it after. */
-export async function currentDatabase(conn: DuckDBConnection): Promise<string> {
-  const rows = await query(conn, 'select current_database() as db');
-  return String(rows[0]?.['db']);
+  await setMeta(conn, 'schema_digest', digest);
 }

@@ -7,11 +7,11 @@ import { layersToMerge } from '../serving/layers.js';
 import { sha256File } from '../serving/checksum.js';
 import { SectionFile } from '../serving/pack.js';
 import { purgedSince, scrubLayers } from '../serving/scrub.js';
-import { query, quoteIdent, run, runScript, sqlText, stripComments } from '../db/sql.js';
+import { query, queryFile, runScript, sqlText, sqlWith, stripComments } from '../db/sql.js';
 import type { HeldLayers } from './held-layers.js';
 import type { Manifest } from './manifest.js';
 import { checkLayers, DamagedLayerError, reportedSections } from './verify-pack.js';
-import { currentDatabase } from './standby-slot.js';
+import { inDatabase } from '../db/statements.js';
 
 /**
  * The serving pack of the slot just written, with local times in each app's zone (src/serving). A
@@ -35,10 +35,7 @@ export async function writePack(
 ): Promise<{ manifest: NonNullable<Manifest['pack']>; built: SectionBuildResult[]; damaged: string[] }> {
   const damaged = reportedSections(publishedDir, current, reported, progress);
   const zones = Object.fromEntries(
-    (await query(conn, 'select app_id, time_zone from apps order by app_id')).map((r) => [
-      String(r['app_id']),
-      String(r['time_zone']),
-    ]),
+    (await queryFile(conn, 'ops/warehouse/apps_zones')).map((r) => [String(r['app_id']), String(r['time_zone'])]),
   );
   const previous = current?.pack && JSON.stringify(current.pack.zones) === JSON.stringify(zones) ? current.pack : null;
   const changes = current ? await changesSince(conn, current.version) : null;
@@ -126,11 +123,8 @@ async function writeLayers(
       : undefined;
   if (since !== undefined) await runScript(conn, 'ops/serving/changed_since', { since });
   const purged = since === undefined ? new Map<string, Set<number>>() : await purgedSince(conn);
-  const home = await currentDatabase(conn);
-  await run(conn, 'use slot');
-  let result: SectionBuildResult;
-  try {
-    result = await buildSection(
+  const result = await inDatabase(conn, 'slot', () =>
+    buildSection(
       conn,
       join(publishedDir, `serving-v${version}-${section}.pack`),
       section,
@@ -139,10 +133,8 @@ async function writeLayers(
       progress,
       since,
       purged,
-    );
-  } finally {
-    await run(conn, `use ${quoteIdent(home)}`);
-  }
+    ),
+  );
   built.push(result);
   if (since === undefined || !served) return { layers: [basename(result.file)], built };
   // checked just before they are read: a damaged layer is never copied into a new one
@@ -268,12 +260,12 @@ export type ServedChanges = Record<Section, boolean> & { scoresRemoved: boolean 
  * whose values changed, which replace the older layers' rows of the same day and interval.
  */
 async function changesSince(conn: DuckDBConnection, since: number): Promise<ServedChanges> {
-  const part = (name: string, column: string) => `(select ${column} from (${stripComments(sqlText(name))}))`;
-  const [row = {}] = await query(
-    conn,
-    `select ${SECTIONS.map((s) => `${part(`ops/serving/changed_${s}`, 'changed')} as ${s}`).join(', ')}, ${part('ops/serving/removed_scores', 'removed')} as scores_removed`,
-    { since },
-  );
+  const part = (name: string) => stripComments(sqlText(name));
+  const statement = sqlWith('ops/serving/changes', {
+    ...Object.fromEntries(SECTIONS.map((s) => [s, part(`ops/serving/changed_${s}`)])),
+    removed: part('ops/serving/removed_scores'),
+  });
+  const [row = {}] = await query(conn, statement, { since });
   return {
     ...(Object.fromEntries(SECTIONS.map((s) => [s, row[s] === true])) as Record<Section, boolean>),
     scoresRemoved: row['scores_removed'] === true,

@@ -3,16 +3,19 @@ import { basename, dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { fsyncDir, fsyncFile } from '../fsutil.js';
 import { fileKey } from '../load/scan-file.js';
-import { query, quoteLiteral, run, sqlText } from '../db/sql.js';
+import { query, quoteLiteral, run, sqlText, sqlWith } from '../db/sql.js';
 import { scrubNdjson, type Ledger, type ScrubOutcome } from './ndjson-scrub.js';
 import { scrubMerged } from './merged-scrub.js';
 import { MERGED } from '../load/archive-members.js';
+import { copyTo } from '../db/statements.js';
 
 /** Whose records to take out: the purge's requests (app, platform user id, org user id). */
 export interface PurgedUser {
   appId: string;
   platformUserId: number;
   orgUserId: string;
+  /** Erased because the driver moved to another cell (src/cells/move-leave.ts), not deleted. */
+  moved?: boolean;
 }
 
 export interface ArchiveScrubResult {
@@ -119,7 +122,6 @@ function belongsToAny(users: PurgedUser[]): (line: Buffer) => boolean {
 
 /** The rows of the users in temp table purge_requests (macro purged_record) taken out by DuckDB, row order kept. */
 async function scrubParquet(conn: DuckDBConnection, file: string, ledger: Ledger): Promise<ScrubOutcome> {
-  const source = `read_parquet(${quoteLiteral(file)})`;
   const bytesRead = statSync(file).size;
   let counts: Record<string, unknown>[];
   try {
@@ -138,10 +140,8 @@ async function scrubParquet(conn: DuckDBConnection, file: string, ledger: Ledger
   const oldKey = await fileKey(file);
   const tmp = join(dirname(file), `.${basename(file)}.purge.tmp`);
   try {
-    await run(
-      conn,
-      `copy (select * from ${source} where not purged_record(appId, platformUserId, orgUserId)) to ${quoteLiteral(tmp)} (format parquet, compression zstd)`,
-    );
+    const kept = sqlWith('ops/purge/archive_kept', { file: quoteLiteral(file) });
+    await copyTo(conn, { query: kept }, tmp, 'format parquet, compression zstd');
     fsyncFile(tmp);
     await ledger(oldKey, await fileKey(tmp), statSync(tmp).size);
     renameSync(tmp, file);

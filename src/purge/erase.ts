@@ -1,13 +1,14 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Paths } from '../config.js';
+import type { Paths } from '../data-folder.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { writeFileAtomic } from '../fsutil.js';
 import { exportParquet, isExport } from '../analyst/parquet-export.js';
 import { compactDatabase } from '../db/compact.js';
 import { deletedAccounts } from './requests.js';
-import { query } from '../db/sql.js';
+import { currentCell } from '../cell.js';
 import type { PurgedUser } from './archives.js';
+import { currentDatabase } from '../db/statements.js';
 
 export interface Erasure {
   /** Undelivered events of the purged users (other than user.deleted) dropped from events/pending/. */
@@ -33,11 +34,16 @@ export async function eraseToTheBytes(
   users: PurgedUser[],
 ): Promise<Erasure> {
   if (users.length === 0) return { eventsDropped: 0, exportRewritten: false, warehouse: null };
-  const eventsDropped = dropPendingEvents(paths.eventsDir, users);
+  // a moved driver's events still go out: it was not deleted
+  const eventsDropped = dropPendingEvents(
+    paths.eventsDir,
+    users.filter((u) => !u.moved),
+  );
   const exportRewritten = isExport(paths.exportsDir);
-  if (exportRewritten) await exportParquet(wh, paths.exportsDir, await deletedAccounts({ dataDir: paths.dataDir }));
-  const [db] = await query(wh.conn, 'select current_database() as db');
-  const compacted = await compactDatabase(wh.conn, String(db?.['db']), paths.warehouseFile);
+  // a cell's machine writes its cell's export (src/analyst/export-layout.ts), as export.js --cell does
+  if (exportRewritten)
+    await exportParquet(wh, paths.exportsDir, await deletedAccounts({ dataDir: paths.dataDir }), currentCell());
+  const compacted = await compactDatabase(wh.conn, await currentDatabase(wh.conn), paths.warehouseFile);
   return { eventsDropped, exportRewritten, warehouse: compacted };
 }
 

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { jobSettings } from '../config.js';
+import { jobSettings } from '../job-settings.js';
 import { runScript } from '../db/sql.js';
 import { addDays, todayIn } from '../time.js';
 

@@ -4,10 +4,10 @@ import { dirname } from 'node:path';
 import { listValue } from '../db/duckdb.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { inTransaction, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
-import { materialize, query, quoteLiteral, run, runScript, type Row } from '../db/sql.js';
+import { materialize, queryFile, quoteLiteral, type Row, runFile, runScript, sqlWith } from '../db/sql.js';
 import { RouteFileDamagedError, rewriteRouteFileWithout } from '../route/route-file.js';
 import { fsyncDir, fsyncFile } from '../fsutil.js';
-import type { Paths } from '../config.js';
+import type { Paths } from '../data-folder.js';
 import { markPurged, pendingDeletions } from '../state/deletions.js';
 import { openState } from '../state/open.js';
 import { eraseAccounts } from '../state/erase.js';
@@ -15,6 +15,8 @@ import { scrubArchives, type PurgedUser } from './archives.js';
 import { pruneIndex } from './index-retention.js';
 import { archivesToOpen, driverDays, pointFilesToOpen, routeFilesToOpen } from './index.js';
 import { POINTS_PARQUET } from '../load/points-parquet.js';
+import { copyTo } from '../db/statements.js';
+import { leavingForPurge, leftBehind } from '../cells/move-leave.js';
 
 export interface PurgeResult {
   users: number;
@@ -40,6 +42,8 @@ export interface PurgeResult {
   purgedUsers: PurgedUser[];
   /** The deletion requests this run acted on (marked purged in the state store). */
   requests: number;
+  /** Drivers erased because they moved to another cell (src/cells/move-leave.ts), among `users`. */
+  movedAway: number;
 }
 
 /**
@@ -63,7 +67,9 @@ export async function purgeDeletedUsers(
   await pruneIndex(conn, now);
   const state = await openState({ dataDir: paths.dataDir });
   const pending = await pendingDeletions(state, currentCell());
-  if (pending.length === 0) {
+  // with cells: drivers moved away are erased as deleted ones are, their accounts kept
+  const leaving = await leavingForPurge(wh, state, paths.dataDir, now);
+  if (pending.length === 0 && leaving.length === 0) {
     const quarantined = await scrubQuarantine(conn);
     return {
       users: 0,
@@ -78,28 +84,36 @@ export async function purgeDeletedUsers(
       routeFilesDamaged: [],
       purgedUsers: [],
       requests: 0,
+      movedAway: 0,
     };
   }
-  await run(
-    conn,
-    'create or replace temp table purge_requests (app_id varchar, user_id bigint, org_user_id varchar, requested_at timestamptz)',
-  );
+  await runFile(conn, 'ops/purge/purge_requests');
   // a user deleted twice (a retried DELETE whose first answer was lost) is purged once
-  const users = new Map<string, PurgedUser & { requestedAt: string }>();
+  const users = new Map<string, PurgedUser & { requestedAt: string | null }>();
   const userKey = (u: { appId: string; platformUserId: number }) => `${u.appId}\u0000${u.platformUserId}`;
   for (const { appId, platformUserId, orgUserId, requestedAt } of pending)
     users.set(userKey({ appId, platformUserId }), { appId, platformUserId, orgUserId, requestedAt });
+  for (const { appId, platformUserId, orgUserId } of leaving)
+    if (!users.has(userKey({ appId, platformUserId })))
+      users.set(userKey({ appId, platformUserId }), {
+        appId,
+        platformUserId,
+        orgUserId,
+        requestedAt: null,
+        moved: true,
+      });
   for (const request of users.values()) {
-    await run(conn, 'insert into purge_requests values ($app, $user, $org, $at)', {
+    await runFile(conn, 'ops/purge/purge_request_add', {
       app: request.appId,
       user: request.platformUserId,
       org: request.orgUserId,
       at: request.requestedAt,
+      moved: request.moved === true,
     });
   }
   await runScript(conn, 'macros/purge');
   await materialize(conn, 'ops/purge/purged_trips');
-  const trips = await query(conn, 'select app_id, user_id, trip_id, trip_date from purged_trips');
+  const trips = await queryFile(conn, 'ops/purge/purged_trip_list');
   // points first: while the warehouse still has the trips, a crash here is simply repeated. Only
   // the files the index names for the users (or does not know) are opened (src/purge/index.ts)
   const days = await driverDays(conn);
@@ -128,7 +142,13 @@ export async function purgeDeletedUsers(
   // the requests read above, each marked with the wall clock as it is marked (`now` is the batch's
   // start, which a request recorded during the batch may postdate)
   const done = pending.map((r) => ({ id: r.id, trips: tripsOf.get(userKey(r)) ?? 0, requestedAt: r.requestedAt }));
-  await eraseAccounts(state, [...users.values()], (tx) => markPurged(tx, done, new Date()));
+  // a driver that moved keeps its account (its data lives on in its new cell)
+  await eraseAccounts(
+    state,
+    [...users.values()].filter((u) => !u.moved),
+    (tx) => markPurged(tx, done, new Date()),
+  );
+  await leftBehind(wh, state, leaving);
   return {
     requests: pending.length,
     users: users.size,
@@ -145,21 +165,23 @@ export async function purgeDeletedUsers(
     archivesRemoved: archives.filesRemoved,
     archivesUnreadable: archives.unreadable,
     routeFilesDamaged: damagedRoutes,
-    purgedUsers: [...users.values()].map(({ appId, platformUserId, orgUserId }) => ({
+    purgedUsers: [...users.values()].map(({ appId, platformUserId, orgUserId, moved }) => ({
       appId,
       platformUserId,
       orgUserId,
+      ...(moved ? { moved } : {}),
     })),
+    movedAway: leaving.length,
   };
 }
 
 /** Deletes quarantined record lines of every purged user (sql/ops/purge/scrub_quarantine.sql); returns how many. */
 async function scrubQuarantine(conn: Warehouse['conn']): Promise<number> {
-  const [any] = await query(conn, 'select exists (select 1 from purged_users) as any');
+  const [any] = await queryFile(conn, 'ops/purge/purged_users_any');
   if (any?.['any'] !== true) return 0;
-  const [before] = await query(conn, 'select count(*)::bigint as n from quarantine');
+  const [before] = await queryFile(conn, 'ops/purge/quarantine_count');
   await runScript(conn, 'ops/purge/scrub_quarantine');
-  const [after] = await query(conn, 'select count(*)::bigint as n from quarantine');
+  const [after] = await queryFile(conn, 'ops/purge/quarantine_count');
   return Number(before?.['n'] ?? 0) - Number(after?.['n'] ?? 0);
 }
 
@@ -173,18 +195,11 @@ async function rewritePointsWithout(
   for (const file of files) {
     if (!existsSync(file)) continue;
     bytesRead += statSync(file).size;
-    const [hit] = await query(
-      conn,
-      'select count(*) as n from read_parquet($file) where list_contains($ids, trip_id)',
-      { file, ids: listValue(tripIds) },
-    );
+    const [hit] = await queryFile(conn, 'ops/purge/points_hit', { file, ids: listValue(tripIds) });
     if (Number(hit?.['n'] ?? 0) === 0) continue;
     const tmp = `${file}.purge.tmp`;
-    await run(
-      conn,
-      `copy (select * from read_parquet(${quoteLiteral(file)}) where not list_contains($ids, trip_id)) to ${quoteLiteral(tmp)} (${POINTS_PARQUET})`,
-      { ids: listValue(tripIds) },
-    );
+    const kept = sqlWith('ops/purge/points_kept', { file: quoteLiteral(file) });
+    await copyTo(conn, { query: kept }, tmp, POINTS_PARQUET, { ids: listValue(tripIds) });
     fsyncFile(tmp);
     renameSync(tmp, file);
     fsyncDir(dirname(file));

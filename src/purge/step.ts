@@ -1,4 +1,4 @@
-import type { Paths } from '../config.js';
+import type { Paths } from '../data-folder.js';
 import type { Progress } from '../progress.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { eraseToTheBytes, type Erasure } from './erase.js';
@@ -29,7 +29,7 @@ export async function runPurge(
   const purged = await purgeDeletedUsers(wh, paths, now);
   if (purged.users > 0) {
     progress(
-      `${job}: purged ${purged.users} deleted account(s) (${purged.requests} request(s)): ${purged.trips} trips, ${purged.pointFilesRewritten} points file(s) rewritten`,
+      `${job}: purged ${purged.users - purged.movedAway} deleted account(s) (${purged.requests} request(s))${purged.movedAway > 0 ? ` and ${purged.movedAway} driver(s) moved to another cell` : ''}: ${purged.trips} trips, ${purged.pointFilesRewritten} points file(s) rewritten`,
     );
   } else {
     progress(`${step}: no deletion request pending`);

@@ -1,6 +1,7 @@
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { inTransaction, setWarehouseVersion, warehouseVersion } from '../warehouse/warehouse.js';
-import { queryFile, run, runScript, sqlText } from '../db/sql.js';
+import { queryFile, runFile, runScript, sqlText, sqlWith } from '../db/sql.js';
+import { dropTemp, insertInto } from '../db/statements.js';
 
 export interface ScoreDateResult {
   appId: string;
@@ -27,21 +28,21 @@ export async function scoreDate(
   const conn = wh.conn;
   const version = (await warehouseVersion(conn)) + 1;
   const params = { app_id: appId, as_of: date, evaluated_at: evaluatedAt.toISOString(), version };
-  const scores = `select *, $version as version from (${sqlText('models/marts/safety_scores')}) where app_id = $app_id`;
+  const scores = sqlWith('ops/score/scores_of_app', { safety_scores: sqlText('models/marts/safety_scores') });
   const [prior] = await queryFile(conn, 'ops/score/date_scored', params);
   if (prior?.['scored'] === true) {
     // the run's rows as safety_scores holds them (its column order and types, the run's version):
     // replace_scores compares and inserts them as they are, with no second copy
-    await run(conn, 'create or replace temp table scored_today as select * from safety_scores limit 0');
-    await run(conn, `insert into scored_today by name ${scores}`, params);
+    await runFile(conn, 'ops/score/scored_today');
+    await insertInto(conn, 'scored_today', scores, params, { byName: true });
     await inTransaction(conn, async () => {
       await runScript(conn, 'ops/score/replace_scores', params);
       await setWarehouseVersion(conn, version);
     });
-    await run(conn, 'drop table scored_today');
+    await dropTemp(conn, 'scored_today');
   } else {
     await inTransaction(conn, async () => {
-      await run(conn, `insert into safety_scores by name ${scores}`, params);
+      await insertInto(conn, 'safety_scores', scores, params, { byName: true });
       await runScript(conn, 'ops/score/insert_new_date', params);
       await setWarehouseVersion(conn, version);
     });

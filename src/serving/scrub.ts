@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { basename } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { query } from '../db/sql.js';
+import { queryFile } from '../db/sql.js';
 import { mergeLayers, type SectionBuildResult } from './build.js';
 import type { Section } from './format.js';
 import { SectionFile } from './pack.js';
@@ -9,7 +9,7 @@ import { SectionFile } from './pack.js';
 /** Purged users by app: the users of temp table serving_purged (sql/ops/serving/changed_since.sql). */
 export async function purgedSince(conn: DuckDBConnection): Promise<Map<string, Set<number>>> {
   const purged = new Map<string, Set<number>>();
-  for (const row of await query(conn, 'select app_id, user_id::double as user_id from serving_purged')) {
+  for (const row of await queryFile(conn, 'ops/serving/purged_users')) {
     const app = String(row['app_id']);
     let users = purged.get(app);
     if (!users) {

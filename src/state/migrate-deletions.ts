@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathsFor } from '../config.js';
+import { pathsFor } from '../data-folder.js';
 import { fsyncDir } from '../fsutil.js';
 import type { StateDb, StateQueries } from './db.js';
 import { recordDeletion, type DeletionRequest } from './deletions.js';

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { pathsFor } from '../config.js';
+import { pathsFor } from '../data-folder.js';
 import { openDatabase } from '../db/open.js';
 import { queryFile } from '../db/sql.js';
 import type { StateDb, StateQueries } from './db.js';

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { inPgTransaction } from './pg-transaction.js';
 
 /**
  * A PostgreSQL pool handed out once its schema is made: the schema's statements run in one
@@ -14,12 +15,8 @@ export async function poolWithSchema(config: pg.PoolConfig, lockId: number, sche
     throw error;
   });
   try {
-    await client.query('begin');
-    await client.query('select pg_advisory_xact_lock($1)', [lockId]);
-    await client.query(schemaSql);
-    await client.query('commit');
+    await inPgTransaction(client, () => client.query(schemaSql), lockId);
   } catch (error) {
-    await client.query('rollback').catch(() => undefined);
     client.release();
     await pool.end();
     throw error;

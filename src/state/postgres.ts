@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { poolWithSchema } from './pg-schema.js';
+import { inPgTransaction } from './pg-transaction.js';
 import {
   namedParameters,
   pickParams,
@@ -70,18 +71,11 @@ export class PostgresState implements StateDb {
   async transaction<T>(fn: (tx: StateQueries) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     try {
-      await client.query('begin');
-      await client.query('select pg_advisory_xact_lock($1)', [STATE_LOCK_ID]);
       const tx: StateQueries = {
         all: async (name, params = {}) => (await PostgresState.exec(client, name, params)).rows as StateRow[],
         run: async (name, params = {}) => (await PostgresState.exec(client, name, params)).rowCount ?? 0,
       };
-      const result = await fn(tx);
-      await client.query('commit');
-      return result;
-    } catch (error) {
-      await client.query('rollback').catch(() => undefined);
-      throw error;
+      return await inPgTransaction(client, () => fn(tx), STATE_LOCK_ID);
     } finally {
       client.release();
     }

@@ -81,7 +81,9 @@ export class SqliteState implements StateDb {
 
   transaction<T>(fn: (tx: StateQueries) => Promise<T>): Promise<T> {
     return this.queue.run(async () => {
-      // IMMEDIATE: the write lock at once, so two processes never both read and then both write
+      // IMMEDIATE: the write lock at once, so two processes never both read and then both write.
+      // Transaction control is the connection's, written here only for SQLite: better-sqlite3's
+      // transaction() takes a synchronous function, and `fn` awaits
       this.db.exec('begin immediate');
       const tx: StateQueries = {
         all: async (name, params = {}) => this.allNow(name, params),

@@ -1,7 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { SQL_DIR, query, sqlText } from '../db/sql.js';
+import { query, SQL_DIR, sqlText, sqlWith } from '../db/sql.js';
 
 export interface CheckFailure {
   check: string;
@@ -35,7 +35,7 @@ export async function runChecks(conn: DuckDBConnection, since: number, changed?:
   const failures: CheckFailure[] = [];
   for (const name of checkNames()) {
     if (since > 0 && changed && !checkedTables(name).some((t) => changed.has(t))) continue;
-    const rows = await query(conn, `select * from (${sqlText(name)}) limit 5`, { since });
+    const rows = await query(conn, sqlWith('ops/publish/check_sample', { check: sqlText(name) }), { since });
     if (rows.length > 0) failures.push({ check: name, rows });
   }
   return failures;

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { run } from '../db/sql.js';
+import { runFile } from '../db/sql.js';
 
 /**
  * A write-ahead log at most this long is left for the next open to replay rather than
@@ -28,6 +28,11 @@ export function walBytes(warehouseFile: string): number {
  */
 export async function skipSmallCloseCheckpoint(conn: DuckDBConnection, warehouseFile: string): Promise<boolean> {
   if (walBytes(warehouseFile) > SMALL_WAL_BYTES) return false;
-  await run(conn, 'pragma disable_checkpoint_on_shutdown');
+  await leaveCloseCheckpoint(conn);
   return true;
+}
+
+/** The warehouse's writes stay in its write-ahead log at close, for the next open to replay. */
+export async function leaveCloseCheckpoint(conn: DuckDBConnection): Promise<void> {
+  await runFile(conn, 'ops/warehouse/close_checkpoint_off');
 }

@@ -2,10 +2,10 @@ import type { DuckDBConnection, DuckDBVector } from '@duckdb/node-api';
 import { listValue } from '../db/duckdb.js';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { paramsFor, query, queryFile, runFile, sqlText, stripComments, type Params } from '../db/sql.js';
+import { type Params, paramsFor, queryFile, runFile, sqlText, stripComments } from '../db/sql.js';
 import { RouteFileWriter, routeFile } from '../route/route-file.js';
 import { fsyncDir } from '../fsutil.js';
-import type { Paths } from '../config.js';
+import type { Paths } from '../data-folder.js';
 import { addDays, todayIn } from '../time.js';
 import { mergedPointsOfKeys } from './merged-points.js';
 
@@ -135,11 +135,7 @@ export async function writeStagedRoutes(
   options: Pick<RouteOptions, 'routesDir' | 'oldestDate'>,
   version: number,
 ): Promise<string[]> {
-  const dates = await query(
-    conn,
-    'select distinct trip_date::varchar as d from int_trips where trip_date >= $oldest::date order by 1',
-    { oldest: options.oldestDate },
-  );
+  const dates = await queryFile(conn, 'ops/load/staged_route_dates', { oldest: options.oldestDate });
   const written: string[] = [];
   for (const row of dates) {
     const tripDate = String(row['d']);

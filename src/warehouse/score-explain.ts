@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { query, runScript } from '../db/sql.js';
+import { queryFile, runScript } from '../db/sql.js';
 import { inTransaction, setWarehouseVersion, warehouseVersion } from './version.js';
 
 /**
@@ -9,10 +9,7 @@ import { inTransaction, setWarehouseVersion, warehouseVersion } from './version.
  */
 export async function backfillScoreExplanations(conn: DuckDBConnection): Promise<number> {
   await runScript(conn, 'ops/warehouse/score_explain_columns');
-  const [row] = await query(
-    conn,
-    'select count(*)::integer as n from safety_scores where multiplier_distracted_driving is null',
-  );
+  const [row] = await queryFile(conn, 'ops/warehouse/score_explain_missing');
   const missing = Number(row?.['n'] ?? 0);
   if (missing === 0) return 0;
   await inTransaction(conn, async () => {

@@ -1,10 +1,12 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openDatabase, type Database } from '../db/open.js';
 import { installMacros } from '../db/macros.js';
-import { isMissingTable, query, run, runScript, sqlText } from '../db/sql.js';
+import { isMissingTable, queryFile, runFile, runScript, sqlText } from '../db/sql.js';
+import { inTransaction } from '../db/transaction.js';
+import { addMeta, metaValue, readMeta, setMeta } from './meta.js';
 import type { App } from '../apps/store.js';
 import { createHash, randomUUID } from 'node:crypto';
-import { jobSettings } from '../config.js';
+import { jobSettings } from '../job-settings.js';
 import { backfillScoreExplanations } from './score-explain.js';
 
 // the version and transaction helpers live beside the models that use them (score-explain.ts
@@ -45,20 +47,15 @@ export async function openWarehouse(
       await runScript(conn, 'ops/warehouse/event_versions');
       await runScript(conn, 'ops/warehouse/quarantine_columns');
       await backfillScoreExplanations(conn);
-      await run(conn, "insert or replace into meta values ('schema_digest', $digest)", { digest });
+      await setMeta(conn, 'schema_digest', digest);
       known = (await openingMeta(conn)) ?? new Map();
     }
     // each write is a commit with an fsync of the log: on an existing warehouse these are known
-    if (!known.has('warehouse_id'))
-      await run(conn, "insert into meta values ('warehouse_id', $id) on conflict do nothing", { id: randomUUID() });
-    if (!known.has('version')) await run(conn, "insert into meta values ('version', '0') on conflict do nothing");
+    if (!known.has('warehouse_id')) await addMeta(conn, 'warehouse_id', randomUUID());
+    if (!known.has('version')) await addMeta(conn, 'version', '0');
     // user.deleted events start with the warehouse that first knows them: purges done before are
     // not announced (a new warehouse starts at 0)
-    if (!known.has('user_events_version'))
-      await run(
-        conn,
-        "insert into meta select 'user_events_version', value from meta where key = 'version' on conflict do nothing",
-      );
+    if (!known.has('user_events_version')) await runFile(conn, 'ops/warehouse/meta_user_events_start');
     await syncApps(conn, apps);
   } catch (error) {
     db.close();
@@ -91,14 +88,10 @@ const SCHEMA_FILES = [
 async function openingMeta(conn: DuckDBConnection): Promise<Map<string, string> | null> {
   // asked directly: a lookup in duckdb_tables() first was a second statement of every open; a
   // new warehouse's error is the one answer that means "no meta table", any other is said as it is
-  const rows = await query(
-    conn,
-    "select key, value from meta where key in ('schema_digest', 'warehouse_id', 'version', 'user_events_version')",
-  ).catch((error: unknown) => {
+  return readMeta(conn).catch((error: unknown) => {
     if (isMissingTable(error, 'meta')) return null;
     throw error;
   });
-  return rows && new Map(rows.map((r) => [String(r['key']), String(r['value'])]));
 }
 
 /** Mirrors the apps into a warehouse held open across runs (the continuous load), as an open does. */
@@ -107,35 +100,24 @@ export async function refreshApps(wh: Warehouse, apps: App[]): Promise<void> {
 }
 
 async function syncApps(conn: DuckDBConnection, apps: App[]): Promise<void> {
-  const held = await query(conn, 'select app_id, name, time_zone from apps order by app_id');
+  const held = await queryFile(conn, 'ops/warehouse/apps_read');
   const wanted = [...apps]
     .sort((x, y) => (x.appId < y.appId ? -1 : x.appId > y.appId ? 1 : 0))
     .map((a) => ({ app_id: a.appId, name: a.name, time_zone: a.timeZone }));
   // unchanged (every run but the first after an app is added or changed): no write, no commit
   if (JSON.stringify(held) === JSON.stringify(wanted)) return;
-  await run(conn, 'begin transaction');
-  try {
-    await run(conn, 'delete from apps');
-    for (const app of apps) {
-      await run(conn, 'insert into apps values ($app_id, $name, $time_zone)', {
-        app_id: app.appId,
-        name: app.name,
-        time_zone: app.timeZone,
-      });
-    }
-    await run(conn, 'commit');
-  } catch (error) {
-    await run(conn, 'rollback');
-    throw error;
-  }
+  await inTransaction(conn, async () => {
+    await runFile(conn, 'ops/warehouse/apps_clear');
+    for (const app of apps)
+      await runFile(conn, 'ops/warehouse/apps_insert', { app_id: app.appId, name: app.name, time_zone: app.timeZone });
+  });
 }
 
 export async function warehouseId(conn: DuckDBConnection): Promise<string> {
-  const rows = await query(conn, "select value from meta where key = 'warehouse_id'");
-  return String(rows[0]?.['value']);
+  return String(await metaValue(conn, 'warehouse_id'));
 }
 
 export async function nextBatchId(conn: DuckDBConnection): Promise<number> {
-  const rows = await query(conn, 'select coalesce(max(batch_id), 0) + 1 as id from batches');
+  const rows = await queryFile(conn, 'ops/warehouse/batch_next');
   return Number(rows[0]?.['id'] ?? 1);
 }

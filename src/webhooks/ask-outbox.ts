@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { pathsFor } from '../config.js';
+import { pathsFor } from '../data-folder.js';
 import { DatabaseBusyError } from '../db/open.js';
 import { InputError } from '../errors.js';
 import { Outbox } from './outbox.js';

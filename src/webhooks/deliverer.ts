@@ -1,13 +1,13 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import { AppStore, type App } from '../apps/store.js';
-import type { Paths } from '../config.js';
+import type { Paths } from '../data-folder.js';
 import { silent, type Progress } from '../progress.js';
 import { Breaker } from './breaker.js';
 import { intakeEventFiles } from './intake.js';
 import type { OutboxStore, DueAttempt, FinishedAttempt } from './outbox-store.js';
 import { outcomeOf } from './schedule.js';
 import { Sender, type SendResult } from './send.js';
-import type { DeliverySettings } from './settings.js';
+import type { DeliverySettings } from './delivery-settings.js';
 import { deliveryHeaders, signingSecrets } from './signature.js';
 import { EndpointHealth } from './endpoint-health.js';
 import { DEPTH_OVERALL, DEPTH_PER_APP, FLUSH_AT, asciiOnly, redactUrl, wants } from './delivery-policy.js';

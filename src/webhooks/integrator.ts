@@ -1,6 +1,6 @@
 import { AppStore, type App } from '../apps/store.js';
 import { previousSecretsUntil } from '../apps/previous-secrets.js';
-import { pathsFor } from '../config.js';
+import { pathsFor } from '../data-folder.js';
 import { InputError } from '../errors.js';
 import { askOutbox } from './ask-outbox.js';
 import type { Row } from '../db/sql.js';
@@ -9,7 +9,7 @@ import { testEventBody } from './envelope.js';
 import type { OperatorRequest } from './operations.js';
 import type { EventStatus } from './outbox.js';
 import { Sender } from './send.js';
-import type { DeliverySettings } from './settings.js';
+import type { DeliverySettings } from './delivery-settings.js';
 import { deliveryHeaders, signingSecrets, standardWebhooksSecret } from './signature.js';
 
 /** An app's endpoint as the integrator sees it. */

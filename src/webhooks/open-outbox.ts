@@ -1,4 +1,4 @@
-import { pathsFor } from '../config.js';
+import { pathsFor } from '../data-folder.js';
 import { resolveDatabaseUrl } from '../state/open.js';
 import type { OutboxStore } from './outbox-store.js';
 

@@ -3,6 +3,7 @@ import { sqlText, type Params, type Row } from '../db/sql.js';
 import { InputError } from '../errors.js';
 import { namedParameters, pickParams, type StateParams } from '../state/db.js';
 import { poolWithSchema } from '../state/pg-schema.js';
+import { inPgTransaction } from '../state/pg-transaction.js';
 import type {
   DueAttempt,
   EventStatus,
@@ -90,7 +91,7 @@ export class PostgresOutbox implements OutboxStore {
    * (the DuckDB outbox rewrites its file for the same reason). Outside a transaction, as VACUUM must be.
    */
   private async reclaim(): Promise<void> {
-    await this.pool.query('vacuum webhooks.events, webhooks.queue, webhooks.attempts');
+    await this.pool.query(sqlText('ops/webhooks-pg/vacuum'));
   }
 
   async due(appIds: string[], perApp: number, now: Date): Promise<DueAttempt[]> {
@@ -170,7 +171,7 @@ export class PostgresOutbox implements OutboxStore {
   async rows(sql: string, params: Params = {}): Promise<Row[]> {
     const client = await this.pool.connect();
     try {
-      await client.query('set search_path to webhooks, public');
+      await client.query(sqlText('ops/webhooks-pg/search_path'));
       const names = namedParameters(sql);
       const positional = sql.replace(/\$([a-z_][a-z0-9_]*)/gi, (_, n: string) => `$${names.indexOf(n) + 1}`);
       return (
@@ -180,7 +181,7 @@ export class PostgresOutbox implements OutboxStore {
         )
       ).rows as Row[];
     } finally {
-      await client.query('reset search_path').catch(() => undefined);
+      await client.query(sqlText('ops/webhooks-pg/search_path_reset')).catch(() => undefined);
       client.release();
     }
   }
@@ -192,13 +193,7 @@ export class PostgresOutbox implements OutboxStore {
   private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     try {
-      await client.query('begin');
-      const result = await fn(client);
-      await client.query('commit');
-      return result;
-    } catch (error) {
-      await client.query('rollback').catch(() => undefined);
-      throw error;
+      return await inPgTransaction(client, () => fn(client));
     } finally {
       client.release();
     }

@@ -1,16 +1,5 @@
 import { openDatabase, type Database } from '../db/open.js';
-import {
-  query,
-  queryFile,
-  queryScript,
-  quoteIdent,
-  quoteLiteral,
-  run,
-  runFile,
-  runScript,
-  type Params,
-  type Row,
-} from '../db/sql.js';
+import { type Params, query, queryFile, queryScript, type Row, runFile, runScript } from '../db/sql.js';
 import { inTransaction } from '../warehouse/warehouse.js';
 import { SerialQueue } from '../db/serial.js';
 import { listValue } from '../db/duckdb.js';
@@ -24,6 +13,7 @@ import type {
   RejectedLine,
 } from './outbox-store.js';
 import { attemptRows, dueAttempt } from './outbox-store.js';
+import { attach, copyDatabase, currentDatabase, detach } from '../db/statements.js';
 
 export type { DueAttempt, EventStatus, FinishedAttempt, IncomingEvent, OutboxStore, RejectedLine };
 
@@ -111,8 +101,7 @@ export class Outbox implements OutboxStore {
    * Runs inside the serial queue, so nothing uses the old connection meanwhile.
    */
   private async rewrite(): Promise<void> {
-    const [row] = await query(this.db.connection, 'select current_database() as db');
-    await compactDatabase(this.db.connection, String(row?.['db']), this.file);
+    await compactDatabase(this.db.connection, await currentDatabase(this.db.connection), this.file);
     this.db.close();
     this.db = await openDatabase(this.file, this.settings);
   }
@@ -208,20 +197,20 @@ export class Outbox implements OutboxStore {
   }
 
   /**
-   * Writes the outbox as it is now into a new DuckDB file `target` (a backup's copy): one
-   * `COPY FROM DATABASE` in the serial queue, so no intake or record lands halfway through it, and
+   * Writes the outbox as it is now into a new DuckDB file `target` (a backup's copy):
+   * one COPY FROM DATABASE in the serial queue, so no intake or record lands halfway through it, and
    * without stopping the deliverer that holds the file (no other process may open it meanwhile).
    */
   copyTo(target: string): Promise<void> {
     return this.serial(async (conn) => {
-      const [row] = await query(conn, 'select current_database() as db');
+      const source = await currentDatabase(conn);
       const alias = 'backup_target';
       // READ_WRITE: an outbox opened read-only (no deliverer running) still writes its copy
-      await run(conn, `attach ${quoteLiteral(target)} as ${alias} (READ_WRITE)`);
+      await attach(conn, target, alias, 'READ_WRITE');
       try {
-        await run(conn, `copy from database ${quoteIdent(String(row?.['db']))} to ${alias}`);
+        await copyDatabase(conn, source, alias);
       } finally {
-        await run(conn, `detach database if exists ${alias}`);
+        await detach(conn, alias);
       }
     });
   }

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { AppStore } from '../../src/apps/store.js';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { createApi } from '../../src/api/http/server.js';
 import { openState } from '../../src/state/open.js';
 import { sqliteFileOf } from '../../src/state/db.js';

@@ -15,6 +15,7 @@ import { ndjsonLines } from '../../src/api/export/ndjson.js';
 import type { ExportBatch } from '../../src/api/export/trip-batches.js';
 import { point, round } from '../../src/api/http/context.js';
 import { brief } from '../../src/api/routes/trips.js';
+import { tripListRow } from '../../src/api/read/rows.js';
 
 let instance: DuckDBInstance;
 let conn: DuckDBConnection;
@@ -106,7 +107,7 @@ async function plainTrips(): Promise<Record<string, unknown>[]> {
   const json = async (sql: string) => (await conn.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[];
   const events = await json(EVENTS);
   return (await json(TRIPS)).map((r, i) => ({
-    ...brief(r),
+    ...brief(tripListRow(r)),
     orgUserId: String(r['org_user_id']),
     userId: Number(r['user_id']),
     abnormalReason: r['abnormal_reason'],

@@ -469,7 +469,7 @@ describe('trip route', () => {
     const op = doc['paths']['/v1/org-user/{org_user_id}/trip/{trip_id}/route']['get'];
     expect(op).toMatchObject({ operationId: 'getTripRoute', tags: ['Trips'] });
     expect(op.parameters.map((p: any) => p.name)).toEqual(['org_user_id', 'trip_id', 'tolerance']);
-    for (const p of op.parameters) expect(p.schema.description).toBeTruthy();
+    for (const p of op.parameters) expect(p.description).toBeTruthy();
     expect(op.responses['200'].content['application/json'].schema.examples).toHaveLength(1);
   });
 });

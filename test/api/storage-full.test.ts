@@ -3,7 +3,7 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { AppStore } from '../../src/apps/store.js';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { createApi } from '../../src/api/http/server.js';
 import { mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
 import { tripRecord } from '../helpers/trips.js';

@@ -13,7 +13,7 @@ import { openDatabase } from '../../src/db/open.js';
 import { query } from '../../src/db/sql.js';
 import { answers } from './api-answers.js';
 import { AppStore } from '../../src/apps/store.js';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { runGenerate } from '../../src/jobs/generate.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { runScore } from '../../src/jobs/score.js';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runJobProcess, startJob } from '../helpers/job-process.js';
 import { until } from '../helpers/serve-process.js';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { warehouseRows } from '../helpers/workspace.js';
 import { AppStore } from '../../src/apps/store.js';
 import { runGenerate } from '../../src/jobs/generate.js';

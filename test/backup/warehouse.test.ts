@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { holdDatabase, runJobProcess, startJob } from '../helpers/job-process.js';
 import { freePort } from '../helpers/postgres.js';
 import { startServe, until, type ServeProcess } from '../helpers/serve-process.js';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { answers } from './api-answers.js';
 import { AppStore } from '../../src/apps/store.js';
 import { runGenerate } from '../../src/jobs/generate.js';

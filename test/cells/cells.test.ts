@@ -18,12 +18,11 @@ import {
 import { spawn, type ChildProcess } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { AppStore } from '../../src/apps/store.js';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { closeUploadQueues } from '../../src/intake/upload-queue.js';
 import { closeStates, openState } from '../../src/state/open.js';
-import { runJobProcess } from '../helpers/job-process.js';
+import { accountsOf, answer, cellJob, compareEveryRoute, copyState, percentiles, RANGE } from '../helpers/cells.js';
 import { oneFile } from '../helpers/one-file.js';
 import { freePort, startPostgres, type PgServer } from '../helpers/postgres.js';
 import { startServe, until, type ServeProcess } from '../helpers/serve-process.js';
@@ -31,8 +30,6 @@ import { ROOT } from '../helpers/job-process.js';
 import { publishedRows } from '../helpers/workspace.js';
 
 const SCORE_DATE = '2026-11-21';
-const UNSHARED = new Set(['requestId', 'nextCursor', 'evaluationTime']);
-const RANGE = 'startTime=2026-11-01&endTime=2026-11-30';
 
 let server: PgServer;
 let url: string;
@@ -56,67 +53,7 @@ const folder = (name: string): string => {
   return dir;
 };
 
-async function job(name: string, dataDir: string, db: string, ...args: string[]): Promise<string> {
-  const ran = await runJobProcess(name, ['--data-dir', dataDir, ...args], {
-    DATABASE_URL: db,
-    DRIVING_LOAD_CONCURRENCY: '1',
-  });
-  if (ran.code !== 0) throw new Error(`${name} ${args.join(' ')} exited ${ran.code}: ${ran.stderr.slice(-3000)}`);
-  return ran.stderr;
-}
-
-async function get(base: string, path: string): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${apiKey}` } });
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {}
-  // the request's own id, a cursor (sealed with each machine's own key) and when each score run ran
-  // differ between machines
-  return { status: res.status, body: JSON.parse(JSON.stringify(body, (k, v) => (UNSHARED.has(k) ? undefined : v))) };
-}
-
-/** Every page of a driver's trips: their ids, newest first. */
-async function allTrips(base: string, driver: string): Promise<string[]> {
-  const ids: string[] = [];
-  let cursor = '';
-  for (;;) {
-    const res = await fetch(
-      `${base}/v1/org-user/${driver}/trips?${RANGE}&limit=50${cursor ? `&nextCursor=${encodeURIComponent(cursor)}` : ''}`,
-      { headers: { authorization: `Bearer ${apiKey}` } },
-    );
-    expect(res.status).toBe(200);
-    const body = (await res.json()) as { trips: { tripId: string }[]; nextCursor?: string | null };
-    ids.push(...body.trips.map((t) => t.tripId));
-    if (!body.nextCursor) return ids;
-    cursor = body.nextCursor;
-  }
-}
-
-/** Copies the apps and accounts of the cells' store into the reference's, so both know the same drivers. */
-async function copyState(from: string, to: string): Promise<void> {
-  const a = new pg.Client({ connectionString: from });
-  const b = new pg.Client({ connectionString: to });
-  await a.connect();
-  await b.connect();
-  try {
-    for (const table of ['apps', 'accounts']) {
-      const { rows } = await a.query(`select * from ${table}`);
-      for (const row of rows) {
-        const cols = Object.keys(row);
-        await b.query(
-          `insert into ${table} (${cols.join(', ')}) values (${cols.map((_, i) => `$${i + 1}`).join(', ')}) on conflict do nothing`,
-          cols.map((c) => row[c]),
-        );
-      }
-    }
-    await b.query("update state_versions set version = version + 1 where name = 'apps'");
-  } finally {
-    await a.end();
-    await b.end();
-  }
-}
+const job = cellJob;
 
 beforeAll(async () => {
   server = await startPostgres();
@@ -198,12 +135,7 @@ beforeAll(async () => {
   await job('score', cellB, url, '--cell', 'b', '--date', SCORE_DATE);
   // cell a ranks again against cell b's counts, posted after its own score
   await job('load', cellA, url, '--cell', 'a');
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  drivers = (await c.query('select org_user_id from accounts where app_id = $1 order by 1', [appId])).rows.map(
-    (r) => r.org_user_id as string,
-  );
-  await c.end();
+  drivers = await accountsOf(url, appId);
   api = await startServe(
     [
       '--data-dir',
@@ -256,47 +188,14 @@ describe('two cells beside one warehouse', () => {
 
   it('answers every route for every driver as the one warehouse does, percentile included', async () => {
     expect(drivers.length).toBe(12);
-    let compared = 0;
-    for (const driver of drivers) {
-      const ids = await allTrips(one.url, driver);
-      expect(await allTrips(api.url, driver)).toEqual(ids);
-      const paths = [
-        `/v1/org-user/${driver}/trips?${RANGE}&limit=50`,
-        `/v1/org-user/${driver}/statistics?type=day&${RANGE}`,
-        `/v1/org-user/${driver}/statistics?type=week&${RANGE}`,
-        `/v1/org-user/${driver}/statistics?type=month&${RANGE}`,
-        `/v1/org-user/${driver}/safety-score?interval=30`,
-        `/v1/org-user/${driver}/safety-score?interval=90`,
-        `/v1/org-user/${driver}/safety-score/history?interval=30&startTime=2026-11-01&endTime=2026-11-30`,
-        ...ids
-          .slice(0, 3)
-          .flatMap((t) => [`/v1/org-user/${driver}/trip/${t}`, `/v1/org-user/${driver}/trip/${t}/route`]),
-      ];
-      for (const path of paths) {
-        const [want, got] = await Promise.all([get(one.url, path), get(api.url, path)]);
-        expect({ path, ...got }).toEqual({ path, ...want });
-        compared++;
-      }
-    }
+    const compared = await compareEveryRoute(one.url, api.url, apiKey, drivers);
     expect(compared).toBeGreaterThan(100);
   });
 
   it('ranks the percentile among the drivers of both cells', async () => {
-    const cols = ['version', 'evaluated_at'];
-    const order = 'app_id, user_id, evaluation_date, interval_days';
-    const both = [
-      ...(await publishedRows(pathsFor(cellA), 'safety_scores', order, cols)),
-      ...(await publishedRows(pathsFor(cellB), 'safety_scores', order, cols)),
-    ].sort(
-      (x, y) => Number(x['user_id']) - Number(y['user_id']) || Number(x['interval_days']) - Number(y['interval_days']),
-    );
-    const whole = (await publishedRows(pathsFor(ref), 'safety_scores', order, cols)).sort(
-      (x, y) => Number(x['user_id']) - Number(y['user_id']) || Number(x['interval_days']) - Number(y['interval_days']),
-    );
-    expect(both.map((r) => [r['user_id'], r['interval_days'], r['percentile']])).toEqual(
-      whole.map((r) => [r['user_id'], r['interval_days'], r['percentile']]),
-    );
-    expect(whole.some((r) => r['percentile'] !== null && r['percentile'] !== 100)).toBe(true);
+    const whole = await percentiles([ref]);
+    expect(await percentiles([cellA, cellB])).toEqual(whole);
+    expect(whole.some((r) => r[2] !== null && r[2] !== 100)).toBe(true);
   });
 
   it('sends a request to a machine holding its driver cell when each API machine holds one (HAProxy, deploy/haproxy-cells.cfg)', async () => {
@@ -354,9 +253,9 @@ describe('two cells beside one warehouse', () => {
         `/v1/org-user/${driver}/trips?${RANGE}&limit=50`,
         `/v1/org-user/${driver}/safety-score?interval=30`,
       ]) {
-        const want = await get(api.url, path);
-        expect({ path, ...(await get(front, path)) }).toEqual({ path, ...want });
-        expect({ path, ...(await get(front, path)) }).toEqual({ path, ...want });
+        const want = await answer(api.url, apiKey, path);
+        expect({ path, ...(await answer(front, apiKey, path)) }).toEqual({ path, ...want });
+        expect({ path, ...(await answer(front, apiKey, path)) }).toEqual({ path, ...want });
       }
     }
     // a machine asked directly for a driver of the other cell, by the cell door's header: it does

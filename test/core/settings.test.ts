@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SETTINGS, flagOrSetting, setting, settingsTable } from '../../src/settings.js';
-import { jobSettings } from '../../src/config.js';
+import { jobSettings } from '../../src/job-settings.js';
 
 /** Every .ts file under dir. */
 const sources = (dir: string): string[] =>

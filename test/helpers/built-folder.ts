@@ -2,7 +2,7 @@ import { cpSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { inject } from 'vitest';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { workspace, type Workspace } from './workspace.js';
 
 interface Template<T> {

@@ -2,7 +2,7 @@ import { cpSync, mkdtempSync, rmSync, writeFileSync, mkdirSync, readFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
-import { pathsFor, type Paths } from '../../src/config.js';
+import { pathsFor, type Paths } from '../../src/data-folder.js';
 import { openDatabase } from '../../src/db/open.js';
 import { query } from '../../src/db/sql.js';
 import { readManifest } from '../../src/publish/manifest.js';

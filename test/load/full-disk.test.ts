@@ -18,7 +18,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { ROOT } from '../helpers/job-process.js';
 import { freePort } from '../helpers/postgres.js';
 import { startServe, until, type ServeProcess } from '../helpers/serve-process.js';

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { runGenerate } from '../../src/jobs/generate.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { publishedRows, workspace, type Workspace } from '../helpers/workspace.js';

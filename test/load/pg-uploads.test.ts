@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { AppStore } from '../../src/apps/store.js';
 import { createApi } from '../../src/api/http/server.js';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { takeInUploads } from '../../src/intake/take-in.js';
 import { closeUploadQueues, UploadQueue } from '../../src/intake/upload-queue.js';
 import { PassportStore } from '../../src/passport/store.js';

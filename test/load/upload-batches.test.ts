@@ -14,7 +14,7 @@ import {
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
 import { createApi } from '../../src/api/http/server.js';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { batchUploads, recoverBatches, uploadFileName, uploadsInTurn } from '../../src/load/uploads.js';
 import { landingFiles } from '../../src/load/landing.js';

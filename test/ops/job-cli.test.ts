@@ -8,13 +8,14 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { withNpmPort } from '../../src/jobs/main/demo.js';
 import { ROOT, runJobProcess, type Ran } from '../helpers/job-process.js';
 
 const JOBS = [
   'apps',
   'bench',
+  'cells',
   'deliver',
   'demo',
   'export',
@@ -63,6 +64,7 @@ const STATE_STORE = '--database-url';
 const CELL = '--cell';
 const STATE_JOBS = [
   'apps',
+  'cells',
   'deliver',
   'demo',
   'export',
@@ -89,6 +91,10 @@ describe('--help of every job', () => {
       'apps revoke-key',
       'apps rotate-secret',
       'apps set-webhook',
+      'cells list',
+      'cells close',
+      'cells open',
+      'cells move',
       'quarantine list',
       'quarantine show',
       'webhooks counts',

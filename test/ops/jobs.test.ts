@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { runDemo } from '../../src/jobs/demo.js';
 import { runExport } from '../../src/jobs/export.js';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { AppStore } from '../../src/apps/store.js';
 import { openDatabase } from '../../src/db/open.js';
 import { run } from '../../src/db/sql.js';

@@ -13,7 +13,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { openDatabase } from '../../src/db/open.js';
 import { query } from '../../src/db/sql.js';
 import { closeUploadQueues, UploadQueue } from '../../src/intake/upload-queue.js';

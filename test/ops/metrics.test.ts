@@ -1,7 +1,8 @@
 // Metrics from the real processes: serve.js and deliver.js scraped live on their own loopback
 // listeners, checked by promtool (Prometheus' own checker); requests counted by route template and
 // app, never by URL; /metrics absent from the public port; a job's textfile written atomically,
-// keeping the last success time through a failed run.
+// keeping the last success time through a failed run; the continuous load's file written by
+// prom-client with the same series as before.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,6 +11,8 @@ import { runLoad } from '../../src/jobs/load.js';
 import { PassportStore } from '../../src/passport/store.js';
 import { runScore } from '../../src/jobs/score.js';
 import { writeJobMetrics } from '../../src/metrics/textfile.js';
+import { WatchMetrics, watchMetricsFile } from '../../src/metrics/watch-textfile.js';
+import { runWatch, type WatchResult } from '../../src/jobs/watch.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { tripRecord } from '../helpers/trips.js';
 import { workspace, writeNdjson, type Workspace } from '../helpers/workspace.js';
@@ -256,5 +259,108 @@ describe('batch job metrics (textfile collector)', () => {
     expect(sample(text, 'driving_job_last_success_timestamp_seconds', { job: 'load' })).toBe(1_000_000_012.5);
     expect(sample(text, 'driving_job_records', { job: 'load', outcome: 'loaded' })).toBeUndefined();
     expect(readdirSync(dir)).toEqual(['driving_job_load.prom']);
+  });
+});
+
+describe("the continuous load's metrics file", () => {
+  /** Each family of a file: `name type`, in the file's order. */
+  const families = (text: string) =>
+    text
+      .split('\n')
+      .filter((l) => l.startsWith('# TYPE '))
+      .map((l) => l.slice('# TYPE '.length));
+
+  it('writes its series through prom-client: the same names, types and labels, last-batch series only once a batch ended', async () => {
+    const dir = join(ws.dir, 'textfile-watch');
+    let logErrors = 0;
+    const metrics = new WatchMetrics(new Date(1_000_000_000_000), () => logErrors);
+    let text = readFileSync(await metrics.write(dir), 'utf8');
+    expect(families(text)).toEqual([
+      'driving_load_lag_seconds histogram',
+      'driving_load_batches_total counter',
+      'driving_load_watch_start_timestamp_seconds gauge',
+      'driving_load_watch_heartbeat_timestamp_seconds gauge',
+      'driving_load_backlog_files gauge',
+      'driving_load_backlog_oldest_seconds gauge',
+      'driving_load_log_write_errors_total counter',
+    ]);
+    expect(sample(text, 'driving_load_batches_total', { outcome: 'ok' })).toBe(0);
+    expect(sample(text, 'driving_load_batches_total', { outcome: 'failed' })).toBe(0);
+    expect(sample(text, 'driving_load_watch_start_timestamp_seconds')).toBe(1_000_000_000);
+    checkMetrics(text);
+
+    metrics.batchEnded(true, [0.4, 2.5, 40], 1.5, { waiting: 3, oldestWaitingSeconds: 7 }, new Date(1_000_000_100_000));
+    metrics.batchEnded(false, [], 0.25, { waiting: 4, oldestWaitingSeconds: null }, new Date(1_000_000_200_000));
+    logErrors = 2;
+    const before = Date.now() / 1000;
+    text = readFileSync(await metrics.write(dir), 'utf8');
+    expect(families(text)).toContain('driving_load_last_batch_timestamp_seconds gauge');
+    expect(families(text)).toContain('driving_load_last_batch_duration_seconds gauge');
+    expect(sample(text, 'driving_load_lag_seconds_bucket', { le: '0.5' })).toBe(1);
+    expect(sample(text, 'driving_load_lag_seconds_bucket', { le: '3' })).toBe(2);
+    expect(sample(text, 'driving_load_lag_seconds_bucket', { le: '30' })).toBe(2);
+    expect(sample(text, 'driving_load_lag_seconds_bucket', { le: '60' })).toBe(3);
+    expect(sample(text, 'driving_load_lag_seconds_bucket', { le: '+Inf' })).toBe(3);
+    expect(sample(text, 'driving_load_lag_seconds_sum')).toBeCloseTo(42.9);
+    expect(sample(text, 'driving_load_lag_seconds_count')).toBe(3);
+    expect(sample(text, 'driving_load_batches_total', { outcome: 'ok' })).toBe(1);
+    expect(sample(text, 'driving_load_batches_total', { outcome: 'failed' })).toBe(1);
+    expect(sample(text, 'driving_load_last_batch_timestamp_seconds')).toBe(1_000_000_200);
+    expect(sample(text, 'driving_load_last_batch_duration_seconds')).toBe(0.25);
+    expect(sample(text, 'driving_load_backlog_files')).toBe(4);
+    expect(sample(text, 'driving_load_backlog_oldest_seconds')).toBe(0);
+    expect(sample(text, 'driving_load_log_write_errors_total')).toBe(2);
+    expect(sample(text, 'driving_load_watch_heartbeat_timestamp_seconds')).toBeGreaterThanOrEqual(Math.floor(before));
+    checkMetrics(text);
+    // the count only grows, written again unchanged
+    text = readFileSync(await metrics.write(dir), 'utf8');
+    expect(sample(text, 'driving_load_log_write_errors_total')).toBe(2);
+    // the lag's quantiles, by interpolation in the buckets: the median of 3 falls in (2, 3]
+    expect(await metrics.lagQuantile(0.5)).toBeCloseTo(2.5);
+    expect(metrics.batchCounts).toEqual({ ok: 1, failed: 1 });
+    expect(readdirSync(dir)).toEqual(['driving_load_watch.prom']);
+  });
+
+  it('the watch writes it after a batch, promtool accepting it', async () => {
+    const watched = await workspace('UTC');
+    try {
+      const dir = join(watched.dir, 'textfile');
+      const passport = await PassportStore.open(watched.paths.passportFile);
+      const users = await passport.ensureAccounts(watched.appId, ['driver-0']);
+      passport.close();
+      const trips = [0, 1].map((i) =>
+        tripRecord({
+          appId: watched.appId,
+          tripId: `w-${i}`,
+          userId: users.get('driver-0') as number,
+          orgUserId: 'driver-0',
+          start: `2026-11-20T0${i}:00:00Z`,
+          seconds: 300,
+        }),
+      );
+      writeNdjson(join(watched.paths.landingDir, 'partner.ndjson'), trips);
+      const stop = new AbortController();
+      const result: WatchResult = await runWatch({
+        dataDir: watched.dir,
+        metricsDir: dir,
+        pollMs: 50,
+        quietMs: 0,
+        maxRestMs: 0,
+        signal: stop.signal,
+        onBatch: (batch) => {
+          if ((batch.result?.totals.tripsLoaded ?? 0) > 0) stop.abort();
+        },
+      });
+      const text = readFileSync(watchMetricsFile(dir), 'utf8');
+      expect(sample(text, 'driving_load_batches_total', { outcome: 'ok' })).toBe(result.batches);
+      expect(sample(text, 'driving_load_lag_seconds_count')).toBe(1);
+      expect(sample(text, 'driving_load_backlog_files')).toBe(0);
+      expect(result.lagP50Seconds).not.toBeNull();
+      // the plain load's own file beside it, for the "late" alerts
+      expect(sample(readFileSync(join(dir, 'driving_job_load.prom'), 'utf8'), 'driving_job_exit_status')).toBe(0);
+      checkMetrics(text);
+    } finally {
+      watched.cleanup();
+    }
   });
 });

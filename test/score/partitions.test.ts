@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runGenerate } from '../../src/jobs/generate.js';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { copyState, publishedRows, workspace, type Workspace } from '../helpers/workspace.js';
 import { oneFile } from '../helpers/one-file.js';
 

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { runLoad } from '../../src/jobs/load.js';
 import { runScore, type ScoreResult } from '../../src/jobs/score.js';
 import { readManifest } from '../../src/publish/manifest.js';

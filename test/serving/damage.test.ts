@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
 import { createApi } from '../../src/api/http/server.js';
 import { runLoad } from '../../src/jobs/load.js';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { readManifest, slotFile } from '../../src/publish/manifest.js';
 import { recordDeletionIn } from '../helpers/deletions.js';
 import { readRoute, routeFileIsCurrent, verifyRouteFile } from '../../src/route/route-file.js';

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFile
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AppStore } from '../../src/apps/store.js';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { PassportStore } from '../../src/passport/store.js';
 import { closeStates, openState } from '../../src/state/open.js';
 import { PENDING_GRACE_MS } from '../../src/state/migrate-deletions.js';

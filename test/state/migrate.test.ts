@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { openDatabase } from '../../src/db/open.js';
 import { run, runScript } from '../../src/db/sql.js';
 import { AppStore } from '../../src/apps/store.js';

@@ -99,12 +99,16 @@ describe('the pending events file', () => {
       await run(wh.conn, "update announced_trips set fingerprint = 'before', announced_version = 0");
       await run(wh.conn, 'delete from announced_scores');
       await run(wh.conn, "delete from meta where key in ('score_events_version', 'user_events_version')");
-      await run(wh.conn, 'insert into purged_users values ($app, 9, $org, null, $at::timestamptz, $version)', {
-        app: ws.appId,
-        org: ODD,
-        at: now.toISOString(),
-        version,
-      });
+      await run(
+        wh.conn,
+        'insert into purged_users by name select $app as app_id, 9 as user_id, $org as org_user_id, null as requested_at, $at::timestamptz as purged_at, $version as version',
+        {
+          app: ws.appId,
+          org: ODD,
+          at: now.toISOString(),
+          version,
+        },
+      );
 
       const expected = await linesInJavaScript(wh, version);
       const result = await emitEvents(wh, eventsDir, version, now);

@@ -4,7 +4,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { blockedReason, guardedLookup, loopbackOnly, publicOnly, urlRefusal } from '../../src/address-guard.js';
 import { validateWebhookUrl } from '../../src/apps/store.js';
-import { parseDuration, parseSchedule, deliverySettings } from '../../src/webhooks/settings.js';
+import { parseDuration, parseSchedule, deliverySettings } from '../../src/webhooks/delivery-settings.js';
 import type { Receiver } from '../helpers/receiver.js';
 import type { Workspace } from '../helpers/workspace.js';
 import { openDeliverer, setWebhook, testSettings, useWebhookWorkspace, writeEvents } from './setup.js';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
 import { createApi } from '../../src/api/http/server.js';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor } from '../../src/data-folder.js';
 import { closeStates } from '../../src/state/open.js';
 import { closeSharedOutboxes } from '../../src/webhooks/open-outbox.js';
 import { ROOT, runJobProcess } from '../helpers/job-process.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { AppStore } from '../../src/apps/store.js';
 import { Deliverer } from '../../src/webhooks/deliverer.js';
 import { Outbox } from '../../src/webhooks/outbox.js';
-import { deliverySettings, type DeliverySettings } from '../../src/webhooks/settings.js';
+import { deliverySettings, type DeliverySettings } from '../../src/webhooks/delivery-settings.js';
 import { afterEach, beforeEach } from 'vitest';
 import { workspace, type Workspace } from '../helpers/workspace.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';

@@ -64,7 +64,7 @@ reasons as (
     left join apps as a on a.app_id = f.app_id
     left join (select app_id, trip_id, user_id as owner_id, trip_date as owner_trip_date from trips) as owner
         on owner.app_id = f.app_id and owner.trip_id = f.trip_id
-    left join (select distinct app_id, user_id as gone_id from purged_users) as gone
+    left join (select distinct app_id, user_id as gone_id from purged_users where not coalesce(moved, false)) as gone
         on gone.app_id = f.app_id and gone.gone_id = try_cast(f.platform_user_id_text as bigint)
 ),
 

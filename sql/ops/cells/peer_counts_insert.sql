@@ -1,3 +1,3 @@
--- params: $interval_days, $safety_score, $drivers (lists of equal length)
+-- params: $interval_days INTEGER[], $safety_score VARCHAR (a JSON array of numbers), $drivers BIGINT[] (of equal length)
 insert into peer_score_counts
-select unnest($interval_days::integer[]), unnest($safety_score::double[]), unnest($drivers::bigint[])
+select unnest($interval_days::integer[]), unnest(cast($safety_score::json as double[])), unnest($drivers::bigint[])

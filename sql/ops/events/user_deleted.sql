@@ -18,4 +18,6 @@ select
 from purged_users as p
 join apps as a on a.app_id = p.app_id
 where p.version > $since and p.version <= $version
+    -- a driver moved to another cell is not deleted
+    and not coalesce(p.moved, false)
 order by p.app_id, p.user_id

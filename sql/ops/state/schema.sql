@@ -86,6 +86,26 @@ create table if not exists driver_cells (
     primary key (app_id, platform_user_id)
 );
 
+-- A driver being moved from one cell to another (jobs/cells.js move; docs/decisions.md, Cells):
+-- driver_cells already names the target, and the API answers the driver from from_cell until its
+-- copy of to_cell serves a version >= arrived_version (null: the package has not arrived yet).
+-- exported_version: the source warehouse's version when the package was written (rows of the
+-- driver written later go in a further package before the source erases it); move_id names the
+-- package. The source erases the driver once arrived_at is DRIVING_CELL_MOVE_GRACE old, then the
+-- row goes: one row per driver in transit.
+create table if not exists driver_moves (
+    app_id text not null,
+    platform_user_id bigint not null,
+    from_cell text not null,
+    to_cell text not null,
+    move_id text not null,
+    moved_at text not null,
+    exported_version bigint,
+    arrived_version bigint,
+    arrived_at text,
+    primary key (app_id, platform_user_id)
+);
+
 -- Each cell's count of drivers with a trip per stored safety score, per app, date and window: what
 -- every cell ranks its own drivers against, so that the percentile ranks the app's drivers of
 -- every cell (sql/ops/score/rank_across_cells.sql). seq: the post's number (cell_counts_seq), so a

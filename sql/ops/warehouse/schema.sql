@@ -344,3 +344,18 @@ create table if not exists points_merge_garbage (
     name varchar not null,
     source varchar not null
 );
+
+-- a purged user's rows that left because the driver moved to another cell (src/cells/move-leave.ts),
+-- not because its account was deleted: no user.deleted event, and its later records are not refused
+alter table purged_users add column if not exists moved boolean;
+
+-- the moved drivers' packages this warehouse imported (src/cells/move-import.ts), by the package's
+-- id: a load stopped after the import and before the arrival was recorded imports nothing again
+create table if not exists cell_moves_in (
+    move_id varchar primary key,
+    app_id varchar not null,
+    user_id bigint not null,
+    from_cell varchar not null,
+    version bigint not null,
+    imported_at timestamptz not null
+);

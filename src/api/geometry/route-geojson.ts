@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { Row } from '../../db/sql.js';
+import type { TripDetailRow, TripEventRow } from '../read/rows.js';
 import type { RoutePoints } from '../../route/route-file.js';
 import { round } from '../http/context.js';
 
 type Position = [lng: number, lat: number];
+
+/** What the route's Feature says of its trip. */
+type RouteTrip = Pick<TripDetailRow, 'trip_id' | 'coordinate' | 'start_time' | 'end_time'>;
 
 /**
  * The route as GeoJSON (RFC 7946, positions `[lng, lat]` as delivered): the points at the `kept`
@@ -12,7 +15,7 @@ type Position = [lng: number, lat: number];
  * Point; none a null geometry (a Feature without a location).
  */
 export function routeFeature(
-  trip: Row,
+  trip: RouteTrip,
   points: RoutePoints,
   kept: readonly number[],
   toleranceM: number,
@@ -37,7 +40,7 @@ export function routeFeature(
 const speedKmh = (points: RoutePoints, i: number): number => round((points.speed[i] as number) * 3.6, 2);
 
 function featureOf(
-  trip: Row,
+  trip: RouteTrip,
   points: RoutePoints,
   toleranceM: number,
   geometry: unknown,
@@ -48,10 +51,10 @@ function featureOf(
     type: 'Feature',
     geometry,
     properties: {
-      tripId: trip['trip_id'],
-      coordinate: trip['coordinate'],
-      startTime: trip['start_time'],
-      endTime: trip['end_time'],
+      tripId: trip.trip_id,
+      coordinate: trip.coordinate,
+      startTime: trip.start_time,
+      endTime: trip.end_time,
       tolerance: toleranceM,
       keptPointCount: points.t.length,
       times,
@@ -61,21 +64,21 @@ function featureOf(
 }
 
 /** The trip's dangerous-driving events, each a Feature whose MultiPoint holds its start and end position. */
-export function eventCollection(events: Row[]): Record<string, unknown> {
-  const position = (lat: unknown, lng: unknown): Position => [Number(lng), Number(lat)];
+export function eventCollection(events: TripEventRow[]): Record<string, unknown> {
+  const position = (lat: number, lng: number): Position => [lng, lat];
   return {
     type: 'FeatureCollection',
     features: events.map((e) => ({
       type: 'Feature',
       geometry: {
         type: 'MultiPoint',
-        coordinates: [position(e['start_lat'], e['start_lng']), position(e['end_lat'], e['end_lng'])],
+        coordinates: [position(e.start_lat, e.start_lng), position(e.end_lat, e.end_lng)],
       },
       properties: {
-        type: e['type'],
-        description: e['description'],
-        startTime: e['start_time'],
-        endTime: e['end_time'],
+        type: e.type,
+        description: e.description,
+        startTime: e.start_time,
+        endTime: e.end_time,
       },
     })),
   };
@@ -84,8 +87,8 @@ export function eventCollection(events: Row[]): Record<string, unknown> {
 /** What the answer holds besides the route: the identity fields first, then the route, then the events. */
 export interface RouteAnswer {
   head: Record<string, unknown>;
-  trip: Row;
-  events: Row[];
+  trip: RouteTrip;
+  events: TripEventRow[];
 }
 
 /** The answer's JSON in one go (a route of a few thousand positions holds the event loop only briefly). */

@@ -1,14 +1,15 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { sqlText, type Row } from '../../db/sql.js';
+import { sqlText } from '../../db/sql.js';
+import type { TripDetailRow, TripEventRow } from '../read/rows.js';
 import { readRoute, routeFile, type RoutePoints } from '../../route/route-file.js';
 import { tripDetail, type Scope } from '../read/repository.js';
 import type { Snapshot } from '../read/snapshot.js';
 
 /** What the route is drawn from; `points` are valid only during the render call (src/route/route-file.ts, readRoute). */
 export interface TripRoute {
-  trip: Row;
-  events: Row[];
+  trip: TripDetailRow;
+  events: TripEventRow[];
   points: RoutePoints;
 }
 
@@ -65,7 +66,7 @@ export async function tripRoute<T>(
 ): Promise<T | null | 'expired'> {
   const found = await tripDetail(s, scope, tripId);
   if (!found) return null;
-  const localDate = String(found.trip['start_time']).slice(0, 10);
+  const localDate = found.trip.start_time.slice(0, 10);
   for (const version of await versionsFor(routesDir, localDate, s.manifest.version)) {
     const points = readRoute(routeFile(routesDir, localDate, version), scope.appId, tripId);
     if (points) return render({ ...found, points });

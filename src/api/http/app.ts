@@ -1,4 +1,10 @@
-import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifySchema,
+} from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { CellNotServed, type ApiContext } from './context.js';
 import { forwardToCell, mayForward } from './cell-forward.js';
@@ -8,11 +14,12 @@ import { statisticsRoutes } from '../routes/statistics.js';
 import { safetyScoreRoutes } from '../routes/safety-score.js';
 import { passportRoutes } from '../routes/passport.js';
 import { sdkRoutes } from '../routes/sdk.js';
-import { routeRoutes } from '../routes/route.js';
+import { tripRouteEndpoint } from '../routes/trip-route.js';
 import { docsRoutes } from '../routes/docs.js';
 import { webhookRoutes } from '../routes/webhooks.js';
 import { exportRoutes } from '../routes/exports.js';
-import { openApiDocument, type RouteDoc } from '../openapi/openapi.js';
+import swagger from '@fastify/swagger';
+import { documentBase, operationSchema, finished } from '../openapi/openapi.js';
 import { parseJsonBody } from './json-body.js';
 import { answerClientError } from './client-error.js';
 import { boundConnections } from './connections.js';
@@ -27,18 +34,17 @@ import { LandingCounter } from '../../landing-status.js';
 import { storageFull } from './storage-full.js';
 import { storeUnavailable } from './store-down.js';
 import { diskSpace } from '../../disk-space.js';
+import { loggerOptions } from './log.js';
 
 /** An unread body up to this size is drained after an error answer rather than the connection closed. */
 const DRAIN_BYTES = 64 * 1024;
 
 export interface AppOptions {
+  /** The request log (one JSON line a request on stdout). */
   logger?: boolean;
   /** Count requests, latency and refusals (src/api/http/http-metrics.ts). */
   metrics?: ApiMetrics;
 }
-
-/** Routes outside /v1 that the OpenAPI document lists too. */
-const DOCUMENTED = new Set(['/healthz', '/readyz', '/docs']);
 
 /**
  * The HTTP layer: thin routes over the published snapshot and the passport store. Every /v1
@@ -48,9 +54,8 @@ const DOCUMENTED = new Set(['/healthz', '/readyz', '/docs']);
 export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInstance {
   const limits = ctx.limits;
   const app = Fastify({
-    // through process.stdout, whose write errors (a log on a full disk) the process ignores
-    // (src/jobs/output.ts): pino's own stream would end the process on the first one
-    logger: options.logger ? { level: 'info', stream: process.stdout } : false,
+    // the request log on stdout when asked for, the API's own lines on stderr (./log.ts)
+    logger: loggerOptions(options.logger ?? false),
     // one line per request, written below once the status is known; Fastify's own two lines
     // would log the URL before we could redact a token in it
     logController: new LogController({ disableRequestLogging: true }),
@@ -93,16 +98,22 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
       done(error as Error, undefined);
     }
   });
-  const docs: RouteDoc[] = [];
-  app.addHook('onRoute', (route) => {
-    if (route.url.startsWith('/v1/') || DOCUMENTED.has(route.url)) {
-      docs.push({
+  // the OpenAPI document from the routes' schemas as registered, with what they cannot say added
+  // by the transform (src/api/openapi/openapi.ts)
+  app.register(swagger, {
+    openapi: documentBase(),
+    // OpenAPI 3.1 takes JSON Schema's const as it is
+    convertConstToEnum: false,
+    transform: ({ schema, url, route }) => ({
+      url,
+      schema: operationSchema({
         method: String(route.method),
-        url: route.url,
-        schema: (route.schema ?? {}) as Record<string, unknown>,
+        url,
+        schema: (schema ?? {}) as Record<string, unknown>,
         auth: route.config?.auth ?? 'apiKey',
-      });
-    }
+      }) as FastifySchema,
+    }),
+    transformObject: (built) => ('openapiObject' in built ? finished(built.openapiObject) : built.swaggerObject),
   });
   // in this order: shed, resolve the credential, count it (the rate limit's own per-route hook),
   // then refuse an unauthenticated request before its body is read (preParsing)
@@ -249,14 +260,14 @@ export function buildApp(ctx: ApiContext, options: AppOptions = {}): FastifyInst
       };
     });
     tripRoutes(routes, ctx);
-    routeRoutes(routes, ctx);
+    tripRouteEndpoint(routes, ctx);
     statisticsRoutes(routes, ctx);
     safetyScoreRoutes(routes, ctx);
     passportRoutes(routes, ctx);
     sdkRoutes(routes, ctx);
     webhookRoutes(routes, ctx);
     exportRoutes(routes, ctx);
-    routes.get('/v1/openapi.json', { config: { auth: 'none' } }, async () => openApiDocument(docs));
+    routes.get('/v1/openapi.json', { config: { auth: 'none' } }, async () => app.swagger());
     docsRoutes(routes);
   });
   return app;

@@ -77,7 +77,14 @@ export async function scopeFor(
 ): Promise<Scope & { orgUserId: string }> {
   const account = await ctx.passport.activeAccountCell(tenant.appId, orgUserId);
   if (account === null) throw new ApiError('user_not_found', `org_user_id: no user '${orgUserId}'`);
-  return { appId: tenant.appId, userId: account.userId, zone: tenant.timeZone, orgUserId, cell: account.cell };
+  return {
+    appId: tenant.appId,
+    userId: account.userId,
+    zone: tenant.timeZone,
+    orgUserId,
+    cell: account.cell,
+    ...(account.moving ? { moving: account.moving } : {}),
+  };
 }
 
 /** A driver of a cell this process does not serve: sent on to one that does, or 503 (src/api/http/cell-forward.ts). */
@@ -95,21 +102,34 @@ export class CellNotServed extends ApiError {
  * is a 503 `cell_not_served` (the balancer sends a driver's requests to a machine holding its
  * cell: deploy/haproxy-cells.cfg); without cells, the one snapshot.
  */
-export function servingOf(ctx: ApiContext, scope?: { cell?: string | null }): CellServing {
+export function servingOf(ctx: ApiContext, scope?: Pick<Scope, 'cell' | 'moving'>): CellServing {
   const cells = ctx.cells;
   if (!cells) return { snapshots: ctx.snapshots, routesDir: ctx.routesDir };
-  const cell = scope?.cell ?? null;
+  const cell = movingFrom(cells, scope) ?? scope?.cell ?? null;
   if (cell === null) return cells.fallback;
   const serving = cells.byName.get(cell);
   if (!serving) throw new CellNotServed(cell);
   return serving;
 }
 
+/**
+ * A moving driver is answered from the cell it comes from until this machine's copy of its new cell
+ * serves the version that holds it (docs/decisions.md, Cells), where this machine serves both.
+ */
+function movingFrom(cells: CellsServed, scope?: Pick<Scope, 'cell' | 'moving'>): string | null {
+  const moving = scope?.moving;
+  if (!moving || !cells.byName.has(moving.from)) return null;
+  const target = scope?.cell ? cells.byName.get(scope.cell) : undefined;
+  if (!target) return moving.from;
+  const served = target.snapshots.manifest?.version ?? 0;
+  return moving.arrivedVersion !== null && served >= moving.arrivedVersion ? null : moving.from;
+}
+
 /** Runs a read on the current snapshot (of the scope's cell); 503 before the first publish, and for a damaged file it needs (damage.ts). */
 export async function onSnapshot<T>(
   ctx: ApiContext,
   fn: (s: Snapshot) => Promise<T>,
-  scope?: { cell?: string | null },
+  scope?: Pick<Scope, 'cell' | 'moving'>,
 ): Promise<T> {
   const { snapshots } = servingOf(ctx, scope);
   const result = await snapshots.use(async (s) => {

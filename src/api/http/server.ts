@@ -1,7 +1,7 @@
 import { dirname, join } from 'node:path';
 import type { Redis } from 'ioredis';
 import type { FastifyInstance } from 'fastify';
-import { pathsFor } from '../../config.js';
+import { pathsFor } from '../../data-folder.js';
 import { setting } from '../../settings.js';
 import { LandingCounter } from '../../landing-status.js';
 import { diskSpace } from '../../disk-space.js';
@@ -17,12 +17,13 @@ import { AppsCache } from '../read/apps-cache.js';
 import { AppStore } from '../../apps/store.js';
 import { rateFileOf, sharedRateStore } from './rate-store.js';
 import { buildApp } from './app.js';
+import { ApiLines } from './log.js';
 import type { ApiContext } from './context.js';
 import { CursorCodec } from '../read/cursor.js';
 import { SnapshotFollower } from '../read/snapshot.js';
 import { apiLimits, type ApiLimits } from './limits.js';
 import { WebhookService } from '../../webhooks/integrator.js';
-import { deliverySettings, type DeliverySettings } from '../../webhooks/settings.js';
+import { deliverySettings, type DeliverySettings } from '../../webhooks/delivery-settings.js';
 import type { Registry } from 'prom-client';
 import { ApiMetrics } from '../../metrics/api.js';
 import { followMetrics } from '../../metrics/follow.js';
@@ -74,7 +75,9 @@ export async function createApi(
     ...(options.databaseUrl !== undefined ? { databaseUrl: options.databaseUrl } : {}),
   };
   const passport = await PassportStore.open(location);
-  const log = (line: string): void => void process.stderr.write(`${line}\n`);
+  // the API's own lines, through the app's logger once it is built (./log.ts)
+  const lines = new ApiLines();
+  const log = lines.info;
   const deletion = new AccountDeletion(passport);
   const now = options.now ?? (() => new Date());
   // ioredis is loaded only when rate limits are counted in Redis: loading it would cost every API
@@ -111,11 +114,11 @@ export async function createApi(
         const mb = `${(w.readBytes / 1e6).toFixed(1)} MB`;
         const what =
           w.state === 'warm' ? `${mb} in ${w.seconds} s` : `${w.state} after ${mb}${w.error ? `: ${w.error}` : ''}`;
-        process.stderr.write(`serve: page cache for ${m.slot}@${m.version}: ${what}\n`);
+        lines.info(`serve: page cache for ${m.slot}@${m.version}: ${what}`);
       },
       onError: (error) =>
-        process.stderr.write(
-          `serve: cannot open the published snapshot: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}\n`,
+        lines.error(
+          `serve: cannot open the published snapshot: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
         ),
     });
   const cells = await cellsServed(options, follower);
@@ -182,6 +185,7 @@ export async function createApi(
         () => diskSpace(paths.landingDir, ctx.limits.sdkBodyLimitBytes),
       ),
   });
+  lines.attach(app.log);
   app.addHook('onClose', async () => void redis?.disconnect());
   await redisReady;
   return {

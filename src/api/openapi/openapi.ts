@@ -2,7 +2,7 @@ import { OPERATIONS, TAGS } from './openapi-docs.js';
 import { invalidParameterExample, invalidParameterMessage } from './openapi-error-example.js';
 import { tripRecordComponents } from '../upload/trip-record-schema.js';
 
-/** A route as registered, for the OpenAPI document. */
+/** A route as registered, as the document's transform sees it. */
 export interface RouteDoc {
   method: string;
   url: string;
@@ -23,23 +23,19 @@ const ERROR_DESCRIPTIONS: Record<string, string> = {
   503: 'not_ready (nothing published yet), storage_unavailable (nothing changed; retry), storage_full (a write the disk had no room for: nothing was stored; retry), overloaded, busy (a route over its work budget), or data_unavailable (a file the answer needs is damaged; the next load rebuilds it); retry after Retry-After',
 };
 
-/** An operation's parameters, each with its description. */
-function parametersOf(route: RouteDoc, described: Record<string, string>): Record<string, unknown>[] {
-  const params = route.schema['params'] as Schema;
-  const query = route.schema['querystring'] as Schema;
-  const one = (name: string, where: 'path' | 'query', schema: Record<string, unknown>, required: boolean) => ({
-    name,
-    in: where,
-    required,
-    description: (schema['description'] as string | undefined) ?? described[name] ?? name,
-    schema,
-  });
-  return [
-    ...Object.entries(params?.properties ?? {}).map(([name, schema]) => one(name, 'path', schema, true)),
-    ...Object.entries(query?.properties ?? {}).map(([name, schema]) =>
-      one(name, 'query', schema, query?.required?.includes(name) ?? false),
-    ),
-  ];
+/**
+ * A params or querystring schema with each property described (its own description, else the
+ * operation docs'), so that @fastify/swagger's parameters carry it.
+ */
+function described(schema: Schema, descriptions: Record<string, string>): Schema {
+  if (!schema?.properties) return schema;
+  const properties = Object.fromEntries(
+    Object.entries(schema.properties).map(([name, p]) => [
+      name,
+      { ...p, description: (p['description'] as string | undefined) ?? descriptions[name] ?? name },
+    ]),
+  );
+  return { ...schema, properties };
 }
 
 function responsesOf(route: RouteDoc, example: unknown, hasBody: boolean): Record<string, unknown> {
@@ -93,30 +89,48 @@ function responsesOf(route: RouteDoc, example: unknown, hasBody: boolean): Recor
   return responses;
 }
 
-/** OpenAPI 3.1 from the routes' own JSON schemas (3.1 takes JSON Schema as it is). */
-export function openApiDocument(routes: RouteDoc[]): Record<string, unknown> {
-  const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of routes) {
-    if (route.method === 'HEAD') continue;
-    const path = route.url.replace(/:([A-Za-z_]+)/g, '{$1}');
-    const doc = OPERATIONS[`${route.method} ${path}`];
-    const own = route.schema as { operationId?: string; tags?: string[]; summary?: string; description?: string };
-    const requestBody = route.schema['body']
-      ? { required: true, content: { 'application/json': { schema: route.schema['body'] } } }
-      : doc?.requestBody;
-    const operations = paths[path] ?? {};
-    paths[path] = operations;
-    operations[route.method.toLowerCase()] = {
-      operationId: own.operationId ?? doc?.operationId,
-      tags: own.tags ?? (doc ? [doc.tag] : undefined),
-      summary: own.summary ?? doc?.summary,
-      description: own.description ?? doc?.description,
-      parameters: parametersOf(route, doc?.parameters ?? {}),
-      ...(requestBody ? { requestBody } : {}),
-      responses: responsesOf(route, doc?.example, requestBody !== undefined),
-      security: route.auth === 'none' ? [] : [{ [route.auth]: [] }],
-    };
-  }
+/**
+ * @fastify/swagger's `transform`: a route's schema as the document shows it. The route's own
+ * schemas (params, querystring, body, responses) with what they cannot say added from the
+ * operation's docs (./openapi-docs.ts): its names, tag and description, each parameter's
+ * description, the answers as OpenAPI response objects with their examples, its security. Routes
+ * outside /v1 and the documented few are hidden.
+ */
+export function operationSchema(route: RouteDoc): Record<string, unknown> {
+  if (!route.url.startsWith('/v1/') && !DOCUMENTED.has(route.url)) return { hide: true };
+  const path = route.url.replace(/:([A-Za-z_]+)/g, '{$1}');
+  const doc = OPERATIONS[`${route.method} ${path}`];
+  const own = route.schema as { operationId?: string; tags?: string[]; summary?: string; description?: string };
+  const body = route.schema['body'] ?? bodyOf(doc?.requestBody as RequestBody | undefined);
+  const descriptions = doc?.parameters ?? {};
+  const params = described(route.schema['params'] as Schema, descriptions);
+  const querystring = described(route.schema['querystring'] as Schema, descriptions);
+  return {
+    operationId: own.operationId ?? doc?.operationId,
+    tags: own.tags ?? (doc ? [doc.tag] : undefined),
+    summary: own.summary ?? doc?.summary,
+    description: own.description ?? doc?.description,
+    ...(params ? { params } : {}),
+    ...(querystring ? { querystring } : {}),
+    ...(body ? { body } : {}),
+    response: responsesOf(route, doc?.example, body !== undefined),
+    security: route.auth === 'none' ? [] : [{ [route.auth]: [] }],
+  };
+}
+
+type RequestBody = { description?: string; content: Record<string, { schema: Record<string, unknown> }> };
+
+/** A request body the route checks itself (the SDK upload), as the body schema @fastify/swagger documents. */
+function bodyOf(requestBody: RequestBody | undefined): Record<string, unknown> | undefined {
+  const schema = requestBody?.content['application/json']?.schema;
+  return schema && { ...schema, ...(requestBody?.description ? { description: requestBody.description } : {}) };
+}
+
+/** Routes outside /v1 that the OpenAPI document lists too. */
+const DOCUMENTED = new Set(['/healthz', '/readyz', '/docs']);
+
+/** The document's own parts (OpenAPI 3.1: it takes the routes' JSON Schema as it is). */
+export function documentBase(): Record<string, unknown> {
   return {
     openapi: '3.1.0',
     info: {
@@ -166,6 +180,41 @@ export function openApiDocument(routes: RouteDoc[]): Record<string, unknown> {
         ...tripRecordComponents(),
       },
     },
-    paths,
   };
+}
+
+/**
+ * @fastify/swagger's `transformObject`: the document as built, with what the plugin does its own
+ * way put back. Its component schemas as written here: the plugin drops the keywords beside a
+ * `$ref` (OpenAPI 3.0's rule), where 3.1 keeps them (a trip record's `startTime` is an `Instant`
+ * with its own description and reject reason). And each operation's path parameters first, in
+ * the URL's order, then the query's: the plugin lists the query's first, where a reader (and
+ * Swagger UI, which shows them in order) looks for the path's.
+ */
+export function finished<T>(built: T): T {
+  const document = built as OpenApiObject;
+  const own = (documentBase()['components'] as { schemas: Record<string, unknown> }).schemas;
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const [path, operations] of Object.entries(document.paths ?? {})) {
+    paths[path] = Object.fromEntries(
+      Object.entries(operations ?? {}).map(([method, op]) => [method, pathParametersFirst(op as Operation)]),
+    );
+  }
+  return {
+    ...document,
+    components: { ...document.components, schemas: { ...document.components?.schemas, ...own } },
+    paths,
+  } as T;
+}
+
+type OpenApiObject = {
+  components?: { schemas?: Record<string, unknown> };
+  paths?: Record<string, Record<string, unknown> | undefined>;
+};
+type Operation = { parameters?: { in: string }[] };
+
+function pathParametersFirst(op: Operation): Operation {
+  if (!op.parameters) return op;
+  const inPath = op.parameters.filter((p) => p.in === 'path');
+  return { ...op, parameters: [...inPath, ...op.parameters.filter((p) => p.in !== 'path')] };
 }

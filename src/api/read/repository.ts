@@ -1,12 +1,25 @@
-import { sqlText, type Row } from '../../db/sql.js';
+import { sqlText } from '../../db/sql.js';
 import type { Period } from '../../serving/periods.js';
 import type { ServingPack } from '../../serving/pack.js';
 import type { Snapshot } from './snapshot.js';
+import {
+  scoreRow,
+  statisticsRow,
+  tripDetailRow,
+  tripEventRow,
+  tripListRow,
+  type ScoreRow,
+  type StatisticsRow,
+  type TripDetailRow,
+  type TripEventRow,
+  type TripListRow,
+} from './rows.js';
 
 /**
  * The data operations' reads, always scoped to app and user: from the snapshot's serving pack when
  * it has one written in the app's current zone (positioned file reads, no DuckDB), else one bound
- * query per call. Both give the same rows (test/serving/equivalence.test.ts).
+ * query per call. Both give the same rows (test/serving/equivalence.test.ts), typed once here
+ * (./rows.ts).
  */
 export interface Scope {
   appId: string;
@@ -14,6 +27,8 @@ export interface Scope {
   zone: string;
   /** The cell the user's data lives in (null or absent: no cells). */
   cell?: string | null;
+  /** A driver moving into `cell`: the cell it comes from, and `cell`'s version that serves it (null: not yet). */
+  moving?: { from: string; arrivedVersion: number | null };
 }
 
 export interface TripPageQuery {
@@ -49,26 +64,32 @@ async function answer<T>(
   return fromSql();
 }
 
-export const tripPage = (s: Snapshot, scope: Scope, q: TripPageQuery): Promise<Row[]> =>
-  answer(
-    s,
-    scope,
-    (pack) => pack.tripPage(scope, q),
-    () =>
-      s.query(sqlText('models/serving/api_trip_list'), {
-        app_id: scope.appId,
-        user_id: scope.userId,
-        zone: scope.zone,
-        from: q.from.toISOString(),
-        to: q.to.toISOString(),
-        after_us: BigInt(q.afterUs),
-        after_trip: q.afterTrip,
-        limit: q.limit,
-      }),
-  );
+export const tripPage = async (s: Snapshot, scope: Scope, q: TripPageQuery): Promise<TripListRow[]> =>
+  (
+    await answer(
+      s,
+      scope,
+      (pack) => pack.tripPage(scope, q),
+      () =>
+        s.query(sqlText('models/serving/api_trip_list'), {
+          app_id: scope.appId,
+          user_id: scope.userId,
+          zone: scope.zone,
+          from: q.from.toISOString(),
+          to: q.to.toISOString(),
+          after_us: BigInt(q.afterUs),
+          after_trip: q.afterTrip,
+          limit: q.limit,
+        }),
+    )
+  ).map(tripListRow);
 
-export const tripDetail = (s: Snapshot, scope: Scope, tripId: string): Promise<{ trip: Row; events: Row[] } | null> =>
-  answer(
+export const tripDetail = async (
+  s: Snapshot,
+  scope: Scope,
+  tripId: string,
+): Promise<{ trip: TripDetailRow; events: TripEventRow[] } | null> => {
+  const found = await answer(
     s,
     scope,
     (pack) => pack.tripDetail(scope, tripId),
@@ -80,30 +101,39 @@ export const tripDetail = (s: Snapshot, scope: Scope, tripId: string): Promise<{
     },
     true,
   );
+  return found && { trip: tripDetailRow(found.trip), events: found.events.map(tripEventRow) };
+};
 
-export const statistics = (
+export const statistics = async (
   s: Snapshot,
   scope: Scope,
   period: Period,
   startDate: string,
   endDate: string,
-): Promise<Row[]> =>
-  answer(
-    s,
-    scope,
-    (pack) => pack.statistics(scope, period, startDate, endDate),
-    () =>
-      s.query(sqlText('models/marts/statistics_periods'), {
-        app_id: scope.appId,
-        user_id: scope.userId,
-        period,
-        start_date: startDate,
-        end_date: endDate,
-      }),
-  );
+): Promise<StatisticsRow[]> =>
+  (
+    await answer(
+      s,
+      scope,
+      (pack) => pack.statistics(scope, period, startDate, endDate),
+      () =>
+        s.query(sqlText('models/marts/statistics_periods'), {
+          app_id: scope.appId,
+          user_id: scope.userId,
+          period,
+          start_date: startDate,
+          end_date: endDate,
+        }),
+    )
+  ).map(statisticsRow);
 
-export const latestScore = (s: Snapshot, scope: Scope, interval: number, today: string): Promise<Row | null> =>
-  answer(
+export const latestScore = async (
+  s: Snapshot,
+  scope: Scope,
+  interval: number,
+  today: string,
+): Promise<ScoreRow | null> => {
+  const row = await answer(
     s,
     scope,
     (pack) => pack.latestScore(scope, interval, today),
@@ -118,6 +148,8 @@ export const latestScore = (s: Snapshot, scope: Scope, interval: number, today: 
       return rows[0] ?? null;
     },
   );
+  return row && scoreRow(row);
+};
 
 export interface ScoreHistoryQuery {
   interval: number;
@@ -126,19 +158,21 @@ export interface ScoreHistoryQuery {
   today: string;
 }
 
-export const scoreHistory = (s: Snapshot, scope: Scope, q: ScoreHistoryQuery): Promise<Row[]> =>
-  answer(
-    s,
-    scope,
-    (pack) => pack.scoreHistory(scope, q.interval, q.startDate, q.endDate, q.today),
-    () =>
-      s.query(sqlText('models/serving/api_safety_score_history'), {
-        app_id: scope.appId,
-        user_id: scope.userId,
-        interval: q.interval,
-        start_date: q.startDate,
-        end_date: q.endDate,
-        today: q.today,
-        zone: scope.zone,
-      }),
-  );
+export const scoreHistory = async (s: Snapshot, scope: Scope, q: ScoreHistoryQuery): Promise<ScoreRow[]> =>
+  (
+    await answer(
+      s,
+      scope,
+      (pack) => pack.scoreHistory(scope, q.interval, q.startDate, q.endDate, q.today),
+      () =>
+        s.query(sqlText('models/serving/api_safety_score_history'), {
+          app_id: scope.appId,
+          user_id: scope.userId,
+          interval: q.interval,
+          start_date: q.startDate,
+          end_date: q.endDate,
+          today: q.today,
+          zone: scope.zone,
+        }),
+    )
+  ).map(scoreRow);

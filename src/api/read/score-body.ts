@@ -1,4 +1,4 @@
-import type { Row } from '../../db/sql.js';
+import type { ScoreRow } from './rows.js';
 import { round } from '../http/context.js';
 
 /**
@@ -16,31 +16,32 @@ const FACTORS = [
   ['eventsPer100km', 'events', 2],
 ] as const;
 
-const valueColumn = (column: string): string => (column === 'events' ? 'events_per_100km' : column);
+const inputValue = (row: ScoreRow, column: (typeof FACTORS)[number][1]): number =>
+  column === 'events' ? row.events_per_100km : row[column];
 
-const nullable = (value: unknown, places: number): number | null =>
-  value === null || value === undefined ? null : round(value, places);
+const nullable = (value: number | null, places: number): number | null =>
+  value === null ? null : round(value, places);
 
-export function scoreBody(row: Row, explain: boolean): Record<string, unknown> {
+export function scoreBody(row: ScoreRow, explain: boolean): Record<string, unknown> {
   return {
-    evaluationDate: row['evaluation_date'],
-    evaluationTime: row['evaluation_time'],
-    startTime: row['start_time'],
-    endTime: row['end_time'],
-    safetyScore: round(row['safety_score'], 2),
-    tripCount: Number(row['count_trips']),
-    distractedDriving: round(row['distracted_driving'], 4),
-    eveningRushHour: round(row['evening_rush_hour'], 4),
-    acclongAbs1: round(row['acclong_abs_1'], 4),
-    weekdayDriving: round(row['weekday_driving'], 4),
-    lowSpeed: round(row['low_speed'], 4),
-    percentile: nullable(row['percentile'], 2),
-    modelVersion: row['model_version'],
+    evaluationDate: row.evaluation_date,
+    evaluationTime: row.evaluation_time,
+    startTime: row.start_time,
+    endTime: row.end_time,
+    safetyScore: round(row.safety_score, 2),
+    tripCount: row.count_trips,
+    distractedDriving: round(row.distracted_driving, 4),
+    eveningRushHour: round(row.evening_rush_hour, 4),
+    acclongAbs1: round(row.acclong_abs_1, 4),
+    weekdayDriving: round(row.weekday_driving, 4),
+    lowSpeed: round(row.low_speed, 4),
+    percentile: nullable(row.percentile, 2),
+    modelVersion: row.model_version,
     ...(explain
       ? {
           factors: FACTORS.map(([name, column, places]) => ({
             factor: name,
-            value: round(row[valueColumn(column)], places),
+            value: round(inputValue(row, column), places),
             multiplier: nullable(row[`multiplier_${column}`], 4),
             contribution: nullable(row[`contribution_${column}`], 2),
           })),

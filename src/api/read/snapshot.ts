@@ -3,7 +3,7 @@ import { threadSetting } from '../../db/threads.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { ConnectionPool } from '../../db/pool.js';
-import type { Params, Row } from '../../db/sql.js';
+import { type Params, type Row, sqlText } from '../../db/sql.js';
 import type { Manifest } from '../../publish/manifest.js';
 import type { ServingPack, PackOptions } from '../../serving/pack.js';
 import { PageCacheWarmer, type WarmState } from '../../serving/warm.js';
@@ -99,11 +99,7 @@ export class Snapshot {
           damaged ?? undefined,
         ));
       // warm (SQL serving only): read each table's user_id column once before the first request needs it
-      if (!pack) {
-        for (const table of ['trips', 'trip_events', 'stats_daily', 'safety_scores']) {
-          await pool.query(`select count(*) from ${table} where user_id = 0`);
-        }
-      }
+      if (!pack) await pool.query(sqlText('ops/api/warm_user_ids'));
       // requests are served meanwhile: a cold read is slower, not wrong
       const warm = packOptions.warm ?? 'rows';
       const warmer = pack && warm !== 'none' ? new PageCacheWarmer(pack.files(warm === 'all')) : null;

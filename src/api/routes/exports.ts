@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { FromSchema } from 'json-schema-to-ts';
 import { Readable } from 'node:stream';
 import type { ApiContext } from '../http/context.js';
 import { ApiError, invalid } from '../http/errors.js';
@@ -11,6 +12,7 @@ import { ndjsonLines } from '../export/ndjson.js';
 import { setting } from '../../settings.js';
 import { memoryLogOn, withMemoryLog } from '../export/memory-log.js';
 import { exportStats } from '../export/export-stats.js';
+import { leftOutPerCell } from '../read/moving.js';
 
 declare module 'fastify' {
   interface FastifySchema {
@@ -69,9 +71,28 @@ async function* ndjson(batches: AsyncIterable<ExportBatch>): AsyncGenerator<stri
   for await (const batch of batches) yield* ndjsonLines(batch);
 }
 
+/** The export's query: the range of trip starts. */
+const ExportQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    startTime: {
+      type: 'string',
+      maxLength: 40,
+      description:
+        "Earliest trip start: YYYY-MM-DD, 'YYYY-MM-DD HH:MM:SS' in the app's zone, or ISO 8601 with an offset; default: the first trip",
+    },
+    endTime: {
+      type: 'string',
+      maxLength: 40,
+      description: 'Latest trip start, inclusive (a date means its whole day); the same forms; default: the last trip',
+    },
+  },
+} as const;
+
 /** The bulk export: every trip of the app in a time range, streamed in batches. */
 export function exportRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  app.get<{ Querystring: { startTime?: string; endTime?: string } }>(
+  app.get<{ Querystring: FromSchema<typeof ExportQuery> }>(
     '/v1/exports/trips',
     {
       config: { cost: EXPORT_COST },
@@ -83,24 +104,7 @@ export function exportRoutes(app: FastifyInstance, ctx: ApiContext): void {
           `All of the app's trips that start in [startTime, endTime], oldest first, with the fields of the trip list and the trip detail, the user (orgUserId, userId) and the events. ` +
           `\`Accept: ${ARROW}\` gives an Arrow IPC stream (one record batch per 1,000 trips, DRIVING_API_EXPORT_BATCH_TRIPS; events a list of structs, points structs {lng, lat}); \`Accept: ${NDJSON}\` (the default) one JSON object per line, as the trip detail serves it. Accept's q-values are honoured (q=0 refuses a type; the highest q wins). ` +
           'The export reads one publish from start to end; deleted users are never included. It weighs as a costly request under the fair share between apps.',
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            startTime: {
-              type: 'string',
-              maxLength: 40,
-              description:
-                "Earliest trip start: YYYY-MM-DD, 'YYYY-MM-DD HH:MM:SS' in the app's zone, or ISO 8601 with an offset; default: the first trip",
-            },
-            endTime: {
-              type: 'string',
-              maxLength: 40,
-              description:
-                'Latest trip start, inclusive (a date means its whole day); the same forms; default: the last trip',
-            },
-          },
-        },
+        querystring: ExportQuery,
         produces: [ARROW, NDJSON],
         response: { ...errorResponses },
       },
@@ -138,10 +142,21 @@ export function exportRoutes(app: FastifyInstance, ctx: ApiContext): void {
       }
       exportStats.holding++;
       const query = { appId: request.tenant.appId, zone, from, to, excludedUsers, batchSize: batchTrips() };
+      // a driver moving between two cells held here is streamed from one of them (src/api/read/moving.ts)
+      const leftOut = ctx.cells
+        ? leftOutPerCell(
+            await ctx.passport.movingDrivers(request.tenant.appId),
+            new Map(sources.map(([name], i) => [name, held[i]?.snapshot.manifest.version ?? 0])),
+          )
+        : new Map<string, number[]>();
       const trips = eachInTurn(
-        held.map((h) => {
+        held.map((h, i) => {
           const reader = h.snapshot.exportReader;
-          const batches = tripBatches(reader, query);
+          const moving = leftOut.get(sources[i]?.[0] ?? '') ?? [];
+          const batches = tripBatches(
+            reader,
+            moving.length > 0 ? { ...query, excludedUsers: [...excludedUsers, ...moving] } : query,
+          );
           return memoryLogOn() ? withMemoryLog(batches, { snapshot: h.snapshot, export: reader }, request.id) : batches;
         }),
       );

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { FromSchema } from 'json-schema-to-ts';
 import type { ApiContext } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
 import { errorResponses, OrgUserParams } from '../openapi/schemas.js';
@@ -7,9 +8,16 @@ import { isMachineError } from '../../machine-error.js';
 
 export const TOKEN_VALIDITY_MS = 7 * 24 * 3600 * 1000;
 
+/** A token's path. */
+const TokenParams = {
+  type: 'object',
+  required: ['token'],
+  properties: { token: { type: 'string', minLength: 1, maxLength: 200 } },
+} as const;
+
 /** Operations 5 and 6: issue a passport token (creating the account), resolve a token's holder. */
 export function passportRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  app.post<{ Params: { org_user_id: string } }>(
+  app.post<{ Params: FromSchema<typeof OrgUserParams> }>(
     '/v1/org-user/:org_user_id/token',
     {
       schema: {
@@ -41,7 +49,7 @@ export function passportRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
   );
 
-  app.delete<{ Params: { org_user_id: string } }>(
+  app.delete<{ Params: FromSchema<typeof OrgUserParams> }>(
     '/v1/org-user/:org_user_id',
     {
       schema: {
@@ -78,16 +86,12 @@ export function passportRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
   );
 
-  app.get<{ Params: { token: string } }>(
+  app.get<{ Params: FromSchema<typeof TokenParams> }>(
     '/v1/token/:token',
     {
       schema: {
         summary: 'The holder of a valid passport token of the calling app',
-        params: {
-          type: 'object',
-          required: ['token'],
-          properties: { token: { type: 'string', minLength: 1, maxLength: 200 } },
-        },
+        params: TokenParams,
         response: {
           200: {
             type: 'object',

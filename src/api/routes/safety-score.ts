@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { FromSchema } from 'json-schema-to-ts';
 import { type ApiContext, onSnapshot, scopeFor } from '../http/context.js';
 import { ApiError, invalid } from '../http/errors.js';
 import { parseQueryDate } from '../http/query-time.js';
@@ -19,9 +20,38 @@ const explain = {
   description: "Include each factor's value, multiplier and contribution (`factors`); false leaves them out.",
 } as const;
 
+/** The latest score's query. */
+const ScoreQuery = {
+  type: 'object',
+  required: ['interval'],
+  additionalProperties: false,
+  properties: { interval, explain },
+} as const;
+
+/** The history's query. */
+const ScoreHistoryQuery = {
+  type: 'object',
+  required: ['interval'],
+  additionalProperties: false,
+  properties: {
+    interval,
+    startTime: {
+      type: 'string',
+      maxLength: 10,
+      description: 'First evaluation date, YYYY-MM-DD (default: 365 days before endTime).',
+    },
+    endTime: {
+      type: 'string',
+      maxLength: 10,
+      description: "Last evaluation date, YYYY-MM-DD (default: today in the app's zone).",
+    },
+    explain,
+  },
+} as const;
+
 /** The safety score (the latest, explained) and its history. */
 export function safetyScoreRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  app.get<{ Params: { org_user_id: string }; Querystring: { interval: number; explain?: boolean } }>(
+  app.get<{ Params: FromSchema<typeof OrgUserParams>; Querystring: FromSchema<typeof ScoreQuery> }>(
     '/v1/org-user/:org_user_id/safety-score',
     {
       schema: {
@@ -31,12 +61,7 @@ export function safetyScoreRoutes(app: FastifyInstance, ctx: ApiContext): void {
         description:
           "The score with the latest evaluation date not after today (app zone), its five factors, its percentile among the app's drivers scored that day, the model version and, unless explain=false, what each model input costs in points. No score yet: 404 score_not_available.",
         params: OrgUserParams,
-        querystring: {
-          type: 'object',
-          required: ['interval'],
-          additionalProperties: false,
-          properties: { interval, explain },
-        },
+        querystring: ScoreQuery,
         response: {
           200: {
             type: 'object',
@@ -66,10 +91,7 @@ export function safetyScoreRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
   );
 
-  app.get<{
-    Params: { org_user_id: string };
-    Querystring: { interval: number; startTime?: string; endTime?: string; explain?: boolean };
-  }>(
+  app.get<{ Params: FromSchema<typeof OrgUserParams>; Querystring: FromSchema<typeof ScoreHistoryQuery> }>(
     '/v1/org-user/:org_user_id/safety-score/history',
     {
       // one unit per 31 days of evaluation dates: 12 for the default 366
@@ -81,25 +103,7 @@ export function safetyScoreRoutes(app: FastifyInstance, ctx: ApiContext): void {
         description:
           'Every stored score of the user for the interval whose evaluation date lies from startTime to endTime (dates, both inclusive, app zone, at most 366 days; never after today), each with the fields of the latest score (GET ./safety-score). Without endTime: today; without startTime: 365 days before endTime. No score in the range: an empty list.',
         params: OrgUserParams,
-        querystring: {
-          type: 'object',
-          required: ['interval'],
-          additionalProperties: false,
-          properties: {
-            interval,
-            startTime: {
-              type: 'string',
-              maxLength: 10,
-              description: 'First evaluation date, YYYY-MM-DD (default: 365 days before endTime).',
-            },
-            endTime: {
-              type: 'string',
-              maxLength: 10,
-              description: "Last evaluation date, YYYY-MM-DD (default: today in the app's zone).",
-            },
-            explain,
-          },
-        },
+        querystring: ScoreHistoryQuery,
         response: {
           200: {
             type: 'object',

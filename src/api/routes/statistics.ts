@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { FromSchema } from 'json-schema-to-ts';
 import { type ApiContext, onSnapshot, round, scopeFor } from '../http/context.js';
 import { invalid } from '../http/errors.js';
 import { parseQueryDate } from '../http/query-time.js';
@@ -9,12 +10,21 @@ import { rangeCost } from '../http/cost.js';
 
 const MAX_DAYS = { day: 366, week: 1100, month: 1100 } as const;
 
+/** The statistics' query: the period and the range of dates. */
+const StatisticsQuery = {
+  type: 'object',
+  required: ['startTime', 'endTime'],
+  additionalProperties: false,
+  properties: {
+    type: { type: 'string', enum: ['day', 'week', 'month'], default: 'day' },
+    startTime: { type: 'string', maxLength: 10 },
+    endTime: { type: 'string', maxLength: 10 },
+  },
+} as const;
+
 /** Statistics per day/week/month (the safety score is in safety-score.ts). */
 export function statisticsRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  app.get<{
-    Params: { org_user_id: string };
-    Querystring: { type?: 'day' | 'week' | 'month'; startTime: string; endTime: string };
-  }>(
+  app.get<{ Params: FromSchema<typeof OrgUserParams>; Querystring: FromSchema<typeof StatisticsQuery> }>(
     '/v1/org-user/:org_user_id/statistics',
     {
       // one unit per 92 days of the range: 4 for a year by day, 12 for 1,100 days by week or month
@@ -22,16 +32,7 @@ export function statisticsRoutes(app: FastifyInstance, ctx: ApiContext): void {
       schema: {
         summary: 'Trip statistics per day, ISO week or month (dense, clipped to the range)',
         params: OrgUserParams,
-        querystring: {
-          type: 'object',
-          required: ['startTime', 'endTime'],
-          additionalProperties: false,
-          properties: {
-            type: { type: 'string', enum: ['day', 'week', 'month'], default: 'day' },
-            startTime: { type: 'string', maxLength: 10 },
-            endTime: { type: 'string', maxLength: 10 },
-          },
-        },
+        querystring: StatisticsQuery,
         response: {
           200: {
             type: 'object',
@@ -85,14 +86,14 @@ export function statisticsRoutes(app: FastifyInstance, ctx: ApiContext): void {
         userId: scope.userId,
         orgUserId: scope.orgUserId,
         statistics: rows.map((r) => ({
-          startTime: `${r['period_start']} 00:00:00`,
-          endTime: `${r['period_end']} 23:59:59`,
-          mileageInMeters: Number(r['mileage_m']),
-          eventCount: Number(r['count_events']),
-          avgSpeedInKmh: round(r['avg_speed_kmh'], 2),
-          maxSpeedInKmh: round(r['max_speed_kmh'], 2),
-          durationInSeconds: Number(r['duration_s']),
-          score: round(r['score'], 2),
+          startTime: `${r.period_start} 00:00:00`,
+          endTime: `${r.period_end} 23:59:59`,
+          mileageInMeters: r.mileage_m,
+          eventCount: r.count_events,
+          avgSpeedInKmh: round(r.avg_speed_kmh, 2),
+          maxSpeedInKmh: round(r.max_speed_kmh, 2),
+          durationInSeconds: r.duration_s,
+          score: round(r.score, 2),
         })),
       };
     },

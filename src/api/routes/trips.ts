@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
+import type { FromSchema } from 'json-schema-to-ts';
 import { createHash } from 'node:crypto';
 import { type ApiContext, onSnapshot, point, round, scopeFor } from '../http/context.js';
 import { ApiError, invalid } from '../http/errors.js';
 import { parseQueryTime } from '../http/query-time.js';
 import { tripDetail, tripPage } from '../read/repository.js';
 import { errorResponses, identity, OrgUserParams, TripBrief, TripDetail } from '../openapi/schemas.js';
-import type { Row } from '../../db/sql.js';
+import type { TripFieldsRow } from '../read/rows.js';
 import { pageCost } from '../http/cost.js';
 
 const FAR_PAST = new Date('1970-01-01T00:00:00Z');
@@ -13,29 +14,64 @@ const FAR_FUTURE = new Date('9999-12-31T23:59:59Z');
 const FIRST_PAGE = { afterUs: '9223372036854775807', afterTrip: '' };
 
 /** A trip row as the trip list serves it (the bulk export serves the same fields). */
-export const brief = (r: Row) => ({
-  tripId: r['trip_id'],
-  deviceId: r['device_id'],
-  status: r['status'],
-  eventCount: r['count_events'],
-  score: round(r['score'], 2),
-  energy: Number(r['energy_g']),
-  mileageInMeters: Number(r['mileage_m']),
-  durationInSeconds: Number(r['duration_s']),
-  startTime: r['start_time'],
-  endTime: r['end_time'],
-  startPoint: point(r['start_lat'], r['start_lng']),
-  endPoint: point(r['end_lat'], r['end_lng']),
-  ...(r['start_poi'] == null ? {} : { startPoi: r['start_poi'] }),
-  ...(r['end_poi'] == null ? {} : { endPoi: r['end_poi'] }),
+export const brief = (r: TripFieldsRow) => ({
+  tripId: r.trip_id,
+  deviceId: r.device_id,
+  status: r.status,
+  eventCount: r.count_events,
+  score: round(r.score, 2),
+  energy: r.energy_g,
+  mileageInMeters: r.mileage_m,
+  durationInSeconds: r.duration_s,
+  startTime: r.start_time,
+  endTime: r.end_time,
+  startPoint: point(r.start_lat, r.start_lng),
+  endPoint: point(r.end_lat, r.end_lng),
+  ...(r.start_poi == null ? {} : { startPoi: r.start_poi }),
+  ...(r.end_poi == null ? {} : { endPoi: r.end_poi }),
 });
+
+/** The trip list's query. */
+const TripListQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    nextCursor: {
+      type: 'string',
+      maxLength: 1000,
+      description: 'The nextCursor of the previous page, exactly as it was returned',
+    },
+    limit: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 100,
+      default: 20,
+      description: 'Trips per page, 1 to 100, a plain decimal integer',
+    },
+    startTime: {
+      type: 'string',
+      maxLength: 40,
+      description:
+        "Earliest trip start: YYYY-MM-DD, 'YYYY-MM-DD HH:MM:SS' in the app's zone, or ISO 8601 with an offset within ±14:00",
+    },
+    endTime: {
+      type: 'string',
+      maxLength: 40,
+      description: 'Latest trip start, inclusive (a date means its whole day); the same forms as startTime',
+    },
+  },
+} as const;
+
+/** A trip's path: the user and the trip. */
+const TripParams = {
+  type: 'object',
+  required: ['org_user_id', 'trip_id'],
+  properties: { ...OrgUserParams.properties, trip_id: { type: 'string', minLength: 1, maxLength: 256 } },
+} as const;
 
 /** Operations 1 and 2: trip list (keyset paging, newest first) and trip detail with events. */
 export function tripRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  app.get<{
-    Params: { org_user_id: string };
-    Querystring: { nextCursor?: string; limit?: number; startTime?: string; endTime?: string };
-  }>(
+  app.get<{ Params: FromSchema<typeof OrgUserParams>; Querystring: FromSchema<typeof TripListQuery> }>(
     '/v1/org-user/:org_user_id/trips',
     {
       // one unit per 20 trips of the page: 1 by default, 5 for 100
@@ -48,35 +84,7 @@ export function tripRoutes(app: FastifyInstance, ctx: ApiContext): void {
           'Keyset paging: pass the nextCursor of a page, byte for byte, to get the next one (any change is a 400); it is absent on the last page. ' +
           'startTime and endTime bound the trip start, both inclusive.',
         params: OrgUserParams,
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            nextCursor: {
-              type: 'string',
-              maxLength: 1000,
-              description: 'The nextCursor of the previous page, exactly as it was returned',
-            },
-            limit: {
-              type: 'integer',
-              minimum: 1,
-              maximum: 100,
-              default: 20,
-              description: 'Trips per page, 1 to 100, a plain decimal integer',
-            },
-            startTime: {
-              type: 'string',
-              maxLength: 40,
-              description:
-                "Earliest trip start: YYYY-MM-DD, 'YYYY-MM-DD HH:MM:SS' in the app's zone, or ISO 8601 with an offset within ±14:00",
-            },
-            endTime: {
-              type: 'string',
-              maxLength: 40,
-              description: 'Latest trip start, inclusive (a date means its whole day); the same forms as startTime',
-            },
-          },
-        },
+        querystring: TripListQuery,
         response: {
           200: {
             type: 'object',
@@ -134,7 +142,7 @@ export function tripRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const last = page[page.length - 1];
       const nextCursor =
         rows.length > limit && last
-          ? ctx.cursors.encode({ startedUs: String(last['started_us']), tripId: String(last['trip_id']) }, filters)
+          ? ctx.cursors.encode({ startedUs: last.started_us, tripId: last.trip_id }, filters)
           : undefined;
       return {
         appId: scope.appId,
@@ -146,16 +154,12 @@ export function tripRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
   );
 
-  app.get<{ Params: { org_user_id: string; trip_id: string } }>(
+  app.get<{ Params: FromSchema<typeof TripParams> }>(
     '/v1/org-user/:org_user_id/trip/:trip_id',
     {
       schema: {
         summary: 'One trip with its dangerous-driving events',
-        params: {
-          type: 'object',
-          required: ['org_user_id', 'trip_id'],
-          properties: { ...OrgUserParams.properties, trip_id: { type: 'string', minLength: 1, maxLength: 256 } },
-        },
+        params: TripParams,
         response: {
           200: {
             type: 'object',
@@ -177,20 +181,20 @@ export function tripRoutes(app: FastifyInstance, ctx: ApiContext): void {
         orgUserId: scope.orgUserId,
         trip: {
           ...brief(t),
-          abnormalReason: t['abnormal_reason'],
-          os: t['os'],
-          avgSpeedInKmh: round(t['avg_speed_kmh'], 2),
-          maxSpeedInKmh: round(t['max_speed_kmh'], 2),
-          coordinate: t['coordinate'],
-          isAutoStart: t['is_auto_start'],
-          isAutoEnd: t['is_auto_end'],
+          abnormalReason: t.abnormal_reason,
+          os: t.os,
+          avgSpeedInKmh: round(t.avg_speed_kmh, 2),
+          maxSpeedInKmh: round(t.max_speed_kmh, 2),
+          coordinate: t.coordinate,
+          isAutoStart: t.is_auto_start,
+          isAutoEnd: t.is_auto_end,
           events: found.events.map((e) => ({
-            startPoint: point(e['start_lat'], e['start_lng']),
-            endPoint: point(e['end_lat'], e['end_lng']),
-            type: e['type'],
-            startTime: e['start_time'],
-            endTime: e['end_time'],
-            description: e['description'],
+            startPoint: point(e.start_lat, e.start_lng),
+            endPoint: point(e.end_lat, e.end_lng),
+            type: e.type,
+            startTime: e.start_time,
+            endTime: e.end_time,
+            description: e.description,
           })),
         },
       };

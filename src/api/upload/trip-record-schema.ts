@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { repoPath } from '../../paths.js';
+import { repoPath } from '../../repo-root.js';
 import Ajv2020Module, { type ValidateFunction } from 'ajv/dist/2020.js';
 
 /**

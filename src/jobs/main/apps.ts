@@ -3,10 +3,10 @@
 import type { Arguments } from 'yargs';
 import { runJob } from '../cli.js';
 import { jobArgs, type JobCommand } from '../args.js';
-import { resolveDataDir, pathsFor } from '../../config.js';
+import { resolveDataDir, pathsFor } from '../../data-folder.js';
 import { parseDuration } from '../../apps/duration.js';
 import { InputError } from '../../errors.js';
-import { deliverySettings } from '../../webhooks/settings.js';
+import { deliverySettings } from '../../webhooks/delivery-settings.js';
 import { EVENT_TYPES } from '../../webhooks/intake.js';
 import { previousSecretsUntil } from '../../apps/previous-secrets.js';
 import type { App, AppStore, ApiKeyEntry, KeySelector } from '../../apps/store.js';

@@ -2,7 +2,7 @@
 // delivers them signed, retries on the interface's schedule, dead-letters what is never answered.
 import { runJob } from '../cli.js';
 import { jobArgs } from '../args.js';
-import { resolveDataDir } from '../../config.js';
+import { resolveDataDir } from '../../data-folder.js';
 import { stderrProgress } from '../../progress.js';
 import { METRICS_FLAGS } from '../flags.js';
 

@@ -1,10 +1,10 @@
 // `npm start`: the whole pipeline on an embedded default (demo app, 50 users x 30 days, load,
 // score, publish), then the API on it. jobs/demo.js imports threadpool.js before this module.
 import { spawn } from 'node:child_process';
-import { repoPath } from '../../paths.js';
+import { repoPath } from '../../repo-root.js';
 import { reportFailure, runJob, wholeNumbers } from '../cli.js';
 import { jobArgs } from '../args.js';
-import { resolveDataDir } from '../../config.js';
+import { resolveDataDir } from '../../data-folder.js';
 import { stderrProgress } from '../../progress.js';
 import { demoCurlExamples } from '../demo-examples.js';
 import { assertPortFree } from '../port-free.js';

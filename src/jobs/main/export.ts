@@ -2,14 +2,14 @@
 import { runJob } from '../cli.js';
 import { jobArgs } from '../args.js';
 import { METRICS_DIR_FLAG } from '../flags.js';
-import { resolveDataDir } from '../../config.js';
+import { resolveDataDir } from '../../data-folder.js';
 import { stderrProgress } from '../../progress.js';
 
 /** Parses export.js's flags, exports and sets the exit code. */
 export async function main(): Promise<void> {
   const argv = jobArgs(
     'export',
-    '$0 [--out DIR]\n\nWrites trips, trip_events, stats_daily, safety_scores and apps as Parquet.',
+    "$0 [--out DIR] [--cell NAME]\n\nWrites trips, trip_events, stats_daily, safety_scores and apps as Parquet.\nA cell's export (--cell) puts each table under <table>/cell=NAME/: cells' exports copied into one folder read as one (sql.js --parquet).",
     { stateStore: true },
   )
     .option('out', {
@@ -39,7 +39,11 @@ export async function main(): Promise<void> {
       const counts = Object.entries(result.tables)
         .map(([t, n]) => `${t} ${n}`)
         .join(', ');
-      return { result, summary: `wrote ${result.out} (${counts}) in ${result.seconds.toFixed(1)} s\n  ${result.note}` };
+      const whose = result.cell === null ? '' : `cell ${result.cell}: `;
+      return {
+        result,
+        summary: `wrote ${result.out} (${whose}${counts}) in ${result.seconds.toFixed(1)} s\n  ${result.note}`,
+      };
     },
     jobMetrics('export', metricsDirOf(argv.metricsDir, resolveDataDir(argv.dataDir)), exportRecords),
   );

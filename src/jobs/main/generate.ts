@@ -2,7 +2,7 @@
 // become real accounts).
 import { runJob } from '../cli.js';
 import { jobArgs } from '../args.js';
-import { resolveDataDir } from '../../config.js';
+import { resolveDataDir } from '../../data-folder.js';
 import { stderrProgress } from '../../progress.js';
 
 /** Parses generate.js's flags, generates and sets the exit code. */

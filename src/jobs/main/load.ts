@@ -5,7 +5,7 @@
 // statically imported module before running any.
 import { runJob, wholeNumbers } from '../cli.js';
 import { jobArgs } from '../args.js';
-import { resolveDataDir } from '../../config.js';
+import { resolveDataDir } from '../../data-folder.js';
 import { stderrProgress } from '../../progress.js';
 import { METRICS_DIR_FLAG } from '../flags.js';
 

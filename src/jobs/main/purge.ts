@@ -4,7 +4,7 @@
 // this module.
 import { runJob } from '../cli.js';
 import { jobArgs } from '../args.js';
-import { resolveDataDir } from '../../config.js';
+import { resolveDataDir } from '../../data-folder.js';
 import { stderrProgress } from '../../progress.js';
 import { METRICS_DIR_FLAG } from '../flags.js';
 

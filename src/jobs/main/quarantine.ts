@@ -3,7 +3,7 @@
 import type { Arguments } from 'yargs';
 import { runJob } from '../cli.js';
 import { jobArgs, type JobCommand } from '../args.js';
-import { resolveDataDir } from '../../config.js';
+import { resolveDataDir } from '../../data-folder.js';
 import { formatQuarantine } from '../quarantine-format.js';
 import type { QuarantineRequest } from '../quarantine.js';
 

@@ -5,7 +5,7 @@
 import { exportSetting } from '../../settings.js';
 import { runJob } from '../cli.js';
 import { jobArgs } from '../args.js';
-import { resolveDataDir } from '../../config.js';
+import { resolveDataDir } from '../../data-folder.js';
 import { stderrProgress } from '../../progress.js';
 
 /** Parses restore.js's flags, restores and sets the exit code. */

@@ -3,7 +3,7 @@
 import { EXIT, runJob } from '../cli.js';
 import { jobArgs } from '../args.js';
 import { METRICS_DIR_FLAG } from '../flags.js';
-import { resolveDataDir } from '../../config.js';
+import { resolveDataDir } from '../../data-folder.js';
 import { stderrProgress } from '../../progress.js';
 
 /** Parses score.js's flags, scores and sets the exit code. */

@@ -2,7 +2,7 @@
 // tokens live in the shared state store. With --workers N, a primary runs N worker processes on one
 // port. jobs/serve.js imports threadpool.js before this module.
 import { availableParallelism } from 'node:os';
-import { resolveDataDir } from '../../config.js';
+import { resolveDataDir } from '../../data-folder.js';
 import { exportSetting, flagOrSetting, setting } from '../../settings.js';
 import { reportFailure, wholeNumbers } from '../cli.js';
 import { jobArgs } from '../args.js';
@@ -171,7 +171,8 @@ export async function main(): Promise<void> {
         async () => {
           await Promise.all([api.close(), metrics?.close(), stopFollowers()]);
         },
-        { drainMs: DRAIN_MS, log },
+        // the process's lines while it drains through the API's logger, as its other lines (src/api/http/log.ts)
+        { drainMs: DRAIN_MS, log: (line) => api.app.log.info(line) },
       );
       const address = await api.app.listen({ port, host });
       if (isPrimary()) log(`serve: listening on ${address}`);

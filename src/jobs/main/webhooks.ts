@@ -3,7 +3,7 @@
 import type { Arguments } from 'yargs';
 import { runJob } from '../cli.js';
 import { jobArgs, type JobCommand } from '../args.js';
-import { resolveDataDir } from '../../config.js';
+import { resolveDataDir } from '../../data-folder.js';
 import { formatWebhooks } from '../webhooks-format.js';
 import type { OperatorRequest } from '../../webhooks/operations.js';
 import type { EventStatus } from '../../webhooks/outbox.js';

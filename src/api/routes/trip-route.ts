@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { FromSchema } from 'json-schema-to-ts';
 import { Readable } from 'node:stream';
 import { type ApiContext, onSnapshot, servingOf, scopeFor } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
@@ -71,9 +72,37 @@ const EXAMPLE = {
   },
 };
 
+/** The route's path: the user and the trip. */
+const RouteParams = {
+  type: 'object',
+  required: ['org_user_id', 'trip_id'],
+  properties: {
+    org_user_id: {
+      ...OrgUserParams.properties.org_user_id,
+      description: "The integrator's user id (orgUserId).",
+    },
+    trip_id: { type: 'string', minLength: 1, maxLength: 256, description: 'The trip id (tripId).' },
+  },
+} as const;
+
+/** The route's query: the simplification's tolerance. */
+const RouteQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    tolerance: {
+      type: 'number',
+      minimum: 0,
+      maximum: MAX_TOLERANCE_M,
+      default: DEFAULT_TOLERANCE_M,
+      description: `Simplification tolerance in metres, any number from 0 to ${MAX_TOLERANCE_M}, decimals included (2.5); 0 returns every kept point. Default ${DEFAULT_TOLERANCE_M}.`,
+    },
+  },
+} as const;
+
 /** The trip drawn on a map: its kept points as a simplified GeoJSON LineString, and its events. */
-export function routeRoutes(app: FastifyInstance, ctx: ApiContext, work = new RouteWork(ctx.limits)): void {
-  app.get<{ Params: { org_user_id: string; trip_id: string }; Querystring: { tolerance?: number } }>(
+export function tripRouteEndpoint(app: FastifyInstance, ctx: ApiContext, work = new RouteWork(ctx.limits)): void {
+  app.get<{ Params: FromSchema<typeof RouteParams>; Querystring: FromSchema<typeof RouteQuery> }>(
     '/v1/org-user/:org_user_id/trip/:trip_id/route',
     {
       config: { cost: ROUTE_COST },
@@ -87,30 +116,8 @@ export function routeRoutes(app: FastifyInstance, ctx: ApiContext, work = new Ro
           'equirectangular projection centred on the first point; the first and last points are always kept. `properties.times` ' +
           "(epoch ms) and `properties.speedsInKmh` have one entry per position. The trip's events come as a FeatureCollection. " +
           'Served while the raw points are kept (DRIVING_POINTS_RETENTION_DAYS, 30 by default); afterwards 404 route_not_available.',
-        params: {
-          type: 'object',
-          required: ['org_user_id', 'trip_id'],
-          properties: {
-            org_user_id: {
-              ...OrgUserParams.properties.org_user_id,
-              description: "The integrator's user id (orgUserId).",
-            },
-            trip_id: { type: 'string', minLength: 1, maxLength: 256, description: 'The trip id (tripId).' },
-          },
-        },
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            tolerance: {
-              type: 'number',
-              minimum: 0,
-              maximum: MAX_TOLERANCE_M,
-              default: DEFAULT_TOLERANCE_M,
-              description: `Simplification tolerance in metres, any number from 0 to ${MAX_TOLERANCE_M}, decimals included (2.5); 0 returns every kept point. Default ${DEFAULT_TOLERANCE_M}.`,
-            },
-          },
-        },
+        params: RouteParams,
+        querystring: RouteQuery,
         response: {
           200: {
             type: 'object',

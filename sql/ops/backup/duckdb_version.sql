@@ -1,0 +1,3 @@
+-- The DuckDB release a backup was made with, written in its manifest.
+-- grain: one row
+select version() as v
