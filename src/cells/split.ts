@@ -82,14 +82,29 @@ async function splitFile(
   now: Date,
   out: SplitResult,
 ): Promise<boolean> {
-  // first pass: the file's drivers, by app, each given its cell
+  // first pass: the file's drivers, by app, each given its cell; each line's driver is kept (an
+  // index, -1 for none) so the second pass parses nothing again
   const drivers = new Map<string, Set<number>>();
+  const seen = new Map<string, number>();
+  const who: Array<{ appId: string; userId: number }> = [];
+  const lineDriver: number[] = [];
   for await (const line of lines(path)) {
-    const who = driverOf(line);
-    if (!who) continue;
-    const users = drivers.get(who.appId) ?? new Set<number>();
-    drivers.set(who.appId, users);
-    users.add(who.userId);
+    const found = driverOf(line);
+    if (!found) {
+      lineDriver.push(-1);
+      continue;
+    }
+    const key = `${found.appId}\u0000${found.userId}`;
+    let index = seen.get(key);
+    if (index === undefined) {
+      index = who.length;
+      seen.set(key, index);
+      who.push(found);
+      const users = drivers.get(found.appId) ?? new Set<number>();
+      drivers.set(found.appId, users);
+      users.add(found.userId);
+    }
+    lineDriver.push(index);
   }
   const cellOf = new Map<string, Map<number, string>>();
   let foreign = false;
@@ -125,16 +140,18 @@ async function splitFile(
     pieces.set(target, { appId: p.appId, parts: [], bytes: 0, n: 0 });
   };
   let kept = 0;
+  let at = 0;
   try {
     for await (const line of lines(path)) {
-      const who = driverOf(line);
-      const target = who ? cellOf.get(who.appId)?.get(who.userId) : undefined;
-      if (!who || target === undefined || target === cell) {
+      const index = lineDriver[at++] ?? -1;
+      const driver = index >= 0 ? who[index] : undefined;
+      const target = driver ? cellOf.get(driver.appId)?.get(driver.userId) : undefined;
+      if (!driver || target === undefined || target === cell) {
         if (!sink.write(`${line}\n`)) await once(sink, 'drain');
         kept++;
         continue;
       }
-      const p = pieces.get(target) ?? { appId: who.appId, parts: [], bytes: 0, n: 0 };
+      const p = pieces.get(target) ?? { appId: driver.appId, parts: [], bytes: 0, n: 0 };
       pieces.set(target, p);
       const bytes = Buffer.from(`${line}\n`);
       p.parts.push(bytes);
@@ -149,6 +166,13 @@ async function splitFile(
     sink.destroy();
     rmSync(tmp, { force: true });
     throw error;
+  }
+  // written to while it was read: its new lines are not judged, so nothing of it loads in this run
+  // (the run fails and the next splits it again; what was sent is sent again as unchanged re-sends)
+  const after = lstatSync(path, { throwIfNoEntry: false });
+  if (!after || after.size !== id.size || after.mtimeMs !== id.mtimeMs || after.ino !== id.ino) {
+    rmSync(tmp, { force: true });
+    throw new Error(`${basename(path)} changed while it was split by cell: it is split again at the next run`);
   }
   out.split++;
   // every other cell's records are committed in the shared intake: the file keeps its own only
