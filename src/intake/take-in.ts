@@ -43,7 +43,6 @@ export async function takeInUploads(
     // durable in the landing area: released, so no machine's copy of it waits any more
     await queue.release(waiting.map((u) => u.seq));
     out.uploads += waiting.length;
-    if (waiting.length < PAGE) break;
   }
   return out;
 }

@@ -12,6 +12,9 @@ export const UPLOADS_CHANNEL = 'driving_uploads';
 // bigint columns (seqs, counts) are below 2^53: numbers, not strings
 pg.types.setTypeParser(20, (value: string) => Number(value));
 
+/** Content read from the queue at once, about (a forwarded piece of a partner file is up to 16 MiB). */
+const PAGE_BYTES = 64 * 2 ** 20;
+
 export interface WaitingUpload {
   seq: number;
   name: string;
@@ -61,8 +64,8 @@ export class UploadQueue {
   }
 
   /** The oldest `limit` uploads waiting for the load of `cell` (null: every one), in acceptance order. */
-  async waiting(limit: number, cell: string | null = null): Promise<WaitingUpload[]> {
-    return (await exec(this.pool, 'waiting', { limit, cell })).map((r) => ({
+  async waiting(limit: number, cell: string | null = null, maxBytes = PAGE_BYTES): Promise<WaitingUpload[]> {
+    return (await exec(this.pool, 'waiting', { limit, cell, max_bytes: maxBytes })).map((r) => ({
       seq: Number(r['seq']),
       name: String(r['name']),
       content: r['content'] as Buffer,

@@ -131,6 +131,29 @@ describe('uploads in PostgreSQL', () => {
     }
   });
 
+  it('reads a page of waiting uploads up to a size, in order: a forwarded piece of a partner file is up to 16 MiB', async () => {
+    const queue = await UploadQueue.open(await pg.database());
+    try {
+      const mib = Buffer.alloc(2 ** 20, 0x61);
+      for (const n of [1, 2, 3]) await queue.put(`piece-${n}.ndjson`, 'app', new Date(), mib, 'b');
+      // the content before each upload taken is under the size: the first two of 1 MiB under 1.5 MiB
+      expect((await queue.waiting(100, 'b', 1.5 * 2 ** 20)).map((u) => u.name)).toEqual([
+        'piece-1.ndjson',
+        'piece-2.ndjson',
+      ]);
+      // one at least, however large
+      expect((await queue.waiting(100, 'b', 1)).map((u) => u.name)).toEqual(['piece-1.ndjson']);
+      // another cell's load takes none of them
+      expect(await queue.waiting(100, 'a')).toEqual([]);
+      // a take-in reads page after page until none waits
+      const landing = folder('pages');
+      expect((await takeInUploads(queue, landing, 'b')).uploads).toBe(3);
+      expect((await queue.backlog('b')).waiting).toBe(0);
+    } finally {
+      await queue.close();
+    }
+  });
+
   it('cut short before the release, with the file not loaded yet: the next take-in keeps the file, the upload loads once', async () => {
     const { jobDir, apiDir, appId, token } = await machines();
     expect((await upload(apiDir, token, [trip(appId, 'w1', 8)])).statusCode).toBe(202);
