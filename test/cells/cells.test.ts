@@ -22,7 +22,16 @@ import { AppStore } from '../../src/apps/store.js';
 import { pathsFor } from '../../src/data-folder.js';
 import { closeUploadQueues } from '../../src/intake/upload-queue.js';
 import { closeStates, openState } from '../../src/state/open.js';
-import { accountsOf, answer, cellJob, compareEveryRoute, copyState, percentiles, RANGE } from '../helpers/cells.js';
+import {
+  accountsOf,
+  answer,
+  cellJob,
+  compareEveryRoute,
+  copyState,
+  percentiles,
+  RANGE,
+  cellsAndReferenceApis,
+} from '../helpers/cells.js';
 import { oneFile } from '../helpers/one-file.js';
 import { freePort, startPostgres, type PgServer } from '../helpers/postgres.js';
 import { startServe, until, type ServeProcess } from '../helpers/serve-process.js';
@@ -136,29 +145,8 @@ beforeAll(async () => {
   // cell a ranks again against cell b's counts, posted after its own score
   await job('load', cellA, url, '--cell', 'a');
   drivers = await accountsOf(url, appId);
-  api = await startServe(
-    [
-      '--data-dir',
-      folder('api'),
-      '--port',
-      '0',
-      '--workers',
-      '1',
-      '--no-metrics',
-      '--follow',
-      `a=${cellA}`,
-      '--follow',
-      `b=${cellB}`,
-    ],
-    { DATABASE_URL: url, DRIVING_FOLLOW_POLL: '200ms' },
-  );
-  serves.push(api);
-  one = await startServe(['--data-dir', ref, '--port', '0', '--workers', '1', '--no-metrics'], {
-    DATABASE_URL: refUrl,
-  });
-  serves.push(one);
-  for (let i = 0; i < 300 && (await fetch(`${api.url}/readyz`)).status !== 200; i++)
-    await new Promise((r) => setTimeout(r, 100));
+  ({ api, one } = await cellsAndReferenceApis(folder('api'), { a: cellA, b: cellB }, url, ref, refUrl));
+  serves.push(api, one);
 }, 600_000);
 
 afterAll(async () => {

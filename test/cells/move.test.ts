@@ -33,10 +33,10 @@ import { filesUnder } from '../helpers/files.js';
 import { runJobProcess } from '../helpers/job-process.js';
 import { oneFile } from '../helpers/one-file.js';
 import { startPostgres, type PgServer } from '../helpers/postgres.js';
-import { startServe, until, type ServeProcess } from '../helpers/serve-process.js';
+import { until, type ServeProcess } from '../helpers/serve-process.js';
 import { tripRecord } from '../helpers/trips.js';
 import { manifestOf, publishedRows, warehouseRows } from '../helpers/workspace.js';
-import { copyState } from '../helpers/cells.js';
+import { copyState, cellsAndReferenceApis } from '../helpers/cells.js';
 
 const SCORE_DATE = '2026-11-21';
 const UNSHARED = new Set(['requestId', 'nextCursor', 'evaluationTime']);
@@ -268,28 +268,8 @@ beforeAll(async () => {
     .filter((r) => Number(r['user_id']) === userId)
     .map((r) => String(r['trip_id']));
   apiDir = folder('api');
-  api = await startServe(
-    [
-      '--data-dir',
-      apiDir,
-      '--port',
-      '0',
-      '--workers',
-      '1',
-      '--no-metrics',
-      '--follow',
-      `a=${cellA}`,
-      '--follow',
-      `b=${cellB}`,
-    ],
-    { DATABASE_URL: url, DRIVING_FOLLOW_POLL: '200ms' },
-  );
-  serves.push(api);
-  one = await startServe(['--data-dir', ref, '--port', '0', '--workers', '1', '--no-metrics'], {
-    DATABASE_URL: refUrl,
-  });
-  serves.push(one);
-  await until(async () => (await fetch(`${api.url}/readyz`)).status === 200, 'the API machine ready', 60_000);
+  ({ api, one } = await cellsAndReferenceApis(apiDir, { a: cellA, b: cellB }, url, ref, refUrl));
+  serves.push(api, one);
 }, 600_000);
 
 afterAll(async () => {

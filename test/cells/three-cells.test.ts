@@ -19,9 +19,10 @@ import {
   compareEveryRoute,
   copyState,
   percentiles,
+  cellsAndReferenceApis,
 } from '../helpers/cells.js';
 import { startPostgres, type PgServer } from '../helpers/postgres.js';
-import { startServe, until, type ServeProcess } from '../helpers/serve-process.js';
+import type { ServeProcess } from '../helpers/serve-process.js';
 import { publishedRows } from '../helpers/workspace.js';
 
 const SCORE_DATE = '2026-11-21';
@@ -115,25 +116,14 @@ beforeAll(async () => {
   // a and b rank again against the counts posted after their own score
   for (const name of ['a', 'b']) await job('load', cell[name] as string, url, '--cell', name);
   drivers = await accountsOf(url, appId);
-  api = await startServe(
-    [
-      '--data-dir',
-      folder('api'),
-      '--port',
-      '0',
-      '--workers',
-      '1',
-      '--no-metrics',
-      ...CELLS.flatMap((name) => ['--follow', `${name}=${cell[name]}`]),
-    ],
-    { DATABASE_URL: url, DRIVING_FOLLOW_POLL: '200ms' },
-  );
-  serves.push(api);
-  one = await startServe(['--data-dir', ref, '--port', '0', '--workers', '1', '--no-metrics'], {
-    DATABASE_URL: refUrl,
-  });
-  serves.push(one);
-  await until(async () => (await fetch(`${api.url}/readyz`)).status === 200, 'the API machine ready', 60_000);
+  ({ api, one } = await cellsAndReferenceApis(
+    folder('api'),
+    Object.fromEntries(CELLS.map((name) => [name, cell[name] as string])),
+    url,
+    ref,
+    refUrl,
+  ));
+  serves.push(api, one);
 }, 600_000);
 
 afterAll(async () => {

@@ -4,6 +4,7 @@ import { expect } from 'vitest';
 import pg from 'pg';
 import { pathsFor } from '../../src/data-folder.js';
 import { runJobProcess } from './job-process.js';
+import { startServe, until, type ServeProcess } from './serve-process.js';
 import { publishedRows } from './workspace.js';
 
 /** What differs between two machines answering alike: the request's own id, a cursor (sealed with each machine's own key) and when each score run ran. */
@@ -143,4 +144,26 @@ export async function cellsOfDrivers(url: string, appId: string): Promise<Map<st
   } finally {
     await c.end();
   }
+}
+
+/**
+ * An API machine following the given cells (`serve.js --follow NAME=DIR` each, one worker) and one
+ * serving the reference warehouse, both on free ports; resolves once the first is ready.
+ */
+export async function cellsAndReferenceApis(
+  apiDir: string,
+  cells: Record<string, string>,
+  url: string,
+  ref: string,
+  refUrl: string,
+): Promise<{ api: ServeProcess; one: ServeProcess }> {
+  const plain = ['--port', '0', '--workers', '1', '--no-metrics'];
+  const follows = Object.entries(cells).flatMap(([name, dir]) => ['--follow', `${name}=${dir}`]);
+  const api = await startServe(['--data-dir', apiDir, ...plain, ...follows], {
+    DATABASE_URL: url,
+    DRIVING_FOLLOW_POLL: '200ms',
+  });
+  const one = await startServe(['--data-dir', ref, ...plain], { DATABASE_URL: refUrl });
+  await until(async () => (await fetch(`${api.url}/readyz`)).status === 200, 'the API machine ready', 60_000);
+  return { api, one };
 }
