@@ -68,7 +68,9 @@ export async function splitLanding(
       if (after) ledger[name] = { ino: after.ino, size: after.size, mtimeMs: after.mtimeMs };
     }
   }
-  writeFileAtomic(ledgerFile, JSON.stringify(ledger));
+  // written only when it changed: most batches find nothing new, and each write is fsynced
+  const text = JSON.stringify(ledger);
+  if (text !== JSON.stringify(before)) writeFileAtomic(ledgerFile, text);
   return out;
 }
 
