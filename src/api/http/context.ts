@@ -125,16 +125,20 @@ function movingFrom(cells: CellsServed, scope?: Pick<Scope, 'cell' | 'moving'>):
   return moving.arrivedVersion !== null && served >= moving.arrivedVersion ? null : moving.from;
 }
 
-/** Runs a read on the current snapshot (of the scope's cell); 503 before the first publish, and for a damaged file it needs (damage.ts). */
+/**
+ * Runs a read on the current snapshot (of the scope's cell, whose route files it is given with it,
+ * chosen once); 503 before the first publish, and for a damaged file it needs (damage.ts).
+ */
 export async function onSnapshot<T>(
   ctx: ApiContext,
-  fn: (s: Snapshot) => Promise<T>,
+  fn: (s: Snapshot, serving: CellServing) => Promise<T>,
   scope?: Pick<Scope, 'cell' | 'moving'>,
 ): Promise<T> {
-  const { snapshots } = servingOf(ctx, scope);
+  const serving = servingOf(ctx, scope);
+  const { snapshots } = serving;
   const result = await snapshots.use(async (s) => {
     try {
-      return await fn(s);
+      return await fn(s, serving);
     } catch (error) {
       throw asUnavailable(s, error);
     }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { FromSchema } from 'json-schema-to-ts';
 import { Readable } from 'node:stream';
-import { type ApiContext, onSnapshot, servingOf, scopeFor } from '../http/context.js';
+import { type ApiContext, onSnapshot, scopeFor } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
 import { RouteWork } from '../geometry/route-work.js';
 import { ROUTE_COST } from '../http/cost.js';
@@ -202,10 +202,9 @@ export function tripRouteEndpoint(app: FastifyInstance, ctx: ApiContext, work = 
       // than the schema's serialiser, and the body is built to the schema above; the work is
       // bounded however long the trip (route-work.ts)
       const head = { appId: scope.appId, userId: scope.userId, orgUserId: scope.orgUserId, tripId };
-      const { routesDir } = servingOf(ctx, scope);
       const body = await onSnapshot(
         ctx,
-        (s) =>
+        (s, { routesDir }) =>
           tripRoute(s, scope, tripId, routesDir, (found) =>
             work.render({ head, trip: found.trip, events: found.events }, found.points, tolerance),
           ),
