@@ -2,7 +2,7 @@
 // Bundles the two dependencies every job loads at its start, yargs and DuckDB's Node client, each
 // into one file beside the compiled code (dist/src/vendor/), for src/vendor.ts to load: Node reads,
 // resolves and links a package's files one by one, yargs' 40 ES modules and the client's 181
-// CommonJS files (docs/architecture.md, Code layout, has the figures). Run by `npm run build` after
+// CommonJS files. Run by `npm run build` after
 // tsc. A dependency that cannot be bundled as expected is left out, and loads from node_modules.
 import { build } from 'rolldown';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
